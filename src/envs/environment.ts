@@ -1,0 +1,89 @@
+/**
+ * The environment: a dataset of tasks, a system prompt, a parser and a rubric, plus a rollout
+ * protocol. The same object serves evaluation, synthetic SFT data and RL. `MultiTurnEnv` holds the
+ * rollout loop; `SingleTurnEnv` and `ToolEnv` specialise it.
+ */
+import type { ChatClient } from './client.ts';
+import { Parser } from './parser.ts';
+import { Rubric } from './rubric.ts';
+import type { Message, SamplingArgs, State, Task, Trajectory } from './types.ts';
+
+/** Options shared by every environment. */
+export interface EnvironmentOptions<S extends State = State> {
+  /** A short name, shown in results and error messages. */
+  name?: string;
+  /** Training tasks. */
+  dataset: Task[];
+  /** Held-out tasks for evaluation; evaluation uses `dataset` when absent. */
+  evalDataset?: Task[];
+  /** Prepended to prompts built from `question`. */
+  systemPrompt?: string;
+  /** Example exchanges placed between the system prompt and the question. */
+  fewShot?: Message[];
+  parser?: Parser;
+  rubric?: Rubric<S>;
+  /** Sampling defaults for this environment (overridden by the caller's). */
+  samplingArgs?: SamplingArgs;
+  /** A rollout passes when its reward reaches this (default 1); used for pass rates and pass@k. */
+  passThreshold?: number;
+}
+
+/** How a rollout is run. */
+export interface RolloutOptions {
+  /** The model name sent with each request (default "default"). */
+  model?: string;
+  /** Stops the rollout between (and, where the client supports it, during) model calls. */
+  signal?: AbortSignal;
+  /** The task's index in its dataset, recorded on the trajectory. */
+  taskIndex?: number;
+}
+
+/** Base class of every environment: data, prompt, parser, rubric, and an abstract rollout. */
+export abstract class Environment<S extends State = State> {
+  readonly name: string;
+  readonly dataset: Task[];
+  readonly evalDataset: Task[] | undefined;
+  readonly systemPrompt: string | undefined;
+  readonly fewShot: Message[];
+  readonly parser: Parser;
+  readonly rubric: Rubric<S>;
+  readonly samplingArgs: SamplingArgs;
+  readonly passThreshold: number;
+
+  constructor(options: EnvironmentOptions<S>) {
+    if (!Array.isArray(options.dataset)) throw new Error('Environment: dataset must be an array of tasks');
+    this.name = options.name ?? this.constructor.name;
+    this.dataset = options.dataset;
+    this.evalDataset = options.evalDataset;
+    this.systemPrompt = options.systemPrompt;
+    this.fewShot = options.fewShot ?? [];
+    this.parser = options.parser ?? new Parser();
+    this.rubric = options.rubric ?? new Rubric<S>();
+    this.samplingArgs = options.samplingArgs ?? {};
+    this.passThreshold = options.passThreshold ?? 1;
+  }
+
+  /** The tasks evaluation runs on: the held-out set when there is one. */
+  get evaluationTasks(): Task[] {
+    return this.evalDataset ?? this.dataset;
+  }
+
+  /** The opening messages of a task: its own `prompt`, or system prompt + few-shot + question. */
+  formatPrompt(task: Task): Message[] {
+    if (task.prompt && task.prompt.length > 0) return structuredClone(task.prompt);
+    if (task.question === undefined) throw new Error(`${this.name}: a task needs a prompt or a question`);
+    const messages: Message[] = [];
+    if (this.systemPrompt) messages.push({ role: 'system', content: this.systemPrompt });
+    messages.push(...structuredClone(this.fewShot));
+    messages.push({ role: 'user', content: task.question });
+    return messages;
+  }
+
+  /** Whether a finished rollout counts as a pass (reward ≥ passThreshold by default). */
+  isPassed(trajectory: Trajectory): boolean {
+    return trajectory.reward >= this.passThreshold;
+  }
+
+  /** Runs one rollout of `task` against `client`, scores it, and returns the trajectory. Never throws on model, env or reward errors: they are recorded. */
+  abstract rollout(client: ChatClient, task: Task, samplingArgs?: SamplingArgs, options?: RolloutOptions): Promise<Trajectory>;
+}

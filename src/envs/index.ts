@@ -1,0 +1,18 @@
+/**
+ * The TabRL environment API: what environment files import as `tabrl`. Environments, rubrics,
+ * parsers, chat clients and evaluation; nothing here touches the DOM, WebGPU or Node.
+ */
+export type { Message, ToolCall, ToolSchema, Task, SamplingArgs, State, Trajectory, TurnRecord, TurnTokens, RolloutError, RolloutErrorSource, StopReason, FinishReason } from './types.ts';
+export type { ChatClient, ChatRequest, ChatCompletion, ChatChoice, ChatClientErrorKind } from './client.ts';
+export { ChatClientError } from './client.ts';
+export { Environment, type EnvironmentOptions, type RolloutOptions } from './environment.ts';
+export { MultiTurnEnv, type MultiTurnEnvOptions } from './multiturn-env.ts';
+export { SingleTurnEnv, type SingleTurnEnvOptions } from './singleturn-env.ts';
+export { ToolEnv, defineTool, type Tool, type ToolState, type ToolEnvOptions } from './tool-env.ts';
+export { Rubric, type RewardContext, type RewardFunction, type WeightedReward, type RubricScore, type RubricOptions } from './rubric.ts';
+export { JudgeRubric, parseJudgeScore, fillTemplate, DEFAULT_JUDGE_PROMPT, type JudgeRubricOptions } from './judge-rubric.ts';
+export { Parser, XMLParser, ThinkParser, type XMLField, type XMLParserOptions, type ParsedFields, type ThinkParsed } from './parser.ts';
+export { ScriptedClient, type ScriptedPolicy, type ScriptedReply } from './scripted-client.ts';
+export { OpenAIHttpClient, type OpenAIHttpClientOptions } from './openai-http-client.ts';
+export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOptions, type EvaluateProgress, type EvaluationResult, type EvaluationSummary, type RolloutRecord, type MeanStd } from './evaluate.ts';
+export { assistantMessages, lastAssistantText, completionText } from './messages.ts';

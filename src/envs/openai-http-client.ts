@@ -1,0 +1,165 @@
+/**
+ * A ChatClient for any OpenAI-compatible chat-completions endpoint (vLLM, Ollama, llama.cpp
+ * server, hosted APIs) over fetch: per-request timeouts, retries with exponential backoff on 429
+ * and 5xx (honouring Retry-After), and errors that say what was tried and what to do.
+ */
+import { ChatClientError, type ChatClient, type ChatCompletion, type ChatRequest } from './client.ts';
+
+/** Options of the HTTP client. */
+export interface OpenAIHttpClientOptions {
+  /** Base URL up to `/v1`, e.g. `http://localhost:8000/v1`. */
+  baseURL: string;
+  apiKey?: string;
+  /** Milliseconds before one attempt is abandoned (default 120 000). */
+  timeoutMs?: number;
+  /** Retries after the first attempt on 429, 5xx and network errors (default 3). */
+  maxRetries?: number;
+  /** First backoff delay in milliseconds, doubled each retry (default 500). */
+  backoffMs?: number;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+const RETRYABLE_STATUS = (status: number) => status === 429 || status >= 500;
+
+/** Talks to `${baseURL}/chat/completions`. */
+export class OpenAIHttpClient implements ChatClient {
+  readonly baseURL: string;
+  private readonly options: Required<Omit<OpenAIHttpClientOptions, 'apiKey' | 'baseURL'>> & { apiKey?: string };
+
+  constructor(options: OpenAIHttpClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.baseURL);
+    } catch {
+      throw new ChatClientError(`"${options.baseURL}" is not a URL; give the endpoint's base URL, e.g. http://localhost:8000/v1`, 'bad_request');
+    }
+    this.baseURL = url.href.replace(/\/+$/, '');
+    this.options = {
+      apiKey: options.apiKey,
+      timeoutMs: options.timeoutMs ?? 120_000,
+      maxRetries: options.maxRetries ?? 3,
+      backoffMs: options.backoffMs ?? 500,
+      headers: options.headers ?? {},
+      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+    };
+  }
+
+  readonly chat = { completions: { create: (request: ChatRequest) => this.createCompletion(request) } };
+
+  private async createCompletion(request: ChatRequest): Promise<ChatCompletion> {
+    const { signal, ...body } = request;
+    const url = `${this.baseURL}/chat/completions`;
+    const payload = JSON.stringify(stripUndefined({ ...body, tools: body.tools && body.tools.length > 0 ? body.tools : undefined }));
+    let lastError: ChatClientError | undefined;
+
+    for (let attempt = 0; attempt <= this.options.maxRetries; attempt++) {
+      if (signal?.aborted) throw new ChatClientError('the request was cancelled', 'aborted');
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(), this.options.timeoutMs);
+      const onAbort = () => timeout.abort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      let retryAfterMs: number | undefined;
+      try {
+        const response = await this.options.fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+            ...this.options.headers,
+          },
+          body: payload,
+          signal: timeout.signal,
+        });
+        if (response.ok) return await parseCompletion(response, url);
+        const detail = await errorDetail(response);
+        lastError = httpError(response.status, url, request.model, detail);
+        if (!RETRYABLE_STATUS(response.status)) throw lastError;
+        retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+      } catch (error) {
+        if (error instanceof ChatClientError && !(RETRYABLE_STATUS(error.status ?? 0) || error.kind === 'timeout')) throw error;
+        if (signal?.aborted) throw new ChatClientError('the request was cancelled', 'aborted');
+        if (!(error instanceof ChatClientError)) {
+          lastError = timeout.signal.aborted
+            ? new ChatClientError(`no answer from ${url} within ${this.options.timeoutMs} ms; the server may be overloaded (raise the timeout or lower the concurrency)`, 'timeout')
+            : new ChatClientError(`could not reach ${url} (${causeOf(error)}); is the server running, and is the base URL right?`, 'network');
+        }
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      }
+      if (attempt < this.options.maxRetries) await sleep(retryAfterMs ?? this.options.backoffMs * 2 ** attempt, signal);
+    }
+    const tries = this.options.maxRetries + 1;
+    throw new ChatClientError(`${lastError!.message} (gave up after ${tries} attempt${tries === 1 ? '' : 's'})`, lastError!.kind, lastError!.status);
+  }
+}
+
+function httpError(status: number, url: string, model: string, detail: string): ChatClientError {
+  const suffix = detail ? `: ${detail}` : '';
+  if (status === 401 || status === 403) return new ChatClientError(`${url} refused the API key (HTTP ${status})${suffix}; check the key`, 'auth', status);
+  if (status === 404) return new ChatClientError(`${url} answered 404${suffix}; check the base URL (it usually ends in /v1) and that model "${model}" exists`, 'not_found', status);
+  if (status === 429) return new ChatClientError(`${url} is rate-limiting (HTTP 429)${suffix}`, 'rate_limit', status);
+  if (status >= 500) return new ChatClientError(`${url} failed with HTTP ${status}${suffix}`, 'server', status);
+  return new ChatClientError(`${url} rejected the request (HTTP ${status})${suffix}`, 'bad_request', status);
+}
+
+async function parseCompletion(response: Response, url: string): Promise<ChatCompletion> {
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch {
+    throw new ChatClientError(`${url} did not answer with JSON; is it an OpenAI-compatible endpoint?`, 'bad_response');
+  }
+  const completion = body as Partial<ChatCompletion>;
+  if (!Array.isArray(completion.choices) || completion.choices.length === 0 || typeof completion.choices[0]?.message !== 'object') {
+    throw new ChatClientError(`${url} answered without choices[0].message; is it an OpenAI-compatible chat-completions endpoint?`, 'bad_response');
+  }
+  for (const choice of completion.choices) {
+    choice.message.content ??= '';
+    choice.finish_reason ??= 'stop';
+  }
+  return { id: completion.id ?? '', model: completion.model ?? '', choices: completion.choices, ...(completion.usage ? { usage: completion.usage } : {}) };
+}
+
+async function errorDetail(response: Response): Promise<string> {
+  try {
+    const text = await response.text();
+    try {
+      const parsed = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
+      const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message ?? parsed.message;
+      if (message) return message.slice(0, 300);
+    } catch {
+      // not JSON: use the text itself
+    }
+    return text.trim().slice(0, 300);
+  } catch {
+    return '';
+  }
+}
+
+function parseRetryAfter(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.min(seconds * 1000, 60_000);
+  const date = Date.parse(header);
+  return Number.isFinite(date) ? Math.max(0, Math.min(date - Date.now(), 60_000)) : undefined;
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
+}

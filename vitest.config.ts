@@ -1,0 +1,48 @@
+/**
+ * Test projects: `unit` runs in Node; `gpu-node` runs WebGPU tests in Node through Dawn (one forked
+ * process per file, since a native addon does not belong in worker threads); `browser` runs in real
+ * Chromium with WebGPU on whatever adapter the machine has (SwiftShader on a GPU-less machine).
+ */
+import { defineConfig } from 'vitest/config';
+import { playwright } from '@vitest/browser-playwright';
+import { CHROMIUM_ARGS, findChromium } from './scripts/chromium.ts';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          environment: 'node',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: 'gpu-node',
+          environment: 'node',
+          include: ['test/gpu-node/**/*.test.ts'],
+          pool: 'forks',
+          testTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 120_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({
+              launchOptions: { executablePath: findChromium() ?? '/usr/bin/chromium', args: CHROMIUM_ARGS },
+            }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+});
