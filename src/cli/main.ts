@@ -1,0 +1,58 @@
+/**
+ * The `tabrl` command line: a table of subcommands, each a module exporting `run<Name>(argv)`.
+ * Errors that the user can fix are printed as one message; anything else keeps its stack.
+ */
+import { BUILTIN_ENVIRONMENTS } from '../envs/builtin/index.ts';
+import { CliError } from './cli-error.ts';
+import { runEval } from './eval.ts';
+
+/** A subcommand: a one-line description and its entry point. */
+interface Command {
+  summary: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  envs: { summary: 'list the built-in environments', run: listEnvironments },
+  eval: { summary: 'evaluate an environment against an OpenAI-compatible endpoint', run: runEval },
+};
+
+const USAGE = `Usage: tabrl <command> [options]
+
+Commands:
+${Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`).join('\n')}
+
+Run \`tabrl <command> --help\` for a command's options.`;
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`tabrl: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof CliError) {
+      console.error(`tabrl ${name}: ${error.message}`);
+      return error.exitCode;
+    }
+    if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`tabrl ${name}: ${error.message}\nRun \`tabrl ${name} --help\` for the options.`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+async function listEnvironments(): Promise<number> {
+  const width = Math.max(...Object.keys(BUILTIN_ENVIRONMENTS).map((name) => name.length));
+  for (const [name, entry] of Object.entries(BUILTIN_ENVIRONMENTS)) console.log(`${name.padEnd(width)}  ${entry.description}`);
+  return 0;
+}
