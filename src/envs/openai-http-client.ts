@@ -30,11 +30,9 @@ export class OpenAIHttpClient implements ChatClient {
   private readonly options: Required<Omit<OpenAIHttpClientOptions, 'apiKey' | 'baseURL'>> & { apiKey?: string };
 
   constructor(options: OpenAIHttpClientOptions) {
-    let url: URL;
-    try {
-      url = new URL(options.baseURL);
-    } catch {
-      throw new ChatClientError(`"${options.baseURL}" is not a URL; give the endpoint's base URL, e.g. http://localhost:8000/v1`, 'bad_request');
+    const url = URL.canParse(options.baseURL) ? new URL(options.baseURL) : undefined;
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      throw new ChatClientError(`"${options.baseURL}" is not an http(s) URL; give the endpoint's base URL, e.g. http://localhost:8000/v1`, 'bad_request');
     }
     this.baseURL = url.href.replace(/\/+$/, '');
     this.options = {
