@@ -1,0 +1,135 @@
+import { describe, expect, test } from 'vitest';
+import { grpoLoss, sftLoss, sftWeights } from '../../../src/rl/policy-loss.ts';
+import { buildTrainBatch, buildTrainSequence, type TrainBatch } from '../../../src/rl/token-batch.ts';
+
+/** A batch of 1 sequence with 4 positions, all trained, with the given old log-probs and advantage. */
+function batchOf(oldLogprobs: number[], advantage: number): TrainBatch {
+  const T = oldLogprobs.length;
+  return {
+    B: 1,
+    T,
+    ids: new Int32Array(T),
+    targets: new Int32Array(T),
+    lossMask: new Float32Array(T).fill(1),
+    oldLogprobs: Float32Array.from(oldLogprobs),
+    advantages: new Float32Array(T).fill(advantage),
+    numLossTokens: T,
+  };
+}
+
+describe('buildTrainSequence / buildTrainBatch', () => {
+  test('multi-turn: environment tokens between turns get no loss; targets are shifted by one', () => {
+    const sequence = buildTrainSequence(
+      [
+        { promptIds: [1, 2], completionIds: [3, 4], completionLogprobs: [-0.1, -0.2] },
+        { promptIds: [5], completionIds: [6], completionLogprobs: [-0.3] }, // env feedback 5, then model 6
+      ],
+      0.5,
+    );
+    expect(sequence.tokens).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(sequence.sampled).toEqual([0, 0, 1, 1, 0, 1]);
+
+    const other = buildTrainSequence([{ promptIds: [7], completionIds: [8], completionLogprobs: [-0.4] }], -1);
+    const batch = buildTrainBatch([sequence, other], { padId: 0 });
+    expect([batch.B, batch.T]).toEqual([2, 5]);
+    expect(Array.from(batch.ids)).toEqual([1, 2, 3, 4, 5, 7, 0, 0, 0, 0]);
+    expect(Array.from(batch.targets)).toEqual([2, 3, 4, 5, 6, 8, 0, 0, 0, 0]);
+    expect(Array.from(batch.lossMask)).toEqual([0, 1, 1, 0, 1, 1, 0, 0, 0, 0]);
+    expect(Array.from(batch.oldLogprobs)).toEqual([0, -0.1, -0.2, 0, -0.3, -0.4, 0, 0, 0, 0].map(Math.fround));
+    expect(Array.from(batch.advantages)).toEqual([0, 0.5, 0.5, 0, 0.5, -1, 0, 0, 0, 0]);
+    expect(batch.numLossTokens).toBe(4);
+  });
+
+  test('maxLength cuts long sequences', () => {
+    const sequence = buildTrainSequence([{ promptIds: [1], completionIds: [2, 3, 4, 5], completionLogprobs: [0, 0, 0, 0] }], 1);
+    const batch = buildTrainBatch([sequence], { maxLength: 3 });
+    expect(batch.T).toBe(2);
+    expect(Array.from(batch.targets)).toEqual([2, 3]);
+  });
+
+  test('a rollout without token data is refused with the reason', () => {
+    expect(() => buildTrainSequence([], 1)).toThrow('without token data');
+  });
+});
+
+describe('grpoLoss', () => {
+  test('hand-computed case: on-policy ratios are 1, the loss is −mean advantage and weights are −A/Z', () => {
+    const batch = batchOf([-1, -2, -0.5, -3], 2);
+    const result = grpoLoss(Float32Array.from([-1, -2, -0.5, -3]), batch, { normalizer: 4 });
+    expect(result.loss).toBeCloseTo(-2);
+    expect(Array.from(result.weights)).toEqual([-0.5, -0.5, -0.5, -0.5]);
+    expect(result.clippedTokens).toBe(0);
+    expect(result.ratioSum).toBeCloseTo(4);
+  });
+
+  test('clipping: a positive advantage stops pushing a ratio above 1 + ε_high; a negative one below 1 − ε_low', () => {
+    const old = [0, 0, 0, 0];
+    const logprobs = Float32Array.from([Math.log(1.5), Math.log(1.1), Math.log(0.5), Math.log(0.9)]);
+    const positive = grpoLoss(logprobs, batchOf(old, 1), { normalizer: 1, clipLow: 0.2, clipHigh: 0.28 });
+    // ratio 1.5 is clipped to 1.28 (no gradient); 1.1 is inside; 0.5 and 0.9 are below: min picks r·A.
+    expect(positive.clippedTokens).toBe(1);
+    expect(positive.weights[0]).toBe(0);
+    expect(positive.weights[1]).toBeCloseTo(-1.1);
+    expect(positive.weights[2]).toBeCloseTo(-0.5);
+    expect(positive.loss).toBeCloseTo(-(1.28 + 1.1 + 0.5 + 0.9));
+
+    const negative = grpoLoss(logprobs, batchOf(old, -1), { normalizer: 1, clipLow: 0.2, clipHigh: 0.28 });
+    // With A < 0, ratio 0.5 is clipped at 0.8 (no gradient); ratio 1.5 keeps its gradient.
+    expect(negative.clippedTokens).toBe(1);
+    expect(negative.weights[2]).toBe(0);
+    expect(negative.weights[0]).toBeCloseTo(1.5);
+    expect(negative.loss).toBeCloseTo(1.5 + 1.1 + 0.8 + 0.9);
+  });
+
+  test('the weights are the gradient of the loss with respect to each log-probability (finite differences, with KL)', () => {
+    const old = [-1.2, -0.7, -2.0, -0.3, -1.0, -0.9];
+    const batch = batchOf(old, 0.8);
+    batch.advantages.set([0.8, 0.8, 0.8, -0.6, -0.6, -0.6]);
+    batch.lossMask[4] = 0;
+    const reference = Float32Array.from([-1.0, -0.9, -1.8, -0.5, -1.1, -0.6]);
+    const logprobs = Float64Array.from([-1.1, -0.75, -1.5, -0.35, -1.0, -1.2]);
+    const options = { normalizer: 5, clipLow: 0.2, clipHigh: 0.28, klBeta: 0.05 };
+    const lossAt = (values: Float64Array) => grpoLoss(Float32Array.from(values), batch, options, reference).loss;
+    const { weights } = grpoLoss(Float32Array.from(logprobs), batch, options, reference);
+    const h = 1e-3;
+    for (let i = 0; i < logprobs.length; i++) {
+      const plus = Float64Array.from(logprobs);
+      const minus = Float64Array.from(logprobs);
+      plus[i]! += h;
+      minus[i]! -= h;
+      expect(weights[i], `position ${i}`).toBeCloseTo((lossAt(plus) - lossAt(minus)) / (2 * h), 3);
+    }
+    expect(weights[4]).toBe(0);
+  });
+
+  test('normalisation: token-mean and a constant (Dr. GRPO) differ only by the divisor', () => {
+    const batch = batchOf([-1, -1, -1, -1], 1);
+    batch.lossMask.set([1, 1, 0, 0]);
+    const logprobs = Float32Array.from([-1, -1, -1, -1]);
+    const tokenMean = grpoLoss(logprobs, batch, { normalizer: 2 });
+    const constant = grpoLoss(logprobs, batch, { normalizer: 16 });
+    expect(tokenMean.loss).toBeCloseTo(-1);
+    expect(constant.loss).toBeCloseTo(-2 / 16);
+    expect(Array.from(constant.weights)).toEqual(Array.from(tokenMean.weights, (w) => (w * 2) / 16));
+  });
+
+  test('KL is zero at the reference and positive away from it', () => {
+    const batch = batchOf([-1, -1], 0);
+    const logprobs = Float32Array.from([-1, -2]);
+    const atReference = grpoLoss(logprobs, batch, { normalizer: 2, klBeta: 0.1 }, Float32Array.from([-1, -2]));
+    expect(atReference.klSum).toBe(0);
+    const away = grpoLoss(logprobs, batch, { normalizer: 2, klBeta: 0.1 }, Float32Array.from([-1.5, -1]));
+    const k3 = (d: number) => Math.exp(d) - d - 1;
+    expect(away.klSum).toBeCloseTo(k3(-0.5) + k3(1));
+    expect(away.loss).toBeCloseTo((0.1 * (k3(-0.5) + k3(1))) / 2);
+    expect(() => grpoLoss(logprobs, batch, { normalizer: 2, klBeta: 0.1 })).toThrow('needs the reference');
+  });
+});
+
+describe('SFT', () => {
+  test('weights are −mask/Z and the loss is the mean negative log-likelihood', () => {
+    const mask = Float32Array.from([0, 1, 1, 0]);
+    expect(Array.from(sftWeights(mask, 2))).toEqual([-0, -0.5, -0.5, -0]);
+    expect(sftLoss(Float32Array.from([-9, -1, -3, -9]), mask, 2)).toBeCloseTo(2);
+  });
+});
