@@ -1,14 +1,14 @@
 /**
  * Finds an environment for the CLI: a built-in by name, or a TypeScript/JavaScript file by path
- * (type-checked, then imported; its `import ... from 'tabrl'` resolves to this library).
+ * (type-checked, then bundled and imported; its `import ... from 'tabrl'` resolves to this library).
  * Every failure is a `CliError` saying what was wrong and what to do.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { BUILTIN_ENVIRONMENTS, loadBuiltinEnvironment } from '../envs/builtin/index.ts';
 import type { Environment } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
+import { importEnvironmentFile } from './compile-env-file.ts';
 import { typecheckEnvironmentFile } from './typecheck-env.ts';
 
 /** How to load an environment. */
@@ -44,11 +44,11 @@ async function loadEnvironmentFile(path: string, args: Record<string, unknown>, 
       throw new CliError(`${path} does not compile:\n${errors.slice(0, 20).join('\n')}${errors.length > 20 ? `\n… and ${errors.length - 20} more` : ''}\n(fix the errors, or pass --no-typecheck to run it anyway)`);
     }
   }
-  let module: { default?: unknown };
+  let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    module = await importEnvironmentFile(path);
   } catch (error) {
-    throw new CliError(`could not load ${path}: ${describeLoadError(error)}`);
+    throw new CliError(`could not load ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (typeof module.default !== 'function') {
     throw new CliError(`${path} has no default export; an environment file ends with \`export default function loadEnvironment(args) { ... }\``);
@@ -74,13 +74,4 @@ function describeValue(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'object') return `an object with keys ${Object.keys(value).slice(0, 5).join(', ') || '(none)'}`;
   return typeof value;
-}
-
-/** esbuild (through tsx) reports syntax errors with file:line:column; keep that, drop the stack. */
-function describeLoadError(error: unknown): string {
-  const errors = (error as { errors?: { text: string; location?: { file: string; line: number; column: number } }[] }).errors;
-  if (Array.isArray(errors) && errors.length > 0) {
-    return errors.map((e) => (e.location ? `${e.location.file}:${e.location.line}:${e.location.column + 1}: ${e.text}` : e.text)).join('\n');
-  }
-  return error instanceof Error ? error.message : String(error);
 }

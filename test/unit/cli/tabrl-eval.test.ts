@@ -1,0 +1,157 @@
+// End-to-end: the real `tabrl` binary (bin/tabrl.mjs) evaluates environment files against a real
+// local HTTP server that speaks the OpenAI chat-completions protocol.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
+
+const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
+
+/** Runs the CLI and resolves with its exit code and output (never rejects). */
+function tabrl(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+// An environment file outside the repository, importing the library as 'tabrl'.
+const REVERSE_ENV = `
+import { SingleTurnEnv, Rubric, XMLParser, type RewardContext } from 'tabrl';
+
+/** Reverse a word; exact match scores 1. */
+const parser = new XMLParser(['reversed']);
+const words = ['stressed', 'drawer', 'live', 'star', 'gateman'];
+const exactReward = (ctx: RewardContext) => (ctx.parser.parseAnswer(ctx.completion) === ctx.answer ? 1 : 0);
+const brokenMetric = (_ctx: RewardContext): number => { throw new Error('metric bug'); };
+
+export default function loadEnvironment(args: { prefix?: string } = {}) {
+  return new SingleTurnEnv({
+    name: 'reverse-words',
+    dataset: words.map((word) => ({ question: (args.prefix ?? 'Reverse: ') + word, answer: [...word].reverse().join('') })),
+    parser,
+    systemPrompt: parser.formatInstructions(),
+    rubric: new Rubric({ funcs: [exactReward, brokenMetric], weights: [1, 0] }),
+  });
+}
+`;
+
+let server: FakeOpenAIServer;
+let dir: string;
+beforeAll(async () => {
+  // The fake model reverses the last word of the question, except for "live" (it answers "evil!").
+  server = await startFakeOpenAIServer((messages) => {
+    const word = messages.at(-1)!.content.split(' ').at(-1)!;
+    return word === 'live' ? '<reversed>evil!</reversed>' : `<reversed>${[...word].reverse().join('')}</reversed>`;
+  });
+  dir = mkdtempSync(join(tmpdir(), 'tabrl-eval-'));
+  writeFileSync(join(dir, 'reverse.ts'), REVERSE_ENV);
+});
+afterAll(() => server.close());
+
+describe('tabrl eval', () => {
+  test('evaluates an env file against an OpenAI-compatible server and writes results.jsonl + metadata.json', async () => {
+    const out = join(dir, 'out');
+    const { code, stdout, stderr } = await tabrl(
+      ['eval', join(dir, 'reverse.ts'), '--base-url', server.baseURL, '--model', 'fake-1', '-n', '5', '-r', '2', '--temperature', '0.7', '--max-tokens', '32', '--seed', '3', '--env-args', '{"prefix": "Reverse this: "}', '--api-key-env', 'MY_KEY', '--out', out],
+      { MY_KEY: 'sk-secret' },
+    );
+    expect(stderr).toContain('wrote 10 rollouts');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/reward\s+0\.800 ± 0\.400/);
+    expect(stdout).toMatch(/pass@2\s+0\.800/);
+    expect(stdout).toMatch(/errors\s+10 rollouts \(reward: 10\)/);
+
+    const lines = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(10);
+    const live = lines.find((line) => line.answer === 'evil');
+    expect(live).toMatchObject({ reward: 0, passed: false, scores: { exactReward: 0, brokenMetric: 0 }, stop_reason: 'completed' });
+    expect(live.prompt.at(-1).content).toBe('Reverse this: live');
+    expect(live.completion).toEqual([{ role: 'assistant', content: '<reversed>evil!</reversed>' }]);
+    expect(live.errors[0].message).toContain('metric bug');
+
+    const metadata = JSON.parse(readFileSync(join(out, 'metadata.json'), 'utf8'));
+    expect(metadata).toMatchObject({ status: 'completed', model: 'fake-1', num_tasks: 5, rollouts_per_task: 2, sampling_args: { temperature: 0.7, max_tokens: 32, seed: 3 } });
+    expect(metadata.summary.reward.mean).toBeCloseTo(0.8);
+    expect(server.requests.at(-1)).toMatchObject({ model: 'fake-1', temperature: 0.7, max_tokens: 32 });
+    expect(server.authorizations.at(-1)).toBe('Bearer sk-secret');
+  });
+
+  test('an unreachable endpoint stops with what was tried, keeping the metadata', async () => {
+    const out = join(dir, 'unreachable');
+    const { code, stderr } = await tabrl(['eval', join(dir, 'reverse.ts'), '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--out', out]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('could not reach http://127.0.0.1:9/v1/chat/completions');
+    expect(JSON.parse(readFileSync(join(out, 'metadata.json'), 'utf8')).status).toBe('failed');
+  });
+
+  test('an env file with a type error is reported with file, line and column', async () => {
+    const path = join(dir, 'typo.ts');
+    writeFileSync(path, `import { SingleTurnEnv } from 'tabrl';\nexport default function loadEnvironment() {\n  return new SingleTurnEnv({ datasett: [] });\n}\n`);
+    const { code, stderr } = await tabrl(['eval', path, '--base-url', server.baseURL, '--model', 'm']);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`${path}:3:`);
+    expect(stderr).toContain('does not compile');
+    expect(stderr).toContain('datasett');
+  });
+
+  test('an env file with a syntax error is reported with file and line even without type-checking', async () => {
+    const path = join(dir, 'syntax.ts');
+    writeFileSync(path, `import { SingleTurnEnv } from 'tabrl';\nexport default function loadEnvironment() {\n  return new SingleTurnEnv({ dataset: [ });\n}\n`);
+    const { code, stderr } = await tabrl(['eval', path, '--base-url', server.baseURL, '--model', 'm', '--no-typecheck']);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`could not load ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*syntax\\.ts:3:`));
+  });
+
+  test('an unknown environment name lists the built-ins; bad flags are usage errors', async () => {
+    const unknown = await tabrl(['eval', 'wordel', '--base-url', server.baseURL, '--model', 'm']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('unknown environment "wordel". Built-in environments: ');
+    expect(unknown.stderr).toContain('wordle');
+    const badArgs = await tabrl(['eval', join(dir, 'reverse.ts'), '--base-url', server.baseURL, '--model', 'm', '--env-args', '{oops']);
+    expect(badArgs.code).toBe(2);
+    expect(badArgs.stderr).toContain('--env-args is not valid JSON');
+    const noModel = await tabrl(['eval', join(dir, 'reverse.ts'), '--base-url', server.baseURL]);
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toContain('--model is required');
+  });
+});
+
+describe('docs/environments.md', () => {
+  test('the worked example type-checks and plays a game through tabrl eval', async () => {
+    const doc = readFileSync(fileURLToPath(new URL('../../../docs/environments.md', import.meta.url)), 'utf8');
+    const example = doc.split('## Worked example')[1]!.match(/```ts\n([\s\S]*?)```/)![1]!;
+    const path = join(dir, 'guess-the-number.ts');
+    writeFileSync(path, example);
+    // A bisecting player: it reads the feedback so far and guesses the middle of what is left.
+    const bisect = await startFakeOpenAIServer((messages) => {
+      let low = 1;
+      let high = 100;
+      let last = 0;
+      for (const message of messages) {
+        if (message.role === 'assistant') last = Number(message.content.match(/<guess>(\d+)<\/guess>/)![1]);
+        if (message.role === 'user' && message.content === 'Higher.') low = last + 1;
+        if (message.role === 'user' && message.content === 'Lower.') high = last - 1;
+      }
+      return `<guess>${Math.floor((low + high) / 2)}</guess>`;
+    });
+    try {
+      const out = join(dir, 'guess-out');
+      const { code, stderr } = await tabrl(['eval', path, '--base-url', bisect.baseURL, '--model', 'bisect', '-n', '5', '--out', out]);
+      expect(stderr).toContain('wrote 5 rollouts');
+      expect(code).toBe(0);
+      const lines = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      for (const line of lines) {
+        expect(line.state.won).toBe(true);
+        expect(line.scores.guessCountMetric).toBeLessThanOrEqual(7);
+        expect(line.reward).toBeCloseTo(1 + 0.5 / line.state.guesses.length + 0.2);
+      }
+    } finally {
+      await bisect.close();
+    }
+  });
+});
