@@ -40,7 +40,7 @@ export interface ReverseTextArgs {
   maxLength?: number;
 }
 
-/** A phrase of random words (words of 3+ letters while they fit), filling a length drawn from [minLength, maxLength]. */
+/** A phrase of random words (words of 3+ letters while they fit), of a length within [minLength, maxLength]. */
 function makePhrase(rng: Rng, minLength: number, maxLength: number): string {
   const length = rng.int(minLength, maxLength);
   let phrase = '';
@@ -52,7 +52,8 @@ function makePhrase(rng: Rng, minLength: number, maxLength: number): string {
     const word = rng.pick(longer.length > 0 ? longer : fitting);
     phrase = phrase === '' ? word : `${phrase} ${word}`;
   }
-  return phrase.length >= minLength ? phrase : rng.pick(WORDS.filter((word) => word.length >= minLength)).slice(0, length);
+  // Greedy filling stops at length or length - 1 ("a" fits any other gap); pluralise to reach minLength.
+  return phrase.length >= minLength ? phrase : `${phrase}s`;
 }
 
 function makeTask(rng: Rng, minLength: number, maxLength: number): Task {
