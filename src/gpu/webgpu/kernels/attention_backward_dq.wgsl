@@ -1,0 +1,60 @@
+// attention_backward_dq: the first half of attention's backward. Per query row it forms
+// datt = dout·vᵀ, the softmax gradient dscore = att·(datt − Σ att·datt)/√HS (saved in dscores for
+// attention_backward_dkv), and accumulates dq += dscore·k.
+// dq, dout, q (B, T, NH, HS), k, v (B, T, KVH, HS), att, dscores (B, NH, T, T).
+// One thread per (b, h, query t).
+override WG: u32 = 64;
+
+struct Params {
+  B: u32,
+  T: u32,
+  NH: u32,
+  KVH: u32,
+  HS: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> dq: array<f32>;      // (B, T, NH, HS)
+@group(0) @binding(1) var<storage, read_write> dscores: array<f32>; // (B, NH, T, T)
+@group(0) @binding(2) var<storage, read> dout: array<f32>;          // (B, T, NH, HS)
+@group(0) @binding(3) var<storage, read> k: array<f32>;             // (B, T, KVH, HS)
+@group(0) @binding(4) var<storage, read> v: array<f32>;             // (B, T, KVH, HS)
+@group(0) @binding(5) var<storage, read> att: array<f32>;           // (B, NH, T, T)
+@group(0) @binding(6) var<uniform> params: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let index = gid.x + gid.y * groups.x * WG; // (b * NH + h) * T + t
+  let T = params.T;
+  let NH = params.NH;
+  let KVH = params.KVH;
+  let HS = params.HS;
+  if (index >= params.B * NH * T) { return; }
+  let t = index % T;
+  let h = (index / T) % NH;
+  let b = index / (T * NH);
+  let kvh = h / (NH / KVH);
+  let scale = inverseSqrt(f32(HS));
+  let qBase = ((b * T + t) * NH + h) * HS;
+  let attRow = index * T;
+  // datt[t2] = dout[t]·v[t2], kept in dscores until the softmax gradient replaces it
+  var dotAttDatt = 0.0;
+  for (var t2 = 0u; t2 <= t; t2++) {
+    let vBase = ((b * T + t2) * KVH + kvh) * HS;
+    var dot = 0.0;
+    for (var i = 0u; i < HS; i++) { dot += dout[qBase + i] * v[vBase + i]; }
+    dscores[attRow + t2] = dot;
+    dotAttDatt += att[attRow + t2] * dot;
+  }
+  for (var t2 = 0u; t2 < T; t2++) {
+    if (t2 <= t) {
+      dscores[attRow + t2] = att[attRow + t2] * (dscores[attRow + t2] - dotAttDatt) * scale;
+    } else {
+      dscores[attRow + t2] = 0.0;
+    }
+  }
+  for (var i = 0u; i < HS; i++) {
+    var sum = 0.0;
+    for (var t2 = 0u; t2 <= t; t2++) { sum += dscores[attRow + t2] * k[((b * T + t2) * KVH + kvh) * HS + i]; }
+    dq[qBase + i] += sum;
+  }
+}

@@ -1,0 +1,20 @@
+// swiglu_forward: out = silu(gate) · up, silu(x) = x · sigmoid(x), elementwise.
+// out, gate, up (N). One thread per element.
+override WG: u32 = 64;
+
+struct Params {
+  N: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<f32>; // (N)
+@group(0) @binding(1) var<storage, read> gate: array<f32>;      // (N)
+@group(0) @binding(2) var<storage, read> up: array<f32>;        // (N)
+@group(0) @binding(3) var<uniform> params: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let i = gid.x + gid.y * groups.x * WG;
+  if (i >= params.N) { return; }
+  let g = gate[i];
+  out[i] = g / (1.0 + exp(-g)) * up[i];
+}

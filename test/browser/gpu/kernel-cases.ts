@@ -1,0 +1,266 @@
+/**
+ * Every WGSL kernel against its CPU reference on random inputs, with sizes that are not multiples
+ * of the workgroup size (nor, where the kernel allows it, of the 4×4 matmul tile). Written once and
+ * run by two test files: test/browser/gpu/kernels.test.ts (Chromium) and test/gpu-node/kernels.test.ts
+ * (Node + Dawn). Each case builds a plan, submits it once and compares what it reads back.
+ */
+import * as ref from '../../../src/gpu/reference/index.ts';
+import { createTensor, KernelPlan, readTensor, type GPUTensor, type Kernels } from '../../../src/gpu/webgpu/kernels.ts';
+import * as gpu from '../../../src/gpu/webgpu/ops.ts';
+import { expectClose, randomArray, randomInts } from '../../unit/gpu/expect-close.ts';
+
+/** One kernel check: a name for the test and a body that throws on mismatch. */
+export interface KernelCase {
+  name: string;
+  run: (kernels: Kernels) => Promise<void>;
+}
+
+const TOLERANCE = { atol: 2e-5, rtol: 1e-4 };
+
+function upload(kernels: Kernels, data: Float32Array | Int32Array): GPUTensor {
+  return createTensor(kernels.device, data);
+}
+
+async function download(kernels: Kernels, tensor: GPUTensor, n: number): Promise<Float32Array> {
+  return readTensor(kernels.device, tensor, n * 4);
+}
+
+/** Submits the plan, then reads each [tensor, expected] pair back and compares it. */
+async function submitAndCompare(
+  plan: KernelPlan,
+  pairs: Array<[string, GPUTensor, Float32Array]>,
+  tolerance = TOLERANCE,
+): Promise<void> {
+  plan.submit();
+  for (const [label, tensor, expected] of pairs) {
+    expectClose(await download(plan.kernels, tensor, expected.length), expected, { ...tolerance, label });
+  }
+}
+
+function matmulCase(N: number, IC: number, OC: number, withBias: boolean): KernelCase {
+  return {
+    name: `matmul_forward matches reference (N=${N}, IC=${IC}, OC=${OC}${withBias ? ', bias' : ''})`,
+    run: async (kernels) => {
+      const inp = randomArray(N * IC, 1);
+      const weight = randomArray(OC * IC, 2);
+      const bias = withBias ? randomArray(OC, 3) : null;
+      const expected = new Float32Array(N * OC);
+      ref.matmulForward(expected, inp, weight, bias, N, IC, OC);
+      const plan = new KernelPlan(kernels);
+      const out = createTensor(kernels.device, N * OC * 4);
+      const biasTensor = bias ? upload(kernels, bias) : null;
+      gpu.matmulForward(plan, out, upload(kernels, inp), upload(kernels, weight), biasTensor, N, IC, OC);
+      await submitAndCompare(plan, [['out', out, expected]]);
+    },
+  };
+}
+
+/** All kernel cases, in the order of the ops in src/gpu/reference. */
+export const KERNEL_CASES: KernelCase[] = [
+  {
+    name: 'embedding_forward and embedding_backward match reference (repeated ids)',
+    run: async (kernels) => {
+      const [N, C, V] = [67, 37, 11];
+      const ids = randomInts(N, 1, V);
+      const wte = randomArray(V * C, 2);
+      const dout = randomArray(N * C, 3);
+      const dwte0 = randomArray(V * C, 4);
+      const out = new Float32Array(N * C);
+      ref.embeddingForward(out, ids, wte, N, C);
+      const dwte = dwte0.slice();
+      ref.embeddingBackward(dwte, dout, ids, N, C);
+      const plan = new KernelPlan(kernels);
+      const outGpu = createTensor(kernels.device, N * C * 4);
+      const dwteGpu = upload(kernels, dwte0);
+      const idsGpu = upload(kernels, ids);
+      gpu.embeddingForward(plan, outGpu, idsGpu, upload(kernels, wte), N, C);
+      gpu.embeddingBackward(plan, dwteGpu, upload(kernels, dout), idsGpu, N, C);
+      await submitAndCompare(plan, [['out', outGpu, out], ['dwte', dwteGpu, dwte]]);
+    },
+  },
+  {
+    name: 'rmsnorm_forward and rmsnorm_backward match reference',
+    run: async (kernels) => {
+      const [N, C, eps] = [71, 45, 1e-5];
+      const inp = randomArray(N * C, 1);
+      const weight = randomArray(C, 2);
+      const dout = randomArray(N * C, 3);
+      const dinp0 = randomArray(N * C, 4);
+      const dweight0 = randomArray(C, 5);
+      const out = new Float32Array(N * C);
+      const rstd = new Float32Array(N);
+      ref.rmsnormForward(out, rstd, inp, weight, N, C, eps);
+      const [dinp, dweight] = [dinp0.slice(), dweight0.slice()];
+      ref.rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, N, C);
+      const plan = new KernelPlan(kernels);
+      const [outGpu, rstdGpu] = [createTensor(kernels.device, N * C * 4), createTensor(kernels.device, N * 4)];
+      const [inpGpu, weightGpu] = [upload(kernels, inp), upload(kernels, weight)];
+      const [dinpGpu, dweightGpu] = [upload(kernels, dinp0), upload(kernels, dweight0)];
+      gpu.rmsnormForward(plan, outGpu, rstdGpu, inpGpu, weightGpu, N, C, eps);
+      gpu.rmsnormBackward(plan, dinpGpu, dweightGpu, upload(kernels, dout), inpGpu, weightGpu, rstdGpu, N, C);
+      await submitAndCompare(plan, [['out', outGpu, out], ['rstd', rstdGpu, rstd], ['dinp', dinpGpu, dinp], ['dweight', dweightGpu, dweight]]);
+    },
+  },
+  matmulCase(37, 52, 68, true),
+  matmulCase(5, 8, 4, false),
+  {
+    name: 'matmul_backward matches reference (dinp, dweight, dbias accumulate)',
+    run: async (kernels) => {
+      const [N, IC, OC] = [37, 52, 68];
+      const dout = randomArray(N * OC, 1);
+      const inp = randomArray(N * IC, 2);
+      const weight = randomArray(OC * IC, 3);
+      const [dinp0, dweight0, dbias0] = [randomArray(N * IC, 4), randomArray(OC * IC, 5), randomArray(OC, 6)];
+      const [dinp, dweight, dbias] = [dinp0.slice(), dweight0.slice(), dbias0.slice()];
+      ref.matmulBackward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC);
+      const plan = new KernelPlan(kernels);
+      const [dinpGpu, dweightGpu, dbiasGpu] = [upload(kernels, dinp0), upload(kernels, dweight0), upload(kernels, dbias0)];
+      gpu.matmulBackward(plan, dinpGpu, dweightGpu, dbiasGpu, upload(kernels, dout), upload(kernels, inp), upload(kernels, weight), N, IC, OC);
+      await submitAndCompare(plan, [['dinp', dinpGpu, dinp], ['dweight', dweightGpu, dweight], ['dbias', dbiasGpu, dbias]]);
+    },
+  },
+  {
+    name: 'rope_forward and rope_backward match reference',
+    run: async (kernels) => {
+      const [B, T, NH, HS, theta] = [2, 13, 3, 8, 10000];
+      const n = B * T * NH * HS;
+      const inp = randomArray(n, 1);
+      const dout = randomArray(n, 2);
+      const dinp0 = randomArray(n, 3);
+      const positions = Int32Array.from({ length: B * T }, (_, i) => (i % T) + 3 * Math.floor(i / T));
+      const out = new Float32Array(n);
+      ref.ropeForward(out, inp, positions, B, T, NH, HS, theta);
+      const dinp = dinp0.slice();
+      ref.ropeBackward(dinp, dout, positions, B, T, NH, HS, theta);
+      const plan = new KernelPlan(kernels);
+      const outGpu = createTensor(kernels.device, n * 4);
+      const dinpGpu = upload(kernels, dinp0);
+      const positionsGpu = upload(kernels, positions);
+      gpu.ropeForward(plan, outGpu, upload(kernels, inp), positionsGpu, B, T, NH, HS, theta);
+      gpu.ropeBackward(plan, dinpGpu, upload(kernels, dout), positionsGpu, B, T, NH, HS, theta);
+      await submitAndCompare(plan, [['out', outGpu, out], ['dinp', dinpGpu, dinp]]);
+    },
+  },
+  {
+    name: 'attention_forward and attention_backward match reference (causal, GQA)',
+    run: async (kernels) => {
+      const [B, T, NH, KVH, HS] = [2, 11, 4, 2, 8];
+      const [nq, nkv, natt] = [B * T * NH * HS, B * T * KVH * HS, B * NH * T * T];
+      const [q, k, v, dout] = [randomArray(nq, 1), randomArray(nkv, 2), randomArray(nkv, 3), randomArray(nq, 4)];
+      const [dq0, dk0, dv0] = [randomArray(nq, 5), randomArray(nkv, 6), randomArray(nkv, 7)];
+      const out = new Float32Array(nq);
+      const att = new Float32Array(natt);
+      ref.attentionForward(out, att, q, k, v, B, T, NH, KVH, HS);
+      const [dq, dk, dv] = [dq0.slice(), dk0.slice(), dv0.slice()];
+      ref.attentionBackward(dq, dk, dv, dout, q, k, v, att, B, T, NH, KVH, HS);
+      const plan = new KernelPlan(kernels);
+      const [outGpu, attGpu, dscores] = [createTensor(kernels.device, nq * 4), createTensor(kernels.device, natt * 4), createTensor(kernels.device, natt * 4)];
+      const [qGpu, kGpu, vGpu] = [upload(kernels, q), upload(kernels, k), upload(kernels, v)];
+      const [dqGpu, dkGpu, dvGpu] = [upload(kernels, dq0), upload(kernels, dk0), upload(kernels, dv0)];
+      gpu.attentionForward(plan, outGpu, attGpu, qGpu, kGpu, vGpu, B, T, NH, KVH, HS);
+      gpu.attentionBackward(plan, dqGpu, dkGpu, dvGpu, dscores, upload(kernels, dout), qGpu, kGpu, vGpu, attGpu, B, T, NH, KVH, HS);
+      await submitAndCompare(plan, [['out', outGpu, out], ['att', attGpu, att], ['dq', dqGpu, dq], ['dk', dkGpu, dk], ['dv', dvGpu, dv]]);
+    },
+  },
+  {
+    name: 'swiglu_forward, swiglu_backward, residual_forward and residual_backward match reference',
+    run: async (kernels) => {
+      const N = 1000;
+      const [gate, up, dout] = [randomArray(N, 1, 4), randomArray(N, 2), randomArray(N, 3)];
+      const [dgate0, dup0] = [randomArray(N, 4), randomArray(N, 5)];
+      const out = new Float32Array(N);
+      ref.swigluForward(out, gate, up, N);
+      const [dgate, dup] = [dgate0.slice(), dup0.slice()];
+      ref.swigluBackward(dgate, dup, dout, gate, up, N);
+      const sum = new Float32Array(N);
+      ref.residualForward(sum, gate, up, N);
+      const [da, db] = [dgate0.slice(), dup0.slice()];
+      ref.residualBackward(da, db, dout, N);
+      const plan = new KernelPlan(kernels);
+      const [gateGpu, upGpu, doutGpu] = [upload(kernels, gate), upload(kernels, up), upload(kernels, dout)];
+      const [outGpu, sumGpu] = [createTensor(kernels.device, N * 4), createTensor(kernels.device, N * 4)];
+      const [dgateGpu, dupGpu, daGpu, dbGpu] = [upload(kernels, dgate0), upload(kernels, dup0), upload(kernels, dgate0), upload(kernels, dup0)];
+      gpu.swigluForward(plan, outGpu, gateGpu, upGpu, N);
+      gpu.swigluBackward(plan, dgateGpu, dupGpu, doutGpu, gateGpu, upGpu, N);
+      gpu.residualForward(plan, sumGpu, gateGpu, upGpu, N);
+      gpu.residualBackward(plan, daGpu, dbGpu, doutGpu, N);
+      await submitAndCompare(plan, [['swiglu out', outGpu, out], ['dgate', dgateGpu, dgate], ['dup', dupGpu, dup], ['residual out', sumGpu, sum], ['da', daGpu, da], ['db', dbGpu, db]]);
+    },
+  },
+  {
+    name: 'logprobs_forward, logprobs_backward, cross_entropy_forward and entropy_forward match reference',
+    run: async (kernels) => {
+      const [N, V, temperature] = [67, 259, 0.7];
+      const logits = randomArray(N * V, 1, 6);
+      const targets = randomInts(N, 2, V);
+      const dlogprobs = randomArray(N, 3);
+      dlogprobs[5] = 0; // a masked token
+      const dlogits0 = randomArray(N * V, 4);
+      const [logprobs, losses, entropy] = [new Float32Array(N), new Float32Array(N), new Float32Array(N)];
+      ref.logprobsForward(logprobs, logits, targets, N, V, temperature);
+      const dlogits = dlogits0.slice();
+      ref.logprobsBackward(dlogits, dlogprobs, logits, targets, N, V, temperature);
+      ref.crossEntropyForward(losses, logits, targets, N, V);
+      ref.entropyForward(entropy, logits, N, V, temperature);
+      const plan = new KernelPlan(kernels);
+      const [logitsGpu, targetsGpu] = [upload(kernels, logits), upload(kernels, targets)];
+      const [logprobsGpu, lossesGpu, entropyGpu] = [0, 1, 2].map(() => createTensor(kernels.device, N * 4)) as [GPUTensor, GPUTensor, GPUTensor];
+      const dlogitsGpu = upload(kernels, dlogits0);
+      gpu.logprobsForward(plan, logprobsGpu, logitsGpu, targetsGpu, N, V, temperature);
+      gpu.logprobsBackward(plan, dlogitsGpu, upload(kernels, dlogprobs), logitsGpu, targetsGpu, N, V, temperature);
+      gpu.crossEntropyForward(plan, lossesGpu, logitsGpu, targetsGpu, N, V);
+      gpu.entropyForward(plan, entropyGpu, logitsGpu, N, V, temperature);
+      await submitAndCompare(plan, [['logprobs', logprobsGpu, logprobs], ['dlogits', dlogitsGpu, dlogits], ['losses', lossesGpu, losses], ['entropy', entropyGpu, entropy]], { atol: 5e-5, rtol: 1e-4 });
+    },
+  },
+  {
+    name: 'global_grad_norm, scale_in_place and adamw_update match reference (with clipping)',
+    run: async (kernels) => {
+      const n = 5003;
+      const [params0, grads, m0, v0] = [randomArray(n, 1), randomArray(n, 2), randomArray(n, 3, 0.1), randomArray(n, 4, 0.1).map(Math.abs)];
+      const maxNorm = 10;
+      const norm = ref.globalGradNorm(grads, n);
+      const factor = ref.clipFactor(norm, maxNorm);
+      const clipped = grads.slice();
+      ref.scaleInPlace(clipped, n, factor);
+      const settings = { lr: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1, step: 3 };
+      const [params, m, v] = [params0.slice(), m0.slice(), v0.slice()];
+      ref.adamwUpdate(params, clipped, m, v, n, settings);
+      const plan = new KernelPlan(kernels);
+      const [paramsGpu, gradsGpu, mGpu, vGpu] = [upload(kernels, params0), upload(kernels, grads), upload(kernels, m0), upload(kernels, v0)];
+      const result = createTensor(kernels.device, 8);
+      const partials = createTensor(kernels.device, gpu.GRAD_NORM_PARTIALS * 4);
+      const scaled = upload(kernels, grads);
+      gpu.globalGradNorm(plan, result, partials, gradsGpu, n, maxNorm);
+      gpu.adamwUpdate(plan, paramsGpu, gradsGpu, mGpu, vGpu, result, n, settings);
+      gpu.scaleInPlace(plan, scaled, n, factor);
+      await submitAndCompare(plan, [
+        ['clip factor and norm', result, Float32Array.of(factor, norm)],
+        ['scaled grads', scaled, clipped],
+        ['params', paramsGpu, params],
+        ['m', mGpu, m],
+        ['v', vGpu, v],
+      ], { atol: 1e-6, rtol: 1e-5 });
+    },
+  },
+  {
+    name: 'lora_forward and lora_backward match reference',
+    run: async (kernels) => {
+      const [N, IC, OC, rank, alpha] = [29, 36, 44, 8, 16];
+      const [inp, loraA, loraB, dout] = [randomArray(N * IC, 1), randomArray(rank * IC, 2), randomArray(OC * rank, 3), randomArray(N * OC, 4)];
+      const [out0, dinp0, dA0, dB0] = [randomArray(N * OC, 5), randomArray(N * IC, 6), randomArray(rank * IC, 7), randomArray(OC * rank, 8)];
+      const out = out0.slice();
+      const hidden = new Float32Array(N * rank);
+      ref.loraForward(out, hidden, inp, loraA, loraB, N, IC, OC, rank, alpha);
+      const [dinp, dA, dB] = [dinp0.slice(), dA0.slice(), dB0.slice()];
+      ref.loraBackward(dinp, dA, dB, new Float32Array(N * rank), dout, inp, hidden, loraA, loraB, N, IC, OC, rank, alpha);
+      const plan = new KernelPlan(kernels);
+      const [inpGpu, aGpu, bGpu] = [upload(kernels, inp), upload(kernels, loraA), upload(kernels, loraB)];
+      const [outGpu, hiddenGpu, dhidden] = [upload(kernels, out0), createTensor(kernels.device, N * rank * 4), createTensor(kernels.device, N * rank * 4)];
+      const [dinpGpu, dAGpu, dBGpu] = [upload(kernels, dinp0), upload(kernels, dA0), upload(kernels, dB0)];
+      gpu.loraForward(plan, outGpu, hiddenGpu, inpGpu, aGpu, bGpu, N, IC, OC, rank, alpha);
+      gpu.loraBackward(plan, dinpGpu, dAGpu, dBGpu, dhidden, upload(kernels, dout), inpGpu, hiddenGpu, aGpu, bGpu, N, IC, OC, rank, alpha);
+      await submitAndCompare(plan, [['out', outGpu, out], ['hidden', hiddenGpu, hidden], ['dinp', dinpGpu, dinp], ['dloraA', dAGpu, dA], ['dloraB', dBGpu, dB]], { atol: 1e-4, rtol: 1e-4 });
+    },
+  },
+];

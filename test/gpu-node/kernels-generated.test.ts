@@ -1,0 +1,35 @@
+/**
+ * Keeps src/gpu/webgpu/kernels.generated.ts in step with the .wgsl files it is made from. The .wgsl
+ * files are the source; the generated map lets plain Node (tsx, the CLI) load them, where Vite's
+ * `?raw` import does not exist. After editing a kernel run `npm run gen:kernels` (this test with -u).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { expect, test } from 'vitest';
+
+const KERNEL_DIR = new URL('../../src/gpu/webgpu/kernels/', import.meta.url);
+
+/** Returns the TypeScript module that maps each kernel name to its WGSL source. */
+function renderKernelsModule(): string {
+  const names = readdirSync(KERNEL_DIR)
+    .filter((file) => file.endsWith('.wgsl'))
+    .map((file) => file.slice(0, -'.wgsl'.length))
+    .sort();
+  const entries = names.map((name) => `  ${name}: ${JSON.stringify(readFileSync(new URL(`${name}.wgsl`, KERNEL_DIR), 'utf8'))},`);
+  return [
+    '// Generated from src/gpu/webgpu/kernels/*.wgsl by test/gpu-node/kernels-generated.test.ts: do not edit.',
+    '// After changing a kernel, run `npm run gen:kernels`.',
+    '',
+    '/** The WGSL source of every kernel, by name (the file name without `.wgsl`). */',
+    'export const WGSL = {',
+    ...entries,
+    '} as const;',
+    '',
+    '/** The name of a kernel: its `.wgsl` file name without the extension. */',
+    'export type KernelName = keyof typeof WGSL;',
+    '',
+  ].join('\n');
+}
+
+test('kernels.generated.ts matches the .wgsl files (regenerate: npm run gen:kernels)', async () => {
+  await expect(renderKernelsModule()).toMatchFileSnapshot('../../src/gpu/webgpu/kernels.generated.ts');
+});
