@@ -1,0 +1,325 @@
+/**
+ * The GRPO training loop. Each step takes a batch of tasks, rolls out G completions per task
+ * through the policy's chat client (concurrently, with the environment's own harness and rubric),
+ * turns rewards into group-relative advantages, builds the token batch from exactly the sampled
+ * tokens, and updates the model with the clipped policy-gradient objective in micro-batches with
+ * gradient accumulation, then one clipped AdamW step.
+ *
+ * Asynchronous by design: with `maxAsync = k`, rollouts for up to k steps ahead are sampled while
+ * the current step trains, so environment work and scoring (a remote judge, say) overlap the
+ * update. Rollouts are then at most k weight versions old; the clipped objective uses their
+ * sampling log-probs as the old policy, so the staleness is accounted for, and each step reports it.
+ */
+import type { ChatClient, Environment, Trajectory } from '../envs/index.ts';
+import type { ModelBackend } from '../gpu/model/backend.ts';
+import { computeAdvantages, findUninformativeGroups } from './advantages.ts';
+import { grpoLoss } from './policy-loss.ts';
+import { learningRateAt, type LearningRateSchedule } from './schedule.ts';
+import { taskIndicesForStep } from './task-order.ts';
+import { buildTrainBatch, buildTrainSequence, type TrainSequence } from './token-batch.ts';
+
+/** What the trainer samples from: a chat client over the model being trained. */
+export interface SamplingPolicy {
+  readonly client: ChatClient;
+  /** The weights version that new samples use (number of optimizer steps synced so far). */
+  readonly version: number;
+  /** Makes new samples use the backend's current weights. */
+  syncWeights(): Promise<void>;
+}
+
+/** GRPO hyperparameters; defaults suit small models. */
+export interface GrpoOptions {
+  steps: number;
+  /** Tasks per step (default 4). */
+  tasksPerStep?: number;
+  /** Completions per task, G (default 8). */
+  groupSize?: number;
+  /** Max tokens per model turn (default 64). */
+  maxTokens?: number;
+  /** Sampling temperature (default 1). */
+  temperature?: number;
+  topP?: number;
+  /** Learning rate and schedule (default 1e-5 constant after no warm-up). */
+  schedule?: LearningRateSchedule;
+  /** PPO clip ε below and above 1 (defaults 0.2 and 0.28, as DAPO). */
+  clipLow?: number;
+  clipHigh?: number;
+  /** KL coefficient β (default 0); > 0 needs `reference`. */
+  klBeta?: number;
+  /** The reference policy for KL (e.g. the backend with LoRA switched off, or a frozen copy). */
+  reference?: Pick<ModelBackend, 'logprobs'>;
+  /** Divide advantages by the group std (default false). */
+  scaleAdvantagesByStd?: boolean;
+  /** 'token-mean' divides the loss by the step's loss tokens; 'constant' by sequences × maxTokens (Dr. GRPO). Default 'token-mean'. */
+  lossNormalization?: 'token-mean' | 'constant';
+  /** Skip groups whose rewards are all equal (default true). */
+  dropUninformativeGroups?: boolean;
+  /** Sequences per backward pass (default 8); the step's gradient is accumulated over them. */
+  microBatchSize?: number;
+  /** Clip the global gradient norm to this (default 1; ≤ 0 disables). */
+  maxGradNorm?: number;
+  weightDecay?: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  /** How many steps ahead rollouts may be sampled (default 1; 0 = strictly on-policy). */
+  maxAsync?: number;
+  /** Rollouts in flight at once (default: all of a step). */
+  concurrency?: number;
+  /** Seeds task order and sampling (default 0). */
+  seed?: number;
+  /** The first step to run (for resuming; default 0). */
+  startStep?: number;
+  /** Padding token id (default 0). */
+  padId?: number;
+  /** Longest training sequence in tokens (longer ones are cut). */
+  maxSequenceLength?: number;
+  /** Model name sent with requests (default "policy"). */
+  model?: string;
+}
+
+/** Everything measured in one step. */
+export interface GrpoStepMetrics {
+  step: number;
+  reward: { mean: number; std: number };
+  /** Mean of each reward function's score. */
+  rewards: Record<string, number>;
+  passRate: number;
+  advantage: { meanAbs: number; std: number };
+  loss: number;
+  /** Mean k3 KL to the reference (0 without one). */
+  kl: number;
+  /** Mean negative log-probability of the sampled tokens: a Monte Carlo estimate of the policy's entropy. */
+  entropy: number;
+  clipFraction: number;
+  gradNorm: number;
+  learningRate: number;
+  tokensSampled: number;
+  tokensTrained: number;
+  /** Sampled tokens per second of sampling time. */
+  tokensPerSecond: number;
+  timings: { sampleMs: number; updateMs: number; stepMs: number };
+  /** Weight versions between sampling and training (0 = on-policy). */
+  staleness: number;
+  rollouts: number;
+  rolloutsWithErrors: number;
+  groupsDropped: number;
+  /** Why the update was skipped, if it was (all groups uninformative, non-finite loss or gradient). */
+  skipped?: string;
+  /** The first error of a rollout in this step, for display. */
+  firstError?: string;
+}
+
+/** Stops a run: every rollout of a step failed. */
+export class TrainingError extends Error {
+  override readonly name = 'TrainingError';
+}
+
+/** The rollouts of one step. */
+interface RolloutBatch {
+  step: number;
+  trajectories: Trajectory[]; // group after group, G each
+  sampledAtVersion: number;
+  sampleMs: number;
+}
+
+/** Runs GRPO; call `run()` and read each step's metrics from `onStep`. */
+export class GrpoTrainer {
+  private readonly options: Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency'>;
+
+  constructor(
+    // Environments differ in their state type; the trainer only reads rewards and tokens.
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    readonly env: Environment<any>,
+    readonly backend: ModelBackend,
+    readonly policy: SamplingPolicy,
+    options: GrpoOptions,
+  ) {
+    this.options = {
+      tasksPerStep: 4,
+      groupSize: 8,
+      maxTokens: 64,
+      temperature: 1,
+      schedule: { lr: 1e-5 },
+      clipLow: 0.2,
+      clipHigh: 0.28,
+      klBeta: 0,
+      scaleAdvantagesByStd: false,
+      lossNormalization: 'token-mean',
+      dropUninformativeGroups: true,
+      microBatchSize: 8,
+      maxGradNorm: 1,
+      weightDecay: 0,
+      beta1: 0.9,
+      beta2: 0.99,
+      eps: 1e-8,
+      maxAsync: 1,
+      seed: 0,
+      startStep: 0,
+      padId: 0,
+      model: 'policy',
+      ...options,
+    };
+    if (this.options.klBeta > 0 && !this.options.reference) throw new Error('GRPO: klBeta > 0 needs a reference policy');
+    if (env.dataset.length === 0) throw new Error(`GRPO: environment ${env.name} has no training tasks`);
+  }
+
+  /** Trains until `steps` (or the signal aborts); `onStep` receives each step's metrics. */
+  async run(hooks: { onStep?: (metrics: GrpoStepMetrics) => void | Promise<void>; signal?: AbortSignal } = {}): Promise<GrpoStepMetrics[]> {
+    const { steps, startStep, maxAsync } = this.options;
+    const history: GrpoStepMetrics[] = [];
+    const pending: Promise<RolloutBatch>[] = [];
+    let nextToSample = startStep;
+    try {
+      for (let step = startStep; step < steps; step++) {
+        if (hooks.signal?.aborted) break;
+        while (nextToSample < steps && nextToSample <= step + maxAsync) pending.push(this.sampleStep(nextToSample++, hooks.signal));
+        const batch = await pending.shift()!;
+        if (hooks.signal?.aborted) break;
+        const metrics = await this.trainStep(batch);
+        history.push(metrics);
+        await hooks.onStep?.(metrics);
+      }
+    } finally {
+      // Rollouts sampled ahead are not trained on when the run stops; let them settle quietly.
+      await Promise.allSettled(pending);
+    }
+    return history;
+  }
+
+  /** Rolls out G completions for each task of `step`. */
+  private async sampleStep(step: number, signal?: AbortSignal): Promise<RolloutBatch> {
+    const { tasksPerStep, groupSize, seed, temperature, topP, maxTokens, model } = this.options;
+    const started = now();
+    const sampledAtVersion = this.policy.version;
+    const taskIndices = taskIndicesForStep(step, tasksPerStep, this.env.dataset.length, seed);
+    const jobs = taskIndices.flatMap((taskIndex, group) => Array.from({ length: groupSize }, (_, i) => ({ taskIndex, seed: seed * 7919 + (step * tasksPerStep + group) * groupSize + i })));
+    const trajectories = new Array<Trajectory>(jobs.length);
+    const concurrency = this.options.concurrency ?? jobs.length;
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) {
+        const index = next++;
+        const job = jobs[index]!;
+        trajectories[index] = await this.env.rollout(
+          this.policy.client,
+          this.env.dataset[job.taskIndex]!,
+          { temperature, max_tokens: maxTokens, seed: job.seed, ...(topP !== undefined ? { top_p: topP } : {}) },
+          { model, signal, taskIndex: job.taskIndex },
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
+    return { step, trajectories, sampledAtVersion, sampleMs: now() - started };
+  }
+
+  /** Scores → advantages → token batch → accumulated clipped-PG gradient → one AdamW step. */
+  private async trainStep(batch: RolloutBatch): Promise<GrpoStepMetrics> {
+    const started = now();
+    const o = this.options;
+    const { trajectories } = batch;
+    const failed = trajectories.filter((t) => t.errors.some((e) => e.source !== 'reward') && t.turns.length === 0);
+    if (failed.length === trajectories.length) {
+      throw new TrainingError(`every rollout of step ${batch.step} failed; the first error: ${failed[0]?.errors[0]?.message ?? 'unknown'}`);
+    }
+
+    const rewards = trajectories.map((t) => t.reward);
+    const advantages = computeAdvantages(rewards, o.groupSize, { scaleByStd: o.scaleAdvantagesByStd });
+    const uninformative = findUninformativeGroups(rewards, o.groupSize);
+    const sequences: TrainSequence[] = [];
+    let groupsDropped = 0;
+    for (let group = 0; group < uninformative.length; group++) {
+      if (o.dropUninformativeGroups && uninformative[group]) {
+        groupsDropped += 1;
+        continue;
+      }
+      for (let i = group * o.groupSize; i < (group + 1) * o.groupSize; i++) {
+        const turns = trajectories[i]!.turns.map((turn) => turn.tokens);
+        if (turns.length === 0 || turns.some((tokens) => tokens === undefined)) continue;
+        sequences.push(buildTrainSequence(turns as NonNullable<(typeof turns)[number]>[], advantages[i]!));
+      }
+    }
+
+    const tokensSampled = trajectories.reduce((sum, t) => sum + t.turns.reduce((s, turn) => s + (turn.tokens?.completionIds.length ?? turn.usage?.completion_tokens ?? 0), 0), 0);
+    const sampledLogprobSum = sequences.reduce((sum, s) => sum + s.samplingLogprobs.reduce((a, b) => a + b, 0), 0);
+    const sampledTokenCount = sequences.reduce((sum, s) => sum + s.sampled.reduce((a, b) => a + b, 0), 0);
+    const learningRate = learningRateAt(batch.step, o.schedule);
+    const base = {
+      step: batch.step,
+      ...rewardStats(trajectories, this.env),
+      advantage: { meanAbs: mean(advantages.map(Math.abs)), std: Math.sqrt(mean(advantages.map((a) => a * a))) },
+      entropy: sampledTokenCount > 0 ? -sampledLogprobSum / sampledTokenCount : 0,
+      learningRate,
+      tokensSampled,
+      tokensPerSecond: batch.sampleMs > 0 ? (tokensSampled * 1000) / batch.sampleMs : 0,
+      staleness: this.policy.version - batch.sampledAtVersion,
+      rollouts: trajectories.length,
+      rolloutsWithErrors: trajectories.filter((t) => t.errors.length > 0).length,
+      groupsDropped,
+      ...(firstError(trajectories) ? { firstError: firstError(trajectories) } : {}),
+    };
+    const finish = (update: { loss: number; kl: number; clipFraction: number; gradNorm: number; tokensTrained: number; skipped?: string }): GrpoStepMetrics => {
+      const stepMs = now() - started;
+      return { ...base, ...update, timings: { sampleMs: batch.sampleMs, updateMs: stepMs, stepMs: stepMs + batch.sampleMs } };
+    };
+
+    if (sequences.length === 0) {
+      return finish({ loss: 0, kl: 0, clipFraction: 0, gradNorm: 0, tokensTrained: 0, skipped: 'every group had equal rewards (no learning signal)' });
+    }
+
+    const totalLossTokens = sequences.reduce((sum, s) => sum + s.sampled.reduce((a, b) => a + b, 0), 0);
+    const normalizer = o.lossNormalization === 'constant' ? sequences.length * o.maxTokens : Math.max(1, totalLossTokens);
+    await this.backend.zeroGrad();
+    let loss = 0;
+    let klSum = 0;
+    let clipped = 0;
+    let lossTokens = 0;
+    for (let start = 0; start < sequences.length; start += o.microBatchSize) {
+      const micro = buildTrainBatch(sequences.slice(start, start + o.microBatchSize), { padId: o.padId, ...(o.maxSequenceLength ? { maxLength: o.maxSequenceLength } : {}) });
+      const logprobs = await this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature);
+      const reference = o.klBeta > 0 ? await o.reference!.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature) : undefined;
+      const result = grpoLoss(logprobs, micro, { clipLow: o.clipLow, clipHigh: o.clipHigh, klBeta: o.klBeta, normalizer }, reference);
+      await this.backend.backward(micro.ids, micro.targets, result.weights, micro.B, micro.T, o.temperature);
+      loss += result.loss;
+      klSum += result.klSum;
+      clipped += result.clippedTokens;
+      lossTokens += result.lossTokens;
+    }
+    const kl = lossTokens > 0 ? klSum / lossTokens : 0;
+    const clipFraction = lossTokens > 0 ? clipped / lossTokens : 0;
+    const gradNorm = await this.backend.gradNorm();
+    if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
+      await this.backend.zeroGrad();
+      return finish({ loss, kl, clipFraction, gradNorm, tokensTrained: lossTokens, skipped: `non-finite ${Number.isFinite(loss) ? 'gradient' : 'loss'}; the update was skipped and the last good weights kept` });
+    }
+    await this.backend.step({ lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm });
+    await this.backend.zeroGrad();
+    await this.policy.syncWeights();
+    return finish({ loss, kl, clipFraction, gradNorm, tokensTrained: lossTokens });
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function rewardStats(trajectories: Trajectory[], env: Environment<any>): Pick<GrpoStepMetrics, 'reward' | 'rewards' | 'passRate'> {
+  const rewards = trajectories.map((t) => t.reward);
+  const m = mean(rewards);
+  const names = [...new Set(trajectories.flatMap((t) => Object.keys(t.scores)))];
+  return {
+    reward: { mean: m, std: Math.sqrt(mean(rewards.map((r) => (r - m) ** 2))) },
+    rewards: Object.fromEntries(names.map((name) => [name, mean(trajectories.map((t) => t.scores[name] ?? 0))])),
+    passRate: mean(trajectories.map((t) => (env.isPassed(t) ? 1 : 0))),
+  };
+}
+
+function firstError(trajectories: Trajectory[]): string | undefined {
+  const error = trajectories.flatMap((t) => t.errors)[0];
+  return error ? `${error.source} ${error.name}: ${error.message}` : undefined;
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+function now(): number {
+  return globalThis.performance?.now() ?? Date.now();
+}

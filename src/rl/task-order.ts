@@ -1,0 +1,24 @@
+/**
+ * Which tasks a training step uses: the dataset is walked in a seeded shuffled order, one fresh
+ * permutation per epoch. The order is a pure function of (seed, step), so a resumed run picks the
+ * same tasks as an uninterrupted one without storing any generator state.
+ */
+import { createRng } from '../envs/builtin/random.ts';
+
+/** The dataset indices of the `count` tasks of 0-based `step`, out of `datasetSize`. */
+export function taskIndicesForStep(step: number, count: number, datasetSize: number, seed: number): number[] {
+  if (datasetSize < 1) throw new Error('taskIndicesForStep: the dataset is empty');
+  const permutations = new Map<number, number[]>();
+  const permutation = (epoch: number): number[] => {
+    let order = permutations.get(epoch);
+    if (!order) {
+      order = createRng(seed * 1_000_003 + epoch).shuffle(Array.from({ length: datasetSize }, (_, i) => i));
+      permutations.set(epoch, order);
+    }
+    return order;
+  };
+  return Array.from({ length: count }, (_, j) => {
+    const position = step * count + j;
+    return permutation(Math.floor(position / datasetSize))[position % datasetSize]!;
+  });
+}
