@@ -1,0 +1,68 @@
+/**
+ * `tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|webgpu]`: loads a Hugging Face-style
+ * model folder (config.json + model.safetensors, f32/f16/bf16), runs one forward pass over the
+ * tokens and prints `{"logits": [[...], ...]}`, one row of V logits per position. A debugging and
+ * cross-checking tool (compare with `transformers`), not a sampler.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadModelFolder } from '../gpu/io/model-folder.ts';
+import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
+import { CliError } from './cli-error.ts';
+
+/** Usage text of `tabrl forward`. */
+export const FORWARD_USAGE = `Usage: tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|webgpu]
+
+Runs the model in <model-dir> (config.json + model.safetensors, Llama/Qwen2/Qwen3) over the token ids
+and prints {"logits": [[...], ...]} as JSON, one row per position.
+
+Options:
+  --tokens IDS        comma-separated token ids (required)
+  --backend NAME      cpu (default; plain TypeScript, slow on large models) or webgpu`;
+
+/** Runs `tabrl forward`; returns the exit code. */
+export async function runForward(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      tokens: { type: 'string' },
+      backend: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(FORWARD_USAGE);
+    return 0;
+  }
+  const modelDir = positionals[0];
+  if (modelDir === undefined || positionals.length > 1) throw new CliError(`give exactly one model folder\n\n${FORWARD_USAGE}`, 2);
+  if (values.tokens === undefined) throw new CliError(`--tokens is required (e.g. --tokens 1,2,3)\n\n${FORWARD_USAGE}`, 2);
+  const tokens = values.tokens.split(',').map((text) => text.trim());
+  if (tokens.some((text) => !/^\d+$/.test(text))) throw new CliError(`--tokens must be comma-separated non-negative integers, got "${values.tokens}"`, 2);
+  const ids = Int32Array.from(tokens, Number);
+  const backendName = values.backend ?? 'cpu';
+  if (backendName !== 'cpu' && backendName !== 'webgpu') throw new CliError(`--backend must be cpu or webgpu, got "${backendName}"`, 2);
+  if (backendName === 'webgpu') {
+    throw new CliError('--backend webgpu is not available yet: the WebGPU model backend (createWebGPUBackend) has not landed; use --backend cpu', 2);
+  }
+
+  let model;
+  try {
+    model = await loadModelFolder(async (name) => new Uint8Array(await readFile(join(modelDir, name))), modelDir);
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  const V = model.config.vocab_size;
+  const outside = [...ids].find((id) => id >= V);
+  if (outside !== undefined) throw new CliError(`token ${outside} is outside the vocabulary of ${modelDir} (vocab_size ${V})`, 2);
+
+  const backend = await createCpuBackend(model.config, { tensors: model.tensors });
+  const logits = await backend.forward(ids, 1, ids.length); // (1, T, V)
+  backend.dispose();
+  const rows: number[][] = [];
+  for (let t = 0; t < ids.length; t++) rows.push(Array.from(logits.subarray(t * V, (t + 1) * V)));
+  console.log(JSON.stringify({ logits: rows }));
+  return 0;
+}

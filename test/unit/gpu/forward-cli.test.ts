@@ -1,0 +1,65 @@
+/**
+ * `tabrl forward` (src/cli/forward.ts) on a tiny model folder written to a temp dir: the printed
+ * logits equal the CPU backend's, and bad input gets one clear message.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { runForward } from '../../../src/cli/forward.ts';
+import { serializeModelFolder } from '../../../src/gpu/io/model-folder.ts';
+import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
+import type { ModelConfig } from '../../../src/gpu/model/config.ts';
+import { expectClose } from './expect-close.ts';
+
+const CONFIG: ModelConfig = {
+  architecture: 'LlamaForCausalLM',
+  vocab_size: 17,
+  hidden_size: 8,
+  intermediate_size: 12,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 2,
+  head_dim: 4,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-5,
+  tie_word_embeddings: false,
+  attention_bias: false,
+  attention_output_bias: false,
+  qk_norm: false,
+};
+const dir = mkdtempSync(join(tmpdir(), 'tabrl-forward-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs runForward and returns its exit code and everything it printed to stdout. */
+async function run(argv: string[]): Promise<{ code: number; stdout: string }> {
+  const lines: string[] = [];
+  const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
+  try {
+    return { code: await runForward(argv), stdout: lines.join('\n') };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('tabrl forward', () => {
+  it('prints one row of logits per token, equal to the cpu backend', async () => {
+    const backend = await createCpuBackend(CONFIG, { seed: 3 });
+    for (const [name, bytes] of serializeModelFolder(CONFIG, await backend.getParameters())) writeFileSync(join(dir, name), bytes);
+    const { code, stdout } = await run([dir, '--tokens', '1,2,16', '--backend', 'cpu']);
+    expect(code).toBe(0);
+    const { logits } = JSON.parse(stdout) as { logits: number[][] };
+    expect(logits).toHaveLength(3);
+    expect(logits.every((row) => row.length === CONFIG.vocab_size)).toBe(true);
+    expectClose(logits.flat(), await backend.forward(Int32Array.from([1, 2, 16]), 1, 3), { atol: 0, rtol: 0, label: 'logits' });
+  });
+
+  it('explains bad arguments and folders', async () => {
+    await expect(run([dir])).rejects.toThrow(/--tokens is required/);
+    await expect(run([dir, '--tokens', '1,x'])).rejects.toThrow(/comma-separated non-negative integers/);
+    await expect(run([dir, '--tokens', '1,17'])).rejects.toThrow(/token 17 is outside the vocabulary .* \(vocab_size 17\)/);
+    await expect(run([dir, '--tokens', '1', '--backend', 'metal'])).rejects.toThrow(/--backend must be cpu or webgpu/);
+    await expect(run([join(dir, 'missing'), '--tokens', '1'])).rejects.toThrow(/missing: cannot read config\.json/);
+    expect((await run(['--help'])).stdout).toMatch(/Usage: tabrl forward/);
+  });
+});
