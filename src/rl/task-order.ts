@@ -1,13 +1,13 @@
 /**
- * Which tasks a training step uses: the dataset is walked in a seeded shuffled order, one fresh
+ * Which examples a training step uses: a dataset is walked in a seeded shuffled order, one fresh
  * permutation per epoch. The order is a pure function of (seed, step), so a resumed run picks the
  * same tasks as an uninterrupted one without storing any generator state.
  */
 import { createRng } from '../envs/builtin/random.ts';
 
-/** The dataset indices of the `count` tasks of 0-based `step`, out of `datasetSize`. */
-export function taskIndicesForStep(step: number, count: number, datasetSize: number, seed: number): number[] {
-  if (datasetSize < 1) throw new Error('taskIndicesForStep: the dataset is empty');
+/** Dataset indices at positions [start, start + count) of the seeded epoch-by-epoch shuffle of `datasetSize` items. */
+export function shuffledIndices(start: number, count: number, datasetSize: number, seed: number): number[] {
+  if (datasetSize < 1) throw new Error('shuffledIndices: the dataset is empty');
   const permutations = new Map<number, number[]>();
   const permutation = (epoch: number): number[] => {
     let order = permutations.get(epoch);
@@ -18,7 +18,12 @@ export function taskIndicesForStep(step: number, count: number, datasetSize: num
     return order;
   };
   return Array.from({ length: count }, (_, j) => {
-    const position = step * count + j;
+    const position = start + j;
     return permutation(Math.floor(position / datasetSize))[position % datasetSize]!;
   });
+}
+
+/** The dataset indices of the `count` tasks of 0-based `step`. */
+export function taskIndicesForStep(step: number, count: number, datasetSize: number, seed: number): number[] {
+  return shuffledIndices(step * count, count, datasetSize, seed);
 }

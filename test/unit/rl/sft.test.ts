@@ -1,0 +1,52 @@
+import { describe, expect, test } from 'vitest';
+import { Rubric, ScriptedClient, SingleTurnEnv, type RewardContext } from '../../../src/envs/index.ts';
+import type { ModelConfig } from '../../../src/gpu/model/config.ts';
+import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
+import { examplesToJsonl, makeWarmupData, parseSftJsonl } from '../../../src/rl/sft-data.ts';
+import { evaluateSftLoss, runSft } from '../../../src/rl/sft-trainer.ts';
+import { buildTrainSequence } from '../../../src/rl/token-batch.ts';
+
+const CONFIG: ModelConfig = {
+  architecture: 'LlamaForCausalLM', vocab_size: 12, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 1,
+  num_attention_heads: 2, num_key_value_heads: 2, head_dim: 16, rope_theta: 10000, rms_norm_eps: 1e-5,
+  tie_word_embeddings: true, attention_bias: false, attention_output_bias: false, qk_norm: false,
+};
+
+describe('runSft', () => {
+  test('drives the NLL of the assistant tokens down, and prompt tokens are not trained', async () => {
+    const backend = await createCpuBackend(CONFIG, { seed: 1 });
+    // "prompt" tokens 1,2 then the answer: the prompt reversed twice. Only the answer is trained.
+    const sequences = [[1, 2], [3, 4], [5, 6], [7, 8]].map(([a, b]) => buildTrainSequence([{ promptIds: [a!, b!], completionIds: [b!, a!, 11], completionLogprobs: [0, 0, 0] }], 1));
+    const before = await evaluateSftLoss(backend, sequences);
+    const history = await runSft(backend, sequences, { steps: 40, batchSize: 4, microBatchSize: 2, schedule: { lr: 2e-2 } });
+    const after = await evaluateSftLoss(backend, sequences);
+    expect(before).toBeGreaterThan(2);
+    expect(after).toBeLessThan(before / 4);
+    expect(history[0]!.loss).toBeCloseTo(before, 4);
+    expect(history.every((m) => m.tokensTrained === 12)).toBe(true);
+  });
+});
+
+describe('SFT warm-up data', () => {
+  const exactReward = (ctx: RewardContext) => (ctx.completion[0]!.content === ctx.answer ? 1 : 0);
+  const env = new SingleTurnEnv({
+    name: 'upper',
+    dataset: ['a', 'b', 'c', 'd'].map((letter) => ({ question: letter, answer: letter.toUpperCase() })),
+    rubric: new Rubric({ funcs: [exactReward] }),
+  });
+
+  test('keeps the transcripts of rollouts that pass and round-trips them through JSONL', async () => {
+    // A flawed teacher: right on a, b, d; wrong on c.
+    const teacher = new ScriptedClient((messages) => (messages.at(-1)!.content === 'c' ? 'see' : messages.at(-1)!.content.toUpperCase()));
+    const data = await makeWarmupData(env, teacher, { rolloutsPerTask: 2 });
+    expect(data.rollouts).toBe(8);
+    expect(data.meanReward).toBeCloseTo(0.75);
+    expect(data.examples.map((e) => e.messages.at(-1)!.content)).toEqual(['A', 'A', 'B', 'B', 'D', 'D']);
+    expect(parseSftJsonl(examplesToJsonl(data.examples))).toEqual(data.examples);
+  });
+
+  test('bad JSONL names the line', () => {
+    expect(() => parseSftJsonl('{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]}\n{oops', 'data.jsonl')).toThrow('data.jsonl, line 2: not valid JSON');
+    expect(() => parseSftJsonl('{"messages": [{"role": "user", "content": "x"}]}')).toThrow('line 1: no assistant message');
+  });
+});
