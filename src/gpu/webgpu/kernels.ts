@@ -3,6 +3,10 @@
  * buffers, and a KernelPlan, the list of dispatches of one step whose bind groups and parameter
  * buffers are built once, encoded into one command encoder and submitted once. The op wrappers
  * that fill a plan live in `ops.ts`; this file knows no op.
+ *
+ * Every storage binding of every kernel is declared `read_write`, inputs included: the tensors of
+ * one role (activations, say) share one buffer, and WebGPU rejects a dispatch that binds one
+ * buffer both read-only and writable. Writable ranges of one dispatch must not overlap.
  */
 import type { GPUContext } from './device.ts';
 import { WGSL, type KernelName } from './kernels.generated.ts';

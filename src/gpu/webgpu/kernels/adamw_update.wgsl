@@ -17,8 +17,8 @@ struct Params {
 @group(0) @binding(0) var<storage, read_write> parameters: array<f32>; // (n)
 @group(0) @binding(1) var<storage, read_write> m: array<f32>;       // (n)
 @group(0) @binding(2) var<storage, read_write> v: array<f32>;       // (n)
-@group(0) @binding(3) var<storage, read> grads: array<f32>;         // (n)
-@group(0) @binding(4) var<storage, read> gradScale: array<f32>;     // [0] = factor
+@group(0) @binding(3) var<storage, read_write> grads: array<f32>;         // (n)
+@group(0) @binding(4) var<storage, read_write> gradScale: array<f32>;     // [0] = factor
 @group(0) @binding(5) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -15,10 +15,10 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read_write> dq: array<f32>;      // (B, T, NH, HS)
 @group(0) @binding(1) var<storage, read_write> dscores: array<f32>; // (B, NH, T, T)
-@group(0) @binding(2) var<storage, read> dout: array<f32>;          // (B, T, NH, HS)
-@group(0) @binding(3) var<storage, read> k: array<f32>;             // (B, T, KVH, HS)
-@group(0) @binding(4) var<storage, read> v: array<f32>;             // (B, T, KVH, HS)
-@group(0) @binding(5) var<storage, read> att: array<f32>;           // (B, NH, T, T)
+@group(0) @binding(2) var<storage, read_write> dout: array<f32>;          // (B, T, NH, HS)
+@group(0) @binding(3) var<storage, read_write> k: array<f32>;             // (B, T, KVH, HS)
+@group(0) @binding(4) var<storage, read_write> v: array<f32>;             // (B, T, KVH, HS)
+@group(0) @binding(5) var<storage, read_write> att: array<f32>;           // (B, NH, T, T)
 @group(0) @binding(6) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

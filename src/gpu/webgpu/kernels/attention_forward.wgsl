@@ -13,9 +13,9 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>; // (B, T, NH, HS)
 @group(0) @binding(1) var<storage, read_write> att: array<f32>; // (B, NH, T, T)
-@group(0) @binding(2) var<storage, read> q: array<f32>;         // (B, T, NH, HS)
-@group(0) @binding(3) var<storage, read> k: array<f32>;         // (B, T, KVH, HS)
-@group(0) @binding(4) var<storage, read> v: array<f32>;         // (B, T, KVH, HS)
+@group(0) @binding(2) var<storage, read_write> q: array<f32>;         // (B, T, NH, HS)
+@group(0) @binding(3) var<storage, read_write> k: array<f32>;         // (B, T, KVH, HS)
+@group(0) @binding(4) var<storage, read_write> v: array<f32>;         // (B, T, KVH, HS)
 @group(0) @binding(5) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -8,8 +8,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>; // (N, C)
-@group(0) @binding(1) var<storage, read> ids: array<i32>;       // (N)
-@group(0) @binding(2) var<storage, read> wte: array<f32>;       // (V, C)
+@group(0) @binding(1) var<storage, read_write> ids: array<i32>;       // (N)
+@group(0) @binding(2) var<storage, read_write> wte: array<f32>;       // (V, C)
 @group(0) @binding(3) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -9,7 +9,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> partials: array<f32>; // (P)
-@group(0) @binding(1) var<storage, read> grads: array<f32>;          // (n)
+@group(0) @binding(1) var<storage, read_write> grads: array<f32>;          // (n)
 @group(0) @binding(2) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

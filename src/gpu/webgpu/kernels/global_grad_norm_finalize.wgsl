@@ -8,7 +8,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> result: array<f32>; // (2) clip factor, norm
-@group(0) @binding(1) var<storage, read> partials: array<f32>;     // (P)
+@group(0) @binding(1) var<storage, read_write> partials: array<f32>;     // (P)
 @group(0) @binding(2) var<uniform> params: Params;
 
 @compute @workgroup_size(1)

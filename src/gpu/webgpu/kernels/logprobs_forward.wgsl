@@ -10,8 +10,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> logprobs: array<f32>; // (N)
-@group(0) @binding(1) var<storage, read> logits: array<f32>;         // (N, V)
-@group(0) @binding(2) var<storage, read> targets: array<i32>;        // (N)
+@group(0) @binding(1) var<storage, read_write> logits: array<f32>;         // (N, V)
+@group(0) @binding(2) var<storage, read_write> targets: array<i32>;        // (N)
 @group(0) @binding(3) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -8,7 +8,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> dbias: array<f32>; // (OC)
-@group(0) @binding(1) var<storage, read> dout: array<f32>;        // (N, OC)
+@group(0) @binding(1) var<storage, read_write> dout: array<f32>;        // (N, OC)
 @group(0) @binding(2) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -13,8 +13,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> dweight: array<vec4<f32>>; // (OC, IC/4)
-@group(0) @binding(1) var<storage, read> dout: array<vec4<f32>>;          // (N, OC/4)
-@group(0) @binding(2) var<storage, read> inp: array<vec4<f32>>;           // (N, IC/4)
+@group(0) @binding(1) var<storage, read_write> dout: array<vec4<f32>>;          // (N, OC/4)
+@group(0) @binding(2) var<storage, read_write> inp: array<vec4<f32>>;           // (N, IC/4)
 @group(0) @binding(3) var<uniform> params: Params;
 
 @compute @workgroup_size(WG_X, WG_Y)

@@ -16,9 +16,9 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<vec4<f32>>; // (N, OC/4)
-@group(0) @binding(1) var<storage, read> inp: array<vec4<f32>>;       // (N, IC/4)
-@group(0) @binding(2) var<storage, read> weight: array<vec4<f32>>;    // (OC, IC/4)
-@group(0) @binding(3) var<storage, read> bias: array<vec4<f32>>;      // (OC/4), unused unless HAS_BIAS
+@group(0) @binding(1) var<storage, read_write> inp: array<vec4<f32>>;       // (N, IC/4)
+@group(0) @binding(2) var<storage, read_write> weight: array<vec4<f32>>;    // (OC, IC/4)
+@group(0) @binding(3) var<storage, read_write> bias: array<vec4<f32>>;      // (OC/4), unused unless HAS_BIAS
 @group(0) @binding(4) var<uniform> params: Params;
 
 @compute @workgroup_size(WG_X, WG_Y)

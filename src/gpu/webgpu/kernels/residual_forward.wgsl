@@ -6,8 +6,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>; // (N)
-@group(0) @binding(1) var<storage, read> a: array<f32>;         // (N)
-@group(0) @binding(2) var<storage, read> b: array<f32>;         // (N)
+@group(0) @binding(1) var<storage, read_write> a: array<f32>;         // (N)
+@group(0) @binding(2) var<storage, read_write> b: array<f32>;         // (N)
 @group(0) @binding(3) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

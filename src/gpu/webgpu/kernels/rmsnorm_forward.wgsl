@@ -10,8 +10,8 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;  // (N, C)
 @group(0) @binding(1) var<storage, read_write> rstd: array<f32>; // (N)
-@group(0) @binding(2) var<storage, read> inp: array<f32>;        // (N, C)
-@group(0) @binding(3) var<storage, read> weight: array<f32>;     // (C)
+@group(0) @binding(2) var<storage, read_write> inp: array<f32>;        // (N, C)
+@group(0) @binding(3) var<storage, read_write> weight: array<f32>;     // (C)
 @group(0) @binding(4) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -14,9 +14,9 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>; // (B, T, NH, HS)
-@group(0) @binding(1) var<storage, read> inp: array<f32>;       // (B, T, NH, HS)
-@group(0) @binding(2) var<storage, read> positions: array<i32>; // (B*T)
-@group(0) @binding(3) var<storage, read> table: array<vec2<f32>>; // (tableRows, HS/2) cos, sin
+@group(0) @binding(1) var<storage, read_write> inp: array<f32>;       // (B, T, NH, HS)
+@group(0) @binding(2) var<storage, read_write> positions: array<i32>; // (B*T)
+@group(0) @binding(3) var<storage, read_write> table: array<vec2<f32>>; // (tableRows, HS/2) cos, sin
 @group(0) @binding(4) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -8,9 +8,9 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read_write> dgate: array<f32>; // (N)
 @group(0) @binding(1) var<storage, read_write> dup: array<f32>;   // (N)
-@group(0) @binding(2) var<storage, read> dout: array<f32>;        // (N)
-@group(0) @binding(3) var<storage, read> gate: array<f32>;        // (N)
-@group(0) @binding(4) var<storage, read> up: array<f32>;          // (N)
+@group(0) @binding(2) var<storage, read_write> dout: array<f32>;        // (N)
+@group(0) @binding(3) var<storage, read_write> gate: array<f32>;        // (N)
+@group(0) @binding(4) var<storage, read_write> up: array<f32>;          // (N)
 @group(0) @binding(5) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -7,8 +7,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>; // (N)
-@group(0) @binding(1) var<storage, read> gate: array<f32>;      // (N)
-@group(0) @binding(2) var<storage, read> up: array<f32>;        // (N)
+@group(0) @binding(1) var<storage, read_write> gate: array<f32>;      // (N)
+@group(0) @binding(2) var<storage, read_write> up: array<f32>;        // (N)
 @group(0) @binding(3) var<uniform> params: Params;
 
 @compute @workgroup_size(WG)

@@ -1,0 +1,488 @@
+/**
+ * The WebGPU backend: the Llama-family model of src/gpu/model on the WGSL kernels, the same
+ * ModelBackend contract as the CPU backend and the same pass structure, tensor for tensor. One flat
+ * GPU buffer per role (params, LoRA params, grads, AdamW m and v, activations, their gradients)
+ * laid out by layout.ts with offsets aligned to minStorageBufferOffsetAlignment; the passes of a
+ * call (forward, log-probs, backward; or grad-norm, clip and AdamW) are recorded once per batch
+ * shape and submitted as one command encoder. It is not a sampler or a KV cache.
+ */
+import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerStepOptions } from '../model/backend.ts';
+import type { ModelConfig } from '../model/config.ts';
+import { initLoraParameters, initParameters } from '../model/init.ts';
+import {
+  activationLayout,
+  linearModuleName,
+  linearSizes,
+  loraLayout,
+  loraParamName,
+  paramLayout,
+  type Layout,
+  type LoraConfig,
+  type LoraTargetModule,
+} from '../model/layout.ts';
+import type { GPUContext } from './device.ts';
+import { createTensor, f32, KernelPlan, Kernels, readTensor, u32, type Dispatch, type GPUTensor } from './kernels.ts';
+import * as ops from './ops.ts';
+
+/** The GPU state of one (B, T) batch shape: activations, their gradients, inputs and the recorded plans. */
+interface BatchState {
+  B: number;
+  T: number;
+  layout: Layout;
+  acts: GPUBuffer;
+  dacts: GPUBuffer;
+  ids: GPUTensor; // (B*T) i32
+  targets: GPUTensor; // (B*T) i32
+  weights: GPUTensor; // (B*T) f32, the dlogprobs of backward
+  forwardPlan: KernelPlan; // ids → logits
+  logprobsPlan: KernelPlan; // logits, targets → logprobs
+  backwardPlan: KernelPlan; // weights → gradients
+  logprobsForward: Dispatch; // holds the temperature
+  logprobsBackward: Dispatch; // holds the temperature
+  temperature: number;
+  scratch: GPUBuffer[];
+}
+
+/** Creates a WebGPU backend on a device from a config and either a seed or named tensors (all base parameters required). */
+export async function createWebGPUBackend(
+  context: GPUContext,
+  config: ModelConfig,
+  weights: ModelWeights,
+  options: ModelBackendOptions = {},
+): Promise<WebGPUBackend> {
+  const backend = new WebGPUBackend(context, config, options.lora ?? null, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0);
+  if ('tensors' in weights) {
+    const missing = backend.paramLayout.slots.map((slot) => slot.name).filter((name) => !weights.tensors.has(name));
+    if (missing.length > 0) {
+      throw new Error(`missing ${missing.length} parameter(s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
+    }
+    await backend.setParameters(weights.tensors);
+  }
+  return backend;
+}
+
+/** Returns a storage buffer of `floats` f32 values, zero-filled. */
+function createStorage(device: GPUDevice, floats: number, label: string): GPUBuffer {
+  return device.createBuffer({
+    label,
+    size: Math.max(16, Math.ceil((floats * 4) / 16) * 16),
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+}
+
+/** Returns the binding of a named slot of a layout inside its buffer. */
+function slotTensor(buffer: GPUBuffer, layout: Layout, name: string): GPUTensor {
+  const slot = layout.byName.get(name);
+  if (slot === undefined) throw new Error(`no tensor named ${name} in this layout`);
+  return { buffer, offset: slot.offset * 4, size: slot.size * 4 };
+}
+
+/** The Llama-family model on WebGPU; see ModelBackend for the contract. */
+export class WebGPUBackend implements ModelBackend {
+  readonly kind = 'webgpu';
+  readonly config: ModelConfig;
+  readonly lora: LoraConfig | null;
+  readonly paramLayout: Layout; // Hugging Face names, aligned offsets
+  readonly loraLayout: Layout | null; // PEFT names, aligned offsets
+  /** The kernels and pipeline cache of this backend's device. */
+  readonly kernels: Kernels;
+  private readonly device: GPUDevice;
+  private readonly params: GPUBuffer; // (paramLayout.totalSize)
+  private readonly loraParams: GPUBuffer | null; // (loraLayout.totalSize)
+  private readonly grads: GPUBuffer; // (trainable layout.totalSize)
+  private readonly adamM: GPUBuffer;
+  private readonly adamV: GPUBuffer;
+  private readonly normPartials: GPUTensor; // (GRAD_NORM_PARTIALS)
+  private readonly normResult: GPUTensor; // (2) clip factor, norm
+  private readonly stepPlan: KernelPlan; // grad norm, clip factor, AdamW
+  private readonly normPlan: KernelPlan; // grad norm only
+  private readonly stepNormDispatch: Dispatch;
+  private readonly adamwDispatch: Dispatch;
+  private stepCount = 0;
+  private batch: BatchState | null = null;
+
+  /** Allocates the buffers and initialises them from seed (HF init) and loraSeed (PEFT init). */
+  constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number) {
+    this.config = config;
+    this.lora = lora;
+    this.kernels = new Kernels(context);
+    this.device = context.device;
+    const alignment = this.device.limits.minStorageBufferOffsetAlignment / 4;
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = config;
+    for (const [name, value] of Object.entries({ hidden_size: C, intermediate_size: I, 'heads·head_dim': NH * HS, 'kv_heads·head_dim': KVH * HS, vocab_size: V, ...(lora ? { 'LoRA rank': lora.rank } : {}) })) {
+      if (value % 4 !== 0) throw new Error(`the WebGPU backend needs ${name} (${value}) to be a multiple of 4 (vec4 matmuls); use the cpu backend`);
+    }
+    this.paramLayout = paramLayout(config, { alignment });
+    const initial = new Float32Array(this.paramLayout.totalSize);
+    initParameters(initial, this.paramLayout, seed);
+    this.params = createStorage(this.device, this.paramLayout.totalSize, 'params');
+    this.device.queue.writeBuffer(this.params, 0, initial);
+    if (lora !== null) {
+      if (!(Number.isInteger(lora.rank) && lora.rank > 0)) throw new Error(`LoRA rank must be a positive integer, got ${lora.rank}`);
+      if (lora.targetModules.length === 0) throw new Error('LoRA needs at least one target module');
+      this.loraLayout = loraLayout(config, lora, { alignment });
+      const initialLora = new Float32Array(this.loraLayout.totalSize);
+      initLoraParameters(initialLora, this.loraLayout, config, lora, loraSeed);
+      this.loraParams = createStorage(this.device, this.loraLayout.totalSize, 'lora params');
+      this.device.queue.writeBuffer(this.loraParams, 0, initialLora);
+    } else {
+      this.loraLayout = null;
+      this.loraParams = null;
+    }
+    const n = this.trainableLayout().totalSize;
+    this.grads = createStorage(this.device, n, 'grads');
+    this.adamM = createStorage(this.device, n, 'adamw m');
+    this.adamV = createStorage(this.device, n, 'adamw v');
+    this.normPartials = createTensor(this.device, ops.GRAD_NORM_PARTIALS * 4, 'grad norm partials');
+    this.normResult = createTensor(this.device, 16, 'grad norm result');
+
+    const whole = (buffer: GPUBuffer): GPUTensor => ({ buffer, offset: 0, size: n * 4 });
+    this.stepPlan = new KernelPlan(this.kernels);
+    this.stepNormDispatch = ops.globalGradNorm(this.stepPlan, this.normResult, this.normPartials, whole(this.grads), n, 0);
+    const settings = { lr: 0, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, step: 1 };
+    this.adamwDispatch = ops.adamwUpdate(this.stepPlan, whole(this.trainableBuffer()), whole(this.grads), whole(this.adamM), whole(this.adamV), this.normResult, n, settings);
+    this.normPlan = new KernelPlan(this.kernels);
+    ops.globalGradNorm(this.normPlan, this.normResult, this.normPartials, whole(this.grads), n, 0);
+  }
+
+  async forward(ids: Int32Array, B: number, T: number): Promise<Float32Array> {
+    const batch = this.batchFor(B, T);
+    this.writeTokens(batch.ids, ids, B * T, 'ids');
+    this.submit(batch.forwardPlan);
+    return this.read(slotTensor(batch.acts, batch.layout, 'logits'));
+  }
+
+  async logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number): Promise<Float32Array> {
+    const batch = this.batchFor(B, T);
+    this.writeTokens(batch.ids, ids, B * T, 'ids');
+    this.writeTokens(batch.targets, targets, B * T, 'targets');
+    this.setTemperature(batch, temperature);
+    this.submit(batch.forwardPlan, batch.logprobsPlan);
+    return this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
+  }
+
+  async backward(ids: Int32Array, targets: Int32Array, weights: Float32Array, B: number, T: number, temperature: number): Promise<number> {
+    const N = B * T;
+    if (weights.length !== N) throw new Error(`weights has ${weights.length} values, expected B*T = ${N}`);
+    const batch = this.batchFor(B, T);
+    this.writeTokens(batch.ids, ids, N, 'ids');
+    this.writeTokens(batch.targets, targets, N, 'targets');
+    this.device.queue.writeBuffer(batch.weights.buffer, 0, weights.buffer as ArrayBuffer, weights.byteOffset, N * 4);
+    this.setTemperature(batch, temperature);
+    this.submit(batch.forwardPlan, batch.logprobsPlan, batch.backwardPlan);
+    const logprobs = await this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
+    let objective = 0;
+    for (let i = 0; i < N; i++) objective += weights[i]! * logprobs[i]!;
+    return objective;
+  }
+
+  async zeroGrad(): Promise<void> {
+    const encoder = this.device.createCommandEncoder();
+    encoder.clearBuffer(this.grads);
+    this.device.queue.submit([encoder.finish()]);
+  }
+
+  async gradNorm(): Promise<number> {
+    this.submit(this.normPlan);
+    return (await this.read(this.normResult))[1]!;
+  }
+
+  async step({ lr, beta1, beta2, eps, weightDecay, maxGradNorm }: OptimizerStepOptions): Promise<{ gradNorm: number }> {
+    this.stepCount++;
+    const n = this.trainableLayout().totalSize;
+    this.kernels.writeParams(this.stepNormDispatch, [u32(Math.min(ops.GRAD_NORM_PARTIALS, n)), f32(maxGradNorm)]);
+    this.kernels.writeParams(this.adamwDispatch, ops.adamwParams(n, { lr, beta1, beta2, eps, weightDecay, step: this.stepCount }));
+    this.submit(this.stepPlan);
+    return { gradNorm: (await this.read(this.normResult))[1]! };
+  }
+
+  async getParameters(): Promise<NamedTensors> {
+    const tensors: NamedTensors = new Map();
+    await this.copyOut(tensors, this.paramLayout, this.params);
+    if (this.loraLayout !== null && this.loraParams !== null) await this.copyOut(tensors, this.loraLayout, this.loraParams);
+    return tensors;
+  }
+
+  async getGradients(): Promise<NamedTensors> {
+    const tensors: NamedTensors = new Map();
+    await this.copyOut(tensors, this.trainableLayout(), this.grads);
+    return tensors;
+  }
+
+  async setParameters(tensors: NamedTensors): Promise<void> {
+    for (const [name, tensor] of tensors) this.setParameter(name, tensor);
+  }
+
+  dispose(): void {
+    this.releaseBatch();
+    for (const buffer of [this.params, this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
+  }
+
+  /** Copies one named tensor into the parameter or LoRA buffer, checking its shape. */
+  private setParameter(name: string, tensor: NamedTensor): void {
+    const inBase = this.paramLayout.byName.get(name);
+    const slot = inBase ?? this.loraLayout?.byName.get(name);
+    if (slot === undefined) throw new Error(`unknown parameter ${name} for this ${this.config.architecture} config`);
+    const size = tensor.shape.reduce((x, y) => x * y, 1);
+    if (tensor.shape.length !== slot.shape.length || tensor.shape.some((d, i) => d !== slot.shape[i]) || tensor.data.length !== size) {
+      throw new Error(`parameter ${name}: shape [${tensor.shape}] with ${tensor.data.length} values, expected [${slot.shape}]`);
+    }
+    const buffer = inBase !== undefined ? this.params : this.loraParams!;
+    this.device.queue.writeBuffer(buffer, slot.offset * 4, tensor.data.buffer as ArrayBuffer, tensor.data.byteOffset, size * 4);
+  }
+
+  /** Reads a whole flat buffer back and adds a copy of each slot to tensors. */
+  private async copyOut(tensors: NamedTensors, layout: Layout, buffer: GPUBuffer): Promise<void> {
+    const values = await this.read({ buffer, offset: 0, size: layout.totalSize * 4 });
+    for (const slot of layout.slots) tensors.set(slot.name, { shape: [...slot.shape], data: values.slice(slot.offset, slot.offset + slot.size) });
+  }
+
+  /** Encodes the plans into one command encoder and submits it once. */
+  private submit(...plans: KernelPlan[]): void {
+    const encoder = this.device.createCommandEncoder();
+    for (const plan of plans) plan.encode(encoder);
+    this.device.queue.submit([encoder.finish()]);
+  }
+
+  private read(tensor: GPUTensor): Promise<Float32Array> {
+    return readTensor(this.device, tensor, tensor.size);
+  }
+
+  private setTemperature(batch: BatchState, temperature: number): void {
+    if (!(temperature > 0)) throw new Error(`temperature must be positive, got ${temperature}`);
+    if (temperature === batch.temperature) return;
+    const N = batch.B * batch.T;
+    const params = [u32(N), u32(this.config.vocab_size), f32(temperature)];
+    this.kernels.writeParams(batch.logprobsForward, params);
+    this.kernels.writeParams(batch.logprobsBackward, params);
+    batch.temperature = temperature;
+  }
+
+  /** Checks that tokens has n values in [0, V) and uploads them. */
+  private writeTokens(tensor: GPUTensor, tokens: Int32Array, n: number, what: string): void {
+    if (tokens.length !== n) throw new Error(`${what} has ${tokens.length} values, expected B*T = ${n}`);
+    const V = this.config.vocab_size;
+    for (let i = 0; i < n; i++) {
+      if (tokens[i]! < 0 || tokens[i]! >= V) throw new Error(`${what}[${i}] = ${tokens[i]} is outside the vocabulary [0, ${V})`);
+    }
+    this.device.queue.writeBuffer(tensor.buffer, 0, tokens.buffer as ArrayBuffer, tokens.byteOffset, n * 4);
+  }
+
+  private trainableLayout(): Layout {
+    return this.loraLayout ?? this.paramLayout;
+  }
+
+  private trainableBuffer(): GPUBuffer {
+    return this.loraParams ?? this.params;
+  }
+
+  private releaseBatch(): void {
+    if (this.batch === null) return;
+    for (const buffer of [this.batch.acts, this.batch.dacts, this.batch.ids.buffer, this.batch.targets.buffer, this.batch.weights.buffer, ...this.batch.scratch]) buffer.destroy();
+    this.batch = null;
+  }
+
+  /** Returns the batch state for (B, T), allocating buffers and recording the plans when the shape changes. */
+  private batchFor(B: number, T: number): BatchState {
+    if (!(Number.isInteger(B) && B > 0 && Number.isInteger(T) && T > 0)) throw new Error(`B and T must be positive integers, got B=${B} T=${T}`);
+    if (this.batch !== null && this.batch.B === B && this.batch.T === T) return this.batch;
+    this.releaseBatch();
+    const device = this.device;
+    const N = B * T;
+    const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
+    const layout = activationLayout(this.config, B, T, this.lora, { alignment });
+    const positions = new Int32Array(N); // (B*T) t within its right-padded row
+    for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
+    const { num_attention_heads: NH } = this.config;
+    const dscores = createTensor(device, B * NH * T * T * 4, 'attention dscores');
+    const dhidden = createTensor(device, N * (this.lora?.rank ?? 1) * 4, 'lora dhidden');
+    const positionsTensor = createTensor(device, positions, 'positions');
+    const batch: BatchState = {
+      B,
+      T,
+      layout,
+      acts: createStorage(device, layout.totalSize, 'activations'),
+      dacts: createStorage(device, layout.totalSize, 'activation grads'),
+      ids: createTensor(device, N * 4, 'ids'),
+      targets: createTensor(device, N * 4, 'targets'),
+      weights: createTensor(device, N * 4, 'logprob weights'),
+      forwardPlan: new KernelPlan(this.kernels),
+      logprobsPlan: new KernelPlan(this.kernels),
+      backwardPlan: new KernelPlan(this.kernels),
+      logprobsForward: undefined as unknown as Dispatch,
+      logprobsBackward: undefined as unknown as Dispatch,
+      temperature: 1,
+      scratch: [dscores.buffer, dhidden.buffer, positionsTensor.buffer],
+    };
+    this.recordForward(batch, positionsTensor);
+    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
+    batch.logprobsForward = ops.logprobsForward(batch.logprobsPlan, act('logprobs'), act('logits'), batch.targets, N, this.config.vocab_size, 1);
+    batch.logprobsBackward = this.recordBackward(batch, positionsTensor, dscores, dhidden);
+    this.batch = batch;
+    return batch;
+  }
+
+  private param(name: string): GPUTensor {
+    return slotTensor(this.params, this.paramLayout, name);
+  }
+
+  /** Returns the gradient binding of a trainable parameter, or null when it is frozen (the base under LoRA). */
+  private grad(name: string): GPUTensor | null {
+    const layout = this.trainableLayout();
+    return layout.byName.has(name) ? slotTensor(this.grads, layout, name) : null;
+  }
+
+  private loraParam(layer: number, module: LoraTargetModule, matrix: 'A' | 'B'): GPUTensor {
+    return slotTensor(this.loraParams!, this.loraLayout!, loraParamName(layer, module, matrix));
+  }
+
+  private isAdapted(module: LoraTargetModule): boolean {
+    return this.lora !== null && this.lora.targetModules.includes(module);
+  }
+
+  /** Records the forward pass (as CpuBackend.forwardPass): embedding, L blocks, final norm, LM head. */
+  private recordForward(batch: BatchState, positions: GPUTensor): void {
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
+    const { B, T, layout } = batch;
+    const N = B * T;
+    const plan = batch.forwardPlan;
+    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
+    const eps = this.config.rms_norm_eps;
+    const theta = this.config.rope_theta;
+
+    ops.embeddingForward(plan, act('encoded'), batch.ids, this.param('model.embed_tokens.weight'), N, C);
+    let residual = act('encoded');
+    for (let l = 0; l < this.config.num_hidden_layers; l++) {
+      const la = (name: string): GPUTensor => act(`layers.${l}.${name}`);
+      const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
+
+      // attention block
+      ops.rmsnormForward(plan, la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
+      this.linearForward(plan, batch, l, 'q_proj', la('q'), la('ln1'));
+      this.linearForward(plan, batch, l, 'k_proj', la('k'), la('ln1'));
+      this.linearForward(plan, batch, l, 'v_proj', la('v'), la('ln1'));
+      let q = la('q'); // (B, T, NH, HS)
+      let k = la('k'); // (B, T, KVH, HS)
+      if (this.config.qk_norm) {
+        ops.rmsnormForward(plan, la('q_normed'), la('q_rstd'), q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
+        ops.rmsnormForward(plan, la('k_normed'), la('k_rstd'), k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
+        q = la('q_normed');
+        k = la('k_normed');
+      }
+      ops.ropeForward(plan, la('q_rope'), q, positions, B, T, NH, HS, theta);
+      ops.ropeForward(plan, la('k_rope'), k, positions, B, T, KVH, HS, theta);
+      ops.attentionForward(plan, la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
+      this.linearForward(plan, batch, l, 'o_proj', la('attproj'), la('atty'));
+      ops.residualForward(plan, la('residual2'), residual, la('attproj'), N * C);
+
+      // MLP block
+      ops.rmsnormForward(plan, la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
+      this.linearForward(plan, batch, l, 'gate_proj', la('gate'), la('ln2'));
+      this.linearForward(plan, batch, l, 'up_proj', la('up'), la('ln2'));
+      ops.swigluForward(plan, la('swiglu'), la('gate'), la('up'), N * I);
+      this.linearForward(plan, batch, l, 'down_proj', la('mlp_out'), la('swiglu'));
+      ops.residualForward(plan, la('residual3'), la('residual2'), la('mlp_out'), N * C);
+      residual = la('residual3');
+    }
+    ops.rmsnormForward(plan, act('lnf'), act('lnf_rstd'), residual, this.param('model.norm.weight'), N, C, eps);
+    const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+    ops.matmulForward(plan, act('logits'), act('lnf'), lmHead, null, N, C, V);
+  }
+
+  /** Records the backward pass (as CpuBackend.backward) and returns the logprobs-backward dispatch. */
+  private recordBackward(batch: BatchState, positions: GPUTensor, dscores: GPUTensor, dhidden: GPUTensor): Dispatch {
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
+    const { B, T, layout } = batch;
+    const N = B * T;
+    const plan = batch.backwardPlan;
+    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
+    const dact = (name: string): GPUTensor => slotTensor(batch.dacts, layout, name);
+    const theta = this.config.rope_theta;
+    const L = this.config.num_hidden_layers;
+
+    plan.clear({ buffer: batch.dacts, offset: 0, size: batch.dacts.size });
+    // LM head and final norm
+    const logprobsBackward = ops.logprobsBackward(plan, dact('logits'), batch.weights, act('logits'), batch.targets, N, V, 1);
+    const lmHeadName = this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
+    ops.matmulBackward(plan, dact('lnf'), this.grad(lmHeadName), null, dact('logits'), act('lnf'), this.param(lmHeadName), N, C, V);
+    const lastResidual = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
+    ops.rmsnormBackward(plan, dact(lastResidual), this.grad('model.norm.weight'), dact('lnf'), act(lastResidual), this.param('model.norm.weight'), act('lnf_rstd'), N, C);
+
+    for (let l = L - 1; l >= 0; l--) {
+      const la = (name: string): GPUTensor => act(`layers.${l}.${name}`);
+      const dla = (name: string): GPUTensor => dact(`layers.${l}.${name}`);
+      const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
+      const lg = (name: string): GPUTensor | null => this.grad(`model.layers.${l}.${name}`);
+      const inputName = l === 0 ? 'encoded' : `layers.${l - 1}.residual3`;
+      const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void =>
+        this.linearBackward(plan, batch, l, module, dinp, dout, inp, dhidden);
+
+      // MLP block
+      ops.residualBackward(plan, dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
+      linear('down_proj', dla('swiglu'), dla('mlp_out'), la('swiglu'));
+      ops.swigluBackward(plan, dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
+      linear('gate_proj', dla('ln2'), dla('gate'), la('ln2'));
+      linear('up_proj', dla('ln2'), dla('up'), la('ln2'));
+      ops.rmsnormBackward(plan, dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
+
+      // attention block
+      ops.residualBackward(plan, dact(inputName), dla('attproj'), dla('residual2'), N * C);
+      linear('o_proj', dla('atty'), dla('attproj'), la('atty'));
+      ops.attentionBackward(plan, dla('q_rope'), dla('k_rope'), dla('v'), dscores, dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
+      if (this.config.qk_norm) {
+        ops.ropeBackward(plan, dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
+        ops.ropeBackward(plan, dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+        ops.rmsnormBackward(plan, dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
+        ops.rmsnormBackward(plan, dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
+      } else {
+        ops.ropeBackward(plan, dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
+        ops.ropeBackward(plan, dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+      }
+      linear('q_proj', dla('ln1'), dla('q'), la('ln1'));
+      linear('k_proj', dla('ln1'), dla('k'), la('ln1'));
+      linear('v_proj', dla('ln1'), dla('v'), la('ln1'));
+      ops.rmsnormBackward(plan, dact(inputName), lg('input_layernorm.weight'), dla('ln1'), act(inputName), lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
+    }
+    const dwte = this.grad('model.embed_tokens.weight');
+    if (dwte !== null) ops.embeddingBackward(plan, dwte, dact('encoded'), batch.ids, N, C);
+    return logprobsBackward;
+  }
+
+  /** Records out = inp·Wᵀ + b for one linear module, plus its LoRA update when the module is adapted. */
+  private linearForward(plan: KernelPlan, batch: BatchState, layer: number, module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void {
+    const { IC, OC } = linearSizes(this.config, module);
+    const N = batch.B * batch.T;
+    const prefix = linearModuleName(layer, module);
+    const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? this.param(`${prefix}.bias`) : null;
+    ops.matmulForward(plan, out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
+    if (this.isAdapted(module)) {
+      const hidden = slotTensor(batch.acts, batch.layout, `layers.${layer}.${module}.lora_hidden`);
+      ops.loraForward(plan, out, hidden, inp, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora!.rank, this.lora!.alpha);
+    }
+  }
+
+  /** Records the gradients of linearForward: dinp always, weight and bias when trainable, LoRA when adapted. */
+  private linearBackward(
+    plan: KernelPlan,
+    batch: BatchState,
+    layer: number,
+    module: LoraTargetModule,
+    dinp: GPUTensor,
+    dout: GPUTensor,
+    inp: GPUTensor,
+    dhidden: GPUTensor,
+  ): void {
+    const { IC, OC } = linearSizes(this.config, module);
+    const N = batch.B * batch.T;
+    const prefix = linearModuleName(layer, module);
+    const hasBias = this.paramLayout.byName.has(`${prefix}.bias`);
+    ops.matmulBackward(plan, dinp, this.grad(`${prefix}.weight`), hasBias ? this.grad(`${prefix}.bias`) : null, dout, inp, this.param(`${prefix}.weight`), N, IC, OC);
+    if (this.isAdapted(module)) {
+      const hidden = slotTensor(batch.acts, batch.layout, `layers.${layer}.${module}.lora_hidden`);
+      const dA = this.grad(loraParamName(layer, module, 'A'))!;
+      const dB = this.grad(loraParamName(layer, module, 'B'))!;
+      const dhiddenView = { ...dhidden, size: N * this.lora!.rank * 4 };
+      ops.loraBackward(plan, dinp, dA, dB, dhiddenView, dout, inp, hidden, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora!.rank, this.lora!.alpha);
+    }
+  }
+}
