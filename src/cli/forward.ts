@@ -8,6 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadModelFolder } from '../gpu/io/model-folder.ts';
+import type { NamedTensors } from '../gpu/model/backend.ts';
+import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
 import { CliError } from './cli-error.ts';
 
@@ -44,10 +46,6 @@ export async function runForward(argv: string[]): Promise<number> {
   const ids = Int32Array.from(tokens, Number);
   const backendName = values.backend ?? 'cpu';
   if (backendName !== 'cpu' && backendName !== 'webgpu') throw new CliError(`--backend must be cpu or webgpu, got "${backendName}"`, 2);
-  if (backendName === 'webgpu') {
-    throw new CliError('--backend webgpu is not available yet: the WebGPU model backend (createWebGPUBackend) has not landed; use --backend cpu', 2);
-  }
-
   let model;
   try {
     model = await loadModelFolder(async (name) => new Uint8Array(await readFile(join(modelDir, name))), modelDir);
@@ -58,11 +56,43 @@ export async function runForward(argv: string[]): Promise<number> {
   const outside = [...ids].find((id) => id >= V);
   if (outside !== undefined) throw new CliError(`token ${outside} is outside the vocabulary of ${modelDir} (vocab_size ${V})`, 2);
 
-  const backend = await createCpuBackend(model.config, { tensors: model.tensors });
-  const logits = await backend.forward(ids, 1, ids.length); // (1, T, V)
-  backend.dispose();
+  let logits: Float32Array; // (1, T, V)
+  if (backendName === 'webgpu') {
+    logits = await forwardOnWebGPU(model.config, model.tensors, ids);
+  } else {
+    const backend = await createCpuBackend(model.config, { tensors: model.tensors });
+    logits = await backend.forward(ids, 1, ids.length);
+    backend.dispose();
+  }
   const rows: number[][] = [];
   for (let t = 0; t < ids.length; t++) rows.push(Array.from(logits.subarray(t * V, (t + 1) * V)));
   console.log(JSON.stringify({ logits: rows }));
   return 0;
+}
+
+/** Runs one forward pass on the WebGPU backend through Dawn (loaded lazily, so the cpu path never loads the native addon). */
+async function forwardOnWebGPU(config: ModelConfig, tensors: NamedTensors, ids: Int32Array): Promise<Float32Array> {
+  const [{ createNodeGPU }, { requestGPUDevice }, { createWebGPUBackend }] = await Promise.all([
+    import('../gpu/webgpu/node-gpu.ts'),
+    import('../gpu/webgpu/device.ts'),
+    import('../gpu/webgpu/webgpu-backend.ts'),
+  ]);
+  let context;
+  try {
+    context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'tabrl forward' });
+  } catch (error) {
+    throw new CliError(`--backend webgpu: ${(error as Error).message}`);
+  }
+  try {
+    const backend = await createWebGPUBackend(context, config, { tensors }).catch((error: Error) => {
+      throw new CliError(`--backend webgpu: ${error.message}`);
+    });
+    try {
+      return await backend.forward(ids, 1, ids.length);
+    } finally {
+      backend.dispose();
+    }
+  } finally {
+    context.device.destroy();
+  }
 }
