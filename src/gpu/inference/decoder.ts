@@ -1,0 +1,38 @@
+/**
+ * The decoding contract: sequences that live in a KV cache, fed by a batched prefill (any number
+ * of new tokens per sequence) and by decode steps (one token per live sequence), forked to sample
+ * a group of G completions from one prompt that was prefilled once, and extended when a follow-up
+ * turn appends tokens to a finished sequence. The CPU decoder (cpu-decoder.ts) implements it from
+ * the reference ops; a WebGPU decoder implements the same interface over the engine's buffers.
+ */
+
+/** A handle on one sequence in a decoder's KV cache. */
+export type SequenceId = number;
+
+/** A model that decodes with a KV cache; see the file comment. Logits are f32, (B, V) row-major in the order of `seqs`. */
+export interface Decoder {
+  /** Size of a logits row (the model's vocab_size). */
+  readonly vocabSize: number;
+  /** Creates an empty sequence (length 0). */
+  newSequence(): SequenceId;
+  /** Returns count new sequences whose caches are copies of parent's (parent stays as it is). */
+  fork(parent: SequenceId, count: number): SequenceId[];
+  /** Returns the number of tokens in a sequence's cache (the position of its next token). */
+  sequenceLength(seq: SequenceId): number;
+  /** Returns the tokens in a sequence's cache, in order. */
+  sequenceTokens(seq: SequenceId): number[];
+  /**
+   * Appends tokens[i] (at least one) to seqs[i] for every i, as one batch, and returns the logits
+   * (B, V) of each sequence's last appended token: the prefill of a new prompt, or the extension
+   * of an existing sequence by a follow-up turn.
+   */
+  prefill(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array>;
+  /** Appends one token to each sequence (one decode step) and returns the logits (B, V) of those tokens. */
+  decode(seqs: readonly SequenceId[], tokens: ArrayLike<number>): Promise<Float32Array>;
+  /** Frees a sequence's cache; the handle may not be used afterwards. */
+  release(seq: SequenceId): void;
+  /** Returns the number of live sequences and the tokens their caches hold. */
+  usage(): { sequences: number; tokens: number };
+  /** Frees every sequence and the decoder's memory; it may not be used afterwards. */
+  dispose(): void;
+}
