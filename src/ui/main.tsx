@@ -1,7 +1,9 @@
-/** Browser entry point: mounts the playground into #root. */
+/** Browser entry point: mounts the playground into #root and loads the saved environments. */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { initPlayground } from './actions.ts';
 import { App } from './App.tsx';
+import './styles.css';
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element');
@@ -10,3 +12,4 @@ createRoot(root).render(
     <App />
   </StrictMode>,
 );
+void initPlayground();

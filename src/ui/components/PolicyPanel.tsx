@@ -1,0 +1,69 @@
+/** The policy picker: the built-in's scripted expert, an OpenAI-compatible endpoint, or (with the engine) the in-tab model. */
+import { useState } from 'react';
+import { setApiKey, setEndpoint } from '../actions.ts';
+import { readApiKey } from '../api-key.ts';
+import { isBuiltinName } from '../builtins.ts';
+import { usePlayground } from '../store/index.ts';
+import type { PolicyKind } from '../store/policy-slice.ts';
+
+/** The policy card. */
+export function PolicyPanel() {
+  const policy = usePlayground((state) => state.policy);
+  const setPolicy = usePlayground((state) => state.setPolicy);
+  const builtin = usePlayground((state) => state.environments.find((item) => item.id === state.currentId)?.builtin);
+  const hasExpert = isBuiltinName(builtin);
+
+  return (
+    <section className="card" aria-labelledby="policy-heading">
+      <h2 id="policy-heading">Policy</h2>
+      <div className="segmented" role="radiogroup" aria-label="Policy">
+        <PolicyOption value="expert" current={policy} onPick={setPolicy} label="Scripted expert" />
+        <PolicyOption value="endpoint" current={policy} onPick={setPolicy} label="OpenAI-compatible endpoint" />
+        <PolicyOption value="in-tab" current={policy} onPick={setPolicy} label="In-tab model" disabled />
+      </div>
+      {policy === 'expert' && (
+        <p className="hint">
+          {hasExpert
+            ? <>The built-in <b>{builtin}</b> expert answers every task offline — a quick check that the rewards score a good answer high.</>
+            : <>This file did not start from a built-in, so it has no expert. Choose an endpoint.</>}
+        </p>
+      )}
+      {policy === 'endpoint' && <EndpointFields />}
+      <p className="hint muted">In-tab model — coming with the GPU engine.</p>
+    </section>
+  );
+}
+
+function PolicyOption({ value, current, onPick, label, disabled }: { value: PolicyKind; current: PolicyKind; onPick: (value: PolicyKind) => void; label: string; disabled?: boolean }) {
+  return (
+    <button
+      type="button"
+      role="radio"
+      aria-checked={current === value}
+      className={current === value ? 'selected' : ''}
+      disabled={disabled}
+      title={disabled ? 'In-tab model — coming with the engine' : undefined}
+      data-testid={`policy-${value}`}
+      onClick={() => onPick(value)}
+    >{label}</button>
+  );
+}
+
+function EndpointFields() {
+  const baseURL = usePlayground((state) => state.baseURL);
+  const model = usePlayground((state) => state.model);
+  const hasApiKey = usePlayground((state) => state.hasApiKey);
+  const [key, setKey] = useState(readApiKey);
+  return (
+    <div className="fields">
+      <label>Base URL<input value={baseURL} onChange={(event) => setEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} /></label>
+      <label>Model<input value={model} onChange={(event) => setEndpoint({ model: event.target.value })} spellCheck={false} /></label>
+      <label>API key
+        <input type="password" value={key} data-testid="api-key" autoComplete="off"
+          onChange={(event) => { setKey(event.target.value); setApiKey(event.target.value); }}
+          placeholder={hasApiKey ? 'stored' : 'optional'} />
+      </label>
+      <p className="hint">The key stays in this browser's local storage. It is sent only to this URL, never into the sandbox or a share link.</p>
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+/** Evaluation settings, each with a one-line explanation. */
+import type { ReactNode } from 'react';
+import { usePlayground } from '../store/index.ts';
+import type { EvaluationSettings } from '../store/evaluation-slice.ts';
+
+type NumericKey = Exclude<keyof EvaluationSettings, 'argsJson'>;
+
+const NUMERIC: { key: NumericKey; label: string; help: string; min: number; max: number; step?: number }[] = [
+  { key: 'numTasks', label: 'Tasks', help: 'How many tasks of the evaluation set to run.', min: 1, max: 100000 },
+  { key: 'rolloutsPerTask', label: 'Rollouts per task', help: 'Samples per task; pass@k uses them.', min: 1, max: 256 },
+  { key: 'concurrency', label: 'Concurrency', help: 'Rollouts in flight at once.', min: 1, max: 64 },
+  { key: 'maxTokens', label: 'Max tokens', help: 'Longest reply the model may write per turn.', min: 1, max: 131072 },
+  { key: 'temperature', label: 'Temperature', help: '0 = always the likeliest token; higher = more varied.', min: 0, max: 2, step: 0.1 },
+  { key: 'seed', label: 'Seed', help: 'Sampling seed (shared in links, so a run can be reproduced).', min: 0, max: 2147483647 },
+  { key: 'timeLimitMs', label: 'Time limit (ms)', help: 'Environment code running longer without returning is stopped.', min: 100, max: 600000, step: 100 },
+];
+
+/** The settings card. */
+export function SettingsPanel() {
+  return (
+    <section className="card" aria-labelledby="settings-heading">
+      <h2 id="settings-heading">Settings</h2>
+      <div className="settings-grid">
+        {NUMERIC.map(({ key, ...field }) => <NumericInput key={key} settingKey={key} {...field} />)}
+      </div>
+      <ArgsSetting />
+    </section>
+  );
+}
+
+function Setting({ label, help, children }: { label: string; help: string; children: ReactNode }) {
+  return (
+    <label className="setting">
+      <span className="setting-label">{label}</span>
+      {children}
+      <span className="setting-help">{help}</span>
+    </label>
+  );
+}
+
+function NumericInput({ settingKey, label, help, min, max, step }: { settingKey: NumericKey; label: string; help: string; min: number; max: number; step?: number }) {
+  const value = usePlayground((state) => state.settings[settingKey]);
+  const setSettings = usePlayground((state) => state.setSettings);
+  return (
+    <Setting label={label} help={help}>
+      <input
+        type="number"
+        data-testid={`setting-${settingKey}`}
+        value={value}
+        min={min}
+        max={max}
+        step={step ?? 1}
+        onChange={(event) => {
+          const number = Number(event.target.value);
+          if (event.target.value !== '' && Number.isFinite(number)) setSettings({ [settingKey]: Math.min(max, Math.max(min, number)) });
+        }}
+      />
+    </Setting>
+  );
+}
+
+function ArgsSetting() {
+  const argsJson = usePlayground((state) => state.settings.argsJson);
+  const setSettings = usePlayground((state) => state.setSettings);
+  return (
+    <Setting label="Environment arguments (JSON)" help="Passed to loadEnvironment(args), e.g. {&quot;numEvalTasks&quot;: 20}.">
+      <input value={argsJson} spellCheck={false} data-testid="setting-args" onChange={(event) => setSettings({ argsJson: event.target.value })} />
+    </Setting>
+  );
+}

@@ -1,0 +1,178 @@
+/**
+ * Share links: the environment source, the evaluation settings and the seed, in the URL hash, as a
+ * typed table of fields and codecs (after tensorflow/playground `state.ts`). The source is
+ * compressed with lz-string into URL-safe text, like the TypeScript playground. API keys, results
+ * and metrics never go in a link. A malformed or oversized link decodes to a `ShareLinkError` that
+ * says what is wrong, and nothing is loaded.
+ */
+import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
+
+/** Everything a link carries. */
+export interface SharedState {
+  /** The environment file's TypeScript source. */
+  source: string;
+  /** The environment's display name. */
+  name: string;
+  /** The built-in it started from, for its expert policy. */
+  builtin?: string;
+  /** Arguments passed to `loadEnvironment(args)`. */
+  args: Record<string, unknown>;
+  policy: 'expert' | 'endpoint' | 'in-tab';
+  /** Model name sent to the endpoint (never the key). */
+  model: string;
+  baseURL: string;
+  numTasks: number;
+  rolloutsPerTask: number;
+  concurrency: number;
+  maxTokens: number;
+  temperature: number;
+  seed: number;
+  timeLimitMs: number;
+}
+
+/** Why a link could not be opened. */
+export class ShareLinkError extends Error {
+  override readonly name = 'ShareLinkError';
+}
+
+/** The link format version; a link of another version is refused with a message. */
+export const SHARE_VERSION = 1;
+/** Links longer than this are refused before decoding. */
+export const MAX_HASH_LENGTH = 200_000;
+/** Decoded source longer than this is refused. */
+export const MAX_SOURCE_LENGTH = 500_000;
+
+interface Codec<T> {
+  encode(value: T): string;
+  /** Throws a plain Error with what is wrong; the caller adds the field name. */
+  decode(text: string): T;
+}
+
+const integer = (min: number, max: number): Codec<number> => ({
+  encode: (value) => String(value),
+  decode: (text) => {
+    const value = Number(text);
+    if (!/^-?\d+$/.test(text) || value < min || value > max) throw new Error(`expected a whole number from ${min} to ${max}, got "${text.slice(0, 20)}"`);
+    return value;
+  },
+});
+
+const decimal = (min: number, max: number): Codec<number> => ({
+  encode: (value) => String(value),
+  decode: (text) => {
+    const value = Number(text);
+    if (text === '' || !Number.isFinite(value) || value < min || value > max) throw new Error(`expected a number from ${min} to ${max}, got "${text.slice(0, 20)}"`);
+    return value;
+  },
+});
+
+const plainText = (maxLength: number): Codec<string> => ({
+  encode: (value) => value,
+  decode: (text) => {
+    if (text.length > maxLength) throw new Error(`longer than ${maxLength} characters`);
+    return text;
+  },
+});
+
+const oneOf = <T extends string>(values: readonly T[]): Codec<T> => ({
+  encode: (value) => value,
+  decode: (text) => {
+    if (!(values as readonly string[]).includes(text)) throw new Error(`expected one of ${values.join(', ')}, got "${text.slice(0, 20)}"`);
+    return text as T;
+  },
+});
+
+const compressedText: Codec<string> = {
+  encode: (value) => compressToEncodedURIComponent(value),
+  decode: (text) => {
+    const value = decompressFromEncodedURIComponent(text);
+    if (!value) throw new Error('the compressed text is damaged (was the link cut short?)');
+    if (value.length > MAX_SOURCE_LENGTH) throw new Error(`the source is longer than ${MAX_SOURCE_LENGTH} characters`);
+    return value;
+  },
+};
+
+const jsonObject: Codec<Record<string, unknown>> = {
+  encode: (value) => compressToEncodedURIComponent(JSON.stringify(value)),
+  decode: (text) => {
+    const json = decompressFromEncodedURIComponent(text);
+    if (!json) throw new Error('the compressed text is damaged');
+    const value: unknown = JSON.parse(json);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('expected a JSON object');
+    return value as Record<string, unknown>;
+  },
+};
+
+interface Field<K extends keyof SharedState> {
+  /** The key in the hash (short, stable: changing one breaks old links). */
+  key: string;
+  codec: Codec<NonNullable<SharedState[K]>>;
+  optional?: boolean;
+}
+
+/** The table: each shared field, its key in the hash and its codec. */
+export const SHARE_FIELDS: { [K in keyof SharedState]-?: Field<K> } = {
+  name: { key: 'name', codec: plainText(200) },
+  builtin: { key: 'builtin', codec: plainText(100), optional: true },
+  policy: { key: 'policy', codec: oneOf(['expert', 'endpoint', 'in-tab'] as const) },
+  model: { key: 'model', codec: plainText(200) },
+  baseURL: { key: 'url', codec: plainText(2000) },
+  numTasks: { key: 'tasks', codec: integer(1, 100_000) },
+  rolloutsPerTask: { key: 'k', codec: integer(1, 256) },
+  concurrency: { key: 'conc', codec: integer(1, 64) },
+  maxTokens: { key: 'maxtok', codec: integer(1, 131_072) },
+  temperature: { key: 'temp', codec: decimal(0, 2) },
+  seed: { key: 'seed', codec: integer(0, 2 ** 31 - 1) },
+  timeLimitMs: { key: 'limit', codec: integer(100, 600_000) },
+  args: { key: 'args', codec: jsonObject },
+  source: { key: 'code', codec: compressedText },
+};
+
+/** Encodes the state as a hash string (without '#'); the source goes last, since it is the longest. */
+export function encodeShareHash(state: SharedState): string {
+  const parts = [`v=${SHARE_VERSION}`];
+  for (const [name, field] of Object.entries(SHARE_FIELDS) as [keyof SharedState, Field<keyof SharedState>][]) {
+    const value = state[name];
+    if (value === undefined) continue;
+    parts.push(`${field.key}=${encodeURIComponent((field.codec as Codec<typeof value>).encode(value))}`);
+  }
+  return parts.join('&');
+}
+
+/** True when a hash looks like a share link (it may still be malformed). */
+export function isShareHash(hash: string): boolean {
+  return /(^|[#&])v=/.test(hash) && /(^|[#&])code=/.test(hash);
+}
+
+/** Decodes a hash (with or without '#'); throws `ShareLinkError` naming the first bad field. */
+export function decodeShareHash(hash: string): SharedState {
+  const text = hash.startsWith('#') ? hash.slice(1) : hash;
+  if (text.length > MAX_HASH_LENGTH) throw new ShareLinkError(`This link is too long (${text.length} characters; at most ${MAX_HASH_LENGTH}). Nothing was loaded.`);
+  const params = new Map<string, string>();
+  for (const part of text.split('&')) {
+    if (!part) continue;
+    const equals = part.indexOf('=');
+    if (equals < 0) throw new ShareLinkError(`This link is malformed ("${part.slice(0, 20)}" has no value). Nothing was loaded.`);
+    try {
+      params.set(part.slice(0, equals), decodeURIComponent(part.slice(equals + 1)));
+    } catch {
+      throw new ShareLinkError(`This link is malformed (bad escaping in "${part.slice(0, equals)}"). Nothing was loaded.`);
+    }
+  }
+  const version = params.get('v');
+  if (version !== String(SHARE_VERSION)) throw new ShareLinkError(`This link has format version ${version ?? '(none)'}; this TabRL reads version ${SHARE_VERSION}. Nothing was loaded.`);
+  const state: Partial<Record<keyof SharedState, unknown>> = {};
+  for (const [name, field] of Object.entries(SHARE_FIELDS) as [keyof SharedState, Field<keyof SharedState>][]) {
+    const raw = params.get(field.key);
+    if (raw === undefined) {
+      if (field.optional) continue;
+      throw new ShareLinkError(`This link is missing "${field.key}". Nothing was loaded.`);
+    }
+    try {
+      state[name] = field.codec.decode(raw);
+    } catch (error) {
+      throw new ShareLinkError(`This link's "${field.key}" is invalid: ${error instanceof Error ? error.message : String(error)}. Nothing was loaded.`);
+    }
+  }
+  return state as SharedState;
+}

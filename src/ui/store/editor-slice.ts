@@ -1,0 +1,43 @@
+/** The editor slice: the user's environments, the one open in the editor, its problems, and a shared link awaiting review. */
+import type { StateCreator } from 'zustand';
+import type { CompileProblem } from '../editor/monaco-setup.ts';
+import type { SavedEnvironment } from '../storage.ts';
+import type { SharedState } from '../share/url-state.ts';
+import type { PlaygroundState } from './index.ts';
+
+/** Editor state. */
+export interface EditorSlice {
+  environments: SavedEnvironment[];
+  /** The id of the environment in the editor. */
+  currentId: string | null;
+  /** Errors in the open file, as the editor marks them. */
+  problems: CompileProblem[];
+  /** A shared link's content, shown read-only until the person chooses to load it. */
+  review: SharedState | null;
+  /** A link that could not be opened, and why. */
+  shareError: string | null;
+  setEnvironments(environments: SavedEnvironment[]): void;
+  upsertEnvironment(environment: SavedEnvironment): void;
+  removeEnvironment(id: string): void;
+  setCurrentId(id: string | null): void;
+  setProblems(problems: CompileProblem[]): void;
+  setReview(review: SharedState | null): void;
+  setShareError(message: string | null): void;
+}
+
+/** Creates the editor slice. */
+export const createEditorSlice: StateCreator<PlaygroundState, [], [], EditorSlice> = (set) => ({
+  environments: [],
+  currentId: null,
+  problems: [],
+  review: null,
+  shareError: null,
+  setEnvironments: (environments) => set({ environments }),
+  upsertEnvironment: (environment) =>
+    set((state) => ({ environments: [environment, ...state.environments.filter((item) => item.id !== environment.id)] })),
+  removeEnvironment: (id) => set((state) => ({ environments: state.environments.filter((item) => item.id !== id) })),
+  setCurrentId: (currentId) => set({ currentId }),
+  setProblems: (problems) => set({ problems }),
+  setReview: (review) => set({ review }),
+  setShareError: (shareError) => set({ shareError }),
+});

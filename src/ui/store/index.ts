@@ -1,0 +1,19 @@
+/**
+ * The playground's one zustand store, built from slices (zustand's slices pattern). Components
+ * select the narrowest field they render; actions that talk to workers, storage or the URL are
+ * module-level functions in ../actions.ts, not store methods.
+ */
+import { create } from 'zustand';
+import { createEditorSlice, type EditorSlice } from './editor-slice.ts';
+import { createEvaluationSlice, type EvaluationSlice } from './evaluation-slice.ts';
+import { createPolicySlice, type PolicySlice } from './policy-slice.ts';
+
+/** The whole store's state. */
+export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice;
+
+/** The store hook; outside React use `usePlayground.getState()`. */
+export const usePlayground = create<PlaygroundState>()((...args) => ({
+  ...createEditorSlice(...args),
+  ...createPolicySlice(...args),
+  ...createEvaluationSlice(...args),
+}));

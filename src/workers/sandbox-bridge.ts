@@ -1,0 +1,185 @@
+/**
+ * The one module that owns the sandbox: it starts a fresh sandbox (an isolated frame running the
+ * runtime in a worker) for each job, talks to it over comlink, answers its model calls with the
+ * app's policy, and watches it. Every call into environment code has a time limit: a rollout that
+ * stays in environment code too long, or a worker that stops answering while no model call is
+ * pending, gets the sandbox terminated and reported as a `SandboxTimeoutError` naming the
+ * environment and the rollout. Stop asks the sandbox to finish, then terminates it after a grace period.
+ *
+ * It does not build the frame itself (that needs the DOM, which this layer does not see): the caller
+ * passes a `CreateSandboxFrame`, e.g. src/ui/sandbox-frame.ts.
+ */
+import * as Comlink from 'comlink';
+import runtimeSource from 'virtual:tabrl-sandbox-runtime';
+import { ChatClientError, type ChatClient, type EvaluationSummary, type RolloutRecord } from '../envs/index.ts';
+import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost } from './sandbox/protocol.ts';
+
+export type { EnvironmentInfo, SandboxEvaluateOptions } from './sandbox/protocol.ts';
+
+/** A started sandbox frame: the port its worker listens on, and how to destroy it (terminating the worker). */
+export interface SandboxFrame {
+  port: MessagePort;
+  /** Registers a listener for errors the frame reports (worker failed to start, uncaught error). */
+  onError(listener: (message: string) => void): void;
+  dispose(): void;
+}
+
+/** Creates an isolated frame that runs `runtime` (script text) as a classic worker. */
+export type CreateSandboxFrame = (runtime: string) => Promise<SandboxFrame>;
+
+/** Environment code ran past its time limit, or the sandbox stopped answering; the sandbox was terminated. */
+export class SandboxTimeoutError extends Error {
+  override readonly name = 'SandboxTimeoutError';
+
+  constructor(
+    message: string,
+    readonly environmentName: string,
+    readonly rollout?: { taskIndex: number; rolloutIndex: number },
+  ) {
+    super(message);
+  }
+}
+
+/** One evaluation to run in a fresh sandbox. */
+export interface SandboxEvaluationRequest {
+  /** The environment module as CommonJS JavaScript (`require('tabrl')`, `exports.default`). */
+  code: string;
+  /** A name for messages until the environment reports its own. */
+  label: string;
+  args: Record<string, unknown>;
+  options: SandboxEvaluateOptions;
+  /** The policy, held by the app: model calls from the sandbox are answered with it. */
+  client: ChatClient;
+  /** Milliseconds environment code may run without returning (default 5000). */
+  timeLimitMs?: number;
+  /** Stops the evaluation: the rollouts in flight are cancelled, then the sandbox is terminated. */
+  signal?: AbortSignal;
+  createFrame: CreateSandboxFrame;
+  onLoaded?: (info: EnvironmentInfo) => void;
+  onRolloutStarted?: (start: RolloutStart) => void;
+  onRecord?: (record: RolloutRecord, done: number, total: number) => void;
+}
+
+/** How an evaluation in the sandbox ended; `summary` is absent when it failed before finishing. */
+export interface SandboxEvaluation {
+  info?: EnvironmentInfo;
+  summary?: EvaluationSummary;
+  stoppedEarly?: string;
+  wallMs: number;
+}
+
+const DEFAULT_TIME_LIMIT_MS = 5_000;
+/** Extra time the first call gets, for the worker to parse the runtime. */
+const STARTUP_GRACE_MS = 10_000;
+/** How long a stopped evaluation may take to wind down before the sandbox is terminated. */
+const STOP_GRACE_MS = 3_000;
+const WATCH_INTERVAL_MS = 100;
+
+interface ActiveRollout extends RolloutStart {
+  waitingForModel: boolean;
+  /** When it last entered environment code (started, or got a model reply). */
+  since: number;
+}
+
+/** Runs `evaluate` on an environment file in a fresh sandbox and disposes of the sandbox afterwards. */
+export async function evaluateInSandbox(request: SandboxEvaluationRequest): Promise<SandboxEvaluation> {
+  const started = Date.now();
+  const timeLimitMs = request.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
+  const frame = await request.createFrame(runtimeSource);
+  const api = Comlink.wrap<SandboxApi>(frame.port);
+  const modelCalls = new AbortController();
+  const active = new Map<number, ActiveRollout>();
+  let environmentName = request.label;
+  let phase: 'loading' | 'evaluating' = 'loading';
+  let stopping = false;
+  let lastSignOfLife = Date.now() + STARTUP_GRACE_MS;
+  let pendingModelCalls = 0;
+  let info: EnvironmentInfo | undefined;
+
+  let fail: (error: Error) => void = () => {};
+  const failed = new Promise<never>((_resolve, reject) => { fail = reject; });
+  failed.catch(() => {});
+  frame.onError((message) => fail(new Error(`the sandbox failed: ${message}`)));
+
+  const stall = (what: string, rollout?: ActiveRollout) => {
+    const where = rollout ? ` in task ${rollout.taskIndex}, rollout ${rollout.rolloutIndex}` : '';
+    fail(new SandboxTimeoutError(
+      `Environment "${environmentName}" was stopped: ${what}${where} ran for more than ${(timeLimitMs / 1000).toFixed(1)} s without returning (an infinite loop?). The sandbox was restarted.`,
+      environmentName,
+      rollout ? { taskIndex: rollout.taskIndex, rolloutIndex: rollout.rolloutIndex } : undefined,
+    ));
+  };
+  const watchdog = setInterval(() => {
+    const now = Date.now();
+    const envRollouts = [...active.values()].filter((rollout) => !rollout.waitingForModel).sort((a, b) => a.since - b.since);
+    const oldest = envRollouts[0];
+    if (oldest && now - oldest.since > timeLimitMs) return stall('environment code', oldest);
+    if (pendingModelCalls === 0 && now - lastSignOfLife > timeLimitMs && !stopping) {
+      return stall(phase === 'loading' ? 'loading the environment' : 'environment code', oldest);
+    }
+  }, WATCH_INTERVAL_MS);
+  const alive = () => { lastSignOfLife = Math.max(lastSignOfLife, Date.now()); };
+
+  const host: SandboxHost = {
+    async createCompletion(rolloutId, chatRequest): Promise<CompletionOutcome> {
+      alive();
+      const rollout = active.get(rolloutId);
+      if (rollout) rollout.waitingForModel = true;
+      pendingModelCalls += 1;
+      try {
+        const completion = await request.client.chat.completions.create({ ...chatRequest, signal: modelCalls.signal });
+        return { ok: true, completion };
+      } catch (error) {
+        if (error instanceof ChatClientError) return { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) };
+        return { ok: false, message: error instanceof Error ? error.message : String(error), kind: 'bad_response' };
+      } finally {
+        pendingModelCalls -= 1;
+        if (rollout) {
+          rollout.waitingForModel = false;
+          rollout.since = Date.now();
+        }
+        alive();
+      }
+    },
+    rolloutStarted(start) {
+      alive();
+      active.set(start.rolloutId, { ...start, waitingForModel: false, since: Date.now() });
+      request.onRolloutStarted?.(start);
+    },
+    rolloutFinished(rolloutId) {
+      alive();
+      active.delete(rolloutId);
+    },
+    recordFinished(record, done, total) {
+      alive();
+      request.onRecord?.(record, done, total);
+    },
+  };
+
+  const onStop = () => {
+    stopping = true;
+    modelCalls.abort();
+    void api.abort().catch(() => {});
+    setTimeout(() => fail(new Error('stopped')), STOP_GRACE_MS);
+  };
+
+  try {
+    info = await Promise.race([api.loadEnvironment(request.code, request.args), failed]);
+    environmentName = info.name;
+    request.onLoaded?.(info);
+    if (request.signal?.aborted) return { info, stoppedEarly: 'cancelled', wallMs: Date.now() - started };
+    request.signal?.addEventListener('abort', onStop, { once: true });
+    phase = 'evaluating';
+    alive();
+    const result = await Promise.race([api.evaluate(request.options, Comlink.proxy(host)), failed]);
+    return { info, ...result, wallMs: Date.now() - started };
+  } catch (error) {
+    if (stopping) return { ...(info ? { info } : {}), stoppedEarly: 'cancelled', wallMs: Date.now() - started };
+    throw error;
+  } finally {
+    clearInterval(watchdog);
+    request.signal?.removeEventListener('abort', onStop);
+    modelCalls.abort();
+    frame.dispose();
+  }
+}

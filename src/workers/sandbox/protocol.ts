@@ -1,0 +1,78 @@
+/**
+ * The contract between the app and the sandbox worker: what the worker exposes over comlink
+ * (`SandboxApi`), the callbacks the app lends it (`SandboxHost`), and the plain data that crosses.
+ * Everything here is structured-cloneable; nothing here holds an API key or touches the DOM.
+ */
+import type { ChatClientErrorKind, ChatCompletion, ChatRequest, EvaluationSummary, RolloutRecord, SamplingArgs } from '../../envs/index.ts';
+
+/** What the sandbox learned from loading an environment file. */
+export interface EnvironmentInfo {
+  name: string;
+  /** The class the environment is built from (SingleTurnEnv, MultiTurnEnv, ...). */
+  kind: string;
+  numTasks: number;
+  numEvaluationTasks: number;
+  rewardNames: string[];
+  rewardWeights: number[];
+  passThreshold: number;
+}
+
+/** A chat request as it crosses to the app: the cancel signal stays behind in the sandbox. */
+export type SandboxChatRequest = Omit<ChatRequest, 'signal'>;
+
+/** The app's answer to a model call: a completion, or the error in plain data (class identity does not survive postMessage). */
+export type CompletionOutcome =
+  | { ok: true; completion: ChatCompletion }
+  | { ok: false; message: string; kind: ChatClientErrorKind; status?: number };
+
+/** A rollout the sandbox started: `rolloutId` is unique within one evaluation. */
+export interface RolloutStart {
+  rolloutId: number;
+  taskIndex: number;
+  rolloutIndex: number;
+}
+
+/** Callbacks the app lends the sandbox for one evaluation (passed with `Comlink.proxy`). */
+export interface SandboxHost {
+  /** Answers one model call of rollout `rolloutId`; the app holds the policy and any key. */
+  createCompletion(rolloutId: number, request: SandboxChatRequest): Promise<CompletionOutcome>;
+  rolloutStarted(start: RolloutStart): void;
+  rolloutFinished(rolloutId: number): void;
+  /** One finished rollout, JSON-safe, with how many of how many are done. */
+  recordFinished(record: RolloutRecord, done: number, total: number): void;
+}
+
+/** Evaluation settings, as `evaluate` takes them minus the callbacks. */
+export interface SandboxEvaluateOptions {
+  numTasks?: number;
+  rolloutsPerTask: number;
+  concurrency: number;
+  samplingArgs: SamplingArgs;
+  model: string;
+}
+
+/** What an evaluation in the sandbox returns (the records already streamed through `recordFinished`). */
+export interface SandboxEvaluateResult {
+  summary: EvaluationSummary;
+  stoppedEarly?: string;
+  wallMs: number;
+}
+
+/** The API the sandbox worker exposes on its MessagePort. */
+export interface SandboxApi {
+  /** Runs an environment module (CommonJS text, `require('tabrl')` available) and calls its default export with `args`. */
+  loadEnvironment(code: string, args: Record<string, unknown>): Promise<EnvironmentInfo>;
+  /** Evaluates the loaded environment; model calls go back through `host`. */
+  evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult>;
+  /** Asks a running evaluation to stop after the rollouts in flight. */
+  abort(): void;
+}
+
+/** The first message the frame sends its parent once its script runs. */
+export const FRAME_READY = 'tabrl-sandbox-frame-ready';
+/** Parent → frame: start the worker from `runtime` (script text) and hand it `port`. */
+export const FRAME_START = 'tabrl-sandbox-start';
+/** Frame → parent: the worker failed to start or crashed (`message`). */
+export const FRAME_WORKER_ERROR = 'tabrl-sandbox-worker-error';
+/** Parent → worker, through the frame: the port to expose the API on. */
+export const WORKER_CONNECT = 'tabrl-sandbox-connect';
