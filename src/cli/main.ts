@@ -5,6 +5,7 @@
 import { BUILTIN_ENVIRONMENTS } from '../envs/builtin/index.ts';
 import { CliError } from './cli-error.ts';
 import { runEval } from './eval.ts';
+import { runForward } from './forward.ts';
 
 /** A subcommand: a one-line description and its entry point. */
 interface Command {
@@ -15,6 +16,7 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   envs: { summary: 'list the built-in environments', run: listEnvironments },
   eval: { summary: 'evaluate an environment against an OpenAI-compatible endpoint', run: runEval },
+  forward: { summary: 'run a model folder on given tokens and print the logits as JSON', run: runForward },
 };
 
 const USAGE = `Usage: tabrl <command> [options]

@@ -24,7 +24,8 @@ export type RewardFunction<S extends State = State> = (ctx: RewardContext<S>) =>
 /** A reward function with its name and weight. */
 export interface WeightedReward<S extends State = State> {
   name: string;
-  fn: RewardFunction<S>;
+  // A method signature (not a function-typed property), so that Environment<WordleState> is usable as Environment<State>.
+  fn(ctx: RewardContext<S>): number | Promise<number>;
   weight: number;
 }
 

@@ -128,9 +128,7 @@ export class GrpoTrainer {
   private readonly options: Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency'>;
 
   constructor(
-    // Environments differ in their state type; the trainer only reads rewards and tokens.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    readonly env: Environment<any>,
+    readonly env: Environment,
     readonly backend: ModelBackend,
     readonly policy: SamplingPolicy,
     options: GrpoOptions,
@@ -299,8 +297,7 @@ export class GrpoTrainer {
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function rewardStats(trajectories: Trajectory[], env: Environment<any>): Pick<GrpoStepMetrics, 'reward' | 'rewards' | 'passRate'> {
+function rewardStats(trajectories: Trajectory[], env: Environment): Pick<GrpoStepMetrics, 'reward' | 'rewards' | 'passRate'> {
   const rewards = trajectories.map((t) => t.reward);
   const m = mean(rewards);
   const names = [...new Set(trajectories.flatMap((t) => Object.keys(t.scores)))];

@@ -29,9 +29,7 @@ export interface WarmupData {
 }
 
 /** Rolls the environment out with `client` and keeps the transcripts that scored well. */
-// Environments differ in their state type; only transcripts and rewards are read here.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function makeWarmupData(env: Environment<any>, client: ChatClient, options: WarmupDataOptions = {}): Promise<WarmupData> {
+export async function makeWarmupData(env: Environment, client: ChatClient, options: WarmupDataOptions = {}): Promise<WarmupData> {
   const minReward = options.minReward ?? env.passThreshold;
   const tasks = options.tasks ?? (options.split === 'eval' ? env.evaluationTasks : env.dataset);
   const result = await evaluate(env, client, { ...options, tasks });

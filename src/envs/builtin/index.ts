@@ -29,17 +29,13 @@ export interface BuiltinEnvironmentEntry<Args = Record<string, unknown>> {
   /** One line for menus and `--help`. */
   description: string;
   /** Loads the environment module and builds the environment. */
-  // The environments' state types differ; callers see the common base.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  load(args?: Args): Promise<Environment<any>>;
+  load(args?: Args): Promise<Environment>;
   /** A scripted expert that plays the environment's tasks well (it may need the tasks, so it takes the environment). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  expert(env: Environment<any>): Promise<ScriptedPolicy>;
+  expert(env: Environment): Promise<ScriptedPolicy>;
 }
 
 /** Every task an environment holds, training and held-out. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const allTasks = (env: Environment<any>): Task[] => [...env.dataset, ...(env.evalDataset ?? [])];
+const allTasks = (env: Environment): Task[] => [...env.dataset, ...(env.evalDataset ?? [])];
 
 /** The built-in environments by name. */
 export const BUILTIN_ENVIRONMENTS: { readonly [Name in BuiltinEnvironmentName]: BuiltinEnvironmentEntry<BuiltinEnvironmentArgs[Name]> } = {
@@ -84,8 +80,7 @@ export function isBuiltinEnvironment(name: string): name is BuiltinEnvironmentNa
 }
 
 /** Loads a built-in environment by name; throws, listing the known names, for an unknown one. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function loadBuiltinEnvironment(name: string, args: Record<string, unknown> = {}): Promise<Environment<any>> {
+export async function loadBuiltinEnvironment(name: string, args: Record<string, unknown> = {}): Promise<Environment> {
   if (!isBuiltinEnvironment(name)) {
     throw new Error(`unknown built-in environment "${name}"; known environments: ${BUILTIN_ENVIRONMENT_NAMES.join(', ')}`);
   }
@@ -94,7 +89,6 @@ export async function loadBuiltinEnvironment(name: string, args: Record<string, 
 }
 
 /** The scripted expert policy of a loaded built-in environment. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function loadBuiltinExpert(name: BuiltinEnvironmentName, env: Environment<any>): Promise<ScriptedPolicy> {
+export async function loadBuiltinExpert(name: BuiltinEnvironmentName, env: Environment): Promise<ScriptedPolicy> {
   return BUILTIN_ENVIRONMENTS[name].expert(env);
 }
