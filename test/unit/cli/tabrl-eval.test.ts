@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { wordleExpertPolicy } from '../../../src/envs/builtin/wordle.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
@@ -79,6 +80,24 @@ describe('tabrl eval', () => {
     expect(metadata.summary.reward.mean).toBeCloseTo(0.8);
     expect(server.requests.at(-1)).toMatchObject({ model: 'fake-1', temperature: 0.7, max_tokens: 32 });
     expect(server.authorizations.at(-1)).toBe('Bearer sk-secret');
+  });
+
+  test('evaluates a built-in multi-turn environment by name (Wordle, played by the expert behind the server)', async () => {
+    const expert = await startFakeOpenAIServer(async (messages, request) => String(await wordleExpertPolicy(messages, request)));
+    try {
+      const out = join(dir, 'wordle-out');
+      const { code, stdout } = await tabrl(['eval', 'wordle', '--base-url', expert.baseURL, '--model', 'expert', '-n', '3', '--out', out, '--json']);
+      expect(code).toBe(0);
+      const summary = JSON.parse(stdout);
+      expect(summary.numRollouts).toBe(3);
+      expect(summary.scores.winReward).toBe(1);
+      expect(summary.passRate).toBe(1);
+      const games = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      // Every game is multi-turn and ends on the environment's last feedback.
+      for (const game of games) expect(game.completion.at(-1).role).toBe('user');
+    } finally {
+      await expert.close();
+    }
   });
 
   test('an unreachable endpoint stops with what was tried, keeping the metadata', async () => {
