@@ -37,12 +37,16 @@ export class HfTokenizer implements Tokenizer {
   private readonly specialIds: Set<number>;
   private readonly specialPattern: RegExp | null;
 
-  /** Builds the tokenizer from parsed files; label names the source in errors. */
-  constructor(files: HfTokenizerFiles, label = 'tokenizer') {
+  /** Builds the tokenizer from parsed files; label names the source in errors; `reuse` shares another instance's parsed vocabulary. */
+  constructor(
+    private readonly files: HfTokenizerFiles,
+    private readonly label = 'tokenizer',
+    reuse?: HfTokenizer,
+  ) {
     if (typeof files.tokenizerJson !== 'object' || files.tokenizerJson === null) throw new Error(`${label}/tokenizer.json: expected a JSON object`);
     const config = (typeof files.tokenizerConfig === 'object' && files.tokenizerConfig !== null ? files.tokenizerConfig : {}) as Record<string, unknown>;
     try {
-      this.tokenizer = new TokenizersJs(files.tokenizerJson, config);
+      this.tokenizer = reuse?.tokenizer ?? new TokenizersJs(files.tokenizerJson, config);
     } catch (error) {
       throw new Error(`${label}/tokenizer.json: cannot build the tokenizer (${(error as Error).message})`);
     }
@@ -86,6 +90,11 @@ export class HfTokenizer implements Tokenizer {
       }
     }
     this.chatTemplates = templates;
+  }
+
+  /** Returns a tokenizer with the same vocabulary (shared, not re-parsed) and another chat template. */
+  withChatTemplate(chatTemplate: string): HfTokenizer {
+    return new HfTokenizer({ ...this.files, chatTemplate }, this.label, this);
   }
 
   encode(text: string, { allowSpecial = true }: EncodeOptions = {}): number[] {
