@@ -87,8 +87,8 @@ export async function requestGPUDevice(options: RequestDeviceOptions = {}): Prom
       `WebGPU ${kind} on device "${label}": ${gpuError.message}\n` +
         (kind === 'out of memory'
           ? 'The model or batch does not fit this GPU: use a smaller model, batch or sequence length.'
-          : 'A kernel was dispatched with bindings or sizes the device rejects; this is a bug in src/gpu/webgpu, ' +
-            'please report it with this message.'),
+          : 'The device rejected a buffer, pipeline or dispatch (bindings, sizes or limits); this is a bug in ' +
+            'src/gpu/webgpu or a model too large for this device\'s limits. Please report it with this message.'),
     );
     firstError ??= error;
     report(error);

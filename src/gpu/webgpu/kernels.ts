@@ -163,6 +163,18 @@ export class Kernels {
   }
 }
 
+const KERNELS_BY_DEVICE = new WeakMap<GPUDevice, Kernels>();
+
+/** Returns the one Kernels (and so the one pipeline cache) of a device, creating it on first use. */
+export function kernelsFor(gpu: GPUContext): Kernels {
+  let kernels = KERNELS_BY_DEVICE.get(gpu.device);
+  if (!kernels) {
+    kernels = new Kernels(gpu);
+    KERNELS_BY_DEVICE.set(gpu.device, kernels);
+  }
+  return kernels;
+}
+
 /** A step: dispatches (and buffer clears) recorded once, encoded in order into one command encoder. */
 export class KernelPlan {
   /** The recorded commands, in order. */

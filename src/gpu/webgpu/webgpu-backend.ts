@@ -21,7 +21,7 @@ import {
   type LoraTargetModule,
 } from '../model/layout.ts';
 import type { GPUContext } from './device.ts';
-import { createTensor, f32, KernelPlan, Kernels, readTensor, u32, type Dispatch, type GPUTensor } from './kernels.ts';
+import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
 import * as ops from './ops.ts';
 
 /** The GPU state of one (B, T) batch shape: activations, their gradients, inputs and the recorded plans. */
@@ -105,7 +105,7 @@ export class WebGPUBackend implements ModelBackend {
   constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number) {
     this.config = config;
     this.lora = lora;
-    this.kernels = new Kernels(context);
+    this.kernels = kernelsFor(context);
     this.device = context.device;
     const alignment = this.device.limits.minStorageBufferOffsetAlignment / 4;
     const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = config;
