@@ -18,13 +18,12 @@ import { learningRateAt, type LearningRateSchedule } from './schedule.ts';
 import { taskIndicesForStep } from './task-order.ts';
 import { buildTrainBatch, buildTrainSequence, type TrainSequence } from './token-batch.ts';
 
-/** What the trainer samples from: a chat client over the model being trained. */
-export interface SamplingPolicy {
-  readonly client: ChatClient;
-  /** The weights version that new samples use (number of optimizer steps synced so far). */
-  readonly version: number;
+/** What the trainer samples from: a chat client over the model being trained (LocalChatClient is one). */
+export interface SamplingPolicy extends ChatClient {
+  /** The weights version that new samples use (number of weight syncs so far). */
+  readonly policyVersion: number;
   /** Makes new samples use the backend's current weights. */
-  syncWeights(): Promise<void>;
+  syncWeights(): Promise<unknown>;
 }
 
 /** GRPO hyperparameters; defaults suit small models. */
@@ -189,7 +188,7 @@ export class GrpoTrainer {
   private async sampleStep(step: number, signal?: AbortSignal): Promise<RolloutBatch> {
     const { tasksPerStep, groupSize, seed, temperature, topP, maxTokens, model } = this.options;
     const started = now();
-    const sampledAtVersion = this.policy.version;
+    const sampledAtVersion = this.policy.policyVersion;
     const taskIndices = taskIndicesForStep(step, tasksPerStep, this.env.dataset.length, seed);
     const jobs = taskIndices.flatMap((taskIndex, group) => Array.from({ length: groupSize }, (_, i) => ({ taskIndex, seed: seed * 7919 + (step * tasksPerStep + group) * groupSize + i })));
     const trajectories = new Array<Trajectory>(jobs.length);
@@ -200,7 +199,7 @@ export class GrpoTrainer {
         const index = next++;
         const job = jobs[index]!;
         trajectories[index] = await this.env.rollout(
-          this.policy.client,
+          this.policy,
           this.env.dataset[job.taskIndex]!,
           { temperature, max_tokens: maxTokens, seed: job.seed, ...(topP !== undefined ? { top_p: topP } : {}) },
           { model, signal, taskIndex: job.taskIndex },
@@ -250,7 +249,7 @@ export class GrpoTrainer {
       learningRate,
       tokensSampled,
       tokensPerSecond: batch.sampleMs > 0 ? (tokensSampled * 1000) / batch.sampleMs : 0,
-      staleness: this.policy.version - batch.sampledAtVersion,
+      staleness: this.policy.policyVersion - batch.sampledAtVersion,
       rollouts: trajectories.length,
       rolloutsWithErrors: trajectories.filter((t) => t.errors.length > 0).length,
       groupsDropped,

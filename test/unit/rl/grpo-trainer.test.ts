@@ -20,13 +20,12 @@ const toText = (ids: number[]) => ids.map((id) => String.fromCharCode(97 + id)).
 
 /** Samples `max_tokens` letters after the prompt's letters from the backend's current weights. */
 class LetterPolicy implements SamplingPolicy {
-  version = 0;
+  policyVersion = 0;
   constructor(private readonly backend: ModelBackend) {}
   async syncWeights(): Promise<void> {
-    this.version += 1;
+    this.policyVersion += 1;
   }
-  readonly client: ChatClient = {
-    chat: {
+  readonly chat: ChatClient['chat'] = {
       completions: {
         create: async (request: ChatRequest) => {
           const promptIds = toIds(request.messages.at(-1)!.content);
@@ -56,7 +55,6 @@ class LetterPolicy implements SamplingPolicy {
           };
         },
       },
-    },
   };
 }
 
@@ -102,7 +100,7 @@ describe('GrpoTrainer', () => {
 
   test('a step where every rollout fails stops the run with the first error', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 5 });
-    const failing: SamplingPolicy = { version: 0, syncWeights: async () => {}, client: { chat: { completions: { create: async () => { throw new Error('GPU device lost'); } } } } };
+    const failing: SamplingPolicy = { policyVersion: 0, syncWeights: async () => {}, chat: { completions: { create: async () => { throw new Error('GPU device lost'); } } } };
     const trainer = new GrpoTrainer(makeEnv(), backend, failing, { steps: 2, tasksPerStep: 1, groupSize: 2 });
     await expect(trainer.run()).rejects.toThrow(TrainingError);
     await expect(new GrpoTrainer(makeEnv(), backend, failing, { steps: 1, tasksPerStep: 1, groupSize: 2 }).run()).rejects.toThrow('GPU device lost');
