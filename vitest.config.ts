@@ -1,7 +1,8 @@
 /**
  * Test projects: `unit` runs in Node; `gpu-node` runs WebGPU tests in Node through Dawn (one forked
  * process per file, since a native addon does not belong in worker threads); `browser` runs in real
- * Chromium with WebGPU on whatever adapter the machine has (SwiftShader on a GPU-less machine).
+ * Chromium with WebGPU on whatever adapter the machine has (SwiftShader on a GPU-less machine);
+ * `e2e` builds the playground, serves it and drives it with Playwright (test/e2e).
  */
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
@@ -41,6 +42,16 @@ export default defineConfig({
             }),
             instances: [{ browser: 'chromium' }],
           },
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          environment: 'node',
+          include: ['test/e2e/*.test.ts'],
+          globalSetup: ['test/e2e/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
         },
       },
     ],

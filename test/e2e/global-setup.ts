@@ -1,0 +1,34 @@
+/**
+ * Builds the playground once (into test-results/e2e-dist, so a `dist/` someone is serving is left
+ * alone) and serves it with Vite's preview server on 127.0.0.1, which also sends the sandbox
+ * frame's CSP header. Set TABRL_E2E_REUSE_BUILD=1 to skip the build when that folder exists.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build, preview } from 'vite';
+import type { TestProject } from 'vitest/node';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const OUT_DIR = 'test-results/e2e-dist';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The URL the built playground is served at, ending in '/'. */
+    appUrl: string;
+  }
+}
+
+/** Builds and serves the app; returns the teardown that stops the server. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const configFile = `${ROOT}/vite.config.ts`;
+  if (!(process.env.TABRL_E2E_REUSE_BUILD && existsSync(`${ROOT}/${OUT_DIR}/index.html`))) {
+    await build({ root: ROOT, configFile, logLevel: 'warn', build: { outDir: OUT_DIR, emptyOutDir: true, sourcemap: false } });
+  }
+  const server = await preview({ root: ROOT, configFile, logLevel: 'warn', build: { outDir: OUT_DIR }, preview: { host: '127.0.0.1', port: 4319, strictPort: false, open: false } });
+  const url = server.resolvedUrls?.local[0];
+  if (!url) throw new Error('the preview server did not report its URL');
+  project.provide('appUrl', url);
+  return async () => {
+    await server.close();
+  };
+}
