@@ -82,7 +82,7 @@ describe('CPU decoder', () => {
     const continuations = [randomTokens(3, V, 12), randomTokens(4, V, 13)];
     // a: extension by several tokens at once; b: one token at a time
     const logitsA = await decoder.prefill([a!], [continuations[0]!]);
-    let logitsB = new Float32Array(0);
+    let logitsB: Float32Array = new Float32Array(0);
     for (const token of continuations[1]!) logitsB = await decoder.decode([b!], [token]);
     const fullA = await fullLogits(backend, [...prompt, ...continuations[0]!]);
     const fullB = await fullLogits(backend, [...prompt, ...continuations[1]!]);
