@@ -104,7 +104,7 @@ export async function evaluateInSandbox(request: SandboxEvaluationRequest): Prom
   const stall = (what: string, rollout?: ActiveRollout) => {
     const where = rollout ? ` in task ${rollout.taskIndex}, rollout ${rollout.rolloutIndex}` : '';
     fail(new SandboxTimeoutError(
-      `Environment "${environmentName}" was stopped: ${what}${where} ran for more than ${(timeLimitMs / 1000).toFixed(1)} s without returning (an infinite loop?). The sandbox was restarted.`,
+      `Environment "${environmentName}" was stopped: ${what}${where} ran for more than ${(timeLimitMs / 1000).toFixed(1)} s without returning (an infinite loop?). The sandbox was shut down; the next run starts a fresh one.`,
       environmentName,
       rollout ? { taskIndex: rollout.taskIndex, rolloutIndex: rollout.rolloutIndex } : undefined,
     ));

@@ -1,7 +1,7 @@
 /**
  * Builds the playground once (into test-results/e2e-dist, so a `dist/` someone is serving is left
  * alone) and serves it with Vite's preview server on 127.0.0.1, which also sends the sandbox
- * frame's CSP header. Set TABRL_E2E_REUSE_BUILD=1 to skip the build when that folder exists.
+ * frame's CSP header, plus a trap URL that counts requests environment code should never make. Set TABRL_E2E_REUSE_BUILD=1 to skip the build when that folder exists.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,26 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (!(process.env.TABRL_E2E_REUSE_BUILD && existsSync(`${ROOT}/${OUT_DIR}/index.html`))) {
     await build({ root: ROOT, configFile, logLevel: 'warn', build: { outDir: OUT_DIR, emptyOutDir: true, sourcemap: false } });
   }
-  const server = await preview({ root: ROOT, configFile, logLevel: 'warn', build: { outDir: OUT_DIR }, preview: { host: '127.0.0.1', port: 4319, strictPort: false, open: false } });
+  let exfiltrationAttempts = 0;
+  const server = await preview({
+    root: ROOT,
+    configFile,
+    logLevel: 'warn',
+    build: { outDir: OUT_DIR },
+    preview: { host: '127.0.0.1', port: 4319, strictPort: false, open: false },
+    plugins: [{
+      // A trap for the isolation test: environment code tries to fetch /__e2e/exfiltrate; the test reads the count.
+      name: 'e2e-exfiltration-trap',
+      configurePreviewServer(previewServer) {
+        previewServer.middlewares.use('/__e2e/exfiltrate-count', (_request, response) => response.end(String(exfiltrationAttempts)));
+        previewServer.middlewares.use('/__e2e/exfiltrate', (_request, response) => {
+          exfiltrationAttempts += 1;
+          response.setHeader('access-control-allow-origin', '*');
+          response.end('caught');
+        });
+      },
+    }],
+  });
   const url = server.resolvedUrls?.local[0];
   if (!url) throw new Error('the preview server did not report its URL');
   project.provide('appUrl', url);

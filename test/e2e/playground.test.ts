@@ -128,6 +128,34 @@ describe('playground', () => {
     await second.context.close();
   });
 
+  test('Stop ends a running evaluation early and keeps the rollouts it finished', async () => {
+    const source = [
+      "import { SingleTurnEnv, Rubric } from 'tabrl';",
+      '',
+      '/** Takes a while (asynchronously, so within the time limit). */',
+      'async function slowReward(): Promise<number> {',
+      '  await new Promise((resolve) => setTimeout(resolve, 400));',
+      '  return 1;',
+      '}',
+      '',
+      'export default function loadEnvironment() {',
+      "  const dataset = Array.from({ length: 30 }, (_, i) => ({ question: `Reverse this text: slow ${i}` }));",
+      "  return new SingleTurnEnv({ name: 'slow', dataset, rubric: new Rubric().addReward(slowReward) });",
+      '}',
+    ].join('\n');
+    const { context, page } = await openPage(browser, shareLink(appUrl, source, { name: 'slow', numTasks: 30 }));
+    await page.getByTestId('review-run').click();
+    await expect.poll(() => page.getByTestId('progress').textContent(), { timeout: 20_000 }).toMatch(/slow: [1-9]\d* \/ 30 rollouts/);
+    await page.getByTestId('stop').click();
+    await page.getByTestId('summary').waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId('summary').textContent()).toContain('Stopped early: cancelled');
+    const finished = Number((await page.getByTestId('tab-rollouts').textContent())?.match(/\((\d+)\)/)?.[1]);
+    expect(finished).toBeGreaterThan(0);
+    expect(finished).toBeLessThan(30);
+    expect(await page.locator('iframe[data-testid="sandbox-frame"]').count()).toBe(0);
+    await context.close();
+  });
+
   test('a malformed share link says why and loads nothing', async () => {
     const { context, page } = await openPage(browser, `${appUrl}#v=1&code=%%%&seed=x`);
     await expect.poll(() => page.getByTestId('share-error').textContent()).toMatch(/Nothing was loaded/);
@@ -172,7 +200,7 @@ describe('playground', () => {
   });
 
   test('environment code cannot read the stored API key, the app storage, or the network', async () => {
-    const exfiltrate = `${appUrl}__exfiltrate`;
+    const exfiltrate = `${appUrl}__e2e/exfiltrate`;
     const source = [
       "import { SingleTurnEnv, Rubric } from 'tabrl';",
       '',
@@ -235,7 +263,9 @@ describe('playground', () => {
     const scores = await page.locator('.scores').textContent();
     expect(scores).toContain('keyIsolatedReward');
     expect(scores).toContain('networkIsolatedReward');
-    expect(requests.filter((url) => url.includes('__exfiltrate'))).toEqual([]);
+    expect(requests.filter((url) => url.includes('__e2e/exfiltrate'))).toEqual([]);
+    // The server saw nothing either (the trap answers with CORS allowed, so only the CSP stops it).
+    expect(await (await fetch(`${appUrl}__e2e/exfiltrate-count`)).text()).toBe('0');
     await screenshot(page, '07-isolation');
     await context.close();
   });
