@@ -10,7 +10,7 @@
  * clean format (reward 1.2; a near miss can reach 1.17).
  * Also exports `reverseTextExpertPolicy`, which reverses the text, for SFT warm-up demonstrations.
  */
-import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { Parser, SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
 // ---------------------------------------------------------------- dataset
@@ -38,6 +38,11 @@ export interface ReverseTextArgs {
   minLength?: number;
   /** Longest text in characters (default 20). */
   maxLength?: number;
+  /**
+   * The compact form for tiny models trained from scratch (the default lesson): no system prompt,
+   * the question is the bare text, and the whole reply is the answer (no tags, no format reward).
+   */
+  compact?: boolean;
 }
 
 /** A phrase of random words (words of 3+ letters while they fit), of a length within [minLength, maxLength]. */
@@ -56,9 +61,9 @@ function makePhrase(rng: Rng, minLength: number, maxLength: number): string {
   return phrase.length >= minLength ? phrase : `${phrase}s`;
 }
 
-function makeTask(rng: Rng, minLength: number, maxLength: number): Task {
+function makeTask(rng: Rng, minLength: number, maxLength: number, compact = false): Task {
   const text = makePhrase(rng, minLength, maxLength);
-  return { question: `${QUESTION_PREFIX}${text}`, answer: reverseText(text), info: { text }, task: 'reverse-text' };
+  return { question: compact ? text : `${QUESTION_PREFIX}${text}`, answer: reverseText(text), info: { text }, task: 'reverse-text' };
 }
 
 /** The text backwards, by Unicode code point. */
@@ -105,17 +110,21 @@ const FORMAT_WEIGHT = 0.2;
 
 /** Builds the reverse-text environment. */
 export default function loadEnvironment(args: ReverseTextArgs = {}): Environment {
-  const { numTasks = 1000, numEvalTasks = 100, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, minLength = 5, maxLength = 20 } = args;
+  const { numTasks = 1000, numEvalTasks = 100, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, minLength = 5, maxLength = 20, compact = false } = args;
   if (!Number.isInteger(minLength) || !Number.isInteger(maxLength) || minLength < 1 || maxLength < minLength) {
     throw new Error(`reverse-text: need 1 ≤ minLength ≤ maxLength, got ${minLength} and ${maxLength}`);
   }
-  const make = (rng: Rng) => makeTask(rng, minLength, maxLength);
+  const make = (rng: Rng) => makeTask(rng, minLength, maxLength, compact);
   const dataset = generateTasks({ count: numTasks, seed, make });
+  const evalDataset = generateTasks({ count: numEvalTasks, seed: evalSeed, make, exclude: dataset });
+  if (compact) {
+    return new SingleTurnEnv({ name: 'reverse-text', dataset, evalDataset, parser: new Parser(), rubric: new Rubric().addReward(lcsReward, LCS_WEIGHT), passThreshold: LCS_WEIGHT });
+  }
   const parser = new XMLParser(['reversed']);
   return new SingleTurnEnv({
     name: 'reverse-text',
     dataset,
-    evalDataset: generateTasks({ count: numEvalTasks, seed: evalSeed, make, exclude: dataset }),
+    evalDataset,
     systemPrompt: SYSTEM_PROMPT,
     parser,
     rubric: new Rubric().addReward(lcsReward, LCS_WEIGHT).addReward(parser.formatReward(), FORMAT_WEIGHT),
@@ -125,9 +134,9 @@ export default function loadEnvironment(args: ReverseTextArgs = {}): Environment
 
 // ---------------------------------------------------------------- expert
 
-/** A scripted expert: reverses the text after "Reverse this text: " in the last user message. */
+/** A scripted expert: reverses the text of the last user message, in tags unless the task is compact (a bare question). */
 export const reverseTextExpertPolicy: ScriptedPolicy = (messages) => {
   const question = messages.filter((message) => message.role === 'user').at(-1)?.content ?? '';
-  const text = question.startsWith(QUESTION_PREFIX) ? question.slice(QUESTION_PREFIX.length) : question;
-  return `<reversed>${reverseText(text)}</reversed>`;
+  if (!question.startsWith(QUESTION_PREFIX)) return reverseText(question);
+  return `<reversed>${reverseText(question.slice(QUESTION_PREFIX.length))}</reversed>`;
 };

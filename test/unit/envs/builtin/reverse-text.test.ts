@@ -61,3 +61,19 @@ describe('reverse-text environment', () => {
     expect(result.summary.passRate).toBe(1);
   });
 });
+
+describe('reverse-text, compact form for tiny models', () => {
+  test('bare questions, whole-reply answers, LCS reward only, and an expert that answers bare', async () => {
+    const env = loadReverseText({ compact: true, numTasks: 20, minLength: 3, maxLength: 6 });
+    const task = env.dataset[0]!;
+    expect(env.formatPrompt(task)).toEqual([{ role: 'user', content: task.info!.text }]);
+    const expert = new ScriptedClient(reverseTextExpertPolicy);
+    const perfect = await env.rollout(expert, task);
+    expect(perfect.completion[0]!.content).toBe(task.answer);
+    expect(perfect.scores).toEqual({ lcsReward: 1 });
+    expect(env.isPassed(perfect)).toBe(true);
+    const sloppy = await env.rollout(new ScriptedClient([`${task.answer}x`]), task);
+    expect(sloppy.reward).toBeLessThan(1);
+    expect(env.isPassed(sloppy)).toBe(false);
+  });
+});
