@@ -138,8 +138,10 @@ export class LocalChatClient implements ChatClient {
   private async create(request: ChatRequest): Promise<LocalChatCompletion> {
     if (request.signal?.aborted) throw new ChatClientError('the request was aborted', 'aborted');
     if (!Array.isArray(request.messages) || request.messages.length === 0) throw new ChatClientError('messages must be a non-empty array', 'bad_request');
-    while (this.syncing !== null) await this.syncing;
     const generator = await this.getGenerator();
+    // From the end of this wait to generator.generate() nothing awaits, so a weight sync can never
+    // fall between choosing the prompt and cache and queueing the request.
+    while (this.syncing !== null) await this.syncing;
     const version = this.version;
 
     // The prompt: a delta after a remembered conversation, or the whole rendered chat.
