@@ -2,8 +2,9 @@
  * Batched generation over a Decoder. Requests that arrive while the engine is idle within one
  * short window (default: the same macrotask tick) are prefilled together; requests that arrive
  * while it is decoding join at the next step (continuous batching), so the concurrent rollouts of
- * a GRPO step share every prefill and decode pass. A request with n > 1 prefills its prompt once
- * and forks the cache n − 1 times. Each sample has its own generator, seeded from the request's
+ * a GRPO step share every prefill and decode pass. A request with n > 1, or several requests with
+ * the same prompt admitted together (G rollouts of one task), prefill the prompt once and fork
+ * the cache. Each sample has its own generator, seeded from the request's
  * seed and the sample's index, so a seed reproduces a sample whatever it was batched with.
  */
 import type { Tokenizer } from '../io/tokenizer.ts';
@@ -223,19 +224,39 @@ export class Generator {
     }
   }
 
-  /** Prefills the admitted requests in one batch, forks their samples and draws each sample's first token. */
+  /**
+   * Prefills the admitted requests in one batch and draws each sample's first token. Requests
+   * with the same prompt and no parent (the G rollouts of one task, each asking for n = 1) share
+   * one prefill: the first one's sequence is forked for every other sample of the group.
+   */
   private async admit(jobs: Job[]): Promise<void> {
     const decoder = this.decoderValue;
-    const seqs = jobs.map((job) => job.request.parent ?? decoder.newSequence());
-    jobs.forEach((job, j) => (job.samples = [this.newSample(job, 0, seqs[j]!)])); // owned by the job from here on, freed on failure
-    const logits = await decoder.prefill(seqs, jobs.map((job) => job.request.prompt));
+    const heads: Job[] = []; // the jobs whose prompts are prefilled
+    const groups = new Map<Job, Job[]>(); // head → the jobs that share its prefill, head first
+    const byPrompt = new Map<string, Job>();
+    for (const job of jobs) {
+      const key = job.request.parent === undefined ? job.request.prompt.join(',') : null;
+      const head = key === null ? undefined : byPrompt.get(key);
+      if (head !== undefined) {
+        groups.get(head)!.push(job);
+        continue;
+      }
+      if (key !== null) byPrompt.set(key, job);
+      heads.push(job);
+      groups.set(job, [job]);
+    }
+    const seqs = heads.map((job) => job.request.parent ?? decoder.newSequence());
+    heads.forEach((job, j) => (job.samples = [this.newSample(job, 0, seqs[j]!)])); // owned by the job from here on, freed on failure
+    const logits = await decoder.prefill(seqs, heads.map((job) => job.request.prompt));
     const V = decoder.vocabSize;
-    jobs.forEach((job, j) => {
-      const forks = job.n > 1 ? decoder.fork(seqs[j]!, job.n - 1) : [];
-      forks.forEach((seq, i) => job.samples.push(this.newSample(job, i + 1, seq)));
-      for (const sample of job.samples) {
-        this.accept(sample, sampleToken(logits, j * V, V, job.params, sample.rng));
-        if (sample.result === null) this.live.push(sample);
+    heads.forEach((head, j) => {
+      for (const job of groups.get(head)!) {
+        const have = job === head ? 1 : 0;
+        decoder.fork(seqs[j]!, job.n - have).forEach((seq, i) => job.samples.push(this.newSample(job, i + have, seq)));
+        for (const sample of job.samples) {
+          this.accept(sample, sampleToken(logits, j * V, V, job.params, sample.rng));
+          if (sample.result === null) this.live.push(sample);
+        }
       }
     });
   }

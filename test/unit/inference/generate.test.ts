@@ -76,6 +76,20 @@ describe('generate on the tiny model', () => {
     expect(decoder.usage().sequences).toBe(0);
   });
 
+  test('concurrent requests with the same prompt (G rollouts, n = 1 each) share one prefill and match running alone', async () => {
+    const decoder = spyDecoder(await createCpuDecoder(backend));
+    const generator = new Generator(decoder, tokenizer);
+    const p = prompt('same task');
+    const requests = [0, 1, 2, 3].map((seed) => ({ prompt: p, temperature: 1, maxTokens: 6, seed }));
+    const results = await Promise.all([...requests.map((r) => generator.generate(r)), generator.generate({ prompt: prompt('other'), maxTokens: 3 })]);
+    expect(decoder.calls.filter((c) => c.kind === 'prefill')).toEqual([{ kind: 'prefill', rows: 2, tokens: p.length + prompt('other').length }]);
+    for (const [i, request] of requests.entries()) {
+      const alone = await generate(await createCpuDecoder(backend), tokenizer, [request]);
+      expect(results[i]!.samples[0]!.tokenIds).toEqual(alone[0]!.samples[0]!.tokenIds);
+    }
+    expect(decoder.usage().sequences).toBe(0);
+  });
+
   test('concurrent requests in one tick share one prefill; a late request joins the running decode loop', async () => {
     const decoder = spyDecoder(await createCpuDecoder(backend));
     const generator = new Generator(decoder, tokenizer);
