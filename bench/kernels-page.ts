@@ -3,7 +3,8 @@
  * model's shapes against the same product through jax-js and tfjs-webgpu on the same adapter, our
  * backward matmuls, forward and backward time per op for a small model config, and a whole training
  * step of that model. Times are wall-clock around a batch of back-to-back launches ending in one
- * sync (no readback), median of REPS; each result is first checked against a CPU product. It sets
+ * sync (no readback), median of REPS, the three libraries interleaved within each repetition; each
+ * result is first checked against a CPU product. It sets
  * `window.benchResult` when done. It is a measurement, not a test.
  */
 import { init as initJax, numpy as np, blockUntilReady, defaultDevice, type Array as JaxArray } from '@jax-js/jax';
@@ -16,7 +17,7 @@ import * as ops from '../src/gpu/webgpu/ops.ts';
 import { createWebGPUBackend } from '../src/gpu/webgpu/webgpu-backend.ts';
 
 /** Repetitions per measurement; the median is reported. */
-const REPS = 5;
+const REPS = 7;
 /** A batch of launches aims at this many floating-point operations (clamped to [2, 32] launches). */
 const BATCH_FLOP = 0.15e9;
 
@@ -95,6 +96,26 @@ async function timeBatched(batch: number, launch: () => void, sync: () => Promis
   return median(times);
 }
 
+/** One library's batch of launches ending in a sync. */
+interface Runner {
+  run: () => Promise<void>;
+}
+
+/** Times the runners interleaved (rotating order within each of REPS rounds, after one warm-up each) so that load changes hit all alike; returns median ms per run. */
+async function timeInterleaved(runners: Runner[]): Promise<number[]> {
+  for (const runner of runners) await runner.run();
+  const times: number[][] = runners.map(() => []);
+  for (let rep = 0; rep < REPS; rep++) {
+    for (let j = 0; j < runners.length; j++) {
+      const index = (rep + j) % runners.length;
+      const start = performance.now();
+      await runners[index]!.run();
+      times[index]!.push(performance.now() - start);
+    }
+  }
+  return times.map(median);
+}
+
 interface MatmulRow {
   shape: string;
   M: number;
@@ -132,25 +153,26 @@ async function benchMatmul(kernels: Kernels, name: string, M: number, K: number,
   const oursErr = relativeError(await readTensor(device, out, M * N * 4), reference);
   const batchPlan = new KernelPlan(kernels);
   for (let i = 0; i < batch; i++) batchPlan.add(dispatch);
-  const oursMs = await timeBatched(1, () => batchPlan.submit(), () => device.queue.onSubmittedWorkDone()) / batch;
+  const ours: Runner = {
+    run: async () => {
+      batchPlan.submit();
+      await device.queue.onSubmittedWorkDone();
+    },
+  };
 
   // jax-js: eager np.matmul, blockUntilReady on all outputs
   const ja = np.array(a, { shape: [M, K] });
   const jb = np.array(b, { shape: [K, N] });
   const first = np.matmul(ja.ref, jb.ref);
   const jaxErr = relativeError(new Float32Array((await first.data()) as Float32Array), reference);
-  let pending: JaxArray[] = [];
-  const jaxMs = await timeBatched(
-    batch,
-    () => void pending.push(np.matmul(ja.ref, jb.ref)),
-    async () => {
+  const jax: Runner = {
+    run: async () => {
+      const pending: JaxArray[] = [];
+      for (let i = 0; i < batch; i++) pending.push(np.matmul(ja.ref, jb.ref));
       await blockUntilReady(pending);
       for (const x of pending) x.dispose();
-      pending = [];
     },
-  );
-  ja.dispose();
-  jb.dispose();
+  };
 
   // tfjs-webgpu: tf.matMul, await the last output's data
   const ta = tf.tensor2d(a, [M, K]);
@@ -158,16 +180,18 @@ async function benchMatmul(kernels: Kernels, name: string, M: number, K: number,
   const tfFirst = tf.matMul(ta, tb);
   const tfjsErr = relativeError((await tfFirst.data()) as Float32Array, reference);
   tfFirst.dispose();
-  let tfPending: tf.Tensor[] = [];
-  const tfjsMs = await timeBatched(
-    batch,
-    () => void tfPending.push(tf.matMul(ta, tb)),
-    async () => {
-      await tfPending[tfPending.length - 1]!.data();
-      for (const x of tfPending) x.dispose();
-      tfPending = [];
+  const tfjs: Runner = {
+    run: async () => {
+      const pending: tf.Tensor[] = [];
+      for (let i = 0; i < batch; i++) pending.push(tf.matMul(ta, tb));
+      await pending[pending.length - 1]!.data();
+      for (const x of pending) x.dispose();
     },
-  );
+  };
+
+  const [oursMs, jaxMs, tfjsMs] = (await timeInterleaved([ours, jax, tfjs])).map((ms) => ms / batch) as [number, number, number];
+  ja.dispose();
+  jb.dispose();
   ta.dispose();
   tb.dispose();
 

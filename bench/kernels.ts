@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const server = await createServer({
     root: new URL('..', import.meta.url).pathname,
     logLevel: 'error',
-    server: { host: '127.0.0.1', port: 0, strictPort: false },
+    server: { host: '127.0.0.1', port: 0, strictPort: false, hmr: false, watch: null },
     optimizeDeps: { include: ['@jax-js/jax', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-webgpu'] },
   });
   await server.listen();

@@ -211,6 +211,12 @@ export class KernelPlan {
     pass?.end();
   }
 
+  /** Destroys the uniform buffers of the recorded dispatches; the plan may not be submitted afterwards. */
+  destroy(): void {
+    for (const command of this.commands) if (!('clear' in command)) command.params.destroy();
+    this.commands.length = 0;
+  }
+
   /** Encodes the plan into one command encoder and submits it once. */
   submit(): void {
     const encoder = this.kernels.device.createCommandEncoder();

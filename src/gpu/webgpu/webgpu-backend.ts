@@ -215,6 +215,8 @@ export class WebGPUBackend implements ModelBackend {
 
   dispose(): void {
     this.releaseBatch();
+    this.stepPlan.destroy();
+    this.normPlan.destroy();
     for (const buffer of [this.params, this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
   }
 
@@ -278,6 +280,7 @@ export class WebGPUBackend implements ModelBackend {
 
   private releaseBatch(): void {
     if (this.batch === null) return;
+    for (const plan of [this.batch.forwardPlan, this.batch.logprobsPlan, this.batch.backwardPlan]) plan.destroy();
     for (const buffer of [this.batch.acts, this.batch.dacts, this.batch.ids.buffer, this.batch.targets.buffer, this.batch.weights.buffer, ...this.batch.scratch]) buffer.destroy();
     this.batch = null;
   }
