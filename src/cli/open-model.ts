@@ -1,0 +1,74 @@
+/**
+ * Opens a model for the CLI: `tiny` (TabRL's from-scratch preset with the byte tokenizer, seeded
+ * random weights) or a Hugging Face-style folder (config.json + safetensors + tokenizer files), on
+ * the CPU backend or on WebGPU through Dawn (the software adapter where there is no GPU).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
+import { loadHfTokenizer } from '../gpu/io/hf-tokenizer.ts';
+import { loadModelFolder } from '../gpu/io/model-folder.ts';
+import type { Tokenizer } from '../gpu/io/tokenizer.ts';
+import { TINY_CONFIG } from '../gpu/inference/presets.ts';
+import type { ModelBackend, ModelBackendOptions, ModelWeights } from '../gpu/model/backend.ts';
+import type { ModelConfig } from '../gpu/model/config.ts';
+import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
+import { CliError } from './cli-error.ts';
+
+/** Which engine runs the model. */
+export type BackendName = 'cpu' | 'webgpu';
+
+/** An opened model: its backend, tokenizer and a label for messages. */
+export interface OpenedModel {
+  backend: ModelBackend;
+  tokenizer: Tokenizer;
+  label: string;
+  /** Describes the device (adapter) the backend runs on. */
+  device: string;
+}
+
+/** Checks a `--backend` value. */
+export function parseBackendName(value: string | undefined): BackendName {
+  const name = value ?? 'cpu';
+  if (name !== 'cpu' && name !== 'webgpu') throw new CliError(`--backend must be cpu or webgpu, got "${name}"`, 2);
+  return name;
+}
+
+/** Opens `tiny` or a model folder on the chosen backend. */
+export async function openModel(spec: string, options: { backend: BackendName; seed: number } & ModelBackendOptions): Promise<OpenedModel> {
+  let config: ModelConfig;
+  let weights: ModelWeights;
+  let tokenizer: Tokenizer;
+  if (spec === 'tiny') {
+    config = TINY_CONFIG;
+    weights = { seed: options.seed };
+    tokenizer = new ByteTokenizer();
+  } else {
+    const read = async (name: string) => new Uint8Array(await readFile(join(spec, name)));
+    try {
+      const model = await loadModelFolder(read, spec);
+      config = model.config;
+      weights = { tensors: model.tensors };
+      tokenizer = await loadHfTokenizer(read, spec);
+    } catch (error) {
+      throw new CliError(`${(error as Error).message}\n(--model takes "tiny" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json)`);
+    }
+  }
+  const backendOptions: ModelBackendOptions = { lora: options.lora ?? null, ...(options.loraSeed !== undefined ? { loraSeed: options.loraSeed } : {}) };
+  if (options.backend === 'cpu') {
+    return { backend: await createCpuBackend(config, weights, backendOptions), tokenizer, label: spec, device: 'cpu (reference backend)' };
+  }
+  const [{ createNodeGPU }, { requestGPUDevice }, { createWebGPUBackend }] = await Promise.all([
+    import('../gpu/webgpu/node-gpu.ts'),
+    import('../gpu/webgpu/device.ts'),
+    import('../gpu/webgpu/webgpu-backend.ts'),
+  ]);
+  try {
+    const context = await requestGPUDevice({ gpu: createNodeGPU(), label: `tabrl ${spec}` });
+    const backend = await createWebGPUBackend(context, config, weights, backendOptions);
+    const { vendor, architecture, isFallbackAdapter } = context.adapter;
+    return { backend, tokenizer, label: spec, device: `webgpu (${vendor} ${architecture}${isFallbackAdapter ? ', software adapter' : ''})` };
+  } catch (error) {
+    throw new CliError(`--backend webgpu: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * `tabrl train <env> --model <tiny | model-dir>`: the training run of src/rl/training-run.ts in
+ * Node — measure, SFT warm-up on the environment's expert demonstrations, measure, GRPO, measure —
+ * printing one line (or, with --json, one JSON object) per step, and writing metrics.jsonl,
+ * report.json and the trained model folder into --out.
+ */
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinExpert } from '../envs/builtin/index.ts';
+import { ScriptedClient, type ChatClient, type EvaluationSummary } from '../envs/index.ts';
+import { serializeModelFolder } from '../gpu/io/model-folder.ts';
+import { LORA_TARGET_MODULES } from '../gpu/model/layout.ts';
+import { runTraining, type TrainingRunOptions } from '../rl/training-run.ts';
+import { CliError } from './cli-error.ts';
+import { loadEnvironmentSpec } from './load-environment.ts';
+import { openModel, parseBackendName } from './open-model.ts';
+
+/** Usage text of `tabrl train`. */
+export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | model-dir> [options]
+
+Measures the model on held-out tasks, warms it up with SFT on demonstrations made by the
+environment's expert (built-in environments), measures again, trains with GRPO, and measures a last time.
+
+Options:
+  --model M              tiny (TabRL's from-scratch preset) or a Hugging Face-style folder (required)
+  --backend B            cpu (default) or webgpu (Dawn; the software adapter where there is no GPU)
+  --demonstrations N     expert rollouts for warm-up data (default 256)
+  --sft-steps K          SFT warm-up steps (default 100; 0 skips the warm-up)
+  --sft-batch N          sequences per SFT step (default 16)
+  --sft-lr LR            SFT learning rate (default 3e-3)
+  --steps N              GRPO steps (default 50; 0 skips GRPO)
+  --tasks-per-step B     tasks per GRPO step (default 4)
+  --group G              completions per task (default 8)
+  --lr LR                GRPO learning rate (default 1e-3)
+  --lora-rank R          train LoRA adapters of rank R on all linear layers instead of every weight
+  --max-tokens N         max tokens per model turn (default 32)
+  --max-async K          GRPO steps rollouts may run ahead of the weights (default 1; 0 = on-policy)
+  --eval-tasks N         held-out tasks measured before and after each phase (default 32; 0 = none)
+  --env-args JSON        arguments for the environment's loadEnvironment(args)
+  --seed S               seeds the model init, task order and sampling (default 0)
+  --out DIR              output folder (default runs/train-<env>-<time>)
+  --json                 print one JSON object per step instead of a progress line`;
+
+/** Runs `tabrl train`; returns the exit code. */
+export async function runTrain(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      model: { type: 'string' },
+      backend: { type: 'string' },
+      demonstrations: { type: 'string' },
+      'sft-steps': { type: 'string' },
+      'sft-batch': { type: 'string' },
+      'sft-lr': { type: 'string' },
+      steps: { type: 'string' },
+      'tasks-per-step': { type: 'string' },
+      group: { type: 'string' },
+      lr: { type: 'string' },
+      'lora-rank': { type: 'string' },
+      'max-tokens': { type: 'string' },
+      'max-async': { type: 'string' },
+      'eval-tasks': { type: 'string' },
+      'env-args': { type: 'string' },
+      seed: { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(TRAIN_USAGE);
+    return 0;
+  }
+  const spec = positionals[0];
+  if (!spec || positionals.length > 1) throw new CliError(`give exactly one environment\n\n${TRAIN_USAGE}`, 2);
+  if (!values.model) throw new CliError(`--model is required (tiny, or a model folder)\n\n${TRAIN_USAGE}`, 2);
+  const integer = (flag: string, fallback: number, min = 0) => {
+    const text = values[flag as keyof typeof values];
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < min) throw new CliError(`--${flag} must be an integer ≥ ${min}, got "${String(text)}"`, 2);
+    return value;
+  };
+  const positive = (flag: string, fallback: number) => {
+    const text = values[flag as keyof typeof values];
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!(value > 0)) throw new CliError(`--${flag} must be a positive number, got "${String(text)}"`, 2);
+    return value;
+  };
+  const seed = integer('seed', 0);
+  const sftSteps = integer('sft-steps', 100);
+  const grpoSteps = integer('steps', 50);
+  const loraRank = values['lora-rank'] === undefined ? 0 : integer('lora-rank', 0, 1);
+  const envArgs = parseEnvArgs(values['env-args']);
+  const backendName = parseBackendName(values.backend);
+
+  const env = await loadEnvironmentSpec(spec, { args: envArgs });
+  let expert: ChatClient | null = null;
+  if (sftSteps > 0) {
+    if (!isBuiltinEnvironment(spec)) throw new CliError(`an SFT warm-up needs demonstrations; only built-in environments (${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}) have an expert. Pass --sft-steps 0 to skip the warm-up.`, 2);
+    expert = new ScriptedClient(await loadBuiltinExpert(spec, env));
+  }
+  const model = await openModel(values.model, { backend: backendName, seed, lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null });
+
+  const options: TrainingRunOptions = {
+    seed,
+    maxTokens: integer('max-tokens', 32, 1),
+    evalTasks: integer('eval-tasks', 32),
+    warmup: sftSteps > 0 ? { demonstrations: integer('demonstrations', 256, 1), steps: sftSteps, batchSize: integer('sft-batch', 16, 1), lr: positive('sft-lr', 3e-3) } : null,
+    grpo: grpoSteps > 0 ? { steps: grpoSteps, tasksPerStep: integer('tasks-per-step', 4, 1), groupSize: integer('group', 8, 2), schedule: { lr: positive('lr', 1e-3) }, maxAsync: integer('max-async', 1) } : null,
+  };
+  const outDir = values.out ?? join('runs', `train-${env.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  mkdirSync(outDir, { recursive: true });
+  const metricsPath = join(outDir, 'metrics.jsonl');
+  writeFileSync(metricsPath, '');
+  const record = (line: Record<string, unknown>) => {
+    appendFileSync(metricsPath, `${JSON.stringify(line)}\n`);
+    if (values.json) console.log(JSON.stringify(line));
+  };
+  const say = (text: string) => {
+    if (!values.json) console.error(text);
+  };
+  say(`training ${model.label} on ${env.name} · ${model.device}`);
+
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  process.once('SIGINT', onSigint);
+  let report;
+  try {
+    report = await runTraining(env, model, expert, options, {
+      signal: interrupt.signal,
+      onPhase: (phase, detail) => say(`== ${phase}: ${detail}`),
+      onEvaluation: ({ label, summary }) => {
+        record({ phase: 'evaluate', label, reward: summary.reward.mean, passRate: summary.passRate, scores: summary.scores });
+        say(`   ${label}: ${describeSummary(summary)}`);
+      },
+      onSftStep: (m) => {
+        record({ phase: 'sft', ...m });
+        say(`   sft ${m.step + 1}/${sftSteps}  loss ${m.loss.toFixed(4)}  grad ${m.gradNorm.toFixed(3)}  ${m.stepMs.toFixed(0)} ms${m.skipped ? `  skipped: ${m.skipped}` : ''}`);
+      },
+      onGrpoStep: (m) => {
+        record({ phase: 'grpo', ...m });
+        say(`   grpo ${m.step + 1}/${grpoSteps}  reward ${m.reward.mean.toFixed(3)} ± ${m.reward.std.toFixed(3)}  pass ${m.passRate.toFixed(2)}  loss ${m.loss.toFixed(4)}  ${m.tokensPerSecond.toFixed(0)} tok/s  ${(m.timings.stepMs / 1000).toFixed(1)} s${m.skipped ? `  (${m.skipped})` : ''}`);
+      },
+    });
+  } catch (error) {
+    throw new CliError(`training stopped: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
+
+  const parameters = await model.backend.getParameters();
+  const modelDir = join(outDir, 'model');
+  mkdirSync(modelDir, { recursive: true });
+  for (const [name, bytes] of serializeModelFolder(model.backend.config, parameters)) writeFileSync(join(modelDir, name), bytes);
+  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: values.model, device: model.device, options, ...report, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
+  say(`wrote ${metricsPath}, ${join(outDir, 'report.json')} and the model to ${modelDir}`);
+  model.backend.dispose();
+  return interrupt.signal.aborted ? 130 : 0;
+}
+
+function describeSummary(summary: EvaluationSummary): string {
+  return `reward ${summary.reward.mean.toFixed(3)} ± ${summary.reward.std.toFixed(3)}, pass rate ${summary.passRate.toFixed(2)}`;
+}
+
+function parseEnvArgs(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  throw new CliError(`--env-args must be a JSON object, e.g. '{"compact": true}', got ${text}`, 2);
+}

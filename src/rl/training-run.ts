@@ -1,0 +1,114 @@
+/**
+ * A whole training run, the way the default lesson goes: measure the model on held-out tasks,
+ * make warm-up demonstrations by rolling the environment out with an expert (or teacher) client,
+ * SFT on them, measure again, train with GRPO, measure a last time. The same function drives the
+ * CLI (`tabrl train`) and the engine worker in the browser; it knows nothing of either.
+ */
+import { evaluate, MultiTurnEnv, type ChatClient, type Environment, type EvaluationSummary } from '../envs/index.ts';
+import type { Tokenizer } from '../gpu/io/tokenizer.ts';
+import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
+import type { ModelBackend } from '../gpu/model/backend.ts';
+import { GrpoTrainer, type GrpoOptions, type GrpoStepMetrics } from './grpo-trainer.ts';
+import { makeWarmupData } from './sft-data.ts';
+import { runSft, type SftStepMetrics } from './sft-trainer.ts';
+import { tokenizeTranscript } from './tokenize-transcript.ts';
+
+/** SFT warm-up settings. */
+export interface WarmupOptions {
+  /** Rollouts of the expert to make demonstrations from (only passing ones are kept). */
+  demonstrations: number;
+  steps: number;
+  batchSize: number;
+  lr: number;
+}
+
+/** Settings of a training run. */
+export interface TrainingRunOptions {
+  seed: number;
+  /** Max tokens per model turn, for evaluation, demonstrations' budget and GRPO. */
+  maxTokens: number;
+  /** Held-out tasks measured before and after each phase (0 = no measurements). */
+  evalTasks: number;
+  /** Temperature of the measurements (default 0: greedy, so they are comparable). */
+  evalTemperature?: number;
+  /** SFT warm-up, or null to skip it. */
+  warmup: WarmupOptions | null;
+  /** GRPO settings, or null to skip GRPO. */
+  grpo: Omit<GrpoOptions, 'seed' | 'maxTokens' | 'startStep'> | null;
+}
+
+/** A labelled measurement of the model on held-out tasks. */
+export interface TrainingEvaluation {
+  label: 'before' | 'after warm-up' | 'after GRPO';
+  summary: EvaluationSummary;
+}
+
+/** Callbacks of a training run. */
+export interface TrainingRunHooks {
+  onPhase?: (phase: 'evaluate' | 'demonstrations' | 'sft' | 'grpo', detail: string) => void;
+  onEvaluation?: (evaluation: TrainingEvaluation) => void;
+  onSftStep?: (metrics: SftStepMetrics) => void | Promise<void>;
+  onGrpoStep?: (metrics: GrpoStepMetrics) => void | Promise<void>;
+  signal?: AbortSignal;
+}
+
+/** What a run produced. */
+export interface TrainingReport {
+  evaluations: TrainingEvaluation[];
+  demonstrationsKept: number;
+  sft: SftStepMetrics[];
+  grpo: GrpoStepMetrics[];
+}
+
+/** Runs measure → warm-up → measure → GRPO → measure on one model. */
+export async function runTraining(
+  env: Environment,
+  model: { backend: ModelBackend; tokenizer: Tokenizer },
+  expert: ChatClient | null,
+  options: TrainingRunOptions,
+  hooks: TrainingRunHooks = {},
+): Promise<TrainingReport> {
+  const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: options.maxTokens });
+  const report: TrainingReport = { evaluations: [], demonstrationsKept: 0, sft: [], grpo: [] };
+  const measure = async (label: TrainingEvaluation['label']) => {
+    if (options.evalTasks <= 0 || hooks.signal?.aborted) return;
+    hooks.onPhase?.('evaluate', label);
+    const result = await evaluate(env, policy, {
+      numTasks: options.evalTasks,
+      samplingArgs: { temperature: options.evalTemperature ?? 0, max_tokens: options.maxTokens, seed: options.seed },
+      signal: hooks.signal,
+    });
+    const evaluation = { label, summary: result.summary };
+    report.evaluations.push(evaluation);
+    hooks.onEvaluation?.(evaluation);
+  };
+
+  await measure('before');
+
+  if (options.warmup && !hooks.signal?.aborted) {
+    if (!expert) throw new Error(`${env.name}: an SFT warm-up needs demonstrations, but there is no expert or teacher client`);
+    hooks.onPhase?.('demonstrations', `${options.warmup.demonstrations} expert rollouts`);
+    const data = await makeWarmupData(env, expert, { numTasks: options.warmup.demonstrations, concurrency: 16, samplingArgs: { seed: options.seed }, signal: hooks.signal });
+    report.demonstrationsKept = data.examples.length;
+    if (data.examples.length === 0) throw new Error(`${env.name}: none of the ${data.rollouts} expert rollouts passed, so there is nothing to warm up on`);
+    const tools = env instanceof MultiTurnEnv ? env.tools : undefined;
+    const sequences = data.examples.map((example) => tokenizeTranscript(model.tokenizer, example.messages, tools));
+    hooks.onPhase?.('sft', `${options.warmup.steps} steps on ${sequences.length} demonstrations`);
+    report.sft = await runSft(
+      model.backend,
+      sequences,
+      { steps: options.warmup.steps, batchSize: options.warmup.batchSize, schedule: { lr: options.warmup.lr }, seed: options.seed, padId: model.tokenizer.padId },
+      { onStep: hooks.onSftStep, signal: hooks.signal },
+    );
+    await policy.syncWeights();
+    await measure('after warm-up');
+  }
+
+  if (options.grpo && !hooks.signal?.aborted) {
+    hooks.onPhase?.('grpo', `${options.grpo.steps} steps`);
+    const trainer = new GrpoTrainer(env, model.backend, policy, { ...options.grpo, seed: options.seed, maxTokens: options.maxTokens, padId: model.tokenizer.padId });
+    report.grpo = await trainer.run({ onStep: hooks.onGrpoStep, signal: hooks.signal });
+    await measure('after GRPO');
+  }
+  return report;
+}
