@@ -1,66 +1,10 @@
 // GRPO end to end on the CPU backend: a tiny random model learns, from reward alone, to emit a
-// chosen letter. The policy here is a deliberately minimal letter-level sampler (full forward per
-// token, no KV cache) so that the trainer is tested on its own; the real sampler is LocalChatClient.
+// chosen letter (test/support/letter-task.ts); the real sampler, LocalChatClient, is tested elsewhere.
 import { describe, expect, test } from 'vitest';
-import { Rubric, SingleTurnEnv, type ChatClient, type ChatRequest, type RewardContext } from '../../../src/envs/index.ts';
-import { createRng } from '../../../src/envs/builtin/random.ts';
-import type { ModelBackend } from '../../../src/gpu/model/backend.ts';
-import type { ModelConfig } from '../../../src/gpu/model/config.ts';
+import { Rubric, SingleTurnEnv } from '../../../src/envs/index.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { GrpoTrainer, TrainingError, type GrpoStepMetrics, type SamplingPolicy } from '../../../src/rl/grpo-trainer.ts';
-
-const V = 16; // letters a..p are token ids 0..15
-const CONFIG: ModelConfig = {
-  architecture: 'LlamaForCausalLM', vocab_size: V, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1,
-  num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, rope_theta: 10000, rms_norm_eps: 1e-5,
-  tie_word_embeddings: false, attention_bias: false, attention_output_bias: false, qk_norm: false,
-};
-const toIds = (text: string) => [...text].map((c) => c.charCodeAt(0) - 97);
-const toText = (ids: number[]) => ids.map((id) => String.fromCharCode(97 + id)).join('');
-
-/** Samples `max_tokens` letters after the prompt's letters from the backend's current weights. */
-class LetterPolicy implements SamplingPolicy {
-  policyVersion = 0;
-  constructor(private readonly backend: ModelBackend) {}
-  async syncWeights(): Promise<void> {
-    this.policyVersion += 1;
-  }
-  readonly chat: ChatClient['chat'] = {
-      completions: {
-        create: async (request: ChatRequest) => {
-          const promptIds = toIds(request.messages.at(-1)!.content);
-          const rng = createRng(request.seed ?? 0);
-          const temperature = request.temperature ?? 1;
-          const ids = [...promptIds];
-          const completionIds: number[] = [];
-          const completionLogprobs: number[] = [];
-          for (let t = 0; t < (request.max_tokens ?? 4); t++) {
-            const logits = await this.backend.forward(Int32Array.from(ids), 1, ids.length);
-            const last = Array.from(logits.subarray((ids.length - 1) * V, ids.length * V), (x) => x / temperature);
-            const max = Math.max(...last);
-            const logZ = max + Math.log(last.reduce((s, x) => s + Math.exp(x - max), 0));
-            let u = rng.next();
-            let id = V - 1;
-            for (let v = 0; v < V; v++) {
-              u -= Math.exp(last[v]! - logZ);
-              if (u <= 0) { id = v; break; }
-            }
-            ids.push(id);
-            completionIds.push(id);
-            completionLogprobs.push(last[id]! - logZ);
-          }
-          return {
-            id: 'x', model: 'letters',
-            choices: [{ index: 0, message: { role: 'assistant' as const, content: toText(completionIds) }, finish_reason: 'length' as const, tokens: { promptIds, completionIds, completionLogprobs } }],
-          };
-        },
-      },
-  };
-}
-
-/** Reward: the share of emitted letters that are "d". */
-const letterDReward = (ctx: RewardContext) => [...ctx.completion[0]!.content].filter((c) => c === 'd').length / ctx.completion[0]!.content.length;
-const makeEnv = () => new SingleTurnEnv({ name: 'say-d', dataset: ['ab', 'ba', 'cc', 'ac'].map((question) => ({ question })), rubric: new Rubric({ funcs: [letterDReward] }) });
+import { LETTER_MODEL as CONFIG, LetterPolicy, makeLetterEnv as makeEnv } from '../../support/letter-task.ts';
 
 describe('GrpoTrainer', () => {
   test('a tiny model learns to say "d" from reward alone, on-policy, with every metric reported', async () => {
