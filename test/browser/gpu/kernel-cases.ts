@@ -244,6 +244,19 @@ export const KERNEL_CASES: KernelCase[] = [
     },
   },
   {
+    name: 'scale_in_place covers more threads than one grid dimension holds (2-D grid)',
+    run: async (kernels) => {
+      const n = kernels.device.limits.maxComputeWorkgroupsPerDimension * 64 + 1000;
+      const x = randomArray(n, 1);
+      const plan = new KernelPlan(kernels);
+      const xGpu = upload(kernels, x);
+      const workgroups = kernels.grid(n);
+      if (workgroups[1] < 2) throw new Error(`expected a folded grid for ${n} threads, got ${workgroups}`);
+      gpu.scaleInPlace(plan, xGpu, n, -0.5);
+      await submitAndCompare(plan, [['x', xGpu, x.map((value) => value * -0.5)]]);
+    },
+  },
+  {
     name: 'lora_forward and lora_backward match reference',
     run: async (kernels) => {
       const [N, IC, OC, rank, alpha] = [29, 36, 44, 8, 16];
