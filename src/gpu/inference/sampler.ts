@@ -159,22 +159,34 @@ export function sampleToken(logits: Float32Array, offset: number, V: number, par
     return { id: last, logprob: logprobOf(last) }; // rounding left target ≥ the final sum
   }
 
-  // Truncation as Hugging Face applies it: temperature, then top-k, then top-p over the renormalised top-k.
-  const order = Array.from({ length: V }, (_, v) => v).sort((a, b) => weights[b]! - weights[a]! || a - b);
-  let kept = topK > 0 ? Math.min(topK, V) : V;
-  let keptTotal = 0;
-  for (let i = 0; i < kept; i++) keptTotal += weights[order[i]!]!;
-  if (topP < 1) {
+  // Truncation as Hugging Face applies it: temperature, then top-k, then top-p over the renormalised
+  // top-k. Only the candidates are ranked: the top k, or for top-p alone a growing prefix of the
+  // ranking (256 ids, then ×4) until it reaches the mass topP; never a sort of the whole vocabulary.
+  const noTopK = topK === 0 || topK >= V;
+  let order: Int32Array; // candidate ids, most likely first (ties: lower id first)
+  let kept: number;
+  let keptTotal: number;
+  for (let m = noTopK ? Math.min(256, V) : topK; ; m = Math.min(V, 4 * m)) {
+    order = topIds(weights, V, m);
+    let candidatesTotal = 0;
+    for (let i = 0; i < m; i++) candidatesTotal += weights[order[i]!]!;
+    const mass = noTopK ? total : candidatesTotal; // what top-p is a fraction of
+    kept = m;
+    keptTotal = candidatesTotal;
+    if (topP >= 1) break;
     // Smallest prefix whose probability reaches topP (always at least one token).
     let cumulative = 0;
-    for (let i = 0; i < kept; i++) {
+    let found = false;
+    for (let i = 0; i < m; i++) {
       cumulative += weights[order[i]!]!;
-      if (cumulative >= topP * keptTotal) {
+      if (cumulative >= topP * mass) {
         kept = i + 1;
         keptTotal = cumulative;
+        found = true;
         break;
       }
     }
+    if (found || !noTopK || m === V) break;
   }
   const target = rng.next() * keptTotal;
   let cumulative = 0;
@@ -185,4 +197,40 @@ export function sampleToken(logits: Float32Array, offset: number, V: number, par
   }
   const lastKept = order[kept - 1]!;
   return { id: lastKept, logprob: logprobOf(lastKept) };
+}
+
+/** Returns the ids of the m largest weights, largest first, ties broken by the lower id (a bounded heap, O(V log m)). */
+export function topIds(weights: Float64Array, V: number, m: number): Int32Array {
+  const heap = new Int32Array(m); // a min-heap of the m best so far: heap[0] is the worst of them
+  let size = 0;
+  const worse = (a: number, b: number): boolean => weights[a]! < weights[b]! || (weights[a] === weights[b] && a > b);
+  const siftDown = (from: number): void => {
+    let i = from;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let smallest = i;
+      if (left < size && worse(heap[left]!, heap[smallest]!)) smallest = left;
+      if (right < size && worse(heap[right]!, heap[smallest]!)) smallest = right;
+      if (smallest === i) return;
+      [heap[i], heap[smallest]] = [heap[smallest]!, heap[i]!];
+      i = smallest;
+    }
+  };
+  for (let v = 0; v < V; v++) {
+    if (size < m) {
+      heap[size] = v;
+      let i = size++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (!worse(heap[i]!, heap[parent]!)) break;
+        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+        i = parent;
+      }
+    } else if (worse(heap[0]!, v)) {
+      heap[0] = v;
+      siftDown(0);
+    }
+  }
+  return heap.subarray(0, size).sort((a, b) => weights[b]! - weights[a]! || a - b);
 }

@@ -109,6 +109,49 @@ describe('sampleToken', () => {
     expect([...seen({ temperature: 1, topK: 3, topP: 0.99 }).keys()].sort()).toEqual([0, 1, 3]);
   });
 
+  test('truncation over a large vocabulary equals a full sort (the candidates-only ranking changes nothing)', () => {
+    const big = 3000;
+    const u = seededUniform(8);
+    const row = Float32Array.from({ length: big }, () => 6 * (u() - 0.5));
+    row[17] = row[18]!; // a tie, broken by the lower id
+    /** Hugging Face order over a full sort: temperature, top-k, top-p over the renormalised top-k. */
+    const naive = (params: { temperature: number; topK: number; topP: number }, rng: Rng): number => {
+      const w = Array.from(row, (x) => Math.exp(x / params.temperature));
+      const order = w.map((_, v) => v).sort((a, b) => w[b]! - w[a]! || a - b);
+      const k = params.topK > 0 ? Math.min(params.topK, big) : big;
+      const mass = params.topK > 0 && params.topK < big ? order.slice(0, k).reduce((sum, v) => sum + w[v]!, 0) : w.reduce((a, b) => a + b, 0);
+      let kept = k;
+      let cumulative = 0;
+      for (let i = 0; i < k; i++) {
+        cumulative += w[order[i]!]!;
+        if (params.topP < 1 && cumulative >= params.topP * mass) {
+          kept = i + 1;
+          break;
+        }
+      }
+      const keptTotal = order.slice(0, kept).reduce((sum, v) => sum + w[v]!, 0);
+      const target = rng.next() * keptTotal;
+      let c = 0;
+      for (let i = 0; i < kept; i++) if (target < (c += w[order[i]!]!)) return order[i]!;
+      return order[kept - 1]!;
+    };
+    for (const params of [
+      { temperature: 1, topK: 40, topP: 1 },
+      { temperature: 0.7, topK: 0, topP: 0.9 },
+      { temperature: 1.3, topK: 0, topP: 0.999 },
+      { temperature: 1, topK: 500, topP: 0.5 },
+      { temperature: 1, topK: big, topP: 0.95 },
+    ]) {
+      const a = new Rng(4);
+      const b = new Rng(4);
+      const ours = Array.from({ length: 200 }, () => sampleToken(row, 0, big, params, a).id);
+      const theirs = Array.from({ length: 200 }, () => naive(params, b));
+      let mismatches = 0;
+      ours.forEach((id, i) => (mismatches += id === theirs[i] ? 0 : 1));
+      expect(mismatches, JSON.stringify(params)).toBe(0);
+    }
+  });
+
   test('a seeded generator reproduces a sequence of draws', () => {
     const draw = (seed: number) => {
       const rng = new Rng(seed);
