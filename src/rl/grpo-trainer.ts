@@ -10,7 +10,7 @@
  * update. Rollouts are then at most k weight versions old; the clipped objective uses their
  * sampling log-probs as the old policy, so the staleness is accounted for, and each step reports it.
  */
-import type { ChatClient, Environment, Trajectory } from '../envs/index.ts';
+import type { ChatClient, Environment, SamplingArgs, Trajectory } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
 import { computeAdvantages, findUninformativeGroups } from './advantages.ts';
 import { grpoLoss } from './policy-loss.ts';
@@ -18,12 +18,46 @@ import { learningRateAt, type LearningRateSchedule } from './schedule.ts';
 import { taskIndicesForStep } from './task-order.ts';
 import { buildTrainBatch, buildTrainSequence, type TrainSequence } from './token-batch.ts';
 
-/** What the trainer samples from: a chat client over the model being trained (LocalChatClient is one). */
-export interface SamplingPolicy extends ChatClient {
+/** The sampler of the model being trained: which weights version it samples with, and how to refresh it (LocalChatClient is one). */
+export interface TrainablePolicy {
   /** The weights version that new samples use (number of weight syncs so far). */
   readonly policyVersion: number;
   /** Makes new samples use the backend's current weights. */
   syncWeights(): Promise<unknown>;
+}
+
+/** A policy that is also the chat client rollouts talk to (the usual case in one process). */
+export interface SamplingPolicy extends TrainablePolicy, ChatClient {}
+
+/** A finished, scored rollout with the environment's verdict on it. */
+export interface ScoredTrajectory extends Trajectory {
+  passed: boolean;
+}
+
+/**
+ * Where rollouts come from: the environment's training tasks, rolled out against the policy. In one
+ * process that is the environment itself (`environmentRollouts`); in the browser, a sandbox that
+ * runs the user's environment code and sends model calls back to the engine.
+ */
+export interface RolloutSource {
+  readonly name: string;
+  /** Number of training tasks. */
+  readonly numTasks: number;
+  /** Rolls out training task `taskIndex` once. Never throws on model, env or reward errors: they are in the trajectory. */
+  rollout(taskIndex: number, samplingArgs: SamplingArgs, options: { signal?: AbortSignal }): Promise<ScoredTrajectory>;
+}
+
+/** Rollouts of an environment's training tasks against `client`, in this process. */
+export function environmentRollouts(env: Environment, client: ChatClient, model = 'policy'): RolloutSource {
+  if (env.dataset.length === 0) throw new Error(`GRPO: environment ${env.name} has no training tasks`);
+  return {
+    name: env.name,
+    numTasks: env.dataset.length,
+    rollout: async (taskIndex, samplingArgs, { signal }) => {
+      const trajectory = await env.rollout(client, env.dataset[taskIndex]!, samplingArgs, { model, signal, taskIndex });
+      return { ...trajectory, passed: env.isPassed(trajectory) };
+    },
+  };
 }
 
 /** GRPO hyperparameters; defaults suit small models. */
@@ -73,8 +107,6 @@ export interface GrpoOptions {
   padId?: number;
   /** Longest training sequence in tokens (longer ones are cut). */
   maxSequenceLength?: number;
-  /** Model name sent with requests (default "policy"). */
-  model?: string;
 }
 
 /** Everything measured in one step. */
@@ -117,7 +149,7 @@ export class TrainingError extends Error {
 /** The rollouts of one step. */
 interface RolloutBatch {
   step: number;
-  trajectories: Trajectory[]; // group after group, G each
+  trajectories: ScoredTrajectory[]; // group after group, G each
   sampledAtVersion: number;
   sampleMs: number;
 }
@@ -127,9 +159,9 @@ export class GrpoTrainer {
   private readonly options: Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency'>;
 
   constructor(
-    readonly env: Environment,
+    readonly source: RolloutSource,
     readonly backend: ModelBackend,
-    readonly policy: SamplingPolicy,
+    readonly policy: TrainablePolicy,
     options: GrpoOptions,
   ) {
     this.options = {
@@ -154,11 +186,10 @@ export class GrpoTrainer {
       seed: 0,
       startStep: 0,
       padId: 0,
-      model: 'policy',
       ...options,
     };
     if (this.options.klBeta > 0 && !this.options.reference) throw new Error('GRPO: klBeta > 0 needs a reference policy');
-    if (env.dataset.length === 0) throw new Error(`GRPO: environment ${env.name} has no training tasks`);
+    if (source.numTasks === 0) throw new Error(`GRPO: ${source.name} has no training tasks`);
   }
 
   /** Trains until `steps` (or the signal aborts); `onStep` receives each step's metrics. */
@@ -186,24 +217,19 @@ export class GrpoTrainer {
 
   /** Rolls out G completions for each task of `step`. */
   private async sampleStep(step: number, signal?: AbortSignal): Promise<RolloutBatch> {
-    const { tasksPerStep, groupSize, seed, temperature, topP, maxTokens, model } = this.options;
+    const { tasksPerStep, groupSize, seed, temperature, topP, maxTokens } = this.options;
     const started = now();
     const sampledAtVersion = this.policy.policyVersion;
-    const taskIndices = taskIndicesForStep(step, tasksPerStep, this.env.dataset.length, seed);
+    const taskIndices = taskIndicesForStep(step, tasksPerStep, this.source.numTasks, seed);
     const jobs = taskIndices.flatMap((taskIndex, group) => Array.from({ length: groupSize }, (_, i) => ({ taskIndex, seed: seed * 7919 + (step * tasksPerStep + group) * groupSize + i })));
-    const trajectories = new Array<Trajectory>(jobs.length);
+    const trajectories = new Array<ScoredTrajectory>(jobs.length);
     const concurrency = this.options.concurrency ?? jobs.length;
     let next = 0;
     const worker = async () => {
       while (next < jobs.length) {
         const index = next++;
         const job = jobs[index]!;
-        trajectories[index] = await this.env.rollout(
-          this.policy,
-          this.env.dataset[job.taskIndex]!,
-          { temperature, max_tokens: maxTokens, seed: job.seed, ...(topP !== undefined ? { top_p: topP } : {}) },
-          { model, signal, taskIndex: job.taskIndex },
-        );
+        trajectories[index] = await this.source.rollout(job.taskIndex, { temperature, max_tokens: maxTokens, seed: job.seed, ...(topP !== undefined ? { top_p: topP } : {}) }, { signal });
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
@@ -243,7 +269,7 @@ export class GrpoTrainer {
     const learningRate = learningRateAt(batch.step, o.schedule);
     const base = {
       step: batch.step,
-      ...rewardStats(trajectories, this.env),
+      ...rewardStats(trajectories),
       advantage: { meanAbs: mean(advantages.map(Math.abs)), std: Math.sqrt(mean(advantages.map((a) => a * a))) },
       entropy: sampledTokenCount > 0 ? -sampledLogprobSum / sampledTokenCount : 0,
       learningRate,
@@ -296,14 +322,14 @@ export class GrpoTrainer {
   }
 }
 
-function rewardStats(trajectories: Trajectory[], env: Environment): Pick<GrpoStepMetrics, 'reward' | 'rewards' | 'passRate'> {
+function rewardStats(trajectories: ScoredTrajectory[]): Pick<GrpoStepMetrics, 'reward' | 'rewards' | 'passRate'> {
   const rewards = trajectories.map((t) => t.reward);
   const m = mean(rewards);
   const names = [...new Set(trajectories.flatMap((t) => Object.keys(t.scores)))];
   return {
     reward: { mean: m, std: Math.sqrt(mean(rewards.map((r) => (r - m) ** 2))) },
     rewards: Object.fromEntries(names.map((name) => [name, mean(trajectories.map((t) => t.scores[name] ?? 0))])),
-    passRate: mean(trajectories.map((t) => (env.isPassed(t) ? 1 : 0))),
+    passRate: mean(trajectories.map((t) => (t.passed ? 1 : 0))),
   };
 }
 

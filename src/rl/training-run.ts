@@ -8,7 +8,7 @@ import { evaluate, MultiTurnEnv, type ChatClient, type Environment, type Evaluat
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
-import { GrpoTrainer, type GrpoOptions, type GrpoStepMetrics } from './grpo-trainer.ts';
+import { environmentRollouts, GrpoTrainer, type GrpoOptions, type GrpoStepMetrics } from './grpo-trainer.ts';
 import { makeWarmupData } from './sft-data.ts';
 import { runSft, type SftStepMetrics } from './sft-trainer.ts';
 import { tokenizeTranscript } from './tokenize-transcript.ts';
@@ -106,7 +106,7 @@ export async function runTraining(
 
   if (options.grpo && !hooks.signal?.aborted) {
     hooks.onPhase?.('grpo', `${options.grpo.steps} steps`);
-    const trainer = new GrpoTrainer(env, model.backend, policy, { ...options.grpo, seed: options.seed, maxTokens: options.maxTokens, padId: model.tokenizer.padId });
+    const trainer = new GrpoTrainer(environmentRollouts(env, policy), model.backend, policy, { ...options.grpo, seed: options.seed, maxTokens: options.maxTokens, padId: model.tokenizer.padId });
     report.grpo = await trainer.run({ onStep: hooks.onGrpoStep, signal: hooks.signal });
     await measure('after GRPO');
   }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
-import { GrpoTrainer, type GrpoStepMetrics } from '../../src/rl/grpo-trainer.ts';
+import { environmentRollouts, GrpoTrainer, type GrpoStepMetrics } from '../../src/rl/grpo-trainer.ts';
 import { LETTER_MODEL, LetterPolicy, makeLetterEnv } from '../support/letter-task.ts';
 
 let context: GPUContext;
@@ -19,7 +19,8 @@ afterAll(() => context?.device.destroy());
 test('GRPO on WebGPU: a tiny model learns a rewarded behaviour in 30 seeded steps', async () => {
   const backend = await createWebGPUBackend(context, LETTER_MODEL, { seed: 3 });
   const metrics: GrpoStepMetrics[] = [];
-  const trainer = new GrpoTrainer(makeLetterEnv(), backend, new LetterPolicy(backend), {
+  const policy = new LetterPolicy(backend);
+  const trainer = new GrpoTrainer(environmentRollouts(makeLetterEnv(), policy), backend, policy, {
     steps: 30, tasksPerStep: 2, groupSize: 8, maxTokens: 4, schedule: { lr: 3e-2 }, maxAsync: 0, microBatchSize: 8, seed: 1,
   });
   await trainer.run({ onStep: (m) => { metrics.push(m); } });

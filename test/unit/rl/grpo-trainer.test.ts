@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { Rubric, SingleTurnEnv } from '../../../src/envs/index.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
-import { GrpoTrainer, TrainingError, type GrpoStepMetrics, type SamplingPolicy } from '../../../src/rl/grpo-trainer.ts';
+import { environmentRollouts, GrpoTrainer, TrainingError, type GrpoStepMetrics, type SamplingPolicy } from '../../../src/rl/grpo-trainer.ts';
 import { LETTER_MODEL as CONFIG, LetterPolicy, makeLetterEnv as makeEnv } from '../../support/letter-task.ts';
 
 describe('GrpoTrainer', () => {
@@ -11,7 +11,7 @@ describe('GrpoTrainer', () => {
     const backend = await createCpuBackend(CONFIG, { seed: 3 });
     const policy = new LetterPolicy(backend);
     const metrics: GrpoStepMetrics[] = [];
-    const trainer = new GrpoTrainer(makeEnv(), backend, policy, {
+    const trainer = new GrpoTrainer(environmentRollouts(makeEnv(), policy), backend, policy, {
       steps: 30, tasksPerStep: 2, groupSize: 8, maxTokens: 4, schedule: { lr: 3e-2 }, maxAsync: 0, microBatchSize: 5, seed: 1, weightDecay: 0,
     });
     await trainer.run({ onStep: (m) => { metrics.push(m); } });
@@ -37,7 +37,8 @@ describe('GrpoTrainer', () => {
 
   test('max-async 1: rollouts are sampled one step ahead and report staleness 1', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 4 });
-    const trainer = new GrpoTrainer(makeEnv(), backend, new LetterPolicy(backend), { steps: 3, tasksPerStep: 1, groupSize: 4, maxTokens: 3, schedule: { lr: 1e-2 }, maxAsync: 1 });
+    const policy = new LetterPolicy(backend);
+    const trainer = new GrpoTrainer(environmentRollouts(makeEnv(), policy), backend, policy, { steps: 3, tasksPerStep: 1, groupSize: 4, maxTokens: 3, schedule: { lr: 1e-2 }, maxAsync: 1 });
     const metrics = await trainer.run();
     expect(metrics.map((m) => m.staleness)).toEqual([0, 1, 1]);
   });
@@ -45,16 +46,17 @@ describe('GrpoTrainer', () => {
   test('a step where every rollout fails stops the run with the first error', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 5 });
     const failing: SamplingPolicy = { policyVersion: 0, syncWeights: async () => {}, chat: { completions: { create: async () => { throw new Error('GPU device lost'); } } } };
-    const trainer = new GrpoTrainer(makeEnv(), backend, failing, { steps: 2, tasksPerStep: 1, groupSize: 2 });
+    const trainer = new GrpoTrainer(environmentRollouts(makeEnv(), failing), backend, failing, { steps: 2, tasksPerStep: 1, groupSize: 2 });
     await expect(trainer.run()).rejects.toThrow(TrainingError);
-    await expect(new GrpoTrainer(makeEnv(), backend, failing, { steps: 1, tasksPerStep: 1, groupSize: 2 }).run()).rejects.toThrow('GPU device lost');
+    await expect(new GrpoTrainer(environmentRollouts(makeEnv(), failing), backend, failing, { steps: 1, tasksPerStep: 1, groupSize: 2 }).run()).rejects.toThrow('GPU device lost');
   });
 
   test('groups with equal rewards are dropped and such a step skips the update', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 6 });
     const constantEnv = new SingleTurnEnv({ name: 'flat', dataset: [{ question: 'ab' }], rubric: new Rubric({ rewards: [{ fn: () => 1, name: 'constantReward' }] }) });
     const before = await backend.getParameters();
-    const [metrics] = await new GrpoTrainer(constantEnv, backend, new LetterPolicy(backend), { steps: 1, tasksPerStep: 1, groupSize: 4, maxTokens: 2 }).run();
+    const policy = new LetterPolicy(backend);
+    const [metrics] = await new GrpoTrainer(environmentRollouts(constantEnv, policy), backend, policy, { steps: 1, tasksPerStep: 1, groupSize: 4, maxTokens: 2 }).run();
     expect(metrics!.groupsDropped).toBe(1);
     expect(metrics!.skipped).toContain('equal rewards');
     const after = await backend.getParameters();
