@@ -9,7 +9,7 @@ import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.t
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { checkBackendAgainstGolden, GOLDEN_VARIANTS, parseGoldenFixture } from '../unit/gpu/golden-fixture.ts';
-import { BACKEND_CASES } from '../browser/gpu/backend-cases.ts';
+import { BACKEND_CASES, TINY_CONFIG } from '../browser/gpu/backend-cases.ts';
 
 const FIXTURE_DIR = new URL('../fixtures/golden/', import.meta.url);
 
@@ -42,3 +42,10 @@ for (const variant of GOLDEN_VARIANTS) {
       await checkBackendAgainstGolden(fixture, (config, tensors) => createWebGPUBackend(context, config, { tensors }));
     }));
 }
+
+test('a model whose tensor exceeds one storage binding fails with the limit named, before allocating', async () => {
+  const limit = context.device.limits.maxStorageBufferBindingSize;
+  const C = TINY_CONFIG.hidden_size;
+  const vocab = Math.ceil(limit / 4 / C / 4) * 4 + 4; // embed_tokens one row past the limit
+  await expect(createWebGPUBackend(context, { ...TINY_CONFIG, vocab_size: vocab }, { seed: 0 })).rejects.toThrow(/maxStorageBufferBindingSize/);
+});

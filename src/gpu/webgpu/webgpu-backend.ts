@@ -61,13 +61,32 @@ export async function createWebGPUBackend(
   return backend;
 }
 
-/** Returns a storage buffer of `floats` f32 values, zero-filled. */
+/** Returns a storage buffer of `floats` f32 values, zero-filled, or throws saying which limit it exceeds. */
 function createStorage(device: GPUDevice, floats: number, label: string): GPUBuffer {
+  const megabytes = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+  if (floats * 4 > device.limits.maxBufferSize) {
+    throw new Error(
+      `the ${label} buffer needs ${megabytes(floats * 4)} but this GPU allows ${megabytes(device.limits.maxBufferSize)} per buffer ` +
+        '(maxBufferSize): use a smaller model, LoRA instead of full fine-tuning, or a smaller batch',
+    );
+  }
   return device.createBuffer({
     label,
     size: Math.max(16, Math.ceil((floats * 4) / 16) * 16),
     usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
   });
+}
+
+/** Throws unless every slot of the layout fits in one storage binding of this device. */
+function checkBindingSizes(device: GPUDevice, layout: Layout, what: string): void {
+  const limit = device.limits.maxStorageBufferBindingSize;
+  const largest = layout.slots.reduce((a, b) => (b.size > a.size ? b : a), layout.slots[0]!);
+  if (largest.size * 4 > limit) {
+    throw new Error(
+      `${what} ${largest.name} [${largest.shape}] needs ${(largest.size * 4) / 2 ** 20} MiB in one binding but this GPU ` +
+        `allows ${limit / 2 ** 20} MiB (maxStorageBufferBindingSize): use a smaller model or batch`,
+    );
+  }
 }
 
 /** Returns the binding of a named slot of a layout inside its buffer. */
@@ -113,6 +132,7 @@ export class WebGPUBackend implements ModelBackend {
       if (value % 4 !== 0) throw new Error(`the WebGPU backend needs ${name} (${value}) to be a multiple of 4 (vec4 matmuls); use the cpu backend`);
     }
     this.paramLayout = paramLayout(config, { alignment });
+    checkBindingSizes(this.device, this.paramLayout, 'parameter');
     const initial = new Float32Array(this.paramLayout.totalSize);
     initParameters(initial, this.paramLayout, seed);
     this.params = createStorage(this.device, this.paramLayout.totalSize, 'params');
@@ -294,6 +314,7 @@ export class WebGPUBackend implements ModelBackend {
     const N = B * T;
     const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
     const layout = activationLayout(this.config, B, T, this.lora, { alignment });
+    checkBindingSizes(device, layout, `activation of a (B, T) = (${B}, ${T}) batch:`);
     const positions = new Int32Array(N); // (B*T) t within its right-padded row
     for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
     const { num_attention_heads: NH } = this.config;
