@@ -5,7 +5,7 @@
  */
 import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import type { RolloutRecord } from '../envs/index.ts';
+import { toPlainData, type RolloutRecord } from '../envs/index.ts';
 
 /** The results line of one rollout: plain JSON, snake_case like verifiers' outputs. */
 export function recordToJson(record: RolloutRecord): Record<string, unknown> {
@@ -30,22 +30,6 @@ export function recordToJson(record: RolloutRecord): Record<string, unknown> {
   };
 }
 
-/** Serialises to JSON, dropping what JSON cannot hold (functions, cycles) instead of failing. */
-export function toJsonLine(value: unknown): string {
-  const seen = new WeakSet<object>();
-  return JSON.stringify(value, (_key, item: unknown) => {
-    if (typeof item === 'function' || typeof item === 'symbol') return undefined;
-    if (typeof item === 'bigint') return item.toString();
-    if (typeof item === 'object' && item !== null) {
-      if (seen.has(item)) return '[circular]';
-      seen.add(item);
-      if (item instanceof Map) return Object.fromEntries(item);
-      if (item instanceof Set) return [...item];
-    }
-    return item;
-  });
-}
-
 /** Streams results of one run into a folder. */
 export class ResultsWriter {
   readonly resultsPath: string;
@@ -63,7 +47,7 @@ export class ResultsWriter {
   /** Appends one rollout. */
   write(record: RolloutRecord): Promise<void> {
     this.lines += 1;
-    const line = `${toJsonLine(recordToJson(record))}\n`;
+    const line = `${JSON.stringify(toPlainData(recordToJson(record)))}\n`;
     return new Promise((resolve, reject) => this.stream.write(line, (error) => (error ? reject(error) : resolve())));
   }
 

@@ -16,3 +16,4 @@ export { ScriptedClient, type ScriptedPolicy, type ScriptedReply } from './scrip
 export { OpenAIHttpClient, type OpenAIHttpClientOptions } from './openai-http-client.ts';
 export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOptions, type EvaluateProgress, type EvaluationResult, type EvaluationSummary, type RolloutRecord, type MeanStd } from './evaluate.ts';
 export { assistantMessages, lastAssistantText, completionText } from './messages.ts';
+export { toPlainData } from './plain-data.ts';

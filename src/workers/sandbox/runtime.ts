@@ -12,7 +12,7 @@ import * as Comlink from 'comlink';
 import * as tabrl from '../../envs/index.ts';
 import { ChatClientError, evaluate, type ChatClient, type ChatRequest, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
 import { WORKER_CONNECT, type EnvironmentInfo, type SandboxApi, type SandboxEvaluateOptions, type SandboxEvaluateResult, type SandboxHost } from './protocol.ts';
-import { toPlainData } from './plain-data.ts';
+import { toPlainData } from '../../envs/plain-data.ts';
 
 declare const self: DedicatedWorkerGlobalScope & { __tabrlDefine?: (factory: ModuleFactory) => void };
 
