@@ -206,15 +206,50 @@ async function timePlan(kernels: Kernels, plan: KernelPlan): Promise<number> {
   return timeBatched(1, () => plan.submit(), () => kernels.device.queue.onSubmittedWorkDone());
 }
 
+/** Returns the GPU time of a plan's dispatches in ms (median of REPS), from timestamp queries around one compute pass; null without timestamp-query. */
+async function gpuTimePlan(context: GPUContext, plan: KernelPlan): Promise<number | null> {
+  if (!context.features.timestampQuery) return null;
+  const device = context.device;
+  const querySet = device.createQuerySet({ type: 'timestamp', count: 2 });
+  const resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const readback = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const times: number[] = [];
+  for (let rep = 0; rep < REPS; rep++) {
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+    for (const command of plan.commands) {
+      if ('clear' in command) throw new Error('gpuTimePlan: plans with clears are not timed');
+      pass.setPipeline(command.pipeline);
+      pass.setBindGroup(0, command.bindGroup);
+      pass.dispatchWorkgroups(...command.workgroups);
+    }
+    pass.end();
+    encoder.resolveQuerySet(querySet, 0, 2, resolve, 0);
+    encoder.copyBufferToBuffer(resolve, 0, readback, 0, 16);
+    device.queue.submit([encoder.finish()]);
+    await readback.mapAsync(GPUMapMode.READ);
+    const [begin, end] = new BigUint64Array(readback.getMappedRange().slice(0));
+    readback.unmap();
+    times.push(Number(end! - begin!) / 1e6);
+  }
+  querySet.destroy();
+  resolve.destroy();
+  readback.destroy();
+  return median(times);
+}
+
 interface OpRow {
   op: string;
   shape: string;
   forwardMs: number;
   backwardMs: number | null;
+  /** Kernel time from timestamp queries (null without timestamp-query). */
+  forwardGpuMs: number | null;
+  backwardGpuMs: number | null;
 }
 
 /** Forward and backward time of each op at the small model's shapes (one layer's worth, N = B·T tokens). */
-async function benchOps(kernels: Kernels): Promise<OpRow[]> {
+async function benchOps(context: GPUContext, kernels: Kernels): Promise<OpRow[]> {
   const device = kernels.device;
   const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = MODEL;
   const [B, T] = [MODEL_B, MODEL_T];
@@ -227,14 +262,17 @@ async function benchOps(kernels: Kernels): Promise<OpRow[]> {
     const forwardPlan = new KernelPlan(kernels);
     forward(forwardPlan);
     const forwardMs = await timePlan(kernels, forwardPlan);
+    const forwardGpuMs = await gpuTimePlan(context, forwardPlan);
     let backwardMs: number | null = null;
+    let backwardGpuMs: number | null = null;
     if (backward) {
       const backwardPlan = new KernelPlan(kernels);
       backward(backwardPlan);
       backwardMs = await timePlan(kernels, backwardPlan);
+      backwardGpuMs = await gpuTimePlan(context, backwardPlan);
     }
-    rows.push({ op, shape, forwardMs, backwardMs });
-    log(`${op} ${shape}: forward ${forwardMs.toFixed(2)} ms, backward ${backwardMs?.toFixed(2) ?? '-'} ms`);
+    rows.push({ op, shape, forwardMs, backwardMs, forwardGpuMs, backwardGpuMs });
+    log(`${op} ${shape}: forward ${forwardMs.toFixed(2)} ms (GPU ${forwardGpuMs?.toFixed(2) ?? '-'}), backward ${backwardMs?.toFixed(2) ?? '-'} ms (GPU ${backwardGpuMs?.toFixed(2) ?? '-'})`);
   };
   const wte = t(V * C, 1);
   await measure('embedding', `N=${N} C=${C}`, (p) => ops.embeddingForward(p, t(N * C), ids, wte, N, C), (p) => ops.embeddingBackward(p, t(V * C), t(N * C, 2), ids, N, C));
@@ -324,7 +362,7 @@ async function main(): Promise<unknown> {
     log(`${kernel} ${M}×${K}×${N}: ${(2 * M * K * N / ms / 1e6).toFixed(2)} GFLOP/s`);
   }
 
-  const opRows = await benchOps(kernels);
+  const opRows = await benchOps(context, kernels);
   const model = await benchModel(context);
   log(`model forward ${model.forwardMs.toFixed(1)} ms, train step ${model.trainStepMs.toFixed(1)} ms`);
   return {

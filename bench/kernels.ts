@@ -25,7 +25,7 @@ interface BenchResult {
   userAgent: string;
   matmul: MatmulRow[];
   backwardMatmul: { shape: string; kernels: Array<{ kernel: string; gflops: number; ms: number }> };
-  ops: Array<{ op: string; shape: string; forwardMs: number; backwardMs: number | null }>;
+  ops: Array<{ op: string; shape: string; forwardMs: number; backwardMs: number | null; forwardGpuMs: number | null; backwardGpuMs: number | null }>;
   model: { forwardMs: number; trainStepMs: number; B: number; T: number };
 }
 
@@ -95,9 +95,12 @@ function report(result: BenchResult, wallMs: number): void {
     '|---|---|---|',
     ...result.backwardMatmul.kernels.map((row) => `| ${row.kernel} | ${fixed(row.gflops)} | ${fixed(row.ms)} |`),
     '',
-    '| op | shape | forward ms | backward ms |',
+    '| op | shape | forward ms (GPU ms) | backward ms (GPU ms) |',
     '|---|---|---|---|',
-    ...result.ops.map((row) => `| ${row.op} | ${row.shape} | ${fixed(row.forwardMs)} | ${row.backwardMs === null ? '-' : fixed(row.backwardMs)} |`),
+    ...result.ops.map((row) => {
+      const cell = (wall: number | null, gpu: number | null): string => (wall === null ? '-' : `${fixed(wall)} (${gpu === null ? '-' : fixed(gpu)})`);
+      return `| ${row.op} | ${row.shape} | ${cell(row.forwardMs, row.forwardGpuMs)} | ${cell(row.backwardMs, row.backwardGpuMs)} |`;
+    }),
     '',
     `model (B=${result.model.B}, T=${result.model.T}): forward + logprobs ${fixed(result.model.forwardMs, 1)} ms, ` +
       `zeroGrad + forward + backward + AdamW step ${fixed(result.model.trainStepMs, 1)} ms`,

@@ -106,14 +106,15 @@ export async function requestGPUDevice(options: RequestDeviceOptions = {}): Prom
     return info;
   });
 
-  const info = adapter.info;
+  // adapter.info is missing in browsers older than 2024
+  const info: Partial<GPUAdapterInfo> = (adapter as { info?: GPUAdapterInfo }).info ?? {};
   return {
     device,
     adapter: {
-      vendor: info.vendor,
-      architecture: info.architecture,
-      device: info.device,
-      description: info.description,
+      vendor: info.vendor ?? '',
+      architecture: info.architecture ?? '',
+      device: info.device ?? '',
+      description: info.description ?? '',
       isFallbackAdapter: (info as { isFallbackAdapter?: boolean }).isFallbackAdapter ?? false,
     },
     features: {
