@@ -68,7 +68,7 @@ export class HfTokenizer implements Tokenizer {
       if (id === undefined) throw new Error(`${label}/tokenizer_config.json: ${field} ${JSON.stringify(text)} is not in the vocabulary`);
       return id;
     };
-    const eos = new Set<number>();
+    const eos = new Set<number>(); // tokenizer_config's eos_token first: in chat models it is the end-of-turn token (<|im_end|>)
     const configEos = idOf('eos_token');
     if (configEos !== null) eos.add(configEos);
     const generationEos = (files.generationConfig as { eos_token_id?: unknown } | undefined)?.eos_token_id;

@@ -32,7 +32,7 @@ export interface DecodeOptions {
 export interface Tokenizer {
   /** Number of token ids the tokenizer knows (ids lie in [0, vocabSize)); a model's vocab_size may be larger. */
   readonly vocabSize: number;
-  /** Ids that end an assistant turn or a document (the default stop tokens of generation). */
+  /** Ids that end an assistant turn or a document (the default stop tokens of generation); the first is the chat format's end-of-turn token. */
   readonly eosIds: readonly number[];
   /** Id used to pad right-padded batches. */
   readonly padId: number;
