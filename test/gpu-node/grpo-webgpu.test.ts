@@ -31,5 +31,16 @@ test('GRPO on WebGPU: a tiny model learns a rewarded behaviour in 30 seeded step
   expect(last).toBeGreaterThan(first + 0.4);
   expect(metrics.every((m) => m.skipped !== undefined || (Number.isFinite(m.loss) && m.gradNorm > 0))).toBe(true);
   expect(context.firstError()).toBeUndefined();
+
+  // Checkpoint round trip: AdamW's moments and step move to a fresh backend unchanged.
+  const state = await backend.getOptimizerState();
+  expect(state.step).toBe(metrics.filter((m) => !m.skipped).length);
+  const restored = await createWebGPUBackend(context, LETTER_MODEL, { tensors: await backend.getParameters() });
+  await restored.setOptimizerState(state);
+  const again = await restored.getOptimizerState();
+  expect(again.step).toBe(state.step);
+  for (const [name, tensor] of state.v) expect(again.v.get(name)!.data, name).toEqual(tensor.data);
+  for (const [name, tensor] of state.m) expect(again.m.get(name)!.data, name).toEqual(tensor.data);
+  restored.dispose();
   backend.dispose();
 });

@@ -26,6 +26,13 @@ export interface OptimizerStepOptions {
   maxGradNorm: number;
 }
 
+/** AdamW's state: the number of steps taken and the first and second moments of each trainable parameter, by name. */
+export interface OptimizerState {
+  step: number;
+  m: NamedTensors;
+  v: NamedTensors;
+}
+
 /** How a backend's weights start: a seeded random init (HF's: normal(0, 0.02), norms 1, biases 0) or given tensors. */
 export type ModelWeights = { seed: number } | { tensors: NamedTensors };
 
@@ -64,6 +71,10 @@ export interface ModelBackend {
   getGradients(): Promise<NamedTensors>;
   /** Overwrites the named parameters (any subset); throws on an unknown name or a wrong shape. */
   setParameters(tensors: NamedTensors): Promise<void>;
+  /** Returns a copy of AdamW's state (zeros before the first step), for checkpoints. */
+  getOptimizerState(): Promise<OptimizerState>;
+  /** Restores AdamW's state; every trainable parameter's m and v must be given, with its shape. */
+  setOptimizerState(state: OptimizerState): Promise<void>;
   /** Releases the backend's memory; it may not be used afterwards. */
   dispose(): void;
 }

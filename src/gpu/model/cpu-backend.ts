@@ -28,7 +28,7 @@ import {
   swigluBackward,
   swigluForward,
 } from '../reference/index.ts';
-import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerStepOptions } from './backend.ts';
+import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from './backend.ts';
 import type { ModelConfig } from './config.ts';
 import { initLoraParameters, initParameters } from './init.ts';
 import {
@@ -41,6 +41,7 @@ import {
   type Layout,
   type LoraConfig,
   type LoraTargetModule,
+  writeNamedTensors,
 } from './layout.ts';
 
 /** Activations of one (B, T) batch and, once backward has run, their gradients (same layout). */
@@ -228,6 +229,25 @@ export class CpuBackend implements ModelBackend {
     for (const [name, tensor] of tensors) this.setParameter(name, tensor);
   }
 
+  async getOptimizerState(): Promise<OptimizerState> {
+    const layout = this.trainableLayout();
+    const named = (buffer: Float32Array | null): NamedTensors =>
+      new Map(layout.slots.map((slot) => [slot.name, { shape: [...slot.shape], data: buffer === null ? new Float32Array(slot.size) : buffer.slice(slot.offset, slot.offset + slot.size) }]));
+    return { step: this.stepCount, m: named(this.adamM), v: named(this.adamV) };
+  }
+
+  async setOptimizerState(state: OptimizerState): Promise<void> {
+    const layout = this.trainableLayout();
+    const m = new Float32Array(layout.totalSize);
+    const v = new Float32Array(layout.totalSize);
+    writeNamedTensors(m, layout, state.m, 'optimizer state m');
+    writeNamedTensors(v, layout, state.v, 'optimizer state v');
+    if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`optimizer state: step must be a non-negative integer, got ${state.step}`);
+    this.adamM = m;
+    this.adamV = v;
+    this.stepCount = state.step;
+  }
+
   dispose(): void {
     this.params = new Float32Array(0);
     this.loraParams = null;
@@ -360,6 +380,11 @@ export class CpuBackend implements ModelBackend {
   /** Returns the buffer the optimizer updates. */
   private trainableParams(): Float32Array {
     return this.loraParams ?? this.params;
+  }
+
+  /** Returns the layout of the buffer the optimizer updates. */
+  private trainableLayout(): Layout {
+    return this.loraLayout ?? this.paramLayout;
   }
 
   private view(a: Activations, name: string): Float32Array {

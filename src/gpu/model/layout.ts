@@ -186,3 +186,17 @@ export function tensorView(buffer: Float32Array, layout: Layout, name: string): 
   if (slot === undefined) throw new Error(`no tensor named ${name} in this layout`);
   return buffer.subarray(slot.offset, slot.offset + slot.size);
 }
+
+/** Copies named tensors into their slots of a flat buffer; every slot must be given once with its shape (`what` names the tensors in errors). */
+export function writeNamedTensors(buffer: Float32Array, layout: Layout, tensors: ReadonlyMap<string, { shape: number[]; data: Float32Array }>, what: string): void {
+  for (const slot of layout.slots) {
+    const tensor = tensors.get(slot.name);
+    if (tensor === undefined) throw new Error(`${what}: missing ${slot.name}`);
+    if (tensor.shape.length !== slot.shape.length || tensor.shape.some((d, i) => d !== slot.shape[i]) || tensor.data.length !== slot.size) {
+      throw new Error(`${what} ${slot.name}: shape [${tensor.shape}], expected [${slot.shape}]`);
+    }
+    buffer.set(tensor.data, slot.offset);
+  }
+  const unknown = [...tensors.keys()].find((name) => !layout.byName.has(name));
+  if (unknown !== undefined) throw new Error(`${what}: unknown tensor ${unknown}`);
+}

@@ -6,7 +6,7 @@
  * call (forward, log-probs, backward; or grad-norm, clip and AdamW) are recorded once per batch
  * shape and submitted as one command encoder. It is not a sampler or a KV cache.
  */
-import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerStepOptions } from '../model/backend.ts';
+import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { initLoraParameters, initParameters } from '../model/init.ts';
 import {
@@ -17,6 +17,7 @@ import {
   loraParamName,
   paramLayout,
   type Layout,
+  writeNamedTensors,
   type LoraConfig,
   type LoraTargetModule,
 } from '../model/layout.ts';
@@ -231,6 +232,25 @@ export class WebGPUBackend implements ModelBackend {
 
   async setParameters(tensors: NamedTensors): Promise<void> {
     for (const [name, tensor] of tensors) this.setParameter(name, tensor);
+  }
+
+  async getOptimizerState(): Promise<OptimizerState> {
+    const m: NamedTensors = new Map();
+    const v: NamedTensors = new Map();
+    await this.copyOut(m, this.trainableLayout(), this.adamM);
+    await this.copyOut(v, this.trainableLayout(), this.adamV);
+    return { step: this.stepCount, m, v };
+  }
+
+  async setOptimizerState(state: OptimizerState): Promise<void> {
+    if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`optimizer state: step must be a non-negative integer, got ${state.step}`);
+    const layout = this.trainableLayout();
+    for (const [buffer, tensors, what] of [[this.adamM, state.m, 'optimizer state m'], [this.adamV, state.v, 'optimizer state v']] as const) {
+      const values = new Float32Array(layout.totalSize);
+      writeNamedTensors(values, layout, tensors, what);
+      this.device.queue.writeBuffer(buffer, 0, values);
+    }
+    this.stepCount = state.step;
   }
 
   dispose(): void {
