@@ -6,15 +6,18 @@
  * pending, gets the sandbox terminated and reported as a `SandboxTimeoutError` naming the
  * environment and the rollout. Stop asks the sandbox to finish, then terminates it after a grace period.
  *
+ * Two shapes of use: `evaluateInSandbox` (one evaluation in a fresh sandbox), and `openSandbox`, a
+ * session that stays up for a training run and rolls out training tasks one at a time for GRPO.
+ *
  * It does not build the frame itself (that needs the DOM, which this layer does not see): the caller
  * passes a `CreateSandboxFrame`, e.g. src/ui/sandbox-frame.ts.
  */
 import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
-import { ChatClientError, type ChatClient, type EvaluationSummary, type RolloutRecord } from '../envs/index.ts';
-import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost } from './sandbox/protocol.ts';
+import { ChatClientError, type ChatClient, type EvaluationSummary, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
+import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxTrajectory } from './sandbox/protocol.ts';
 
-export type { EnvironmentInfo, SandboxEvaluateOptions } from './sandbox/protocol.ts';
+export type { EnvironmentInfo, SandboxEvaluateOptions, SandboxTrajectory } from './sandbox/protocol.ts';
 
 /** A started sandbox frame: the port its worker listens on, and how to destroy it (terminating the worker). */
 export interface SandboxFrame {
@@ -40,23 +43,27 @@ export class SandboxTimeoutError extends Error {
   }
 }
 
-/** One evaluation to run in a fresh sandbox. */
-export interface SandboxEvaluationRequest {
+/** What a sandbox session needs: the environment file, its arguments and the policy that answers its model calls. */
+export interface SandboxSessionRequest {
   /** The environment module as CommonJS JavaScript (`require('tabrl')`, `exports.default`). */
   code: string;
   /** A name for messages until the environment reports its own. */
   label: string;
   args: Record<string, unknown>;
-  options: SandboxEvaluateOptions;
   /** The policy, held by the app: model calls from the sandbox are answered with it. */
   client: ChatClient;
   /** Milliseconds environment code may run without returning (default 5000). */
   timeLimitMs?: number;
+  createFrame: CreateSandboxFrame;
+  onRolloutStarted?: (start: RolloutStart) => void;
+}
+
+/** One evaluation to run in a fresh sandbox. */
+export interface SandboxEvaluationRequest extends SandboxSessionRequest {
+  options: SandboxEvaluateOptions;
   /** Stops the evaluation: the rollouts in flight are cancelled, then the sandbox is terminated. */
   signal?: AbortSignal;
-  createFrame: CreateSandboxFrame;
   onLoaded?: (info: EnvironmentInfo) => void;
-  onRolloutStarted?: (start: RolloutStart) => void;
   onRecord?: (record: RolloutRecord, done: number, total: number) => void;
 }
 
@@ -66,6 +73,19 @@ export interface SandboxEvaluation {
   summary?: EvaluationSummary;
   stoppedEarly?: string;
   wallMs: number;
+}
+
+/** A sandbox with an environment loaded, kept up across calls (a training run); every call keeps the time limits. */
+export interface SandboxSession {
+  readonly info: EnvironmentInfo;
+  /** Evaluates the environment (evaluation or training split); records stream through `onRecord`. */
+  evaluate(options: SandboxEvaluateOptions, onRecord?: (record: RolloutRecord, done: number, total: number) => void): Promise<Omit<SandboxEvaluation, 'info'>>;
+  /** Rolls out training task `taskIndex` once with the session's policy; rejects when the sandbox fails or is stopped. */
+  rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string): Promise<SandboxTrajectory>;
+  /** Cancels the model calls in flight and asks the environment to stop; after a grace period the sandbox is terminated. */
+  stop(): void;
+  /** Terminates the sandbox. */
+  dispose(): void;
 }
 
 const DEFAULT_TIME_LIMIT_MS = 5_000;
@@ -81,20 +101,21 @@ interface ActiveRollout extends RolloutStart {
   since: number;
 }
 
-/** Runs `evaluate` on an environment file in a fresh sandbox and disposes of the sandbox afterwards. */
-export async function evaluateInSandbox(request: SandboxEvaluationRequest): Promise<SandboxEvaluation> {
-  const started = Date.now();
+/** Starts a fresh sandbox, loads the environment in it and returns the session; the caller disposes of it. */
+export async function openSandbox(request: SandboxSessionRequest): Promise<SandboxSession> {
   const timeLimitMs = request.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
   const frame = await request.createFrame(runtimeSource);
   const api = Comlink.wrap<SandboxApi>(frame.port);
   const modelCalls = new AbortController();
   const active = new Map<number, ActiveRollout>();
   let environmentName = request.label;
-  let phase: 'loading' | 'evaluating' = 'loading';
+  let phase: 'loading' | 'running' = 'loading';
   let stopping = false;
+  let disposed = false;
   let lastSignOfLife = Date.now() + STARTUP_GRACE_MS;
   let pendingModelCalls = 0;
-  let info: EnvironmentInfo | undefined;
+  /** Calls into the sandbox in flight: while there are none, silence is no sign of a stuck worker. */
+  let callsInFlight = 0;
 
   let fail: (error: Error) => void = () => {};
   const failed = new Promise<never>((_resolve, reject) => { fail = reject; });
@@ -114,7 +135,7 @@ export async function evaluateInSandbox(request: SandboxEvaluationRequest): Prom
     const envRollouts = [...active.values()].filter((rollout) => !rollout.waitingForModel).sort((a, b) => a.since - b.since);
     const oldest = envRollouts[0];
     if (oldest && now - oldest.since > timeLimitMs) return stall('environment code', oldest);
-    if (pendingModelCalls === 0 && now - lastSignOfLife > timeLimitMs && !stopping) {
+    if (callsInFlight > 0 && pendingModelCalls === 0 && now - lastSignOfLife > timeLimitMs && !stopping) {
       return stall(phase === 'loading' ? 'loading the environment' : 'environment code', oldest);
     }
   }, WATCH_INTERVAL_MS);
@@ -150,36 +171,90 @@ export async function evaluateInSandbox(request: SandboxEvaluationRequest): Prom
       alive();
       active.delete(rolloutId);
     },
-    recordFinished(record, done, total) {
+    recordFinished() {
       alive();
-      request.onRecord?.(record, done, total);
     },
   };
+  const hostProxy = Comlink.proxy(host);
 
-  const onStop = () => {
-    stopping = true;
+  /** Runs one call into the sandbox, under the watchdog, failing fast when the sandbox fails. */
+  const call = async <T>(run: () => Promise<T>): Promise<T> => {
+    if (disposed) throw new Error(`the sandbox of "${environmentName}" was shut down`);
+    callsInFlight += 1;
+    alive();
+    try {
+      return await Promise.race([run(), failed]);
+    } finally {
+      callsInFlight -= 1;
+    }
+  };
+  const dispose = () => {
+    if (disposed) return;
+    disposed = true;
+    clearInterval(watchdog);
     modelCalls.abort();
-    void api.abort().catch(() => {});
-    setTimeout(() => fail(new Error('stopped')), STOP_GRACE_MS);
+    fail(new Error('stopped'));
+    frame.dispose();
   };
 
+  let info: EnvironmentInfo;
   try {
-    info = await Promise.race([api.loadEnvironment(request.code, request.args), failed]);
-    environmentName = info.name;
-    request.onLoaded?.(info);
-    if (request.signal?.aborted) return { info, stoppedEarly: 'cancelled', wallMs: Date.now() - started };
-    request.signal?.addEventListener('abort', onStop, { once: true });
-    phase = 'evaluating';
-    alive();
-    const result = await Promise.race([api.evaluate(request.options, Comlink.proxy(host)), failed]);
-    return { info, ...result, wallMs: Date.now() - started };
+    info = await call(() => api.loadEnvironment(request.code, request.args));
   } catch (error) {
-    if (stopping) return { ...(info ? { info } : {}), stoppedEarly: 'cancelled', wallMs: Date.now() - started };
+    dispose();
+    throw error;
+  }
+  environmentName = info.name;
+  phase = 'running';
+
+  return {
+    info,
+    async evaluate(options, onRecord) {
+      const started = Date.now();
+      const evaluationHost: SandboxHost = {
+        ...host,
+        recordFinished(record, done, total) {
+          alive();
+          onRecord?.(record, done, total);
+        },
+      };
+      const result = await call(() => api.evaluate(options, Comlink.proxy(evaluationHost)));
+      return { ...result, wallMs: Date.now() - started };
+    },
+    rollout(taskIndex, samplingArgs, model) {
+      return call(() => api.rollout(taskIndex, samplingArgs, model, hostProxy));
+    },
+    stop() {
+      if (stopping || disposed) return;
+      stopping = true;
+      modelCalls.abort();
+      void api.abort().catch(() => {});
+      setTimeout(() => fail(new Error('stopped')), STOP_GRACE_MS);
+    },
+    dispose,
+  };
+}
+
+/** Runs `evaluate` on an environment file in a fresh sandbox and disposes of the sandbox afterwards. */
+export async function evaluateInSandbox(request: SandboxEvaluationRequest): Promise<SandboxEvaluation> {
+  const started = Date.now();
+  const session = await openSandbox(request);
+  let stopping = false;
+  const onStop = () => {
+    stopping = true;
+    session.stop();
+  };
+  try {
+    request.onLoaded?.(session.info);
+    if (request.signal?.aborted) return { info: session.info, stoppedEarly: 'cancelled', wallMs: Date.now() - started };
+    request.signal?.addEventListener('abort', onStop, { once: true });
+    const result = await session.evaluate(request.options, request.onRecord);
+    return { info: session.info, ...result, wallMs: Date.now() - started };
+  } catch (error) {
+    if (stopping) return { info: session.info, stoppedEarly: 'cancelled', wallMs: Date.now() - started };
     throw error;
   } finally {
-    clearInterval(watchdog);
     request.signal?.removeEventListener('abort', onStop);
-    modelCalls.abort();
-    frame.dispose();
+    session.dispose();
   }
 }

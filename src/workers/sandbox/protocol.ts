@@ -3,7 +3,7 @@
  * (`SandboxApi`), the callbacks the app lends it (`SandboxHost`), and the plain data that crosses.
  * Everything here is structured-cloneable; nothing here holds an API key or touches the DOM.
  */
-import type { ChatClientErrorKind, ChatCompletion, ChatRequest, EvaluationSummary, RolloutRecord, SamplingArgs } from '../../envs/index.ts';
+import type { ChatClientErrorKind, ChatCompletion, ChatRequest, EvaluationSummary, RolloutRecord, SamplingArgs, Trajectory } from '../../envs/index.ts';
 
 /** What the sandbox learned from loading an environment file. */
 export interface EnvironmentInfo {
@@ -49,6 +49,13 @@ export interface SandboxEvaluateOptions {
   concurrency: number;
   samplingArgs: SamplingArgs;
   model: string;
+  /** Which tasks: the held-out evaluation set (default) or the training set (for warm-up demonstrations). */
+  split?: 'eval' | 'train';
+}
+
+/** One finished training rollout, JSON-safe, with the environment's verdict (a ScoredTrajectory of src/rl). */
+export interface SandboxTrajectory extends Trajectory {
+  passed: boolean;
 }
 
 /** What an evaluation in the sandbox returns (the records already streamed through `recordFinished`). */
@@ -64,7 +71,9 @@ export interface SandboxApi {
   loadEnvironment(code: string, args: Record<string, unknown>): Promise<EnvironmentInfo>;
   /** Evaluates the loaded environment; model calls go back through `host`. */
   evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult>;
-  /** Asks a running evaluation to stop after the rollouts in flight. */
+  /** Rolls out training task `taskIndex` once (for GRPO); model calls go back through `host`. Errors are in the trajectory. */
+  rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost): Promise<SandboxTrajectory>;
+  /** Asks a running evaluation, and the training rollouts in flight, to stop. */
   abort(): void;
 }
 

@@ -11,7 +11,7 @@
 import * as Comlink from 'comlink';
 import * as tabrl from '../../envs/index.ts';
 import { ChatClientError, evaluate, type ChatClient, type ChatRequest, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
-import { WORKER_CONNECT, type EnvironmentInfo, type SandboxApi, type SandboxEvaluateOptions, type SandboxEvaluateResult, type SandboxHost } from './protocol.ts';
+import { WORKER_CONNECT, type EnvironmentInfo, type SandboxApi, type SandboxEvaluateOptions, type SandboxEvaluateResult, type SandboxHost, type SandboxTrajectory } from './protocol.ts';
 import { toPlainData } from '../../envs/plain-data.ts';
 
 declare const self: DedicatedWorkerGlobalScope & { __tabrlDefine?: (factory: ModuleFactory) => void };
@@ -60,6 +60,10 @@ const errorMessage = (error: unknown) => (error instanceof Error ? error.message
 
 let environment: Environment | undefined;
 let running: AbortController | undefined;
+/** Cancels the training rollouts in flight; replaced after each abort. */
+let training = new AbortController();
+/** Rollout ids, unique for the life of this sandbox (evaluations and training rollouts share them). */
+let nextRolloutId = 0;
 
 /** A chat client whose calls cross to the app, tagged with the rollout they belong to. */
 function createHostClient(host: SandboxHost, rolloutId: number): ChatClient {
@@ -106,10 +110,9 @@ const api: SandboxApi = {
     running = new AbortController();
     // evaluate() does not say which rollout of a task it starts; rollouts of one task start in order.
     const started = new Map<number, number>();
-    let nextId = 0;
     const rollout = env.rollout.bind(env);
     env.rollout = async (_client: ChatClient, task: Task, samplingArgs?: SamplingArgs, rolloutOptions?: RolloutOptions) => {
-      const rolloutId = nextId++;
+      const rolloutId = nextRolloutId++;
       const taskIndex = rolloutOptions?.taskIndex ?? -1;
       const rolloutIndex = started.get(taskIndex) ?? 0;
       started.set(taskIndex, rolloutIndex + 1);
@@ -127,6 +130,7 @@ const api: SandboxApi = {
         concurrency: options.concurrency,
         samplingArgs: options.samplingArgs,
         model: options.model,
+        ...(options.split === 'train' ? { tasks: env.dataset } : {}),
         signal: running.signal,
         onProgress: ({ done, total, record }) => host.recordFinished(toPlainData(record) as RolloutRecord, done, total),
       });
@@ -137,8 +141,25 @@ const api: SandboxApi = {
     }
   },
 
+  async rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost): Promise<SandboxTrajectory> {
+    const env = environment;
+    if (!env) throw new Error('no environment is loaded');
+    const task = env.dataset[taskIndex];
+    if (!task) throw new Error(`${env.name} has no training task ${taskIndex} (it has ${env.dataset.length})`);
+    const rolloutId = nextRolloutId++;
+    host.rolloutStarted({ rolloutId, taskIndex, rolloutIndex: 0 });
+    try {
+      const trajectory = await env.rollout(createHostClient(host, rolloutId), task, samplingArgs, { model, signal: training.signal, taskIndex });
+      return toPlainData({ ...trajectory, taskIndex, passed: env.isPassed(trajectory) }) as SandboxTrajectory;
+    } finally {
+      host.rolloutFinished(rolloutId);
+    }
+  },
+
   abort() {
     running?.abort();
+    training.abort();
+    training = new AbortController();
   },
 };
 

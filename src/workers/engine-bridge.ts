@@ -1,0 +1,142 @@
+/**
+ * The one module that owns the engine worker (src/workers/engine.worker.ts): it starts the worker
+ * lazily on first use, talks to it through a typed comlink Remote, and turns its API into what the
+ * app needs: a ChatClient over the in-tab model (cancelling a request cancels it in the worker),
+ * SFT and GRPO jobs with a `signal` that really stops them, progress through proxied callbacks, and
+ * weights in and out as transferred buffers. It knows nothing of the DOM or of storage.
+ */
+import * as Comlink from 'comlink';
+import { ChatClientError, type ChatClient, type ChatCompletion, type Message, type SamplingArgs } from '../envs/index.ts';
+import type { NamedTensors } from '../gpu/model/backend.ts';
+import type { EngineApi, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
+import type { SandboxTrajectory } from './sandbox/protocol.ts';
+
+export type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
+
+let worker: Worker | null = null;
+let remote: Comlink.Remote<EngineApi> | null = null;
+let started: Promise<EngineInfo> | null = null;
+let nextId = 1;
+const errorListeners = new Set<(message: string) => void>();
+
+function engine(): Comlink.Remote<EngineApi> {
+  if (!remote) {
+    worker = new Worker(new URL('./engine.worker.ts', import.meta.url), { type: 'module', name: 'tabrl-engine' });
+    worker.addEventListener('error', (event) => {
+      for (const listener of errorListeners) listener(`The engine worker failed: ${event.message || 'it could not start'}`);
+    });
+    remote = Comlink.wrap<EngineApi>(worker);
+  }
+  return remote;
+}
+
+/** Starts the engine (the worker, the GPU device and the tiny model from `seed`) once; later calls return the same promise. */
+export function startEngine(seed = 0): Promise<EngineInfo> {
+  if (!started) {
+    started = engine().start(seed, Comlink.proxy((message: string) => { for (const listener of errorListeners) listener(message); }));
+    started.catch(() => { started = null; });
+  }
+  return started;
+}
+
+/** Whether the engine has been asked to start. */
+export function engineStarted(): boolean {
+  return started !== null;
+}
+
+/** Registers a listener for device loss and worker failures; returns the unsubscribe function. */
+export function onEngineError(listener: (message: string) => void): () => void {
+  errorListeners.add(listener);
+  return () => errorListeners.delete(listener);
+}
+
+/** Re-initialises the model's weights and optimizer from `seed` (a new run). */
+export async function resetEngine(seed: number): Promise<EngineInfo> {
+  await startEngine(seed);
+  return engine().reset(seed);
+}
+
+/** A ChatClient answered by the in-tab model in the engine worker; aborting a request cancels it there. */
+export function createEngineChatClient(): ChatClient {
+  return {
+    chat: {
+      completions: {
+        async create(request) {
+          const { signal, ...plain } = request;
+          if (signal?.aborted) throw new ChatClientError('the request was aborted', 'aborted');
+          await startEngine();
+          const requestId = nextId++;
+          const onAbort = () => void engine().cancel(requestId);
+          signal?.addEventListener('abort', onAbort, { once: true });
+          try {
+            const outcome = await engine().complete(requestId, plain);
+            if (outcome.ok) return outcome.completion as ChatCompletion;
+            throw new ChatClientError(outcome.message, outcome.kind, outcome.status);
+          } finally {
+            signal?.removeEventListener('abort', onAbort);
+          }
+        },
+      },
+    },
+  };
+}
+
+/** Runs a job in the engine, aborting it there when `signal` fires. */
+async function runJob<T>(signal: AbortSignal | undefined, run: (jobId: number) => Promise<T>): Promise<T> {
+  await startEngine();
+  const jobId = nextId++;
+  const onAbort = () => void engine().abort(jobId);
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await run(jobId);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** SFT on chat transcripts in the engine; `onSteps` receives metrics as they come (batched, at a bounded rate). */
+export function trainSftInEngine(
+  transcripts: Message[][],
+  options: EngineSftOptions,
+  hooks: { onSteps?: (steps: SftStepMetrics[]) => void; signal?: AbortSignal } = {},
+): Promise<SftStepMetrics[]> {
+  return runJob(hooks.signal, (jobId) => engine().sft(jobId, transcripts, options, Comlink.proxy((steps: SftStepMetrics[]) => hooks.onSteps?.(steps))));
+}
+
+/** Where GRPO's rollouts come from, on the app side: a sandbox that rolls out training task i. */
+export interface AppRolloutSource {
+  name: string;
+  numTasks: number;
+  rollout(taskIndex: number, samplingArgs: SamplingArgs): Promise<SandboxTrajectory>;
+}
+
+/** GRPO in the engine on rollouts made by `source`; `onSteps` receives each step's metrics and rollouts. */
+export function trainGrpoInEngine(
+  source: AppRolloutSource,
+  options: EngineGrpoOptions,
+  hooks: { onSteps?: (steps: GrpoStepReport[]) => void; signal?: AbortSignal } = {},
+): Promise<GrpoStepMetrics[]> {
+  const rollout = Comlink.proxy((taskIndex: number, samplingArgs: SamplingArgs) => source.rollout(taskIndex, samplingArgs));
+  return runJob(hooks.signal, (jobId) => engine().grpo(jobId, source.name, source.numTasks, rollout, options, Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps))));
+}
+
+/** Copies of the model's parameters (for a checkpoint). */
+export async function getEngineWeights(): Promise<NamedTensors> {
+  await startEngine();
+  return engine().getWeights();
+}
+
+/** Loads parameters into the model (from a checkpoint). */
+export async function setEngineWeights(weights: NamedTensors): Promise<void> {
+  await startEngine();
+  await engine().setWeights(Comlink.transfer(weights, [...weights.values()].map((tensor) => tensor.data.buffer as ArrayBuffer)));
+}
+
+/** Terminates the worker (its model and device go with it); the next use starts a fresh one. */
+export function shutDownEngine(): void {
+  worker?.terminate();
+  worker = null;
+  remote = null;
+  started = null;
+}

@@ -1,0 +1,257 @@
+/**
+ * The engine worker: it owns the GPUDevice and the in-tab model (the tiny preset over the byte
+ * tokenizer, seeded, on the WebGPU backend), answers chat requests with it through LocalChatClient,
+ * and trains it: SFT on transcripts and GRPO on rollouts that the app makes in its sandbox (a
+ * proxied `rollout()` per training rollout). Step metrics go back at a bounded rate. The app talks
+ * to it only through src/workers/engine-bridge.ts. It runs no environment code and touches no storage.
+ */
+import * as Comlink from 'comlink';
+import { ChatClientError, type Message } from '../envs/index.ts';
+import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
+import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
+import { TINY_CONFIG } from '../gpu/inference/presets.ts';
+import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
+import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
+import { createWebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
+import { GrpoTrainer, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
+import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
+import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
+import type { EngineApi, EngineInfo, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
+import type { CompletionOutcome } from './sandbox/protocol.ts';
+
+declare const self: DedicatedWorkerGlobalScope;
+
+/** How often step metrics are sent to the app at most. */
+const REPORT_INTERVAL_MS = 250;
+const NO_WEBGPU =
+  'This browser offers no WebGPU to web workers (navigator.gpu is missing), so the in-tab model cannot run here. ' +
+  'Use a recent Chrome or Edge (version 113 or later) on a machine with a supported GPU, or choose the scripted expert or an endpoint as the policy.';
+
+interface Model {
+  context: GPUContext;
+  backend: ModelBackend;
+  tokenizer: ByteTokenizer;
+  client: LocalChatClient;
+  info: EngineInfo;
+}
+
+let model: Promise<Model> | null = null;
+/** Set when the device is lost: every later call fails with it. */
+let deviceLost: string | null = null;
+let reportError: (message: string) => void = () => {};
+const requests = new Map<number, AbortController>();
+const jobs = new Map<number, AbortController>();
+
+async function buildModel(seed: number): Promise<Model> {
+  const gpu = (self.navigator as Navigator & { gpu?: GPU }).gpu;
+  if (!gpu) throw new Error(NO_WEBGPU);
+  let context;
+  try {
+    context = await requestGPUDevice({ gpu, label: 'tabrl-engine', onError: (error) => reportError(error.message) });
+  } catch (error) {
+    throw new Error(`The in-tab model needs a WebGPU device and none could be had: ${errorMessage(error)}`);
+  }
+  void context.lost.then((info) => {
+    if (info.reason === 'destroyed') return;
+    deviceLost = `The GPU device was lost (${info.message || info.reason}). Reload the page to get a new one; the run's last checkpoint is kept.`;
+    reportError(deviceLost);
+  });
+  const adapter = `${context.adapter.vendor || 'unknown'} · ${context.adapter.architecture || context.adapter.device || 'adapter'}${context.adapter.isFallbackAdapter ? ' (software)' : ''}`;
+  return createModel(context, adapter, seed);
+}
+
+/** The tiny preset on `context`, seeded, with a fresh optimizer and a chat client over it. */
+async function createModel(context: GPUContext, adapter: string, seed: number): Promise<Model> {
+  const backend = await createWebGPUBackend(context, TINY_CONFIG, { seed });
+  const tokenizer = new ByteTokenizer();
+  const client = new LocalChatClient({ backend, tokenizer, model: 'tiny', defaultMaxTokens: 64 });
+  const parameters = [...(await backend.getParameters()).values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
+  return { context, backend, tokenizer, client, info: { adapter, model: 'tiny', parameters, seed } };
+}
+
+async function getModel(): Promise<Model> {
+  if (deviceLost) throw new Error(deviceLost);
+  if (!model) throw new Error('the engine was not started');
+  return model;
+}
+
+/** Collects items and sends them at most every REPORT_INTERVAL_MS; `flush` sends the rest and waits. */
+function boundedReporter<T>(send: (items: T[]) => unknown) {
+  let buffer: T[] = [];
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let last = 0;
+  const flush = async () => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (buffer.length === 0) return;
+    const items = buffer;
+    buffer = [];
+    last = Date.now();
+    await Promise.resolve(send(items)).catch(() => {});
+  };
+  return {
+    push(item: T) {
+      buffer.push(item);
+      if (timer !== null) return;
+      timer = setTimeout(() => void flush(), Math.max(0, last + REPORT_INTERVAL_MS - Date.now()));
+    },
+    flush,
+  };
+}
+
+function startJob(jobId: number): AbortSignal {
+  const controller = new AbortController();
+  jobs.set(jobId, controller);
+  return controller.signal;
+}
+
+const api: EngineApi = {
+  async start(seed, onError) {
+    reportError = (message) => void Promise.resolve(onError(message)).catch(() => {});
+    model ??= buildModel(seed);
+    model.catch(() => { model = null; });
+    return (await model).info;
+  },
+
+  async reset(seed) {
+    const old = await getModel();
+    const fresh = createModel(old.context, old.info.adapter, seed);
+    model = fresh;
+    await old.client.forget();
+    old.backend.dispose();
+    return (await fresh).info;
+  },
+
+  async complete(requestId, request): Promise<CompletionOutcome> {
+    const controller = new AbortController();
+    requests.set(requestId, controller);
+    try {
+      const { client } = await getModel();
+      const completion = await client.chat.completions.create({ ...request, signal: controller.signal });
+      return { ok: true, completion };
+    } catch (error) {
+      if (error instanceof ChatClientError) return { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) };
+      return { ok: false, message: `in-tab model: ${errorMessage(error)}`, kind: 'server' };
+    } finally {
+      requests.delete(requestId);
+    }
+  },
+
+  cancel(requestId) {
+    requests.get(requestId)?.abort();
+  },
+
+  async sft(jobId, transcripts: Message[][], options, onSteps) {
+    const signal = startJob(jobId);
+    const reporter = boundedReporter<SftStepMetrics>(onSteps);
+    try {
+      const { backend, tokenizer, client } = await getModel();
+      const sequences = transcripts.map((messages) => tokenizeTranscript(tokenizer, messages));
+      const history = await runSft(
+        backend,
+        sequences,
+        { steps: options.steps, batchSize: options.batchSize, schedule: { lr: options.lr }, seed: options.seed, padId: tokenizer.padId },
+        { onStep: (metrics) => reporter.push(metrics), signal },
+      );
+      await client.syncWeights();
+      return history;
+    } finally {
+      await reporter.flush();
+      jobs.delete(jobId);
+    }
+  },
+
+  async grpo(jobId, name, numTasks, rollout, options, onSteps) {
+    const signal = startJob(jobId);
+    const reporter = boundedReporter<GrpoStepReport>(onSteps);
+    const history: GrpoStepMetrics[] = [];
+    // Each rollout of step k carries the seed seed·7919 + (k·tasksPerStep + group)·G + i (GrpoTrainer.sampleStep).
+    const bySeed = new Map<number, ScoredTrajectory>();
+    const source: RolloutSource = {
+      name,
+      numTasks,
+      async rollout(taskIndex, samplingArgs) {
+        if (signal.aborted) throw new Error('stopped');
+        const trajectory = await rollout(taskIndex, samplingArgs);
+        if (samplingArgs.seed !== undefined) bySeed.set(samplingArgs.seed, trajectory);
+        return trajectory;
+      },
+    };
+    const stepRollouts = (step: number): EngineTrainingRollout[] => {
+      const found: EngineTrainingRollout[] = [];
+      const perStep = options.tasksPerStep * options.groupSize;
+      for (let i = 0; i < perStep; i++) {
+        const seed = options.seed * 7919 + step * perStep + i;
+        const trajectory = bySeed.get(seed);
+        bySeed.delete(seed);
+        if (trajectory) found.push(viewerRollout(trajectory));
+      }
+      return found;
+    };
+    try {
+      const { backend, tokenizer, client } = await getModel();
+      const trainer = new GrpoTrainer(source, backend, client, {
+        steps: options.steps,
+        tasksPerStep: options.tasksPerStep,
+        groupSize: options.groupSize,
+        maxTokens: options.maxTokens,
+        maxAsync: options.maxAsync,
+        temperature: options.temperature,
+        schedule: { lr: options.lr },
+        seed: options.seed,
+        padId: tokenizer.padId,
+      });
+      await trainer.run({
+        signal,
+        onStep: (metrics) => {
+          history.push(metrics);
+          reporter.push({ metrics, rollouts: stepRollouts(metrics.step) });
+        },
+      });
+      return history;
+    } catch (error) {
+      if (signal.aborted) return history;
+      throw error;
+    } finally {
+      await reporter.flush();
+      jobs.delete(jobId);
+    }
+  },
+
+  abort(jobId) {
+    jobs.get(jobId)?.abort();
+  },
+
+  async getWeights() {
+    const { backend } = await getModel();
+    const weights: NamedTensors = await backend.getParameters();
+    return Comlink.transfer(weights, [...weights.values()].map((tensor) => tensor.data.buffer as ArrayBuffer));
+  },
+
+  async setWeights(weights) {
+    const { backend, client } = await getModel();
+    await backend.setParameters(weights);
+    await client.forget();
+    await client.syncWeights();
+  },
+};
+
+/** A trajectory as the rollout viewer shows it: messages, rewards and the sampled tokens of each turn. */
+function viewerRollout(trajectory: ScoredTrajectory): EngineTrainingRollout {
+  return {
+    taskIndex: trajectory.taskIndex ?? -1,
+    prompt: trajectory.prompt,
+    completion: trajectory.completion,
+    reward: trajectory.reward,
+    scores: trajectory.scores,
+    passed: trajectory.passed,
+    errors: trajectory.errors.map((error) => `${error.source} ${error.name}: ${error.message}`),
+    turns: trajectory.turns.flatMap((turn) => (turn.tokens ? [{ completionIds: turn.tokens.completionIds, completionLogprobs: turn.tokens.completionLogprobs }] : [])),
+  };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+Comlink.expose(api);

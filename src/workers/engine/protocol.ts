@@ -1,0 +1,95 @@
+/**
+ * The contract between the app and the engine worker: the API the worker exposes over comlink
+ * (`EngineApi`), the options of its jobs, and the plain data that crosses (step reports, the
+ * rollouts of a training step, weights). Everything here is structured-cloneable; callbacks cross
+ * as comlink proxies. It holds no model code.
+ */
+import type { Message, SamplingArgs } from '../../envs/index.ts';
+import type { NamedTensors } from '../../gpu/model/backend.ts';
+import type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
+import type { SftStepMetrics } from '../../rl/sft-trainer.ts';
+import type { CompletionOutcome, SandboxChatRequest, SandboxTrajectory } from '../sandbox/protocol.ts';
+
+export type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
+export type { SftStepMetrics } from '../../rl/sft-trainer.ts';
+
+/** What the engine reports once its model is ready. */
+export interface EngineInfo {
+  /** The adapter, e.g. "google · swiftshader (fallback)". */
+  adapter: string;
+  /** The model preset's name. */
+  model: string;
+  /** Number of parameters of the model. */
+  parameters: number;
+  /** The seed the weights were initialised from. */
+  seed: number;
+}
+
+/** SFT settings of a warm-up job. */
+export interface EngineSftOptions {
+  steps: number;
+  batchSize: number;
+  lr: number;
+  seed: number;
+}
+
+/** GRPO settings of a training job (the subset of GrpoOptions the playground exposes). */
+export interface EngineGrpoOptions {
+  steps: number;
+  tasksPerStep: number;
+  groupSize: number;
+  lr: number;
+  maxTokens: number;
+  maxAsync: number;
+  temperature: number;
+  seed: number;
+}
+
+/** One sampled turn of a training rollout: the model's tokens and their sampling log-probabilities. */
+export interface EngineTurnTokens {
+  completionIds: number[];
+  completionLogprobs: number[];
+}
+
+/** A training rollout as the rollout viewer shows it. */
+export interface EngineTrainingRollout {
+  taskIndex: number;
+  prompt: Message[];
+  completion: Message[];
+  reward: number;
+  scores: Record<string, number>;
+  passed: boolean;
+  errors: string[];
+  turns: EngineTurnTokens[];
+}
+
+/** One GRPO step as it streams to the app: its metrics and the rollouts it trained on. */
+export interface GrpoStepReport {
+  metrics: GrpoStepMetrics;
+  rollouts: EngineTrainingRollout[];
+}
+
+/** Rolls out training task `taskIndex` once (in the app's sandbox) and returns the scored trajectory. */
+export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingArgs) => Promise<SandboxTrajectory>;
+
+/** The API of the engine worker. */
+export interface EngineApi {
+  /** Gets the GPU device and builds the tiny model from `seed` (once; later calls return the same info). `onError` hears device loss. */
+  start(seed: number, onError: (message: string) => void): Promise<EngineInfo>;
+  /** Re-initialises the weights (and the optimizer) from `seed`. */
+  reset(seed: number): Promise<EngineInfo>;
+  /** Answers one chat request with the model; `requestId` lets `cancel` stop it. */
+  complete(requestId: number, request: SandboxChatRequest): Promise<CompletionOutcome>;
+  /** Cancels a chat request in flight. */
+  cancel(requestId: number): void;
+  /** SFT on transcripts (assistant turns trained); `onSteps` receives step metrics at a bounded rate. */
+  sft(jobId: number, transcripts: Message[][], options: EngineSftOptions, onSteps: (steps: SftStepMetrics[]) => void): Promise<SftStepMetrics[]>;
+  /** GRPO on rollouts of `numTasks` training tasks made by `rollout`; `onSteps` receives step reports at a bounded rate. */
+  grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void): Promise<GrpoStepMetrics[]>;
+  /** Stops a job: SFT and GRPO stop before their next step, and their model calls are cancelled. */
+  abort(jobId: number): void;
+  /** Copies of the model's parameters by name (their buffers are transferred). */
+  getWeights(): Promise<NamedTensors>;
+  /** Overwrites the model's parameters (a checkpoint). */
+  setWeights(weights: NamedTensors): Promise<void>;
+}
