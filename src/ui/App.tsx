@@ -1,4 +1,4 @@
-/** The playground shell: top bar; the editor or the rollout viewer on the left; policy, settings and the run on the right. */
+/** The playground shell: top bar; the editor, the rollout viewer or the training view on the left; the run, policy and settings on the right. */
 import { useState } from 'react';
 import { EnvironmentEditor } from './editor/EnvironmentEditor.tsx';
 import { PolicyPanel } from './components/PolicyPanel.tsx';
@@ -8,14 +8,17 @@ import { RolloutViewer } from './components/RolloutViewer.tsx';
 import { RunPanel } from './components/RunPanel.tsx';
 import { SettingsPanel } from './components/SettingsPanel.tsx';
 import { TopBar } from './components/TopBar.tsx';
+import { TrainingSettingsPanel } from './components/TrainingSettingsPanel.tsx';
+import { TrainingView } from './components/TrainingView.tsx';
 import { usePlayground } from './store/index.ts';
 
-type MainView = 'editor' | 'rollouts';
+type MainView = 'editor' | 'rollouts' | 'training';
 
 /** The whole page. */
 export function App() {
   const [view, setView] = useState<MainView>('editor');
   const rollouts = usePlayground((state) => state.run.records.length);
+  const mode = usePlayground((state) => state.mode);
   return (
     <div className="app">
       <TopBar />
@@ -24,15 +27,18 @@ export function App() {
           <div className="tabs" role="tablist">
             <button type="button" role="tab" aria-selected={view === 'editor'} className={view === 'editor' ? 'selected' : ''} onClick={() => setView('editor')} data-testid="tab-editor">Environment</button>
             <button type="button" role="tab" aria-selected={view === 'rollouts'} className={view === 'rollouts' ? 'selected' : ''} onClick={() => setView('rollouts')} data-testid="tab-rollouts">Rollouts{rollouts > 0 ? ` (${rollouts})` : ''}</button>
+            <button type="button" role="tab" aria-selected={view === 'training'} className={view === 'training' ? 'selected' : ''} onClick={() => setView('training')} data-testid="tab-training">Training</button>
           </div>
           <div className="editor-view" hidden={view !== 'editor'}>
             <EnvironmentEditor />
             <ProblemsStrip />
           </div>
           {view === 'rollouts' && <RolloutViewer />}
+          {view === 'training' && <TrainingView />}
         </main>
         <aside className="side-pane">
-          <RunPanel onShowRollouts={() => setView('rollouts')} />
+          <RunPanel onShowRollouts={() => setView('rollouts')} onShowTraining={() => setView('training')} />
+          {mode !== 'evaluate' && <TrainingSettingsPanel mode={mode} />}
           <PolicyPanel />
           <SettingsPanel />
         </aside>

@@ -4,6 +4,7 @@
  * to workers themselves.
  */
 import { OpenAIHttpClient, ScriptedClient, summarizeRollouts, type ChatClient, type RolloutRecord } from '../envs/index.ts';
+import { createEngineChatClient } from '../workers/engine-bridge.ts';
 import { evaluateInSandbox, SandboxTimeoutError } from '../workers/sandbox-bridge.ts';
 import { readApiKey, writeApiKey } from './api-key.ts';
 import { BUILTINS, isBuiltinName, loadBuiltinExpert } from './builtins.ts';
@@ -14,6 +15,8 @@ import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type Sha
 import * as storage from './storage.ts';
 import { usePlayground } from './store/index.ts';
 import { IDLE_RUN, type EvaluationSettings } from './store/evaluation-slice.ts';
+import type { PolicyKind } from './store/policy-slice.ts';
+import { ensureEngine, recordEvaluation, refreshRuns } from './training-actions.ts';
 
 const store = usePlayground;
 const SAVE_DELAY_MS = 400;
@@ -38,6 +41,7 @@ export async function initPlayground(): Promise<void> {
   if (!store.getState().currentId) store.getState().setCurrentId(environments[0]?.id ?? null);
   openHash(location.hash);
   window.addEventListener('hashchange', () => openHash(location.hash));
+  await refreshRuns();
 }
 
 /** Opens a share link for review (never runs it); a bad link shows why and loads nothing. */
@@ -106,7 +110,8 @@ export async function deleteCurrentEnvironment(): Promise<void> {
   else await createFromBuiltin(DEFAULT_BUILTIN);
 }
 
-function currentEnvironment(): storage.SavedEnvironment | undefined {
+/** The environment open in the editor, if any. */
+export function currentEnvironment(): storage.SavedEnvironment | undefined {
   const { environments, currentId } = store.getState();
   return environments.find((item) => item.id === currentId);
 }
@@ -125,6 +130,20 @@ function restorePolicy(): void {
   } catch {
     // a damaged entry: keep the defaults
   }
+}
+
+/** The arguments of the default lesson: reverse-text in its compact form, short enough for the tiny model. */
+export const TINY_LESSON_ARGS = { compact: true, minLength: 4, maxLength: 8, numTasks: 400 };
+
+/** Chooses the policy; picking the in-tab model on reverse-text with default arguments switches to the default lesson's. */
+export function choosePolicy(policy: PolicyKind): void {
+  store.getState().setPolicy(policy);
+  if (policy !== 'in-tab') return;
+  const { settings } = store.getState();
+  if (currentEnvironment()?.builtin === 'reverse-text' && settings.argsJson.trim() === '{}') {
+    store.getState().setSettings({ argsJson: JSON.stringify(TINY_LESSON_ARGS), maxTokens: Math.min(settings.maxTokens, 16) });
+  }
+  void ensureEngine().catch(() => {});
 }
 
 /** Sets the endpoint's base URL and model name, remembered in localStorage. */
@@ -147,12 +166,14 @@ async function buildPolicyClient(builtin: string | undefined, args: Record<strin
     return { client: new ScriptedClient(await loadBuiltinExpert(builtin, args)), model: `expert:${builtin}` };
   }
   if (policy === 'endpoint') return { client: new OpenAIHttpClient({ baseURL, apiKey: readApiKey() || undefined, maxRetries: 2 }), model };
-  throw new Error('The in-tab model arrives with the GPU engine; choose the expert or an endpoint for now.');
+  await ensureEngine();
+  return { client: createEngineChatClient(), model: 'tiny' };
 }
 
 // ---------------------------------------------------------------- evaluation
 
-function parseArgs(argsJson: string): Record<string, unknown> {
+/** Parses the environment-arguments JSON of the settings, or throws saying what is wrong. */
+export function parseArgs(argsJson: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(argsJson || '{}');
@@ -213,13 +234,15 @@ export async function startEvaluation(): Promise<void> {
       onRecord: (record, done, total) => store.getState().updateRun((current) => ({ records: [...current.records, record], done, total })),
     });
     const records = sortRecords(store.getState().run.records);
+    const summary = result.summary ?? summarizeRollouts(records, settings.rolloutsPerTask, result.info?.rewardNames ?? []);
     store.getState().updateRun({
       status: 'done',
       records,
-      summary: result.summary ?? summarizeRollouts(records, settings.rolloutsPerTask, result.info?.rewardNames ?? []),
+      summary,
       stoppedEarly: result.stoppedEarly ?? null,
       finishedAt: Date.now(),
     });
+    if (store.getState().policy === 'in-tab' && !result.stoppedEarly) await recordEvaluation(summary);
   } catch (error) {
     const { records, environment } = store.getState().run;
     const sorted = sortRecords(records);
@@ -313,7 +336,7 @@ export async function acceptReview(): Promise<void> {
     argsJson: JSON.stringify(review.args),
   };
   store.getState().setSettings(settings);
-  store.getState().setPolicy(review.policy === 'in-tab' ? 'expert' : review.policy);
+  store.getState().setPolicy(review.policy);
   store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
   await addEnvironment({ name: `${review.name} (shared)`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   dismissReview();

@@ -1,6 +1,6 @@
-/** The policy picker: the built-in's scripted expert, an OpenAI-compatible endpoint, or (with the engine) the in-tab model. */
+/** The policy picker: the built-in's scripted expert, an OpenAI-compatible endpoint, or the in-tab model (tiny, trained from scratch in the engine worker). */
 import { useState } from 'react';
-import { setApiKey, setEndpoint } from '../actions.ts';
+import { choosePolicy, setApiKey, setEndpoint } from '../actions.ts';
 import { readApiKey } from '../api-key.ts';
 import { isBuiltinName } from '../builtins.ts';
 import { usePlayground } from '../store/index.ts';
@@ -9,7 +9,7 @@ import type { PolicyKind } from '../store/policy-slice.ts';
 /** The policy card. */
 export function PolicyPanel() {
   const policy = usePlayground((state) => state.policy);
-  const setPolicy = usePlayground((state) => state.setPolicy);
+  const setPolicy = choosePolicy;
   const builtin = usePlayground((state) => state.environments.find((item) => item.id === state.currentId)?.builtin);
   const hasExpert = isBuiltinName(builtin);
 
@@ -19,7 +19,7 @@ export function PolicyPanel() {
       <div className="segmented" role="radiogroup" aria-label="Policy">
         <PolicyOption value="expert" current={policy} onPick={setPolicy} label="Scripted expert" />
         <PolicyOption value="endpoint" current={policy} onPick={setPolicy} label="OpenAI-compatible endpoint" />
-        <PolicyOption value="in-tab" current={policy} onPick={setPolicy} label="In-tab model" disabled />
+        <PolicyOption value="in-tab" current={policy} onPick={setPolicy} label="In-tab model (tiny, from scratch)" />
       </div>
       {policy === 'expert' && (
         <p className="hint">
@@ -29,23 +29,34 @@ export function PolicyPanel() {
         </p>
       )}
       {policy === 'endpoint' && <EndpointFields />}
-      <p className="hint muted">In-tab model — coming with the GPU engine.</p>
+      {policy === 'in-tab' && <EngineStatus />}
     </section>
   );
 }
 
-function PolicyOption({ value, current, onPick, label, disabled }: { value: PolicyKind; current: PolicyKind; onPick: (value: PolicyKind) => void; label: string; disabled?: boolean }) {
+function PolicyOption({ value, current, onPick, label }: { value: PolicyKind; current: PolicyKind; onPick: (value: PolicyKind) => void; label: string }) {
   return (
     <button
       type="button"
       role="radio"
       aria-checked={current === value}
       className={current === value ? 'selected' : ''}
-      disabled={disabled}
-      title={disabled ? 'In-tab model — coming with the engine' : undefined}
       data-testid={`policy-${value}`}
       onClick={() => onPick(value)}
     >{label}</button>
+  );
+}
+
+function EngineStatus() {
+  const engine = usePlayground((state) => state.engine);
+  const run = usePlayground((state) => state.trainingRun);
+  if (engine.status === 'failed') return <p className="failure" role="alert" data-testid="engine-error">{engine.error}</p>;
+  return (
+    <p className="hint" data-testid="engine-status">
+      {engine.status === 'ready' && engine.info
+        ? <>A {engine.info.parameters.toLocaleString()}-parameter model over bytes, on <b>{engine.info.adapter}</b>, {run ? <>with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).</> : <>untrained (random weights): warm it up first.</>}</>
+        : 'Starting the engine (WebGPU)…'}
+    </p>
   );
 }
 

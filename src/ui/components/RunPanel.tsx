@@ -1,27 +1,105 @@
-/** The run bar (Evaluate / Stop, progress with ETA, failures) and the results summary. */
+/** The run card: its three modes (Evaluate, Warm up, Train) with start / stop, progress with ETA, failures, and the evaluation summary. */
 import { useEffect, useState } from 'react';
 import { exportResults, startEvaluation, stopEvaluation } from '../actions.ts';
 import { usePlayground } from '../store/index.ts';
+import type { RunMode } from '../store/training-slice.ts';
+import { startTraining, startWarmup, stopTraining } from '../training-actions.ts';
+
+const MODES: { mode: RunMode; label: string; help: string }[] = [
+  { mode: 'evaluate', label: 'Evaluate', help: 'Run the held-out tasks against the chosen policy.' },
+  { mode: 'warmup', label: 'Warm up', help: 'The built-in expert makes demonstrations; the in-tab model learns them (SFT).' },
+  { mode: 'train', label: 'Train', help: 'GRPO: the in-tab model samples G answers per task and learns from their rewards.' },
+];
 
 /** The run card. */
-export function RunPanel({ onShowRollouts }: { onShowRollouts: () => void }) {
-  const status = usePlayground((state) => state.run.status);
-  const problems = usePlayground((state) => state.problems.length);
-  const policy = usePlayground((state) => state.policy);
-  const running = status === 'running' || status === 'compiling' || status === 'stopping';
+export function RunPanel({ onShowRollouts, onShowTraining }: { onShowRollouts: () => void; onShowTraining: () => void }) {
+  const mode = usePlayground((state) => state.mode);
+  const setMode = usePlayground((state) => state.setMode);
+  const evaluating = usePlayground((state) => ['running', 'compiling', 'stopping'].includes(state.run.status));
+  const training = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
   return (
     <section className="card run-card" aria-labelledby="run-heading">
+      <h2 id="run-heading" className="visually-hidden">Run</h2>
+      <div className="segmented modes" role="radiogroup" aria-label="Mode">
+        {MODES.map((item) => (
+          <button key={item.mode} type="button" role="radio" aria-checked={mode === item.mode} className={mode === item.mode ? 'selected' : ''}
+            disabled={evaluating || training} title={item.help} data-testid={`mode-${item.mode}`} onClick={() => setMode(item.mode)}>{item.label}</button>
+        ))}
+      </div>
+      <p className="hint">{MODES.find((item) => item.mode === mode)?.help}</p>
+      {mode === 'evaluate' ? <EvaluateSection onShowRollouts={onShowRollouts} /> : <TrainingSection mode={mode} onShowTraining={onShowTraining} />}
+    </section>
+  );
+}
+
+function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
+  const status = usePlayground((state) => state.run.status);
+  const problems = usePlayground((state) => state.problems.length);
+  const training = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const running = status === 'running' || status === 'compiling' || status === 'stopping';
+  return (
+    <>
       <div className="run-bar">
-        <h2 id="run-heading">Evaluate</h2>
+        <span />
         {running
           ? <button type="button" className="danger" data-testid="stop" disabled={status === 'stopping'} onClick={stopEvaluation}>{status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
-          : <button type="button" className="primary" data-testid="evaluate" disabled={policy === 'in-tab'} onClick={() => void startEvaluation()}>Evaluate</button>}
+          : <button type="button" className="primary" data-testid="evaluate" disabled={training} onClick={() => void startEvaluation()}>Evaluate</button>}
       </div>
       {problems > 0 && !running && <p className="warning">The file has {problems} error{problems === 1 ? '' : 's'}; fix {problems === 1 ? 'it' : 'them'} to run.</p>}
       <Progress />
       <Failure />
       <Summary onShowRollouts={onShowRollouts} />
-    </section>
+    </>
+  );
+}
+
+function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; onShowTraining: () => void }) {
+  const job = usePlayground((state) => state.job);
+  const engineError = usePlayground((state) => state.engine.error);
+  const evaluating = usePlayground((state) => ['running', 'compiling', 'stopping'].includes(state.run.status));
+  const running = job.status === 'running' || job.status === 'stopping';
+  const start = () => {
+    onShowTraining();
+    void (mode === 'warmup' ? startWarmup() : startTraining());
+  };
+  return (
+    <>
+      <div className="run-bar">
+        <span className="muted">{mode === 'warmup' ? 'SFT warm-up of the in-tab model' : 'GRPO on the in-tab model'}</span>
+        {running
+          ? <button type="button" className="danger" data-testid="stop-training" disabled={job.status === 'stopping'} onClick={stopTraining}>{job.status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
+          : <button type="button" className="primary" data-testid="start-training" disabled={evaluating} onClick={start}>{mode === 'warmup' ? 'Start warm-up' : 'Start training'}</button>}
+      </div>
+      {running && <JobProgress />}
+      {job.status === 'failed' && job.failure && <p className="failure" role="alert" data-testid="training-failure">{job.failure}</p>}
+      {engineError && job.status !== 'failed' && <p className="failure" role="alert" data-testid="engine-error">{engineError}</p>}
+      {job.status === 'done' && <p className="hint" data-testid="training-done">{job.mode === 'warmup' ? 'Warm-up' : 'Training'} {job.phase}.{job.note ? ` ${job.note}` : ''}</p>}
+    </>
+  );
+}
+
+function JobProgress() {
+  const job = usePlayground((state) => state.job);
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(timer);
+  }, []);
+  const fraction = job.total > 0 ? job.done / job.total : 0;
+  const elapsed = (now - job.startedAt) / 1000;
+  const phaseElapsed = (now - job.phaseStartedAt) / 1000;
+  const eta = job.done > 0 ? (phaseElapsed / job.done) * (job.total - job.done) : undefined;
+  const unit = job.phase === 'making demonstrations' ? 'rollouts' : 'steps';
+  return (
+    <div className="progress" data-testid="training-progress">
+      <div className="progress-track" role="progressbar" aria-valuemin={0} aria-valuemax={job.total} aria-valuenow={job.done}>
+        <div className="progress-fill" style={{ width: `${(fraction * 100).toFixed(1)}%` }} />
+      </div>
+      <div className="progress-text">
+        {job.status === 'stopping' ? 'Stopping…' : `${job.phase}${job.total > 0 ? `: ${job.done} / ${job.total} ${unit}` : '…'}`}
+        <span>{elapsed.toFixed(0)} s elapsed{eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}</span>
+      </div>
+    </div>
   );
 }
 

@@ -7,13 +7,15 @@ import { create } from 'zustand';
 import { createEditorSlice, type EditorSlice } from './editor-slice.ts';
 import { createEvaluationSlice, type EvaluationSlice } from './evaluation-slice.ts';
 import { createPolicySlice, type PolicySlice } from './policy-slice.ts';
+import { createTrainingSlice, type TrainingSlice } from './training-slice.ts';
 
 /** The whole store's state. */
-export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice;
+export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice & TrainingSlice;
 
 /** The store hook; outside React use `usePlayground.getState()`. */
 export const usePlayground = create<PlaygroundState>()((...args) => ({
   ...createEditorSlice(...args),
   ...createPolicySlice(...args),
   ...createEvaluationSlice(...args),
+  ...createTrainingSlice(...args),
 }));

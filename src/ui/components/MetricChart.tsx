@@ -1,0 +1,76 @@
+/** One live line chart (uPlot) of metrics over steps: each series a line; a series may carry a ± band drawn as two thin lines. */
+import { useEffect, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+/** A line of a chart: its values per step (null = missing). */
+export interface ChartSeries {
+  label: string;
+  values: (number | null)[];
+  color: string;
+  /** Half-width of a band around the line (e.g. the std), drawn as two faint lines. */
+  band?: (number | null)[];
+}
+
+const WIDTH = 330;
+const HEIGHT = 150;
+
+/** A chart titled `title` over `steps`; redrawn in place when the data change. */
+export function MetricChart({ title, steps, series, testId }: { title: string; steps: number[]; series: ChartSeries[]; testId?: string }) {
+  const container = useRef<HTMLDivElement>(null);
+  const chart = useRef<uPlot | null>(null);
+  const shape = series.map((item) => `${item.label}${item.band ? '±' : ''}`).join('|');
+
+  const data = (): uPlot.AlignedData => {
+    const columns: (number | null)[][] = [];
+    for (const item of series) {
+      columns.push(item.values);
+      if (item.band) {
+        columns.push(item.values.map((value, i) => (value === null || item.band![i] == null ? null : value + item.band![i]!)));
+        columns.push(item.values.map((value, i) => (value === null || item.band![i] == null ? null : value - item.band![i]!)));
+      }
+    }
+    return [steps, ...columns] as uPlot.AlignedData;
+  };
+
+  useEffect(() => {
+    if (!container.current) return;
+    const lines: uPlot.Series[] = [{ label: 'step' }];
+    for (const item of series) {
+      lines.push({ label: item.label, stroke: item.color, width: 2, spanGaps: true, points: { show: steps.length < 3 } });
+      if (item.band) {
+        lines.push({ label: `${item.label} + std`, stroke: item.color, width: 1, dash: [4, 4], alpha: 0.5, spanGaps: true, points: { show: false } });
+        lines.push({ label: `${item.label} − std`, stroke: item.color, width: 1, dash: [4, 4], alpha: 0.5, spanGaps: true, points: { show: false } });
+      }
+    }
+    chart.current = new uPlot({
+      width: WIDTH,
+      height: HEIGHT,
+      series: lines,
+      legend: { show: false },
+      cursor: { show: true, drag: { x: false, y: false } },
+      scales: { x: { time: false } },
+      axes: [{ size: 28, font: '11px system-ui' }, { size: 44, font: '11px system-ui' }],
+    }, data(), container.current);
+    return () => {
+      chart.current?.destroy();
+      chart.current = null;
+    };
+    // The chart is rebuilt only when its series change; new data go through setData below.
+  }, [shape]);
+
+  useEffect(() => {
+    chart.current?.setData(data());
+  });
+
+  return (
+    <figure className="chart" data-testid={testId}>
+      <figcaption>
+        {title}
+        <span className="chart-legend">{series.map((item) => <span key={item.label} style={{ color: item.color }}>● {item.label}</span>)}</span>
+      </figcaption>
+      <div ref={container} />
+      {steps.length === 0 && <div className="chart-empty">no steps yet</div>}
+    </figure>
+  );
+}

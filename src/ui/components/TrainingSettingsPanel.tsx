@@ -1,0 +1,59 @@
+/** Warm-up and GRPO hyperparameters, each with a one-line explanation; defaults suit the tiny model on the default lesson. */
+import { usePlayground } from '../store/index.ts';
+import type { TrainingSettings } from '../store/training-slice.ts';
+
+type Field = { key: keyof TrainingSettings; label: string; help: string; min: number; max: number; step?: number };
+
+const WARMUP: Field[] = [
+  { key: 'demonstrations', label: 'Demonstrations', help: 'Expert rollouts made; only passing ones are kept.', min: 1, max: 10000 },
+  { key: 'sftSteps', label: 'SFT steps', help: 'Optimizer steps on the demonstrations.', min: 1, max: 100000 },
+  { key: 'sftBatchSize', label: 'SFT batch', help: 'Transcripts per step.', min: 1, max: 256 },
+  { key: 'sftLr', label: 'SFT learning rate', help: 'AdamW step size; a tiny model from scratch takes ~3e-3.', min: 1e-6, max: 1, step: 0.0001 },
+];
+
+const GRPO: Field[] = [
+  { key: 'grpoSteps', label: 'GRPO steps', help: 'Updates; each samples and scores a fresh batch.', min: 1, max: 100000 },
+  { key: 'tasksPerStep', label: 'Tasks per step', help: 'Training tasks sampled each step.', min: 1, max: 256 },
+  { key: 'groupSize', label: 'Group size G', help: 'Answers per task; advantage = reward − group mean.', min: 2, max: 64 },
+  { key: 'grpoLr', label: 'GRPO learning rate', help: 'Smaller than SFT\'s: RL signal is noisy.', min: 1e-7, max: 1, step: 0.0001 },
+  { key: 'maxTokens', label: 'Max tokens', help: 'Longest answer sampled per turn.', min: 1, max: 4096 },
+  { key: 'maxAsync', label: 'Max async', help: 'Steps rollouts may run ahead of the weights (0 = on-policy).', min: 0, max: 8 },
+  { key: 'temperature', label: 'Temperature', help: 'Sampling temperature of the rollouts (1 = the model as is).', min: 0.1, max: 2, step: 0.1 },
+  { key: 'checkpointEvery', label: 'Checkpoint every', help: 'Steps between saved weights (also saved at stop).', min: 1, max: 10000 },
+];
+
+/** The training settings card, for the Warm up or Train mode. */
+export function TrainingSettingsPanel({ mode }: { mode: 'warmup' | 'train' }) {
+  const fields = mode === 'warmup' ? [...WARMUP, GRPO[GRPO.length - 1]!] : GRPO;
+  return (
+    <section className="card" aria-labelledby="training-settings-heading">
+      <h2 id="training-settings-heading">{mode === 'warmup' ? 'Warm-up settings' : 'GRPO settings'}</h2>
+      <div className="settings-grid">
+        {fields.map((field) => <TrainingInput key={field.key} field={field} />)}
+      </div>
+    </section>
+  );
+}
+
+function TrainingInput({ field }: { field: Field }) {
+  const value = usePlayground((state) => state.trainingSettings[field.key]);
+  const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
+  return (
+    <label className="setting">
+      <span className="setting-label">{field.label}</span>
+      <input
+        type="number"
+        data-testid={`train-${field.key}`}
+        value={value}
+        min={field.min}
+        max={field.max}
+        step={field.step ?? 1}
+        onChange={(event) => {
+          const number = Number(event.target.value);
+          if (event.target.value !== '' && Number.isFinite(number)) setTrainingSettings({ [field.key]: Math.min(field.max, Math.max(field.min, number)) });
+        }}
+      />
+      <span className="setting-help">{field.help}</span>
+    </label>
+  );
+}

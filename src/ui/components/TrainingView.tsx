@@ -1,0 +1,133 @@
+/** The training view: live charts of the current (or reopened) run, the latest GRPO step's rollouts with tokens coloured by log-probability, and the list of stored runs. */
+import { ByteTokenizer } from '../../gpu/io/byte-tokenizer.ts';
+import type { EngineTrainingRollout } from '../../workers/engine-bridge.ts';
+import { deleteRun, newRun, openRun } from '../training-actions.ts';
+import { usePlayground } from '../store/index.ts';
+import { MetricChart, type ChartSeries } from './MetricChart.tsx';
+
+const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
+const tokenizer = new ByteTokenizer();
+
+/** The whole view, filling the main area. */
+export function TrainingView() {
+  const run = usePlayground((state) => state.trainingRun);
+  return (
+    <div className="training-view" data-testid="training-view">
+      {run ? <RunCharts /> : <div className="empty">No training run yet. Choose <b>Warm up</b> or <b>Train</b> in the run panel and press Start; or reopen a stored run below.</div>}
+      <LatestRollouts />
+      <RunList />
+    </div>
+  );
+}
+
+function RunCharts() {
+  const run = usePlayground((state) => state.trainingRun)!;
+  const grpo = run.grpo;
+  const steps = grpo.map((metrics) => metrics.step);
+  const rewardNames = [...new Set(grpo.flatMap((metrics) => Object.keys(metrics.rewards)))];
+  const line = (label: string, values: (number | null)[], color: string): ChartSeries => ({ label, values, color });
+  const reward: ChartSeries[] = [
+    { label: 'reward', values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: COLORS[0]! },
+    ...rewardNames.map((name, i) => line(name, grpo.map((m) => m.rewards[name] ?? null), COLORS[(i + 1) % COLORS.length]!)),
+  ];
+  const last = grpo.at(-1);
+  return (
+    <section className="run-charts" aria-label="Training charts">
+      <header className="run-header">
+        <h2>Run on <code>{run.environment}</code></h2>
+        <span className="chip" data-testid="run-sft-steps">{run.sft.length} SFT steps</span>
+        <span className="chip" data-testid="run-grpo-steps">{run.grpo.length} GRPO steps</span>
+        {run.checkpointStep !== null && <span className="chip">checkpoint at step {run.checkpointStep}</span>}
+        {last?.skipped && <span className="chip" title={last.skipped}>last update skipped</span>}
+        {last?.firstError && <span className="chip chip-bad" title={last.firstError}>errors in rollouts</span>}
+      </header>
+      <div className="chart-grid">
+        <MetricChart testId="chart-sft-loss" title="SFT loss" steps={run.sft.map((m) => m.step)} series={[line('loss', run.sft.map((m) => m.loss), COLORS[1]!)]} />
+        <MetricChart testId="chart-reward" title="Reward (mean ± std)" steps={steps} series={reward} />
+        <MetricChart testId="chart-pass-rate" title="Pass rate" steps={steps} series={[line('pass rate', grpo.map((m) => m.passRate), COLORS[2]!)]} />
+        <MetricChart testId="chart-loss" title="GRPO loss" steps={steps} series={[line('loss', grpo.map((m) => m.loss), COLORS[1]!)]} />
+        <MetricChart title="KL to reference" steps={steps} series={[line('KL', grpo.map((m) => m.kl), COLORS[4]!)]} />
+        <MetricChart title="Entropy (nats / token)" steps={steps} series={[line('entropy', grpo.map((m) => m.entropy), COLORS[3]!)]} />
+        <MetricChart title="Gradient norm" steps={steps} series={[line('grad norm', grpo.map((m) => m.gradNorm), COLORS[5]!)]} />
+        <MetricChart title="Sampled tokens / s" steps={steps} series={[line('tokens/s', grpo.map((m) => m.tokensPerSecond), COLORS[0]!)]} />
+      </div>
+      {run.evaluations.length > 0 && (
+        <table className="scores" data-testid="run-evaluations">
+          <thead><tr><th>Evaluation</th><th>reward</th><th>pass rate</th></tr></thead>
+          <tbody>
+            {run.evaluations.map((evaluation) => (
+              <tr key={evaluation.at}><td>after {evaluation.sftSteps} SFT + {evaluation.grpoSteps} GRPO steps</td><td>{evaluation.summary.reward.mean.toFixed(3)}</td><td>{(evaluation.summary.passRate * 100).toFixed(1)}%</td></tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function LatestRollouts() {
+  const rollouts = usePlayground((state) => state.latestRollouts);
+  const step = usePlayground((state) => state.trainingRun?.grpo.at(-1)?.step);
+  if (rollouts.length === 0) return null;
+  return (
+    <section className="latest-rollouts" data-testid="training-rollouts" aria-label="Rollouts of the latest step">
+      <h2>Rollouts of step {step ?? '—'} <small className="muted">tokens coloured by probability: red unlikely, green likely</small></h2>
+      <ol>
+        {rollouts.map((rollout, index) => <TrainingRollout key={index} rollout={rollout} />)}
+      </ol>
+    </section>
+  );
+}
+
+function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
+  const question = rollout.prompt.filter((message) => message.role === 'user').at(-1)?.content ?? '';
+  return (
+    <li className="training-rollout" data-testid="training-rollout">
+      <span className={`badge ${rollout.passed ? 'pass' : 'fail'}`}>{rollout.passed ? '✓' : '✗'}</span>
+      <span className="reward">{rollout.reward.toFixed(2)}</span>
+      <code className="question" title={`task ${rollout.taskIndex}`}>{question}</code>
+      <span className="arrow">→</span>
+      <span className="tokens">
+        {rollout.turns.flatMap((turn, t) => turn.completionIds.map((id, i) => {
+          const logprob = turn.completionLogprobs[i] ?? 0;
+          const probability = Math.exp(logprob);
+          const text = tokenizer.decode([id]);
+          return (
+            <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
+              {text === '' ? '∅' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
+            </span>
+          );
+        }))}
+      </span>
+      {Object.entries(rollout.scores).map(([name, value]) => <span key={name} className="chip"><code>{name}</code> {value.toFixed(2)}</span>)}
+      {rollout.errors.length > 0 && <span className="badge error" title={rollout.errors.join('\n')}>!</span>}
+    </li>
+  );
+}
+
+function RunList() {
+  const runs = usePlayground((state) => state.pastRuns);
+  const current = usePlayground((state) => state.trainingRun?.id);
+  const busy = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  return (
+    <section className="run-list" aria-label="Stored runs">
+      <div className="run-list-bar">
+        <h2>Runs</h2>
+        <button type="button" className="quiet" disabled={busy} onClick={newRun} data-testid="new-run">New run</button>
+      </div>
+      {runs.length === 0 ? <p className="hint">Runs are kept in this browser (metrics and a checkpoint of the weights).</p> : (
+        <ul>
+          {runs.map((run) => (
+            <li key={run.id} className={run.id === current ? 'selected' : ''} data-testid="stored-run">
+              <button type="button" className="link" disabled={busy} onClick={() => openRun(run.id)}>
+                {new Date(run.createdAt).toLocaleString()} · <code>{run.environment}</code> · {run.sft.length} SFT + {run.grpo.length} GRPO steps
+                {run.grpo.length > 0 && ` · reward ${run.grpo.at(-1)!.reward.mean.toFixed(2)}`}
+              </button>
+              <button type="button" className="quiet" disabled={busy && run.id === current} onClick={() => void deleteRun(run.id)} data-testid="delete-run" aria-label="Delete run">Delete</button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,134 @@
+/** The training slice: the run panel's mode, warm-up and GRPO settings, the engine's state, the current training run and the list of past runs. */
+import type { StateCreator } from 'zustand';
+import type { EvaluationSummary } from '../../envs/index.ts';
+import type { EngineInfo, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../workers/engine-bridge.ts';
+import type { PlaygroundState } from './index.ts';
+
+/** What the run panel does: evaluate the policy, warm the in-tab model up with SFT, or train it with GRPO. */
+export type RunMode = 'evaluate' | 'warmup' | 'train';
+
+/** Warm-up and GRPO hyperparameters; each is explained in the panel. */
+export interface TrainingSettings {
+  /** Expert rollouts made for demonstrations (only passing ones are kept). */
+  demonstrations: number;
+  sftSteps: number;
+  sftBatchSize: number;
+  sftLr: number;
+  grpoSteps: number;
+  tasksPerStep: number;
+  groupSize: number;
+  grpoLr: number;
+  maxTokens: number;
+  maxAsync: number;
+  /** Sampling temperature of GRPO's rollouts. */
+  temperature: number;
+  /** Save the weights every this many steps (and at stop). */
+  checkpointEvery: number;
+}
+
+/** Defaults for the tiny model on the default lesson (reverse-text compact). */
+export const DEFAULT_TRAINING_SETTINGS: TrainingSettings = {
+  demonstrations: 200,
+  sftSteps: 150,
+  sftBatchSize: 16,
+  sftLr: 3e-3,
+  grpoSteps: 40,
+  tasksPerStep: 4,
+  groupSize: 8,
+  grpoLr: 5e-4,
+  maxTokens: 16,
+  maxAsync: 1,
+  temperature: 1,
+  checkpointEvery: 10,
+};
+
+/** A measurement of the model kept with a run. */
+export interface RunEvaluation {
+  at: number;
+  /** After how many SFT and GRPO steps it was taken. */
+  sftSteps: number;
+  grpoSteps: number;
+  summary: EvaluationSummary;
+}
+
+/** A training run as it is kept in IndexedDB (the weights are stored beside it as a checkpoint). */
+export interface TrainingRun {
+  id: string;
+  /** The environment's name and arguments, and the settings the run started with. */
+  environment: string;
+  args: Record<string, unknown>;
+  settings: TrainingSettings;
+  seed: number;
+  createdAt: number;
+  updatedAt: number;
+  sft: SftStepMetrics[];
+  grpo: GrpoStepMetrics[];
+  evaluations: RunEvaluation[];
+  /** The step total (SFT + GRPO) of the last stored checkpoint, if any. */
+  checkpointStep: number | null;
+}
+
+/** Where the engine is. */
+export interface EngineState {
+  status: 'off' | 'starting' | 'ready' | 'failed';
+  info: EngineInfo | null;
+  /** What went wrong (no WebGPU, device lost), in words a person can act on. */
+  error: string | null;
+}
+
+/** A warm-up or GRPO job in progress or last finished. */
+export interface TrainingJob {
+  status: 'idle' | 'running' | 'stopping' | 'done' | 'failed';
+  mode: 'warmup' | 'train';
+  /** What it is doing now, e.g. "making demonstrations". */
+  phase: string;
+  done: number;
+  total: number;
+  startedAt: number;
+  /** When the current phase's steps started (for the ETA). */
+  phaseStartedAt: number;
+  failure: string | null;
+  /** A note shown after it ends (kept demonstrations, stopped early, storage). */
+  note: string | null;
+}
+
+/** Training state. */
+export interface TrainingSlice {
+  mode: RunMode;
+  trainingSettings: TrainingSettings;
+  engine: EngineState;
+  job: TrainingJob;
+  /** The run whose weights are in the engine (or the one reopened for viewing). */
+  trainingRun: TrainingRun | null;
+  /** The rollouts of the latest GRPO step. */
+  latestRollouts: EngineTrainingRollout[];
+  pastRuns: TrainingRun[];
+  setMode(mode: RunMode): void;
+  setTrainingSettings(settings: Partial<TrainingSettings>): void;
+  setEngine(engine: Partial<EngineState>): void;
+  updateJob(update: Partial<TrainingJob>): void;
+  setTrainingRun(run: TrainingRun | null | ((run: TrainingRun | null) => TrainingRun | null)): void;
+  setLatestRollouts(rollouts: EngineTrainingRollout[]): void;
+  setPastRuns(runs: TrainingRun[]): void;
+}
+
+/** The state before any job. */
+export const IDLE_JOB: TrainingJob = { status: 'idle', mode: 'warmup', phase: '', done: 0, total: 0, startedAt: 0, phaseStartedAt: 0, failure: null, note: null };
+
+/** Creates the training slice. */
+export const createTrainingSlice: StateCreator<PlaygroundState, [], [], TrainingSlice> = (set) => ({
+  mode: 'evaluate',
+  trainingSettings: DEFAULT_TRAINING_SETTINGS,
+  engine: { status: 'off', info: null, error: null },
+  job: IDLE_JOB,
+  trainingRun: null,
+  latestRollouts: [],
+  pastRuns: [],
+  setMode: (mode) => set({ mode }),
+  setTrainingSettings: (settings) => set((state) => ({ trainingSettings: { ...state.trainingSettings, ...settings } })),
+  setEngine: (engine) => set((state) => ({ engine: { ...state.engine, ...engine } })),
+  updateJob: (update) => set((state) => ({ job: { ...state.job, ...update } })),
+  setTrainingRun: (run) => set((state) => ({ trainingRun: typeof run === 'function' ? run(state.trainingRun) : run })),
+  setLatestRollouts: (latestRollouts) => set({ latestRollouts }),
+  setPastRuns: (pastRuns) => set({ pastRuns }),
+});
