@@ -6,18 +6,23 @@ import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { evaluate, OpenAIHttpClient, type ChatClient, type SamplingArgs } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
+import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { loadEnvironmentSpec } from './load-environment.ts';
+import { openModel, parseBackendName } from './open-model.ts';
 import { ResultsWriter } from './results-writer.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 
 /** Usage text of `tabrl eval`. */
 export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
+       tabrl eval <name | path/to/env.ts> --model local:<tiny | model-dir> [--backend cpu|webgpu] [options]
 
-Runs an environment against an OpenAI-compatible chat-completions endpoint.
+Runs an environment against an OpenAI-compatible chat-completions endpoint, or against a model
+running in this process (local:), which also records the sampled token ids and logprobs.
 
 Options:
   --base-url URL          endpoint base URL, e.g. http://localhost:8000/v1
-  --model NAME            model name sent to the endpoint
+  --model NAME            model name sent to the endpoint, or local:tiny / local:<model-dir>
+  --backend B             with local:, where the weights live: cpu (default) or webgpu (Dawn)
   --api-key-env VAR       read the API key from this environment variable (default: OPENAI_API_KEY if set)
   -n, --num-tasks N       tasks to evaluate, from the start of the eval set (default 10)
   -r, --rollouts-per-task R  rollouts per task (default 1; pass@k for k ≤ R)
@@ -39,6 +44,7 @@ export async function runEval(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       'base-url': { type: 'string' },
+      backend: { type: 'string' },
       model: { type: 'string' },
       'api-key-env': { type: 'string' },
       'num-tasks': { type: 'string', short: 'n' },
@@ -62,8 +68,9 @@ export async function runEval(argv: string[]): Promise<number> {
   }
   const spec = positionals[0];
   if (!spec || positionals.length > 1) throw new CliError(`give exactly one environment (a built-in name or a file path)\n\n${EVAL_USAGE}`, 2);
-  if (!values['base-url']) throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1)\n\n${EVAL_USAGE}`, 2);
-  if (!values.model) throw new CliError(`--model is required (the model name the endpoint serves)\n\n${EVAL_USAGE}`, 2);
+  if (!values.model) throw new CliError(`--model is required (the model name the endpoint serves, or local:tiny)\n\n${EVAL_USAGE}`, 2);
+  const localModel = values.model.startsWith('local:') ? values.model.slice('local:'.length) : undefined;
+  if (localModel === undefined && !values['base-url']) throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1), or use --model local:tiny\n\n${EVAL_USAGE}`, 2);
 
   const envArgs = parseJsonObject(values['env-args'], '--env-args');
   const numTasks = parseInteger(values['num-tasks'], '--num-tasks', 10, 1);
@@ -79,7 +86,13 @@ export async function runEval(argv: string[]): Promise<number> {
   const apiKey = readApiKey(values['api-key-env']);
 
   const env = await loadEnvironmentSpec(spec, { args: envArgs, typecheck: !values['no-typecheck'] });
-  const client: ChatClient = new OpenAIHttpClient({ baseURL: values['base-url'], apiKey, timeoutMs: timeoutSeconds * 1000 });
+  let client: ChatClient;
+  if (localModel !== undefined) {
+    const model = await openModel(localModel, { backend: parseBackendName(values.backend), seed: samplingArgs.seed ?? 0 });
+    client = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: values.model });
+  } else {
+    client = new OpenAIHttpClient({ baseURL: values['base-url']!, apiKey, timeoutMs: timeoutSeconds * 1000 });
+  }
   const total = Math.min(numTasks, env.evaluationTasks.length) * rolloutsPerTask;
   const outDir = values.out ?? join('runs', `eval-${env.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   const writer = new ResultsWriter(outDir);
@@ -88,7 +101,7 @@ export async function runEval(argv: string[]): Promise<number> {
     environment_name: env.name,
     env_args: envArgs,
     model: values.model,
-    base_url: values['base-url'],
+    base_url: values['base-url'] ?? null,
     num_tasks: Math.min(numTasks, env.evaluationTasks.length),
     rollouts_per_task: rolloutsPerTask,
     sampling_args: samplingArgs,

@@ -5,19 +5,11 @@
  * tokenizer), through the same LocalChatClient that environments use, on the CPU backend, and
  * prints each completion with its token ids and logprobs. `--temperature 0` decodes greedily.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Message } from '../envs/types.ts';
-import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
-import { loadHfTokenizer } from '../gpu/io/hf-tokenizer.ts';
-import { loadModelFolder } from '../gpu/io/model-folder.ts';
-import type { Tokenizer } from '../gpu/io/tokenizer.ts';
-import type { ModelBackend } from '../gpu/model/backend.ts';
-import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
-import { MODEL_PRESETS, TINY_CONFIG } from '../gpu/inference/presets.ts';
 import { CliError } from './cli-error.ts';
+import { openModel, parseBackendName } from './open-model.ts';
 
 /** Usage text of `tabrl generate`. */
 export const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny> (--prompt TEXT | --messages JSON) [options]
@@ -37,6 +29,7 @@ Options:
   --stop STRING           stop string (repeatable)
   --seed S                sampling seed: the same seed reproduces the completions
   --model-seed S          weights seed of "tiny" (default 0)
+  --backend B             cpu (default) or webgpu (Dawn) for the model's weights; sampling runs on the CPU decoder
   --json                  print one JSON object instead of text`;
 
 /** Runs `tabrl generate`; returns the exit code. */
@@ -55,6 +48,7 @@ export async function runGenerate(argv: string[]): Promise<number> {
       stop: { type: 'string', multiple: true },
       seed: { type: 'string' },
       'model-seed': { type: 'string' },
+      backend: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -74,7 +68,7 @@ export async function runGenerate(argv: string[]): Promise<number> {
   const seed = parseNumber(values.seed, '--seed', { integer: true });
   const modelSeed = parseNumber(values['model-seed'], '--model-seed', { integer: true, min: 0 }) ?? 0;
 
-  const { backend, tokenizer } = await loadModel(model, modelSeed);
+  const { backend, tokenizer } = await openModel(model, { backend: parseBackendName(values.backend), seed: modelSeed });
   const client = new LocalChatClient({ backend, tokenizer, model });
   let completion;
   try {
@@ -121,19 +115,6 @@ export async function runGenerate(argv: string[]): Promise<number> {
     console.log(`logprobs:  ${completionLogprobs.map((logprob) => logprob.toFixed(4)).join(' ')}`);
   }
   return 0;
-}
-
-/** Builds the CPU backend and tokenizer of `tiny` or of a model folder. */
-async function loadModel(model: string, modelSeed: number): Promise<{ backend: ModelBackend; tokenizer: Tokenizer }> {
-  if (model === 'tiny') return { backend: await createCpuBackend(TINY_CONFIG, { seed: modelSeed }), tokenizer: new ByteTokenizer() };
-  if (model in MODEL_PRESETS) throw new CliError(`preset "${model}" has shapes but no tokenizer or weights; give a model folder or "tiny"`, 2);
-  const readFileBytes = async (name: string) => new Uint8Array(await readFile(join(model, name)));
-  try {
-    const [loaded, tokenizer] = await Promise.all([loadModelFolder(readFileBytes, model), loadHfTokenizer(readFileBytes, model)]);
-    return { backend: await createCpuBackend(loaded.config, { tensors: loaded.tensors }), tokenizer };
-  } catch (error) {
-    throw new CliError((error as Error).message);
-  }
 }
 
 /** Returns the conversation from --prompt or --messages (exactly one of them). */

@@ -6,6 +6,7 @@ import { BUILTIN_ENVIRONMENTS } from '../envs/builtin/index.ts';
 import { CliError } from './cli-error.ts';
 import { runEval } from './eval.ts';
 import { runForward } from './forward.ts';
+import { runGenerate } from './generate.ts';
 import { runTrain } from './train.ts';
 
 /** A subcommand: a one-line description and its entry point. */
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, Command> = {
   envs: { summary: 'list the built-in environments', run: listEnvironments },
   eval: { summary: 'evaluate an environment against an OpenAI-compatible endpoint', run: runEval },
   train: { summary: 'warm a model up with SFT and train it with GRPO on an environment', run: runTrain },
+  generate: { summary: 'sample chat completions from a model folder or tiny, with token ids and logprobs', run: runGenerate },
   forward: { summary: 'run a model folder on given tokens and print the logits as JSON', run: runForward },
 };
 

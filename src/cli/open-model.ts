@@ -9,7 +9,7 @@ import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
 import { loadHfTokenizer } from '../gpu/io/hf-tokenizer.ts';
 import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
-import { TINY_CONFIG } from '../gpu/inference/presets.ts';
+import { MODEL_PRESETS, TINY_CONFIG } from '../gpu/inference/presets.ts';
 import type { ModelBackend, ModelBackendOptions, ModelWeights } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
@@ -43,6 +43,8 @@ export async function openModel(spec: string, options: { backend: BackendName; s
     config = TINY_CONFIG;
     weights = { seed: options.seed };
     tokenizer = new ByteTokenizer();
+  } else if (spec in MODEL_PRESETS) {
+    throw new CliError(`preset "${spec}" has shapes but no tokenizer or weights; give a model folder or "tiny"`, 2);
   } else {
     const read = async (name: string) => new Uint8Array(await readFile(join(spec, name)));
     try {

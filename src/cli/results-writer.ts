@@ -25,6 +25,8 @@ export function recordToJson(record: RolloutRecord): Record<string, unknown> {
     stop_reason: record.stopReason,
     truncated: record.truncated,
     turns: record.turns.length,
+    // Token data of each model turn, when the model ran in this process (local:).
+    ...(record.turns.some((turn) => turn.tokens) ? { turn_tokens: record.turns.map((turn) => turn.tokens ?? null) } : {}),
     timings: record.timings,
     state,
   };

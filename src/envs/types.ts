@@ -57,6 +57,8 @@ export interface TurnTokens {
   completionIds: number[];
   /** Log-probability of each sampled token under the sampling distribution. */
   completionLogprobs: number[];
+  /** Version of the weights the tokens were sampled with (the in-tab engine counts weight syncs). */
+  policyVersion?: number;
 }
 
 /** The record of one model call inside a rollout. */

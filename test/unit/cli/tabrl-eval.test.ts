@@ -100,6 +100,21 @@ describe('tabrl eval', () => {
     }
   });
 
+  test('--model local:tiny evaluates against the in-process model and records the sampled tokens', async () => {
+    const out = join(dir, 'local-out');
+    const { code, stderr } = await tabrl(['eval', 'reverse-text', '--model', 'local:tiny', '--env-args', '{"compact": true, "numTasks": 50}', '-n', '2', '-r', '2', '--max-tokens', '4', '--seed', '1', '--out', out]);
+    expect(stderr).toContain('wrote 4 rollouts');
+    expect(code).toBe(0);
+    const lines = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    for (const line of lines) {
+      const [turn] = line.turn_tokens;
+      expect(turn.completionIds).toHaveLength(turn.completionLogprobs.length);
+      expect(turn.completionIds.length).toBeGreaterThan(0);
+      expect(turn.completionLogprobs.every((logprob: number) => logprob <= 0)).toBe(true);
+      expect(turn.promptIds[0]).toBe(257); // the byte tokenizer's <|bos|>
+    }
+  });
+
   test('an unreachable endpoint stops with what was tried, keeping the metadata', async () => {
     const out = join(dir, 'unreachable');
     const { code, stderr } = await tabrl(['eval', join(dir, 'reverse.ts'), '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--out', out]);

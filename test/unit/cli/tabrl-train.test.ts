@@ -1,0 +1,54 @@
+// End-to-end: `tabrl train` runs the whole lesson (measure, SFT warm-up on expert demonstrations,
+// measure, GRPO, measure) on the tiny model with the CPU backend, and its outputs can be read back.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
+
+function tabrl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+test('tabrl train: warm-up then GRPO on the tiny model, with metrics, a report and a model folder that loads', { timeout: 120_000 }, async () => {
+  const out = join(mkdtempSync(join(tmpdir(), 'tabrl-train-')), 'run');
+  const { code, stdout, stderr } = await tabrl([
+    'train', 'reverse-text', '--model', 'tiny', '--env-args', '{"compact": true, "minLength": 4, "maxLength": 6, "numTasks": 100}',
+    '--demonstrations', '16', '--sft-steps', '3', '--sft-batch', '4', '--steps', '2', '--tasks-per-step', '2', '--group', '4',
+    '--max-tokens', '6', '--eval-tasks', '2', '--seed', '5', '--out', out, '--json',
+  ]);
+  expect(stderr).not.toContain('Error');
+  expect(code).toBe(0);
+  const printed = stdout.trim().split('\n').map((line) => JSON.parse(line));
+  const phases = printed.map((line) => (line.phase === 'evaluate' ? `evaluate:${line.label}` : line.phase));
+  expect(phases).toEqual(['evaluate:before', 'sft', 'sft', 'sft', 'evaluate:after warm-up', 'grpo', 'grpo', 'evaluate:after GRPO']);
+  expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n')).toHaveLength(printed.length);
+  const grpo = printed.filter((line) => line.phase === 'grpo');
+  expect(grpo.map((line) => line.rollouts)).toEqual([8, 8]);
+  expect(grpo.every((line) => line.tokensSampled > 0)).toBe(true);
+
+  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+  expect(report.demonstrationsKept).toBe(16);
+  expect(report.evaluations.map((e: { label: string }) => e.label)).toEqual(['before', 'after warm-up', 'after GRPO']);
+
+  expect(existsSync(join(out, 'model', 'config.json'))).toBe(true);
+  const forward = await tabrl(['forward', join(out, 'model'), '--tokens', '257,260,97']);
+  expect(forward.code).toBe(0);
+  expect(JSON.parse(forward.stdout).logits).toHaveLength(3);
+});
+
+test('tabrl train refuses a warm-up for an environment without an expert, and says how to skip it', async () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'tabrl-train-')), 'env.ts');
+  writeFileSync(path, `import { SingleTurnEnv } from 'tabrl';\nexport default function loadEnvironment() {\n  return new SingleTurnEnv({ dataset: [{ question: 'hi' }] });\n}\n`);
+  const { code, stderr } = await tabrl(['train', path, '--model', 'tiny']);
+  expect(code).toBe(2);
+  expect(stderr).toContain('only built-in environments');
+  expect(stderr).toContain('Pass --sft-steps 0 to skip the warm-up');
+});
