@@ -35,6 +35,16 @@ export interface TrainingRunOptions {
   warmup: WarmupOptions | null;
   /** GRPO settings, or null to skip GRPO. */
   grpo: Omit<GrpoOptions, 'seed' | 'maxTokens' | 'startStep'> | null;
+  /** Call `onCheckpoint` every this many steps of either phase (0 or absent: only at phase ends and at stop). */
+  checkpointEvery?: number;
+  /** Continue a run from a checkpoint (its weights and optimizer state already restored into the backend). */
+  resumeFrom?: TrainingPosition;
+}
+
+/** Where a run stands: the phase and the next step to run in it. */
+export interface TrainingPosition {
+  phase: 'sft' | 'grpo';
+  nextStep: number;
 }
 
 /** A labelled measurement of the model on held-out tasks. */
@@ -49,6 +59,8 @@ export interface TrainingRunHooks {
   onEvaluation?: (evaluation: TrainingEvaluation) => void;
   onSftStep?: (metrics: SftStepMetrics) => void | Promise<void>;
   onGrpoStep?: (metrics: GrpoStepMetrics) => void | Promise<void>;
+  /** Save the backend's weights and optimizer state now, as position `position` (awaited before training goes on). */
+  onCheckpoint?: (position: TrainingPosition) => void | Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -83,9 +95,14 @@ export async function runTraining(
     hooks.onEvaluation?.(evaluation);
   };
 
-  await measure('before');
+  const resume = options.resumeFrom;
+  const every = options.checkpointEvery ?? 0;
+  const checkpointAfter = async (phase: TrainingPosition['phase'], step: number) => {
+    if (every > 0 && (step + 1) % every === 0) await hooks.onCheckpoint?.({ phase, nextStep: step + 1 });
+  };
+  if (!resume) await measure('before');
 
-  if (options.warmup && !hooks.signal?.aborted) {
+  if (options.warmup && resume?.phase !== 'grpo' && !hooks.signal?.aborted) {
     if (!expert) throw new Error(`${env.name}: an SFT warm-up needs demonstrations, but there is no expert or teacher client`);
     hooks.onPhase?.('demonstrations', `${options.warmup.demonstrations} expert rollouts`);
     const data = await makeWarmupData(env, expert, { numTasks: options.warmup.demonstrations, concurrency: 16, samplingArgs: { seed: options.seed }, signal: hooks.signal });
@@ -94,20 +111,41 @@ export async function runTraining(
     const tools = env instanceof MultiTurnEnv ? env.tools : undefined;
     const sequences = data.examples.map((example) => tokenizeTranscript(model.tokenizer, example.messages, tools));
     hooks.onPhase?.('sft', `${options.warmup.steps} steps on ${sequences.length} demonstrations`);
+    const startStep = resume?.phase === 'sft' ? resume.nextStep : 0;
     report.sft = await runSft(
       model.backend,
       sequences,
-      { steps: options.warmup.steps, batchSize: options.warmup.batchSize, schedule: { lr: options.warmup.lr }, seed: options.seed, padId: model.tokenizer.padId },
-      { onStep: hooks.onSftStep, signal: hooks.signal },
+      { steps: options.warmup.steps, batchSize: options.warmup.batchSize, schedule: { lr: options.warmup.lr }, seed: options.seed, padId: model.tokenizer.padId, startStep },
+      {
+        onStep: async (metrics) => {
+          await hooks.onSftStep?.(metrics);
+          await checkpointAfter('sft', metrics.step);
+        },
+        signal: hooks.signal,
+      },
     );
+    if (hooks.signal?.aborted) {
+      await hooks.onCheckpoint?.({ phase: 'sft', nextStep: (report.sft.at(-1)?.step ?? startStep - 1) + 1 });
+      return report;
+    }
+    await hooks.onCheckpoint?.({ phase: 'grpo', nextStep: 0 });
     await policy.syncWeights();
     await measure('after warm-up');
   }
 
   if (options.grpo && !hooks.signal?.aborted) {
     hooks.onPhase?.('grpo', `${options.grpo.steps} steps`);
-    const trainer = new GrpoTrainer(environmentRollouts(env, policy), model.backend, policy, { ...options.grpo, seed: options.seed, maxTokens: options.maxTokens, padId: model.tokenizer.padId });
-    report.grpo = await trainer.run({ onStep: hooks.onGrpoStep, signal: hooks.signal });
+    const startStep = resume?.phase === 'grpo' ? resume.nextStep : 0;
+    const trainer = new GrpoTrainer(environmentRollouts(env, policy), model.backend, policy, { ...options.grpo, seed: options.seed, maxTokens: options.maxTokens, padId: model.tokenizer.padId, startStep });
+    report.grpo = await trainer.run({
+      onStep: async (metrics) => {
+        await hooks.onGrpoStep?.(metrics);
+        await checkpointAfter('grpo', metrics.step);
+      },
+      signal: hooks.signal,
+    });
+    await hooks.onCheckpoint?.({ phase: 'grpo', nextStep: (report.grpo.at(-1)?.step ?? startStep - 1) + 1 });
+    if (hooks.signal?.aborted) return report;
     await measure('after GRPO');
   }
   return report;

@@ -1,6 +1,6 @@
 // End-to-end: `tabrl train` runs the whole lesson (measure, SFT warm-up on expert demonstrations,
 // measure, GRPO, measure) on the tiny model with the CPU backend, and its outputs can be read back.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,4 +51,45 @@ test('tabrl train refuses a warm-up for an environment without an expert, and sa
   expect(code).toBe(2);
   expect(stderr).toContain('only built-in environments');
   expect(stderr).toContain('Pass --sft-steps 0 to skip the warm-up');
+});
+
+test('a run interrupted with Ctrl-C and resumed with --resume ends with the same weights as an uninterrupted run', { timeout: 180_000 }, async () => {
+  const root = mkdtempSync(join(tmpdir(), 'tabrl-resume-'));
+  const flags = [
+    'train', 'reverse-text', '--model', 'tiny', '--env-args', '{"compact": true, "minLength": 4, "maxLength": 6, "numTasks": 100}',
+    '--demonstrations', '16', '--sft-steps', '4', '--sft-batch', '4', '--steps', '4', '--tasks-per-step', '2', '--group', '4',
+    '--max-tokens', '5', '--eval-tasks', '0', '--max-async', '0', '--checkpoint-every', '1', '--seed', '11',
+  ];
+  const full = await tabrl([...flags, '--out', join(root, 'full')]);
+  expect(full.code).toBe(0);
+
+  // Interrupt the second run once its first GRPO step is on disk, then resume it.
+  const interrupted = join(root, 'interrupted');
+  const child = spawn(process.execPath, [BIN, ...flags, '--out', interrupted], { stdio: 'ignore' });
+  const exitCode = await new Promise<number | null>((resolve) => {
+    const timer = setInterval(() => {
+      const metrics = existsSync(join(interrupted, 'metrics.jsonl')) ? readFileSync(join(interrupted, 'metrics.jsonl'), 'utf8') : '';
+      if (metrics.includes('"phase":"grpo"')) {
+        clearInterval(timer);
+        child.kill('SIGINT');
+      }
+    }, 50);
+    child.on('exit', (code) => {
+      clearInterval(timer);
+      resolve(code);
+    });
+  });
+  expect(exitCode).toBe(130);
+  const position = JSON.parse(readFileSync(join(interrupted, 'checkpoint', 'state.json'), 'utf8'));
+  expect(position.phase).toBe('grpo');
+  expect(position.nextStep).toBeGreaterThanOrEqual(1);
+  expect(position.nextStep).toBeLessThan(4);
+
+  const resumed = await tabrl(['train', '--resume', interrupted]);
+  expect(resumed.stderr).toContain(`resuming at grpo step ${position.nextStep}`);
+  expect(resumed.code).toBe(0);
+  const weights = (dir: string) => readFileSync(join(dir, 'model', 'model.safetensors'));
+  expect(weights(interrupted).equals(weights(join(root, 'full')))).toBe(true);
+  const grpoSteps = readFileSync(join(interrupted, 'metrics.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.phase === 'grpo').map((line) => line.step);
+  expect(grpoSteps).toEqual([0, 1, 2, 3]);
 });
