@@ -20,6 +20,8 @@ export interface GPUTensor {
   offset: number;
   /** Byte length. */
   size: number;
+  /** 'f16' for a tensor stored as half precision (frozen weights only); absent means f32. */
+  dtype?: 'f16';
 }
 
 /** Positions covered by the RoPE cos/sin table; later positions use the GPU's less accurate sin and cos. */
@@ -131,6 +133,10 @@ export class Kernels {
     params: readonly Param[],
     workgroups: readonly [number, number, number],
   ): Dispatch {
+    const half = tensors.find((tensor) => tensor.dtype === 'f16');
+    if (half !== undefined && !name.endsWith('_f16w')) {
+      throw new Error(`${name} reads f32 tensors but was given an f16 one (${half.buffer.label}); only the *_f16w kernels read f16 weights`);
+    }
     const pipeline = this.pipeline(name, constants);
     const bytes = packParams(params);
     const paramsBuffer = this.device.createBuffer({

@@ -21,7 +21,10 @@ export interface MatmulOptions {
   accumulate?: boolean;
 }
 
-/** Records out(N,OC) = alpha·inp(N,IC)·weight(OC,IC)ᵀ + bias(OC) (+ out when accumulate); IC and OC multiples of 4. */
+/**
+ * Records out(N,OC) = alpha·inp(N,IC)·weight(OC,IC)ᵀ + bias(OC) (+ out when accumulate); IC and OC
+ * multiples of 4. An f16 weight (dtype 'f16') runs matmul_forward_f16w.
+ */
 export function matmulForward(
   plan: KernelPlan,
   out: GPUTensor,
@@ -38,7 +41,7 @@ export function matmulForward(
   const kernels = plan.kernels;
   return plan.add(
     kernels.dispatch(
-      'matmul_forward',
+      weight.dtype === 'f16' ? 'matmul_forward_f16w' : 'matmul_forward',
       { WG_X, WG_Y, HAS_BIAS: bias !== null, ACCUMULATE: accumulate },
       [out, inp, weight, bias ?? kernels.unusedTensor()],
       [u32(N), u32(IC), u32(OC), f32(alpha)],
@@ -47,7 +50,7 @@ export function matmulForward(
   );
 }
 
-/** Records dinp += alpha·dout·weight (or = when accumulate is false); the input-gradient half of matmulBackward. */
+/** Records dinp += alpha·dout·weight (or = when accumulate is false); the input-gradient half of matmulBackward. An f16 weight runs matmul_backward_dinp_f16w. */
 export function matmulBackwardInput(
   plan: KernelPlan,
   dinp: GPUTensor,
@@ -62,7 +65,7 @@ export function matmulBackwardInput(
   const { WG_X, WG_Y } = MATMUL_WORKGROUP;
   return plan.add(
     plan.kernels.dispatch(
-      'matmul_backward_dinp',
+      weight.dtype === 'f16' ? 'matmul_backward_dinp_f16w' : 'matmul_backward_dinp',
       { WG_X, WG_Y, ACCUMULATE: accumulate },
       [dinp, dout, weight],
       [u32(N), u32(IC), u32(OC), f32(alpha)],
@@ -115,9 +118,10 @@ export function matmulBackward(
   }
 }
 
-/** Records out(N,C) = wte[ids[n], :]. */
+/** Records out(N,C) = wte[ids[n], :]; an f16 table (dtype 'f16') runs embedding_forward_f16w. */
 export function embeddingForward(plan: KernelPlan, out: GPUTensor, ids: GPUTensor, wte: GPUTensor, N: number, C: number): void {
-  plan.add(plan.kernels.dispatch('embedding_forward', {}, [out, ids, wte], [u32(N), u32(C)], plan.kernels.grid(N * C)));
+  const name = wte.dtype === 'f16' ? 'embedding_forward_f16w' : 'embedding_forward';
+  plan.add(plan.kernels.dispatch(name, {}, [out, ids, wte], [u32(N), u32(C)], plan.kernels.grid(N * C)));
 }
 
 /** Records dwte[ids[n], :] += dout[n, :] (one thread per channel, deterministic, no atomics). */

@@ -4,24 +4,29 @@
  * GPU buffer per role (params, LoRA params, grads, AdamW m and v, activations, their gradients)
  * laid out by layout.ts with offsets aligned to minStorageBufferOffsetAlignment; the passes of a
  * call (forward, log-probs, backward; or grad-norm, clip and AdamW) are recorded once per batch
- * shape and submitted as one command encoder. It is not a sampler or a KV cache.
+ * shape and submitted as one command encoder. With `frozenWeightsF16` (LoRA on a device with
+ * shader-f16) the frozen base matrices live in a second buffer as f16 and the *_f16w kernels convert
+ * them on load; compute and accumulation stay f32. It is not a sampler or a KV cache.
  */
 import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { initLoraParameters, initParameters } from '../model/init.ts';
 import {
   activationLayout,
+  buildLayout,
   linearModuleName,
   linearSizes,
   loraLayout,
   loraParamName,
   paramLayout,
+  paramShapes,
   type Layout,
   writeNamedTensors,
   type LoraConfig,
   type LoraTargetModule,
 } from '../model/layout.ts';
 import type { GPUContext } from './device.ts';
+import { decodeF16, encodeF16 } from './half.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
 import * as ops from './ops.ts';
 
@@ -44,16 +49,45 @@ interface BatchState {
   scratch: GPUBuffer[];
 }
 
+/** Options of the WebGPU backend: the shared ones plus how frozen weights are stored. */
+export interface WebGPUBackendOptions extends ModelBackendOptions {
+  /**
+   * Store the frozen base matrices (the linear weights, the embedding and the LM head) as f16, halving
+   * their memory; norms and biases stay f32, and so does all arithmetic. Needs `lora` (otherwise
+   * nothing is frozen) and a device with shader-f16 (`context.features.shaderF16`); asking for it
+   * without either is an error, not a silent f32 fallback. Default false: every weight in f32.
+   */
+  frozenWeightsF16?: boolean;
+}
+
+/** Returns whether a base parameter is stored as f16 under frozenWeightsF16: the matrices the *_f16w kernels read. */
+export function isF16StorableWeight(name: string): boolean {
+  return /\.(q|k|v|o|gate|up|down)_proj\.weight$/.test(name) || name === 'model.embed_tokens.weight' || name === 'lm_head.weight';
+}
+
 /** Creates a WebGPU backend on a device from a config and either a seed or named tensors (all base parameters required). */
 export async function createWebGPUBackend(
   context: GPUContext,
   config: ModelConfig,
   weights: ModelWeights,
-  options: ModelBackendOptions = {},
+  options: WebGPUBackendOptions = {},
 ): Promise<WebGPUBackend> {
-  const backend = new WebGPUBackend(context, config, options.lora ?? null, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0);
+  const lora = options.lora ?? null;
+  if (options.frozenWeightsF16 === true) {
+    if (lora === null) {
+      throw new Error('frozenWeightsF16 stores frozen weights as f16, but without LoRA every weight trains in f32: pass a lora config, or drop frozenWeightsF16');
+    }
+    if (!context.features.shaderF16) {
+      throw new Error(
+        `frozenWeightsF16 needs the shader-f16 feature, which this adapter (${context.adapter.vendor} ${context.adapter.architecture}) does not have: ` +
+          'drop the option to keep every weight in f32 (check context.features.shaderF16 first)',
+      );
+    }
+  }
+  const backend = new WebGPUBackend(context, config, lora, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, options.frozenWeightsF16 === true);
   if ('tensors' in weights) {
-    const missing = backend.paramLayout.slots.map((slot) => slot.name).filter((name) => !weights.tensors.has(name));
+    const names = [...backend.paramLayout.slots, ...(backend.halfParamLayout?.slots ?? [])].map((slot) => slot.name);
+    const missing = names.filter((name) => !weights.tensors.has(name));
     if (missing.length > 0) {
       throw new Error(`missing ${missing.length} parameter(s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
     }
@@ -62,29 +96,30 @@ export async function createWebGPUBackend(
   return backend;
 }
 
-/** Returns a storage buffer of `floats` f32 values, zero-filled, or throws saying which limit it exceeds. */
-function createStorage(device: GPUDevice, floats: number, label: string): GPUBuffer {
+/** Returns a storage buffer of `count` values of `bytesPerValue` (4: f32, 2: f16), zero-filled, or throws saying which limit it exceeds. */
+function createStorage(device: GPUDevice, count: number, label: string, bytesPerValue = 4): GPUBuffer {
   const megabytes = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-  if (floats * 4 > device.limits.maxBufferSize) {
+  const byteLength = count * bytesPerValue;
+  if (byteLength > device.limits.maxBufferSize) {
     throw new Error(
-      `the ${label} buffer needs ${megabytes(floats * 4)} but this GPU allows ${megabytes(device.limits.maxBufferSize)} per buffer ` +
+      `the ${label} buffer needs ${megabytes(byteLength)} but this GPU allows ${megabytes(device.limits.maxBufferSize)} per buffer ` +
         '(maxBufferSize): use a smaller model, LoRA instead of full fine-tuning, or a smaller batch',
     );
   }
   return device.createBuffer({
     label,
-    size: Math.max(16, Math.ceil((floats * 4) / 16) * 16),
+    size: Math.max(16, Math.ceil(byteLength / 16) * 16),
     usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
   });
 }
 
-/** Throws unless every slot of the layout fits in one storage binding of this device. */
-function checkBindingSizes(device: GPUDevice, layout: Layout, what: string): void {
+/** Throws unless every slot of the layout (values of bytesPerValue) fits in one storage binding of this device. */
+function checkBindingSizes(device: GPUDevice, layout: Layout, what: string, bytesPerValue = 4): void {
   const limit = device.limits.maxStorageBufferBindingSize;
   const largest = layout.slots.reduce((a, b) => (b.size > a.size ? b : a), layout.slots[0]!);
-  if (largest.size * 4 > limit) {
+  if (largest.size * bytesPerValue > limit) {
     throw new Error(
-      `${what} ${largest.name} [${largest.shape}] needs ${(largest.size * 4) / 2 ** 20} MiB in one binding but this GPU ` +
+      `${what} ${largest.name} [${largest.shape}] needs ${(largest.size * bytesPerValue) / 2 ** 20} MiB in one binding but this GPU ` +
         `allows ${limit / 2 ** 20} MiB (maxStorageBufferBindingSize): use a smaller model or batch`,
     );
   }
@@ -97,17 +132,28 @@ function slotTensor(buffer: GPUBuffer, layout: Layout, name: string): GPUTensor 
   return { buffer, offset: slot.offset * 4, size: slot.size * 4 };
 }
 
+/** What `WebGPUBackend.decoderView()` returns: the weight buffers (f32) and their layouts. */
+export interface BackendWeightsView {
+  params: GPUBuffer; // (paramLayout.totalSize) f32
+  paramLayout: Layout;
+  loraParams: GPUBuffer | null; // (loraLayout.totalSize) f32
+  loraLayout: Layout | null;
+}
+
 /** The Llama-family model on WebGPU; see ModelBackend for the contract. */
 export class WebGPUBackend implements ModelBackend {
   readonly kind = 'webgpu';
   readonly config: ModelConfig;
   readonly lora: LoraConfig | null;
-  readonly paramLayout: Layout; // Hugging Face names, aligned offsets
+  readonly paramLayout: Layout; // Hugging Face names, aligned offsets: every base parameter, or those not in halfParamLayout
+  /** With frozenWeightsF16: the base matrices stored as f16 (offsets in f16 values, 256-byte aligned); otherwise null. */
+  readonly halfParamLayout: Layout | null;
   readonly loraLayout: Layout | null; // PEFT names, aligned offsets
   /** The kernels and pipeline cache of this backend's device. */
   readonly kernels: Kernels;
   private readonly device: GPUDevice;
-  private readonly params: GPUBuffer; // (paramLayout.totalSize)
+  private readonly params: GPUBuffer; // (paramLayout.totalSize) f32
+  private readonly halfParams: GPUBuffer | null; // (halfParamLayout.totalSize) f16
   private readonly loraParams: GPUBuffer | null; // (loraLayout.totalSize)
   private readonly grads: GPUBuffer; // (trainable layout.totalSize)
   private readonly adamM: GPUBuffer;
@@ -122,7 +168,7 @@ export class WebGPUBackend implements ModelBackend {
   private batch: BatchState | null = null;
 
   /** Allocates the buffers and initialises them from seed (HF init) and loraSeed (PEFT init). */
-  constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number) {
+  constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, frozenWeightsF16 = false) {
     this.config = config;
     this.lora = lora;
     this.kernels = kernelsFor(context);
@@ -132,12 +178,26 @@ export class WebGPUBackend implements ModelBackend {
     for (const [name, value] of Object.entries({ hidden_size: C, intermediate_size: I, 'heads·head_dim': NH * HS, 'kv_heads·head_dim': KVH * HS, vocab_size: V, ...(lora ? { 'LoRA rank': lora.rank } : {}) })) {
       if (value % 4 !== 0) throw new Error(`the WebGPU backend needs ${name} (${value}) to be a multiple of 4 (vec4 matmuls); use the cpu backend`);
     }
-    this.paramLayout = paramLayout(config, { alignment });
+    if (frozenWeightsF16 && (lora === null || !context.features.shaderF16)) throw new Error('frozenWeightsF16 needs LoRA and shader-f16 (see createWebGPUBackend)');
+    const fullLayout = paramLayout(config, { alignment });
+    const initial = new Float32Array(fullLayout.totalSize);
+    initParameters(initial, fullLayout, seed);
+    if (frozenWeightsF16) {
+      const shapes = paramShapes(config);
+      this.paramLayout = buildLayout(shapes.filter(([name]) => !isF16StorableWeight(name)), { alignment });
+      this.halfParamLayout = buildLayout(shapes.filter(([name]) => isF16StorableWeight(name)), { alignment: alignment * 2 });
+      checkBindingSizes(this.device, this.halfParamLayout, 'parameter', 2);
+      this.halfParams = createStorage(this.device, this.halfParamLayout.totalSize, 'params f16', 2);
+    } else {
+      this.paramLayout = fullLayout;
+      this.halfParamLayout = null;
+      this.halfParams = null;
+    }
     checkBindingSizes(this.device, this.paramLayout, 'parameter');
-    const initial = new Float32Array(this.paramLayout.totalSize);
-    initParameters(initial, this.paramLayout, seed);
     this.params = createStorage(this.device, this.paramLayout.totalSize, 'params');
-    this.device.queue.writeBuffer(this.params, 0, initial);
+    for (const slot of fullLayout.slots) {
+      this.setParameter(slot.name, { shape: slot.shape, data: initial.subarray(slot.offset, slot.offset + slot.size) });
+    }
     if (lora !== null) {
       if (!(Number.isInteger(lora.rank) && lora.rank > 0)) throw new Error(`LoRA rank must be a positive integer, got ${lora.rank}`);
       if (lora.targetModules.length === 0) throw new Error('LoRA needs at least one target module');
@@ -220,6 +280,12 @@ export class WebGPUBackend implements ModelBackend {
   async getParameters(): Promise<NamedTensors> {
     const tensors: NamedTensors = new Map();
     await this.copyOut(tensors, this.paramLayout, this.params);
+    if (this.halfParamLayout !== null && this.halfParams !== null) {
+      const layout = this.halfParamLayout;
+      const bytes = await this.read({ buffer: this.halfParams, offset: 0, size: Math.ceil(layout.totalSize / 2) * 4 });
+      const halves = new Uint16Array(bytes.buffer, bytes.byteOffset, layout.totalSize);
+      for (const slot of layout.slots) tensors.set(slot.name, { shape: [...slot.shape], data: decodeF16(halves.subarray(slot.offset, slot.offset + slot.size)) });
+    }
     if (this.loraLayout !== null && this.loraParams !== null) await this.copyOut(tensors, this.loraLayout, this.loraParams);
     return tensors;
   }
@@ -253,21 +319,44 @@ export class WebGPUBackend implements ModelBackend {
     this.stepCount = state.step;
   }
 
+  /**
+   * The buffers a KV-cache decoder reads the weights from, without copying (see
+   * src/gpu/webgpu/webgpu-decoder.ts): the f32 parameter buffer with its layout (Hugging Face names,
+   * offsets in floats) and, with LoRA, the adapter buffer with its layout (PEFT names). The buffers
+   * are live: a training step changes what a decoder reads; they stay valid until dispose().
+   */
+  decoderView(): BackendWeightsView {
+    if (this.halfParams !== null) throw new Error('decoderView reads f32 weights; this backend stores its frozen weights as f16 (frozenWeightsF16)');
+    return { params: this.params, paramLayout: this.paramLayout, loraParams: this.loraParams, loraLayout: this.loraLayout };
+  }
+
   dispose(): void {
     this.releaseBatch();
     this.stepPlan.destroy();
     this.normPlan.destroy();
-    for (const buffer of [this.params, this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
+    for (const buffer of [this.params, this.halfParams, this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
   }
 
-  /** Copies one named tensor into the parameter or LoRA buffer, checking its shape. */
+  /** The bytes of each parameter buffer: f32 params, f16 params (0 unless frozenWeightsF16), LoRA params. */
+  parameterBytes(): { f32: number; f16: number; lora: number } {
+    return { f32: this.params.size, f16: this.halfParams?.size ?? 0, lora: this.loraParams?.size ?? 0 };
+  }
+
+  /** Copies one named tensor into the parameter, f16 parameter (rounded to nearest) or LoRA buffer, checking its shape. */
   private setParameter(name: string, tensor: NamedTensor): void {
+    const inHalf = this.halfParamLayout?.byName.get(name);
     const inBase = this.paramLayout.byName.get(name);
-    const slot = inBase ?? this.loraLayout?.byName.get(name);
+    const slot = inHalf ?? inBase ?? this.loraLayout?.byName.get(name);
     if (slot === undefined) throw new Error(`unknown parameter ${name} for this ${this.config.architecture} config`);
     const size = tensor.shape.reduce((x, y) => x * y, 1);
     if (tensor.shape.length !== slot.shape.length || tensor.shape.some((d, i) => d !== slot.shape[i]) || tensor.data.length !== size) {
       throw new Error(`parameter ${name}: shape [${tensor.shape}] with ${tensor.data.length} values, expected [${slot.shape}]`);
+    }
+    if (inHalf !== undefined) {
+      const halves = new Uint16Array(Math.ceil(size / 2) * 2); // writeBuffer takes multiples of 4 bytes
+      halves.set(encodeF16(tensor.data.subarray(0, size)));
+      this.device.queue.writeBuffer(this.halfParams!, slot.offset * 2, halves.buffer, 0, halves.byteLength);
+      return;
     }
     const buffer = inBase !== undefined ? this.params : this.loraParams!;
     this.device.queue.writeBuffer(buffer, slot.offset * 4, tensor.data.buffer as ArrayBuffer, tensor.data.byteOffset, size * 4);
@@ -367,6 +456,8 @@ export class WebGPUBackend implements ModelBackend {
   }
 
   private param(name: string): GPUTensor {
+    const half = this.halfParamLayout?.byName.get(name);
+    if (half !== undefined) return { buffer: this.halfParams!, offset: half.offset * 2, size: Math.ceil(half.size / 2) * 4, dtype: 'f16' };
     return slotTensor(this.params, this.paramLayout, name);
   }
 

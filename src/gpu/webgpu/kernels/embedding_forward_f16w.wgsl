@@ -1,0 +1,25 @@
+// embedding_forward_f16w: embedding_forward with the table stored as f16 (a frozen embedding under
+// LoRA; needs shader-f16): out[n, c] = f32(wte[ids[n], c]).
+// out (N, C), ids (N), wte (V, C). One thread per output element.
+enable f16;
+
+override WG: u32 = 64;
+
+struct Params {
+  N: u32,
+  C: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<f32>; // (N, C)
+@group(0) @binding(1) var<storage, read_write> ids: array<i32>;       // (N)
+@group(0) @binding(2) var<storage, read_write> wte: array<f16>;       // (V, C) f16
+@group(0) @binding(3) var<uniform> params: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let i = gid.x + gid.y * groups.x * WG;
+  if (i >= params.N * params.C) { return; }
+  let n = i / params.C;
+  let c = i % params.C;
+  out[i] = f32(wte[u32(ids[n]) * params.C + c]);
+}
