@@ -129,7 +129,8 @@ export interface GrpoStepMetrics {
   tokensTrained: number;
   /** Sampled tokens per second of sampling time. */
   tokensPerSecond: number;
-  timings: { sampleMs: number; updateMs: number; stepMs: number };
+  /** Wall times of sampling (rollouts, including their scoring), the update and the step; scoring summed over rollouts. */
+  timings: { sampleMs: number; updateMs: number; stepMs: number; scoringMs: number };
   /** Weight versions between sampling and training (0 = on-policy). */
   staleness: number;
   rollouts: number;
@@ -283,7 +284,8 @@ export class GrpoTrainer {
     };
     const finish = (update: { loss: number; kl: number; clipFraction: number; gradNorm: number; tokensTrained: number; skipped?: string }): GrpoStepMetrics => {
       const stepMs = now() - started;
-      return { ...base, ...update, timings: { sampleMs: batch.sampleMs, updateMs: stepMs, stepMs: stepMs + batch.sampleMs } };
+      const scoringMs = trajectories.reduce((sum, t) => sum + t.timings.scoringMs, 0);
+      return { ...base, ...update, timings: { sampleMs: batch.sampleMs, updateMs: stepMs, stepMs: stepMs + batch.sampleMs, scoringMs } };
     };
 
     if (sequences.length === 0) {

@@ -1,0 +1,73 @@
+/**
+ * `npm run bench:train`: GRPO step time split into sampling (rollouts through LocalChatClient),
+ * scoring (the rubric, summed over rollouts) and the update (log-probs, backward, AdamW), for the
+ * tiny preset (full fine-tuning) and for SmolLM2-135M's shapes with LoRA rank 16 (random weights; on
+ * a software adapter only its first --layers layers, default 2). WebGPU through Dawn by default.
+ * Prints a table and one JSON line.
+ */
+import { parseArgs } from 'node:util';
+import { loadBuiltinEnvironment } from '../src/envs/builtin/index.ts';
+import { ByteTokenizer } from '../src/gpu/io/byte-tokenizer.ts';
+import { LocalChatClient } from '../src/gpu/inference/local-chat-client.ts';
+import { SMOLLM2_135M_CONFIG, TINY_CONFIG } from '../src/gpu/inference/presets.ts';
+import type { ModelBackend } from '../src/gpu/model/backend.ts';
+import type { ModelConfig } from '../src/gpu/model/config.ts';
+import { createCpuBackend } from '../src/gpu/model/cpu-backend.ts';
+import { LORA_TARGET_MODULES, type LoraConfig } from '../src/gpu/model/layout.ts';
+import { requestGPUDevice } from '../src/gpu/webgpu/device.ts';
+import { createNodeGPU } from '../src/gpu/webgpu/node-gpu.ts';
+import { createWebGPUBackend } from '../src/gpu/webgpu/webgpu-backend.ts';
+import { environmentRollouts, GrpoTrainer, type GrpoStepMetrics } from '../src/rl/grpo-trainer.ts';
+
+const { values } = parseArgs({ options: { backend: { type: 'string' }, layers: { type: 'string' }, steps: { type: 'string' } } });
+const backendName = values.backend ?? 'webgpu';
+const steps = Number(values.steps ?? 3);
+const context = backendName === 'webgpu' ? await requestGPUDevice({ gpu: createNodeGPU(), label: 'bench:train' }) : null;
+const device = context ? `webgpu (${context.adapter.vendor} ${context.adapter.architecture}${context.adapter.isFallbackAdapter ? ', software' : ''})` : 'cpu (reference backend)';
+const smolLayers = Number(values.layers ?? (context?.adapter.isFallbackAdapter === false ? SMOLLM2_135M_CONFIG.num_hidden_layers : 2));
+
+interface Case {
+  name: string;
+  config: ModelConfig;
+  lora: LoraConfig | null;
+}
+const CASES: Case[] = [
+  { name: 'tiny (full fine-tuning)', config: TINY_CONFIG, lora: null },
+  { name: `SmolLM2-135M shapes, ${smolLayers}/${SMOLLM2_135M_CONFIG.num_hidden_layers} layers, LoRA r16`, config: { ...SMOLLM2_135M_CONFIG, num_hidden_layers: smolLayers }, lora: { rank: 16, alpha: 32, targetModules: [...LORA_TARGET_MODULES] } },
+];
+
+const env = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: 100 });
+const results = [];
+for (const benchCase of CASES) {
+  const backend: ModelBackend = context
+    ? await createWebGPUBackend(context, benchCase.config, { seed: 1 }, { lora: benchCase.lora })
+    : await createCpuBackend(benchCase.config, { seed: 1 }, { lora: benchCase.lora });
+  const policy = new LocalChatClient({ backend, tokenizer: new ByteTokenizer(), defaultMaxTokens: 12 });
+  const trainer = new GrpoTrainer(environmentRollouts(env, policy), backend, policy, {
+    steps, tasksPerStep: 2, groupSize: 8, maxTokens: 12, schedule: { lr: 1e-4 }, maxAsync: 0, dropUninformativeGroups: false,
+  });
+  const metrics: GrpoStepMetrics[] = [];
+  await trainer.run({ onStep: (m) => { metrics.push(m); console.error(`  ${benchCase.name}: step ${m.step + 1}/${steps} ${(m.timings.stepMs / 1000).toFixed(2)} s`); } });
+  const measured = metrics.slice(1); // the first step compiles pipelines
+  const median = (pick: (m: GrpoStepMetrics) => number) => {
+    const sorted = measured.map(pick).sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  };
+  results.push({
+    case: benchCase.name,
+    stepMs: median((m) => m.timings.stepMs),
+    sampleMs: median((m) => m.timings.sampleMs),
+    scoringMs: median((m) => m.timings.scoringMs),
+    updateMs: median((m) => m.timings.updateMs),
+    sampledTokensPerSecond: median((m) => m.tokensPerSecond),
+    tokensTrained: median((m) => m.tokensTrained),
+  });
+  backend.dispose();
+}
+
+console.log(`adapter: ${device}; ${steps} steps of 2 tasks × 8 completions × ≤12 tokens, median of steps 2..${steps}\n`);
+console.log('| model | step ms | sampling ms | scoring ms (summed) | update ms | sampled tok/s | trained tokens |');
+console.log('|---|---|---|---|---|---|---|');
+for (const r of results) console.log(`| ${r.case} | ${r.stepMs.toFixed(0)} | ${r.sampleMs.toFixed(0)} | ${r.scoringMs.toFixed(1)} | ${r.updateMs.toFixed(0)} | ${r.sampledTokensPerSecond.toFixed(0)} | ${r.tokensTrained} |`);
+console.log(JSON.stringify({ bench: 'train', device, steps, results }));
+context?.device.destroy();
