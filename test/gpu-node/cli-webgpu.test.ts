@@ -1,0 +1,40 @@
+/**
+ * The CLI on WebGPU through Dawn (the software adapter in CI): `tabrl forward --backend webgpu`
+ * prints the same logits as `--backend cpu` for a Qwen3-style model folder (q/k norm, untied head),
+ * run through the real binary.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test } from 'vitest';
+import { serializeModelFolder } from '../../src/gpu/io/model-folder.ts';
+import type { ModelConfig } from '../../src/gpu/model/config.ts';
+import { createCpuBackend } from '../../src/gpu/model/cpu-backend.ts';
+import { expectClose } from '../unit/gpu/expect-close.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/tabrl.mjs', import.meta.url));
+const CONFIG: ModelConfig = {
+  architecture: 'Qwen3ForCausalLM', vocab_size: 40, hidden_size: 16, intermediate_size: 24, num_hidden_layers: 2,
+  num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, rope_theta: 1_000_000, rms_norm_eps: 1e-6,
+  tie_word_embeddings: false, attention_bias: false, attention_output_bias: false, qk_norm: true,
+};
+
+function forward(dir: string, backend: string): Promise<number[][]> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [BIN, 'forward', dir, '--tokens', '3,1,4,1,5,9,2,6', '--backend', backend], { timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`tabrl forward --backend ${backend} failed: ${stderr}`));
+      else resolve((JSON.parse(stdout) as { logits: number[][] }).logits);
+    });
+  });
+}
+
+test('tabrl forward --backend webgpu matches --backend cpu', { timeout: 90_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tabrl-forward-webgpu-'));
+  const backend = await createCpuBackend(CONFIG, { seed: 12 });
+  for (const [name, bytes] of serializeModelFolder(CONFIG, await backend.getParameters())) writeFileSync(join(dir, name), bytes);
+  const [cpu, webgpu] = await Promise.all([forward(dir, 'cpu'), forward(dir, 'webgpu')]);
+  expect(webgpu).toHaveLength(8);
+  expectClose(Float32Array.from(webgpu.flat()), Float32Array.from(cpu.flat()), { atol: 1e-5, rtol: 1e-4, label: 'logits, webgpu vs cpu' });
+});
