@@ -26,6 +26,9 @@ const REPORT_INTERVAL_MS = 250;
 const NO_WEBGPU =
   'This browser offers no WebGPU to web workers (navigator.gpu is missing), so the in-tab model cannot run here. ' +
   'Use a recent Chrome or Edge (version 113 or later) on a machine with a supported GPU, or choose the scripted expert or an endpoint as the policy.';
+const NO_ADAPTER =
+  'This browser has WebGPU but no GPU adapter for it (WebGPU is switched off or blocked for this GPU; chrome://gpu says why), so the in-tab model cannot run here. ' +
+  'Try a recent Chrome or Edge with hardware acceleration on, or choose the scripted expert or an endpoint as the policy.';
 
 interface Model {
   context: GPUContext;
@@ -49,6 +52,7 @@ async function buildModel(seed: number): Promise<Model> {
   try {
     context = await requestGPUDevice({ gpu, label: 'tabrl-engine', onError: (error) => reportError(error.message) });
   } catch (error) {
+    if (/No WebGPU adapter/.test(errorMessage(error))) throw new Error(NO_ADAPTER);
     throw new Error(`The in-tab model needs a WebGPU device and none could be had: ${errorMessage(error)}`);
   }
   void context.lost.then((info) => {

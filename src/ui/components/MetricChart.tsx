@@ -13,10 +13,12 @@ export interface ChartSeries {
 }
 
 const WIDTH = 330;
+/** Tick spacings of the step axis: whole steps only. */
+const STEP_INCREMENTS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
 const HEIGHT = 150;
 
 /** A chart titled `title` over `steps`; redrawn in place when the data change. */
-export function MetricChart({ title, steps, series, testId }: { title: string; steps: number[]; series: ChartSeries[]; testId?: string }) {
+export function MetricChart({ title, steps, series, testId, yRange }: { title: string; steps: number[]; series: ChartSeries[]; testId?: string; yRange?: [number, number] }) {
   const container = useRef<HTMLDivElement>(null);
   const chart = useRef<uPlot | null>(null);
   const shape = series.map((item) => `${item.label}${item.band ? '±' : ''}`).join('|');
@@ -49,8 +51,14 @@ export function MetricChart({ title, steps, series, testId }: { title: string; s
       series: lines,
       legend: { show: false },
       cursor: { show: true, drag: { x: false, y: false } },
-      scales: { x: { time: false } },
-      axes: [{ size: 28, font: '11px system-ui' }, { size: 44, font: '11px system-ui' }],
+      scales: {
+        x: { time: false, range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) },
+        y: { range: yRange ? () => yRange : (_u, min, max) => (min === max ? [min - Math.max(1, Math.abs(min) * 0.1), max + Math.max(1, Math.abs(max) * 0.1)] : uPlot.rangeNum(min, max, 0.1, true)) },
+      },
+      axes: [
+        { size: 28, font: '11px system-ui', incrs: STEP_INCREMENTS },
+        { size: 58, font: '11px system-ui' },
+      ],
     }, data(), container.current);
     return () => {
       chart.current?.destroy();

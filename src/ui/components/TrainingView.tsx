@@ -44,7 +44,7 @@ function RunCharts() {
       <div className="chart-grid">
         <MetricChart testId="chart-sft-loss" title="SFT loss" steps={run.sft.map((m) => m.step)} series={[line('loss', run.sft.map((m) => m.loss), COLORS[1]!)]} />
         <MetricChart testId="chart-reward" title="Reward (mean ± std)" steps={steps} series={reward} />
-        <MetricChart testId="chart-pass-rate" title="Pass rate" steps={steps} series={[line('pass rate', grpo.map((m) => m.passRate), COLORS[2]!)]} />
+        <MetricChart testId="chart-pass-rate" title="Pass rate" steps={steps} yRange={[0, 1]} series={[line('pass rate', grpo.map((m) => m.passRate), COLORS[2]!)]} />
         <MetricChart testId="chart-loss" title="GRPO loss" steps={steps} series={[line('loss', grpo.map((m) => m.loss), COLORS[1]!)]} />
         <MetricChart title="KL to reference" steps={steps} series={[line('KL', grpo.map((m) => m.kl), COLORS[4]!)]} />
         <MetricChart title="Entropy (nats / token)" steps={steps} series={[line('entropy', grpo.map((m) => m.entropy), COLORS[3]!)]} />
@@ -91,7 +91,9 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
         {rollout.turns.flatMap((turn, t) => turn.completionIds.map((id, i) => {
           const logprob = turn.completionLogprobs[i] ?? 0;
           const probability = Math.exp(logprob);
-          const text = tokenizer.decode([id]);
+          const decoded = tokenizer.decode([id]);
+          // A lone byte of a multi-byte character does not decode on its own: show the byte.
+          const text = decoded === '\uFFFD' && id < 256 ? `\\x${id.toString(16).padStart(2, '0')}` : decoded;
           return (
             <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
               {text === '' ? '∅' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}

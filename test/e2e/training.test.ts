@@ -1,0 +1,131 @@
+/**
+ * The in-tab model end to end in real Chromium (WebGPU on whatever adapter there is; SwiftShader on
+ * CI): evaluate a built-in with the tiny model through the engine worker; warm it up with a few SFT
+ * steps and train a few GRPO steps, watching the charts and the rollout viewer update; reload and
+ * find the run with its metrics. Settings are tiny so it fits a CPU adapter. Screenshots go to
+ * test-results/screenshots/.
+ */
+import { chromium, type Browser, type Page } from 'playwright';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
+import { launchBrowser, openPage, screenshot } from './browser.ts';
+
+const appUrl = inject('appUrl');
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function waitForEditor(page: Page): Promise<void> {
+  await page.locator('.monaco-editor .view-lines').first().waitFor();
+  const text = async () => (await page.locator('.monaco-editor .view-lines').first().textContent())?.replace(/\u00a0/g, ' ');
+  await expect.poll(text, { timeout: 20_000 }).toContain('Reverse a short text');
+}
+
+/** Waits for a warm-up or training job to end and returns what the panel says (the failure, if it failed). */
+async function jobOutcome(page: Page, timeout: number): Promise<string> {
+  const ended = page.locator('[data-testid="training-done"], [data-testid="training-failure"]');
+  try {
+    await ended.first().waitFor({ timeout });
+  } catch (error) {
+    throw new Error(`the job did not end within ${timeout / 1000} s; the run panel says: ${await page.locator('.run-card').textContent()}`, { cause: error });
+  }
+  return (await ended.first().textContent()) ?? '';
+}
+
+async function fill(page: Page, values: Record<string, string>): Promise<void> {
+  for (const [testId, value] of Object.entries(values)) await page.getByTestId(testId).fill(value);
+}
+
+describe('in-tab model', () => {
+  test('evaluates reverse-text with the tiny model through the engine worker', { timeout: 120_000 }, async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await page.getByTestId('policy-in-tab').click();
+    expect(await page.getByTestId('setting-args').inputValue()).toContain('"compact":true');
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
+    await fill(page, { 'setting-numTasks': '2', 'setting-rolloutsPerTask': '2', 'setting-maxTokens': '8' });
+    await page.getByTestId('evaluate').click();
+    await page.getByTestId('summary').waitFor({ timeout: 90_000 });
+    await expect.poll(() => page.getByTestId('summary').textContent()).toMatch(/4\s*rollouts · 2 tasks/);
+    expect(await page.getByTestId('error-count').textContent()).toMatch(/^0 with errors/);
+    await screenshot(page, '10-in-tab-evaluation');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  test('warms up with SFT, trains with GRPO, shows charts and rollouts, and keeps the run across a reload', { timeout: 240_000 }, async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    page.on('console', (message) => { if (message.type() === 'error') console.log(`page: ${message.text()}`); });
+    await waitForEditor(page);
+    await page.getByTestId('policy-in-tab').click();
+
+    await page.getByTestId('mode-warmup').click();
+    await fill(page, { 'train-demonstrations': '8', 'train-sftSteps': '3', 'train-sftBatchSize': '4', 'train-checkpointEvery': '2' });
+    await page.getByTestId('start-training').click();
+    await page.getByTestId('training-view').waitFor();
+    expect(await jobOutcome(page, 90_000)).toMatch(/Warm-up finished\. 8 demonstrations kept/);
+    await expect.poll(() => page.getByTestId('run-sft-steps').textContent()).toBe('3 SFT steps');
+    expect(await page.getByTestId('chart-sft-loss').locator('canvas').count()).toBe(1);
+    await screenshot(page, '11-warmup');
+
+    await page.getByTestId('mode-train').click();
+    await fill(page, { 'train-grpoSteps': '2', 'train-tasksPerStep': '2', 'train-groupSize': '4', 'train-maxTokens': '8' });
+    await page.getByTestId('start-training').click();
+    await expect.poll(() => page.getByTestId('training-progress').textContent(), { timeout: 30_000 }).toMatch(/GRPO/);
+    await screenshot(page, '12-training-progress');
+    expect(await jobOutcome(page, 150_000)).toMatch(/Training finished/);
+    await expect.poll(() => page.getByTestId('run-grpo-steps').textContent()).toBe('2 GRPO steps');
+    expect(await page.getByTestId('training-rollout').count()).toBe(8);
+    expect(await page.getByTestId('token').count()).toBeGreaterThan(0);
+    expect(await page.getByTestId('training-rollouts').textContent()).toMatch(/Rollouts of step 1/);
+    await screenshot(page, '13-training');
+    await page.getByTestId('training-rollouts').scrollIntoViewIfNeeded();
+    await screenshot(page, '13b-training-rollouts');
+
+    // Stop really stops: a long run ends within seconds, keeping the steps it finished.
+    await fill(page, { 'train-grpoSteps': '200' });
+    await page.getByTestId('start-training').click();
+    await expect.poll(() => page.getByTestId('training-progress').textContent(), { timeout: 60_000 }).toMatch(/GRPO: [1-9]\d* \/ 200 steps/);
+    const stopped = Date.now();
+    await page.getByTestId('stop-training').click();
+    expect(await jobOutcome(page, 20_000)).toMatch(/Training stopped/);
+    expect(Date.now() - stopped).toBeLessThan(20_000);
+    const afterStop = Number((await page.getByTestId('run-grpo-steps').textContent())?.match(/\d+/)?.[0]);
+    expect(afterStop).toBeGreaterThan(2);
+    expect(afterStop).toBeLessThan(202);
+    expect(await page.locator('iframe[data-testid="sandbox-frame"]').count()).toBe(0);
+
+    await page.reload();
+    await waitForEditor(page);
+    await page.getByTestId('tab-training').click();
+    await expect.poll(() => page.getByTestId('stored-run').count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.getByTestId('stored-run').textContent()).toContain(`3 SFT + ${afterStop} GRPO steps`);
+    await page.getByTestId('stored-run').locator('button.link').click();
+    await expect.poll(() => page.getByTestId('run-grpo-steps').textContent()).toBe(`${afterStop} GRPO steps`);
+    expect(await page.getByTestId('chart-reward').locator('canvas').count()).toBe(1);
+    await screenshot(page, '14-reopened-run');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  test('without WebGPU, choosing the in-tab model says what happened and what to do', async () => {
+    const noGpu = await chromium.launch({ executablePath: findChromium()!, args: [...CHROMIUM_ARGS.filter((arg) => arg !== '--enable-unsafe-webgpu'), '--disable-features=WebGPU'] });
+    try {
+      const { page } = await openPage(noGpu, appUrl);
+      await waitForEditor(page);
+      await page.getByTestId('policy-in-tab').click();
+      await expect.poll(() => page.getByTestId('engine-error').textContent(), { timeout: 20_000 }).toMatch(/(no WebGPU|no GPU adapter).*Chrome or Edge.*or choose the scripted expert or an endpoint as the policy/);
+      await page.getByTestId('evaluate').click();
+      await expect.poll(() => page.getByTestId('run-failure').textContent(), { timeout: 20_000 }).toMatch(/in-tab model cannot run here/);
+      await screenshot(page, '15-no-webgpu');
+    } finally {
+      await noGpu.close();
+    }
+  });
+});
