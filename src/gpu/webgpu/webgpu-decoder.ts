@@ -1,0 +1,476 @@
+/**
+ * The WebGPU decoder: the `Decoder` contract (src/gpu/inference/decoder.ts) on the engine's own
+ * buffers. Weights are read in place from the WebGPU backend (`decoderView()`: no copy; LoRA
+ * applied unmerged from the backend's adapter buffer), so after a training step a decoder sees the
+ * new weights and only its caches are stale. Keys (after q/k norm and RoPE) and values live in a
+ * paged KV cache: per layer (pages, PAGE, KVH·HS) in one keys and one values buffer, a sequence
+ * owning a list of pages of PAGE tokens (paged-kv-cache.ts). A call stacks the new tokens of all
+ * its sequences into N rows (a ragged batch; each row carries its absolute position, sequence and
+ * page table), runs every per-row op over them, stores the rows' keys and values
+ * (`kv_cache_write`), attends each row over its own sequence's cache (`attention_decode_forward`)
+ * and computes the final norm and LM head on each sequence's last row only; the (B, V) logits are
+ * read back for the CPU sampler. Plans are recorded once per (rows, sequences) bucket (powers of
+ * two; padding rows write to a scratch page). It is not a sampler and not a backend.
+ */
+import type { Decoder, SequenceId } from '../inference/decoder.ts';
+import type { ModelBackend } from '../model/backend.ts';
+import type { ModelConfig } from '../model/config.ts';
+import { linearModuleName, linearSizes, loraParamName, type Layout, type LoraConfig, type LoraTargetModule } from '../model/layout.ts';
+import { PageAllocator } from '../inference/paged-kv-cache.ts';
+import * as decoderOps from './decoder-ops.ts';
+import { createTensor, KernelPlan, readTensor, type GPUTensor, type Kernels } from './kernels.ts';
+import * as ops from './ops.ts';
+import { WebGPUBackend, type BackendWeightsView } from './webgpu-backend.ts';
+
+/** Tokens per cache page. With KVH·HS a multiple of 4, a page of one layer is a multiple of 256 bytes (the binding alignment). */
+export const KV_PAGE_SIZE = 16;
+
+/** Sizes of a WebGPU decoder. */
+export interface WebGPUDecoderOptions {
+  /** Bytes of KV cache (keys and values of every layer), rounded down to whole pages and to the device's buffer limits; default 256 MiB. */
+  cacheBytes?: number;
+  /** The longest sequence (prompt and completion), in tokens; default 8192. */
+  maxSequenceLength?: number;
+  /** Most rows (new tokens) per submitted batch; longer prefills run in several batches; default 1024. */
+  maxRows?: number;
+}
+
+/** One sequence: its tokens and the cache pages that hold them. */
+interface SequenceState {
+  tokens: number[];
+  pages: number[];
+}
+
+/** The buffers and recorded plan of one (rows, sequences) bucket. */
+interface StepPlan {
+  rows: number; // Ncap
+  batch: number; // Bcap
+  ids: GPUTensor; // (Ncap) i32
+  positions: GPUTensor; // (Ncap) i32
+  rowSeq: GPUTensor; // (Ncap) i32, a row of pageTable; padding rows use row Bcap
+  pageTable: GPUTensor; // (Bcap + 1, MP) i32, row Bcap all scratch page 0
+  lastRows: GPUTensor; // (Bcap) i32
+  logits: GPUTensor; // (Bcap, V)
+  buffers: GPUBuffer[];
+  plan: KernelPlan;
+}
+
+/** Plans kept per decoder (least recently used dropped first). */
+const MAX_PLANS = 8;
+
+/** Creates a WebGPU decoder over a WebGPU backend's weights; plugs into `new LocalChatClient({ createDecoder })`. */
+export async function createWebGPUDecoder(backend: ModelBackend, options: WebGPUDecoderOptions = {}): Promise<WebGPUDecoder> {
+  if (!(backend instanceof WebGPUBackend)) throw new Error(`the WebGPU decoder needs a WebGPU backend, got a ${backend.kind} backend (use createCpuDecoder)`);
+  return new WebGPUDecoder(backend.kernels, backend.config, backend.lora, backend.decoderView(), options);
+}
+
+/** Returns the smallest power of two ≥ n. */
+function bucket(n: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+}
+
+/** KV-cache decoding on WebGPU; see the file comment and Decoder for the contract. */
+export class WebGPUDecoder implements Decoder {
+  readonly vocabSize: number;
+  /** Pages in the cache (page 0 is scratch), tokens per page, and the longest sequence. */
+  readonly capacity: { pages: number; pageSize: number; tokens: number; bytes: number; maxSequenceLength: number };
+  private readonly device: GPUDevice;
+  private readonly keys: GPUBuffer; // (L, pages, PAGE, KVD)
+  private readonly values: GPUBuffer; // (L, pages, PAGE, KVD)
+  private readonly layerBytes: number; // bytes of one layer's (pages, PAGE, KVD)
+  private readonly pageBytes: number; // bytes of one layer's page
+  private readonly MP: number; // most pages per sequence
+  private readonly maxRows: number;
+  private readonly allocator: PageAllocator;
+  private readonly sequences = new Map<SequenceId, SequenceState>();
+  private readonly plans = new Map<string, StepPlan>();
+  private nextId = 1;
+  private disposed = false;
+
+  constructor(
+    private readonly kernels: Kernels,
+    readonly config: ModelConfig,
+    readonly lora: LoraConfig | null,
+    private readonly weights: BackendWeightsView,
+    { cacheBytes = 256 * 2 ** 20, maxSequenceLength = 8192, maxRows = 1024 }: WebGPUDecoderOptions = {},
+  ) {
+    this.device = kernels.device;
+    this.vocabSize = config.vocab_size;
+    const KVD = config.num_key_value_heads * config.head_dim;
+    const L = config.num_hidden_layers;
+    this.pageBytes = KV_PAGE_SIZE * KVD * 4;
+    const limits = this.device.limits;
+    const byBudget = Math.floor(cacheBytes / (2 * L * this.pageBytes));
+    const byBuffer = Math.floor(limits.maxBufferSize / (L * this.pageBytes));
+    const byBinding = Math.floor(limits.maxStorageBufferBindingSize / this.pageBytes);
+    const pages = Math.min(byBudget, byBuffer, byBinding);
+    if (pages < 2) throw new Error(`WebGPU decoder: cacheBytes = ${cacheBytes} holds no page of ${KV_PAGE_SIZE} tokens (${2 * L * this.pageBytes} bytes for keys and values of every layer)`);
+    this.layerBytes = pages * this.pageBytes;
+    this.MP = Math.ceil(maxSequenceLength / KV_PAGE_SIZE);
+    this.maxRows = maxRows;
+    const tokens = (pages - 1) * KV_PAGE_SIZE;
+    const bytes = 2 * L * this.layerBytes;
+    this.capacity = { pages, pageSize: KV_PAGE_SIZE, tokens, bytes, maxSequenceLength };
+    const mib = (b: number): string => `${(b / 2 ** 20).toFixed(1)} MiB`;
+    this.allocator = new PageAllocator(
+      pages,
+      (missing) =>
+        `WebGPU decoder: the KV cache is full (${pages - 1} pages of ${KV_PAGE_SIZE} tokens = ${tokens} tokens, ${mib(bytes)}; ` +
+        `${missing} more page(s) needed): release finished sequences or create the decoder with a larger cacheBytes`,
+    );
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+    this.keys = this.device.createBuffer({ label: 'kv cache keys', size: L * this.layerBytes, usage });
+    this.values = this.device.createBuffer({ label: 'kv cache values', size: L * this.layerBytes, usage });
+  }
+
+  newSequence(): SequenceId {
+    this.checkAlive();
+    const id = this.nextId++;
+    this.sequences.set(id, { tokens: [], pages: [] });
+    return id;
+  }
+
+  fork(parent: SequenceId, count: number): SequenceId[] {
+    const source = this.sequence(parent);
+    const used = source.pages.length;
+    const children: SequenceState[] = [];
+    try {
+      for (let c = 0; c < count; c++) children.push({ tokens: [...source.tokens], pages: this.allocator.take(used) });
+    } catch (error) {
+      for (const child of children) this.allocator.give(child.pages);
+      throw error;
+    }
+    if (used > 0 && count > 0) this.copyPages(source.pages, children.map((child) => child.pages));
+    return children.map((child) => {
+      const id = this.nextId++;
+      this.sequences.set(id, child);
+      return id;
+    });
+  }
+
+  sequenceLength(seq: SequenceId): number {
+    return this.sequence(seq).tokens.length;
+  }
+
+  sequenceTokens(seq: SequenceId): number[] {
+    return [...this.sequence(seq).tokens];
+  }
+
+  async prefill(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array> {
+    if (tokens.length !== seqs.length) throw new Error(`prefill: ${seqs.length} sequences but ${tokens.length} token lists`);
+    return this.appendInBatches(seqs, tokens);
+  }
+
+  async decode(seqs: readonly SequenceId[], tokens: ArrayLike<number>): Promise<Float32Array> {
+    if (tokens.length !== seqs.length) throw new Error(`decode: ${seqs.length} sequences but ${tokens.length} tokens`);
+    return this.appendInBatches(seqs, Array.from(seqs, (_, i) => [tokens[i]!]));
+  }
+
+  release(seq: SequenceId): void {
+    const state = this.sequence(seq);
+    this.allocator.give(state.pages);
+    this.sequences.delete(seq);
+  }
+
+  usage(): { sequences: number; tokens: number } {
+    let tokens = 0;
+    for (const state of this.sequences.values()) tokens += state.tokens.length;
+    return { sequences: this.sequences.size, tokens };
+  }
+
+  /** Pages of the cache in use and in all (the scratch page excluded). */
+  cacheUsage(): { pagesUsed: number; pages: number } {
+    return { pagesUsed: this.allocator.used, pages: this.capacity.pages - 1 };
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    for (const plan of this.plans.values()) this.destroyPlan(plan);
+    this.plans.clear();
+    this.sequences.clear();
+    this.keys.destroy();
+    this.values.destroy();
+    this.disposed = true;
+  }
+
+  /** Runs append over batches of at most maxRows rows (a long prefill is split; rows of a sequence stay in order). */
+  private async appendInBatches(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array> {
+    this.checkAlive();
+    if (new Set(seqs).size !== seqs.length) throw new Error('a sequence may appear only once in a batch');
+    let total = 0;
+    for (const list of tokens) total += list.length;
+    if (total <= this.maxRows) return this.append(seqs, tokens);
+    const V = this.vocabSize;
+    const logits = new Float32Array(seqs.length * V); // (B, V)
+    const done = seqs.map(() => 0); // tokens of each sequence appended so far
+    while (done.some((count, b) => count < tokens[b]!.length)) {
+      const batchSeqs: SequenceId[] = [];
+      const batchTokens: number[][] = [];
+      const batchIndex: number[] = [];
+      let rows = 0;
+      for (let b = 0; b < seqs.length && rows < this.maxRows; b++) {
+        const rest = tokens[b]!.length - done[b]!;
+        if (rest <= 0) continue;
+        const take = Math.min(rest, this.maxRows - rows);
+        batchSeqs.push(seqs[b]!);
+        batchTokens.push(Array.from(tokens[b]!).slice(done[b], done[b]! + take));
+        batchIndex.push(b);
+        rows += take;
+      }
+      const batchLogits = await this.append(batchSeqs, batchTokens);
+      batchIndex.forEach((b, i) => {
+        done[b]! += batchTokens[i]!.length;
+        if (done[b] === tokens[b]!.length) logits.set(batchLogits.subarray(i * V, (i + 1) * V), b * V);
+      });
+    }
+    return logits;
+  }
+
+  /** Runs the new tokens of every sequence through the model as one submit, stores their keys and values, and returns the last rows' logits (B, V). */
+  private async append(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array> {
+    const V = this.vocabSize;
+    const B = seqs.length;
+    const states = seqs.map((seq) => this.sequence(seq));
+    let N = 0;
+    for (let b = 0; b < B; b++) {
+      const list = tokens[b]!;
+      if (list.length < 1) throw new Error(`sequence ${seqs[b]}: nothing to append`);
+      for (let t = 0; t < list.length; t++) {
+        const id = list[t]!;
+        if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`token ${id} is outside the vocabulary [0, ${V})`);
+      }
+      const length = states[b]!.tokens.length + list.length;
+      if (length > this.capacity.maxSequenceLength) {
+        throw new Error(`sequence ${seqs[b]} would hold ${length} tokens, past this decoder's maxSequenceLength ${this.capacity.maxSequenceLength}`);
+      }
+      N += list.length;
+    }
+    // Pages for the new tokens, all or none.
+    const taken: number[][] = [];
+    try {
+      for (let b = 0; b < B; b++) {
+        const state = states[b]!;
+        taken.push(this.allocator.take(Math.ceil((state.tokens.length + tokens[b]!.length) / KV_PAGE_SIZE) - state.pages.length));
+      }
+    } catch (error) {
+      for (const pages of taken) this.allocator.give(pages);
+      throw error;
+    }
+    states.forEach((state, b) => state.pages.push(...taken[b]!));
+
+    const step = this.planFor(bucket(N), bucket(B));
+    const ids = new Int32Array(step.rows); // padding rows: token 0 at position 0 of the scratch page
+    const positions = new Int32Array(step.rows);
+    const rowSeq = new Int32Array(step.rows).fill(step.batch);
+    const pageTable = new Int32Array((step.batch + 1) * this.MP);
+    const lastRows = new Int32Array(step.batch);
+    let n = 0;
+    for (let b = 0; b < B; b++) {
+      const state = states[b]!;
+      const list = tokens[b]!;
+      for (let t = 0; t < list.length; t++, n++) {
+        ids[n] = list[t]!;
+        positions[n] = state.tokens.length + t;
+        rowSeq[n] = b;
+      }
+      lastRows[b] = n - 1;
+      pageTable.set(state.pages, b * this.MP);
+    }
+    const queue = this.device.queue;
+    for (const [tensor, values] of [[step.ids, ids], [step.positions, positions], [step.rowSeq, rowSeq], [step.pageTable, pageTable], [step.lastRows, lastRows]] as const) {
+      queue.writeBuffer(tensor.buffer, tensor.offset, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
+    }
+    step.plan.submit();
+    for (let b = 0; b < B; b++) states[b]!.tokens.push(...Array.from(tokens[b]!));
+    // readTensor submits its copy before awaiting, so a later call's uploads cannot overtake this read.
+    return readTensor(this.device, step.logits, B * V * 4);
+  }
+
+  /** Returns the plan of a (rows, sequences) bucket, recording it (and its buffers) on first use. */
+  private planFor(rows: number, batch: number): StepPlan {
+    const key = `${rows}x${batch}`;
+    const cached = this.plans.get(key);
+    if (cached !== undefined) {
+      this.plans.delete(key); // re-insert: most recently used last
+      this.plans.set(key, cached);
+      return cached;
+    }
+    if (this.plans.size >= MAX_PLANS) {
+      const [oldestKey, oldest] = this.plans.entries().next().value as [string, StepPlan];
+      this.destroyPlan(oldest);
+      this.plans.delete(oldestKey);
+    }
+    const step = this.recordPlan(rows, batch);
+    this.plans.set(key, step);
+    return step;
+  }
+
+  /** Records the forward pass of `rows` stacked rows with their last rows' LM head for `batch` sequences (as CpuDecoder.append). */
+  private recordPlan(rows: number, batch: number): StepPlan {
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
+    const N = rows;
+    const QD = NH * HS;
+    const KVD = KVH * HS;
+    const eps = this.config.rms_norm_eps;
+    const theta = this.config.rope_theta;
+    const buffers: GPUBuffer[] = [];
+    const tensor = (floats: number, label: string): GPUTensor => {
+      const bytes = floats * 4;
+      if (bytes > this.device.limits.maxStorageBufferBindingSize) {
+        throw new Error(`WebGPU decoder: ${label} of a ${rows}-row batch needs ${bytes} bytes in one binding, past maxStorageBufferBindingSize; use a smaller maxRows`);
+      }
+      const created = createTensor(this.device, bytes, `decoder ${label}`);
+      buffers.push(created.buffer);
+      return created;
+    };
+    const ids = tensor(N, 'ids'); // (N) i32
+    const positions = tensor(N, 'positions'); // (N) i32
+    const rowSeq = tensor(N, 'row sequences'); // (N) i32
+    const pageTable = tensor((batch + 1) * this.MP, 'page tables'); // (batch + 1, MP) i32
+    const lastRows = tensor(batch, 'last rows'); // (batch) i32
+    const x = tensor(N * C, 'residual'); // (N, C)
+    const ln = tensor(N * C, 'ln'); // (N, C)
+    const rstd = tensor(N * NH, 'rstd'); // (N*NH) scratch for the norms
+    const q = tensor(N * QD, 'q'); // (N, NH, HS)
+    const k = tensor(N * KVD, 'k'); // (N, KVH, HS)
+    const v = tensor(N * KVD, 'v'); // (N, KVH, HS)
+    const qNormed = this.config.qk_norm ? tensor(N * QD, 'q normed') : q;
+    const kNormed = this.config.qk_norm ? tensor(N * KVD, 'k normed') : k;
+    const qRope = tensor(N * QD, 'q rope'); // (N, NH, HS)
+    const kRope = tensor(N * KVD, 'k rope'); // (N, KVH, HS)
+    const atty = tensor(N * QD, 'atty'); // (N, NH, HS)
+    const attproj = tensor(N * C, 'attproj'); // (N, C)
+    const residual2 = tensor(N * C, 'residual2'); // (N, C)
+    const gate = tensor(N * I, 'gate'); // (N, I)
+    const up = tensor(N * I, 'up'); // (N, I)
+    const swiglu = tensor(N * I, 'swiglu'); // (N, I)
+    const mlpOut = tensor(N * C, 'mlp out'); // (N, C)
+    const loraHidden = tensor(N * (this.lora?.rank ?? 1), 'lora hidden'); // (N, r)
+    const last = tensor(batch * C, 'last rows'); // (batch, C)
+    const lnf = tensor(batch * C, 'lnf'); // (batch, C)
+    const lnfRstd = tensor(batch, 'lnf rstd'); // (batch)
+    const logits = tensor(batch * V, 'logits'); // (batch, V)
+
+    const plan = new KernelPlan(this.kernels);
+    const linear = (layer: number, module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void => {
+      const { IC, OC } = linearSizes(this.config, module);
+      const prefix = linearModuleName(layer, module);
+      const bias = this.weights.paramLayout.byName.has(`${prefix}.bias`) ? this.param(`${prefix}.bias`) : null;
+      ops.matmulForward(plan, out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
+      if (this.lora !== null && this.lora.targetModules.includes(module)) {
+        const loraA = this.loraParam(loraParamName(layer, module, 'A'));
+        const loraB = this.loraParam(loraParamName(layer, module, 'B'));
+        ops.loraForward(plan, out, loraHidden, inp, loraA, loraB, N, IC, OC, this.lora.rank, this.lora.alpha);
+      }
+    };
+
+    ops.embeddingForward(plan, x, ids, this.param('model.embed_tokens.weight'), N, C);
+    for (let l = 0; l < this.config.num_hidden_layers; l++) {
+      const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
+      const layerKeys: GPUTensor = { buffer: this.keys, offset: l * this.layerBytes, size: this.layerBytes };
+      const layerValues: GPUTensor = { buffer: this.values, offset: l * this.layerBytes, size: this.layerBytes };
+
+      // attention block
+      ops.rmsnormForward(plan, ln, rstd, x, lp('input_layernorm.weight'), N, C, eps);
+      linear(l, 'q_proj', q, ln);
+      linear(l, 'k_proj', k, ln);
+      linear(l, 'v_proj', v, ln);
+      if (this.config.qk_norm) {
+        ops.rmsnormForward(plan, qNormed, rstd, q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
+        ops.rmsnormForward(plan, kNormed, rstd, k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
+      }
+      ops.ropeForward(plan, qRope, qNormed, positions, 1, N, NH, HS, theta);
+      ops.ropeForward(plan, kRope, kNormed, positions, 1, N, KVH, HS, theta);
+      decoderOps.kvCacheWrite(plan, layerKeys, layerValues, kRope, v, positions, rowSeq, pageTable, N, KVD, KV_PAGE_SIZE, this.MP);
+      decoderOps.attentionDecodeForward(plan, atty, qRope, layerKeys, layerValues, positions, rowSeq, pageTable, N, NH, KVH, HS, KV_PAGE_SIZE, this.MP);
+      linear(l, 'o_proj', attproj, atty);
+      ops.residualForward(plan, residual2, x, attproj, N * C);
+
+      // MLP block
+      ops.rmsnormForward(plan, ln, rstd, residual2, lp('post_attention_layernorm.weight'), N, C, eps);
+      linear(l, 'gate_proj', gate, ln);
+      linear(l, 'up_proj', up, ln);
+      ops.swigluForward(plan, swiglu, gate, up, N * I);
+      linear(l, 'down_proj', mlpOut, swiglu);
+      ops.residualForward(plan, x, residual2, mlpOut, N * C);
+    }
+    // Final norm and LM head on each sequence's last row only (the gather is an embedding lookup into the rows).
+    ops.embeddingForward(plan, last, lastRows, x, batch, C);
+    ops.rmsnormForward(plan, lnf, lnfRstd, last, this.param('model.norm.weight'), batch, C, eps);
+    const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+    ops.matmulForward(plan, logits, lnf, lmHead, null, batch, C, V);
+    return { rows, batch, ids, positions, rowSeq, pageTable, lastRows, logits, buffers, plan };
+  }
+
+  /** Copies the pages of a parent into each child's pages (same count), through a scratch buffer: a copy may not read and write one buffer. */
+  private copyPages(source: readonly number[], targets: readonly (readonly number[])[]): void {
+    const L = this.config.num_hidden_layers;
+    const used = source.length;
+    const span = used * this.pageBytes; // one layer's pages of the parent
+    const scratch = this.device.createBuffer({ label: 'kv fork scratch', size: 2 * L * span, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    const encoder = this.device.createCommandEncoder();
+    const runs = (pages: readonly number[]): Array<[index: number, page: number, count: number]> => {
+      const result: Array<[number, number, number]> = [];
+      pages.forEach((page, index) => {
+        const run = result[result.length - 1];
+        if (run !== undefined && run[1] + run[2] === page) run[2]++;
+        else result.push([index, page, 1]);
+      });
+      return result;
+    };
+    const cache = [this.keys, this.values];
+    for (let l = 0; l < L; l++) {
+      for (let kv = 0; kv < 2; kv++) {
+        const scratchBase = (kv * L + l) * span;
+        for (const [index, page, count] of runs(source)) {
+          encoder.copyBufferToBuffer(cache[kv]!, l * this.layerBytes + page * this.pageBytes, scratch, scratchBase + index * this.pageBytes, count * this.pageBytes);
+        }
+      }
+    }
+    for (const target of targets) {
+      const targetRuns = runs(target);
+      for (let l = 0; l < L; l++) {
+        for (let kv = 0; kv < 2; kv++) {
+          const scratchBase = (kv * L + l) * span;
+          for (const [index, page, count] of targetRuns) {
+            encoder.copyBufferToBuffer(scratch, scratchBase + index * this.pageBytes, cache[kv]!, l * this.layerBytes + page * this.pageBytes, count * this.pageBytes);
+          }
+        }
+      }
+    }
+    this.device.queue.submit([encoder.finish()]);
+    scratch.destroy();
+  }
+
+  private destroyPlan(step: StepPlan): void {
+    step.plan.destroy();
+    for (const buffer of step.buffers) buffer.destroy();
+  }
+
+  private param(name: string): GPUTensor {
+    return slotTensor(this.weights.params, this.weights.paramLayout, name);
+  }
+
+  private loraParam(name: string): GPUTensor {
+    if (this.weights.loraParams === null || this.weights.loraLayout === null) throw new Error('WebGPU decoder: the backend has no LoRA buffer');
+    return slotTensor(this.weights.loraParams, this.weights.loraLayout, name);
+  }
+
+  private sequence(seq: SequenceId): SequenceState {
+    this.checkAlive();
+    const state = this.sequences.get(seq);
+    if (state === undefined) throw new Error(`unknown or released sequence ${seq}`);
+    return state;
+  }
+
+  private checkAlive(): void {
+    if (this.disposed) throw new Error('this decoder was disposed');
+  }
+}
+
+/** Returns the binding of a named slot of a layout in a buffer. */
+function slotTensor(buffer: GPUBuffer, layout: Layout, name: string): GPUTensor {
+  const slot = layout.byName.get(name);
+  if (slot === undefined) throw new Error(`WebGPU decoder: no parameter ${name}`);
+  return { buffer, offset: slot.offset * 4, size: slot.size * 4 };
+}

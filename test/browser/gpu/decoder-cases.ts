@@ -1,0 +1,287 @@
+/**
+ * The WebGPU decoder's checks, written once and run in Node + Dawn (test/gpu-node/decoder.test.ts)
+ * and in Chromium (decoder.test.ts): its two kernels against their references, KV-cache logits
+ * against a full backend.forward of the whole sequence and against the CPU decoder (plain Llama,
+ * QKV bias, q/k norm, LoRA), a ragged batch against each sequence alone (greedy), fork, extension,
+ * release, the cache limits, and LocalChatClient over it. Sizes are tiny (SwiftShader is slow).
+ */
+import { ByteTokenizer } from '../../../src/gpu/io/byte-tokenizer.ts';
+import { attentionDecodeForward, createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
+import type { Decoder } from '../../../src/gpu/inference/decoder.ts';
+import { LocalChatClient } from '../../../src/gpu/inference/local-chat-client.ts';
+import { kvCacheWrite, readPagedRows } from '../../../src/gpu/inference/paged-kv-cache.ts';
+import { TINY_CONFIG as TINY_PRESET } from '../../../src/gpu/inference/presets.ts';
+import { argmax } from '../../../src/gpu/inference/sampler.ts';
+import type { NamedTensors } from '../../../src/gpu/model/backend.ts';
+import type { ModelConfig } from '../../../src/gpu/model/config.ts';
+import type { LoraConfig } from '../../../src/gpu/model/layout.ts';
+import * as decoderOps from '../../../src/gpu/webgpu/decoder-ops.ts';
+import type { GPUContext } from '../../../src/gpu/webgpu/device.ts';
+import { createTensor, KernelPlan, kernelsFor, readTensor } from '../../../src/gpu/webgpu/kernels.ts';
+import { createWebGPUBackend, type WebGPUBackend } from '../../../src/gpu/webgpu/webgpu-backend.ts';
+import { createWebGPUDecoder } from '../../../src/gpu/webgpu/webgpu-decoder.ts';
+import { expectClose, randomArray, seededUniform } from '../../unit/gpu/expect-close.ts';
+import { TINY_CONFIG } from './backend-cases.ts';
+
+/** One decoder check: a name for the test and a body that throws on mismatch. */
+export interface DecoderCase {
+  name: string;
+  run: (context: GPUContext) => Promise<void>;
+}
+
+// The decoder runs the backend's kernels per row and attention_decode_forward mirrors
+// attention_forward's arithmetic in the same order: on SwiftShader (2026-12-02) its logits equal a
+// full backend.forward bitwise (atol 0 passes), and differ from the CPU decoder by at most 6e-8.
+// Stated tolerance, atol 2e-5 + rtol 1e-4 (the backend-vs-CPU one), leaves room for other GPUs'
+// rounding and fused multiply-adds.
+const TOL = { atol: 2e-5, rtol: 1e-4 };
+
+const LORA: LoraConfig = { rank: 4, alpha: 8, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] };
+const VARIANTS: Array<{ name: string; config: ModelConfig; lora: LoraConfig | null }> = [
+  { name: 'plain Llama', config: TINY_CONFIG, lora: null },
+  { name: 'Qwen2-style QKV bias, tied', config: { ...TINY_CONFIG, architecture: 'Qwen2ForCausalLM', attention_bias: true, tie_word_embeddings: true }, lora: null },
+  { name: 'Qwen3-style q/k norm', config: { ...TINY_CONFIG, architecture: 'Qwen3ForCausalLM', head_dim: 12, qk_norm: true, tie_word_embeddings: true }, lora: null },
+  { name: 'LoRA on every linear', config: TINY_CONFIG, lora: LORA },
+];
+
+function randomTokens(count: number, V: number, seed: number): number[] {
+  const uniform = seededUniform(seed);
+  return Array.from({ length: count }, () => Math.floor(uniform() * V));
+}
+
+function row(logits: Float32Array, index: number, V: number): Float32Array {
+  return logits.subarray(index * V, (index + 1) * V);
+}
+
+/** A WebGPU backend with random weights (LoRA B made non-zero so the adapters matter). */
+async function makeBackend(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed = 3): Promise<WebGPUBackend> {
+  const backend = await createWebGPUBackend(context, config, { seed }, { lora, loraSeed: 4 });
+  if (lora) {
+    const tweaked: NamedTensors = new Map();
+    for (const [name, tensor] of await backend.getParameters()) {
+      if (name.includes('lora_B')) tweaked.set(name, { shape: tensor.shape, data: tensor.data.map((_, i) => Math.sin(i) * 0.05) });
+    }
+    await backend.setParameters(tweaked);
+  }
+  return backend;
+}
+
+async function withBackend(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, body: (backend: WebGPUBackend) => Promise<void>): Promise<void> {
+  const backend = await makeBackend(context, config, lora);
+  try {
+    await body(backend);
+  } finally {
+    backend.dispose();
+  }
+}
+
+async function withDecoders(backend: WebGPUBackend, body: (gpu: Decoder, cpu: Decoder) => Promise<void>, options = {}): Promise<void> {
+  const gpu = await createWebGPUDecoder(backend, options);
+  const cpu = await createCpuDecoder(backend);
+  try {
+    await body(gpu, cpu);
+  } finally {
+    gpu.dispose();
+    cpu.dispose();
+  }
+}
+
+/** Greedy-decodes steps tokens for each sequence in one batch and returns the tokens per sequence. */
+async function greedy(decoder: Decoder, prompts: number[][], steps: number): Promise<number[][]> {
+  const V = decoder.vocabSize;
+  const seqs = prompts.map(() => decoder.newSequence());
+  let logits = await decoder.prefill(seqs, prompts);
+  const out: number[][] = prompts.map(() => []);
+  for (let step = 0; step < steps; step++) {
+    const next = seqs.map((_, b) => argmax(logits, b * V, V));
+    next.forEach((id, b) => out[b]!.push(id));
+    logits = await decoder.decode(seqs, next);
+  }
+  for (const seq of seqs) decoder.release(seq);
+  return out;
+}
+
+const kernelCase: DecoderCase = {
+  name: 'kv_cache_write and attention_decode_forward match their references (paged cache, ragged rows)',
+  async run(context) {
+    const kernels = kernelsFor(context);
+    const device = kernels.device;
+    const [NH, KVH, HS, PAGE] = [6, 2, 12, 16];
+    const KVD = KVH * HS;
+    const pages = 9;
+    const MP = 4;
+    // three sequences on scattered pages; rows: 3 new tokens of seq 0 at 17..19, 1 of seq 1 at 40, 2 of seq 2 at 0..1
+    const pageTable = Int32Array.from([5, 2, 0, 0, /* */ 1, 7, 3, 0, /* */ 8, 0, 0, 0, /* padding */ 0, 0, 0, 0]); // (4, MP)
+    const positions = Int32Array.from([17, 18, 19, 40, 0, 1]);
+    const rowSeq = Int32Array.from([0, 0, 0, 1, 2, 2]);
+    const N = positions.length;
+    const keys = randomArray(pages * PAGE * KVD, 1); // earlier tokens already cached
+    const values = randomArray(pages * PAGE * KVD, 2);
+    const k = randomArray(N * KVD, 3);
+    const v = randomArray(N * KVD, 4);
+    const q = randomArray(N * NH * HS, 5, 2);
+    const expectedKeys = keys.slice();
+    const expectedValues = values.slice();
+    kvCacheWrite(expectedKeys, expectedValues, k, v, positions, rowSeq, pageTable, N, KVD, PAGE, MP);
+    const rowPages = Array.from(rowSeq, (s) => pageTable.subarray(s * MP, (s + 1) * MP));
+    const rowKeys = Array.from(rowSeq, (_, n) => readPagedRows(expectedKeys, rowPages[n]!, positions[n]! + 1, KVD, PAGE));
+    const rowValues = Array.from(rowSeq, (_, n) => readPagedRows(expectedValues, rowPages[n]!, positions[n]! + 1, KVD, PAGE));
+    const expectedOut = new Float32Array(N * NH * HS);
+    attentionDecodeForward(expectedOut, q, rowKeys, rowValues, positions, N, NH, KVH, HS);
+
+    const tensors = [keys, values, k, v, q, positions, rowSeq, pageTable].map((data) => createTensor(device, data));
+    const [keysT, valuesT, kT, vT, qT, positionsT, rowSeqT, pageTableT] = tensors as [ReturnType<typeof createTensor>, ...ReturnType<typeof createTensor>[]];
+    const out = createTensor(device, N * NH * HS * 4);
+    const plan = new KernelPlan(kernels);
+    decoderOps.kvCacheWrite(plan, keysT, valuesT!, kT!, vT!, positionsT!, rowSeqT!, pageTableT!, N, KVD, PAGE, MP);
+    decoderOps.attentionDecodeForward(plan, out, qT!, keysT, valuesT!, positionsT!, rowSeqT!, pageTableT!, N, NH, KVH, HS, PAGE, MP);
+    plan.submit();
+    expectClose(await readTensor(device, keysT, keys.byteLength), expectedKeys, { atol: 0, rtol: 0, label: 'kv_cache_write keys' });
+    expectClose(await readTensor(device, valuesT!, values.byteLength), expectedValues, { atol: 0, rtol: 0, label: 'kv_cache_write values' });
+    expectClose(await readTensor(device, out, N * NH * HS * 4), expectedOut, { atol: 1e-5, rtol: 1e-4, label: 'attention_decode_forward out' });
+    plan.destroy();
+    for (const tensor of [...tensors, out]) tensor.buffer.destroy();
+  },
+};
+
+const fullForwardCases: DecoderCase[] = VARIANTS.map(({ name, config, lora }) => ({
+  name: `${name}: prefill + decode logits match a full backend.forward at every position, and the CPU decoder`,
+  run: (context) =>
+    withBackend(context, config, lora, async (backend) => {
+      const V = config.vocab_size;
+      const tokens = randomTokens(20, V, 7); // crosses a page boundary (16)
+      const expected = await backend.forward(Int32Array.from(tokens), 1, tokens.length);
+      await withDecoders(backend, async (gpu, cpu) => {
+        const [seq, cpuSeq] = [gpu.newSequence(), cpu.newSequence()];
+        const prefillLength = 5;
+        const first = await gpu.prefill([seq], [tokens.slice(0, prefillLength)]);
+        expectClose(first, row(expected, prefillLength - 1, V), { ...TOL, label: 'prefill logits vs forward' });
+        expectClose(first, await cpu.prefill([cpuSeq], [tokens.slice(0, prefillLength)]), { ...TOL, label: 'prefill logits vs CPU decoder' });
+        for (let t = prefillLength; t < tokens.length; t++) {
+          const logits = await gpu.decode([seq], [tokens[t]!]);
+          expectClose(logits, row(expected, t, V), { ...TOL, label: `decode logits at t=${t} vs forward` });
+          expectClose(logits, await cpu.decode([cpuSeq], [tokens[t]!]), { ...TOL, label: `decode logits at t=${t} vs CPU decoder` });
+        }
+        if (gpu.sequenceTokens(seq).join() !== tokens.join()) throw new Error('sequenceTokens differs from the tokens fed');
+      });
+    }),
+}));
+
+const raggedCase: DecoderCase = {
+  name: 'a batch of different-length prompts gives the same greedy tokens and logits as each prompt alone',
+  run: (context) =>
+    withBackend(context, TINY_CONFIG, null, async (backend) => {
+      const V = TINY_CONFIG.vocab_size;
+      const prompts = [randomTokens(9, V, 1), randomTokens(1, V, 2), randomTokens(18, V, 3), randomTokens(4, V, 4), randomTokens(6, V, 5)];
+      await withDecoders(backend, async (gpu, cpu) => {
+        const batched = await greedy(gpu, prompts, 6);
+        for (let i = 0; i < prompts.length; i++) {
+          const alone = await greedy(gpu, [prompts[i]!], 6);
+          if (alone[0]!.join() !== batched[i]!.join()) throw new Error(`prompt ${i}: batched greedy ${batched[i]} but alone ${alone[0]}`);
+        }
+        const cpuTokens = await greedy(cpu, prompts, 6);
+        if (cpuTokens.join('|') !== batched.join('|')) throw new Error(`greedy tokens differ from the CPU decoder: ${batched.join('|')} vs ${cpuTokens.join('|')}`);
+        // logits of the ragged prefill vs full forwards
+        const seqs = prompts.map(() => gpu.newSequence());
+        const logits = await gpu.prefill(seqs, prompts);
+        for (let i = 0; i < prompts.length; i++) {
+          const full = await backend.forward(Int32Array.from(prompts[i]!), 1, prompts[i]!.length);
+          expectClose(row(logits, i, V), row(full, prompts[i]!.length - 1, V), { ...TOL, label: `ragged prefill row ${i}` });
+        }
+        if (gpu.usage().tokens !== prompts.reduce((a, p) => a + p.length, 0)) throw new Error(`usage ${JSON.stringify(gpu.usage())}`);
+      });
+    }),
+};
+
+const forkExtendCase: DecoderCase = {
+  name: 'fork copies the cache (children diverge), extending a sequence prefills only the new tokens, release frees pages',
+  run: (context) =>
+    withBackend(context, { ...TINY_CONFIG, architecture: 'Qwen3ForCausalLM', qk_norm: true }, LORA, async (backend) => {
+      const V = TINY_CONFIG.vocab_size;
+      const prompt = randomTokens(17, V, 9);
+      await withDecoders(
+        backend,
+        async (gpu) => {
+          const decoder = gpu as Awaited<ReturnType<typeof createWebGPUDecoder>>;
+          const parent = decoder.newSequence();
+          await decoder.prefill([parent], [prompt]);
+          const children = decoder.fork(parent, 3);
+          decoder.release(parent);
+          const next = [[5, 6, 7], [100, 1, 2], [259, 0, 0]];
+          let logits = await decoder.decode(children, next.map((n) => n[0]!));
+          for (let step = 1; step < 3; step++) logits = await decoder.decode(children, next.map((n) => n[step]!));
+          for (let c = 0; c < 3; c++) {
+            const whole = [...prompt, ...next[c]!];
+            const full = await backend.forward(Int32Array.from(whole), 1, whole.length);
+            expectClose(row(logits, c, V), row(full, whole.length - 1, V), { ...TOL, label: `forked child ${c}` });
+          }
+          // a follow-up turn: append several tokens to child 1 only
+          const followUp = randomTokens(7, V, 11);
+          const extended = await decoder.prefill([children[1]!], [followUp]);
+          const whole = [...prompt, ...next[1]!, ...followUp];
+          const full = await backend.forward(Int32Array.from(whole), 1, whole.length);
+          expectClose(extended, row(full, whole.length - 1, V), { ...TOL, label: 'extended sequence' });
+          if (decoder.sequenceLength(children[1]!) !== whole.length) throw new Error('extended sequence has the wrong length');
+          // fork of an empty sequence, then release everything
+          const empty = decoder.fork(decoder.newSequence(), 2);
+          if (decoder.cacheUsage().pagesUsed !== 2 + 2 + 2) throw new Error(`pages in use ${decoder.cacheUsage().pagesUsed}, expected 6`);
+          for (const seq of [...children, ...empty]) decoder.release(seq);
+          if (decoder.cacheUsage().pagesUsed !== 0) throw new Error(`pages still in use after release: ${decoder.cacheUsage().pagesUsed}`);
+        },
+        { maxRows: 8 }, // the 17-token prompt runs as three batches
+      );
+    }),
+};
+
+const limitsCase: DecoderCase = {
+  name: 'a full cache and a too-long sequence fail with a clear message, taking nothing',
+  run: (context) =>
+    withBackend(context, TINY_CONFIG, null, async (backend) => {
+      const { num_hidden_layers: L, num_key_value_heads: KVH, head_dim: HS } = TINY_CONFIG;
+      const pageBytes = 2 * L * 16 * KVH * HS * 4;
+      const decoder = await createWebGPUDecoder(backend, { cacheBytes: 4 * pageBytes, maxSequenceLength: 40 }); // 3 usable pages
+      try {
+        const a = decoder.newSequence();
+        await decoder.prefill([a], [randomTokens(33, TINY_CONFIG.vocab_size, 1)]);
+        const b = decoder.newSequence();
+        const full = await decoder.prefill([b], [[1]]).then(() => null, (error: Error) => error);
+        if (!full || !/KV cache is full .*cacheBytes/.test(full.message)) throw new Error(`expected a full-cache error, got ${full?.message}`);
+        if (decoder.sequenceLength(b) !== 0 || decoder.cacheUsage().pagesUsed !== 3) throw new Error('a failed prefill changed the state');
+        const long = await decoder.prefill([a], [randomTokens(8, TINY_CONFIG.vocab_size, 2)]).then(() => null, (error: Error) => error);
+        if (!long || !/maxSequenceLength 40/.test(long.message)) throw new Error(`expected a too-long error, got ${long?.message}`);
+        decoder.release(a);
+        await decoder.prefill([b], [[1, 2, 3]]);
+      } finally {
+        decoder.dispose();
+      }
+    }),
+};
+
+const chatClientCase: DecoderCase = {
+  name: 'LocalChatClient with createWebGPUDecoder returns the CPU decoder\'s greedy completion, then extends the conversation',
+  run: (context) =>
+    withBackend(context, TINY_PRESET, null, async (backend) => {
+      const tokenizer = new ByteTokenizer();
+      const gpuClient = new LocalChatClient({ backend, tokenizer, createDecoder: (b) => createWebGPUDecoder(b) });
+      const cpuClient = new LocalChatClient({ backend, tokenizer });
+      const messages = [{ role: 'user' as const, content: 'hi' }];
+      const request = { model: 'tiny', messages, max_tokens: 6, temperature: 0 };
+      const [gpu, cpu] = [await gpuClient.chat.completions.create(request), await cpuClient.chat.completions.create(request)];
+      const [gpuChoice, cpuChoice] = [gpu.choices[0]!, cpu.choices[0]!];
+      if (gpuChoice.tokens.completionIds.join() !== cpuChoice.tokens.completionIds.join()) {
+        throw new Error(`greedy completions differ: ${gpuChoice.tokens.completionIds} vs ${cpuChoice.tokens.completionIds}`);
+      }
+      expectClose(Float32Array.from(gpuChoice.tokens.completionLogprobs), Float32Array.from(cpuChoice.tokens.completionLogprobs), { atol: 1e-4, rtol: 1e-4, label: 'logprobs' });
+      const followUp = [...messages, gpuChoice.message, { role: 'user' as const, content: 'ok' }];
+      const [gpu2, cpu2] = [
+        await gpuClient.chat.completions.create({ ...request, messages: followUp }),
+        await cpuClient.chat.completions.create({ ...request, messages: followUp }),
+      ];
+      if (gpu2.choices[0]!.tokens.completionIds.join() !== cpu2.choices[0]!.tokens.completionIds.join()) throw new Error('follow-up completions differ');
+      if (gpu2.choices[0]!.tokens.promptIds.length >= (gpu2.usage?.prompt_tokens ?? 0)) throw new Error('the follow-up re-sent the whole conversation');
+      await gpuClient.syncWeights();
+    }),
+};
+
+/** Every decoder check, in the order they run. */
+export const DECODER_CASES: DecoderCase[] = [kernelCase, ...fullForwardCases, raggedCase, forkExtendCase, limitsCase, chatClientCase];
