@@ -7,7 +7,7 @@
 // (e.g. libllvm15 on a bare machine) are installed from the system's own sources, as root only.
 // Prints the ICD path; exits 1 with the reason when it cannot. Plain JS so it runs before anything is compiled.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,7 +16,34 @@ const LAVAPIPE_CACHE = join(ROOT, 'node_modules', '.cache', 'tabrl-lavapipe');
 const LAVAPIPE_ICD = join(LAVAPIPE_CACHE, 'lvp_icd.json');
 const LIBRARY = join(LAVAPIPE_CACHE, 'libvulkan_lvp.so');
 const SUITE = 'bookworm-backports';
-const SOURCES = `deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian ${SUITE} main\n`;
+
+/**
+ * The sources line for bookworm-backports on the mirror this machine's own apt sources use for
+ * bookworm (deb822 .sources files or one-line .list files), so the script goes where apt already goes.
+ */
+function backportsSourceLine() {
+  const files = ['/etc/apt/sources.list', ...(existsSync('/etc/apt/sources.list.d') ? readdirSync('/etc/apt/sources.list.d').map((name) => join('/etc/apt/sources.list.d', name)) : [])];
+  for (const file of files.filter((path) => /\.(list|sources)$/.test(path) && existsSync(path))) {
+    const text = readFileSync(file, 'utf8');
+    if (file.endsWith('.sources')) {
+      for (const stanza of text.split(/\n\s*\n/)) {
+        const field = (name) => stanza.match(new RegExp(`^${name}:\\s*(.+)$`, 'mi'))?.[1]?.trim();
+        const uri = field('URIs')?.split(/\s+/)[0];
+        const suites = field('Suites')?.split(/\s+/) ?? [];
+        if (uri && suites.includes('bookworm')) {
+          const signedBy = field('Signed-By') ?? '/usr/share/keyrings/debian-archive-keyring.gpg';
+          return `deb [signed-by=${signedBy}] ${uri} ${SUITE} main\n`;
+        }
+      }
+    } else {
+      for (const line of text.split('\n')) {
+        const match = line.match(/^deb\s+(\[[^\]]*\]\s+)?(\S+)\s+bookworm\s/);
+        if (match) return `deb ${match[1] ?? ''}${match[2]} ${SUITE} main\n`;
+      }
+    }
+  }
+  fail("this machine's apt sources have no Debian bookworm entry to take the mirror from");
+}
 
 function fail(reason) {
   console.error(`tabrl: cannot prepare lavapipe (Mesa 25, shader-f16) for the f16 tests: ${reason}`);
@@ -47,7 +74,7 @@ function prepare() {
   const apt = join(LAVAPIPE_CACHE, 'apt');
   const debs = join(LAVAPIPE_CACHE, 'debs');
   for (const dir of [join(apt, 'state', 'lists', 'partial'), join(apt, 'cache', 'archives', 'partial'), debs]) mkdirSync(dir, { recursive: true });
-  writeFileSync(join(apt, 'sources.list'), SOURCES);
+  writeFileSync(join(apt, 'sources.list'), backportsSourceLine());
   const aptOptions = [
     '-o', `Dir::Etc::sourcelist=${join(apt, 'sources.list')}`,
     '-o', 'Dir::Etc::sourceparts=/nonexistent',
