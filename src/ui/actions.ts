@@ -16,7 +16,7 @@ import * as storage from './storage.ts';
 import { usePlayground } from './store/index.ts';
 import { IDLE_RUN, type EvaluationSettings } from './store/evaluation-slice.ts';
 import type { PolicyKind } from './store/policy-slice.ts';
-import { ensureEngine, recordEvaluation, refreshRuns } from './training-actions.ts';
+import { ensureEngine, loadOpenRunWeights, recordEvaluation, refreshRuns } from './training-actions.ts';
 
 const store = usePlayground;
 const SAVE_DELAY_MS = 400;
@@ -167,6 +167,7 @@ async function buildPolicyClient(builtin: string | undefined, args: Record<strin
   }
   if (policy === 'endpoint') return { client: new OpenAIHttpClient({ baseURL, apiKey: readApiKey() || undefined, maxRetries: 2 }), model };
   await ensureEngine();
+  await loadOpenRunWeights();
   return { client: createEngineChatClient(), model: 'tiny' };
 }
 

@@ -102,6 +102,16 @@ export async function recordEvaluation(summary: EvaluationSummary): Promise<void
   await writes;
 }
 
+/** Loads the open run's checkpoint into the engine when the engine holds other weights (so evaluating the in-tab model evaluates that run). */
+export async function loadOpenRunWeights(): Promise<void> {
+  const run = store.getState().trainingRun;
+  if (!run || run.id === activeRunId || run.checkpointStep === null) return;
+  const checkpoint = await runStorage.getCheckpoint(run.id);
+  if (!checkpoint) return;
+  await setEngineWeights(checkpoint.weights);
+  activeRunId = run.id;
+}
+
 /** Makes sure the engine holds the weights of a run for this environment: the open one (from its checkpoint) or a new one. */
 async function ensureRun(environment: string, args: Record<string, unknown>): Promise<TrainingRun> {
   const { trainingRun, trainingSettings, settings } = store.getState();

@@ -59,7 +59,7 @@ describe('in-tab model', () => {
     await context.close();
   });
 
-  test('warms up with SFT, trains with GRPO, shows charts and rollouts, and keeps the run across a reload', { timeout: 240_000 }, async () => {
+  test('warms up with SFT, trains with GRPO, shows charts and rollouts, and keeps the run across a reload', { timeout: 300_000 }, async () => {
     const { context, page, pageErrors } = await openPage(browser, appUrl);
     page.on('console', (message) => { if (message.type() === 'error') console.log(`page: ${message.text()}`); });
     await waitForEditor(page);
@@ -69,7 +69,7 @@ describe('in-tab model', () => {
     await fill(page, { 'train-demonstrations': '8', 'train-sftSteps': '3', 'train-sftBatchSize': '4', 'train-checkpointEvery': '2' });
     await page.getByTestId('start-training').click();
     await page.getByTestId('training-view').waitFor();
-    expect(await jobOutcome(page, 90_000)).toMatch(/Warm-up finished\. 8 demonstrations kept/);
+    expect(await jobOutcome(page, 150_000)).toMatch(/Warm-up finished\. 8 demonstrations kept/);
     await expect.poll(() => page.getByTestId('run-sft-steps').textContent()).toBe('3 SFT steps');
     expect(await page.getByTestId('chart-sft-loss').locator('canvas').count()).toBe(1);
     await screenshot(page, '11-warmup');
