@@ -4,6 +4,7 @@
  * to workers themselves.
  */
 import { OpenAIHttpClient, ScriptedClient, summarizeRollouts, type ChatClient, type RolloutRecord } from '../envs/index.ts';
+import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS } from '../rl/lesson.ts';
 import { createEngineChatClient } from '../workers/engine-bridge.ts';
 import { evaluateInSandbox, SandboxTimeoutError } from '../workers/sandbox-bridge.ts';
 import { readApiKey, writeApiKey } from './api-key.ts';
@@ -133,15 +134,15 @@ function restorePolicy(): void {
 }
 
 /** The arguments of the default lesson: reverse-text in its compact form, short enough for the tiny model. */
-export const TINY_LESSON_ARGS = { compact: true, minLength: 4, maxLength: 8, numTasks: 400 };
+export const TINY_LESSON_ARGS: Record<string, unknown> = { ...DEFAULT_LESSON_ENVIRONMENT.args };
 
 /** Chooses the policy; picking the in-tab model on reverse-text with default arguments switches to the default lesson's. */
 export function choosePolicy(policy: PolicyKind): void {
   store.getState().setPolicy(policy);
   if (policy !== 'in-tab') return;
   const { settings } = store.getState();
-  if (currentEnvironment()?.builtin === 'reverse-text' && settings.argsJson.trim() === '{}') {
-    store.getState().setSettings({ argsJson: JSON.stringify(TINY_LESSON_ARGS), maxTokens: Math.min(settings.maxTokens, 16) });
+  if (currentEnvironment()?.builtin === DEFAULT_LESSON_ENVIRONMENT.name && settings.argsJson.trim() === '{}') {
+    store.getState().setSettings({ argsJson: JSON.stringify(TINY_LESSON_ARGS), maxTokens: Math.min(settings.maxTokens, DEFAULT_LESSON_OPTIONS.maxTokens) });
   }
   void ensureEngine().catch(() => {});
 }

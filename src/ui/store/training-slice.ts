@@ -1,6 +1,7 @@
 /** The training slice: the run panel's mode, warm-up and GRPO settings, the engine's state, the current training run and the list of past runs. */
 import type { StateCreator } from 'zustand';
 import type { EvaluationSummary } from '../../envs/index.ts';
+import { DEFAULT_LESSON_OPTIONS } from '../../rl/lesson.ts';
 import type { EngineInfo, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../workers/engine-bridge.ts';
 import type { PlaygroundState } from './index.ts';
 
@@ -26,20 +27,22 @@ export interface TrainingSettings {
   checkpointEvery: number;
 }
 
-/** Defaults for the tiny model on the default lesson (reverse-text compact). */
+const LESSON = DEFAULT_LESSON_OPTIONS;
+
+/** Defaults for the tiny model: the default lesson's table (src/rl/lesson.ts), shared with `npm run bench:learn`. */
 export const DEFAULT_TRAINING_SETTINGS: TrainingSettings = {
-  demonstrations: 200,
-  sftSteps: 150,
-  sftBatchSize: 16,
-  sftLr: 3e-3,
-  grpoSteps: 40,
-  tasksPerStep: 4,
-  groupSize: 8,
-  grpoLr: 5e-4,
-  maxTokens: 16,
-  maxAsync: 1,
-  temperature: 1,
-  checkpointEvery: 10,
+  demonstrations: LESSON.warmup?.demonstrations ?? 400,
+  sftSteps: LESSON.warmup?.steps ?? 300,
+  sftBatchSize: LESSON.warmup?.batchSize ?? 16,
+  sftLr: LESSON.warmup?.lr ?? 3e-3,
+  grpoSteps: LESSON.grpo?.steps ?? 60,
+  tasksPerStep: LESSON.grpo?.tasksPerStep ?? 4,
+  groupSize: LESSON.grpo?.groupSize ?? 8,
+  grpoLr: LESSON.grpo?.schedule?.lr ?? 5e-4,
+  maxTokens: LESSON.maxTokens,
+  maxAsync: LESSON.grpo?.maxAsync ?? 1,
+  temperature: LESSON.grpo?.temperature ?? 1,
+  checkpointEvery: LESSON.checkpointEvery ?? 20,
 };
 
 /** A measurement of the model kept with a run. */
