@@ -3,7 +3,8 @@
  * named and ordered as their references (kvCacheWrite in src/gpu/inference/paged-kv-cache.ts,
  * attentionDecodeForward in src/gpu/inference/cpu-decoder.ts), recording dispatches into a plan.
  */
-import { u32, type GPUTensor, type KernelPlan } from './kernels.ts';
+import { f32, u32, type GPUTensor, type KernelPlan } from './kernels.ts';
+import { matmulForward } from './ops.ts';
 
 /** Records the store of the new rows' keys and values k, v (N, KVD) into a paged cache (pages, PAGE, KVD). */
 export function kvCacheWrite(
@@ -43,4 +44,37 @@ export function attentionDecodeForward(
 ): void {
   const params = [u32(N), u32(NH), u32(KVH), u32(HS), u32(PAGE), u32(MP)];
   plan.add(plan.kernels.dispatch('attention_decode_forward', {}, [out, q, keys, values, positions, rowSeq, pageTable], params, plan.kernels.grid(N * NH)));
+}
+
+/**
+ * Records matmulForward for few rows: with N ≤ 4 (a decode step of one sequence, the LM head of
+ * one) every row-group of matmul_forward's 16×4 workgroup but the first would exit at once, so it
+ * runs the same kernel with a 64×1 workgroup; otherwise it is ops.matmulForward.
+ */
+export function matmulForwardRows(
+  plan: KernelPlan,
+  out: GPUTensor,
+  inp: GPUTensor,
+  weight: GPUTensor,
+  bias: GPUTensor | null,
+  N: number,
+  IC: number,
+  OC: number,
+): void {
+  if (N > 4) {
+    matmulForward(plan, out, inp, weight, bias, N, IC, OC);
+    return;
+  }
+  if (IC % 4 !== 0 || OC % 4 !== 0) throw new Error(`matmul_forward: IC = ${IC} and OC = ${OC} must be multiples of 4 (the matmul kernels load vec4)`);
+  const kernels = plan.kernels;
+  const WG_X = 64;
+  plan.add(
+    kernels.dispatch(
+      weight.dtype === 'f16' ? 'matmul_forward_f16w' : 'matmul_forward',
+      { WG_X, WG_Y: 1, HAS_BIAS: bias !== null, ACCUMULATE: false },
+      [out, inp, weight, bias ?? kernels.unusedTensor()],
+      [u32(N), u32(IC), u32(OC), f32(1)],
+      [Math.ceil(OC / 4 / WG_X), 1, 1],
+    ),
+  );
 }

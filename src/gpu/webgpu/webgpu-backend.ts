@@ -132,12 +132,12 @@ function slotTensor(buffer: GPUBuffer, layout: Layout, name: string): GPUTensor 
   return { buffer, offset: slot.offset * 4, size: slot.size * 4 };
 }
 
-/** What `WebGPUBackend.decoderView()` returns: the weight buffers (f32) and their layouts. */
+/** What `WebGPUBackend.decoderView()` returns: bindings of the weights in the backend's own buffers. */
 export interface BackendWeightsView {
-  params: GPUBuffer; // (paramLayout.totalSize) f32
-  paramLayout: Layout;
-  loraParams: GPUBuffer | null; // (loraLayout.totalSize) f32
-  loraLayout: Layout | null;
+  /** A base parameter by its Hugging Face name (dtype 'f16' when frozenWeightsF16 stores it as half: the ops pick the *_f16w kernel), or null when the model has none (e.g. a bias). */
+  param(name: string): GPUTensor | null;
+  /** A LoRA matrix by its PEFT name. */
+  loraParam(name: string): GPUTensor;
 }
 
 /** The Llama-family model on WebGPU; see ModelBackend for the contract. */
@@ -320,14 +320,19 @@ export class WebGPUBackend implements ModelBackend {
   }
 
   /**
-   * The buffers a KV-cache decoder reads the weights from, without copying (see
-   * src/gpu/webgpu/webgpu-decoder.ts): the f32 parameter buffer with its layout (Hugging Face names,
-   * offsets in floats) and, with LoRA, the adapter buffer with its layout (PEFT names). The buffers
-   * are live: a training step changes what a decoder reads; they stay valid until dispose().
+   * The weights as a KV-cache decoder reads them, without copying (see
+   * src/gpu/webgpu/webgpu-decoder.ts): bindings into the parameter buffers (f32, or f16 for the
+   * frozen matrices under frozenWeightsF16) and the LoRA buffer. They are live: a training step
+   * changes what a decoder reads; they stay valid until dispose().
    */
   decoderView(): BackendWeightsView {
-    if (this.halfParams !== null) throw new Error('decoderView reads f32 weights; this backend stores its frozen weights as f16 (frozenWeightsF16)');
-    return { params: this.params, paramLayout: this.paramLayout, loraParams: this.loraParams, loraLayout: this.loraLayout };
+    return {
+      param: (name) => (this.paramLayout.byName.has(name) ? this.param(name) : null),
+      loraParam: (name) => {
+        if (this.loraParams === null || this.loraLayout === null) throw new Error(`no LoRA adapters on this backend (asked for ${name})`);
+        return slotTensor(this.loraParams, this.loraLayout, name);
+      },
+    };
   }
 
   dispose(): void {

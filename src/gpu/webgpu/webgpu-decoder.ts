@@ -2,7 +2,8 @@
  * The WebGPU decoder: the `Decoder` contract (src/gpu/inference/decoder.ts) on the engine's own
  * buffers. Weights are read in place from the WebGPU backend (`decoderView()`: no copy; LoRA
  * applied unmerged from the backend's adapter buffer), so after a training step a decoder sees the
- * new weights and only its caches are stale. Keys (after q/k norm and RoPE) and values live in a
+ * new weights and only its caches are stale. Frozen matrices stored as f16 (frozenWeightsF16) are
+ * read by the *_f16w kernels, as in the backend. Keys (after q/k norm and RoPE) and values live in a
  * paged KV cache: per layer (pages, PAGE, KVH·HS) in one keys and one values buffer, a sequence
  * owning a list of pages of PAGE tokens (paged-kv-cache.ts). A call stacks the new tokens of all
  * its sequences into N rows (a ragged batch; each row carries its absolute position, sequence and
@@ -15,7 +16,7 @@
 import type { Decoder, SequenceId } from '../inference/decoder.ts';
 import type { ModelBackend } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
-import { linearModuleName, linearSizes, loraParamName, type Layout, type LoraConfig, type LoraTargetModule } from '../model/layout.ts';
+import { linearModuleName, linearSizes, loraParamName, type LoraConfig, type LoraTargetModule } from '../model/layout.ts';
 import { PageAllocator } from '../inference/paged-kv-cache.ts';
 import * as decoderOps from './decoder-ops.ts';
 import { createTensor, KernelPlan, readTensor, type GPUTensor, type Kernels } from './kernels.ts';
@@ -355,11 +356,10 @@ export class WebGPUDecoder implements Decoder {
     const linear = (layer: number, module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void => {
       const { IC, OC } = linearSizes(this.config, module);
       const prefix = linearModuleName(layer, module);
-      const bias = this.weights.paramLayout.byName.has(`${prefix}.bias`) ? this.param(`${prefix}.bias`) : null;
-      ops.matmulForward(plan, out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
+      decoderOps.matmulForwardRows(plan, out, inp, this.param(`${prefix}.weight`), this.weights.param(`${prefix}.bias`), N, IC, OC);
       if (this.lora !== null && this.lora.targetModules.includes(module)) {
-        const loraA = this.loraParam(loraParamName(layer, module, 'A'));
-        const loraB = this.loraParam(loraParamName(layer, module, 'B'));
+        const loraA = this.weights.loraParam(loraParamName(layer, module, 'A'));
+        const loraB = this.weights.loraParam(loraParamName(layer, module, 'B'));
         ops.loraForward(plan, out, loraHidden, inp, loraA, loraB, N, IC, OC, this.lora.rank, this.lora.alpha);
       }
     };
@@ -398,7 +398,7 @@ export class WebGPUDecoder implements Decoder {
     ops.embeddingForward(plan, last, lastRows, x, batch, C);
     ops.rmsnormForward(plan, lnf, lnfRstd, last, this.param('model.norm.weight'), batch, C, eps);
     const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
-    ops.matmulForward(plan, logits, lnf, lmHead, null, batch, C, V);
+    decoderOps.matmulForwardRows(plan, logits, lnf, lmHead, null, batch, C, V);
     return { rows, batch, ids, positions, rowSeq, pageTable, lastRows, logits, buffers, plan };
   }
 
@@ -448,12 +448,9 @@ export class WebGPUDecoder implements Decoder {
   }
 
   private param(name: string): GPUTensor {
-    return slotTensor(this.weights.params, this.weights.paramLayout, name);
-  }
-
-  private loraParam(name: string): GPUTensor {
-    if (this.weights.loraParams === null || this.weights.loraLayout === null) throw new Error('WebGPU decoder: the backend has no LoRA buffer');
-    return slotTensor(this.weights.loraParams, this.weights.loraLayout, name);
+    const tensor = this.weights.param(name);
+    if (tensor === null) throw new Error(`WebGPU decoder: the backend has no parameter ${name}`);
+    return tensor;
   }
 
   private sequence(seq: SequenceId): SequenceState {
@@ -466,11 +463,4 @@ export class WebGPUDecoder implements Decoder {
   private checkAlive(): void {
     if (this.disposed) throw new Error('this decoder was disposed');
   }
-}
-
-/** Returns the binding of a named slot of a layout in a buffer. */
-function slotTensor(buffer: GPUBuffer, layout: Layout, name: string): GPUTensor {
-  const slot = layout.byName.get(name);
-  if (slot === undefined) throw new Error(`WebGPU decoder: no parameter ${name}`);
-  return { buffer, offset: slot.offset * 4, size: slot.size * 4 };
 }
