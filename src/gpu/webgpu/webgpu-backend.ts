@@ -327,7 +327,7 @@ export class WebGPUBackend implements ModelBackend {
    */
   decoderView(): BackendWeightsView {
     return {
-      param: (name) => (this.paramLayout.byName.has(name) ? this.param(name) : null),
+      param: (name) => (this.paramLayout.byName.has(name) || this.halfParamLayout?.byName.has(name) === true ? this.param(name) : null),
       loraParam: (name) => {
         if (this.loraParams === null || this.loraLayout === null) throw new Error(`no LoRA adapters on this backend (asked for ${name})`);
         return slotTensor(this.loraParams, this.loraLayout, name);
