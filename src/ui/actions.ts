@@ -17,6 +17,7 @@ import * as storage from './storage.ts';
 import { usePlayground } from './store/index.ts';
 import { IDLE_RUN, type EvaluationSettings } from './store/evaluation-slice.ts';
 import type { PolicyKind } from './store/policy-slice.ts';
+import { DEFAULT_TRAINING_SETTINGS } from './store/training-slice.ts';
 import { ensureEngine, loadOpenRunWeights, recordEvaluation, refreshRuns } from './training-actions.ts';
 
 const store = usePlayground;
@@ -293,8 +294,10 @@ export function exportResults(): void {
 export function createShareLink(): string {
   const saved = currentEnvironment();
   if (!saved) return location.href;
-  const { settings, policy, model, baseURL } = store.getState();
+  const { settings, policy, model, baseURL, mode, trainingSettings } = store.getState();
   const state: SharedState = {
+    mode,
+    training: { ...trainingSettings },
     source: currentSource(saved),
     name: saved.name,
     ...(saved.builtin ? { builtin: saved.builtin } : {}),
@@ -339,6 +342,11 @@ export async function acceptReview(): Promise<void> {
   };
   store.getState().setSettings(settings);
   store.getState().setPolicy(review.policy);
+  if (review.mode) store.getState().setMode(review.mode);
+  if (review.training) {
+    const known = Object.keys(DEFAULT_TRAINING_SETTINGS);
+    store.getState().setTrainingSettings(Object.fromEntries(Object.entries(review.training).filter(([key]) => known.includes(key))));
+  }
   store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
   await addEnvironment({ name: `${review.name} (shared)`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   dismissReview();

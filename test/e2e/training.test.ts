@@ -8,6 +8,7 @@
 import { chromium, type Browser, type Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
+import { decodeShareHash } from '../../src/ui/share/url-state.ts';
 import { launchBrowser, openPage, screenshot } from './browser.ts';
 
 const appUrl = inject('appUrl');
@@ -101,7 +102,12 @@ describe('in-tab model', () => {
     expect(afterStop).toBeLessThan(202);
     expect(await page.locator('iframe[data-testid="sandbox-frame"]').count()).toBe(0);
 
-    await page.reload();
+    // A share link carries the training settings and the mode.
+    await page.getByTestId('share').click();
+    await expect.poll(() => page.url()).toContain('#v=1');
+    expect(decodeShareHash(new URL(page.url()).hash)).toMatchObject({ mode: 'train', policy: 'in-tab', training: { grpoSteps: 200, groupSize: 4, tasksPerStep: 2, sftSteps: 3 } });
+
+    await page.goto(appUrl);
     await waitForEditor(page);
     await page.getByTestId('tab-training').click();
     await expect.poll(() => page.getByTestId('stored-run').count(), { timeout: 10_000 }).toBe(1);

@@ -15,6 +15,8 @@ export interface ChartSeries {
 const WIDTH = 330;
 /** Tick spacings of the step axis: whole steps only. */
 const STEP_INCREMENTS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
+/** Dots on the line only while there are few steps (a single step is otherwise invisible). */
+const showPoints = (chart: uPlot) => chart.data[0].length <= 12;
 const HEIGHT = 150;
 
 /** A chart titled `title` over `steps`; redrawn in place when the data change. */
@@ -39,7 +41,7 @@ export function MetricChart({ title, steps, series, testId, yRange }: { title: s
     if (!container.current) return;
     const lines: uPlot.Series[] = [{ label: 'step' }];
     for (const item of series) {
-      lines.push({ label: item.label, stroke: item.color, width: 2, spanGaps: true, points: { show: steps.length < 3 } });
+      lines.push({ label: item.label, stroke: item.color, width: 2, spanGaps: true, points: { show: showPoints } });
       if (item.band) {
         lines.push({ label: `${item.label} + std`, stroke: item.color, width: 1, dash: [4, 4], alpha: 0.5, spanGaps: true, points: { show: false } });
         lines.push({ label: `${item.label} − std`, stroke: item.color, width: 1, dash: [4, 4], alpha: 0.5, spanGaps: true, points: { show: false } });

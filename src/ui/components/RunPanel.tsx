@@ -71,8 +71,9 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
           : <button type="button" className="primary" data-testid="start-training" disabled={evaluating} onClick={start}>{mode === 'warmup' ? 'Start warm-up' : 'Start training'}</button>}
       </div>
       {running && <JobProgress />}
+      {running && job.note && <p className="warning" data-testid="training-note">{job.note}</p>}
       {job.status === 'failed' && job.failure && <p className="failure" role="alert" data-testid="training-failure">{job.failure}</p>}
-      {engineError && job.status !== 'failed' && <p className="failure" role="alert" data-testid="engine-error">{engineError}</p>}
+      {engineError && job.status !== 'failed' && <p className="failure" role="alert" data-testid="training-engine-error">{engineError}</p>}
       {job.status === 'done' && <p className="hint" data-testid="training-done">{job.mode === 'warmup' ? 'Warm-up' : 'Training'} {job.phase}.{job.note ? ` ${job.note}` : ''}</p>}
     </>
   );

@@ -1,5 +1,5 @@
 /**
- * Share links: the environment source, the evaluation settings and the seed, in the URL hash, as a
+ * Share links: the environment source, the evaluation and training settings and the seed, in the URL hash, as a
  * typed table of fields and codecs (after tensorflow/playground `state.ts`). The source is
  * compressed with lz-string into URL-safe text, like the TypeScript playground. API keys, results
  * and metrics never go in a link. A malformed or oversized link decodes to a `ShareLinkError` that
@@ -28,6 +28,10 @@ export interface SharedState {
   temperature: number;
   seed: number;
   timeLimitMs: number;
+  /** The run panel's mode (absent in links made before training existed). */
+  mode?: 'evaluate' | 'warmup' | 'train';
+  /** Warm-up and GRPO settings by name (numbers only; unknown names are ignored when loading). */
+  training?: Record<string, number>;
 }
 
 /** Why a link could not be opened. */
@@ -82,6 +86,19 @@ const oneOf = <T extends string>(values: readonly T[]): Codec<T> => ({
   },
 });
 
+const numberTable: Codec<Record<string, number>> = {
+  encode: (value) => compressToEncodedURIComponent(JSON.stringify(value)),
+  decode: (text) => {
+    const json = decompressFromEncodedURIComponent(text);
+    if (!json) throw new Error('the compressed text is damaged');
+    const value: unknown = JSON.parse(json);
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.values(value).some((item) => typeof item !== 'number' || !Number.isFinite(item))) {
+      throw new Error('expected a JSON object of numbers');
+    }
+    return value as Record<string, number>;
+  },
+};
+
 const compressedText: Codec<string> = {
   encode: (value) => compressToEncodedURIComponent(value),
   decode: (text) => {
@@ -124,6 +141,8 @@ export const SHARE_FIELDS: { [K in keyof SharedState]-?: Field<K> } = {
   temperature: { key: 'temp', codec: decimal(0, 2) },
   seed: { key: 'seed', codec: integer(0, 2 ** 31 - 1) },
   timeLimitMs: { key: 'limit', codec: integer(100, 600_000) },
+  mode: { key: 'mode', codec: oneOf(['evaluate', 'warmup', 'train'] as const), optional: true },
+  training: { key: 'train', codec: numberTable, optional: true },
   args: { key: 'args', codec: jsonObject },
   source: { key: 'code', codec: compressedText },
 };
