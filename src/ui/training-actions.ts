@@ -199,6 +199,7 @@ export async function startWarmup(): Promise<void> {
       },
     );
     signal.removeEventListener('abort', onStop);
+    const tools = session.info.tools;
     session.dispose();
     session = undefined;
     if (signal.aborted || made.stoppedEarly) return jobFinished(true, 'Stopped while making demonstrations.');
@@ -207,7 +208,7 @@ export async function startWarmup(): Promise<void> {
     const offset = run.sft.length;
     store.getState().updateJob({ phase: `SFT on ${transcripts.length} demonstrations`, done: 0, total: ts.sftSteps, phaseStartedAt: Date.now() });
     let sinceCheckpoint = 0;
-    await trainSftInEngine(transcripts, { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed }, {
+    await trainSftInEngine(transcripts, { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) }, {
       signal,
       onSteps: (steps: SftStepMetrics[]) => {
         const renumbered = steps.map((step) => ({ ...step, step: offset + step.step }));

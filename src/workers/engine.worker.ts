@@ -150,7 +150,7 @@ const api: EngineApi = {
     const reporter = boundedReporter<SftStepMetrics>(onSteps);
     try {
       const { backend, tokenizer, client } = await getModel();
-      const sequences = transcripts.map((messages) => tokenizeTranscript(tokenizer, messages));
+      const sequences = transcripts.map((messages) => tokenizeTranscript(tokenizer, messages, options.tools));
       const history = await runSft(
         backend,
         sequences,

@@ -4,7 +4,7 @@
  * rollouts of a training step, weights). Everything here is structured-cloneable; callbacks cross
  * as comlink proxies. It holds no model code.
  */
-import type { Message, SamplingArgs } from '../../envs/index.ts';
+import type { Message, SamplingArgs, ToolSchema } from '../../envs/index.ts';
 import type { NamedTensors } from '../../gpu/model/backend.ts';
 import type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
 import type { SftStepMetrics } from '../../rl/sft-trainer.ts';
@@ -31,6 +31,8 @@ export interface EngineSftOptions {
   batchSize: number;
   lr: number;
   seed: number;
+  /** The environment's tools, rendered into the prompt as the chat template does when sampling. */
+  tools?: ToolSchema[];
 }
 
 /** GRPO settings of a training job (the subset of GrpoOptions the playground exposes). */

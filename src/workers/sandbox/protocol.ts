@@ -3,7 +3,7 @@
  * (`SandboxApi`), the callbacks the app lends it (`SandboxHost`), and the plain data that crosses.
  * Everything here is structured-cloneable; nothing here holds an API key or touches the DOM.
  */
-import type { ChatClientErrorKind, ChatCompletion, ChatRequest, EvaluationSummary, RolloutRecord, SamplingArgs, Trajectory } from '../../envs/index.ts';
+import type { ChatClientErrorKind, ChatCompletion, ChatRequest, EvaluationSummary, RolloutRecord, SamplingArgs, ToolSchema, Trajectory } from '../../envs/index.ts';
 
 /** What the sandbox learned from loading an environment file. */
 export interface EnvironmentInfo {
@@ -15,6 +15,8 @@ export interface EnvironmentInfo {
   rewardNames: string[];
   rewardWeights: number[];
   passThreshold: number;
+  /** The tools a multi-turn environment offers the model (its chat template renders them), if any. */
+  tools?: ToolSchema[];
 }
 
 /** A chat request as it crosses to the app: the cancel signal stays behind in the sandbox. */

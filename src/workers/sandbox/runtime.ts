@@ -100,6 +100,7 @@ const api: SandboxApi = {
       rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
       rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
       passThreshold: loaded.passThreshold,
+      ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
     };
     return info;
   },
