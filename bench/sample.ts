@@ -3,7 +3,7 @@
  * for the tiny preset and for a random-weight model with SmolLM2-135M's shapes (on a software
  * adapter only its first --layers layers, default 2), with the CPU decoder on the same weights in
  * the same run as the peer (ratio = WebGPU / CPU). WebGPU through Dawn in Node. Each (model, batch)
- * runs once untimed (pipelines, plans), then B prompts of --prompt random tokens are prefilled as one
+ * runs once untimed on WebGPU (pipelines, plans; the CPU peer warms up once per model), then B prompts of --prompt random tokens are prefilled as one
  * ragged batch and decoded for --steps steps with greedy tokens. Prints a table and one JSON line.
  * Not a test: on SwiftShader only the ratios mean anything.
  */
@@ -58,6 +58,7 @@ for (const benchCase of CASES) {
   const backend = await createWebGPUBackend(context, benchCase.config, { seed: 1 });
   const gpu = await createWebGPUDecoder(backend);
   const cpu = !values['skip-peer'] ? await createCpuDecoder(backend) : null; // a snapshot of the same weights
+  if (cpu) await measure(cpu, 1, benchCase.prompt, 1, 98); // JIT warm-up of the peer
   for (const B of batches) {
     const steps = benchCase.steps;
     await measure(gpu, B, benchCase.prompt, 1, 99); // records the plans of this batch's buckets
