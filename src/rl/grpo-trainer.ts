@@ -43,8 +43,8 @@ export interface RolloutSource {
   readonly name: string;
   /** Number of training tasks. */
   readonly numTasks: number;
-  /** Rolls out training task `taskIndex` once. Never throws on model, env or reward errors: they are in the trajectory. */
-  rollout(taskIndex: number, samplingArgs: SamplingArgs, options: { signal?: AbortSignal }): Promise<ScoredTrajectory>;
+  /** Rolls out training task `taskIndex` once, for GRPO step `step`. Never throws on model, env or reward errors: they are in the trajectory. */
+  rollout(taskIndex: number, samplingArgs: SamplingArgs, options: { signal?: AbortSignal; step: number }): Promise<ScoredTrajectory>;
 }
 
 /** Rollouts of an environment's training tasks against `client`, in this process. */
@@ -230,7 +230,7 @@ export class GrpoTrainer {
       while (next < jobs.length) {
         const index = next++;
         const job = jobs[index]!;
-        trajectories[index] = await this.source.rollout(job.taskIndex, { temperature, max_tokens: maxTokens, seed: job.seed, ...(topP !== undefined ? { top_p: topP } : {}) }, { signal });
+        trajectories[index] = await this.source.rollout(job.taskIndex, { temperature, max_tokens: maxTokens, seed: job.seed, ...(topP !== undefined ? { top_p: topP } : {}) }, { signal, step });
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));

@@ -169,28 +169,22 @@ const api: EngineApi = {
     const signal = startJob(jobId);
     const reporter = boundedReporter<GrpoStepReport>(onSteps);
     const history: GrpoStepMetrics[] = [];
-    // Each rollout of step k carries the seed seed·7919 + (k·tasksPerStep + group)·G + i (GrpoTrainer.sampleStep).
-    const bySeed = new Map<number, ScoredTrajectory>();
+    // The rollouts of each step, for the viewer (kept until their step's metrics go out).
+    const byStep = new Map<number, ScoredTrajectory[]>();
     const source: RolloutSource = {
       name,
       numTasks,
-      async rollout(taskIndex, samplingArgs) {
+      async rollout(taskIndex, samplingArgs, { step }) {
         if (signal.aborted) throw new Error('stopped');
         const trajectory = await rollout(taskIndex, samplingArgs);
-        if (samplingArgs.seed !== undefined) bySeed.set(samplingArgs.seed, trajectory);
+        byStep.set(step, [...(byStep.get(step) ?? []), trajectory]);
         return trajectory;
       },
     };
     const stepRollouts = (step: number): EngineTrainingRollout[] => {
-      const found: EngineTrainingRollout[] = [];
-      const perStep = options.tasksPerStep * options.groupSize;
-      for (let i = 0; i < perStep; i++) {
-        const seed = options.seed * 7919 + step * perStep + i;
-        const trajectory = bySeed.get(seed);
-        bySeed.delete(seed);
-        if (trajectory) found.push(viewerRollout(trajectory));
-      }
-      return found;
+      const found = byStep.get(step) ?? [];
+      byStep.delete(step);
+      return found.map(viewerRollout);
     };
     try {
       const { backend, tokenizer, client } = await getModel();
