@@ -45,28 +45,33 @@ export function readPagedRows(cache: Float32Array, pages: ArrayLike<number>, len
  * scratch page, where padding rows write). Throws a message that says what to do when full.
  */
 export class PageAllocator {
-  private readonly free: number[] = [];
+  private readonly freePages: number[] = [];
 
   constructor(
     readonly capacity: number,
     private readonly describe: (needed: number) => string,
   ) {
-    for (let page = capacity - 1; page >= 1; page--) this.free.push(page);
+    for (let page = capacity - 1; page >= 1; page--) this.freePages.push(page);
   }
 
   /** Pages in use (the scratch page excluded). */
   get used(): number {
-    return this.capacity - 1 - this.free.length;
+    return this.capacity - 1 - this.freePages.length;
+  }
+
+  /** Pages free. */
+  get free(): number {
+    return this.freePages.length;
   }
 
   /** Returns count free pages (ascending when the free list is unfragmented, so copies merge), or throws (taking none) when fewer are left. */
   take(count: number): number[] {
-    if (count > this.free.length) throw new Error(this.describe(count - this.free.length));
-    return this.free.splice(this.free.length - count, count).reverse();
+    if (count > this.freePages.length) throw new Error(this.describe(count - this.freePages.length));
+    return this.freePages.splice(this.freePages.length - count, count).reverse();
   }
 
   /** Returns pages to the free list. */
   give(pages: readonly number[]): void {
-    this.free.push(...pages);
+    this.freePages.push(...pages);
   }
 }

@@ -194,14 +194,34 @@ export class WebGPUDecoder implements Decoder {
     this.disposed = true;
   }
 
-  /** Runs append over batches of at most maxRows rows (a long prefill is split; rows of a sequence stay in order). */
+  /**
+   * Checks the whole call (token ids, lengths, free pages) so that a failure changes nothing, then
+   * runs append over batches of at most maxRows rows (a long prefill is split; rows of a sequence stay in order).
+   */
   private async appendInBatches(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array> {
     this.checkAlive();
     if (new Set(seqs).size !== seqs.length) throw new Error('a sequence may appear only once in a batch');
-    let total = 0;
-    for (const list of tokens) total += list.length;
-    if (total <= this.maxRows) return this.append(seqs, tokens);
+    if (seqs.length === 0) return new Float32Array(0);
     const V = this.vocabSize;
+    let total = 0;
+    let pagesNeeded = 0;
+    seqs.forEach((seq, b) => {
+      const state = this.sequence(seq);
+      const list = tokens[b]!;
+      if (list.length < 1) throw new Error(`sequence ${seq}: nothing to append`);
+      for (let t = 0; t < list.length; t++) {
+        const id = list[t]!;
+        if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`token ${id} is outside the vocabulary [0, ${V})`);
+      }
+      const length = state.tokens.length + list.length;
+      if (length > this.capacity.maxSequenceLength) {
+        throw new Error(`sequence ${seq} would hold ${length} tokens, past this decoder's maxSequenceLength ${this.capacity.maxSequenceLength}`);
+      }
+      total += list.length;
+      pagesNeeded += Math.ceil(length / KV_PAGE_SIZE) - state.pages.length;
+    });
+    if (pagesNeeded > this.allocator.free) this.allocator.take(pagesNeeded); // throws the cache-full message, taking nothing
+    if (total <= this.maxRows) return this.append(seqs, tokens);
     const logits = new Float32Array(seqs.length * V); // (B, V)
     const done = seqs.map(() => 0); // tokens of each sequence appended so far
     while (done.some((count, b) => count < tokens[b]!.length)) {
@@ -227,25 +247,13 @@ export class WebGPUDecoder implements Decoder {
     return logits;
   }
 
-  /** Runs the new tokens of every sequence through the model as one submit, stores their keys and values, and returns the last rows' logits (B, V). */
+  /** Runs the new tokens of every sequence (checked by appendInBatches) through the model as one submit, stores their keys and values, and returns the last rows' logits (B, V). */
   private async append(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array> {
     const V = this.vocabSize;
     const B = seqs.length;
     const states = seqs.map((seq) => this.sequence(seq));
     let N = 0;
-    for (let b = 0; b < B; b++) {
-      const list = tokens[b]!;
-      if (list.length < 1) throw new Error(`sequence ${seqs[b]}: nothing to append`);
-      for (let t = 0; t < list.length; t++) {
-        const id = list[t]!;
-        if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`token ${id} is outside the vocabulary [0, ${V})`);
-      }
-      const length = states[b]!.tokens.length + list.length;
-      if (length > this.capacity.maxSequenceLength) {
-        throw new Error(`sequence ${seqs[b]} would hold ${length} tokens, past this decoder's maxSequenceLength ${this.capacity.maxSequenceLength}`);
-      }
-      N += list.length;
-    }
+    for (const list of tokens) N += list.length; // checked by appendInBatches
     // Pages for the new tokens, all or none.
     const taken: number[][] = [];
     try {

@@ -239,7 +239,7 @@ const limitsCase: DecoderCase = {
     withBackend(context, TINY_CONFIG, null, async (backend) => {
       const { num_hidden_layers: L, num_key_value_heads: KVH, head_dim: HS } = TINY_CONFIG;
       const pageBytes = 2 * L * 16 * KVH * HS * 4;
-      const decoder = await createWebGPUDecoder(backend, { cacheBytes: 4 * pageBytes, maxSequenceLength: 40 }); // 3 usable pages
+      const decoder = await createWebGPUDecoder(backend, { cacheBytes: 4 * pageBytes, maxSequenceLength: 40, maxRows: 8 }); // 3 usable pages
       try {
         const a = decoder.newSequence();
         await decoder.prefill([a], [randomTokens(33, TINY_CONFIG.vocab_size, 1)]);
@@ -250,7 +250,10 @@ const limitsCase: DecoderCase = {
         const long = await decoder.prefill([a], [randomTokens(8, TINY_CONFIG.vocab_size, 2)]).then(() => null, (error: Error) => error);
         if (!long || !/maxSequenceLength 40/.test(long.message)) throw new Error(`expected a too-long error, got ${long?.message}`);
         decoder.release(a);
+        const bad = await decoder.prefill([b], [[...randomTokens(12, TINY_CONFIG.vocab_size, 3), TINY_CONFIG.vocab_size]]).then(() => null, (error: Error) => error);
+        if (!bad || !/outside the vocabulary/.test(bad.message) || decoder.sequenceLength(b) !== 0) throw new Error(`a bad token in the second batch of a split prefill: ${bad?.message}, length ${decoder.sequenceLength(b)}`);
         await decoder.prefill([b], [[1, 2, 3]]);
+        if ((await decoder.prefill([], [])).length !== 0) throw new Error('an empty prefill returns logits');
       } finally {
         decoder.dispose();
       }
