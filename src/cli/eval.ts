@@ -89,7 +89,7 @@ export async function runEval(argv: string[]): Promise<number> {
   let client: ChatClient;
   if (localModel !== undefined) {
     const model = await openModel(localModel, { backend: parseBackendName(values.backend), seed: samplingArgs.seed ?? 0 });
-    client = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: values.model });
+    client = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: values.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
   } else {
     client = new OpenAIHttpClient({ baseURL: values['base-url']!, apiKey, timeoutMs: timeoutSeconds * 1000 });
   }

@@ -29,7 +29,7 @@ Options:
   --stop STRING           stop string (repeatable)
   --seed S                sampling seed: the same seed reproduces the completions
   --model-seed S          weights seed of "tiny" (default 0)
-  --backend B             cpu (default) or webgpu (Dawn) for the model's weights; sampling runs on the CPU decoder
+  --backend B             cpu (default) or webgpu (Dawn: the KV-cache decoder runs on the GPU)
   --json                  print one JSON object instead of text`;
 
 /** Runs `tabrl generate`; returns the exit code. */
@@ -68,8 +68,8 @@ export async function runGenerate(argv: string[]): Promise<number> {
   const seed = parseNumber(values.seed, '--seed', { integer: true });
   const modelSeed = parseNumber(values['model-seed'], '--model-seed', { integer: true, min: 0 }) ?? 0;
 
-  const { backend, tokenizer } = await openModel(model, { backend: parseBackendName(values.backend), seed: modelSeed });
-  const client = new LocalChatClient({ backend, tokenizer, model });
+  const { backend, tokenizer, createDecoder } = await openModel(model, { backend: parseBackendName(values.backend), seed: modelSeed });
+  const client = new LocalChatClient({ backend, tokenizer, model, ...(createDecoder ? { createDecoder } : {}) });
   let completion;
   try {
     completion = await client.chat.completions.create({

@@ -9,6 +9,7 @@ import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
 import { loadHfTokenizer } from '../gpu/io/hf-tokenizer.ts';
 import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
+import type { Decoder } from '../gpu/inference/decoder.ts';
 import { MODEL_PRESETS, TINY_CONFIG } from '../gpu/inference/presets.ts';
 import type { ModelBackend, ModelBackendOptions, ModelWeights } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
@@ -25,6 +26,11 @@ export interface OpenedModel {
   label: string;
   /** Describes the device (adapter) the backend runs on. */
   device: string;
+  /**
+   * The decoder to sample with for evaluation and generation: on WebGPU, the KV-cache decoder that
+   * reads the backend's weights in place; absent on the CPU backend (LocalChatClient's CPU decoder).
+   */
+  createDecoder?: (backend: ModelBackend) => Promise<Decoder>;
 }
 
 /** Checks a `--backend` value. */
@@ -60,16 +66,25 @@ export async function openModel(spec: string, options: { backend: BackendName; s
   if (options.backend === 'cpu') {
     return { backend: await createCpuBackend(config, weights, backendOptions), tokenizer, label: spec, device: 'cpu (reference backend)' };
   }
-  const [{ createNodeGPU }, { requestGPUDevice }, { createWebGPUBackend }] = await Promise.all([
+  const [{ createNodeGPU }, { requestGPUDevice }, { createWebGPUBackend }, { createWebGPUDecoder }] = await Promise.all([
     import('../gpu/webgpu/node-gpu.ts'),
     import('../gpu/webgpu/device.ts'),
     import('../gpu/webgpu/webgpu-backend.ts'),
+    import('../gpu/webgpu/webgpu-decoder.ts'),
   ]);
   try {
     const context = await requestGPUDevice({ gpu: createNodeGPU(), label: `tabrl ${spec}` });
     const backend = await createWebGPUBackend(context, config, weights, backendOptions);
     const { vendor, architecture, isFallbackAdapter } = context.adapter;
-    return { backend, tokenizer, label: spec, device: `webgpu (${vendor} ${architecture}${isFallbackAdapter ? ', software adapter' : ''})` };
+    // A real checkpoint's KV cache needs more room than the decoder's default.
+    const cacheBytes = spec === 'tiny' ? undefined : 2 ** 30;
+    return {
+      backend,
+      tokenizer,
+      label: spec,
+      device: `webgpu (${vendor} ${architecture}${isFallbackAdapter ? ', software adapter' : ''})`,
+      createDecoder: (model) => createWebGPUDecoder(model, cacheBytes === undefined ? {} : { cacheBytes }),
+    };
   } catch (error) {
     throw new CliError(`--backend webgpu: ${(error as Error).message}`);
   }
