@@ -36,7 +36,8 @@ Options:
   --tasks-per-step B     tasks per GRPO step (default 4)
   --group G              completions per task (default 8)
   --lr LR                GRPO learning rate (default 1e-3)
-  --lora-rank R          train LoRA adapters of rank R on all linear layers instead of every weight
+  --lora-rank R          LoRA adapters of rank R on every linear layer (default 16 for a model folder, 0 = train every
+                         weight; tiny trains every weight unless given)
   --max-tokens N         max tokens per model turn (default 32)
   --max-async K          GRPO steps rollouts may run ahead of the weights (default 1; 0 = on-policy)
   --eval-tasks N         held-out tasks measured before and after each phase (default 32; 0 = none)
@@ -223,8 +224,9 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   };
   const sftSteps = integer('sft-steps', 100);
   const grpoSteps = integer('steps', 50);
-  const loraRank = values['lora-rank'] === undefined ? 0 : integer('lora-rank', 0, 1);
   const model = values.model === 'tiny' ? 'tiny' : resolve(values.model);
+  // Real checkpoints train LoRA adapters by default; the tiny model is small enough to train whole.
+  const loraRank = integer('lora-rank', model === 'tiny' ? 0 : 16);
   return {
     // A file path is kept absolute, so that --resume works from any folder.
     spec: isEnvironmentPath(given) ? resolve(given) : given,
