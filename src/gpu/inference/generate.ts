@@ -163,7 +163,8 @@ export class Generator {
     if (!Number.isInteger(n) || n < 1) throw new Error(`n must be a positive integer, got ${n}`);
     if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new Error(`max tokens must be a positive integer, got ${maxTokens}`);
     if (request.prompt.length < 1) throw new Error('the prompt must have at least one token');
-    const params: SamplingParams = { temperature: request.temperature ?? 1, topK: request.topK ?? 0, topP: request.topP ?? 1 };
+    // Ids past the tokenizer's vocabulary (a model's padding rows) are never drawn: they decode to nothing.
+    const params: SamplingParams = { temperature: request.temperature ?? 1, topK: request.topK ?? 0, topP: request.topP ?? 1, sampleableIds: this.tokenizer.vocabSize };
     checkSamplingParams(params);
     const stopStrings = (request.stopStrings ?? []).filter((stop) => stop.length > 0);
     const seed = request.seed ?? this.seeds.nextUint32();

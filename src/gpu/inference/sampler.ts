@@ -97,6 +97,12 @@ export interface SamplingParams {
   temperature: number;
   topK?: number;
   topP?: number;
+  /**
+   * Only ids below this are drawn (default: all V). Models often have more rows than their tokenizer
+   * has tokens (padding); those ids cannot be decoded. Like top-k, it truncates what is drawn, not the
+   * reported log-probability, which stays the full log-softmax.
+   */
+  sampleableIds?: number;
 }
 
 /** A drawn token and its log-probability (see the file comment for which distribution). */
@@ -131,19 +137,25 @@ export function argmax(logits: Float32Array, offset: number, V: number): number 
 /** Draws one token from the row logits[offset, offset + V) with params, using rng (not touched when greedy). */
 export function sampleToken(logits: Float32Array, offset: number, V: number, params: SamplingParams, rng: Rng): SampledToken {
   const { temperature, topK = 0, topP = 1 } = params;
+  const drawable = Math.min(V, params.sampleableIds ?? V);
   if (temperature === 0) {
-    const id = argmax(logits, offset, V);
+    const id = argmax(logits, offset, drawable);
     return { id, logprob: tokenLogprob(logits, offset, V, id, 1) };
   }
   let max = -Infinity;
   for (let v = 0; v < V; v++) max = Math.max(max, logits[offset + v]! / temperature);
-  const weights = new Float64Array(V); // (V) unnormalised probabilities exp(z − max)
-  let total = 0;
+  const weights = new Float64Array(V); // (V) unnormalised probabilities exp(z − max); 0 beyond `drawable`
+  let fullTotal = 0;
+  let total = 0; // of the drawable ids
   for (let v = 0; v < V; v++) {
-    weights[v] = Math.exp(logits[offset + v]! / temperature - max);
-    total += weights[v]!;
+    const weight = Math.exp(logits[offset + v]! / temperature - max);
+    fullTotal += weight;
+    if (v < drawable) {
+      weights[v] = weight;
+      total += weight;
+    }
   }
-  const logprobOf = (id: number): number => Math.fround(logits[offset + id]! / temperature - (max + Math.log(total)));
+  const logprobOf = (id: number): number => Math.fround(logits[offset + id]! / temperature - (max + Math.log(fullTotal)));
 
   if ((topK === 0 || topK >= V) && topP >= 1) {
     // Inverse CDF over the whole vocabulary, in id order.

@@ -168,3 +168,18 @@ describe('sampleToken', () => {
     expect(() => checkSamplingParams({ temperature: 1, topK: 0, topP: 1 })).not.toThrow();
   });
 });
+
+describe('sampleableIds', () => {
+  test('ids past the tokenizer vocabulary are never drawn, and the logprob stays the full log-softmax', () => {
+    // The padded ids 3 and 4 hold almost all the probability mass; only 0..2 may be drawn.
+    const logits = Float32Array.from([0, 1, 0.5, 9, 9]);
+    const rng = sampleRng(7, 0);
+    for (let i = 0; i < 200; i++) {
+      const { id, logprob } = sampleToken(logits, 0, 5, { temperature: 1, sampleableIds: 3 }, rng);
+      expect(id).toBeLessThan(3);
+      expect(logprob).toBe(tokenLogprob(logits, 0, 5, id, 1));
+    }
+    expect(sampleToken(logits, 0, 5, { temperature: 0, sampleableIds: 3 }, rng).id).toBe(1);
+    expect(sampleToken(logits, 0, 5, { temperature: 1, topK: 2, sampleableIds: 3 }, rng).id).toBeLessThan(3);
+  });
+});
