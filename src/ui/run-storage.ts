@@ -1,19 +1,23 @@
 /**
  * Training runs in IndexedDB (through `idb`, database `tabrl-runs`): each run's record (settings,
- * metrics per step, evaluation summaries) and, beside it, its latest checkpoint (the model's
- * parameters by name). A full storage quota becomes a `StorageFullError` that says what to do.
+ * metrics per step, evaluation summaries) and, beside it, its latest checkpoint: the bytes of a full
+ * checkpoint's files (weights, AdamW state, state.json; src/rl/checkpoint.ts), so a run continues
+ * exactly where it stopped. A full storage quota becomes a `StorageFullError` that says what to do.
  * Environments live in storage.ts; API keys never live here.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { NamedTensors } from '../gpu/model/backend.ts';
 import type { TrainingRun } from './store/training-slice.ts';
 
-/** A stored checkpoint: the weights of a run after `step` steps (SFT + GRPO). */
+/** A stored checkpoint: a run after `step` steps (SFT + GRPO), as the files of `serializeCheckpoint`. */
 export interface StoredCheckpoint {
   runId: string;
   step: number;
   savedAt: number;
-  weights: NamedTensors;
+  /** weights.safetensors, optimizer.safetensors and state.json, by name. */
+  files?: Record<string, Uint8Array>;
+  /** Checkpoints stored before full checkpoints held only the weights. */
+  weights?: NamedTensors;
 }
 
 /** The browser refused to store more: the quota is full. */

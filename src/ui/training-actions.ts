@@ -5,15 +5,18 @@
  * in IndexedDB) that survive a reload and can be reopened or deleted. Components call these.
  */
 import { ScriptedClient, type EvaluationSummary, type Message } from '../envs/index.ts';
+import { CHECKPOINT_FORMAT, type CheckpointState } from '../rl/checkpoint.ts';
 import {
   createEngineChatClient,
-  getEngineWeights,
   onEngineError,
   resetEngine,
+  restoreEngineCheckpoint,
+  saveEngineCheckpoint,
   setEngineWeights,
   startEngine,
   trainGrpoInEngine,
   trainSftInEngine,
+  type CheckpointFiles,
   type GrpoStepReport,
   type SftStepMetrics,
 } from '../workers/engine-bridge.ts';
@@ -25,7 +28,7 @@ import { environmentModel } from './editor/models.ts';
 import * as runStorage from './run-storage.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 import { usePlayground } from './store/index.ts';
-import type { TrainingRun } from './store/training-slice.ts';
+import { unfinishedJob, type RunJob, type TrainingRun } from './store/training-slice.ts';
 
 const store = usePlayground;
 let stopController: AbortController | undefined;
@@ -34,6 +37,8 @@ let activeRunId: string | null = null;
 /** Writes to IndexedDB, one after another. */
 let writes: Promise<void> = Promise.resolve();
 let listening = false;
+/** The last storage failure (a full quota) of the job in progress, kept for its final note. */
+let storageProblem: string | null = null;
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -66,7 +71,8 @@ export async function refreshRuns(): Promise<void> {
 
 function saveLater(write: () => Promise<void>): void {
   writes = writes.then(write).catch((error: unknown) => {
-    store.getState().updateJob({ note: message(error) });
+    storageProblem = message(error);
+    store.getState().updateJob({ note: storageProblem });
   });
 }
 
@@ -80,13 +86,55 @@ function persistRun(): void {
   });
 }
 
-function saveCheckpoint(): void {
+/** What a run's checkpoint records beside the weights and the optimizer (state.json's `run`). */
+export interface CheckpointRunRecord {
+  runId: string;
+  environment: string;
+  args: Record<string, unknown>;
+  seed: number;
+  /** The run's SFT and GRPO steps that the weights have taken. */
+  sftSteps: number;
+  grpoSteps: number;
+  /** The job in progress, with `nextStep` = the checkpoint's. */
+  job: RunJob;
+}
+
+/** The state.json of a checkpoint of `run` taken before step `job.nextStep` of its job. */
+export function checkpointState(run: TrainingRun, job: RunJob): CheckpointState & { run: CheckpointRunRecord } {
+  return {
+    format: CHECKPOINT_FORMAT,
+    phase: job.phase,
+    nextStep: job.nextStep,
+    run: {
+      runId: run.id,
+      environment: run.environment,
+      args: run.args,
+      seed: run.seed,
+      sftSteps: job.phase === 'sft' ? job.offset + job.nextStep : run.sft.length,
+      grpoSteps: job.phase === 'grpo' ? job.offset + job.nextStep : run.grpo.length,
+      job,
+    },
+  };
+}
+
+/** The run's job with its next step after `steps` (metrics of the job, numbered from the job's start). */
+function advanceJob(run: TrainingRun, lastStep: number): TrainingRun {
+  return run.lastJob ? { ...run, lastJob: { ...run.lastJob, nextStep: lastStep + 1 } } : run;
+}
+
+/**
+ * Stores a full checkpoint of the run whose weights are in the engine: `taken` (files the engine sent
+ * between two steps, and the job's next step then), or one taken now (the job has ended).
+ */
+function saveCheckpoint(taken?: { files: CheckpointFiles; nextStep: number }): void {
   const run = store.getState().trainingRun;
-  if (!run || run.id !== activeRunId) return;
-  const step = run.sft.length + run.grpo.length;
+  if (!run || run.id !== activeRunId || !run.lastJob) return;
+  const state = checkpointState(run, taken ? { ...run.lastJob, nextStep: taken.nextStep } : run.lastJob);
+  const step = state.run.sftSteps + state.run.grpoSteps;
   saveLater(async () => {
-    const weights = await getEngineWeights();
-    await runStorage.putCheckpoint({ runId: run.id, step, savedAt: Date.now(), weights });
+    const files = new Map(taken?.files ?? await saveEngineCheckpoint(state));
+    files.set('state.json', new TextEncoder().encode(`${JSON.stringify(state, null, 2)}\n`));
+    await runStorage.putCheckpoint({ runId: run.id, step, savedAt: Date.now(), files: Object.fromEntries(files) });
     store.getState().setTrainingRun((current) => (current && current.id === run.id ? { ...current, checkpointStep: step } : current));
     await runStorage.putRun({ ...store.getState().trainingRun!, updatedAt: Date.now() });
     await refreshRuns();
@@ -106,24 +154,66 @@ export async function recordEvaluation(summary: EvaluationSummary): Promise<void
 export async function loadOpenRunWeights(): Promise<void> {
   const run = store.getState().trainingRun;
   if (!run || run.id === activeRunId || run.checkpointStep === null) return;
-  const checkpoint = await runStorage.getCheckpoint(run.id);
-  if (!checkpoint) return;
-  await setEngineWeights(checkpoint.weights);
+  await restoreRun(run);
+}
+
+/** A stored checkpoint that cannot be used; the run's record is untouched. */
+function checkpointProblem(run: TrainingRun, what: string): Error {
+  return new Error(`The checkpoint of the open run (${run.environment}, ${run.sft.length} SFT + ${run.grpo.length} GRPO steps) ${what}, so it cannot be continued. Its metrics and evaluations are kept; press "New run" in the Training tab to train from fresh weights.`);
+}
+
+/**
+ * Loads a stored run's checkpoint into the engine: weights and AdamW state, and the run's position
+ * from state.json (metrics past the checkpoint are dropped from the open run, since those steps will
+ * be taken again). Returns the run as restored and a note saying from where it continues.
+ */
+async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: string }> {
+  let stored;
+  try {
+    stored = await runStorage.getCheckpoint(run.id);
+  } catch (error) {
+    throw checkpointProblem(run, `could not be read from browser storage (${message(error)})`);
+  }
+  if (!stored) throw checkpointProblem(run, 'is missing from browser storage');
+  if (!stored.files) {
+    // Stored before checkpoints were full: the weights only, so the optimizer starts fresh.
+    if (!stored.weights) throw checkpointProblem(run, 'is empty');
+    await resetEngine(run.seed);
+    await setEngineWeights(stored.weights);
+    activeRunId = run.id;
+    const { lastJob: _dropped, ...restored } = run;
+    store.getState().setTrainingRun(restored);
+    return { run: restored, note: `Continued from an older weights-only checkpoint (step ${stored.step}); the optimizer starts fresh.` };
+  }
+  let state: CheckpointState;
+  let optimizerStep: number;
+  try {
+    ({ state, optimizerStep } = await restoreEngineCheckpoint(new Map(Object.entries(stored.files))));
+  } catch (error) {
+    throw checkpointProblem(run, `is corrupt (${message(error)})`);
+  }
+  const record = state.run as Partial<CheckpointRunRecord>;
+  if (record.runId !== run.id || typeof record.sftSteps !== 'number' || typeof record.grpoSteps !== 'number' || !record.job) {
+    throw checkpointProblem(run, 'is corrupt (its state.json does not describe this run)');
+  }
   activeRunId = run.id;
+  const restored: TrainingRun = {
+    ...run,
+    sft: run.sft.slice(0, record.sftSteps),
+    grpo: run.grpo.slice(0, record.grpoSteps),
+    lastJob: { ...record.job, nextStep: state.nextStep },
+    checkpointStep: record.sftSteps + record.grpoSteps,
+  };
+  store.getState().setTrainingRun(restored);
+  const phase = state.phase === 'sft' ? 'SFT' : 'GRPO';
+  return { run: restored, note: `Continued from the checkpoint before ${phase} step ${state.nextStep + 1} of ${record.job.options.steps} (optimizer step ${optimizerStep} restored).` };
 }
 
 /** Makes sure the engine holds the weights of a run for this environment: the open one (from its checkpoint) or a new one. */
-async function ensureRun(environment: string, args: Record<string, unknown>): Promise<TrainingRun> {
+async function ensureRun(environment: string, args: Record<string, unknown>): Promise<{ run: TrainingRun; note: string | null }> {
   const { trainingRun, trainingSettings, settings } = store.getState();
-  if (trainingRun && trainingRun.id === activeRunId && trainingRun.environment === environment) return trainingRun;
-  if (trainingRun && trainingRun.environment === environment && trainingRun.checkpointStep !== null) {
-    const checkpoint = await runStorage.getCheckpoint(trainingRun.id);
-    if (checkpoint) {
-      await setEngineWeights(checkpoint.weights);
-      activeRunId = trainingRun.id;
-      return trainingRun;
-    }
-  }
+  if (trainingRun && trainingRun.id === activeRunId && trainingRun.environment === environment) return { run: trainingRun, note: null };
+  if (trainingRun && trainingRun.environment === environment && trainingRun.checkpointStep !== null) return restoreRun(trainingRun);
   await resetEngine(settings.seed);
   const now = Date.now();
   const run: TrainingRun = {
@@ -143,7 +233,7 @@ async function ensureRun(environment: string, args: Record<string, unknown>): Pr
   store.getState().setTrainingRun(run);
   store.getState().setLatestRollouts([]);
   persistRun();
-  return run;
+  return { run, note: null };
 }
 
 /** What a job needs before it starts: the compiled environment, its arguments and a ready engine; null (with the failure shown) when something is missing. */
@@ -170,31 +260,63 @@ async function prepareJob(mode: 'warmup' | 'train'): Promise<{ code: string; lab
   return { code: compiled.code, label: saved.name, builtin: saved.builtin, args };
 }
 
-function jobFinished(stopped: boolean, note: string | null): void {
-  store.getState().updateJob({ status: 'done', phase: stopped ? 'stopped' : 'finished', note });
+function jobFinished(stopped: boolean, ...notes: (string | null)[]): void {
+  const note = [...notes, storageProblem].filter((part): part is string => Boolean(part)).join(' ');
+  store.getState().updateJob({ status: 'done', phase: stopped ? 'stopped' : 'finished', note: note || null });
 }
 
-/** Warm-up: the built-in's expert rolls out training tasks in the sandbox, passing transcripts are kept, and the engine runs SFT on them. */
+/** The open run's unfinished job of `phase`, which Warm up / Train continue (with its settings and arguments). */
+function pendingJob<P extends RunJob['phase']>(phase: P): { run: TrainingRun; job: Extract<RunJob, { phase: P }> } | null {
+  const run = store.getState().trainingRun;
+  const job = unfinishedJob(run);
+  return run && job?.phase === phase ? { run, job: job as Extract<RunJob, { phase: P }> } : null;
+}
+
+/** Makes the job the run's last one (so checkpoints record it) and shows its progress. */
+function beginJob(run: TrainingRun, job: RunJob, label: string, note: string | null): void {
+  store.getState().setTrainingRun({ ...run, lastJob: job });
+  store.getState().updateJob({ phase: label, done: job.nextStep, doneAtPhaseStart: job.nextStep, total: job.options.steps, phaseStartedAt: Date.now(), note });
+  persistRun();
+}
+
+/**
+ * Warm-up: the built-in's expert rolls out training tasks in the sandbox, passing transcripts are
+ * kept, and the engine runs SFT on them. An unfinished warm-up of the open run is continued at its
+ * next step, with its settings (the expert makes the same demonstrations again).
+ */
 export async function startWarmup(): Promise<void> {
   if (isBusy()) return;
   const job = await prepareJob('warmup');
   if (!job) return;
   const { trainingSettings: ts, settings } = store.getState();
+  const pending = pendingJob('sft');
+  let args = pending?.run.args ?? job.args;
   stopController = new AbortController();
+  storageProblem = null;
   const signal = stopController.signal;
   let session: SandboxSession | undefined;
   try {
-    const expert = new ScriptedClient(await loadBuiltinExpert(job.builtin as Parameters<typeof loadBuiltinExpert>[0], job.args));
-    session = await openSandbox({ code: job.code, label: job.label, args: job.args, client: expert, timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
-    const run = await ensureRun(session.info.name, job.args);
+    const expert = new ScriptedClient(await loadBuiltinExpert(job.builtin as Parameters<typeof loadBuiltinExpert>[0], args));
+    const open = (withArgs: Record<string, unknown>) => openSandbox({ code: job.code, label: job.label, args: withArgs, client: expert, timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
+    session = await open(args);
+    if (pending && session.info.name !== pending.run.environment && args !== job.args) {
+      // The open run belongs to another environment: this is a new run, with the panel's arguments.
+      session.dispose();
+      args = job.args;
+      session = await open(args);
+    }
+    const { run, note: restoredNote } = await ensureRun(session.info.name, args);
+    const resume = pending && pending.run.id === run.id ? unfinishedJob(run) : null;
+    const demonstrations = resume?.phase === 'sft' ? resume.demonstrations : ts.demonstrations;
+    const demonstrationSeed = resume?.phase === 'sft' ? resume.demonstrationSeed : settings.seed;
     const onStop = () => session?.stop();
     signal.addEventListener('abort', onStop, { once: true });
-    store.getState().updateJob({ phase: 'making demonstrations', done: 0, total: Math.min(ts.demonstrations, session.info.numTasks), phaseStartedAt: Date.now() });
-    const transcripts: Message[][] = [];
+    store.getState().updateJob({ phase: 'making demonstrations', done: 0, doneAtPhaseStart: 0, total: Math.min(demonstrations, session.info.numTasks), phaseStartedAt: Date.now() });
+    const kept: { taskIndex: number; messages: Message[] }[] = [];
     const made = await session.evaluate(
-      { numTasks: ts.demonstrations, rolloutsPerTask: 1, concurrency: 16, samplingArgs: { seed: settings.seed }, model: 'expert', split: 'train' },
+      { numTasks: demonstrations, rolloutsPerTask: 1, concurrency: 16, samplingArgs: { seed: demonstrationSeed }, model: 'expert', split: 'train' },
       (record, done, total) => {
-        if (record.passed && record.errors.every((error) => error.source === 'reward')) transcripts.push([...record.prompt, ...record.completion]);
+        if (record.passed && record.errors.every((error) => error.source === 'reward')) kept.push({ taskIndex: record.taskIndex, messages: [...record.prompt, ...record.completion] });
         store.getState().updateJob({ done, total });
       },
     );
@@ -203,28 +325,29 @@ export async function startWarmup(): Promise<void> {
     session.dispose();
     session = undefined;
     if (signal.aborted || made.stoppedEarly) return jobFinished(true, 'Stopped while making demonstrations.');
-    if (transcripts.length === 0) throw new Error('None of the expert\'s rollouts passed, so there is nothing to warm up on.');
+    if (kept.length === 0) throw new Error('None of the expert\'s rollouts passed, so there is nothing to warm up on.');
+    // In task order, not the order they finished in, so a continued warm-up sees the same batches.
+    const transcripts = kept.sort((a, b) => a.taskIndex - b.taskIndex).map((item) => item.messages);
 
-    const offset = run.sft.length;
-    store.getState().updateJob({ phase: `SFT on ${transcripts.length} demonstrations`, done: 0, total: ts.sftSteps, phaseStartedAt: Date.now() });
-    let sinceCheckpoint = 0;
-    await trainSftInEngine(transcripts, { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) }, {
+    const current = store.getState().trainingRun ?? run;
+    const sftJob: RunJob = resume?.phase === 'sft'
+      ? resume
+      : { phase: 'sft', offset: current.sft.length, nextStep: 0, demonstrations, demonstrationSeed, options: { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) } };
+    beginJob(current, sftJob, `SFT on ${transcripts.length} demonstrations`, restoredNote);
+    const offset = sftJob.offset;
+    await trainSftInEngine(transcripts, { ...sftJob.options, startStep: sftJob.nextStep, checkpointEvery: ts.checkpointEvery }, {
       signal,
       onSteps: (steps: SftStepMetrics[]) => {
         const renumbered = steps.map((step) => ({ ...step, step: offset + step.step }));
-        store.getState().setTrainingRun((current) => (current ? { ...current, sft: [...current.sft, ...renumbered] } : current));
+        store.getState().setTrainingRun((latest) => (latest ? advanceJob({ ...latest, sft: [...latest.sft, ...renumbered] }, steps.at(-1)!.step) : latest));
         store.getState().updateJob({ done: steps.at(-1)!.step + 1 });
         persistRun();
-        sinceCheckpoint += steps.length;
-        if (sinceCheckpoint >= ts.checkpointEvery) {
-          sinceCheckpoint = 0;
-          saveCheckpoint();
-        }
       },
+      onCheckpoint: (files, nextStep) => saveCheckpoint({ files, nextStep }),
     });
     saveCheckpoint();
     await writes;
-    jobFinished(signal.aborted, `${transcripts.length} demonstrations kept${signal.aborted ? '; stopped early' : ''}.`);
+    jobFinished(signal.aborted, `${transcripts.length} demonstrations kept${signal.aborted ? '; stopped early' : ''}.`, restoredNote);
   } catch (error) {
     if (signal.aborted) {
       saveCheckpoint();
@@ -238,52 +361,69 @@ export async function startWarmup(): Promise<void> {
   }
 }
 
-/** GRPO: the engine trains on rollouts of training tasks that the sandbox makes with the in-tab model. */
+/**
+ * GRPO: the engine trains on rollouts of training tasks that the sandbox makes with the in-tab model.
+ * An unfinished GRPO job of the open run is continued at its next step, with its settings.
+ */
 export async function startTraining(): Promise<void> {
   if (isBusy()) return;
   const job = await prepareJob('train');
   if (!job) return;
   const { trainingSettings: ts, settings } = store.getState();
+  const pending = pendingJob('grpo');
+  let args = pending?.run.args ?? job.args;
   stopController = new AbortController();
+  storageProblem = null;
   const signal = stopController.signal;
   let session: SandboxSession | undefined;
   const onStop = () => session?.stop();
   try {
-    session = await openSandbox({ code: job.code, label: job.label, args: job.args, client: createEngineChatClient(), timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
-    const run = await ensureRun(session.info.name, job.args);
+    const open = (withArgs: Record<string, unknown>) => openSandbox({ code: job.code, label: job.label, args: withArgs, client: createEngineChatClient(), timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
+    session = await open(args);
+    if (pending && session.info.name !== pending.run.environment && args !== job.args) {
+      // The open run belongs to another environment: this is a new run, with the panel's arguments.
+      session.dispose();
+      args = job.args;
+      session = await open(args);
+    }
+    const { run, note: restoredNote } = await ensureRun(session.info.name, args);
+    const resume = pending && pending.run.id === run.id ? unfinishedJob(run) : null;
     signal.addEventListener('abort', onStop, { once: true });
-    const offset = run.grpo.length;
-    store.getState().updateJob({ phase: 'GRPO', done: 0, total: ts.grpoSteps, phaseStartedAt: Date.now() });
-    let sinceCheckpoint = 0;
+    const grpoJob: RunJob = resume?.phase === 'grpo'
+      ? resume
+      : {
+        phase: 'grpo',
+        offset: run.grpo.length,
+        nextStep: 0,
+        options: { steps: ts.grpoSteps, tasksPerStep: ts.tasksPerStep, groupSize: ts.groupSize, lr: ts.grpoLr, maxTokens: ts.maxTokens, maxAsync: ts.maxAsync, temperature: ts.temperature, seed: settings.seed + run.grpo.length },
+      };
+    beginJob(run, grpoJob, 'GRPO', restoredNote);
+    const offset = grpoJob.offset;
     const active = session;
     await trainGrpoInEngine(
       { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => active.rollout(taskIndex, samplingArgs, 'tiny') },
-      { steps: ts.grpoSteps, tasksPerStep: ts.tasksPerStep, groupSize: ts.groupSize, lr: ts.grpoLr, maxTokens: ts.maxTokens, maxAsync: ts.maxAsync, temperature: ts.temperature, seed: settings.seed + offset },
+      { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery },
       {
         signal,
         onSteps: (reports: GrpoStepReport[]) => {
           const metrics = reports.map((report) => ({ ...report.metrics, step: offset + report.metrics.step }));
-          store.getState().setTrainingRun((current) => (current ? { ...current, grpo: [...current.grpo, ...metrics] } : current));
           const latest = reports.at(-1)!;
+          store.getState().setTrainingRun((current) => (current ? advanceJob({ ...current, grpo: [...current.grpo, ...metrics] }, latest.metrics.step) : current));
           if (latest.rollouts.length > 0) store.getState().setLatestRollouts(latest.rollouts);
           store.getState().updateJob({ done: latest.metrics.step + 1 });
           persistRun();
-          sinceCheckpoint += reports.length;
-          if (sinceCheckpoint >= ts.checkpointEvery) {
-            sinceCheckpoint = 0;
-            saveCheckpoint();
-          }
         },
+        onCheckpoint: (files, nextStep) => saveCheckpoint({ files, nextStep }),
       },
     );
     saveCheckpoint();
     await writes;
-    jobFinished(signal.aborted, signal.aborted ? 'Stopped; the weights so far are kept as a checkpoint.' : null);
+    jobFinished(signal.aborted, signal.aborted ? 'Stopped; the weights and optimizer state so far are kept as a checkpoint.' : null, restoredNote);
   } catch (error) {
     if (signal.aborted) {
       saveCheckpoint();
       await writes;
-      return jobFinished(true, 'Stopped; the weights so far are kept as a checkpoint.');
+      return jobFinished(true, 'Stopped; the weights and optimizer state so far are kept as a checkpoint.');
     }
     store.getState().updateJob({ status: 'failed', failure: message(error) });
   } finally {

@@ -8,10 +8,10 @@
 import * as Comlink from 'comlink';
 import { ChatClientError, type ChatClient, type ChatCompletion, type Message, type SamplingArgs } from '../envs/index.ts';
 import type { NamedTensors } from '../gpu/model/backend.ts';
-import type { EngineApi, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
+import type { CheckpointFiles, CheckpointState, EngineApi, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 
-export type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
+export type { CheckpointFiles, CheckpointState, EngineCheckpointCallback, RestoredCheckpoint, EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
 
 let worker: Worker | null = null;
 let remote: Comlink.Remote<EngineApi> | null = null;
@@ -95,13 +95,17 @@ async function runJob<T>(signal: AbortSignal | undefined, run: (jobId: number) =
   }
 }
 
+function checkpointCallback(onCheckpoint: EngineCheckpointCallback | undefined): EngineCheckpointCallback | undefined {
+  return onCheckpoint ? Comlink.proxy((files: CheckpointFiles, nextStep: number) => onCheckpoint(files, nextStep)) : undefined;
+}
+
 /** SFT on chat transcripts in the engine; `onSteps` receives metrics as they come (batched, at a bounded rate). */
 export function trainSftInEngine(
   transcripts: Message[][],
   options: EngineSftOptions,
-  hooks: { onSteps?: (steps: SftStepMetrics[]) => void; signal?: AbortSignal } = {},
+  hooks: { onSteps?: (steps: SftStepMetrics[]) => void; onCheckpoint?: EngineCheckpointCallback; signal?: AbortSignal } = {},
 ): Promise<SftStepMetrics[]> {
-  return runJob(hooks.signal, (jobId) => engine().sft(jobId, transcripts, options, Comlink.proxy((steps: SftStepMetrics[]) => hooks.onSteps?.(steps))));
+  return runJob(hooks.signal, (jobId) => engine().sft(jobId, transcripts, options, Comlink.proxy((steps: SftStepMetrics[]) => hooks.onSteps?.(steps)), checkpointCallback(hooks.onCheckpoint)));
 }
 
 /** Where GRPO's rollouts come from, on the app side: a sandbox that rolls out training task i. */
@@ -115,10 +119,10 @@ export interface AppRolloutSource {
 export function trainGrpoInEngine(
   source: AppRolloutSource,
   options: EngineGrpoOptions,
-  hooks: { onSteps?: (steps: GrpoStepReport[]) => void; signal?: AbortSignal } = {},
+  hooks: { onSteps?: (steps: GrpoStepReport[]) => void; onCheckpoint?: EngineCheckpointCallback; signal?: AbortSignal } = {},
 ): Promise<GrpoStepMetrics[]> {
   const rollout = Comlink.proxy((taskIndex: number, samplingArgs: SamplingArgs) => source.rollout(taskIndex, samplingArgs));
-  return runJob(hooks.signal, (jobId) => engine().grpo(jobId, source.name, source.numTasks, rollout, options, Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps))));
+  return runJob(hooks.signal, (jobId) => engine().grpo(jobId, source.name, source.numTasks, rollout, options, Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps)), checkpointCallback(hooks.onCheckpoint)));
 }
 
 /** Copies of the model's parameters (for a checkpoint). */
@@ -131,6 +135,18 @@ export async function getEngineWeights(): Promise<NamedTensors> {
 export async function setEngineWeights(weights: NamedTensors): Promise<void> {
   await startEngine();
   await engine().setWeights(Comlink.transfer(weights, [...weights.values()].map((tensor) => tensor.data.buffer as ArrayBuffer)));
+}
+
+/** A full checkpoint of the model (weights, AdamW state, and `state` as state.json) as files. */
+export async function saveEngineCheckpoint(state: CheckpointState): Promise<CheckpointFiles> {
+  await startEngine();
+  return engine().saveCheckpoint(state);
+}
+
+/** Loads a full checkpoint (weights and optimizer state) into the model; throws naming a missing or corrupt file. The files are copied, not transferred. */
+export async function restoreEngineCheckpoint(files: CheckpointFiles): Promise<RestoredCheckpoint> {
+  await startEngine();
+  return engine().restoreCheckpoint(files);
 }
 
 /** Terminates the worker (its model and device go with it); the next use starts a fresh one. */

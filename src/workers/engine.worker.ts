@@ -13,10 +13,11 @@ import { TINY_CONFIG } from '../gpu/inference/presets.ts';
 import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
 import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
 import { createWebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
+import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type CheckpointState } from '../rl/checkpoint.ts';
 import { GrpoTrainer, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
-import type { EngineApi, EngineInfo, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
+import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -103,6 +104,20 @@ function boundedReporter<T>(send: (items: T[]) => unknown) {
   };
 }
 
+async function checkpointFiles(backend: ModelBackend, state: CheckpointState): Promise<CheckpointFiles> {
+  const files = serializeCheckpoint({ state, weights: await backend.getParameters(), optimizer: await backend.getOptimizerState() });
+  return Comlink.transfer(files, [...files.values()].map((bytes) => bytes.buffer as ArrayBuffer));
+}
+
+/** Sends a checkpoint every `every` steps of a job, taken in the trainer's step hook (between two updates). */
+function periodicCheckpoints(backend: ModelBackend, phase: 'sft' | 'grpo', startStep: number, every: number | undefined, send: EngineCheckpointCallback | undefined) {
+  return async (step: number) => {
+    if (!send || !every || every <= 0 || (step + 1 - startStep) % every !== 0) return;
+    const files = await checkpointFiles(backend, { format: CHECKPOINT_FORMAT, phase, nextStep: step + 1, run: {} });
+    await Promise.resolve(send(files, step + 1)).catch(() => {});
+  };
+}
+
 function startJob(jobId: number): AbortSignal {
   const controller = new AbortController();
   jobs.set(jobId, controller);
@@ -145,17 +160,24 @@ const api: EngineApi = {
     requests.get(requestId)?.abort();
   },
 
-  async sft(jobId, transcripts: Message[][], options, onSteps) {
+  async sft(jobId, transcripts: Message[][], options, onSteps, onCheckpoint) {
     const signal = startJob(jobId);
     const reporter = boundedReporter<SftStepMetrics>(onSteps);
     try {
       const { backend, tokenizer, client } = await getModel();
+      const checkpoint = periodicCheckpoints(backend, 'sft', options.startStep ?? 0, options.checkpointEvery, onCheckpoint);
       const sequences = transcripts.map((messages) => tokenizeTranscript(tokenizer, messages, options.tools));
       const history = await runSft(
         backend,
         sequences,
-        { steps: options.steps, batchSize: options.batchSize, schedule: { lr: options.lr }, seed: options.seed, padId: tokenizer.padId },
-        { onStep: (metrics) => reporter.push(metrics), signal },
+        { steps: options.steps, batchSize: options.batchSize, schedule: { lr: options.lr }, seed: options.seed, padId: tokenizer.padId, startStep: options.startStep ?? 0 },
+        {
+          onStep: async (metrics) => {
+            reporter.push(metrics);
+            await checkpoint(metrics.step);
+          },
+          signal,
+        },
       );
       await client.syncWeights();
       return history;
@@ -165,7 +187,7 @@ const api: EngineApi = {
     }
   },
 
-  async grpo(jobId, name, numTasks, rollout, options, onSteps) {
+  async grpo(jobId, name, numTasks, rollout, options, onSteps, onCheckpoint) {
     const signal = startJob(jobId);
     const reporter = boundedReporter<GrpoStepReport>(onSteps);
     const history: GrpoStepMetrics[] = [];
@@ -197,13 +219,16 @@ const api: EngineApi = {
         temperature: options.temperature,
         schedule: { lr: options.lr },
         seed: options.seed,
+        startStep: options.startStep ?? 0,
         padId: tokenizer.padId,
       });
+      const checkpoint = periodicCheckpoints(backend, 'grpo', options.startStep ?? 0, options.checkpointEvery, onCheckpoint);
       await trainer.run({
         signal,
-        onStep: (metrics) => {
+        onStep: async (metrics) => {
           history.push(metrics);
           reporter.push({ metrics, rollouts: stepRollouts(metrics.step) });
+          await checkpoint(metrics.step);
         },
       });
       return history;
@@ -231,6 +256,33 @@ const api: EngineApi = {
     await backend.setParameters(weights);
     await client.forget();
     await client.syncWeights();
+  },
+
+  async saveCheckpoint(state) {
+    const { backend } = await getModel();
+    return checkpointFiles(backend, state);
+  },
+
+  async restoreCheckpoint(files) {
+    const { backend, client } = await getModel();
+    const checkpoint = await parseCheckpoint(async (name) => {
+      const bytes = files.get(name);
+      if (!bytes) throw new Error('not in the stored checkpoint');
+      return bytes;
+    }, 'the stored checkpoint');
+    // Keep what the model holds, so a checkpoint that does not fit this model changes nothing.
+    const previous = { weights: await backend.getParameters(), optimizer: await backend.getOptimizerState() };
+    try {
+      await backend.setParameters(checkpoint.weights);
+      await backend.setOptimizerState(checkpoint.optimizer);
+    } catch (error) {
+      await backend.setParameters(previous.weights);
+      await backend.setOptimizerState(previous.optimizer);
+      throw new Error(`the stored checkpoint does not fit the in-tab model: ${errorMessage(error)}`);
+    }
+    await client.forget();
+    await client.syncWeights();
+    return { state: checkpoint.state, optimizerStep: (await backend.getOptimizerState()).step };
   },
 };
 

@@ -59,6 +59,9 @@ export interface SandboxSessionRequest {
 }
 
 /** One evaluation to run in a fresh sandbox. */
+/** How long an evaluation waits for records still on their way after its result arrived. */
+const RECORD_GRACE_MS = 5_000;
+
 export interface SandboxEvaluationRequest extends SandboxSessionRequest {
   options: SandboxEvaluateOptions;
   /** Stops the evaluation: the rollouts in flight are cancelled, then the sandbox is terminated. */
@@ -211,14 +214,31 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     info,
     async evaluate(options, onRecord) {
       const started = Date.now();
+      // Records come through their own proxy port, the result through the main one: the result can
+      // arrive before the last records, so wait for them (a warm-up would otherwise miss demonstrations).
+      let delivered = 0;
+      let expected = Infinity;
+      let allDelivered: () => void = () => {};
       const evaluationHost: SandboxHost = {
         ...host,
         recordFinished(record, done, total) {
           alive();
+          delivered++;
           onRecord?.(record, done, total);
+          if (delivered >= expected) allDelivered();
         },
       };
       const result = await call(() => api.evaluate(options, Comlink.proxy(evaluationHost)));
+      expected = result.summary?.numRollouts ?? 0;
+      if (delivered < expected) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, RECORD_GRACE_MS);
+          allDelivered = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
       return { ...result, wallMs: Date.now() - started };
     },
     rollout(taskIndex, samplingArgs, model) {

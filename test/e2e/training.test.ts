@@ -39,6 +39,16 @@ async function jobOutcome(page: Page, timeout: number): Promise<string> {
   return (await ended.first().textContent()) ?? '';
 }
 
+/** The step numbers of the GRPO metrics of the one stored run, read from IndexedDB. */
+async function storedGrpoSteps(page: Page): Promise<number[]> {
+  return page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => { const request = indexedDB.open('tabrl-runs'); request.onsuccess = () => resolve(request.result); request.onerror = () => reject(request.error); });
+    const runs = await new Promise<{ grpo: { step: number }[] }[]>((resolve) => { db.transaction('runs').objectStore('runs').getAll().onsuccess = (event) => resolve((event.target as IDBRequest<{ grpo: { step: number }[] }[]>).result); });
+    db.close();
+    return runs[0]!.grpo.map((metrics) => metrics.step);
+  });
+}
+
 async function fill(page: Page, values: Record<string, string>): Promise<void> {
   for (const [testId, value] of Object.entries(values)) await page.getByTestId(testId).fill(value);
 }
@@ -116,6 +126,47 @@ describe('in-tab model', () => {
     await expect.poll(() => page.getByTestId('run-grpo-steps').textContent()).toBe(`${afterStop} GRPO steps`);
     expect(await page.getByTestId('chart-reward').locator('canvas').count()).toBe(1);
     await screenshot(page, '14-reopened-run');
+
+    // Continue: the interrupted 200-step job resumes at its next step from the full checkpoint
+    // (weights and AdamW state), with its settings, although the panel now shows the defaults.
+    const jobStep = afterStop - 2; // steps the 200-step job had taken (the run's first 2 came from the earlier job)
+    await page.getByTestId('mode-train').click();
+    expect(await page.getByTestId('start-training').textContent()).toBe(`Continue training (step ${jobStep + 1} / 200)`);
+    await page.getByTestId('start-training').click();
+    const note = async () => (await page.locator('[data-testid="training-note"]').allTextContents()).join('');
+    const resumed = /Continued from the checkpoint before GRPO step (\d+) of 200 \(optimizer step (\d+) restored\)/;
+    await expect.poll(note, { timeout: 60_000 }).toMatch(resumed);
+    const [, beforeStep, optimizerStep] = (await note()).match(resumed)!.map(Number);
+    expect(beforeStep).toBe(jobStep + 1);
+    // A fresh optimizer would be at step 0: the state came back (3 SFT updates, then the GRPO ones that were not skipped).
+    expect(optimizerStep).toBeGreaterThanOrEqual(3);
+    expect(optimizerStep).toBeLessThanOrEqual(3 + afterStop);
+    await expect.poll(() => page.getByTestId('training-progress').textContent(), { timeout: 60_000 }).toMatch(new RegExp(`GRPO: ${jobStep + 1} / 200 steps`));
+    await page.getByTestId('stop-training').click();
+    expect(await jobOutcome(page, 20_000)).toMatch(/Training stopped/);
+    const afterContinue = Number((await page.getByTestId('run-grpo-steps').textContent())?.match(/\d+/)?.[0]);
+    expect(afterContinue).toBeGreaterThan(afterStop);
+    // The stored run's GRPO steps are numbered 0, 1, ... without a gap or a repeat across the reload.
+    expect(await storedGrpoSteps(page)).toEqual(Array.from({ length: afterContinue }, (_, i) => i));
+    await screenshot(page, '14b-continued-run');
+
+    // A corrupt checkpoint says so and keeps the run.
+    await page.evaluate(async () => {
+      const db = await new Promise<IDBDatabase>((resolve, reject) => { const request = indexedDB.open('tabrl-runs'); request.onsuccess = () => resolve(request.result); request.onerror = () => reject(request.error); });
+      const store = db.transaction('checkpoints', 'readwrite').objectStore('checkpoints');
+      const checkpoint = await new Promise<{ files: Record<string, Uint8Array> }>((resolve) => { store.getAll().onsuccess = (event) => resolve((event.target as IDBRequest<{ files: Record<string, Uint8Array> }[]>).result[0]!); });
+      checkpoint.files['weights.safetensors'] = new Uint8Array([1, 2, 3]);
+      await new Promise((resolve) => { store.put(checkpoint).onsuccess = resolve; });
+    });
+    await page.goto(appUrl);
+    await waitForEditor(page);
+    await page.getByTestId('tab-training').click();
+    await page.getByTestId('stored-run').locator('button.link').click();
+    await page.getByTestId('mode-train').click();
+    await page.getByTestId('start-training').click();
+    expect(await jobOutcome(page, 60_000)).toMatch(/checkpoint of the open run .* is corrupt .*weights\.safetensors.*metrics and evaluations are kept/);
+    expect(await page.getByTestId('stored-run').textContent()).toContain(`3 SFT + ${afterContinue} GRPO steps`);
+    expect(await storedGrpoSteps(page)).toHaveLength(afterContinue);
     expect(pageErrors).toEqual([]);
     await context.close();
   });

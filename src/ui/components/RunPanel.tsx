@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'react';
 import { exportResults, startEvaluation, stopEvaluation } from '../actions.ts';
 import { usePlayground } from '../store/index.ts';
-import type { RunMode } from '../store/training-slice.ts';
+import { unfinishedJob, type RunMode } from '../store/training-slice.ts';
 import { startTraining, startWarmup, stopTraining } from '../training-actions.ts';
 
 const MODES: { mode: RunMode; label: string; help: string }[] = [
@@ -58,6 +58,12 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
   const engineError = usePlayground((state) => state.engine.error);
   const evaluating = usePlayground((state) => ['running', 'compiling', 'stopping'].includes(state.run.status));
   const running = job.status === 'running' || job.status === 'stopping';
+  // An unfinished job of this mode in the open run: the button continues it, with its settings.
+  const pending = usePlayground((state) => {
+    const found = unfinishedJob(state.trainingRun);
+    return found && found.phase === (mode === 'warmup' ? 'sft' : 'grpo') ? `${found.nextStep + 1} / ${found.options.steps}` : null;
+  });
+  const startLabel = pending ? `Continue ${mode === 'warmup' ? 'warm-up' : 'training'} (step ${pending})` : mode === 'warmup' ? 'Start warm-up' : 'Start training';
   const start = () => {
     onShowTraining();
     void (mode === 'warmup' ? startWarmup() : startTraining());
@@ -68,7 +74,7 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
         <span className="muted">{mode === 'warmup' ? 'SFT warm-up of the in-tab model' : 'GRPO on the in-tab model'}</span>
         {running
           ? <button type="button" className="danger" data-testid="stop-training" disabled={job.status === 'stopping'} onClick={stopTraining}>{job.status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
-          : <button type="button" className="primary" data-testid="start-training" disabled={evaluating} onClick={start}>{mode === 'warmup' ? 'Start warm-up' : 'Start training'}</button>}
+          : <button type="button" className="primary" data-testid="start-training" disabled={evaluating} onClick={start} title={pending ? 'Continues the open run\'s interrupted job from its checkpoint, with the settings it started with. "New run" in the Training tab starts over.' : undefined}>{startLabel}</button>}
       </div>
       {running && <JobProgress />}
       {running && job.note && <p className="warning" data-testid="training-note">{job.note}</p>}
@@ -89,7 +95,8 @@ function JobProgress() {
   const fraction = job.total > 0 ? job.done / job.total : 0;
   const elapsed = (now - job.startedAt) / 1000;
   const phaseElapsed = (now - job.phaseStartedAt) / 1000;
-  const eta = job.done > 0 ? (phaseElapsed / job.done) * (job.total - job.done) : undefined;
+  const doneInPhase = job.done - (job.doneAtPhaseStart ?? 0);
+  const eta = doneInPhase > 0 ? (phaseElapsed / doneInPhase) * (job.total - job.done) : undefined;
   const unit = job.phase === 'making demonstrations' ? 'rollouts' : 'steps';
   return (
     <div className="progress" data-testid="training-progress">

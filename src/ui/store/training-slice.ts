@@ -2,7 +2,7 @@
 import type { StateCreator } from 'zustand';
 import type { EvaluationSummary } from '../../envs/index.ts';
 import { DEFAULT_LESSON_OPTIONS } from '../../rl/lesson.ts';
-import type { EngineInfo, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../workers/engine-bridge.ts';
+import type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../workers/engine-bridge.ts';
 import type { PlaygroundState } from './index.ts';
 
 /** What the run panel does: evaluate the policy, warm the in-tab model up with SFT, or train it with GRPO. */
@@ -54,6 +54,22 @@ export interface RunEvaluation {
   summary: EvaluationSummary;
 }
 
+/**
+ * A run's last warm-up or GRPO job: the engine's settings for it, where its steps start in the run
+ * (`offset`: the run's SFT or GRPO steps before it) and its next step. An unfinished one is what
+ * Warm up / Train continue, with these settings, so the continued run takes the steps an
+ * uninterrupted one would have.
+ */
+export type RunJob =
+  | { phase: 'sft'; offset: number; nextStep: number; options: EngineSftOptions; demonstrations: number; demonstrationSeed: number }
+  | { phase: 'grpo'; offset: number; nextStep: number; options: EngineGrpoOptions };
+
+/** Whether a run's last job stopped before its last step. */
+export function unfinishedJob(run: TrainingRun | null): RunJob | null {
+  const job = run?.lastJob;
+  return job && job.nextStep < job.options.steps ? job : null;
+}
+
 /** A training run as it is kept in IndexedDB (the weights are stored beside it as a checkpoint). */
 export interface TrainingRun {
   id: string;
@@ -69,6 +85,8 @@ export interface TrainingRun {
   evaluations: RunEvaluation[];
   /** The step total (SFT + GRPO) of the last stored checkpoint, if any. */
   checkpointStep: number | null;
+  /** The last warm-up or GRPO job (absent in runs stored before jobs were kept). */
+  lastJob?: RunJob;
 }
 
 /** Where the engine is. */
@@ -90,6 +108,8 @@ export interface TrainingJob {
   startedAt: number;
   /** When the current phase's steps started (for the ETA). */
   phaseStartedAt: number;
+  /** Steps already done when the phase started (a continued job starts past 0; for the ETA). */
+  doneAtPhaseStart?: number;
   failure: string | null;
   /** A note shown after it ends (kept demonstrations, stopped early, storage). */
   note: string | null;

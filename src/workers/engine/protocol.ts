@@ -6,10 +6,12 @@
  */
 import type { Message, SamplingArgs, ToolSchema } from '../../envs/index.ts';
 import type { NamedTensors } from '../../gpu/model/backend.ts';
+import type { CheckpointState } from '../../rl/checkpoint.ts';
 import type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
 import type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 import type { CompletionOutcome, SandboxChatRequest, SandboxTrajectory } from '../sandbox/protocol.ts';
 
+export type { CheckpointState } from '../../rl/checkpoint.ts';
 export type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
 export type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 
@@ -33,6 +35,10 @@ export interface EngineSftOptions {
   seed: number;
   /** The environment's tools, rendered into the prompt as the chat template does when sampling. */
   tools?: ToolSchema[];
+  /** The first step to run (continuing an interrupted warm-up; default 0). */
+  startStep?: number;
+  /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */
+  checkpointEvery?: number;
 }
 
 /** GRPO settings of a training job (the subset of GrpoOptions the playground exposes). */
@@ -45,6 +51,10 @@ export interface EngineGrpoOptions {
   maxAsync: number;
   temperature: number;
   seed: number;
+  /** The first step to run (continuing an interrupted run; default 0). */
+  startStep?: number;
+  /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */
+  checkpointEvery?: number;
 }
 
 /** One sampled turn of a training rollout: the model's tokens and their sampling log-probabilities. */
@@ -71,6 +81,19 @@ export interface GrpoStepReport {
   rollouts: EngineTrainingRollout[];
 }
 
+/** The files of a full checkpoint (weights.safetensors, optimizer.safetensors, state.json; see src/rl/checkpoint.ts), by name. */
+export type CheckpointFiles = Map<string, Uint8Array>;
+
+/** What restoring a checkpoint found: its state.json and the optimizer's step count as the backend now holds it. */
+export interface RestoredCheckpoint {
+  state: CheckpointState;
+  /** AdamW's step count read back from the backend after the restore (a check that the optimizer state arrived). */
+  optimizerStep: number;
+}
+
+/** Receives a full checkpoint taken between two steps of a job; `nextStep` is the job's next step. Its state.json holds only the phase and `nextStep` (`run` is empty). */
+export type EngineCheckpointCallback = (files: CheckpointFiles, nextStep: number) => void;
+
 /** Rolls out training task `taskIndex` once (in the app's sandbox) and returns the scored trajectory. */
 export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingArgs) => Promise<SandboxTrajectory>;
 
@@ -85,13 +108,17 @@ export interface EngineApi {
   /** Cancels a chat request in flight. */
   cancel(requestId: number): void;
   /** SFT on transcripts (assistant turns trained); `onSteps` receives step metrics at a bounded rate. */
-  sft(jobId: number, transcripts: Message[][], options: EngineSftOptions, onSteps: (steps: SftStepMetrics[]) => void): Promise<SftStepMetrics[]>;
+  sft(jobId: number, transcripts: Message[][], options: EngineSftOptions, onSteps: (steps: SftStepMetrics[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<SftStepMetrics[]>;
   /** GRPO on rollouts of `numTasks` training tasks made by `rollout`; `onSteps` receives step reports at a bounded rate. */
-  grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void): Promise<GrpoStepMetrics[]>;
+  grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<GrpoStepMetrics[]>;
   /** Stops a job: SFT and GRPO stop before their next step, and their model calls are cancelled. */
   abort(jobId: number): void;
   /** Copies of the model's parameters by name (their buffers are transferred). */
   getWeights(): Promise<NamedTensors>;
-  /** Overwrites the model's parameters (a checkpoint). */
+  /** Overwrites the model's parameters (weights only; the optimizer state stays). */
   setWeights(weights: NamedTensors): Promise<void>;
+  /** A full checkpoint of the model now: its weights, AdamW's state and `state` as state.json (buffers transferred). */
+  saveCheckpoint(state: CheckpointState): Promise<CheckpointFiles>;
+  /** Loads a full checkpoint's weights and optimizer state; throws naming the file that is missing or corrupt (the model is left as it was then). */
+  restoreCheckpoint(files: CheckpointFiles): Promise<RestoredCheckpoint>;
 }

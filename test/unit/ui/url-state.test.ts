@@ -1,0 +1,103 @@
+/** The share-link codec: every field round-trips, and bad links are refused with a message that says why. */
+import { compressToEncodedURIComponent } from 'lz-string';
+import { describe, expect, test } from 'vitest';
+import { decodeShareHash, encodeShareHash, isShareHash, MAX_HASH_LENGTH, SHARE_FIELDS, ShareLinkError, type SharedState } from '../../../src/ui/share/url-state.ts';
+
+const FULL: SharedState = {
+  source: "import { Environment } from 'tabrl';\n// ünïcødé, & = # % ?\nexport default function loadEnvironment() { return 1; }\n",
+  name: 'My env & co = "quoted" #1',
+  builtin: 'reverse-text',
+  args: { compact: true, minLength: 4, nested: { list: [1, 'two', null] } },
+  policy: 'in-tab',
+  model: 'gpt-4o-mini',
+  baseURL: 'https://example.com/v1?x=1&y=2',
+  numTasks: 400,
+  rolloutsPerTask: 8,
+  concurrency: 16,
+  maxTokens: 12,
+  temperature: 0.7,
+  seed: 2 ** 31 - 1,
+  timeLimitMs: 5000,
+  mode: 'train',
+  training: { grpoSteps: 200, grpoLr: 5e-4, temperature: 1, groupSize: 4 },
+};
+
+/** A copy of the state without the given fields. */
+function without(state: SharedState, ...names: (keyof SharedState)[]): SharedState {
+  const copy: Partial<SharedState> = { ...state };
+  for (const name of names) delete copy[name];
+  return copy as SharedState;
+}
+
+function errorOf(hash: string): string {
+  try {
+    decodeShareHash(hash);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ShareLinkError);
+    return (error as Error).message;
+  }
+  throw new Error(`decoded without an error: ${hash.slice(0, 80)}`);
+}
+
+describe('share links', () => {
+  test('every field round-trips, with or without the leading #', () => {
+    const hash = encodeShareHash(FULL);
+    expect(decodeShareHash(hash)).toEqual(FULL);
+    expect(decodeShareHash(`#${hash}`)).toEqual(FULL);
+    expect(isShareHash(`#${hash}`)).toBe(true);
+    // The table covers every field of the state, so none is silently dropped.
+    expect(Object.keys(SHARE_FIELDS).sort()).toEqual(Object.keys(FULL).sort());
+  });
+
+  test('the version comes first and the source last', () => {
+    const hash = encodeShareHash(FULL);
+    expect(hash.startsWith('v=1&')).toBe(true);
+    expect(hash.split('&').at(-1)!.startsWith('code=')).toBe(true);
+  });
+
+  test('older links without the optional fields still open', () => {
+    const old = without(FULL, 'mode', 'training', 'builtin');
+    const hash = encodeShareHash(old);
+    expect(hash).not.toMatch(/(^|&)(mode|train|builtin)=/);
+    const decoded = decodeShareHash(hash);
+    expect(decoded).toEqual(old);
+    expect(decoded.mode).toBeUndefined();
+    expect(decoded.training).toBeUndefined();
+  });
+
+  test('a link of another version, or of none, is refused', () => {
+    const hash = encodeShareHash(FULL);
+    expect(errorOf(hash.replace(/^v=1/, 'v=2'))).toMatch(/format version 2; this TabRL reads version 1\. Nothing was loaded/);
+    expect(errorOf(hash.replace(/^v=1&/, ''))).toMatch(/format version \(none\)/);
+  });
+
+  test('malformed links name what is wrong', () => {
+    const hash = encodeShareHash(FULL);
+    expect(errorOf(`${hash}&oops`)).toMatch(/malformed \("oops" has no value\)/);
+    expect(errorOf(hash.replace('name=', 'name=%E0%A4%A'))).toMatch(/bad escaping in "name"/);
+    expect(errorOf(hash.replace(/&tasks=\d+/, ''))).toMatch(/missing "tasks"/);
+    expect(errorOf(hash.replace(/tasks=\d+/, 'tasks=1.5'))).toMatch(/"tasks" is invalid: expected a whole number/);
+    expect(errorOf(hash.replace(/tasks=\d+/, 'tasks=0'))).toMatch(/"tasks" is invalid/);
+    expect(errorOf(hash.replace(/temp=[^&]+/, 'temp=3'))).toMatch(/"temp" is invalid: expected a number from 0 to 2/);
+    expect(errorOf(hash.replace(/temp=[^&]+/, 'temp='))).toMatch(/"temp" is invalid/);
+    expect(errorOf(hash.replace('policy=in-tab', 'policy=oracle'))).toMatch(/"policy" is invalid: expected one of expert, endpoint, in-tab/);
+    expect(errorOf(hash.replace('mode=train', 'mode=play'))).toMatch(/"mode" is invalid/);
+    expect(errorOf(hash.replace(/code=[^&]+$/, 'code=%21%21%21'))).toMatch(/"code" is invalid: the compressed text is damaged/);
+    const array = encodeURIComponent(compressToEncodedURIComponent('[1,2]'));
+    expect(errorOf(hash.replace(/args=[^&]+/, `args=${array}`))).toMatch(/"args" is invalid: expected a JSON object/);
+    const strings = encodeURIComponent(compressToEncodedURIComponent('{"grpoSteps":"many"}'));
+    expect(errorOf(hash.replace(/train=[^&]+/, `train=${strings}`))).toMatch(/"train" is invalid: expected a JSON object of numbers/);
+  });
+
+  test('an oversized link is refused before it is decoded', () => {
+    const hash = `v=1&code=${'A'.repeat(MAX_HASH_LENGTH)}`;
+    expect(errorOf(hash)).toMatch(new RegExp(`too long \\(${MAX_HASH_LENGTH + 9} characters; at most ${MAX_HASH_LENGTH}\\)`));
+    // Just under the limit is read (and then judged on its content).
+    expect(errorOf(`v=1&x=${'A'.repeat(MAX_HASH_LENGTH - 6)}`)).toMatch(/missing "name"/);
+  });
+
+  test('a hash without a version or a source is not taken for a link', () => {
+    expect(isShareHash('#section-2')).toBe(false);
+    expect(isShareHash('#v=1&name=x')).toBe(false);
+  });
+});
