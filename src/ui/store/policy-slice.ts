@@ -12,9 +12,12 @@ export interface PolicySlice {
   model: string;
   /** Whether an API key is stored (its value is never in the store). */
   hasApiKey: boolean;
+  /** Which model the in-tab engine runs: 'tiny' (from scratch), a real preset's id (see src/gpu/inference/presets.ts), or 'local' (files the person picked). */
+  inTabModel: string;
   setPolicy(policy: PolicyKind): void;
   setEndpoint(endpoint: { baseURL?: string; model?: string }): void;
   setHasApiKey(hasApiKey: boolean): void;
+  setInTabModel(inTabModel: string): void;
 }
 
 /** Creates the policy slice. */
@@ -23,7 +26,9 @@ export const createPolicySlice: StateCreator<PlaygroundState, [], [], PolicySlic
   baseURL: 'http://localhost:8000/v1',
   model: 'default',
   hasApiKey: false,
+  inTabModel: 'tiny',
   setPolicy: (policy) => set({ policy }),
   setEndpoint: (endpoint) => set((state) => ({ baseURL: endpoint.baseURL ?? state.baseURL, model: endpoint.model ?? state.model })),
   setHasApiKey: (hasApiKey) => set({ hasApiKey }),
+  setInTabModel: (inTabModel) => set({ inTabModel }),
 });
