@@ -1,16 +1,20 @@
 /**
- * Monaco, set up once for environment files: its web workers bundled by Vite (nothing from a CDN),
+ * Monaco, set up once for environment files: only the editor core, the features in
+ * monaco-features.ts and the TypeScript language (ESM entry points, not the full `monaco-editor`
+ * bundle); its web workers bundled by Vite (nothing from a CDN),
  * the TypeScript language service configured like the CLI's type-check of environment files, and
  * the `tabrl` API declarations (generated from src/envs at build time) added as an extra library,
  * so completion, hover docs and diagnostics work. Compiling for the sandbox also goes through the
  * language service's worker: it already holds TypeScript, so the app need not load a second copy.
  */
-import * as monaco from 'monaco-editor';
+import * as monaco from 'monaco-editor/editor/editor.api';
+import * as typescript from 'monaco-editor/languages/features/typescript/register';
+import './monaco-features.ts';
 import EditorWorker from 'monaco-editor/editor/editor.worker?worker';
 import TypeScriptWorker from 'monaco-editor/languages/features/typescript/ts.worker?worker';
 import tabrlDeclarations from 'virtual:tabrl-types';
 
-export { monaco };
+export { monaco, typescript };
 
 /** The path every environment model lives under; one model per saved environment. */
 export const ENVIRONMENT_URI_PREFIX = 'file:///environments/';
@@ -26,7 +30,6 @@ export function setupMonaco(): typeof monaco {
       return label === 'typescript' || label === 'javascript' ? new TypeScriptWorker() : new EditorWorker();
     },
   };
-  const typescript = monaco.typescript;
   typescript.typescriptDefaults.setCompilerOptions({
     strict: true,
     target: typescript.ScriptTarget.ES2020,
@@ -58,7 +61,7 @@ export type CompileResult = { ok: true; code: string } | { ok: false; problems: 
 
 /** Type-checks the model and emits it as CommonJS through Monaco's TypeScript worker. */
 export async function compileModel(model: monaco.editor.ITextModel): Promise<CompileResult> {
-  const getWorker = await monaco.typescript.getTypeScriptWorker();
+  const getWorker = await typescript.getTypeScriptWorker();
   const worker = await getWorker(model.uri);
   const fileName = model.uri.toString();
   const diagnostics = [...(await worker.getSyntacticDiagnostics(fileName)), ...(await worker.getSemanticDiagnostics(fileName))];
