@@ -15,6 +15,7 @@ import { createIframeSandbox } from './sandbox-frame.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedState } from './share/url-state.ts';
 import * as storage from './storage.ts';
 import { usePlayground } from './store/index.ts';
+import { chooseWebLLMModel, restoreWebLLMModel, webllmClient } from './webllm-actions.ts';
 import { IDLE_RUN, type EvaluationSettings } from './store/evaluation-slice.ts';
 import type { PolicyKind } from './store/policy-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS } from './store/training-slice.ts';
@@ -33,6 +34,7 @@ const newId = () => `env-${Date.now().toString(36)}-${Math.random().toString(36)
 /** Loads saved environments and the endpoint settings, then opens a shared link if the URL has one. */
 export async function initPlayground(): Promise<void> {
   restorePolicy();
+  restoreWebLLMModel();
   store.getState().setHasApiKey(readApiKey() !== '');
   let environments = await storage.listEnvironments();
   if (environments.length === 0) {
@@ -168,6 +170,8 @@ async function buildPolicyClient(builtin: string | undefined, args: Record<strin
     return { client: new ScriptedClient(await loadBuiltinExpert(builtin, args)), model: `expert:${builtin}` };
   }
   if (policy === 'endpoint') return { client: new OpenAIHttpClient({ baseURL, apiKey: readApiKey() || undefined, maxRetries: 2 }), model };
+  // WebLLM answers from its own worker on this side of the sandbox: environment code only sees answers.
+  if (policy === 'webllm') return { client: await webllmClient(), model: store.getState().webllmModel };
   await ensureEngine();
   await loadOpenRunWeights();
   return { client: createEngineChatClient(), model: 'tiny' };
@@ -294,7 +298,7 @@ export function exportResults(): void {
 export function createShareLink(): string {
   const saved = currentEnvironment();
   if (!saved) return location.href;
-  const { settings, policy, model, baseURL, mode, trainingSettings } = store.getState();
+  const { settings, policy, model, baseURL, mode, trainingSettings, webllmModel, teacher } = store.getState();
   const state: SharedState = {
     mode,
     training: { ...trainingSettings },
@@ -305,6 +309,8 @@ export function createShareLink(): string {
     policy,
     model,
     baseURL,
+    webllmModel,
+    teacher,
     numTasks: settings.numTasks,
     rolloutsPerTask: settings.rolloutsPerTask,
     concurrency: settings.concurrency,
@@ -348,6 +354,8 @@ export async function acceptReview(): Promise<void> {
     store.getState().setTrainingSettings(Object.fromEntries(Object.entries(review.training).filter(([key]) => known.includes(key))));
   }
   store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
+  if (review.webllmModel) chooseWebLLMModel(review.webllmModel);
+  if (review.teacher) store.getState().setTeacher(review.teacher);
   await addEnvironment({ name: `${review.name} (shared)`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   dismissReview();
 }

@@ -1,10 +1,11 @@
-/** The policy picker: the built-in's scripted expert, an OpenAI-compatible endpoint, or the in-tab model (tiny, trained from scratch in the engine worker). */
+/** The policy picker: the built-in's scripted expert, an OpenAI-compatible endpoint, the in-tab model (tiny, trained from scratch in the engine worker), or a WebLLM model (WebLLMFields). */
 import { useState } from 'react';
 import { choosePolicy, setApiKey, setEndpoint } from '../actions.ts';
 import { readApiKey } from '../api-key.ts';
 import { isBuiltinName } from '../builtins.ts';
 import { usePlayground } from '../store/index.ts';
 import type { PolicyKind } from '../store/policy-slice.ts';
+import { WebLLMFields } from './WebLLMFields.tsx';
 
 /** The policy card. */
 export function PolicyPanel() {
@@ -20,6 +21,7 @@ export function PolicyPanel() {
         <PolicyOption value="expert" current={policy} onPick={setPolicy} label="Scripted expert" />
         <PolicyOption value="endpoint" current={policy} onPick={setPolicy} label="OpenAI-compatible endpoint" />
         <PolicyOption value="in-tab" current={policy} onPick={setPolicy} label="In-tab model (tiny, from scratch)" />
+        <PolicyOption value="webllm" current={policy} onPick={setPolicy} label="WebLLM model" />
       </div>
       {policy === 'expert' && (
         <p className="hint">
@@ -30,6 +32,7 @@ export function PolicyPanel() {
       )}
       {policy === 'endpoint' && <EndpointFields />}
       {policy === 'in-tab' && <EngineStatus />}
+      {policy === 'webllm' && <WebLLMFields />}
     </section>
   );
 }

@@ -17,7 +17,11 @@ export interface SharedState {
   builtin?: string;
   /** Arguments passed to `loadEnvironment(args)`. */
   args: Record<string, unknown>;
-  policy: 'expert' | 'endpoint' | 'in-tab';
+  policy: 'expert' | 'endpoint' | 'in-tab' | 'webllm';
+  /** The WebLLM prebuilt model id, for the webllm policy or teacher (absent in older links). */
+  webllmModel?: string;
+  /** Who makes the warm-up's demonstrations (absent in older links: the built-in's expert). */
+  teacher?: 'expert' | 'endpoint' | 'webllm';
   /** Model name sent to the endpoint (never the key). */
   model: string;
   baseURL: string;
@@ -131,7 +135,9 @@ interface Field<K extends keyof SharedState> {
 export const SHARE_FIELDS: { [K in keyof SharedState]-?: Field<K> } = {
   name: { key: 'name', codec: plainText(200) },
   builtin: { key: 'builtin', codec: plainText(100), optional: true },
-  policy: { key: 'policy', codec: oneOf(['expert', 'endpoint', 'in-tab'] as const) },
+  policy: { key: 'policy', codec: oneOf(['expert', 'endpoint', 'in-tab', 'webllm'] as const) },
+  webllmModel: { key: 'wllm', codec: plainText(200), optional: true },
+  teacher: { key: 'teacher', codec: oneOf(['expert', 'endpoint', 'webllm'] as const), optional: true },
   model: { key: 'model', codec: plainText(200) },
   baseURL: { key: 'url', codec: plainText(2000) },
   numTasks: { key: 'tasks', codec: integer(1, 100_000) },

@@ -2,8 +2,25 @@
 import type { StateCreator } from 'zustand';
 import type { PlaygroundState } from './index.ts';
 
-/** Where completions come from: a built-in's scripted expert, an OpenAI-compatible endpoint, or (later) the in-tab model. */
-export type PolicyKind = 'expert' | 'endpoint' | 'in-tab';
+/** Where completions come from: a built-in's scripted expert, an OpenAI-compatible endpoint, the in-tab model, or a WebLLM model. */
+export type PolicyKind = 'expert' | 'endpoint' | 'in-tab' | 'webllm';
+
+/** Who makes the warm-up's demonstrations: the built-in's expert, the endpoint, or the WebLLM model (the in-tab model is the student). */
+export type TeacherKind = 'expert' | 'endpoint' | 'webllm';
+
+/** The WebLLM model's load state, shown in its fields. */
+export interface WebLLMStatus {
+  status: 'idle' | 'loading' | 'ready' | 'failed';
+  /** Load progress, 0..1, and WebLLM's text about it. */
+  progress: number;
+  text: string;
+  error: string | null;
+  /** The model now loaded in the WebLLM worker, if any. */
+  loadedModel: string | null;
+}
+
+/** The WebLLM model picked by default: small, and needs no shader-f16. */
+export const DEFAULT_WEBLLM_MODEL = 'SmolLM2-360M-Instruct-q4f32_1-MLC';
 
 /** Policy state. */
 export interface PolicySlice {
@@ -14,10 +31,17 @@ export interface PolicySlice {
   hasApiKey: boolean;
   /** Which model the in-tab engine runs: 'tiny' (from scratch), a real preset's id (see src/gpu/inference/presets.ts), or 'local' (files the person picked). */
   inTabModel: string;
+  /** The WebLLM prebuilt model id the webllm policy (and teacher) uses. */
+  webllmModel: string;
+  webllm: WebLLMStatus;
+  teacher: TeacherKind;
   setPolicy(policy: PolicyKind): void;
   setEndpoint(endpoint: { baseURL?: string; model?: string }): void;
   setHasApiKey(hasApiKey: boolean): void;
   setInTabModel(inTabModel: string): void;
+  setWebLLMModel(webllmModel: string): void;
+  setWebLLM(update: Partial<WebLLMStatus>): void;
+  setTeacher(teacher: TeacherKind): void;
 }
 
 /** Creates the policy slice. */
@@ -27,8 +51,14 @@ export const createPolicySlice: StateCreator<PlaygroundState, [], [], PolicySlic
   model: 'default',
   hasApiKey: false,
   inTabModel: 'tiny',
+  webllmModel: DEFAULT_WEBLLM_MODEL,
+  webllm: { status: 'idle', progress: 0, text: '', error: null, loadedModel: null },
+  teacher: 'expert',
   setPolicy: (policy) => set({ policy }),
   setEndpoint: (endpoint) => set((state) => ({ baseURL: endpoint.baseURL ?? state.baseURL, model: endpoint.model ?? state.model })),
   setHasApiKey: (hasApiKey) => set({ hasApiKey }),
   setInTabModel: (inTabModel) => set({ inTabModel }),
+  setWebLLMModel: (webllmModel) => set({ webllmModel }),
+  setWebLLM: (update) => set((state) => ({ webllm: { ...state.webllm, ...update } })),
+  setTeacher: (teacher) => set({ teacher }),
 });

@@ -20,6 +20,8 @@ const FULL: SharedState = {
   timeLimitMs: 5000,
   mode: 'train',
   training: { grpoSteps: 200, grpoLr: 5e-4, temperature: 1, groupSize: 4 },
+  webllmModel: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC',
+  teacher: 'webllm',
 };
 
 /** A copy of the state without the given fields. */
@@ -56,13 +58,24 @@ describe('share links', () => {
   });
 
   test('older links without the optional fields still open', () => {
-    const old = without(FULL, 'mode', 'training', 'builtin');
+    const old = without(FULL, 'mode', 'training', 'builtin', 'webllmModel', 'teacher');
     const hash = encodeShareHash(old);
-    expect(hash).not.toMatch(/(^|&)(mode|train|builtin)=/);
+    expect(hash).not.toMatch(/(^|&)(mode|train|builtin|wllm|teacher)=/);
     const decoded = decodeShareHash(hash);
     expect(decoded).toEqual(old);
     expect(decoded.mode).toBeUndefined();
     expect(decoded.training).toBeUndefined();
+  });
+
+  test('the WebLLM policy, its model and the warm-up teacher round-trip; an unknown policy or teacher is refused', () => {
+    const state: SharedState = { ...FULL, policy: 'webllm', webllmModel: 'SmolLM2-360M-Instruct-q4f32_1-MLC', teacher: 'endpoint' };
+    const hash = encodeShareHash(state);
+    expect(hash).toMatch(/(^|&)policy=webllm(&|$)/);
+    expect(hash).toMatch(/(^|&)wllm=SmolLM2-360M-Instruct-q4f32_1-MLC(&|$)/);
+    expect(decodeShareHash(hash)).toEqual(state);
+    expect(errorOf(hash.replace('policy=webllm', 'policy=mlc'))).toMatch(/"policy" is invalid: expected one of expert, endpoint, in-tab, webllm, got "mlc"/);
+    expect(errorOf(hash.replace('teacher=endpoint', 'teacher=in-tab'))).toMatch(/"teacher" is invalid: expected one of expert, endpoint, webllm/);
+    expect(errorOf(hash.replace(/wllm=[^&]*/, `wllm=${'x'.repeat(201)}`))).toMatch(/"wllm" is invalid: longer than 200 characters/);
   });
 
   test('a link of another version, or of none, is refused', () => {

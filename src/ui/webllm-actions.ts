@@ -1,0 +1,121 @@
+/**
+ * The playground's WebLLM actions: pick a prebuilt model, load it (progress into the store), check
+ * and clear its cache, probe the GPU for guidance, and hand out the loaded model's client to the
+ * evaluation and the warm-up teacher. One model is loaded at a time; WebLLM itself is imported only
+ * when one of these runs (see src/workers/webllm-client.ts).
+ */
+import {
+  deleteCachedWebLLMModel,
+  isWebLLMModelCached,
+  listPrebuiltWebLLMModels,
+  loadWebLLM,
+  type GpuFacts,
+  type LoadedWebLLM,
+  type WebLLMClient,
+  type WebLLMModelInfo,
+} from '../workers/webllm-client.ts';
+import { usePlayground } from './store/index.ts';
+
+const store = usePlayground;
+const WEBLLM_STORAGE = 'tabrl.webllm';
+
+let loaded: LoadedWebLLM | null = null;
+/** The load in progress, shared by everyone who asks for the same model meanwhile. */
+let loading: { modelId: string; promise: Promise<WebLLMClient> } | null = null;
+let models: Promise<WebLLMModelInfo[]> | null = null;
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Restores the last picked WebLLM model from localStorage. */
+export function restoreWebLLMModel(): void {
+  const saved = localStorage.getItem(WEBLLM_STORAGE);
+  if (saved) store.getState().setWebLLMModel(saved);
+}
+
+/** Picks the WebLLM model (remembered in localStorage); a different model than the loaded one is loaded on next use. */
+export function chooseWebLLMModel(modelId: string): void {
+  store.getState().setWebLLMModel(modelId);
+  localStorage.setItem(WEBLLM_STORAGE, modelId);
+  const { webllm } = store.getState();
+  if (webllm.status === 'failed' || (webllm.status === 'ready' && webllm.loadedModel !== modelId)) {
+    store.getState().setWebLLM({ status: 'idle', progress: 0, text: '', error: null });
+  }
+}
+
+/** The prebuilt models that suit a browser tab (WebLLM's list, filtered once). */
+export function webllmModels(): Promise<WebLLMModelInfo[]> {
+  models ??= listPrebuiltWebLLMModels().catch((error: unknown) => {
+    models = null;
+    throw error;
+  });
+  return models;
+}
+
+/** What the page knows of its GPU: WebGPU, an adapter, its features, and the device's memory. */
+export async function probeGpu(): Promise<GpuFacts> {
+  const deviceMemory = (navigator as Navigator & { deviceMemory?: number }).deviceMemory;
+  const memory = typeof deviceMemory === 'number' ? { deviceMemoryGB: deviceMemory } : {};
+  if (!('gpu' in navigator) || !navigator.gpu) return { hasWebGPU: false, hasAdapter: false, features: [], ...memory };
+  let adapter: GPUAdapter | null = null;
+  try {
+    adapter = await navigator.gpu.requestAdapter();
+  } catch {
+    adapter = null;
+  }
+  return { hasWebGPU: true, hasAdapter: adapter !== null, features: adapter ? [...adapter.features] : [], ...memory };
+}
+
+/** Whether the model's weights are in the browser cache (false when the cache cannot be read). */
+export async function webllmModelCached(modelId: string): Promise<boolean> {
+  try {
+    return await isWebLLMModelCached(modelId);
+  } catch {
+    return false;
+  }
+}
+
+/** Deletes the model from the browser cache, unloading it first if it is loaded. */
+export async function deleteWebLLMModel(modelId: string): Promise<void> {
+  if (loaded?.modelId === modelId) await unloadWebLLM();
+  await deleteCachedWebLLMModel(modelId);
+}
+
+/** Frees the loaded model's worker and GPU memory. */
+export async function unloadWebLLM(): Promise<void> {
+  const current = loaded;
+  loaded = null;
+  store.getState().setWebLLM({ status: 'idle', progress: 0, text: '', error: null, loadedModel: null });
+  await current?.unload().catch(() => {});
+}
+
+/**
+ * The client of the picked WebLLM model, loading it first when needed (progress and failures go to
+ * the store, so the WebLLM fields show them); throws the load's clear error when it fails.
+ */
+export function webllmClient(): Promise<WebLLMClient> {
+  const modelId = store.getState().webllmModel;
+  if (loaded?.modelId === modelId) return Promise.resolve(loaded.client);
+  if (loading?.modelId === modelId) return loading.promise;
+  const promise = (async () => {
+    if (loaded) await unloadWebLLM();
+    store.getState().setWebLLM({ status: 'loading', progress: 0, text: `Loading ${modelId}…`, error: null, loadedModel: null });
+    try {
+      const model = await loadWebLLM(modelId, (report) => store.getState().setWebLLM({ progress: report.progress, text: report.text }));
+      loaded = model;
+      store.getState().setWebLLM({ status: 'ready', progress: 1, text: `${modelId} is loaded.`, error: null, loadedModel: modelId });
+      return model.client;
+    } catch (error) {
+      store.getState().setWebLLM({ status: 'failed', error: message(error), loadedModel: null });
+      throw error;
+    } finally {
+      loading = null;
+    }
+  })();
+  loading = { modelId, promise };
+  return promise;
+}
+
+/** Loads the picked model now (the Load button); failures are shown in the WebLLM fields, not thrown. */
+export async function loadWebLLMModel(): Promise<void> {
+  await webllmClient().catch(() => {});
+}
