@@ -10,7 +10,7 @@ import { loadHfTokenizer } from '../gpu/io/hf-tokenizer.ts';
 import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import type { Decoder } from '../gpu/inference/decoder.ts';
-import { MODEL_PRESETS, TINY_CONFIG } from '../gpu/inference/presets.ts';
+import { findRealPreset, huggingFaceFileUrl, MODEL_PRESETS, TINY_CONFIG } from '../gpu/inference/presets.ts';
 import type { ModelBackend, ModelBackendOptions, ModelWeights } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
@@ -49,6 +49,14 @@ export async function openModel(spec: string, options: { backend: BackendName; s
     config = TINY_CONFIG;
     weights = { seed: options.seed };
     tokenizer = new ByteTokenizer();
+  } else if (findRealPreset(spec)) {
+    const preset = findRealPreset(spec)!;
+    const urls = preset.files.map((file) => `  ${huggingFaceFileUrl(preset.repo, file.name)}${file.optional ? ' (optional)' : ''}`).join('\n');
+    throw new CliError(
+      `"${spec}" is a real checkpoint (${preset.name}, about ${Math.round(preset.downloadBytes / 1e6)} MB), and the CLI downloads nothing (Node is offline-first). ` +
+        `Download these files into a folder and pass the folder to --model:\n${urls}`,
+      2,
+    );
   } else if (spec in MODEL_PRESETS) {
     throw new CliError(`preset "${spec}" has shapes but no tokenizer or weights; give a model folder or "tiny"`, 2);
   } else {
