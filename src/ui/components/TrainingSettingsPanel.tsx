@@ -1,11 +1,12 @@
 /** Warm-up and GRPO hyperparameters, each with a one-line explanation; defaults suit the tiny model on the default lesson. */
 import { usePlayground } from '../store/index.ts';
+import type { TeacherKind } from '../store/policy-slice.ts';
 import type { TrainingSettings } from '../store/training-slice.ts';
 
 type Field = { key: keyof TrainingSettings; label: string; help: string; min: number; max: number; step?: number };
 
 const WARMUP: Field[] = [
-  { key: 'demonstrations', label: 'Demonstrations', help: 'Expert rollouts made; only passing ones are kept.', min: 1, max: 10000 },
+  { key: 'demonstrations', label: 'Demonstrations', help: 'Teacher rollouts made; only passing ones are kept.', min: 1, max: 10000 },
   { key: 'sftSteps', label: 'SFT steps', help: 'Optimizer steps on the demonstrations.', min: 1, max: 100000 },
   { key: 'sftBatchSize', label: 'SFT batch', help: 'Transcripts per step.', min: 1, max: 256 },
   { key: 'sftLr', label: 'SFT learning rate', help: 'AdamW step size; a tiny model from scratch takes ~3e-3.', min: 1e-6, max: 1, step: 0.0001 },
@@ -28,10 +29,42 @@ export function TrainingSettingsPanel({ mode }: { mode: 'warmup' | 'train' }) {
   return (
     <section className="card" aria-labelledby="training-settings-heading">
       <h2 id="training-settings-heading">{mode === 'warmup' ? 'Warm-up settings' : 'GRPO settings'}</h2>
+      {mode === 'warmup' && <TeacherPicker />}
       <div className="settings-grid">
         {fields.map((field) => <TrainingInput key={field.key} field={field} />)}
       </div>
     </section>
+  );
+}
+
+const TEACHERS: { value: TeacherKind; label: string }[] = [
+  { value: 'expert', label: 'Built-in expert' },
+  { value: 'endpoint', label: 'Endpoint' },
+  { value: 'webllm', label: 'WebLLM model' },
+];
+
+/** Who makes the warm-up's demonstrations; the in-tab model is always the student. */
+function TeacherPicker() {
+  const teacher = usePlayground((state) => state.teacher);
+  const setTeacher = usePlayground((state) => state.setTeacher);
+  const model = usePlayground((state) => state.model);
+  const webllmModel = usePlayground((state) => state.webllmModel);
+  return (
+    <div className="fields">
+      <span className="setting-label" id="teacher-label">Teacher</span>
+      <div className="segmented" role="radiogroup" aria-labelledby="teacher-label">
+        {TEACHERS.map((option) => (
+          <button key={option.value} type="button" role="radio" aria-checked={teacher === option.value} className={teacher === option.value ? 'selected' : ''}
+            data-testid={`teacher-${option.value}`} onClick={() => setTeacher(option.value)}>{option.label}</button>
+        ))}
+      </div>
+      <p className="hint" data-testid="teacher-hint">
+        {teacher === 'expert' && 'The built-in\'s scripted expert answers every task; its passing rollouts are the demonstrations.'}
+        {teacher === 'endpoint' && <>The endpoint's model <b>{model}</b> (set under Policy) rolls out the tasks; only rollouts that pass the environment's threshold are kept.</>}
+        {teacher === 'webllm' && <>WebLLM <b>{webllmModel}</b> (picked and loaded under Policy) rolls out the tasks, one at a time; only passing rollouts are kept.</>}
+        {' '}The in-tab model is the student.
+      </p>
+    </div>
   );
 }
 
