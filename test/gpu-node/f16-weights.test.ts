@@ -78,8 +78,8 @@ test('f16 codec: every finite f16 round-trips, ties round to even, overflow and 
   expect(roundToF16(Float32Array.of(0.1))[0]).toBe(0.0999755859375);
 });
 
-test('matmul_forward_f16w matches reference (N=37, IC=52, OC=68, bias, accumulate)', async () => {
-  const [N, IC, OC, alpha] = [37, 52, 68, 0.75];
+for (const [N, kernel] of [[37, 'matmul_forward_f16w'], [1, 'matmul_forward_narrow_f16w']] as const) test(`${kernel} matches reference (N=${N}, IC=52, OC=68, bias, accumulate)`, async () => {
+  const [IC, OC, alpha] = [52, 68, 0.75];
   const inp = randomArray(N * IC, 1);
   const weight = randomArray(OC * IC, 2);
   const bias = randomArray(OC, 3);
@@ -91,7 +91,7 @@ test('matmul_forward_f16w matches reference (N=37, IC=52, OC=68, bias, accumulat
     const plan = new KernelPlan(kernels);
     const out = createTensor(context.device, out0);
     const dispatch = gpu.matmulForward(plan, out, createTensor(context.device, inp), uploadF16(weight), createTensor(context.device, bias), N, IC, OC, { alpha, accumulate: true });
-    expect(dispatch.label).toMatch(/^matmul_forward_f16w\|/);
+    expect(dispatch.label.startsWith(`${kernel}|`), dispatch.label).toBe(true);
     plan.submit();
     expectClose(await readTensor(context.device, out, N * OC * 4), expected, { ...TOLERANCE, label: 'out' });
   });

@@ -19,11 +19,17 @@ function requireMultipleOf4(op: string, sizes: Record<string, number>): void {
 export interface MatmulOptions {
   alpha?: number;
   accumulate?: boolean;
+  /** matmulForward only: force the one-row-per-thread ('narrow') or the 4×4-tiled kernel (tests, benchmarks); by default N decides. */
+  variant?: 'narrow' | 'tiled';
 }
+
+/** Rows below which matmulForward runs the one-row-per-thread kernel: one decoding sequence (at N = 1 it took half the time of the 4×4-tiled kernel on SwiftShader; at N = 2 they were even). */
+export const MATMUL_NARROW_ROWS = 2;
 
 /**
  * Records out(N,OC) = alpha·inp(N,IC)·weight(OC,IC)ᵀ + bias(OC) (+ out when accumulate); IC and OC
- * multiples of 4. An f16 weight (dtype 'f16') runs matmul_forward_f16w.
+ * multiples of 4. An f16 weight (dtype 'f16') runs the *_f16w kernels. The kernel follows N: below
+ * MATMUL_NARROW_ROWS one thread per (row, 4 columns), otherwise one per 4×4 block.
  */
 export function matmulForward(
   plan: KernelPlan,
@@ -34,14 +40,27 @@ export function matmulForward(
   N: number,
   IC: number,
   OC: number,
-  { alpha = 1, accumulate = false }: MatmulOptions = {},
+  { alpha = 1, accumulate = false, variant = N < MATMUL_NARROW_ROWS ? 'narrow' : 'tiled' }: MatmulOptions = {},
 ): Dispatch {
   requireMultipleOf4('matmul_forward', { IC, OC });
-  const { WG_X, WG_Y } = MATMUL_WORKGROUP;
   const kernels = plan.kernels;
+  const f16 = weight.dtype === 'f16';
+  if (variant === 'narrow') {
+    const WG_X = 64;
+    return plan.add(
+      kernels.dispatch(
+        f16 ? 'matmul_forward_narrow_f16w' : 'matmul_forward_narrow',
+        { WG_X, HAS_BIAS: bias !== null, ACCUMULATE: accumulate },
+        [out, inp, weight, bias ?? kernels.unusedTensor()],
+        [u32(N), u32(IC), u32(OC), f32(alpha)],
+        [Math.ceil(OC / 4 / WG_X), N, 1],
+      ),
+    );
+  }
+  const { WG_X, WG_Y } = MATMUL_WORKGROUP;
   return plan.add(
     kernels.dispatch(
-      weight.dtype === 'f16' ? 'matmul_forward_f16w' : 'matmul_forward',
+      f16 ? 'matmul_forward_f16w' : 'matmul_forward',
       { WG_X, WG_Y, HAS_BIAS: bias !== null, ACCUMULATE: accumulate },
       [out, inp, weight, bias ?? kernels.unusedTensor()],
       [u32(N), u32(IC), u32(OC), f32(alpha)],

@@ -37,19 +37,25 @@ async function submitAndCompare(
   }
 }
 
-function matmulCase(N: number, IC: number, OC: number, withBias: boolean): KernelCase {
+/** matmul_forward, or matmul_forward_narrow (N below MATMUL_NARROW_ROWS, or forced); with accumulate, out starts random and alpha is 0.75. */
+function matmulCase(N: number, IC: number, OC: number, withBias: boolean, accumulate = false, variant?: 'narrow'): KernelCase {
+  const kernel = variant === 'narrow' || N < gpu.MATMUL_NARROW_ROWS ? 'matmul_forward_narrow' : 'matmul_forward';
   return {
-    name: `matmul_forward matches reference (N=${N}, IC=${IC}, OC=${OC}${withBias ? ', bias' : ''})`,
+    name: `${kernel} matches reference (N=${N}, IC=${IC}, OC=${OC}${withBias ? ', bias' : ''}${accumulate ? ', alpha, accumulate' : ''})`,
     run: async (kernels) => {
+      const alpha = accumulate ? 0.75 : 1;
       const inp = randomArray(N * IC, 1);
       const weight = randomArray(OC * IC, 2);
       const bias = withBias ? randomArray(OC, 3) : null;
-      const expected = new Float32Array(N * OC);
-      ref.matmulForward(expected, inp, weight, bias, N, IC, OC);
+      const out0 = accumulate ? randomArray(N * OC, 4) : new Float32Array(N * OC);
+      const product = new Float32Array(N * OC);
+      ref.matmulForward(product, inp, weight, null, N, IC, OC);
+      const expected = out0.map((x, i) => x + alpha * product[i]! + (bias ? bias[i % OC]! : 0));
       const plan = new KernelPlan(kernels);
-      const out = createTensor(kernels.device, N * OC * 4);
+      const out = upload(kernels, out0);
       const biasTensor = bias ? upload(kernels, bias) : null;
-      gpu.matmulForward(plan, out, upload(kernels, inp), upload(kernels, weight), biasTensor, N, IC, OC);
+      const dispatch = gpu.matmulForward(plan, out, upload(kernels, inp), upload(kernels, weight), biasTensor, N, IC, OC, { alpha, accumulate, ...(variant ? { variant } : {}) });
+      if (!dispatch.label.startsWith(`${kernel}|`)) throw new Error(`expected ${kernel}, dispatched ${dispatch.label}`);
       await submitAndCompare(plan, [['out', out, expected]]);
     },
   };
@@ -103,6 +109,9 @@ export const KERNEL_CASES: KernelCase[] = [
   },
   matmulCase(37, 52, 68, true),
   matmulCase(5, 8, 4, false),
+  matmulCase(11, 52, 68, true, true),
+  matmulCase(1, 52, 260, true),
+  matmulCase(3, 36, 20, false, true, 'narrow'),
   {
     name: 'matmul_backward matches reference (dinp, dweight, dbias accumulate)',
     run: async (kernels) => {
