@@ -5,32 +5,10 @@
  */
 import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { toPlainData, type RolloutRecord } from '../envs/index.ts';
+import type { RolloutRecord } from '../envs/index.ts';
+import { recordToJsonLine } from '../envs/results-record.ts';
 
-/** The results line of one rollout: plain JSON, snake_case like verifiers' outputs. */
-export function recordToJson(record: RolloutRecord): Record<string, unknown> {
-  const { prompt: _prompt, completion: _completion, ...state } = record.state;
-  return {
-    task_index: record.taskIndex,
-    rollout_index: record.rolloutIndex,
-    prompt: record.prompt,
-    completion: record.completion,
-    answer: record.answer ?? null,
-    task: record.task ?? null,
-    info: record.info,
-    reward: record.reward,
-    scores: record.scores,
-    passed: record.passed,
-    errors: record.errors,
-    stop_reason: record.stopReason,
-    truncated: record.truncated,
-    turns: record.turns.length,
-    // Token data of each model turn, when the model ran in this process (local:).
-    ...(record.turns.some((turn) => turn.tokens) ? { turn_tokens: record.turns.map((turn) => turn.tokens ?? null) } : {}),
-    timings: record.timings,
-    state,
-  };
-}
+export { recordToJson } from '../envs/results-record.ts';
 
 /** Streams results of one run into a folder. */
 export class ResultsWriter {
@@ -49,7 +27,7 @@ export class ResultsWriter {
   /** Appends one rollout. */
   write(record: RolloutRecord): Promise<void> {
     this.lines += 1;
-    const line = `${JSON.stringify(toPlainData(recordToJson(record)))}\n`;
+    const line = recordToJsonLine(record);
     return new Promise((resolve, reject) => this.stream.write(line, (error) => (error ? reject(error) : resolve())));
   }
 
