@@ -52,7 +52,7 @@ export function WebLLMFields() {
       </label>
       {listError && <p className="failure" role="alert">{listError}</p>}
       <p className="hint" data-testid="webllm-cached">
-        {cached === null ? 'Checking the browser cache…' : cached ? 'In this browser\'s cache: loading needs no download.' : `Not downloaded yet: Load fetches the weights (about ${model ? formatMB(model.vramMB) : 'a few hundred MB'}) from huggingface.co once.`}
+        {cached === null ? 'Checking the browser cache…' : cached ? 'In this browser\'s cache: loading needs no download.' : 'Not downloaded yet: Load downloads it from huggingface.co once; it then stays in this browser\'s cache.'}
       </p>
       {problems.map((problem) => <p key={problem} className="warning" data-testid="webllm-guidance">{problem}</p>)}
       <div className="row">
