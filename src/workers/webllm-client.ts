@@ -76,17 +76,26 @@ export class WebLLMClient implements ChatClient {
   readonly chat = { completions: { create: (request: ChatRequest) => this.enqueue(request) } };
 
   private enqueue(request: ChatRequest): Promise<ChatCompletion> {
-    const turn = this.queue.then(() => this.generate(request));
-    // The next request waits for this one to settle, whatever its outcome.
-    this.queue = turn.then(() => undefined, () => undefined);
-    return turn;
+    // The next request waits until WebLLM has really finished this one (an aborted call rejects at
+    // once, but its interrupted generation still ends in the engine first).
+    let release!: () => void;
+    const finished = new Promise<void>((resolve) => (release = resolve));
+    const previous = this.queue;
+    this.queue = previous.then(() => finished);
+    return previous.then(() => this.generate(request, release));
   }
 
-  private async generate(request: ChatRequest): Promise<ChatCompletion> {
+  private async generate(request: ChatRequest, release: () => void): Promise<ChatCompletion> {
     const { signal } = request;
-    if (signal?.aborted) throw abortedError();
-    if (this.broken) throw this.broken;
-    const body = toWebLLMRequest(request, this.options);
+    let body: WebLLMChatRequest;
+    try {
+      if (signal?.aborted) throw abortedError();
+      if (this.broken) throw this.broken;
+      body = toWebLLMRequest(request, this.options);
+    } catch (error) {
+      release();
+      throw error;
+    }
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_resolve, reject) => {
       onAbort = () => {
@@ -96,7 +105,9 @@ export class WebLLMClient implements ChatClient {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const completion = await Promise.race([this.engine.chat.completions.create(body), aborted]);
+      const call = startGeneration(this.engine, body);
+      call.then(release, release);
+      const completion = await Promise.race([call, aborted]);
       if (completion.choices.some((choice) => choice.finish_reason === 'abort')) throw abortedError();
       return fromWebLLMCompletion(completion, this.options.modelId);
     } catch (error) {
@@ -108,6 +119,15 @@ export class WebLLMClient implements ChatClient {
       // Keep the losing branch of the race from surfacing as an unhandled rejection.
       aborted.catch(() => {});
     }
+  }
+}
+
+/** Starts a generation; a synchronous throw becomes a rejected promise, so the queue is always released. */
+function startGeneration(engine: WebLLMEngineLike, body: WebLLMChatRequest): Promise<WebLLMChatCompletion> {
+  try {
+    return engine.chat.completions.create(body);
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

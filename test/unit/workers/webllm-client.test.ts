@@ -21,6 +21,8 @@ const MODEL = 'SmolLM2-360M-Instruct-q4f32_1-MLC';
 class FakeEngine implements WebLLMEngineLike {
   readonly requests: WebLLMChatRequest[] = [];
   interrupts = 0;
+  /** When false, an interrupt is only counted: the generation ends when the test releases it. */
+  interruptEndsGeneration = true;
   /** Generations running now, and the most at once. */
   running = 0;
   maxRunning = 0;
@@ -48,6 +50,7 @@ class FakeEngine implements WebLLMEngineLike {
 
   interruptGenerate(): void {
     this.interrupts++;
+    if (!this.interruptEndsGeneration) return;
     // WebLLM finishes an interrupted generation with finish_reason 'abort'.
     const current = this.pending.shift();
     current?.resolve({ choices: [{ index: 0, message: { content: 'partial' }, finish_reason: 'abort' }] });
@@ -148,6 +151,37 @@ describe('WebLLMClient', () => {
     await Promise.resolve();
     engine.release();
     expect((await next).choices[0]!.message.content).toBe('ok 0');
+  });
+
+  test('after an abort, the next request waits until the interrupted generation has really ended in WebLLM', async () => {
+    const engine = new FakeEngine(undefined, true);
+    engine.interruptEndsGeneration = false;
+    const client = new WebLLMClient(engine, { modelId: MODEL });
+    const controller = new AbortController();
+    const call = client.chat.completions.create(request({ signal: controller.signal }));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    controller.abort();
+    expect((await rejection(call)).kind).toBe('aborted');
+    const next = client.chat.completions.create(request());
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(engine.requests).toHaveLength(1);
+    engine.release(); // the interrupted generation ends
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(engine.requests).toHaveLength(2);
+    expect(engine.maxRunning).toBe(1);
+    engine.release();
+    expect((await next).choices[0]!.message.content).toBe('ok 0');
+  });
+
+  test('an engine that throws synchronously does not block the queue', async () => {
+    let calls = 0;
+    const engine: WebLLMEngineLike = {
+      chat: { completions: { create: (body) => { if (calls++ === 0) throw new Error('sync boom'); return Promise.resolve(completion(body, 'later')); } } },
+      interruptGenerate: () => {},
+    };
+    const client = new WebLLMClient(engine, { modelId: MODEL });
+    await expect(client.chat.completions.create(request())).rejects.toThrow(/sync boom/);
+    expect((await client.chat.completions.create(request())).choices[0]!.message.content).toBe('later 0');
   });
 
   test('a request aborted while it waits in the queue never reaches the engine; an aborted signal rejects at once', async () => {
