@@ -33,6 +33,15 @@ export interface OptimizerState {
   v: NamedTensors;
 }
 
+/**
+ * Which weights a log-prob call runs. 'reference' is the KL reference policy of GRPO: with LoRA the
+ * base weights with the adapters switched off (the same buffers, nothing copied); with full
+ * fine-tuning the copy frozen by `setReference` (an error when there is none).
+ */
+export interface LogprobsOptions {
+  weights?: 'policy' | 'reference';
+}
+
 /** How a backend's weights start: a seeded random init (HF's: normal(0, 0.02), norms 1, biases 0) or given tensors. */
 export type ModelWeights = { seed: number } | { tensors: NamedTensors };
 
@@ -55,8 +64,8 @@ export interface ModelBackend {
   readonly lora: LoraConfig | null;
   /** Runs the model and returns logits (B, T, V). */
   forward(ids: Int32Array, B: number, T: number): Promise<Float32Array>;
-  /** Returns log_softmax(logits / temperature)[target] per position (B*T). */
-  logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number): Promise<Float32Array>;
+  /** Returns log_softmax(logits / temperature)[target] per position (B*T), under the trained weights or, with `{ weights: 'reference' }`, the KL reference. */
+  logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number, options?: LogprobsOptions): Promise<Float32Array>;
   /** Accumulates ∂(Σ_i weights[i]·logprob[i]) / ∂θ into the gradients of the trainable parameters; returns that sum. */
   backward(ids: Int32Array, targets: Int32Array, weights: Float32Array, B: number, T: number, temperature: number): Promise<number>;
   /** Sets every gradient to zero. */
@@ -75,6 +84,14 @@ export interface ModelBackend {
   getOptimizerState(): Promise<OptimizerState>;
   /** Restores AdamW's state; every trainable parameter's m and v must be given, with its shape. */
   setOptimizerState(state: OptimizerState): Promise<void>;
+  /**
+   * Full fine-tuning: freezes a copy of `tensors` (every base parameter, by Hugging Face name) as the KL
+   * reference, or drops it (null). It costs one more copy of the weights, so it is meant for small
+   * models. With LoRA the reference is the base itself, and this throws.
+   */
+  setReference(tensors: NamedTensors | null): Promise<void>;
+  /** Returns a copy of the frozen reference of full fine-tuning, or null (none frozen, or LoRA, whose reference is the base). */
+  getReference(): Promise<NamedTensors | null>;
   /** Releases the backend's memory; it may not be used afterwards. */
   dispose(): void;
 }

@@ -28,7 +28,7 @@ import {
   swigluBackward,
   swigluForward,
 } from '../reference/index.ts';
-import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from './backend.ts';
+import type { LogprobsOptions, ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from './backend.ts';
 import type { ModelConfig } from './config.ts';
 import { initLoraParameters, initParameters } from './init.ts';
 import {
@@ -80,6 +80,8 @@ export class CpuBackend implements ModelBackend {
   private adamV: Float32Array | null = null;
   private stepCount = 0;
   private activations: Activations | null = null;
+  private reference: Float32Array | null = null; // (paramLayout.totalSize) the frozen KL reference of full fine-tuning
+  private adaptersOn = true; // false while a LoRA reference forward runs
 
   /** Builds the buffers and initialises them from seed (HF init) and loraSeed (PEFT init). */
   constructor(config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number) {
@@ -105,8 +107,8 @@ export class CpuBackend implements ModelBackend {
     return this.view(activations, 'logits').slice();
   }
 
-  async logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number): Promise<Float32Array> {
-    const activations = this.forwardPass(ids, B, T);
+  async logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number, options: LogprobsOptions = {}): Promise<Float32Array> {
+    const activations = options.weights === 'reference' ? this.withReference(() => this.forwardPass(ids, B, T)) : this.forwardPass(ids, B, T);
     this.checkTokens(targets, B * T, 'targets');
     const logprobs = this.view(activations, 'logprobs');
     logprobsForward(logprobs, this.view(activations, 'logits'), targets, B * T, this.config.vocab_size, temperature);
@@ -248,7 +250,25 @@ export class CpuBackend implements ModelBackend {
     this.stepCount = state.step;
   }
 
+  async setReference(tensors: NamedTensors | null): Promise<void> {
+    if (this.lora !== null) throw new Error('with LoRA the KL reference is the base model (adapters switched off); there is nothing to freeze');
+    if (tensors === null) {
+      this.reference = null;
+      return;
+    }
+    const reference = new Float32Array(this.paramLayout.totalSize);
+    writeNamedTensors(reference, this.paramLayout, tensors, 'KL reference');
+    this.reference = reference;
+  }
+
+  async getReference(): Promise<NamedTensors | null> {
+    if (this.reference === null) return null;
+    const reference = this.reference;
+    return new Map(this.paramLayout.slots.map((slot) => [slot.name, { shape: [...slot.shape], data: reference.slice(slot.offset, slot.offset + slot.size) }]));
+  }
+
   dispose(): void {
+    this.reference = null;
     this.params = new Float32Array(0);
     this.loraParams = null;
     this.grads = this.adamM = this.adamV = null;
@@ -265,6 +285,26 @@ export class CpuBackend implements ModelBackend {
       throw new Error(`parameter ${name}: shape [${tensor.shape}] with ${tensor.data.length} values, expected [${slot.shape}]`);
     }
     (inBase !== undefined ? this.params : this.loraParams!).set(tensor.data, slot.offset);
+  }
+
+  /** Runs `run` (synchronous) with the KL reference's weights: LoRA switched off, or the frozen copy swapped in. */
+  private withReference<R>(run: () => R): R {
+    if (this.lora !== null) {
+      this.adaptersOn = false;
+      try {
+        return run();
+      } finally {
+        this.adaptersOn = true;
+      }
+    }
+    if (this.reference === null) throw new Error('no KL reference: full fine-tuning needs setReference(weights) first (GrpoTrainer freezes the weights it starts from)');
+    const trained = this.params;
+    this.params = this.reference;
+    try {
+      return run();
+    } finally {
+      this.params = trained;
+    }
   }
 
   /** Runs the forward pass into the activation buffer for (B, T), up to and including logits. */
@@ -324,7 +364,7 @@ export class CpuBackend implements ModelBackend {
     const prefix = linearModuleName(layer, module);
     const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? this.param(`${prefix}.bias`) : null;
     matmulForward(out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
-    if (this.lora !== null && this.lora.targetModules.includes(module)) {
+    if (this.adaptersOn && this.lora !== null && this.lora.targetModules.includes(module)) {
       const hidden = this.view(a, `layers.${layer}.${module}.lora_hidden`);
       loraForward(out, hidden, inp, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora.rank, this.lora.alpha);
     }

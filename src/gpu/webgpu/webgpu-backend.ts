@@ -8,7 +8,7 @@
  * shader-f16) the frozen base matrices live in a second buffer as f16 and the *_f16w kernels convert
  * them on load; compute and accumulation stay f32. It is not a sampler or a KV cache.
  */
-import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from '../model/backend.ts';
+import type { LogprobsOptions, ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { initLoraParameters, initParameters } from '../model/init.ts';
 import {
@@ -41,6 +41,8 @@ interface BatchState {
   targets: GPUTensor; // (B*T) i32
   weights: GPUTensor; // (B*T) f32, the dlogprobs of backward
   forwardPlan: KernelPlan; // ids → logits
+  referencePlan: KernelPlan | null; // ids → logits under the KL reference (LoRA branch skipped, or the frozen copy); recorded on first use
+  positions: GPUTensor; // (B*T) i32
   logprobsPlan: KernelPlan; // logits, targets → logprobs
   backwardPlan: KernelPlan; // weights → gradients
   logprobsForward: Dispatch; // holds the temperature
@@ -166,6 +168,7 @@ export class WebGPUBackend implements ModelBackend {
   private readonly adamwDispatch: Dispatch;
   private stepCount = 0;
   private batch: BatchState | null = null;
+  private referenceParams: GPUBuffer | null = null; // (paramLayout.totalSize) f32, the frozen KL reference of full fine-tuning
 
   /** Allocates the buffers and initialises them from seed (HF init) and loraSeed (PEFT init). */
   constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, frozenWeightsF16 = false) {
@@ -233,12 +236,13 @@ export class WebGPUBackend implements ModelBackend {
     return this.read(slotTensor(batch.acts, batch.layout, 'logits'));
   }
 
-  async logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number): Promise<Float32Array> {
+  async logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number, options: LogprobsOptions = {}): Promise<Float32Array> {
     const batch = this.batchFor(B, T);
+    const forward = options.weights === 'reference' ? this.referencePlanFor(batch) : batch.forwardPlan;
     this.writeTokens(batch.ids, ids, B * T, 'ids');
     this.writeTokens(batch.targets, targets, B * T, 'targets');
     this.setTemperature(batch, temperature);
-    this.submit(batch.forwardPlan, batch.logprobsPlan);
+    this.submit(forward, batch.logprobsPlan);
     return this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
   }
 
@@ -319,6 +323,33 @@ export class WebGPUBackend implements ModelBackend {
     this.stepCount = state.step;
   }
 
+  async setReference(tensors: NamedTensors | null): Promise<void> {
+    if (this.lora !== null) throw new Error('with LoRA the KL reference is the base model (adapters switched off); there is nothing to freeze');
+    if (tensors === null) {
+      this.dropReferencePlan();
+      this.referenceParams?.destroy();
+      this.referenceParams = null;
+      return;
+    }
+    const values = new Float32Array(this.paramLayout.totalSize);
+    writeNamedTensors(values, this.paramLayout, tensors, 'KL reference');
+    this.referenceParams ??= createStorage(this.device, this.paramLayout.totalSize, 'KL reference params');
+    this.device.queue.writeBuffer(this.referenceParams, 0, values);
+  }
+
+  async getReference(): Promise<NamedTensors | null> {
+    if (this.referenceParams === null) return null;
+    const tensors: NamedTensors = new Map();
+    await this.copyOut(tensors, this.paramLayout, this.referenceParams);
+    return tensors;
+  }
+
+  /** GPU bytes the KL reference holds now: the frozen copy (full fine-tuning only) and the uniform buffers of its recorded forward plan. */
+  referenceBytes(): number {
+    const plan = this.batch?.referencePlan?.commands ?? [];
+    return (this.referenceParams?.size ?? 0) + plan.reduce((sum, command) => sum + ('clear' in command ? 0 : command.params.size), 0);
+  }
+
   /**
    * The weights as a KV-cache decoder reads them, without copying (see
    * src/gpu/webgpu/webgpu-decoder.ts): bindings into the parameter buffers (f32, or f16 for the
@@ -337,6 +368,7 @@ export class WebGPUBackend implements ModelBackend {
 
   dispose(): void {
     this.releaseBatch();
+    this.referenceParams?.destroy();
     this.stepPlan.destroy();
     this.normPlan.destroy();
     for (const buffer of [this.params, this.halfParams, this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
@@ -414,7 +446,7 @@ export class WebGPUBackend implements ModelBackend {
 
   private releaseBatch(): void {
     if (this.batch === null) return;
-    for (const plan of [this.batch.forwardPlan, this.batch.logprobsPlan, this.batch.backwardPlan]) plan.destroy();
+    for (const plan of [this.batch.forwardPlan, this.batch.referencePlan, this.batch.logprobsPlan, this.batch.backwardPlan]) plan?.destroy();
     for (const buffer of [this.batch.acts, this.batch.dacts, this.batch.ids.buffer, this.batch.targets.buffer, this.batch.weights.buffer, ...this.batch.scratch]) buffer.destroy();
     this.batch = null;
   }
@@ -445,6 +477,8 @@ export class WebGPUBackend implements ModelBackend {
       targets: createTensor(device, N * 4, 'targets'),
       weights: createTensor(device, N * 4, 'logprob weights'),
       forwardPlan: new KernelPlan(this.kernels),
+      referencePlan: null,
+      positions: positionsTensor,
       logprobsPlan: new KernelPlan(this.kernels),
       backwardPlan: new KernelPlan(this.kernels),
       logprobsForward: undefined as unknown as Dispatch,
@@ -452,7 +486,7 @@ export class WebGPUBackend implements ModelBackend {
       temperature: 1,
       scratch: [dscores.buffer, dhidden.buffer, positionsTensor.buffer],
     };
-    this.recordForward(batch, positionsTensor);
+    this.recordForward(batch.forwardPlan, batch, positionsTensor, false);
     const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
     batch.logprobsForward = ops.logprobsForward(batch.logprobsPlan, act('logprobs'), act('logits'), batch.targets, N, this.config.vocab_size, 1);
     batch.logprobsBackward = this.recordBackward(batch, positionsTensor, dscores, dhidden);
@@ -480,27 +514,50 @@ export class WebGPUBackend implements ModelBackend {
     return this.lora !== null && this.lora.targetModules.includes(module);
   }
 
-  /** Records the forward pass (as CpuBackend.forwardPass): embedding, L blocks, final norm, LM head. */
-  private recordForward(batch: BatchState, positions: GPUTensor): void {
+  /** Returns the batch's reference forward plan, recording it on first use (no weights are copied: it binds the base, or the frozen copy). */
+  private referencePlanFor(batch: BatchState): KernelPlan {
+    if (batch.referencePlan !== null) return batch.referencePlan;
+    if (this.lora === null && this.referenceParams === null) {
+      throw new Error('no KL reference: full fine-tuning needs setReference(weights) first (GrpoTrainer freezes the weights it starts from)');
+    }
+    const plan = new KernelPlan(this.kernels);
+    this.recordForward(plan, batch, batch.positions, true);
+    batch.referencePlan = plan;
+    return plan;
+  }
+
+  /** Forgets the recorded reference plan (its bindings name a buffer about to go). */
+  private dropReferencePlan(): void {
+    this.batch?.referencePlan?.destroy();
+    if (this.batch !== null) this.batch.referencePlan = null;
+  }
+
+  /**
+   * Records the forward pass (as CpuBackend.forwardPass) into `plan`: embedding, L blocks, final norm,
+   * LM head. With `reference`, the KL reference's: LoRA branches skipped, or the frozen copy's weights.
+   */
+  private recordForward(plan: KernelPlan, batch: BatchState, positions: GPUTensor, reference: boolean): void {
     const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
     const { B, T, layout } = batch;
     const N = B * T;
-    const plan = batch.forwardPlan;
     const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
     const eps = this.config.rms_norm_eps;
     const theta = this.config.rope_theta;
+    const frozenCopy = reference && this.lora === null;
+    const param = (name: string): GPUTensor => (frozenCopy ? slotTensor(this.referenceParams!, this.paramLayout, name) : this.param(name));
+    const linear = (module: LoraTargetModule, out: GPUTensor, inp: GPUTensor, l: number): void => this.linearForward(plan, batch, l, module, out, inp, { param, adapters: !reference });
 
-    ops.embeddingForward(plan, act('encoded'), batch.ids, this.param('model.embed_tokens.weight'), N, C);
+    ops.embeddingForward(plan, act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
     let residual = act('encoded');
     for (let l = 0; l < this.config.num_hidden_layers; l++) {
       const la = (name: string): GPUTensor => act(`layers.${l}.${name}`);
-      const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
+      const lp = (name: string): GPUTensor => param(`model.layers.${l}.${name}`);
 
       // attention block
       ops.rmsnormForward(plan, la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
-      this.linearForward(plan, batch, l, 'q_proj', la('q'), la('ln1'));
-      this.linearForward(plan, batch, l, 'k_proj', la('k'), la('ln1'));
-      this.linearForward(plan, batch, l, 'v_proj', la('v'), la('ln1'));
+      linear('q_proj', la('q'), la('ln1'), l);
+      linear('k_proj', la('k'), la('ln1'), l);
+      linear('v_proj', la('v'), la('ln1'), l);
       let q = la('q'); // (B, T, NH, HS)
       let k = la('k'); // (B, T, KVH, HS)
       if (this.config.qk_norm) {
@@ -512,20 +569,20 @@ export class WebGPUBackend implements ModelBackend {
       ops.ropeForward(plan, la('q_rope'), q, positions, B, T, NH, HS, theta);
       ops.ropeForward(plan, la('k_rope'), k, positions, B, T, KVH, HS, theta);
       ops.attentionForward(plan, la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
-      this.linearForward(plan, batch, l, 'o_proj', la('attproj'), la('atty'));
+      linear('o_proj', la('attproj'), la('atty'), l);
       ops.residualForward(plan, la('residual2'), residual, la('attproj'), N * C);
 
       // MLP block
       ops.rmsnormForward(plan, la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
-      this.linearForward(plan, batch, l, 'gate_proj', la('gate'), la('ln2'));
-      this.linearForward(plan, batch, l, 'up_proj', la('up'), la('ln2'));
+      linear('gate_proj', la('gate'), la('ln2'), l);
+      linear('up_proj', la('up'), la('ln2'), l);
       ops.swigluForward(plan, la('swiglu'), la('gate'), la('up'), N * I);
-      this.linearForward(plan, batch, l, 'down_proj', la('mlp_out'), la('swiglu'));
+      linear('down_proj', la('mlp_out'), la('swiglu'), l);
       ops.residualForward(plan, la('residual3'), la('residual2'), la('mlp_out'), N * C);
       residual = la('residual3');
     }
-    ops.rmsnormForward(plan, act('lnf'), act('lnf_rstd'), residual, this.param('model.norm.weight'), N, C, eps);
-    const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+    ops.rmsnormForward(plan, act('lnf'), act('lnf_rstd'), residual, param('model.norm.weight'), N, C, eps);
+    const lmHead = param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
     ops.matmulForward(plan, act('logits'), act('lnf'), lmHead, null, N, C, V);
   }
 
@@ -589,13 +646,21 @@ export class WebGPUBackend implements ModelBackend {
   }
 
   /** Records out = inp·Wᵀ + b for one linear module, plus its LoRA update when the module is adapted. */
-  private linearForward(plan: KernelPlan, batch: BatchState, layer: number, module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void {
+  private linearForward(
+    plan: KernelPlan,
+    batch: BatchState,
+    layer: number,
+    module: LoraTargetModule,
+    out: GPUTensor,
+    inp: GPUTensor,
+    { param, adapters }: { param: (name: string) => GPUTensor; adapters: boolean },
+  ): void {
     const { IC, OC } = linearSizes(this.config, module);
     const N = batch.B * batch.T;
     const prefix = linearModuleName(layer, module);
-    const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? this.param(`${prefix}.bias`) : null;
-    ops.matmulForward(plan, out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
-    if (this.isAdapted(module)) {
+    const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? param(`${prefix}.bias`) : null;
+    ops.matmulForward(plan, out, inp, param(`${prefix}.weight`), bias, N, IC, OC);
+    if (adapters && this.isAdapted(module)) {
       const hidden = slotTensor(batch.acts, batch.layout, `layers.${layer}.${module}.lora_hidden`);
       ops.loraForward(plan, out, hidden, inp, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora!.rank, this.lora!.alpha);
     }
