@@ -40,6 +40,8 @@ Options:
                          weight; tiny trains every weight unless given)
   --max-tokens N         max tokens per model turn (default 32)
   --max-async K          GRPO steps rollouts may run ahead of the weights (default 1; 0 = on-policy)
+  --kl-beta B            KL penalty β to the reference policy (default 0): with LoRA the base model (adapters off,
+                         no extra memory), with full fine-tuning a frozen copy of the weights GRPO starts from
   --eval-tasks N         held-out tasks measured before and after each phase (default 32; 0 = none)
   --env-args JSON        arguments for the environment's loadEnvironment(args)
   --seed S               seeds the model init, task order and sampling (default 0)
@@ -83,6 +85,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       'lora-rank': { type: 'string' },
       'max-tokens': { type: 'string' },
       'max-async': { type: 'string' },
+      'kl-beta': { type: 'string' },
       'eval-tasks': { type: 'string' },
       'env-args': { type: 'string' },
       seed: { type: 'string' },
@@ -125,6 +128,8 @@ export async function runTrain(argv: string[]): Promise<number> {
       const checkpoint = await parseCheckpoint(async (name) => new Uint8Array(await readFile(join(checkpointDir, name))), checkpointDir);
       await model.backend.setParameters(checkpoint.weights);
       await model.backend.setOptimizerState(checkpoint.optimizer);
+      if (checkpoint.reference) await model.backend.setReference(checkpoint.reference);
+      if (checkpoint.rolloutsAhead && resumeFrom.phase === 'grpo') resumeFrom = { ...resumeFrom, rolloutsAhead: checkpoint.rolloutsAhead };
     } catch (error) {
       throw new CliError(`--resume: ${(error as Error).message}`);
     }
@@ -141,11 +146,15 @@ export async function runTrain(argv: string[]): Promise<number> {
     if (!values.json) console.error(text);
   };
   say(`${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device}`);
-  const saveCheckpoint = async (position: TrainingPosition) => {
+  const saveCheckpoint = async ({ rolloutsAhead, ...position }: TrainingPosition) => {
+    // Full fine-tuning with KL keeps its frozen reference; with LoRA the reference is the base.
+    const reference = model.backend.lora === null ? await model.backend.getReference() : null;
     const files = serializeCheckpoint({
       state: { format: CHECKPOINT_FORMAT, ...position, run: settings as unknown as Record<string, unknown> },
       weights: await model.backend.getParameters(),
       optimizer: await model.backend.getOptimizerState(),
+      ...(rolloutsAhead ? { rolloutsAhead } : {}),
+      ...(reference ? { reference } : {}),
     });
     writeFolderAtomically(join(outDir, 'checkpoint'), files);
   };
@@ -222,6 +231,13 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     if (!(value > 0)) throw new CliError(`--${flag} must be a positive number, got "${String(text)}"`, 2);
     return value;
   };
+  const nonNegative = (flag: string, fallback: number): number => {
+    const text = values[flag];
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!(value >= 0) || !Number.isFinite(value)) throw new CliError(`--${flag} must be a number ≥ 0, got "${String(text)}"`, 2);
+    return value;
+  };
   const sftSteps = integer('sft-steps', 100);
   const grpoSteps = integer('steps', 50);
   const model = values.model === 'tiny' ? 'tiny' : resolve(values.model);
@@ -242,7 +258,9 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
       evalTasks: integer('eval-tasks', 32),
       checkpointEvery: integer('checkpoint-every', 10),
       warmup: sftSteps > 0 ? { demonstrations: integer('demonstrations', 256, 1), steps: sftSteps, batchSize: integer('sft-batch', 16, 1), lr: positive('sft-lr', 3e-3) } : null,
-      grpo: grpoSteps > 0 ? { steps: grpoSteps, tasksPerStep: integer('tasks-per-step', 4, 1), groupSize: integer('group', 8, 2), schedule: { lr: positive('lr', 1e-3) }, maxAsync: integer('max-async', 1) } : null,
+      grpo: grpoSteps > 0
+        ? { steps: grpoSteps, tasksPerStep: integer('tasks-per-step', 4, 1), groupSize: integer('group', 8, 2), schedule: { lr: positive('lr', 1e-3) }, maxAsync: integer('max-async', 1), klBeta: nonNegative('kl-beta', 0) }
+        : null,
     },
   };
 }

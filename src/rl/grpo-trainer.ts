@@ -9,6 +9,13 @@
  * the current step trains, so environment work and scoring (a remote judge, say) overlap the
  * update. Rollouts are then at most k weight versions old; the clipped objective uses their
  * sampling log-probs as the old policy, so the staleness is accounted for, and each step reports it.
+ *
+ * Exact resume with k > 0: when a checkpoint is taken after step s, the rollouts of steps s+1..s+k
+ * were already started with older weights. `rolloutsAhead()` waits for them and returns them (with
+ * how many weight versions old they are); a trainer given them back (`rolloutsAhead` option) trains
+ * on them instead of sampling those steps again, so the resumed run takes the same steps as an
+ * uninterrupted one. Task order and sampling seeds are pure functions of (seed, step): nothing else
+ * needs saving.
  */
 import type { ChatClient, Environment, SamplingArgs, Trajectory } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
@@ -77,10 +84,17 @@ export interface GrpoOptions {
   /** PPO clip ε below and above 1 (defaults 0.2 and 0.28, as DAPO). */
   clipLow?: number;
   clipHigh?: number;
-  /** KL coefficient β (default 0); > 0 needs `reference`. */
+  /**
+   * KL coefficient β (default 0). With β > 0 and no `reference`, the reference is the backend's own
+   * (`logprobs(..., { weights: 'reference' })`): with LoRA the base weights, adapters switched off (no
+   * extra memory); with full fine-tuning a frozen copy of the weights GRPO starts from, which `run()`
+   * takes at step 0 (`backend.setReference`) and a resumed run must get back from its checkpoint.
+   */
   klBeta?: number;
-  /** The reference policy for KL (e.g. the backend with LoRA switched off, or a frozen copy). */
+  /** Another reference policy for KL (default: the backend's, see klBeta). */
   reference?: Pick<ModelBackend, 'logprobs'>;
+  /** Rollouts sampled ahead before a checkpoint (`rolloutsAhead()`), for steps from startStep on: trained on instead of sampled again. */
+  rolloutsAhead?: SavedRolloutBatch[];
   /** Divide advantages by the group std (default false). */
   scaleAdvantagesByStd?: boolean;
   /** 'token-mean' divides the loss by the step's loss tokens; 'constant' by sequences × maxTokens (Dr. GRPO). Default 'token-mean'. */
@@ -147,6 +161,15 @@ export class TrainingError extends Error {
   override readonly name = 'TrainingError';
 }
 
+/** The rollouts of one step sampled ahead of a checkpoint, as `rolloutsAhead()` returns them (JSON-safe: no environment state). */
+export interface SavedRolloutBatch {
+  step: number;
+  trajectories: ScoredTrajectory[];
+  /** Weight versions between sampling and the checkpoint (the staleness so far). */
+  versionsBehind: number;
+  sampleMs: number;
+}
+
 /** The rollouts of one step. */
 interface RolloutBatch {
   step: number;
@@ -157,7 +180,13 @@ interface RolloutBatch {
 
 /** Runs GRPO; call `run()` and read each step's metrics from `onStep`. */
 export class GrpoTrainer {
-  private readonly options: Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency'>;
+  private readonly options: Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead'>;
+  /** The batches started and not yet trained on, in step order. */
+  private pending: Array<{ step: number; batch: Promise<RolloutBatch> }> = [];
+  /** Aborts the rollouts in flight: follows the run's signal, except while `rolloutsAhead()` waits for them. */
+  private rolloutAbort = new AbortController();
+  private holdingRollouts = 0;
+  private signal: AbortSignal | undefined;
 
   constructor(
     readonly source: RolloutSource,
@@ -189,21 +218,39 @@ export class GrpoTrainer {
       padId: 0,
       ...options,
     };
-    if (this.options.klBeta > 0 && !this.options.reference) throw new Error('GRPO: klBeta > 0 needs a reference policy');
+    if (!(this.options.klBeta >= 0)) throw new Error(`GRPO: klBeta must be ≥ 0, got ${this.options.klBeta}`);
+    const ahead = this.options.rolloutsAhead ?? [];
+    if (ahead.some((batch, i) => batch.step !== this.options.startStep + i) || ahead.length > this.options.maxAsync) {
+      throw new Error(`GRPO: the rollouts sampled ahead are for steps ${ahead.map((b) => b.step).join(', ')}, but a run resuming at step ${this.options.startStep} with maxAsync ${this.options.maxAsync} needs consecutive steps from ${this.options.startStep}, at most ${this.options.maxAsync}`);
+    }
     if (source.numTasks === 0) throw new Error(`GRPO: ${source.name} has no training tasks`);
   }
 
   /** Trains until `steps` (or the signal aborts); `onStep` receives each step's metrics. */
   async run(hooks: { onStep?: (metrics: GrpoStepMetrics) => void | Promise<void>; signal?: AbortSignal } = {}): Promise<GrpoStepMetrics[]> {
     const { steps, startStep, maxAsync } = this.options;
+    await this.prepareReference();
     const history: GrpoStepMetrics[] = [];
-    const pending: Promise<RolloutBatch>[] = [];
-    let nextToSample = startStep;
+    this.signal = hooks.signal;
+    this.rolloutAbort = new AbortController();
+    const stopRollouts = () => {
+      if (this.holdingRollouts === 0) this.rolloutAbort.abort();
+    };
+    if (hooks.signal?.aborted) stopRollouts();
+    hooks.signal?.addEventListener('abort', stopRollouts);
+    const pending = this.pending;
+    for (const saved of this.options.rolloutsAhead ?? []) {
+      if (saved.step < steps) pending.push({ step: saved.step, batch: Promise.resolve({ step: saved.step, trajectories: saved.trajectories, sampledAtVersion: this.policy.policyVersion - saved.versionsBehind, sampleMs: saved.sampleMs }) });
+    }
+    let nextToSample = startStep + pending.length;
     try {
       for (let step = startStep; step < steps; step++) {
         if (hooks.signal?.aborted) break;
-        while (nextToSample < steps && nextToSample <= step + maxAsync) pending.push(this.sampleStep(nextToSample++, hooks.signal));
-        const batch = await pending.shift()!;
+        while (nextToSample < steps && nextToSample <= step + maxAsync) {
+          pending.push({ step: nextToSample, batch: this.sampleStep(nextToSample, this.rolloutAbort.signal) });
+          nextToSample++;
+        }
+        const batch = await pending.shift()!.batch;
         if (hooks.signal?.aborted) break;
         const metrics = await this.trainStep(batch);
         history.push(metrics);
@@ -211,9 +258,47 @@ export class GrpoTrainer {
       }
     } finally {
       // Rollouts sampled ahead are not trained on when the run stops; let them settle quietly.
-      await Promise.allSettled(pending);
+      await Promise.allSettled(pending.map((p) => p.batch));
+      pending.length = 0;
+      hooks.signal?.removeEventListener('abort', stopRollouts);
     }
     return history;
+  }
+
+  /**
+   * The rollouts already started for the steps after the last one trained (call it from `onStep`,
+   * between two updates, to checkpoint them): waits for them and returns them JSON-safe, or null
+   * when some were aborted (the run was stopped before), so they cannot be reused. A stop that
+   * comes while it waits takes effect once they are in.
+   */
+  async rolloutsAhead(): Promise<SavedRolloutBatch[] | null> {
+    if (this.rolloutAbort.signal.aborted) return null;
+    this.holdingRollouts++;
+    let batches: RolloutBatch[];
+    try {
+      batches = await Promise.all(this.pending.map((p) => p.batch));
+    } finally {
+      this.holdingRollouts--;
+      if (this.holdingRollouts === 0 && this.signal?.aborted) this.rolloutAbort.abort();
+    }
+    if (batches.some((batch) => batch.trajectories.some((t) => t.stopReason === 'aborted'))) return null;
+    return batches.map((batch) => ({
+      step: batch.step,
+      trajectories: batch.trajectories.map(savedTrajectory),
+      versionsBehind: this.policy.policyVersion - batch.sampledAtVersion,
+      sampleMs: batch.sampleMs,
+    }));
+  }
+
+  /** With β > 0 and the backend as reference under full fine-tuning: freezes the weights GRPO starts from (step 0), or checks that a resumed run restored them. */
+  private async prepareReference(): Promise<void> {
+    if (this.options.klBeta <= 0 || this.options.reference || this.backend.lora !== null) return;
+    if (this.options.startStep > 0) {
+      if ((await this.backend.getReference()) !== null) return;
+      throw new Error(`GRPO: a full fine-tuning run with KL (β ${this.options.klBeta}) resuming at step ${this.options.startStep} needs the reference weights it started from; restore them from the checkpoint (backend.setReference) first`);
+    }
+    const parameters = await this.backend.getParameters();
+    await this.backend.setReference(parameters);
   }
 
   /** Rolls out G completions for each task of `step`. */
@@ -302,7 +387,9 @@ export class GrpoTrainer {
     for (let start = 0; start < sequences.length; start += o.microBatchSize) {
       const micro = buildTrainBatch(sequences.slice(start, start + o.microBatchSize), { padId: o.padId, ...(o.maxSequenceLength ? { maxLength: o.maxSequenceLength } : {}) });
       const logprobs = await this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature);
-      const reference = o.klBeta > 0 ? await o.reference!.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature) : undefined;
+      const reference = o.klBeta > 0
+        ? await (o.reference ? o.reference.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature) : this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature, { weights: 'reference' }))
+        : undefined;
       const result = grpoLoss(logprobs, micro, { clipLow: o.clipLow, clipHigh: o.clipHigh, klBeta: o.klBeta, normalizer }, reference);
       await this.backend.backward(micro.ids, micro.targets, result.weights, micro.B, micro.T, o.temperature);
       loss += result.loss;
@@ -322,6 +409,12 @@ export class GrpoTrainer {
     await this.policy.syncWeights();
     return finish({ loss, kl, clipFraction, gradNorm, tokensTrained: lossTokens });
   }
+}
+
+/** A trajectory without what a checkpoint cannot hold: the environment's state (kept to the transcript) and its info. */
+function savedTrajectory(trajectory: ScoredTrajectory): ScoredTrajectory {
+  const { state: _state, info: _info, ...rest } = trajectory;
+  return { ...rest, info: {}, state: { prompt: trajectory.prompt, completion: trajectory.completion, info: {}, turn: trajectory.turns.length } };
 }
 
 function rewardStats(trajectories: ScoredTrajectory[]): Pick<GrpoStepMetrics, 'reward' | 'rewards' | 'passRate'> {

@@ -8,7 +8,7 @@ import { evaluate, MultiTurnEnv, type ChatClient, type Environment, type Evaluat
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
-import { environmentRollouts, GrpoTrainer, type GrpoOptions, type GrpoStepMetrics } from './grpo-trainer.ts';
+import { environmentRollouts, GrpoTrainer, type GrpoOptions, type GrpoStepMetrics, type SavedRolloutBatch } from './grpo-trainer.ts';
 import { makeWarmupData } from './sft-data.ts';
 import { runSft, type SftStepMetrics } from './sft-trainer.ts';
 import { tokenizeTranscript } from './tokenize-transcript.ts';
@@ -34,17 +34,19 @@ export interface TrainingRunOptions {
   /** SFT warm-up, or null to skip it. */
   warmup: WarmupOptions | null;
   /** GRPO settings, or null to skip GRPO. */
-  grpo: Omit<GrpoOptions, 'seed' | 'maxTokens' | 'startStep'> | null;
+  grpo: Omit<GrpoOptions, 'seed' | 'maxTokens' | 'startStep' | 'rolloutsAhead'> | null;
   /** Call `onCheckpoint` every this many steps of either phase (0 or absent: only at phase ends and at stop). */
   checkpointEvery?: number;
   /** Continue a run from a checkpoint (its weights and optimizer state already restored into the backend). */
   resumeFrom?: TrainingPosition;
 }
 
-/** Where a run stands: the phase and the next step to run in it. */
+/** Where a run stands: the phase and the next step to run in it, and (GRPO with max-async ≥ 1) the rollouts already sampled for the steps from there on. */
 export interface TrainingPosition {
   phase: 'sft' | 'grpo';
   nextStep: number;
+  /** Save them with the checkpoint: a resumed run trains on them, so it takes the same steps as an uninterrupted one. */
+  rolloutsAhead?: SavedRolloutBatch[];
 }
 
 /** A labelled measurement of the model on held-out tasks. */
@@ -97,8 +99,17 @@ export async function runTraining(
 
   const resume = options.resumeFrom;
   const every = options.checkpointEvery ?? 0;
-  const checkpointAfter = async (phase: TrainingPosition['phase'], step: number) => {
-    if (every > 0 && (step + 1) % every === 0) await hooks.onCheckpoint?.({ phase, nextStep: step + 1 });
+  let lastSaved: TrainingPosition | null = null;
+  const checkpoint = async (position: TrainingPosition) => {
+    lastSaved = position;
+    await hooks.onCheckpoint?.(position);
+  };
+  const checkpointAfter = async (phase: TrainingPosition['phase'], step: number, trainer?: GrpoTrainer) => {
+    if (!(every > 0 && (step + 1) % every === 0)) return;
+    if (!trainer) return checkpoint({ phase, nextStep: step + 1 });
+    // Stopped while the rollouts ahead were sampled: they were aborted, so this position cannot be kept exactly.
+    const rolloutsAhead = await trainer.rolloutsAhead();
+    if (rolloutsAhead !== null) await checkpoint({ phase, nextStep: step + 1, ...(rolloutsAhead.length > 0 ? { rolloutsAhead } : {}) });
   };
   if (!resume) await measure('before');
 
@@ -125,10 +136,10 @@ export async function runTraining(
       },
     );
     if (hooks.signal?.aborted) {
-      await hooks.onCheckpoint?.({ phase: 'sft', nextStep: (report.sft.at(-1)?.step ?? startStep - 1) + 1 });
+      await checkpoint({ phase: 'sft', nextStep: (report.sft.at(-1)?.step ?? startStep - 1) + 1 });
       return report;
     }
-    await hooks.onCheckpoint?.({ phase: 'grpo', nextStep: 0 });
+    await checkpoint({ phase: 'grpo', nextStep: 0 });
     await policy.syncWeights();
     await measure('after warm-up');
   }
@@ -136,15 +147,27 @@ export async function runTraining(
   if (options.grpo && !hooks.signal?.aborted) {
     hooks.onPhase?.('grpo', `${options.grpo.steps} steps`);
     const startStep = resume?.phase === 'grpo' ? resume.nextStep : 0;
-    const trainer = new GrpoTrainer(environmentRollouts(env, policy), model.backend, policy, { ...options.grpo, seed: options.seed, maxTokens: options.maxTokens, padId: model.tokenizer.padId, startStep });
+    const rolloutsAhead = resume?.phase === 'grpo' ? resume.rolloutsAhead : undefined;
+    const trainer = new GrpoTrainer(environmentRollouts(env, policy), model.backend, policy, {
+      ...options.grpo,
+      seed: options.seed,
+      maxTokens: options.maxTokens,
+      padId: model.tokenizer.padId,
+      startStep,
+      ...(rolloutsAhead ? { rolloutsAhead } : {}),
+    });
     report.grpo = await trainer.run({
       onStep: async (metrics) => {
         await hooks.onGrpoStep?.(metrics);
-        await checkpointAfter('grpo', metrics.step);
+        await checkpointAfter('grpo', metrics.step, trainer);
       },
       signal: hooks.signal,
     });
-    await hooks.onCheckpoint?.({ phase: 'grpo', nextStep: (report.grpo.at(-1)?.step ?? startStep - 1) + 1 });
+    // At the end, or when stopped: unless the last periodic checkpoint is this very position (with
+    // its rollouts ahead, which a stop has aborted), save where the run stands.
+    const nextStep = (report.grpo.at(-1)?.step ?? startStep - 1) + 1;
+    const saved = lastSaved as TrainingPosition | null;
+    if (!(saved !== null && saved.phase === 'grpo' && saved.nextStep === nextStep)) await checkpoint({ phase: 'grpo', nextStep });
     if (hooks.signal?.aborted) return report;
     await measure('after GRPO');
   }

@@ -53,12 +53,15 @@ test('tabrl train refuses a warm-up for an environment without an expert, and sa
   expect(stderr).toContain('Pass --sft-steps 0 to skip the warm-up');
 });
 
-test('a run interrupted with Ctrl-C and resumed with --resume ends with the same weights as an uninterrupted run', { timeout: 180_000 }, async () => {
+// max-async 1 checkpoints the rollouts already sampled for the next step; with --kl-beta the tiny model
+// (full fine-tuning) also keeps its frozen KL reference in the checkpoint.
+const RESUME_CASES = [['--max-async', '0'], ['--max-async', '1', '--kl-beta', '0.05']].map((flags) => [flags.join(' '), flags] as const);
+test.each(RESUME_CASES)('a run interrupted with Ctrl-C and resumed with --resume ends with the same weights as an uninterrupted run (%s)', { timeout: 180_000 }, async (_label, variant) => {
   const root = mkdtempSync(join(tmpdir(), 'tabrl-resume-'));
   const flags = [
     'train', 'reverse-text', '--model', 'tiny', '--env-args', '{"compact": true, "minLength": 4, "maxLength": 6, "numTasks": 100}',
     '--demonstrations', '16', '--sft-steps', '4', '--sft-batch', '4', '--steps', '4', '--tasks-per-step', '2', '--group', '4',
-    '--max-tokens', '5', '--eval-tasks', '0', '--max-async', '0', '--checkpoint-every', '1', '--seed', '11',
+    '--max-tokens', '5', '--eval-tasks', '0', ...variant, '--checkpoint-every', '1', '--seed', '11',
   ];
   const full = await tabrl([...flags, '--out', join(root, 'full')]);
   expect(full.code).toBe(0);
@@ -84,6 +87,9 @@ test('a run interrupted with Ctrl-C and resumed with --resume ends with the same
   expect(position.phase).toBe('grpo');
   expect(position.nextStep).toBeGreaterThanOrEqual(1);
   expect(position.nextStep).toBeLessThan(4);
+  const asyncRun = variant.includes('--kl-beta');
+  expect(existsSync(join(interrupted, 'checkpoint', 'rollouts.json'))).toBe(asyncRun);
+  expect(existsSync(join(interrupted, 'checkpoint', 'reference.safetensors'))).toBe(asyncRun);
 
   const resumed = await tabrl(['train', '--resume', interrupted]);
   expect(resumed.stderr).toContain(`resuming at grpo step ${position.nextStep}`);
