@@ -22,6 +22,8 @@ export interface SharedState {
   webllmModel?: string;
   /** Who makes the warm-up's demonstrations (absent in older links: the built-in's expert). */
   teacher?: 'expert' | 'endpoint' | 'webllm';
+  /** The in-tab model: "tiny", a real preset's id, or "local" (absent in older links, which mean tiny). */
+  inTabModel?: string;
   /** Model name sent to the endpoint (never the key). */
   model: string;
   baseURL: string;
@@ -90,6 +92,15 @@ const oneOf = <T extends string>(values: readonly T[]): Codec<T> => ({
   },
 });
 
+/** A model id: lower-case letters, digits, dots and dashes (the presets' ids, "tiny", "local"). */
+const modelId: Codec<string> = {
+  encode: (value) => value,
+  decode: (text) => {
+    if (!/^[a-z0-9][a-z0-9.-]{0,63}$/.test(text)) throw new Error(`expected a model id such as "tiny" or "smollm2-135m-instruct", got "${text.slice(0, 20)}"`);
+    return text;
+  },
+};
+
 const numberTable: Codec<Record<string, number>> = {
   encode: (value) => compressToEncodedURIComponent(JSON.stringify(value)),
   decode: (text) => {
@@ -149,6 +160,7 @@ export const SHARE_FIELDS: { [K in keyof SharedState]-?: Field<K> } = {
   timeLimitMs: { key: 'limit', codec: integer(100, 600_000) },
   mode: { key: 'mode', codec: oneOf(['evaluate', 'warmup', 'train'] as const), optional: true },
   training: { key: 'train', codec: numberTable, optional: true },
+  inTabModel: { key: 'itm', codec: modelId, optional: true },
   args: { key: 'args', codec: jsonObject },
   source: { key: 'code', codec: compressedText },
 };

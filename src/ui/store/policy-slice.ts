@@ -22,6 +22,17 @@ export interface WebLLMStatus {
 /** The WebLLM model picked by default: small, and needs no shader-f16. */
 export const DEFAULT_WEBLLM_MODEL = 'SmolLM2-360M-Instruct-q4f32_1-MLC';
 
+/** Where loading the in-tab model is: idle, downloading/building (with bytes done and total), or failed with a message. */
+export interface ModelLoadState {
+  status: 'idle' | 'loading' | 'failed';
+  /** The model being loaded (an inTabModel value). */
+  target: string | null;
+  /** Bytes done and total over all its files (total 0 until the first answer). */
+  loaded: number;
+  total: number;
+  error: string | null;
+}
+
 /** Policy state. */
 export interface PolicySlice {
   policy: PolicyKind;
@@ -31,6 +42,10 @@ export interface PolicySlice {
   hasApiKey: boolean;
   /** Which model the in-tab engine runs: 'tiny' (from scratch), a real preset's id (see src/gpu/inference/presets.ts), or 'local' (files the person picked). */
   inTabModel: string;
+  /** Loading the in-tab model (the model picker's progress bar and errors). */
+  modelLoad: ModelLoadState;
+  /** Which real presets are completely in the browser's cache, by id. */
+  cachedModels: Record<string, boolean>;
   /** The WebLLM prebuilt model id the webllm policy (and teacher) uses. */
   webllmModel: string;
   webllm: WebLLMStatus;
@@ -39,6 +54,8 @@ export interface PolicySlice {
   setEndpoint(endpoint: { baseURL?: string; model?: string }): void;
   setHasApiKey(hasApiKey: boolean): void;
   setInTabModel(inTabModel: string): void;
+  setModelLoad(update: Partial<ModelLoadState>): void;
+  setCachedModels(cached: Record<string, boolean>): void;
   setWebLLMModel(webllmModel: string): void;
   setWebLLM(update: Partial<WebLLMStatus>): void;
   setTeacher(teacher: TeacherKind): void;
@@ -51,6 +68,8 @@ export const createPolicySlice: StateCreator<PlaygroundState, [], [], PolicySlic
   model: 'default',
   hasApiKey: false,
   inTabModel: 'tiny',
+  modelLoad: { status: 'idle', target: null, loaded: 0, total: 0, error: null },
+  cachedModels: {},
   webllmModel: DEFAULT_WEBLLM_MODEL,
   webllm: { status: 'idle', progress: 0, text: '', error: null, loadedModel: null },
   teacher: 'expert',
@@ -58,6 +77,8 @@ export const createPolicySlice: StateCreator<PlaygroundState, [], [], PolicySlic
   setEndpoint: (endpoint) => set((state) => ({ baseURL: endpoint.baseURL ?? state.baseURL, model: endpoint.model ?? state.model })),
   setHasApiKey: (hasApiKey) => set({ hasApiKey }),
   setInTabModel: (inTabModel) => set({ inTabModel }),
+  setModelLoad: (update) => set((state) => ({ modelLoad: { ...state.modelLoad, ...update } })),
+  setCachedModels: (cached) => set({ cachedModels: cached }),
   setWebLLMModel: (webllmModel) => set({ webllmModel }),
   setWebLLM: (update) => set((state) => ({ webllm: { ...state.webllm, ...update } })),
   setTeacher: (teacher) => set({ teacher }),

@@ -22,6 +22,7 @@ const FULL: SharedState = {
   training: { grpoSteps: 200, grpoLr: 5e-4, temperature: 1, groupSize: 4 },
   webllmModel: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC',
   teacher: 'webllm',
+  inTabModel: 'qwen2.5-0.5b-instruct',
 };
 
 /** A copy of the state without the given fields. */
@@ -58,13 +59,24 @@ describe('share links', () => {
   });
 
   test('older links without the optional fields still open', () => {
-    const old = without(FULL, 'mode', 'training', 'builtin', 'webllmModel', 'teacher');
+    const old = without(FULL, 'mode', 'training', 'builtin', 'webllmModel', 'teacher', 'inTabModel');
     const hash = encodeShareHash(old);
-    expect(hash).not.toMatch(/(^|&)(mode|train|builtin|wllm|teacher)=/);
+    expect(hash).not.toMatch(/(^|&)(mode|train|builtin|wllm|teacher|itm)=/);
     const decoded = decodeShareHash(hash);
     expect(decoded).toEqual(old);
     expect(decoded.mode).toBeUndefined();
     expect(decoded.training).toBeUndefined();
+  });
+
+  test('the in-tab model round-trips as "itm"; a malformed model id is refused', () => {
+    for (const inTabModel of ['tiny', 'local', 'smollm2-135m-instruct', 'qwen3-0.6b']) {
+      const hash = encodeShareHash({ ...FULL, inTabModel });
+      expect(hash).toMatch(new RegExp(`(^|&)itm=${inTabModel.replace('.', '\\.')}(&|$)`));
+      expect(decodeShareHash(hash).inTabModel).toBe(inTabModel);
+    }
+    const hash = encodeShareHash(FULL);
+    expect(errorOf(hash.replace('itm=qwen2.5-0.5b-instruct', 'itm=Qwen%2FQwen3'))).toMatch(/"itm" is invalid: expected a model id such as "tiny"/);
+    expect(errorOf(hash.replace('itm=qwen2.5-0.5b-instruct', `itm=${'a'.repeat(65)}`))).toMatch(/"itm" is invalid/);
   });
 
   test('the WebLLM policy, its model and the warm-up teacher round-trip; an unknown policy or teacher is refused', () => {
