@@ -22,7 +22,10 @@ import { HF_MODEL_FILES } from '../../../src/gpu/inference/presets.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { loraLayout } from '../../../src/gpu/model/layout.ts';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';
-import { createRealModel, REAL_MODEL_LORA, trainableParameters } from '../../../src/workers/engine/real-model.ts';
+import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../../../src/rl/checkpoint.ts';
+import { runSft } from '../../../src/rl/sft-trainer.ts';
+import { tokenizeTranscript } from '../../../src/rl/tokenize-transcript.ts';
+import { createRealModel, freshOptimizerState, initialLoraTensors, REAL_MODEL_LORA, trainableParameters } from '../../../src/workers/engine/real-model.ts';
 import { expectClose } from '../../unit/gpu/expect-close.ts';
 import { TINY_HF_CONFIG, tinyHfModelFiles } from '../../support/tiny-hf-model.ts';
 import SMOLLM2_TEMPLATE from '../../fixtures/tokenizers/smollm2-chat-template.jinja?raw';
@@ -233,6 +236,42 @@ describe('a loaded model', () => {
       await real.client.forget();
       real.backend.dispose();
       await deleteCachedModel(spec, storageWith(fetch));
+    }
+  });
+
+  test('SFT trains only the adapters; a checkpoint holds just them and restores exactly; a reset gives the base back', async () => {
+    const picked = [...folder].map(([name, bytes]) => new File([bytes as Uint8Array<ArrayBuffer>], name));
+    const signal = new AbortController().signal;
+    const real = await createRealModel(context, { kind: 'local', files: picked }, 1, () => {}, signal);
+    const copy = await createRealModel(context, { kind: 'local', files: picked }, 2, () => {}, signal);
+    try {
+      const ids = Int32Array.from(real.tokenizer.encode(real.tokenizer.renderChat([{ role: 'user', content: 'the heat' }, { role: 'assistant', content: 'ok' }])).slice(0, 40));
+      const base = await real.backend.forward(ids, 1, ids.length);
+      const transcripts = [[{ role: 'user' as const, content: 'the heat' }, { role: 'assistant' as const, content: 'hot' }]];
+      const sequences = transcripts.map((messages) => tokenizeTranscript(real.tokenizer, messages));
+      await runSft(real.backend, sequences, { steps: 3, batchSize: 1, schedule: { lr: 1e-2 }, seed: 0, padId: real.tokenizer.padId, startStep: 0 });
+      const trained = await real.backend.forward(ids, 1, ids.length);
+      expect(Math.max(...trained.map((value, i) => Math.abs(value - base[i]!)))).toBeGreaterThan(1e-3);
+
+      const files = serializeCheckpoint({ state: { format: CHECKPOINT_FORMAT, phase: 'sft', nextStep: 3, run: {} }, weights: await trainableParameters(real.backend), optimizer: await real.backend.getOptimizerState() });
+      const checkpoint = await parseCheckpoint(async (name) => files.get(name)!, 'checkpoint');
+      expect([...checkpoint.weights.keys()].every((name) => name.includes('lora_'))).toBe(true);
+      expect(files.get('weights.safetensors')!.length).toBeLessThan(8 * real.trainableParameters + 100_000); // the adapters, not the base
+      await copy.backend.setParameters(checkpoint.weights);
+      await copy.backend.setOptimizerState(checkpoint.optimizer);
+      expect((await copy.backend.getOptimizerState()).step).toBe(3);
+      expectClose(await copy.backend.forward(ids, 1, ids.length), trained, { atol: 1e-5, rtol: 1e-5, label: 'restored logits' });
+
+      const lora = initialLoraTensors(real.backend.config, real.backend.lora!, 5);
+      await real.backend.setParameters(lora);
+      await real.backend.setOptimizerState(freshOptimizerState(lora));
+      expectClose(await real.backend.forward(ids, 1, ids.length), base, { atol: 1e-5, rtol: 1e-5, label: 'logits after reset' });
+      expect((await real.backend.getOptimizerState()).step).toBe(0);
+    } finally {
+      for (const model of [real, copy]) {
+        await model.client.forget();
+        model.backend.dispose();
+      }
     }
   });
 });
