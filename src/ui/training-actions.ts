@@ -1,10 +1,11 @@
 /**
  * The playground's training actions: start the engine, warm the in-tab model up (demonstrations
- * from the built-in's expert, made in the sandbox, then SFT in the engine), train it with GRPO
- * (rollouts in the sandbox, the update in the engine), stop, and keep runs (metrics and checkpoints
- * in IndexedDB) that survive a reload and can be reopened or deleted. Components call these.
+ * from a teacher — the built-in's expert, the endpoint or a WebLLM model — made in the sandbox,
+ * then SFT in the engine), train it with GRPO (rollouts in the sandbox, the update in the engine),
+ * stop, and keep runs (metrics and checkpoints in IndexedDB) that survive a reload and can be
+ * reopened or deleted. Components call these.
  */
-import { ScriptedClient, type EvaluationSummary, type Message } from '../envs/index.ts';
+import type { EvaluationSummary, Message, RolloutRecord } from '../envs/index.ts';
 import { CHECKPOINT_FORMAT, type CheckpointState } from '../rl/checkpoint.ts';
 import {
   createEngineChatClient,
@@ -22,12 +23,14 @@ import {
 } from '../workers/engine-bridge.ts';
 import { openSandbox, type SandboxSession } from '../workers/sandbox-bridge.ts';
 import { currentEnvironment, parseArgs } from './actions.ts';
-import { isBuiltinName, loadBuiltinExpert } from './builtins.ts';
+import { isBuiltinName } from './builtins.ts';
 import { compileModel } from './editor/monaco-setup.ts';
 import { environmentModel } from './editor/models.ts';
 import * as runStorage from './run-storage.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 import { usePlayground } from './store/index.ts';
+import { appTeacherSources } from './teacher-sources.ts';
+import { buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
 import { unfinishedJob, type RunJob, type TrainingRun } from './store/training-slice.ts';
 
 const store = usePlayground;
@@ -251,7 +254,7 @@ async function prepareJob(mode: 'warmup' | 'train'): Promise<{ code: string; lab
   let args: Record<string, unknown>;
   try {
     args = parseArgs(store.getState().settings.argsJson);
-    if (mode === 'warmup' && !isBuiltinName(saved.builtin)) throw new Error('Warm-up demonstrations come from a built-in environment\'s scripted expert, and this file did not start from a built-in.');
+    if (mode === 'warmup' && !isBuiltinName(saved.builtin) && store.getState().teacher === 'expert') throw new Error('The warm-up teacher is the built-in\'s scripted expert, and this file did not start from a built-in: choose the endpoint or a WebLLM model as the teacher.');
     store.getState().updateJob({ phase: 'starting the engine' });
     await ensureEngine();
   } catch (error) {
@@ -280,9 +283,10 @@ function beginJob(run: TrainingRun, job: RunJob, label: string, note: string | n
 }
 
 /**
- * Warm-up: the built-in's expert rolls out training tasks in the sandbox, passing transcripts are
+ * Warm-up: the chosen teacher (the built-in's expert, the endpoint, or the WebLLM model; see
+ * warmup-teacher.ts) rolls out training tasks in the sandbox, passing transcripts are
  * kept, and the engine runs SFT on them. An unfinished warm-up of the open run is continued at its
- * next step, with its settings (the expert makes the same demonstrations again).
+ * next step, with its settings (the teacher is asked again, with the same seed).
  */
 export async function startWarmup(): Promise<void> {
   if (isBusy()) return;
@@ -296,8 +300,8 @@ export async function startWarmup(): Promise<void> {
   const signal = stopController.signal;
   let session: SandboxSession | undefined;
   try {
-    const expert = new ScriptedClient(await loadBuiltinExpert(job.builtin as Parameters<typeof loadBuiltinExpert>[0], args));
-    const open = (withArgs: Record<string, unknown>) => openSandbox({ code: job.code, label: job.label, args: withArgs, client: expert, timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
+    const teacher = await buildTeacher(store.getState().teacher, appTeacherSources(job.builtin, args));
+    const open = (withArgs: Record<string, unknown>) => openSandbox({ code: job.code, label: job.label, args: withArgs, client: teacher.client, timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
     session = await open(args);
     if (pending && session.info.name !== pending.run.environment && args !== job.args) {
       // The open run belongs to another environment: this is a new run, with the panel's arguments.
@@ -313,10 +317,14 @@ export async function startWarmup(): Promise<void> {
     signal.addEventListener('abort', onStop, { once: true });
     store.getState().updateJob({ phase: 'making demonstrations', done: 0, doneAtPhaseStart: 0, total: Math.min(demonstrations, session.info.numTasks), phaseStartedAt: Date.now() });
     const kept: { taskIndex: number; messages: Message[] }[] = [];
+    const tried: RolloutRecord[] = [];
+    // A model teacher samples with the evaluation settings' temperature and length; the expert needs neither.
+    const teacherSampling = teacher.kind !== 'expert' ? { temperature: settings.temperature, max_tokens: settings.maxTokens } : {};
     const made = await session.evaluate(
-      { numTasks: demonstrations, rolloutsPerTask: 1, concurrency: 16, samplingArgs: { seed: demonstrationSeed }, model: 'expert', split: 'train' },
+      { numTasks: demonstrations, rolloutsPerTask: 1, concurrency: teacher.concurrency, samplingArgs: { seed: demonstrationSeed, ...teacherSampling }, model: teacher.model, split: 'train' },
       (record, done, total) => {
-        if (record.passed && record.errors.every((error) => error.source === 'reward')) kept.push({ taskIndex: record.taskIndex, messages: [...record.prompt, ...record.completion] });
+        tried.push(record);
+        if (isDemonstration(record)) kept.push({ taskIndex: record.taskIndex, messages: [...record.prompt, ...record.completion] });
         store.getState().updateJob({ done, total });
       },
     );
@@ -324,8 +332,9 @@ export async function startWarmup(): Promise<void> {
     const tools = session.info.tools;
     session.dispose();
     session = undefined;
-    if (signal.aborted || made.stoppedEarly) return jobFinished(true, 'Stopped while making demonstrations.');
-    if (kept.length === 0) throw new Error('None of the expert\'s rollouts passed, so there is nothing to warm up on.');
+    if (signal.aborted) return jobFinished(true, 'Stopped while making demonstrations.');
+    if (made.stoppedEarly) throw new Error(`The warm-up teacher, ${teacher.label}, failed, so nothing was trained: ${made.stoppedEarly}`);
+    if (kept.length === 0) throw new Error(noDemonstrationsMessage(teacher, tried));
     // In task order, not the order they finished in, so a continued warm-up sees the same batches.
     const transcripts = kept.sort((a, b) => a.taskIndex - b.taskIndex).map((item) => item.messages);
 

@@ -73,4 +73,21 @@ describe('WebLLM policy', () => {
     expect(pageErrors).toEqual([]);
     await context.close();
   });
+
+  test('a WebLLM warm-up teacher that cannot download fails the warm-up with a clear message and trains nothing', async () => {
+    const { context, page, pageErrors } = await openPage(browser, 'about:blank');
+    await blockDownloads(context);
+    await page.goto(appUrl);
+    await page.getByTestId('mode-warmup').click();
+    await page.getByTestId('teacher-webllm').click();
+    expect(await page.getByTestId('teacher-webllm').getAttribute('aria-checked')).toBe('true');
+    expect(await page.getByTestId('teacher-hint').textContent()).toMatch(/WebLLM SmolLM2-360M-Instruct-q4f32_1-MLC .*The in-tab model is the student/);
+    await page.getByTestId('train-demonstrations').fill('4');
+    await page.getByTestId('start-training').click();
+    await expect.poll(() => page.getByTestId('training-failure').textContent(), { timeout: 120_000 }).toMatch(/WebLLM could not download "SmolLM2-360M-Instruct-q4f32_1-MLC"/);
+    expect(await page.getByTestId('training-done').count()).toBe(0);
+    await screenshot(page, 'webllm-teacher-error');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
 });

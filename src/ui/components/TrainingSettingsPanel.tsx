@@ -61,7 +61,7 @@ function TeacherPicker() {
       <p className="hint" data-testid="teacher-hint">
         {teacher === 'expert' && 'The built-in\'s scripted expert answers every task; its passing rollouts are the demonstrations.'}
         {teacher === 'endpoint' && <>The endpoint's model <b>{model}</b> (set under Policy) rolls out the tasks; only rollouts that pass the environment's threshold are kept.</>}
-        {teacher === 'webllm' && <>WebLLM <b>{webllmModel}</b> (picked and loaded under Policy) rolls out the tasks, one at a time; only passing rollouts are kept.</>}
+        {teacher === 'webllm' && <>WebLLM <b>{webllmModel}</b> (picked under Policy, loaded on first use) rolls out the tasks, one at a time; only passing rollouts are kept.</>}
         {' '}The in-tab model is the student.
       </p>
     </div>
