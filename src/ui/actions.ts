@@ -5,6 +5,7 @@
  */
 import { OpenAIHttpClient, ScriptedClient, summarizeRollouts, type ChatClient, type RolloutRecord } from '../envs/index.ts';
 import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS } from '../rl/lesson.ts';
+import { findRealPreset } from '../gpu/inference/presets.ts';
 import { createEngineChatClient } from '../workers/engine-bridge.ts';
 import { evaluateInSandbox, SandboxTimeoutError } from '../workers/sandbox-bridge.ts';
 import { readApiKey, writeApiKey } from './api-key.ts';
@@ -14,6 +15,7 @@ import { disposeEnvironmentModel, environmentModel } from './editor/models.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedState } from './share/url-state.ts';
 import * as storage from './storage.ts';
+import { chooseInTabModel, restoreInTabModel } from './model-actions.ts';
 import { usePlayground } from './store/index.ts';
 import { chooseWebLLMModel, restoreWebLLMModel, webllmClient } from './webllm-actions.ts';
 import { IDLE_RUN, type EvaluationSettings } from './store/evaluation-slice.ts';
@@ -34,6 +36,7 @@ const newId = () => `env-${Date.now().toString(36)}-${Math.random().toString(36)
 /** Loads saved environments and the endpoint settings, then opens a shared link if the URL has one. */
 export async function initPlayground(): Promise<void> {
   restorePolicy();
+  restoreInTabModel();
   restoreWebLLMModel();
   store.getState().setHasApiKey(readApiKey() !== '');
   let environments = await storage.listEnvironments();
@@ -174,7 +177,7 @@ async function buildPolicyClient(builtin: string | undefined, args: Record<strin
   if (policy === 'webllm') return { client: await webllmClient(), model: store.getState().webllmModel };
   await ensureEngine();
   await loadOpenRunWeights();
-  return { client: createEngineChatClient(), model: 'tiny' };
+  return { client: createEngineChatClient(), model: store.getState().engine.info?.model ?? 'tiny' };
 }
 
 // ---------------------------------------------------------------- evaluation
@@ -298,7 +301,7 @@ export function exportResults(): void {
 export function createShareLink(): string {
   const saved = currentEnvironment();
   if (!saved) return location.href;
-  const { settings, policy, model, baseURL, mode, trainingSettings, webllmModel, teacher } = store.getState();
+  const { settings, policy, model, baseURL, mode, trainingSettings, webllmModel, teacher, inTabModel } = store.getState();
   const state: SharedState = {
     mode,
     training: { ...trainingSettings },
@@ -310,6 +313,7 @@ export function createShareLink(): string {
     model,
     baseURL,
     webllmModel,
+    inTabModel,
     teacher,
     numTasks: settings.numTasks,
     rolloutsPerTask: settings.rolloutsPerTask,
@@ -356,6 +360,7 @@ export async function acceptReview(): Promise<void> {
   store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
   if (review.webllmModel) chooseWebLLMModel(review.webllmModel);
   if (review.teacher) store.getState().setTeacher(review.teacher);
+  if (review.inTabModel && (review.inTabModel === 'tiny' || findRealPreset(review.inTabModel))) chooseInTabModel(review.inTabModel);
   await addEnvironment({ name: `${review.name} (shared)`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   dismissReview();
 }

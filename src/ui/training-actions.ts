@@ -28,6 +28,7 @@ import { compileModel } from './editor/monaco-setup.ts';
 import { environmentModel } from './editor/models.ts';
 import * as runStorage from './run-storage.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
+import { loadChosenModel } from './model-actions.ts';
 import { usePlayground } from './store/index.ts';
 import { appTeacherSources } from './teacher-sources.ts';
 import { buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
@@ -45,22 +46,30 @@ let storageProblem: string | null = null;
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** Starts the engine once (GPU device and tiny model); failures (no WebGPU, no adapter) land in the store with what to do. */
+/** Starts the engine once (GPU device and tiny model) and loads the chosen in-tab model; failures (no WebGPU, no adapter, a download) land in the store with what to do. */
 export async function ensureEngine(): Promise<void> {
   if (!listening) {
     listening = true;
     onEngineError((error) => store.getState().setEngine({ status: 'failed', error }));
   }
   const { engine, settings } = store.getState();
-  if (engine.status === 'ready') return;
-  store.getState().setEngine({ status: 'starting', error: null });
-  try {
-    const info = await startEngine(settings.seed);
-    store.getState().setEngine({ status: 'ready', info, error: null });
-  } catch (error) {
-    store.getState().setEngine({ status: 'failed', error: message(error) });
-    throw error;
+  if (engine.status !== 'ready') {
+    store.getState().setEngine({ status: 'starting', error: null });
+    try {
+      const info = await startEngine(settings.seed);
+      store.getState().setEngine({ status: 'ready', info, error: null });
+    } catch (error) {
+      store.getState().setEngine({ status: 'failed', error: message(error) });
+      throw error;
+    }
   }
+  // Another model holds none of the open run's weights.
+  if (await loadChosenModel()) activeRunId = null;
+}
+
+/** The id of the model in the engine now ("tiny" until another is loaded). */
+function engineModel(): string {
+  return store.getState().engine.info?.model ?? 'tiny';
 }
 
 /** Reloads the list of stored runs. */
@@ -171,6 +180,13 @@ function checkpointProblem(run: TrainingRun, what: string): Error {
  * be taken again). Returns the run as restored and a note saying from where it continues.
  */
 async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: string }> {
+  const trainedOn = run.model ?? 'tiny';
+  if (trainedOn !== engineModel()) {
+    throw new Error(
+      `The open run was trained on ${trainedOn}, but the in-tab model is now ${engineModel()}: its weights cannot be loaded into another model. ` +
+        `Choose ${trainedOn} in the Policy card to continue or evaluate it, or press "New run" in the Training tab to train ${engineModel()} from its own weights.`,
+    );
+  }
   let stored;
   try {
     stored = await runStorage.getCheckpoint(run.id);
@@ -231,6 +247,7 @@ async function ensureRun(environment: string, args: Record<string, unknown>): Pr
     grpo: [],
     evaluations: [],
     checkpointStep: null,
+    model: engineModel(),
   };
   activeRunId = run.id;
   store.getState().setTrainingRun(run);
@@ -410,7 +427,7 @@ export async function startTraining(): Promise<void> {
     const offset = grpoJob.offset;
     const active = session;
     await trainGrpoInEngine(
-      { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => active.rollout(taskIndex, samplingArgs, 'tiny') },
+      { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => active.rollout(taskIndex, samplingArgs, engineModel()) },
       { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery },
       {
         signal,

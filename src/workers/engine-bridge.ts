@@ -8,10 +8,10 @@
 import * as Comlink from 'comlink';
 import { ChatClientError, type ChatClient, type ChatCompletion, type Message, type SamplingArgs } from '../envs/index.ts';
 import type { NamedTensors } from '../gpu/model/backend.ts';
-import type { CheckpointFiles, CheckpointState, EngineApi, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
+import type { EngineLoadProgress, EngineModelSpec, CheckpointFiles, CheckpointState, EngineApi, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 
-export type { CheckpointFiles, CheckpointState, EngineCheckpointCallback, RestoredCheckpoint, EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
+export type { EngineLoadProgress, EngineModelSpec, CheckpointFiles, CheckpointState, EngineCheckpointCallback, RestoredCheckpoint, EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
 
 let worker: Worker | null = null;
 let remote: Comlink.Remote<EngineApi> | null = null;
@@ -54,6 +54,24 @@ export function onEngineError(listener: (message: string) => void): () => void {
 export async function resetEngine(seed: number): Promise<EngineInfo> {
   await startEngine(seed);
   return engine().reset(seed);
+}
+
+/**
+ * Replaces the engine's model: tiny from a seed, a real preset (downloaded with progress, then
+ * cached) or picked files. `signal` cancels a download. On failure the engine falls back to tiny
+ * and this throws saying why. Resolves to the new model's info.
+ */
+export async function loadEngineModel(spec: EngineModelSpec, hooks: { onProgress?: (progress: EngineLoadProgress) => void; signal?: AbortSignal } = {}): Promise<EngineInfo> {
+  await startEngine(spec.seed);
+  try {
+    const info = await runJob(hooks.signal, (jobId) => engine().loadModel(jobId, spec, Comlink.proxy((progress: EngineLoadProgress) => hooks.onProgress?.(progress))));
+    started = Promise.resolve(info); // startEngine now answers with the loaded model's info
+    return info;
+  } catch (error) {
+    started = null; // the engine holds tiny now (or nothing): ask it again
+    await startEngine(spec.seed).catch(() => {});
+    throw error;
+  }
 }
 
 /** A ChatClient answered by the in-tab model in the engine worker; aborting a request cancels it there. */

@@ -8,6 +8,7 @@
 import * as Comlink from 'comlink';
 import { ChatClientError, type Message } from '../envs/index.ts';
 import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
+import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { TINY_CONFIG } from '../gpu/inference/presets.ts';
 import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
@@ -17,7 +18,8 @@ import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type Checkpoin
 import { GrpoTrainer, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
-import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
+import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
+import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -34,7 +36,7 @@ const NO_ADAPTER =
 interface Model {
   context: GPUContext;
   backend: ModelBackend;
-  tokenizer: ByteTokenizer;
+  tokenizer: Tokenizer;
   client: LocalChatClient;
   info: EngineInfo;
 }
@@ -71,7 +73,23 @@ async function createModel(context: GPUContext, adapter: string, seed: number): 
   const tokenizer = new ByteTokenizer();
   const client = new LocalChatClient({ backend, tokenizer, model: 'tiny', defaultMaxTokens: 64 });
   const parameters = [...(await backend.getParameters()).values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
-  return { context, backend, tokenizer, client, info: { adapter, model: 'tiny', parameters, seed } };
+  return { context, backend, tokenizer, client, info: { adapter, model: 'tiny', modelName: 'tiny (from scratch)', parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: presetFitProblems(context) } };
+}
+
+/** A real checkpoint on `context` (LoRA adapters initialised from `seed`), with a chat client over it. */
+async function createLoadedModel(context: GPUContext, adapter: string, source: RealModelSource, seed: number, onProgress: (progress: EngineLoadProgress) => void, signal: AbortSignal): Promise<Model> {
+  const real = await createRealModel(context, source, seed, onProgress, signal);
+  const info: EngineInfo = {
+    adapter,
+    model: real.id,
+    modelName: real.name,
+    parameters: real.parameters,
+    trainableParameters: real.trainableParameters,
+    loraRank: real.backend.lora?.rank ?? null,
+    seed,
+    presetFit: presetFitProblems(context),
+  };
+  return { context, backend: real.backend, tokenizer: real.tokenizer, client: real.client, info };
 }
 
 async function getModel(): Promise<Model> {
@@ -105,7 +123,7 @@ function boundedReporter<T>(send: (items: T[]) => unknown) {
 }
 
 async function checkpointFiles(backend: ModelBackend, state: CheckpointState): Promise<CheckpointFiles> {
-  const files = serializeCheckpoint({ state, weights: await backend.getParameters(), optimizer: await backend.getOptimizerState() });
+  const files = serializeCheckpoint({ state, weights: await trainableParameters(backend), optimizer: await backend.getOptimizerState() });
   return Comlink.transfer(files, [...files.values()].map((bytes) => bytes.buffer as ArrayBuffer));
 }
 
@@ -134,11 +152,43 @@ const api: EngineApi = {
 
   async reset(seed) {
     const old = await getModel();
+    if (old.backend.lora && old.info.model !== 'tiny') {
+      // A real model: the frozen base stays, the adapters and AdamW start afresh.
+      const lora = initialLoraTensors(old.backend.config, old.backend.lora, seed);
+      await old.backend.setParameters(lora);
+      await old.backend.setOptimizerState(freshOptimizerState(lora));
+      await old.client.forget();
+      await old.client.syncWeights();
+      old.info = { ...old.info, seed };
+      return old.info;
+    }
     const fresh = createModel(old.context, old.info.adapter, seed);
     model = fresh;
     await old.client.forget();
     old.backend.dispose();
     return (await fresh).info;
+  },
+
+  async loadModel(jobId, spec, onProgress) {
+    const signal = startJob(jobId);
+    try {
+      const old = await getModel();
+      // Let go of the old model first: two real models may not fit the device together.
+      await old.client.forget();
+      old.backend.dispose();
+      const source: RealModelSource | null = spec.kind === 'preset' ? { kind: 'preset', id: spec.id } : spec.kind === 'local' ? { kind: 'local', files: spec.files } : null;
+      const fresh = source ? createLoadedModel(old.context, old.info.adapter, source, spec.seed, (progress) => void Promise.resolve(onProgress(progress)).catch(() => {}), signal) : createModel(old.context, old.info.adapter, spec.seed);
+      model = fresh;
+      try {
+        return (await fresh).info;
+      } catch (error) {
+        model = createModel(old.context, old.info.adapter, spec.seed);
+        await model;
+        throw new Error(`${errorMessage(error)} (the tiny model is loaded instead)`);
+      }
+    } finally {
+      jobs.delete(jobId);
+    }
   },
 
   async complete(requestId, request): Promise<CompletionOutcome> {
@@ -271,7 +321,7 @@ const api: EngineApi = {
       return bytes;
     }, 'the stored checkpoint');
     // Keep what the model holds, so a checkpoint that does not fit this model changes nothing.
-    const previous = { weights: await backend.getParameters(), optimizer: await backend.getOptimizerState() };
+    const previous = { weights: await trainableParameters(backend), optimizer: await backend.getOptimizerState() };
     try {
       await backend.setParameters(checkpoint.weights);
       await backend.setOptimizerState(checkpoint.optimizer);

@@ -5,6 +5,7 @@ import { readApiKey } from '../api-key.ts';
 import { isBuiltinName } from '../builtins.ts';
 import { usePlayground } from '../store/index.ts';
 import type { PolicyKind } from '../store/policy-slice.ts';
+import { ModelPicker } from './ModelPicker.tsx';
 import { WebLLMFields } from './WebLLMFields.tsx';
 
 /** The policy card. */
@@ -20,7 +21,7 @@ export function PolicyPanel() {
       <div className="segmented" role="radiogroup" aria-label="Policy">
         <PolicyOption value="expert" current={policy} onPick={setPolicy} label="Scripted expert" />
         <PolicyOption value="endpoint" current={policy} onPick={setPolicy} label="OpenAI-compatible endpoint" />
-        <PolicyOption value="in-tab" current={policy} onPick={setPolicy} label="In-tab model (tiny, from scratch)" />
+        <PolicyOption value="in-tab" current={policy} onPick={setPolicy} label="In-tab model" />
         <PolicyOption value="webllm" current={policy} onPick={setPolicy} label="WebLLM model" />
       </div>
       {policy === 'expert' && (
@@ -31,7 +32,7 @@ export function PolicyPanel() {
         </p>
       )}
       {policy === 'endpoint' && <EndpointFields />}
-      {policy === 'in-tab' && <EngineStatus />}
+      {policy === 'in-tab' && <><ModelPicker /><EngineStatus /></>}
       {policy === 'webllm' && <WebLLMFields />}
     </section>
   );
@@ -57,7 +58,9 @@ function EngineStatus() {
   return (
     <p className="hint" data-testid="engine-status">
       {engine.status === 'ready' && engine.info
-        ? <>A {engine.info.parameters.toLocaleString()}-parameter model over bytes, on <b>{engine.info.adapter}</b>, {run ? <>with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).</> : <>untrained (random weights): warm it up first.</>}</>
+        ? engine.info.model !== 'tiny'
+          ? <><b>{engine.info.modelName ?? engine.info.model}</b>, {engine.info.parameters.toLocaleString()} parameters{engine.info.loraRank ? <> (LoRA rank {engine.info.loraRank}: {(engine.info.trainableParameters ?? 0).toLocaleString()} trainable)</> : ' (full fine-tuning)'}, on <b>{engine.info.adapter}</b>{run && run.model === engine.info.model ? <>, with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).</> : '.'}</>
+          : <>A {engine.info.parameters.toLocaleString()}-parameter model over bytes, on <b>{engine.info.adapter}</b>, {run ? <>with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).</> : <>untrained (random weights): warm it up first.</>}</>
         : 'Starting the engine (WebGPU)…'}
     </p>
   );

@@ -87,6 +87,8 @@ export interface TrainingRun {
   checkpointStep: number | null;
   /** The last warm-up or GRPO job (absent in runs stored before jobs were kept). */
   lastJob?: RunJob;
+  /** The in-tab model the run trains ("tiny", a real preset's id, "local"); absent in runs stored before real models, which trained tiny. */
+  model?: string;
 }
 
 /** Where the engine is. */

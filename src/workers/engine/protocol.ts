@@ -19,12 +19,36 @@ export type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 export interface EngineInfo {
   /** The adapter, e.g. "google · swiftshader (fallback)". */
   adapter: string;
-  /** The model preset's name. */
+  /** The model's id: "tiny", a real preset's id (src/gpu/inference/presets.ts) or "local". */
   model: string;
+  /** The model's display name (e.g. "SmolLM2-135M-Instruct"). */
+  modelName?: string;
   /** Number of parameters of the model. */
   parameters: number;
-  /** The seed the weights were initialised from. */
+  /** Number of parameters that train (all of them when fully fine-tuned, the adapters under LoRA). */
+  trainableParameters?: number;
+  /** The LoRA rank, or null when every parameter trains (full fine-tuning). */
+  loraRank?: number | null;
+  /** The seed the weights (or the LoRA adapters) were initialised from. */
   seed: number;
+  /** For each real preset id: null when this device can hold it, or why it cannot (said before downloading). */
+  presetFit?: Record<string, string | null>;
+}
+
+/** Which model the engine should run: tiny from a seed, a real preset by id (downloaded and cached), or files the person picked (`File`s clone into the worker). */
+export type EngineModelSpec =
+  | { kind: 'tiny'; seed: number }
+  | { kind: 'preset'; id: string; seed: number }
+  | { kind: 'local'; files: File[]; seed: number };
+
+/** Download progress of a model's files: the file being read, its bytes and all files' bytes done and total. */
+export interface EngineLoadProgress {
+  file: string;
+  fileLoaded: number;
+  fileTotal: number;
+  loaded: number;
+  total: number;
+  fromCache: boolean;
 }
 
 /** SFT settings of a warm-up job. */
@@ -101,8 +125,10 @@ export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingAr
 export interface EngineApi {
   /** Gets the GPU device and builds the tiny model from `seed` (once; later calls return the same info). `onError` hears device loss. */
   start(seed: number, onError: (message: string) => void): Promise<EngineInfo>;
-  /** Re-initialises the weights (and the optimizer) from `seed`. */
+  /** Re-initialises the weights (and the optimizer) from `seed`: a fresh tiny model, or fresh LoRA adapters on a real one. */
   reset(seed: number): Promise<EngineInfo>;
+  /** Replaces the model (after `start`); `onProgress` hears the download, `abort(jobId)` cancels it. If loading fails, the tiny model is loaded instead and the error thrown. */
+  loadModel(jobId: number, spec: EngineModelSpec, onProgress: (progress: EngineLoadProgress) => void): Promise<EngineInfo>;
   /** Answers one chat request with the model; `requestId` lets `cancel` stop it. */
   complete(requestId: number, request: SandboxChatRequest): Promise<CompletionOutcome>;
   /** Cancels a chat request in flight. */
