@@ -96,11 +96,21 @@ export function webllmClient(): Promise<WebLLMClient> {
   const modelId = store.getState().webllmModel;
   if (loaded?.modelId === modelId) return Promise.resolve(loaded.client);
   if (loading?.modelId === modelId) return loading.promise;
-  const promise = (async () => {
+  // Loads run one after another, so two models are never loading (or loaded) at once.
+  const before = loading?.promise.catch(() => undefined);
+  const entry = { modelId, promise: Promise.resolve() as unknown as Promise<WebLLMClient> };
+  entry.promise = (async () => {
+    // Always yields once, so `loading` below is set before this body can finish.
+    await before;
+    if (loaded?.modelId === modelId) return loaded.client;
     if (loaded) await unloadWebLLM();
     store.getState().setWebLLM({ status: 'loading', progress: 0, text: `Loading ${modelId}…`, error: null, loadedModel: null });
     try {
-      const model = await loadWebLLM(modelId, (report) => store.getState().setWebLLM({ progress: report.progress, text: report.text }));
+      const model = await loadWebLLM(
+        modelId,
+        (report) => store.getState().setWebLLM({ progress: report.progress, text: report.text }),
+        (error) => void forgetLostModel(modelId, error.message),
+      );
       loaded = model;
       store.getState().setWebLLM({ status: 'ready', progress: 1, text: `${modelId} is loaded.`, error: null, loadedModel: modelId });
       return model.client;
@@ -108,11 +118,18 @@ export function webllmClient(): Promise<WebLLMClient> {
       store.getState().setWebLLM({ status: 'failed', error: message(error), loadedModel: null });
       throw error;
     } finally {
-      loading = null;
+      if (loading === entry) loading = null;
     }
   })();
-  loading = { modelId, promise };
-  return promise;
+  loading = entry;
+  return entry.promise;
+}
+
+/** After a device loss the loaded model is unusable: free it and show why, so the next use loads it again. */
+async function forgetLostModel(modelId: string, reason: string): Promise<void> {
+  if (loaded?.modelId !== modelId) return;
+  await unloadWebLLM();
+  store.getState().setWebLLM({ status: 'failed', error: reason });
 }
 
 /** Loads the picked model now (the Load button); failures are shown in the WebLLM fields, not thrown. */

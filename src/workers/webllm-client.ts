@@ -53,6 +53,8 @@ export interface WebLLMClientOptions {
   modelId: string;
   /** Whether WebLLM supports `tools` for this model (its `functionCallingModelIds`; default false). */
   supportsTools?: boolean;
+  /** Called once when the GPU device is lost (or out of memory): the model must be loaded again. */
+  onDeviceLost?: (error: ChatClientError) => void;
 }
 
 /**
@@ -112,7 +114,10 @@ export class WebLLMClient implements ChatClient {
       return fromWebLLMCompletion(completion, this.options.modelId);
     } catch (error) {
       const mapped = toChatClientError(error, this.options.modelId);
-      if (isDeviceLoss(error)) this.broken = mapped;
+      if (isDeviceLoss(error) && !this.broken) {
+        this.broken = mapped;
+        this.options.onDeviceLost?.(mapped);
+      }
       throw mapped;
     } finally {
       if (onAbort) signal?.removeEventListener('abort', onAbort);
@@ -346,7 +351,11 @@ export async function deleteCachedWebLLMModel(modelId: string): Promise<void> {
  * time), reporting progress. Failures become ChatClientErrors that say what to do; the worker is
  * terminated on failure.
  */
-export async function loadWebLLM(modelId: string, onProgress: (report: WebLLMLoadProgress) => void): Promise<LoadedWebLLM> {
+export async function loadWebLLM(
+  modelId: string,
+  onProgress: (report: WebLLMLoadProgress) => void,
+  onDeviceLost?: (error: ChatClientError) => void,
+): Promise<LoadedWebLLM> {
   if (!('gpu' in navigator) || !navigator.gpu) throw toChatClientError(new Error('WebGPUNotAvailableError: WebGPU is not supported'), modelId);
   const webllm = await webllmModule();
   if (!webllm.prebuiltAppConfig.model_list.some((record) => record.model_id === modelId)) throw toChatClientError(new Error('ModelNotFoundError: Cannot find model record'), modelId);
@@ -356,7 +365,8 @@ export async function loadWebLLM(modelId: string, onProgress: (report: WebLLMLoa
       appConfig: webllm.prebuiltAppConfig,
       initProgressCallback: (report) => onProgress({ progress: report.progress, text: report.text }),
     });
-    const client = new WebLLMClient(engine as unknown as WebLLMEngineLike, { modelId, supportsTools: webllm.functionCallingModelIds.includes(modelId) });
+    const supportsTools = webllm.functionCallingModelIds.includes(modelId);
+    const client = new WebLLMClient(engine as unknown as WebLLMEngineLike, { modelId, supportsTools, ...(onDeviceLost ? { onDeviceLost } : {}) });
     return {
       modelId,
       client,

@@ -233,13 +233,16 @@ describe('WebLLMClient', () => {
   test('a device loss (out of GPU memory) becomes a clear error, and later calls fail the same way without reaching the engine', async () => {
     // WebLLM's worker protocol sends errors as "Name: message" strings.
     const engine = new FakeEngine(() => 'DeviceLostError: The WebGPU device was lost while loading the model. This issue often occurs due to running out of memory (OOM).');
-    const client = new WebLLMClient(engine, { modelId: MODEL });
+    const lost: string[] = [];
+    const client = new WebLLMClient(engine, { modelId: MODEL, onDeviceLost: (reported) => lost.push(reported.message) });
     const error = await rejection(client.chat.completions.create(request()));
+    expect(lost).toEqual([error.message]);
     expect(error.message).toMatch(/GPU ran out of memory or was lost/);
     expect(error.message).toMatch(/pick a smaller model/);
     const again = await rejection(client.chat.completions.create(request()));
     expect(again.message).toBe(error.message);
     expect(engine.requests).toHaveLength(1);
+    expect(lost).toHaveLength(1);
   });
 });
 
