@@ -1,6 +1,8 @@
 /** The playground shell: top bar; the editor, the rollout viewer or the training view on the left; the run, policy and settings on the right. */
 import { useState } from 'react';
+import { ChatView } from './components/ChatView.tsx';
 import { EnvironmentEditor } from './editor/EnvironmentEditor.tsx';
+import { ImportExportPanel } from './components/ImportExportPanel.tsx';
 import { PolicyPanel } from './components/PolicyPanel.tsx';
 import { ProblemsStrip } from './components/ProblemsStrip.tsx';
 import { ReviewDialog } from './components/ReviewDialog.tsx';
@@ -12,7 +14,7 @@ import { TrainingSettingsPanel } from './components/TrainingSettingsPanel.tsx';
 import { TrainingView } from './components/TrainingView.tsx';
 import { usePlayground } from './store/index.ts';
 
-type MainView = 'editor' | 'rollouts' | 'training';
+type MainView = 'editor' | 'rollouts' | 'training' | 'chat';
 
 /** The whole page. */
 export function App() {
@@ -28,6 +30,7 @@ export function App() {
             <button type="button" role="tab" aria-selected={view === 'editor'} className={view === 'editor' ? 'selected' : ''} onClick={() => setView('editor')} data-testid="tab-editor">Environment</button>
             <button type="button" role="tab" aria-selected={view === 'rollouts'} className={view === 'rollouts' ? 'selected' : ''} onClick={() => setView('rollouts')} data-testid="tab-rollouts">Rollouts{rollouts > 0 ? ` (${rollouts})` : ''}</button>
             <button type="button" role="tab" aria-selected={view === 'training'} className={view === 'training' ? 'selected' : ''} onClick={() => setView('training')} data-testid="tab-training">Training</button>
+            <button type="button" role="tab" aria-selected={view === 'chat'} className={view === 'chat' ? 'selected' : ''} onClick={() => setView('chat')} data-testid="tab-chat">Chat</button>
           </div>
           <div className="editor-view" hidden={view !== 'editor'}>
             <EnvironmentEditor />
@@ -35,12 +38,14 @@ export function App() {
           </div>
           {view === 'rollouts' && <RolloutViewer />}
           {view === 'training' && <TrainingView />}
+          {view === 'chat' && <ChatView />}
         </main>
         <aside className="side-pane">
           <RunPanel onShowRollouts={() => setView('rollouts')} onShowTraining={() => setView('training')} />
           {mode !== 'evaluate' && <TrainingSettingsPanel mode={mode} />}
           <PolicyPanel />
           <SettingsPanel />
+          <ImportExportPanel />
         </aside>
       </div>
       <ReviewDialog />

@@ -5,16 +5,20 @@
  */
 import { OpenAIHttpClient, ScriptedClient, summarizeRollouts, type ChatClient, type RolloutRecord } from '../envs/index.ts';
 import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS } from '../rl/lesson.ts';
+import { recordsToJsonl } from '../envs/results-record.ts';
 import { findRealPreset } from '../gpu/inference/presets.ts';
 import { createEngineChatClient } from '../workers/engine-bridge.ts';
+import { PauseGate } from '../workers/engine/pause-gate.ts';
 import { evaluateInSandbox, SandboxTimeoutError } from '../workers/sandbox-bridge.ts';
 import { readApiKey, writeApiKey } from './api-key.ts';
 import { BUILTINS, isBuiltinName, loadBuiltinExpert } from './builtins.ts';
 import { compileModel } from './editor/monaco-setup.ts';
 import { disposeEnvironmentModel, environmentModel } from './editor/models.ts';
+import { pausableClient } from './pausable-client.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedState } from './share/url-state.ts';
 import * as storage from './storage.ts';
+import { downloadFile } from './transfer/download.ts';
 import { chooseInTabModel, restoreInTabModel } from './model-actions.ts';
 import { usePlayground } from './store/index.ts';
 import { chooseWebLLMModel, restoreWebLLMModel, webllmClient } from './webllm-actions.ts';
@@ -29,6 +33,8 @@ const DEFAULT_BUILTIN = 'reverse-text';
 const POLICY_STORAGE = 'tabrl.policy';
 
 let stopController: AbortController | undefined;
+/** Closed while the person has paused the evaluation: no new rollout starts. */
+const evaluationGate = new PauseGate();
 const saveTimers = new Map<string, ReturnType<typeof setTimeout>>();
 
 const newId = () => `env-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -219,6 +225,7 @@ export async function startEvaluation(): Promise<void> {
   }
 
   stopController = new AbortController();
+  evaluationGate.resume();
   const started = Date.now();
   store.getState().updateRun({ status: 'running', startedAt: started, total: settings.numTasks * settings.rolloutsPerTask });
   try {
@@ -233,7 +240,7 @@ export async function startEvaluation(): Promise<void> {
         samplingArgs: { max_tokens: settings.maxTokens, temperature: settings.temperature, seed: settings.seed },
         model: policy.model,
       },
-      client: policy.client,
+      client: pausableClient(policy.client, evaluationGate),
       timeLimitMs: settings.timeLimitMs,
       signal: stopController.signal,
       createFrame: createIframeSandbox,
@@ -265,6 +272,8 @@ export async function startEvaluation(): Promise<void> {
     });
   } finally {
     stopController = undefined;
+    evaluationGate.resume();
+    store.getState().updateRun({ pausedAt: undefined });
   }
 }
 
@@ -279,20 +288,30 @@ export function stopEvaluation(): void {
   stopController.abort();
 }
 
-/** The run's records as JSONL, one rollout per line. */
+/** Pauses the running evaluation: no new rollout starts; those under way finish. */
+export function pauseEvaluation(): void {
+  if (!stopController || store.getState().run.status !== 'running') return;
+  evaluationGate.pause();
+  store.getState().updateRun({ pausedAt: Date.now() });
+}
+
+/** Resumes a paused evaluation (its elapsed time leaves out the pause, so the ETA stays honest). */
+export function resumeEvaluation(): void {
+  const { pausedAt, startedAt } = store.getState().run;
+  if (pausedAt === undefined) return;
+  store.getState().updateRun({ pausedAt: undefined, startedAt: startedAt + (Date.now() - pausedAt) });
+  evaluationGate.resume();
+}
+
+/** The run's records as JSONL, one rollout per line, in the format `tabrl eval` writes results.jsonl (src/envs/results-record.ts). */
 export function resultsAsJsonl(): string {
-  return store.getState().run.records.map((record) => JSON.stringify(record)).join('\n') + '\n';
+  return recordsToJsonl(store.getState().run.records);
 }
 
 /** Downloads the run's records as `<environment>-results.jsonl`. */
 export function exportResults(): void {
   const { run } = store.getState();
-  const blob = new Blob([resultsAsJsonl()], { type: 'application/x-ndjson' });
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(blob);
-  link.download = `${run.environment?.name ?? 'environment'}-results.jsonl`;
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+  downloadFile(`${run.environment?.name ?? 'environment'}-results.jsonl`, resultsAsJsonl(), 'application/x-ndjson');
 }
 
 // ---------------------------------------------------------------- share links
@@ -361,13 +380,14 @@ export async function acceptReview(): Promise<void> {
   if (review.webllmModel) chooseWebLLMModel(review.webllmModel);
   if (review.teacher) store.getState().setTeacher(review.teacher);
   if (review.inTabModel && (review.inTabModel === 'tiny' || findRealPreset(review.inTabModel))) chooseInTabModel(review.inTabModel);
-  await addEnvironment({ name: `${review.name} (shared)`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
+  await addEnvironment({ name: `${review.name} (${store.getState().reviewFile ? 'imported' : 'shared'})`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   dismissReview();
 }
 
 /** Closes the review without loading anything, and clears the link from the address bar. */
 export function dismissReview(): void {
   store.getState().setReview(null);
+  store.getState().setReviewFile(null);
   store.getState().setShareError(null);
   history.replaceState(null, '', `${location.pathname}${location.search}`);
 }

@@ -10,6 +10,7 @@ import { CHECKPOINT_FORMAT, type CheckpointState } from '../rl/checkpoint.ts';
 import {
   createEngineChatClient,
   onEngineError,
+  pauseEngineJob,
   resetEngine,
   restoreEngineCheckpoint,
   saveEngineCheckpoint,
@@ -21,11 +22,13 @@ import {
   type GrpoStepReport,
   type SftStepMetrics,
 } from '../workers/engine-bridge.ts';
+import { PauseGate } from '../workers/engine/pause-gate.ts';
 import { openSandbox, type SandboxSession } from '../workers/sandbox-bridge.ts';
 import { currentEnvironment, parseArgs } from './actions.ts';
 import { isBuiltinName } from './builtins.ts';
 import { compileModel } from './editor/monaco-setup.ts';
 import { environmentModel } from './editor/models.ts';
+import { pausableClient } from './pausable-client.ts';
 import * as runStorage from './run-storage.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 import { loadChosenModel } from './model-actions.ts';
@@ -36,6 +39,8 @@ import { unfinishedJob, type RunJob, type TrainingRun } from './store/training-s
 
 const store = usePlayground;
 let stopController: AbortController | undefined;
+/** Closed while the person has paused the job: demonstrations start no new rollout (the engine holds its own gate between steps). */
+const jobGate = new PauseGate();
 /** The run whose weights are in the engine now (null: the engine holds no run's weights). */
 let activeRunId: string | null = null;
 /** Writes to IndexedDB, one after another. */
@@ -200,6 +205,7 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
     await resetEngine(run.seed);
     await setEngineWeights(stored.weights);
     activeRunId = run.id;
+    store.getState().setImportedModel(null);
     const { lastJob: _dropped, ...restored } = run;
     store.getState().setTrainingRun(restored);
     return { run: restored, note: `Continued from an older weights-only checkpoint (step ${stored.step}); the optimizer starts fresh.` };
@@ -216,6 +222,7 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
     throw checkpointProblem(run, 'is corrupt (its state.json does not describe this run)');
   }
   activeRunId = run.id;
+  store.getState().setImportedModel(null);
   const restored: TrainingRun = {
     ...run,
     sft: run.sft.slice(0, record.sftSteps),
@@ -250,6 +257,7 @@ async function ensureRun(environment: string, args: Record<string, unknown>): Pr
     model: engineModel(),
   };
   activeRunId = run.id;
+  store.getState().setImportedModel(null);
   store.getState().setTrainingRun(run);
   store.getState().setLatestRollouts([]);
   persistRun();
@@ -271,7 +279,7 @@ async function prepareJob(mode: 'warmup' | 'train'): Promise<{ code: string; lab
   let args: Record<string, unknown>;
   try {
     args = parseArgs(store.getState().settings.argsJson);
-    if (mode === 'warmup' && !isBuiltinName(saved.builtin) && store.getState().teacher === 'expert') throw new Error('The warm-up teacher is the built-in\'s scripted expert, and this file did not start from a built-in: choose the endpoint or a WebLLM model as the teacher.');
+    if (mode === 'warmup' && !isBuiltinName(saved.builtin) && !store.getState().importedWarmup && store.getState().teacher === 'expert') throw new Error('The warm-up teacher is the built-in\'s scripted expert, and this file did not start from a built-in: choose the endpoint or a WebLLM model as the teacher.');
     store.getState().updateJob({ phase: 'starting the engine' });
     await ensureEngine();
   } catch (error) {
@@ -313,12 +321,16 @@ export async function startWarmup(): Promise<void> {
   const pending = pendingJob('sft');
   let args = pending?.run.args ?? job.args;
   stopController = new AbortController();
+  jobGate.resume();
   storageProblem = null;
   const signal = stopController.signal;
   let session: SandboxSession | undefined;
   try {
-    const teacher = await buildTeacher(store.getState().teacher, appTeacherSources(job.builtin, args));
-    const open = (withArgs: Record<string, unknown>) => openSandbox({ code: job.code, label: job.label, args: withArgs, client: teacher.client, timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
+    // Imported warm-up data replaces the expert's demonstrations; the sandbox then only reports the environment (name, tools).
+    const imported = store.getState().importedWarmup;
+    const teacher = imported ? null : await buildTeacher(store.getState().teacher, appTeacherSources(job.builtin, args));
+    const teacherClient = imported ? createEngineChatClient() : pausableClient(teacher!.client, jobGate);
+    const open = (withArgs: Record<string, unknown>) => openSandbox({ code: job.code, label: job.label, args: withArgs, client: teacherClient, timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
     session = await open(args);
     if (pending && session.info.name !== pending.run.environment && args !== job.args) {
       // The open run belongs to another environment: this is a new run, with the panel's arguments.
@@ -333,12 +345,12 @@ export async function startWarmup(): Promise<void> {
     const onStop = () => session?.stop();
     signal.addEventListener('abort', onStop, { once: true });
     store.getState().updateJob({ phase: 'making demonstrations', done: 0, doneAtPhaseStart: 0, total: Math.min(demonstrations, session.info.numTasks), phaseStartedAt: Date.now() });
-    const kept: { taskIndex: number; messages: Message[] }[] = [];
+    const kept: { taskIndex: number; messages: Message[] }[] = imported ? imported.transcripts.map((messages, taskIndex) => ({ taskIndex, messages })) : [];
     const tried: RolloutRecord[] = [];
     // A model teacher samples with the evaluation settings' temperature and length; the expert needs neither.
-    const teacherSampling = teacher.kind !== 'expert' ? { temperature: settings.temperature, max_tokens: settings.maxTokens } : {};
-    const made = await session.evaluate(
-      { numTasks: demonstrations, rolloutsPerTask: 1, concurrency: teacher.concurrency, samplingArgs: { seed: demonstrationSeed, ...teacherSampling }, model: teacher.model, split: 'train' },
+    const teacherSampling = teacher && teacher.kind !== 'expert' ? { temperature: settings.temperature, max_tokens: settings.maxTokens } : {};
+    const made = imported ? { stoppedEarly: undefined } : await session.evaluate(
+      { numTasks: demonstrations, rolloutsPerTask: 1, concurrency: teacher!.concurrency, samplingArgs: { seed: demonstrationSeed, ...teacherSampling }, model: teacher!.model, split: 'train' },
       (record, done, total) => {
         tried.push(record);
         if (isDemonstration(record)) kept.push({ taskIndex: record.taskIndex, messages: [...record.prompt, ...record.completion] });
@@ -350,10 +362,11 @@ export async function startWarmup(): Promise<void> {
     session.dispose();
     session = undefined;
     if (signal.aborted) return jobFinished(true, 'Stopped while making demonstrations.');
-    if (made.stoppedEarly) throw new Error(`The warm-up teacher, ${teacher.label}, failed, so nothing was trained: ${made.stoppedEarly}`);
-    if (kept.length === 0) throw new Error(noDemonstrationsMessage(teacher, tried));
+    if (made.stoppedEarly) throw new Error(`The warm-up teacher, ${teacher?.label ?? 'the imported data'}, failed, so nothing was trained: ${made.stoppedEarly}`);
+    if (kept.length === 0) throw new Error(noDemonstrationsMessage(teacher ?? { label: 'the imported data' }, tried));
     // In task order, not the order they finished in, so a continued warm-up sees the same batches.
     const transcripts = kept.sort((a, b) => a.taskIndex - b.taskIndex).map((item) => item.messages);
+    store.getState().setLastWarmup(imported ?? { origin: 'made', name: run.environment, transcripts });
 
     const current = store.getState().trainingRun ?? run;
     const sftJob: RunJob = resume?.phase === 'sft'
@@ -384,6 +397,7 @@ export async function startWarmup(): Promise<void> {
   } finally {
     session?.dispose();
     stopController = undefined;
+    endPause();
   }
 }
 
@@ -399,6 +413,7 @@ export async function startTraining(): Promise<void> {
   const pending = pendingJob('grpo');
   let args = pending?.run.args ?? job.args;
   stopController = new AbortController();
+  jobGate.resume();
   storageProblem = null;
   const signal = stopController.signal;
   let session: SandboxSession | undefined;
@@ -456,6 +471,7 @@ export async function startTraining(): Promise<void> {
     signal.removeEventListener('abort', onStop);
     session?.dispose();
     stopController = undefined;
+    endPause();
   }
 }
 
@@ -469,6 +485,30 @@ export function stopTraining(): void {
   if (!stopController) return;
   store.getState().updateJob({ status: 'stopping' });
   stopController.abort();
+}
+
+/** Pauses the warm-up or training job: the engine holds between steps (the GPU idles) and no new rollout starts; Stop still works. */
+export function pauseTraining(): void {
+  if (!stopController || store.getState().job.status !== 'running' || store.getState().job.pausedAt !== undefined) return;
+  jobGate.pause();
+  void pauseEngineJob(true);
+  store.getState().updateJob({ pausedAt: Date.now() });
+}
+
+/** Resumes a paused job where it held; its clocks leave out the pause, so the ETA stays honest. */
+export function resumeTraining(): void {
+  const { pausedAt, startedAt, phaseStartedAt } = store.getState().job;
+  if (pausedAt === undefined) return;
+  const paused = Date.now() - pausedAt;
+  store.getState().updateJob({ pausedAt: undefined, startedAt: startedAt + paused, phaseStartedAt: phaseStartedAt + paused });
+  jobGate.resume();
+  void pauseEngineJob(false);
+}
+
+/** Opens the gates when a job ends, so the next job starts unpaused. */
+function endPause(): void {
+  jobGate.resume();
+  if (store.getState().job.pausedAt !== undefined) store.getState().updateJob({ pausedAt: undefined });
 }
 
 /** Opens a stored run to look at its charts; a later Warm up or Train continues it from its checkpoint. */

@@ -8,10 +8,10 @@
 import * as Comlink from 'comlink';
 import { ChatClientError, type ChatClient, type ChatCompletion, type Message, type SamplingArgs } from '../envs/index.ts';
 import type { NamedTensors } from '../gpu/model/backend.ts';
-import type { EngineLoadProgress, EngineModelSpec, CheckpointFiles, CheckpointState, EngineApi, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
+import type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, CheckpointFiles, CheckpointState, EngineApi, EngineModelExport, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 
-export type { EngineLoadProgress, EngineModelSpec, CheckpointFiles, CheckpointState, EngineCheckpointCallback, RestoredCheckpoint, EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
+export type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, EngineModelExport, CheckpointFiles, CheckpointState, EngineCheckpointCallback, RestoredCheckpoint, EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
 
 let worker: Worker | null = null;
 let remote: Comlink.Remote<EngineApi> | null = null;
@@ -74,8 +74,8 @@ export async function loadEngineModel(spec: EngineModelSpec, hooks: { onProgress
   }
 }
 
-/** A ChatClient answered by the in-tab model in the engine worker; aborting a request cancels it there. */
-export function createEngineChatClient(): ChatClient {
+/** A ChatClient answered by the in-tab model in the engine worker ('base': the model before training); aborting a request cancels it there. */
+export function createEngineChatClient(model: ChatModelChoice = 'trained'): ChatClient {
   return {
     chat: {
       completions: {
@@ -87,7 +87,7 @@ export function createEngineChatClient(): ChatClient {
           const onAbort = () => void engine().cancel(requestId);
           signal?.addEventListener('abort', onAbort, { once: true });
           try {
-            const outcome = await engine().complete(requestId, plain);
+            const outcome = await engine().complete(requestId, plain, { model });
             if (outcome.ok) return outcome.completion as ChatCompletion;
             throw new ChatClientError(outcome.message, outcome.kind, outcome.status);
           } finally {
@@ -141,6 +141,26 @@ export function trainGrpoInEngine(
 ): Promise<GrpoStepMetrics[]> {
   const rollout = Comlink.proxy((taskIndex: number, samplingArgs: SamplingArgs) => source.rollout(taskIndex, samplingArgs));
   return runJob(hooks.signal, (jobId) => engine().grpo(jobId, source.name, source.numTasks, rollout, options, Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps)), checkpointCallback(hooks.onCheckpoint)));
+}
+
+/** Pauses (true) or resumes (false) the running warm-up or training job in the engine; it holds between steps until resumed or stopped. */
+export async function pauseEngineJob(paused: boolean): Promise<void> {
+  if (!started) return;
+  await engine().setPaused(paused);
+}
+
+/** The trained model's files: a LoRA model's PEFT adapter, or a fully fine-tuned model's folder. */
+export async function exportEngineModel(): Promise<EngineModelExport> {
+  await startEngine();
+  return engine().exportModel();
+}
+
+/** Loads imported model files into the engine's model; throws saying what does not fit. Returns what was loaded, in words. */
+export async function importEngineModel(files: CheckpointFiles, label: string): Promise<string> {
+  await startEngine();
+  // Own copies, since unzipped files may share one buffer (which can be transferred only once).
+  const copies: CheckpointFiles = new Map([...files].map(([name, bytes]) => [name, bytes.slice()]));
+  return engine().importModel(Comlink.transfer(copies, [...copies.values()].map((bytes) => bytes.buffer as ArrayBuffer)), label);
 }
 
 /** Copies of the model's parameters (for a checkpoint). */

@@ -13,12 +13,15 @@ import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { TINY_CONFIG } from '../gpu/inference/presets.ts';
 import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
 import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
-import { createWebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
+import { createWebGPUBackend, WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
+import { WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type CheckpointState } from '../rl/checkpoint.ts';
 import { GrpoTrainer, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
+import { exportModelFiles, readModelImport } from './engine/model-files.ts';
+import { PauseGate } from './engine/pause-gate.ts';
 import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
 
@@ -39,6 +42,16 @@ interface Model {
   tokenizer: Tokenizer;
   client: LocalChatClient;
   info: EngineInfo;
+  /** A fully fine-tuned model's weights as initialised (its "base" in the chat); null for a LoRA model, whose base is its own weights with the adapters off. */
+  initial: NamedTensors | null;
+  /** The chat client of the base model, built on first use. */
+  base: Promise<BaseModel> | null;
+}
+
+/** What answers the chat's "base" column: a client, and the backend it owns (null when it reads the trained model's weights in place). */
+interface BaseModel {
+  client: LocalChatClient;
+  backend: ModelBackend | null;
 }
 
 let model: Promise<Model> | null = null;
@@ -47,6 +60,8 @@ let deviceLost: string | null = null;
 let reportError: (message: string) => void = () => {};
 const requests = new Map<number, AbortController>();
 const jobs = new Map<number, AbortController>();
+/** Closed while the person has paused the running job; jobs wait on it between steps and before new rollouts. */
+const pauseGate = new PauseGate();
 
 async function buildModel(seed: number): Promise<Model> {
   const gpu = (self.navigator as Navigator & { gpu?: GPU }).gpu;
@@ -72,8 +87,10 @@ async function createModel(context: GPUContext, adapter: string, seed: number): 
   const backend = await createWebGPUBackend(context, TINY_CONFIG, { seed });
   const tokenizer = new ByteTokenizer();
   const client = new LocalChatClient({ backend, tokenizer, model: 'tiny', defaultMaxTokens: 64 });
-  const parameters = [...(await backend.getParameters()).values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
-  return { context, backend, tokenizer, client, info: { adapter, model: 'tiny', modelName: 'tiny (from scratch)', parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: presetFitProblems(context) } };
+  const weights = await backend.getParameters();
+  const parameters = [...weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
+  // The tiny model is fully fine-tuned, so its base is a copy of these initial weights (~100k parameters).
+  return { context, backend, tokenizer, client, info: { adapter, model: 'tiny', modelName: 'tiny (from scratch)', parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: presetFitProblems(context) }, initial: backend.lora ? null : weights, base: null };
 }
 
 /** A real checkpoint on `context` (LoRA adapters initialised from `seed`), with a chat client over it. */
@@ -89,7 +106,31 @@ async function createLoadedModel(context: GPUContext, adapter: string, source: R
     seed,
     presetFit: presetFitProblems(context),
   };
-  return { context, backend: real.backend, tokenizer: real.tokenizer, client: real.client, info };
+  return { context, backend: real.backend, tokenizer: real.tokenizer, client: real.client, info, initial: null, base: null };
+}
+
+/** The base model's chat client: a LoRA model's weights read in place with the adapters off, or a second backend holding the initial weights. */
+async function createBaseModel(model: Model): Promise<BaseModel> {
+  const options = { tokenizer: model.tokenizer, model: `${model.info.model} (base)`, defaultMaxTokens: 64 };
+  if (!model.initial) {
+    const trained = model.backend;
+    if (!(trained instanceof WebGPUBackend)) throw new Error('the base of a LoRA model is decoded on the WebGPU backend');
+    // The WebGPU decoder with lora = null reads the same frozen weights and skips the adapters.
+    const client = new LocalChatClient({ ...options, backend: trained, createDecoder: async () => new WebGPUDecoder(trained.kernels, trained.config, null, trained.decoderView()) });
+    return { client, backend: null };
+  }
+  const backend = await createWebGPUBackend(model.context, model.backend.config, { seed: model.info.seed });
+  await backend.setParameters(model.initial);
+  return { client: new LocalChatClient({ ...options, backend }), backend };
+}
+
+/** Lets go of a model's base client and its backend. */
+async function disposeBaseModel(model: Model): Promise<void> {
+  const base = await model.base?.catch(() => null);
+  model.base = null;
+  if (!base) return;
+  await base.client.forget();
+  base.backend?.dispose();
 }
 
 async function getModel(): Promise<Model> {
@@ -139,6 +180,7 @@ function periodicCheckpoints(backend: ModelBackend, phase: 'sft' | 'grpo', start
 function startJob(jobId: number): AbortSignal {
   const controller = new AbortController();
   jobs.set(jobId, controller);
+  pauseGate.resume(); // a new job starts unpaused
   return controller.signal;
 }
 
@@ -157,6 +199,7 @@ const api: EngineApi = {
       const lora = initialLoraTensors(old.backend.config, old.backend.lora, seed);
       await old.backend.setParameters(lora);
       await old.backend.setOptimizerState(freshOptimizerState(lora));
+      await disposeBaseModel(old);
       await old.client.forget();
       await old.client.syncWeights();
       old.info = { ...old.info, seed };
@@ -164,6 +207,7 @@ const api: EngineApi = {
     }
     const fresh = createModel(old.context, old.info.adapter, seed);
     model = fresh;
+    await disposeBaseModel(old);
     await old.client.forget();
     old.backend.dispose();
     return (await fresh).info;
@@ -174,6 +218,7 @@ const api: EngineApi = {
     try {
       const old = await getModel();
       // Let go of the old model first: two real models may not fit the device together.
+      await disposeBaseModel(old);
       await old.client.forget();
       old.backend.dispose();
       const source: RealModelSource | null = spec.kind === 'preset' ? { kind: 'preset', id: spec.id } : spec.kind === 'local' ? { kind: 'local', files: spec.files } : null;
@@ -191,11 +236,17 @@ const api: EngineApi = {
     }
   },
 
-  async complete(requestId, request): Promise<CompletionOutcome> {
+  async complete(requestId, request, options): Promise<CompletionOutcome> {
     const controller = new AbortController();
     requests.set(requestId, controller);
     try {
-      const { client } = await getModel();
+      const loaded = await getModel();
+      let client = loaded.client;
+      if (options?.model === 'base') {
+        loaded.base ??= createBaseModel(loaded);
+        loaded.base.catch(() => { loaded.base = null; });
+        client = (await loaded.base).client;
+      }
       const completion = await client.chat.completions.create({ ...request, signal: controller.signal });
       return { ok: true, completion };
     } catch (error) {
@@ -225,6 +276,8 @@ const api: EngineApi = {
           onStep: async (metrics) => {
             reporter.push(metrics);
             await checkpoint(metrics.step);
+            if (pauseGate.isPaused) await reporter.flush();
+            await pauseGate.wait(signal);
           },
           signal,
         },
@@ -247,6 +300,7 @@ const api: EngineApi = {
       name,
       numTasks,
       async rollout(taskIndex, samplingArgs, { step }) {
+        await pauseGate.wait(signal);
         if (signal.aborted) throw new Error('stopped');
         const trajectory = await rollout(taskIndex, samplingArgs);
         byStep.set(step, [...(byStep.get(step) ?? []), trajectory]);
@@ -279,6 +333,9 @@ const api: EngineApi = {
           history.push(metrics);
           reporter.push({ metrics, rollouts: stepRollouts(metrics.step) });
           await checkpoint(metrics.step);
+          // Send the step's report now, so the app shows every finished step while the job is paused.
+          if (pauseGate.isPaused) await reporter.flush();
+          await pauseGate.wait(signal);
         },
       });
       return history;
@@ -293,6 +350,32 @@ const api: EngineApi = {
 
   abort(jobId) {
     jobs.get(jobId)?.abort();
+  },
+
+  setPaused(paused) {
+    if (paused) pauseGate.pause();
+    else pauseGate.resume();
+  },
+
+  async exportModel() {
+    const { backend, info } = await getModel();
+    const { kind, files } = exportModelFiles(await backend.getParameters(), backend.config, backend.lora, info.model);
+    return Comlink.transfer({ kind, model: info.model, files }, [...files.values()].map((bytes) => bytes.buffer as ArrayBuffer));
+  },
+
+  async importModel(files, label) {
+    const { backend, client, info } = await getModel();
+    const imported = await readModelImport(files, backend.config, backend.lora, label, info.model);
+    const previous = await backend.getParameters();
+    try {
+      await backend.setParameters(imported.tensors);
+    } catch (error) {
+      await backend.setParameters(previous);
+      throw new Error(`${label} does not fit the loaded model (${info.model}): ${errorMessage(error)}`);
+    }
+    await client.forget();
+    await client.syncWeights();
+    return `${imported.kind === 'adapter' ? 'LoRA adapter' : 'weights'} from ${label}`;
   },
 
   async getWeights() {

@@ -88,8 +88,9 @@ describe('playground', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
     const lines = readFileSync((await download.path())!, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(20);
-    const first = JSON.parse(lines[0]!) as { taskIndex: number; reward: number; scores: Record<string, number> };
-    expect(first.taskIndex).toBe(0);
+    // The lines tabrl eval writes to results.jsonl (src/envs/results-record.ts).
+    const first = JSON.parse(lines[0]!) as { task_index: number; reward: number; scores: Record<string, number> };
+    expect(first.task_index).toBe(0);
     expect(first.scores).toHaveProperty('lcsReward', 1);
     expect(pageErrors).toEqual([]);
     await context.close();

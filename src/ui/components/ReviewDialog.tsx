@@ -9,6 +9,7 @@ import { usePlayground } from '../store/index.ts';
 export function ReviewDialog() {
   const review = usePlayground((state) => state.review);
   const shareError = usePlayground((state) => state.shareError);
+  const reviewFile = usePlayground((state) => state.reviewFile);
   if (shareError) {
     return (
       <div className="overlay" role="dialog" aria-modal="true" aria-labelledby="share-error-heading">
@@ -25,9 +26,9 @@ export function ReviewDialog() {
   return (
     <div className="overlay" role="dialog" aria-modal="true" aria-labelledby="review-heading">
       <div className="dialog" data-testid="review">
-        <h2 id="review-heading">Review shared environment “{review.name}”</h2>
+        <h2 id="review-heading">{reviewFile ? `Review imported environment file “${reviewFile}”` : `Review shared environment “${review.name}”`}</h2>
         <p className="hint">
-          Someone shared this environment file. Read it before you run it: it will run in the sandbox (no network, no access
+          {reviewFile ? 'This environment file comes from elsewhere.' : 'Someone shared this environment file.'} Read it before you run it: it will run in the sandbox (no network, no access
           to your keys), against the policy you choose. Settings: {review.numTasks} tasks × {review.rolloutsPerTask} rollouts,
           seed {review.seed}, temperature {review.temperature}, policy {review.policy}.
         </p>

@@ -1,9 +1,9 @@
 /** The run card: its three modes (Evaluate, Warm up, Train) with start / stop, progress with ETA, failures, and the evaluation summary. */
 import { useEffect, useState } from 'react';
-import { exportResults, startEvaluation, stopEvaluation } from '../actions.ts';
+import { exportResults, pauseEvaluation, resumeEvaluation, startEvaluation, stopEvaluation } from '../actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { unfinishedJob, type RunMode } from '../store/training-slice.ts';
-import { startTraining, startWarmup, stopTraining } from '../training-actions.ts';
+import { pauseTraining, resumeTraining, startTraining, startWarmup, stopTraining } from '../training-actions.ts';
 
 const MODES: { mode: RunMode; label: string; help: string }[] = [
   { mode: 'evaluate', label: 'Evaluate', help: 'Run the held-out tasks against the chosen policy.' },
@@ -34,6 +34,7 @@ export function RunPanel({ onShowRollouts, onShowTraining }: { onShowRollouts: (
 
 function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
   const status = usePlayground((state) => state.run.status);
+  const paused = usePlayground((state) => state.run.pausedAt !== undefined);
   const problems = usePlayground((state) => state.problems.length);
   const training = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
   const running = status === 'running' || status === 'compiling' || status === 'stopping';
@@ -42,7 +43,12 @@ function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
       <div className="run-bar">
         <span />
         {running
-          ? <button type="button" className="danger" data-testid="stop" disabled={status === 'stopping'} onClick={stopEvaluation}>{status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
+          ? (
+            <span className="row">
+              {status === 'running' && <PauseButton paused={paused} testId="pause" onPause={pauseEvaluation} onResume={resumeEvaluation} what="No new rollout starts; those under way finish." />}
+              <button type="button" className="danger" data-testid="stop" disabled={status === 'stopping'} onClick={stopEvaluation}>{status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
+            </span>
+          )
           : <button type="button" className="primary" data-testid="evaluate" disabled={training} onClick={() => void startEvaluation()}>Evaluate</button>}
       </div>
       {problems > 0 && !running && <p className="warning">The file has {problems} error{problems === 1 ? '' : 's'}; fix {problems === 1 ? 'it' : 'them'} to run.</p>}
@@ -73,7 +79,12 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
       <div className="run-bar">
         <span className="muted">{mode === 'warmup' ? 'SFT warm-up of the in-tab model' : 'GRPO on the in-tab model'}</span>
         {running
-          ? <button type="button" className="danger" data-testid="stop-training" disabled={job.status === 'stopping'} onClick={stopTraining}>{job.status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
+          ? (
+            <span className="row">
+              {job.status === 'running' && <PauseButton paused={job.pausedAt !== undefined} testId="pause-training" onPause={pauseTraining} onResume={resumeTraining} what="The job holds between steps (the GPU idles) and starts no new rollout; nothing is lost." />}
+              <button type="button" className="danger" data-testid="stop-training" disabled={job.status === 'stopping'} onClick={stopTraining}>{job.status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
+            </span>
+          )
           : <button type="button" className="primary" data-testid="start-training" disabled={evaluating} onClick={start} title={pending ? 'Continues the open run\'s interrupted job from its checkpoint, with the settings it started with. "New run" in the Training tab starts over.' : undefined}>{startLabel}</button>}
       </div>
       {running && <JobProgress />}
@@ -85,13 +96,21 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
   );
 }
 
+function PauseButton({ paused, testId, what, onPause, onResume }: { paused: boolean; testId: string; what: string; onPause: () => void; onResume: () => void }) {
+  return paused
+    ? <button type="button" className="primary" data-testid={`${testId.replace('pause', 'resume')}`} onClick={onResume}>Resume</button>
+    : <button type="button" data-testid={testId} title={`Pause: ${what} Resume goes on where it held; Stop still works.`} onClick={onPause}>Pause</button>;
+}
+
 function JobProgress() {
   const job = usePlayground((state) => state.job);
-  const [now, setNow] = useState(Date.now());
+  const [clock, setNow] = useState(Date.now());
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 250);
     return () => clearInterval(timer);
   }, []);
+  // While paused the clocks stand still (resuming shifts the start times by the pause).
+  const now = job.pausedAt ?? clock;
   const fraction = job.total > 0 ? job.done / job.total : 0;
   const elapsed = (now - job.startedAt) / 1000;
   const phaseElapsed = (now - job.phaseStartedAt) / 1000;
@@ -105,7 +124,7 @@ function JobProgress() {
       </div>
       <div className="progress-text">
         {job.status === 'stopping' ? 'Stopping…' : `${job.phase}${job.total > 0 ? `: ${job.done} / ${job.total} ${unit}` : '…'}`}
-        <span>{elapsed.toFixed(0)} s elapsed{eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}</span>
+        <span data-testid="training-eta">{job.pausedAt !== undefined ? `paused · ${((job.pausedAt - job.startedAt) / 1000).toFixed(0)} s elapsed` : `${elapsed.toFixed(0)} s elapsed${eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}`}</span>
       </div>
     </div>
   );
@@ -117,7 +136,9 @@ function Progress() {
   const total = usePlayground((state) => state.run.total);
   const startedAt = usePlayground((state) => state.run.startedAt);
   const name = usePlayground((state) => state.run.environment?.name);
-  const [now, setNow] = useState(Date.now());
+  const pausedAt = usePlayground((state) => state.run.pausedAt);
+  const [clock, setNow] = useState(Date.now());
+  const now = pausedAt ?? clock;
   const active = status === 'running' || status === 'stopping' || status === 'compiling';
   useEffect(() => {
     if (!active) return;
@@ -135,7 +156,7 @@ function Progress() {
       </div>
       <div className="progress-text">
         {status === 'compiling' ? 'Compiling…' : `${name ?? 'Environment'}: ${done} / ${total} rollouts`}
-        <span>{elapsed.toFixed(0)} s elapsed{eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}</span>
+        <span data-testid="evaluation-eta">{pausedAt !== undefined ? 'paused · ' : ''}{elapsed.toFixed(0)} s elapsed{pausedAt === undefined && eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}</span>
       </div>
     </div>
   );

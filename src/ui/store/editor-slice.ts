@@ -16,6 +16,8 @@ export interface EditorSlice {
   review: SharedState | null;
   /** A link that could not be opened, and why. */
   shareError: string | null;
+  /** The file name when the environment under review was imported from a file rather than a link. */
+  reviewFile: string | null;
   setEnvironments(environments: SavedEnvironment[]): void;
   upsertEnvironment(environment: SavedEnvironment): void;
   removeEnvironment(id: string): void;
@@ -23,6 +25,7 @@ export interface EditorSlice {
   setProblems(problems: CompileProblem[]): void;
   setReview(review: SharedState | null): void;
   setShareError(message: string | null): void;
+  setReviewFile(fileName: string | null): void;
 }
 
 /** Creates the editor slice. */
@@ -32,6 +35,7 @@ export const createEditorSlice: StateCreator<PlaygroundState, [], [], EditorSlic
   problems: [],
   review: null,
   shareError: null,
+  reviewFile: null,
   setEnvironments: (environments) => set({ environments }),
   upsertEnvironment: (environment) =>
     set((state) => ({ environments: [environment, ...state.environments.filter((item) => item.id !== environment.id)] })),
@@ -40,4 +44,5 @@ export const createEditorSlice: StateCreator<PlaygroundState, [], [], EditorSlic
   setProblems: (problems) => set({ problems }),
   setReview: (review) => set({ review }),
   setShareError: (shareError) => set({ shareError }),
+  setReviewFile: (reviewFile) => set({ reviewFile }),
 });

@@ -47,6 +47,8 @@ export interface RunState {
   stoppedEarly: string | null;
   /** Why the run failed (compile errors, a time limit, a load error). */
   failure: string | null;
+  /** When the person paused the run (no new rollouts start; running ones finish); absent while it runs. */
+  pausedAt?: number;
 }
 
 /** The state before any run. */

@@ -4,13 +4,15 @@
  * module-level functions in ../actions.ts, not store methods.
  */
 import { create } from 'zustand';
+import { createChatSlice, type ChatSlice } from './chat-slice.ts';
 import { createEditorSlice, type EditorSlice } from './editor-slice.ts';
 import { createEvaluationSlice, type EvaluationSlice } from './evaluation-slice.ts';
 import { createPolicySlice, type PolicySlice } from './policy-slice.ts';
 import { createTrainingSlice, type TrainingSlice } from './training-slice.ts';
+import { createTransferSlice, type TransferSlice } from './transfer-slice.ts';
 
 /** The whole store's state. */
-export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice & TrainingSlice;
+export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice & TrainingSlice & ChatSlice & TransferSlice;
 
 /** The store hook; outside React use `usePlayground.getState()`. */
 export const usePlayground = create<PlaygroundState>()((...args) => ({
@@ -18,4 +20,6 @@ export const usePlayground = create<PlaygroundState>()((...args) => ({
   ...createPolicySlice(...args),
   ...createEvaluationSlice(...args),
   ...createTrainingSlice(...args),
+  ...createChatSlice(...args),
+  ...createTransferSlice(...args),
 }));

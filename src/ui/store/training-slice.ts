@@ -112,6 +112,8 @@ export interface TrainingJob {
   phaseStartedAt: number;
   /** Steps already done when the phase started (a continued job starts past 0; for the ETA). */
   doneAtPhaseStart?: number;
+  /** When the person paused the job (it holds between steps until resumed); absent while it runs. */
+  pausedAt?: number;
   failure: string | null;
   /** A note shown after it ends (kept demonstrations, stopped early, storage). */
   note: string | null;

@@ -121,6 +121,23 @@ export type EngineCheckpointCallback = (files: CheckpointFiles, nextStep: number
 /** Rolls out training task `taskIndex` once (in the app's sandbox) and returns the scored trajectory. */
 export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingArgs) => Promise<SandboxTrajectory>;
 
+/** Which weights answer a chat request: the model before training ('base') or as trained now ('trained', the default). */
+export type ChatModelChoice = 'base' | 'trained';
+
+/** Options of a chat request to the engine. */
+export interface EngineCompleteOptions {
+  /** 'base': a LoRA model with its adapters off (same weights, read in place); the tiny model as it was initialised (a kept copy). */
+  model?: ChatModelChoice;
+}
+
+/** The trained model as files: a LoRA model's PEFT adapter ('adapter'), or a fully fine-tuned model's folder ('model'). */
+export interface EngineModelExport {
+  kind: 'adapter' | 'model';
+  /** The model's name, for the archive's name. */
+  model: string;
+  files: CheckpointFiles;
+}
+
 /** The API of the engine worker. */
 export interface EngineApi {
   /** Gets the GPU device and builds the tiny model from `seed` (once; later calls return the same info). `onError` hears device loss. */
@@ -130,7 +147,7 @@ export interface EngineApi {
   /** Replaces the model (after `start`); `onProgress` hears the download, `abort(jobId)` cancels it. If loading fails, the tiny model is loaded instead and the error thrown. */
   loadModel(jobId: number, spec: EngineModelSpec, onProgress: (progress: EngineLoadProgress) => void): Promise<EngineInfo>;
   /** Answers one chat request with the model; `requestId` lets `cancel` stop it. */
-  complete(requestId: number, request: SandboxChatRequest): Promise<CompletionOutcome>;
+  complete(requestId: number, request: SandboxChatRequest, options?: EngineCompleteOptions): Promise<CompletionOutcome>;
   /** Cancels a chat request in flight. */
   cancel(requestId: number): void;
   /** SFT on transcripts (assistant turns trained); `onSteps` receives step metrics at a bounded rate. */
@@ -139,6 +156,12 @@ export interface EngineApi {
   grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<GrpoStepMetrics[]>;
   /** Stops a job: SFT and GRPO stop before their next step, and their model calls are cancelled. */
   abort(jobId: number): void;
+  /** Pauses (true) or resumes (false) the running job: paused, it takes no next step and starts no new rollout; abort still stops it. */
+  setPaused(paused: boolean): void;
+  /** The trained model's files (adapter or model folder; buffers transferred). */
+  exportModel(): Promise<EngineModelExport>;
+  /** Loads imported model files (an adapter or a model folder) into the model; throws saying what does not fit (the model is left as it was). Returns what was loaded, in words. */
+  importModel(files: CheckpointFiles, label: string): Promise<string>;
   /** Copies of the model's parameters by name (their buffers are transferred). */
   getWeights(): Promise<NamedTensors>;
   /** Overwrites the model's parameters (weights only; the optimizer state stays). */
