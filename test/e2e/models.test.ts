@@ -114,4 +114,25 @@ describe('real models in the tab', () => {
     expect(pageErrors).toEqual([]);
     await context.close();
   });
+
+  test('local files: missing ones are listed, a complete set loads without the network', { timeout: 180_000 }, async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const requested: string[] = [];
+    await context.route('https://huggingface.co/**', (route) => { requested.push(route.request().url()); return route.abort(); });
+    await openInTabPolicy(page);
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
+    const asInput = (names: string[]) => names.map((name) => ({ name, mimeType: 'application/octet-stream', buffer: Buffer.from(folder.get(name)!) }));
+    await page.getByTestId('model-files-input').setInputFiles(asInput(['config.json', 'model.safetensors']));
+    const alert = page.getByTestId('model-error');
+    await alert.waitFor({ timeout: 60_000 });
+    expect(await alert.textContent()).toMatch(/lack tokenizer\.json, tokenizer_config\.json/);
+    await page.getByTestId('model-files-input').setInputFiles(asInput([...folder.keys()]));
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 120_000 }).toMatch(/local Llama.*LoRA rank 16/);
+    expect(await page.getByTestId('model-local').getAttribute('aria-checked')).toBe('true');
+    expect(await page.getByTestId('model-error').count()).toBe(0);
+    expect(requested).toEqual([]);
+    await screenshot(page, '44-model-local-files');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
 });

@@ -16,6 +16,15 @@ function loadChoice(): void {
   void ensureEngine().catch(() => {});
 }
 
+/** Takes the files of a file input as the local model and loads them. */
+function pickFiles(input: HTMLInputElement): void {
+  const files = [...(input.files ?? [])];
+  input.value = '';
+  if (files.length === 0) return;
+  chooseLocalModel(files);
+  loadChoice();
+}
+
 /** The model picker of the in-tab policy. */
 export function ModelPicker() {
   const inTabModel = usePlayground((state) => state.inTabModel);
@@ -24,6 +33,7 @@ export function ModelPicker() {
   const presetFit = usePlayground((state) => state.engine.info?.presetFit);
   const loading = modelLoad.status === 'loading';
   const folderInput = useRef<HTMLInputElement>(null);
+  const filesInput = useRef<HTMLInputElement>(null);
   const noWebGPU = !('gpu' in navigator);
 
   useEffect(() => {
@@ -56,15 +66,9 @@ export function ModelPicker() {
           );
         })}
         <ModelOption id="local" current={inTabModel} disabled={loading} onPick={() => folderInput.current?.click()} label="Local folder…" detail="config.json, model.safetensors, tokenizer files" />
-        <input ref={folderInput} type="file" multiple hidden data-testid="model-folder-input"
-          {...{ webkitdirectory: '', directory: '' }}
-          onChange={(event) => {
-            const files = [...(event.target.files ?? [])];
-            event.target.value = '';
-            if (files.length === 0) return;
-            chooseLocalModel(files);
-            loadChoice();
-          }} />
+        <button type="button" className="link" data-testid="model-files" disabled={loading} onClick={() => filesInput.current?.click()}>or pick the files one by one…</button>
+        <input ref={folderInput} type="file" multiple hidden data-testid="model-folder-input" {...{ webkitdirectory: '', directory: '' }} onChange={(event) => pickFiles(event.target)} />
+        <input ref={filesInput} type="file" multiple hidden data-testid="model-files-input" onChange={(event) => pickFiles(event.target)} />
       </div>
       {noWebGPU && <p className="warning" data-testid="model-no-webgpu">This browser has no WebGPU, so no model can run in the tab. Use a recent Chrome or Edge, or choose another policy.</p>}
       {loading && <LoadProgress loaded={modelLoad.loaded} total={modelLoad.total} />}
