@@ -3,6 +3,8 @@ import { useState } from 'react';
 import { createFromBuiltin, createShareLink, deleteCurrentEnvironment, openEnvironment, renameCurrentEnvironment } from '../actions.ts';
 import { BUILTINS } from '../builtins.ts';
 import { usePlayground } from '../store/index.ts';
+import { LESSONS } from '../lessons/lessons.ts';
+import { openLesson, setPresenter, useLessonView } from '../lessons/lesson-state.ts';
 
 /** The top bar. */
 export function TopBar() {
@@ -10,6 +12,8 @@ export function TopBar() {
   const currentId = usePlayground((state) => state.currentId);
   const current = environments.find((item) => item.id === currentId);
   const [shared, setShared] = useState<string | null>(null);
+  const lessonId = useLessonView((state) => state.openLessonId);
+  const presenter = useLessonView((state) => state.presenter);
 
   const share = async () => {
     const url = createShareLink();
@@ -58,6 +62,11 @@ export function TopBar() {
         onClick={() => { if (confirm(`Delete "${current?.name}"? This cannot be undone.`)) void deleteCurrentEnvironment(); }}
       >Delete</button>
       <span className="spacer" />
+      <select aria-label="Lessons" data-testid="lesson-picker" value={lessonId ?? ''} onChange={(event) => { if (event.target.value) openLesson(Number(event.target.value)); }}>
+        <option value="">Lessons…</option>
+        {LESSONS.map((lesson) => <option key={lesson.id} value={lesson.id}>{lesson.id}. {lesson.title}</option>)}
+      </select>
+      <button type="button" className={presenter ? 'toggle on' : 'toggle'} aria-pressed={presenter} onClick={() => setPresenter(!presenter)} data-testid="presenter-toggle" title="Large type and a layout for a projector (1280×720)">Presenter</button>
       {shared && <span className="toast" role="status">{shared}</span>}
       <button type="button" data-testid="share" onClick={() => void share()}>Share</button>
     </header>

@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef } from 'react';
 import { editSource } from '../actions.ts';
+import { useLessonView } from '../lessons/lesson-state.ts';
 import { usePlayground } from '../store/index.ts';
 import { monaco, setupMonaco } from './monaco-setup.ts';
 import { environmentModel } from './models.ts';
@@ -14,14 +15,14 @@ export function EnvironmentEditor() {
   const currentId = usePlayground((state) => state.currentId);
   const container = useRef<HTMLDivElement>(null);
   const editor = useRef<monaco.editor.IStandaloneCodeEditor | null>(null);
+  const presenter = useLessonView((state) => state.presenter);
 
   useEffect(() => {
     if (!container.current) return;
     setupMonaco();
     const instance = monaco.editor.create(container.current, {
       model: null,
-      fontSize: 15,
-      lineHeight: 22,
+      ...editorFont(useLessonView.getState().presenter),
       minimap: { enabled: false },
       automaticLayout: true,
       scrollBeyondLastLine: false,
@@ -50,6 +51,10 @@ export function EnvironmentEditor() {
   }, []);
 
   useEffect(() => {
+    editor.current?.updateOptions(editorFont(presenter));
+  }, [presenter]);
+
+  useEffect(() => {
     const instance = editor.current;
     if (!instance || !currentId) return;
     const saved = usePlayground.getState().environments.find((item) => item.id === currentId);
@@ -60,6 +65,11 @@ export function EnvironmentEditor() {
   }, [currentId]);
 
   return <div className="editor" ref={container} data-testid="editor" />;
+}
+
+/** The editor's type size: larger in presenter mode. */
+function editorFont(presenter: boolean): { fontSize: number; lineHeight: number } {
+  return presenter ? { fontSize: 19, lineHeight: 27 } : { fontSize: 15, lineHeight: 22 };
 }
 
 function publishProblems(model: monaco.editor.ITextModel): void {

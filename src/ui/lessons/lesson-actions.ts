@@ -1,0 +1,41 @@
+/**
+ * Start lesson: applies a lesson's preset. It opens the lesson's environment file (a saved copy of
+ * a built-in's or a lesson source, created the first time and reopened after, so the learner's
+ * edits are kept), then sets the arguments, evaluation and training settings, the in-tab model,
+ * the policy and the mode. It runs nothing: the learner presses Evaluate / Start.
+ */
+import { choosePolicy, openEnvironment } from '../actions.ts';
+import * as storage from '../storage.ts';
+import { usePlayground } from '../store/index.ts';
+import { DEFAULT_SETTINGS } from '../store/evaluation-slice.ts';
+import { DEFAULT_TRAINING_SETTINGS } from '../store/training-slice.ts';
+import { presetFile } from './lesson-files.ts';
+import type { Lesson } from './lessons.ts';
+
+/** Applies the lesson's preset; returns a sentence saying what it set up (or throws saying why it could not). */
+export async function startLesson(lesson: Lesson): Promise<string> {
+  const state = usePlayground.getState();
+  const busy = ['compiling', 'running', 'stopping'].includes(state.run.status) || state.job.status === 'running' || state.job.status === 'stopping';
+  if (busy) throw new Error('A run is in progress. Stop it (or let it finish), then press Start lesson again.');
+  const { preset } = lesson;
+  const file = presetFile(preset);
+  const existing = state.environments.find((item) => item.name === preset.fileName);
+  if (existing) {
+    openEnvironment(existing.id);
+  } else {
+    const environment: storage.SavedEnvironment = { id: `env-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`, name: preset.fileName, source: file.source, builtin: file.builtin, updatedAt: Date.now() };
+    await storage.putEnvironment(environment);
+    usePlayground.getState().upsertEnvironment(environment);
+    openEnvironment(environment.id);
+  }
+  const store = usePlayground.getState();
+  store.setSettings({ ...DEFAULT_SETTINGS, ...preset.evaluation, argsJson: JSON.stringify(preset.args) });
+  store.setTrainingSettings({ ...DEFAULT_TRAINING_SETTINGS, ...preset.training });
+  store.setInTabModel(preset.inTabModel);
+  choosePolicy(preset.policy);
+  store.setMode(preset.mode);
+  return `${existing ? 'Reopened' : 'Opened'} "${preset.fileName}"${existing ? ' (with your edits)' : ''}, policy ${POLICY_LABELS[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` (${preset.inTabModel})` : ''}, mode ${MODE_LABELS[preset.mode]}. Nothing runs until you press the button in the run panel.`;
+}
+
+const POLICY_LABELS: Record<string, string> = { expert: 'scripted expert', endpoint: 'endpoint', 'in-tab': 'in-tab model' };
+const MODE_LABELS = { evaluate: 'Evaluate', warmup: 'Warm up', train: 'Train' } as const;

@@ -1,0 +1,149 @@
+/**
+ * The playground's lessons, for a browser tutorial or a class: each a title, a few short steps for
+ * a learner, and a preset that "Start lesson" applies (the environment file, policy, in-tab model,
+ * mode and settings). The same table renders the lesson panel and docs/lessons.md
+ * (lessons-markdown.ts; a unit test keeps the file in step). Step text uses a small markup:
+ * `code`, **bold**, and fenced ``` blocks.
+ */
+import type { BuiltinEnvironmentName } from '../../envs/builtin/index.ts';
+import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS } from '../../rl/lesson.ts';
+import type { EvaluationSettings } from '../store/evaluation-slice.ts';
+import type { PolicyKind } from '../store/policy-slice.ts';
+import type { RunMode, TrainingSettings } from '../store/training-slice.ts';
+import type { LessonSourceName } from './lesson-sources.ts';
+
+/** Where a lesson's environment file comes from: a built-in's source, or a lesson source (src/ui/lessons/sources/) that borrows a built-in's expert. */
+export type LessonEnvironment =
+  | { kind: 'builtin'; builtin: BuiltinEnvironmentName }
+  | { kind: 'source'; source: LessonSourceName; expertFrom: BuiltinEnvironmentName };
+
+/** What "Start lesson" sets up. */
+export interface LessonPreset {
+  /** The saved environment the lesson opens (created the first time, reopened after). */
+  fileName: string;
+  environment: LessonEnvironment;
+  /** Arguments passed to `loadEnvironment(args)`. */
+  args: Record<string, unknown>;
+  policy: PolicyKind;
+  /** The in-tab engine's model ('tiny' or a preset id such as 'smollm2-135m-instruct'). */
+  inTabModel: string;
+  mode: RunMode;
+  /** Evaluation settings that differ from the panel's defaults. */
+  evaluation: Partial<Omit<EvaluationSettings, 'argsJson'>>;
+  /** Warm-up and GRPO settings that differ from the defaults. */
+  training: Partial<TrainingSettings>;
+}
+
+/** One lesson. */
+export interface Lesson {
+  /** 1-based; `#lesson=<id>` opens it. */
+  id: number;
+  title: string;
+  /** One sentence: what the learner will be able to do. */
+  goal: string;
+  /** Short steps, in order, in the markup above. */
+  steps: string[];
+  preset: LessonPreset;
+}
+
+const TINY_ARGS: Record<string, unknown> = { ...DEFAULT_LESSON_ENVIRONMENT.args };
+
+/** The lessons, in order. */
+export const LESSONS: readonly Lesson[] = [
+  {
+    id: 1,
+    title: 'Write a reward function and evaluate it',
+    goal: 'Read an environment, run it against a scripted policy, and add a reward function of your own.',
+    steps: [
+      'Press **Start lesson**. The editor opens `Lesson 1 · reverse-text`, your own copy of the built-in reverse-text environment. Read it top to bottom: the tasks (reverse a short text), a parser that reads the answer between `<reversed>` tags, the reward functions, and `loadEnvironment`, which puts them together.',
+      'The policy is the **Scripted expert**: a small program that answers every task correctly. It tests your rewards, not a model. Press **Evaluate**: 10 held-out tasks, 2 answers each. Every answer should pass, with reward 1.200 (`lcsReward` 1 × weight 1, plus the format reward 1 × weight 0.2).',
+      'Add a reward function. Above `loadEnvironment`, write:\n```ts\n/** 1 when the answer has no spaces at its ends. */\nexport function tidyAnswerReward({ completion, parser }: RewardContext): number {\n  const answer = parser.parseAnswer(completion) ?? \'\';\n  return answer === answer.trim() ? 1 : 0;\n}\n```\nthen add `.addReward(tidyAnswerReward, 0.5)` after the other `addReward` calls in the rubric at the bottom (the one with `parser.formatReward()`). The editor underlines mistakes as you type, and Evaluate refuses to run a file with errors.',
+      'Press **Evaluate** again. The summary table lists `tidyAnswerReward` with its weight and mean, and the reward is now the weighted sum (1.700). Open **Rollouts** to read each answer with the score every function gave it.',
+      'Now make a reward that is wrong on purpose, e.g. return 1 only when the answer is longer than 30 characters, and evaluate. The expert is still right, but its reward drops: a reward function is a claim about what a good answer is, and the evaluation with a known-good policy is how you check that claim before you train on it.',
+    ],
+    preset: {
+      fileName: 'Lesson 1 · reverse-text',
+      environment: { kind: 'builtin', builtin: 'reverse-text' },
+      args: {},
+      policy: 'expert',
+      inTabModel: 'tiny',
+      mode: 'evaluate',
+      evaluation: { numTasks: 10, rolloutsPerTask: 2, concurrency: 4, maxTokens: 512, temperature: 0.7, seed: 0 },
+      training: {},
+    },
+  },
+  {
+    id: 2,
+    title: 'Warm up and train the tiny model, and read the curves',
+    goal: 'Train a model in this tab, first by imitation (SFT), then by reinforcement learning (GRPO), and read what the charts say.',
+    steps: [
+      'Press **Start lesson**. The environment is reverse-text in its compact form (the text in, the reversed text out, no tags), with arguments `{"compact":true,"minLength":4,"maxLength":8,"numTasks":400}`. The policy is the **in-tab model**: a tiny transformer over bytes with random weights, trained here on WebGPU. Nothing is downloaded.',
+      'Optional baseline: choose **Evaluate** and press it. With random weights the model writes random bytes, so the reward is near 0.',
+      '**Warm up** (the mode the lesson chose) and press Start. The scripted expert makes 400 demonstrations and the model learns to copy them with 300 steps of supervised fine-tuning. Open **Training**: the SFT loss falls. This takes a few minutes on a laptop GPU (about 3 min on a CPU-only software adapter).',
+      'Choose **Train** and press Start: GRPO. Each step samples 8 answers to each of 4 tasks, scores them in the sandbox, and pushes the model towards the answers that scored above their group\'s mean.',
+      'Read the curves. **Reward** should rise, and its dashed ± std band narrow as the 8 answers to a task agree. **Pass rate** counts exact reversals. **Entropy** falls as the model grows sure of itself; **KL** grows as it moves away from where GRPO started. Under the charts, the latest step\'s answers are coloured token by token: green likely, red unlikely.',
+      'Evaluate again (Evaluate mode): the run keeps each evaluation, so you can compare before and after. Measured in Chromium on a software adapter: reward 0.000 before, 0.656 after the warm-up, 0.707 after 30 GRPO steps. Every run is kept in the **Runs** tab, where you can compare two of them.',
+    ],
+    preset: {
+      fileName: 'Lesson 2 · reverse-text (tiny)',
+      environment: { kind: 'builtin', builtin: 'reverse-text' },
+      args: TINY_ARGS,
+      policy: 'in-tab',
+      inTabModel: 'tiny',
+      mode: 'warmup',
+      evaluation: { numTasks: DEFAULT_LESSON_OPTIONS.evalTasks ?? 32, rolloutsPerTask: 1, maxTokens: DEFAULT_LESSON_OPTIONS.maxTokens, temperature: 0, seed: 0 },
+      // The defaults are the default lesson's table (src/rl/lesson.ts).
+      training: {},
+    },
+  },
+  {
+    id: 3,
+    title: 'Train a real small model: SmolLM2-135M-Instruct with LoRA',
+    goal: 'Fine-tune a real (downloaded) instruction model on a built-in task with GRPO and LoRA adapters.',
+    steps: [
+      'Press **Start lesson**. The environment is arithmetic at difficulty 1: one-step word problems, answered with a number in `<answer>` tags. The policy is the in-tab model **SmolLM2-135M-Instruct**, a 135-million-parameter model that already follows instructions.',
+      'The first time, the model is downloaded: about 270 MB. The browser caches it, so the next visit starts at once. It runs on your GPU through WebGPU; on a machine without one it is very slow.',
+      'Press **Evaluate** for a baseline: 20 held-out problems, greedy answers. Open **Rollouts** and read a few: does it use the tags? Is the arithmetic right?',
+      'Choose **Train** and press Start. GRPO trains small LoRA adapters (low-rank matrices beside the attention and MLP weights) while the 135 M base weights stay frozen: far less memory, and the run stays close to the original model. 30 steps of 4 problems × 4 answers each.',
+      'Watch **Reward** and **Pass rate** in the Training tab, then evaluate again and compare with the baseline. The format reward usually rises first (the model learns the tags), then correctness.',
+    ],
+    preset: {
+      fileName: 'Lesson 3 · arithmetic (SmolLM2)',
+      environment: { kind: 'builtin', builtin: 'arithmetic' },
+      args: { difficulty: 1, numTasks: 400, numEvalTasks: 40 },
+      policy: 'in-tab',
+      inTabModel: 'smollm2-135m-instruct',
+      mode: 'evaluate',
+      evaluation: { numTasks: 20, rolloutsPerTask: 1, concurrency: 4, maxTokens: 128, temperature: 0, seed: 0 },
+      training: { grpoSteps: 30, tasksPerStep: 4, groupSize: 4, grpoLr: 2e-4, maxTokens: 128, maxAsync: 1, temperature: 1, checkpointEvery: 10 },
+    },
+  },
+  {
+    id: 4,
+    title: 'Judge-scored rewards, and how reward hacking shows up',
+    goal: 'Reward a task that has no checkable answer with a judge, and learn to spot a policy that games the judge.',
+    steps: [
+      'Press **Start lesson**. The task: write a two-line poem about a topic that uses a given word. There is no single right answer, so a **judge** grades it: a `JudgeRubric` sends the poem to a judge and reads "Score: 7" as 0.7. Here the judge is a deliberately gullible rule, `gullibleGrade`: a point per 20 characters and a point per "poetic" word. It never checks the two lines or the word.',
+      'Two metrics sit beside the judge at weight 0: `mentionsWordMetric` and `twoLinesMetric`. They do not change the reward; they check the constraints directly, so you can see when the judge is being fooled.',
+      'Press **Evaluate** with the scripted expert. Its poems meet every constraint (both metrics 1.0), yet the judge gives them only 0.6, so none passes. Open **Rollouts** to read them.',
+      'Now let a model chase this judge: choose the **in-tab model**, **Warm up** (it learns the expert\'s poems), then **Train**. GRPO follows `judgeReward`. Watch the Training tab and the rollouts under the charts: when answers grow longer and fill with "golden silver dream" while `twoLinesMetric` and `mentionsWordMetric` fall, the policy is hacking the judge. The reward went up; the poems got worse.',
+      'Fix the reward: in the editor, set `MENTIONS_WORD_WEIGHT` and `TWO_LINES_WEIGHT` to 0.5 (or cap the length points in `gullibleGrade`), press **New run** in the Training tab and train again. In the **Runs** tab, tick both runs and compare their reward curves.',
+      'A real judge model: `loadEnvironment({ judgeClient })` takes any ChatClient. In the tab the sandbox has no network (on purpose), so run a model judge from the command line: in your own copy of this file, pass `new OpenAIHttpClient({ baseURL, apiKey })` as the default `judgeClient`, and run `tabrl eval` or `tabrl train` on the file. Model judges can be hacked too; keep the weight-0 metrics beside them.',
+    ],
+    preset: {
+      fileName: 'Lesson 4 · gullible judge',
+      environment: { kind: 'source', source: 'gullible-judge', expertFrom: 'judged-writing' },
+      args: {},
+      policy: 'expert',
+      inTabModel: 'tiny',
+      mode: 'evaluate',
+      evaluation: { numTasks: 10, rolloutsPerTask: 1, concurrency: 4, maxTokens: 160, temperature: 0.7, seed: 0 },
+      training: { demonstrations: 100, sftSteps: 200, grpoSteps: 40, tasksPerStep: 4, groupSize: 8, maxTokens: 160, temperature: 1 },
+    },
+  },
+];
+
+/** The lesson with this id, if there is one. */
+export function lessonById(id: number): Lesson | undefined {
+  return LESSONS.find((lesson) => lesson.id === id);
+}
