@@ -170,7 +170,8 @@ export async function recordEvaluation(summary: EvaluationSummary): Promise<void
 /** Loads the open run's checkpoint into the engine when the engine holds other weights (so evaluating the in-tab model evaluates that run). */
 export async function loadOpenRunWeights(): Promise<void> {
   const run = store.getState().trainingRun;
-  if (!run || run.id === activeRunId || run.checkpointStep === null) return;
+  // A run of another model stays out of this model: the evaluation is of the model as loaded.
+  if (!run || run.id === activeRunId || run.checkpointStep === null || (run.model ?? 'tiny') !== engineModel()) return;
   await restoreRun(run);
 }
 
