@@ -135,4 +135,32 @@ describe('real models in the tab', () => {
     expect(pageErrors).toEqual([]);
     await context.close();
   });
+
+  test('a run trained on tiny is never loaded into another model: evaluation leaves it alone, training says which model to choose', { timeout: 300_000 }, async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await serveModel(context);
+    await openInTabPolicy(page);
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
+    await page.getByTestId('mode-warmup').click();
+    for (const [testId, value] of Object.entries({ 'train-demonstrations': '4', 'train-sftSteps': '1', 'train-sftBatchSize': '2' })) await page.getByTestId(testId).fill(value);
+    await page.getByTestId('start-training').click();
+    await page.locator('[data-testid="training-done"], [data-testid="training-failure"]').first().waitFor({ timeout: 150_000 });
+    expect(await page.getByTestId('training-done').textContent()).toMatch(/Warm-up finished/);
+
+    await page.getByTestId(`model-${PRESET}`).click();
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 120_000 }).toMatch(/SmolLM2-135M-Instruct/);
+    await page.getByTestId('mode-evaluate').click();
+    for (const [testId, value] of Object.entries({ 'setting-numTasks': '1', 'setting-rolloutsPerTask': '1', 'setting-maxTokens': '4' })) await page.getByTestId(testId).fill(value);
+    await page.getByTestId('evaluate').click();
+    await page.getByTestId('summary').waitFor({ timeout: 120_000 });
+
+    await page.getByTestId('mode-warmup').click();
+    await page.getByTestId('start-training').click();
+    const failure = page.getByTestId('training-failure');
+    await failure.waitFor({ timeout: 60_000 });
+    expect(await failure.textContent()).toMatch(/The open run was trained on tiny, but the in-tab model is now smollm2-135m-instruct: its weights cannot be loaded into another model\. Choose tiny/);
+    await screenshot(page, '45-run-of-another-model');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
 });
