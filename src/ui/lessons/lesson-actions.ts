@@ -2,9 +2,12 @@
  * Start lesson: applies a lesson's preset. It opens the lesson's environment file (a saved copy of
  * a built-in's or a lesson source, created the first time and reopened after, so the learner's
  * edits are kept), then sets the arguments, evaluation and training settings, the in-tab model,
- * the policy and the mode. It runs nothing: the learner presses Evaluate / Start.
+ * the policy and the mode. It runs no code: the learner presses Evaluate / Start. (Choosing the
+ * in-tab policy starts the engine, which loads the chosen model: a real one downloads, or comes
+ * from the browser's cache.)
  */
 import { choosePolicy, openEnvironment } from '../actions.ts';
+import { chooseInTabModel } from '../model-actions.ts';
 import * as storage from '../storage.ts';
 import { usePlayground } from '../store/index.ts';
 import { DEFAULT_SETTINGS } from '../store/evaluation-slice.ts';
@@ -31,7 +34,7 @@ export async function startLesson(lesson: Lesson): Promise<string> {
   const store = usePlayground.getState();
   store.setSettings({ ...DEFAULT_SETTINGS, ...preset.evaluation, argsJson: JSON.stringify(preset.args) });
   store.setTrainingSettings({ ...DEFAULT_TRAINING_SETTINGS, ...preset.training });
-  store.setInTabModel(preset.inTabModel);
+  chooseInTabModel(preset.inTabModel);
   choosePolicy(preset.policy);
   store.setMode(preset.mode);
   return `${existing ? 'Reopened' : 'Opened'} "${preset.fileName}"${existing ? ' (with your edits)' : ''}, policy ${POLICY_LABELS[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` (${preset.inTabModel})` : ''}, mode ${MODE_LABELS[preset.mode]}. Nothing runs until you press the button in the run panel.`;

@@ -102,9 +102,9 @@ export const LESSONS: readonly Lesson[] = [
     goal: 'Fine-tune a real (downloaded) instruction model on a built-in task with GRPO and LoRA adapters.',
     steps: [
       'Press **Start lesson**. The environment is arithmetic at difficulty 1: one-step word problems, answered with a number in `<answer>` tags. The policy is the in-tab model **SmolLM2-135M-Instruct**, a 135-million-parameter model that already follows instructions.',
-      'The first time, the model is downloaded: about 270 MB. The browser caches it, so the next visit starts at once. It runs on your GPU through WebGPU; on a machine without one it is very slow.',
+      'Start lesson also loads the model. The first time it is downloaded, about 270 MB, with progress and a Cancel button under the policy. The browser caches it, so the next visit starts at once. It runs on your GPU through WebGPU; on a machine without one it is very slow.',
       'Press **Evaluate** for a baseline: 20 held-out problems, greedy answers. Open **Rollouts** and read a few: does it use the tags? Is the arithmetic right?',
-      'Choose **Train** and press Start. GRPO trains small LoRA adapters (low-rank matrices beside the attention and MLP weights) while the 135 M base weights stay frozen: far less memory, and the run stays close to the original model. 30 steps of 4 problems × 4 answers each.',
+      'Choose **Train** and press Start. GRPO trains small LoRA adapters (rank-16 matrices beside every attention and MLP projection) while the 135 M base weights stay frozen: far less memory, and the run stays close to the original model. 30 steps of 4 problems × 4 answers each.',
       'Watch **Reward** and **Pass rate** in the Training tab, then evaluate again and compare with the baseline. The format reward usually rises first (the model learns the tags), then correctness.',
     ],
     preset: {
