@@ -49,11 +49,13 @@ export async function sendChat(text: string): Promise<void> {
     store.getState().setChatAnswer(index, 'trained', failed);
     return;
   }
-  const { temperature, maxTokens } = store.getState().chatSettings;
+  const { chatSettings: { temperature, maxTokens }, trainingRun, importedModel } = store.getState();
+  // The base is the open run's starting point (its seed); imported weights are compared with the engine's own.
+  const baseSeed = importedModel ? undefined : trainingRun?.seed;
   const ask = async (column: ChatModelChoice) => {
     const started = performance.now();
     try {
-      const completion = await createEngineChatClient(column).chat.completions.create({
+      const completion = await createEngineChatClient(column, baseSeed).chat.completions.create({
         model: column,
         messages: [...history(previous, column), { role: 'user', content: text }],
         temperature,

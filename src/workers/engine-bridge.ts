@@ -74,8 +74,8 @@ export async function loadEngineModel(spec: EngineModelSpec, hooks: { onProgress
   }
 }
 
-/** A ChatClient answered by the in-tab model in the engine worker ('base': the model before training); aborting a request cancels it there. */
-export function createEngineChatClient(model: ChatModelChoice = 'trained'): ChatClient {
+/** A ChatClient answered by the in-tab model in the engine worker ('base': the model before training, initialised from `baseSeed`); aborting a request cancels it there. */
+export function createEngineChatClient(model: ChatModelChoice = 'trained', baseSeed?: number): ChatClient {
   return {
     chat: {
       completions: {
@@ -87,7 +87,7 @@ export function createEngineChatClient(model: ChatModelChoice = 'trained'): Chat
           const onAbort = () => void engine().cancel(requestId);
           signal?.addEventListener('abort', onAbort, { once: true });
           try {
-            const outcome = await engine().complete(requestId, plain, { model });
+            const outcome = await engine().complete(requestId, plain, { model, ...(baseSeed !== undefined ? { baseSeed } : {}) });
             if (outcome.ok) return outcome.completion as ChatCompletion;
             throw new ChatClientError(outcome.message, outcome.kind, outcome.status);
           } finally {

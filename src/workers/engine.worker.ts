@@ -44,8 +44,8 @@ interface Model {
   info: EngineInfo;
   /** A fully fine-tuned model's weights as initialised (its "base" in the chat); null for a LoRA model, whose base is its own weights with the adapters off. */
   initial: NamedTensors | null;
-  /** The chat client of the base model, built on first use. */
-  base: Promise<BaseModel> | null;
+  /** The chat client of the base model, built on first use, and the seed its weights come from (tiny). */
+  base: { seed: number; model: Promise<BaseModel> } | null;
 }
 
 /** What answers the chat's "base" column: a client, and the backend it owns (null when it reads the trained model's weights in place). */
@@ -110,7 +110,7 @@ async function createLoadedModel(context: GPUContext, adapter: string, source: R
 }
 
 /** The base model's chat client: a LoRA model's weights read in place with the adapters off, or a second backend holding the initial weights. */
-async function createBaseModel(model: Model): Promise<BaseModel> {
+async function createBaseModel(model: Model, seed: number): Promise<BaseModel> {
   const options = { tokenizer: model.tokenizer, model: `${model.info.model} (base)`, defaultMaxTokens: 64 };
   if (!model.initial) {
     const trained = model.backend;
@@ -119,14 +119,15 @@ async function createBaseModel(model: Model): Promise<BaseModel> {
     const client = new LocalChatClient({ ...options, backend: trained, createDecoder: async () => new WebGPUDecoder(trained.kernels, trained.config, null, trained.decoderView()) });
     return { client, backend: null };
   }
-  const backend = await createWebGPUBackend(model.context, model.backend.config, { seed: model.info.seed });
-  await backend.setParameters(model.initial);
+  // The kept copy for the engine's own seed; a run begun from another seed gets that seed's initialisation (the same initialiser).
+  const backend = await createWebGPUBackend(model.context, model.backend.config, { seed });
+  if (seed === model.info.seed) await backend.setParameters(model.initial);
   return { client: new LocalChatClient({ ...options, backend }), backend };
 }
 
 /** Lets go of a model's base client and its backend. */
 async function disposeBaseModel(model: Model): Promise<void> {
-  const base = await model.base?.catch(() => null);
+  const base = await model.base?.model.catch(() => null);
   model.base = null;
   if (!base) return;
   await base.client.forget();
@@ -243,9 +244,14 @@ const api: EngineApi = {
       const loaded = await getModel();
       let client = loaded.client;
       if (options?.model === 'base') {
-        loaded.base ??= createBaseModel(loaded);
-        loaded.base.catch(() => { loaded.base = null; });
-        client = (await loaded.base).client;
+        const seed = options.baseSeed ?? loaded.info.seed;
+        if (loaded.base && loaded.base.seed !== seed) await disposeBaseModel(loaded);
+        if (!loaded.base) {
+          const base = { seed, model: createBaseModel(loaded, seed) };
+          loaded.base = base;
+          base.model.catch(() => { if (loaded.base === base) loaded.base = null; });
+        }
+        client = (await loaded.base.model).client;
       }
       const completion = await client.chat.completions.create({ ...request, signal: controller.signal });
       return { ok: true, completion };

@@ -15,7 +15,7 @@ export function ChatView() {
   const setSettings = usePlayground((state) => state.setChatSettings);
   const trainedLabel = usePlayground(trainedModelLabel);
   const busy = usePlayground(chatBusy);
-  const seed = usePlayground((state) => state.engine.info?.seed ?? state.trainingRun?.seed ?? state.settings.seed);
+  const seed = usePlayground((state) => (state.importedModel ? undefined : state.trainingRun?.seed) ?? state.engine.info?.seed ?? state.settings.seed);
   const usesLora = usePlayground((state) => /lora/i.test(state.engine.info?.model ?? ''));
   const [draft, setDraft] = useState('');
   const submit = (event: FormEvent) => {
@@ -51,7 +51,7 @@ export function ChatView() {
             Each message goes to both models; each column keeps its own conversation.{' '}
             {usesLora
               ? 'Base: the same weights with the LoRA adapters off.'
-              : `Base: the tiny model as initialised from seed ${seed} (a kept copy of its ~100k initial weights; it is fully fine-tuned, so it has no adapters to switch off).`}
+              : `Base: the tiny model as initialised from seed ${seed}, where the run started (it is fully fine-tuned, so it has no adapters to switch off; the engine keeps a copy of its ~100k initial weights).`}
           </p>
           <div className="chat-columns" data-testid="chat-columns">
             <ChatColumn title="base" turns={turns} column="base" />

@@ -128,6 +128,8 @@ export type ChatModelChoice = 'base' | 'trained';
 export interface EngineCompleteOptions {
   /** 'base': a LoRA model with its adapters off (same weights, read in place); the tiny model as it was initialised (a kept copy). */
   model?: ChatModelChoice;
+  /** The seed the trained weights were initialised from (a fully fine-tuned model's base is that initialisation; default: the engine's seed). */
+  baseSeed?: number;
 }
 
 /** The trained model as files: a LoRA model's PEFT adapter ('adapter'), or a fully fine-tuned model's folder ('model'). */
