@@ -3,7 +3,9 @@
  * scoring (the rubric, summed over rollouts) and the update (log-probs, backward, AdamW), for the
  * tiny preset (full fine-tuning) and for SmolLM2-135M's shapes with LoRA rank 16 (random weights; on
  * a software adapter only its first --layers layers, default 2). WebGPU through Dawn by default.
- * Prints a table and one JSON line.
+ * `--kl-beta B` adds GRPO's KL penalty (the reference: LoRA switched off, or for tiny a frozen copy),
+ * so two runs give its cost per step; `--cases tiny` or `--cases smol` runs one case. Prints a table
+ * and one JSON line.
  */
 import { parseArgs } from 'node:util';
 import { loadBuiltinEnvironment } from '../src/envs/builtin/index.ts';
@@ -19,7 +21,9 @@ import { createNodeGPU } from '../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../src/gpu/webgpu/webgpu-backend.ts';
 import { environmentRollouts, GrpoTrainer, type GrpoStepMetrics } from '../src/rl/grpo-trainer.ts';
 
-const { values } = parseArgs({ options: { backend: { type: 'string' }, layers: { type: 'string' }, steps: { type: 'string' } } });
+const { values } = parseArgs({ options: { backend: { type: 'string' }, layers: { type: 'string' }, steps: { type: 'string' }, 'kl-beta': { type: 'string' }, cases: { type: 'string' } } });
+const klBeta = Number(values['kl-beta'] ?? 0);
+if (!(klBeta >= 0)) throw new Error(`--kl-beta must be a number ≥ 0, got ${values['kl-beta']}`);
 const backendName = values.backend ?? 'webgpu';
 const steps = Number(values.steps ?? 3);
 const context = backendName === 'webgpu' ? await requestGPUDevice({ gpu: createNodeGPU(), label: 'bench:train' }) : null;
@@ -31,10 +35,12 @@ interface Case {
   config: ModelConfig;
   lora: LoraConfig | null;
 }
-const CASES: Case[] = [
-  { name: 'tiny (full fine-tuning)', config: TINY_CONFIG, lora: null },
-  { name: `SmolLM2-135M shapes, ${smolLayers}/${SMOLLM2_135M_CONFIG.num_hidden_layers} layers, LoRA r16`, config: { ...SMOLLM2_135M_CONFIG, num_hidden_layers: smolLayers }, lora: { rank: 16, alpha: 32, targetModules: [...LORA_TARGET_MODULES] } },
+const ALL_CASES: Array<Case & { id: string }> = [
+  { id: 'tiny', name: 'tiny (full fine-tuning)', config: TINY_CONFIG, lora: null },
+  { id: 'smol', name: `SmolLM2-135M shapes, ${smolLayers}/${SMOLLM2_135M_CONFIG.num_hidden_layers} layers, LoRA r16`, config: { ...SMOLLM2_135M_CONFIG, num_hidden_layers: smolLayers }, lora: { rank: 16, alpha: 32, targetModules: [...LORA_TARGET_MODULES] } },
 ];
+const CASES = values.cases === undefined ? ALL_CASES : ALL_CASES.filter((c) => values.cases!.split(',').includes(c.id));
+if (CASES.length === 0) throw new Error(`--cases takes tiny, smol or both (comma-separated), got ${values.cases}`);
 
 const env = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: 100 });
 const results = [];
@@ -44,7 +50,7 @@ for (const benchCase of CASES) {
     : await createCpuBackend(benchCase.config, { seed: 1 }, { lora: benchCase.lora });
   const policy = new LocalChatClient({ backend, tokenizer: new ByteTokenizer(), defaultMaxTokens: 12 });
   const trainer = new GrpoTrainer(environmentRollouts(env, policy), backend, policy, {
-    steps, tasksPerStep: 2, groupSize: 8, maxTokens: 12, schedule: { lr: 1e-4 }, maxAsync: 0, dropUninformativeGroups: false,
+    steps, tasksPerStep: 2, groupSize: 8, maxTokens: 12, schedule: { lr: 1e-4 }, maxAsync: 0, dropUninformativeGroups: false, klBeta,
   });
   const metrics: GrpoStepMetrics[] = [];
   await trainer.run({ onStep: (m) => { metrics.push(m); console.error(`  ${benchCase.name}: step ${m.step + 1}/${steps} ${(m.timings.stepMs / 1000).toFixed(2)} s`); } });
@@ -65,9 +71,9 @@ for (const benchCase of CASES) {
   backend.dispose();
 }
 
-console.log(`adapter: ${device}; ${steps} steps of 2 tasks × 8 completions × ≤12 tokens, median of steps 2..${steps}\n`);
+console.log(`adapter: ${device}; ${steps} steps of 2 tasks × 8 completions × ≤12 tokens, KL β ${klBeta}, median of steps 2..${steps}\n`);
 console.log('| model | step ms | sampling ms | scoring ms (summed) | update ms | sampled tok/s | trained tokens |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of results) console.log(`| ${r.case} | ${r.stepMs.toFixed(0)} | ${r.sampleMs.toFixed(0)} | ${r.scoringMs.toFixed(1)} | ${r.updateMs.toFixed(0)} | ${r.sampledTokensPerSecond.toFixed(0)} | ${r.tokensTrained} |`);
-console.log(JSON.stringify({ bench: 'train', device, steps, results }));
+console.log(JSON.stringify({ bench: 'train', device, steps, klBeta, results }));
 context?.device.destroy();

@@ -9,6 +9,11 @@
  * the current step trains, so environment work and scoring (a remote judge, say) overlap the
  * update. Rollouts are then at most k weight versions old; the clipped objective uses their
  * sampling log-probs as the old policy, so the staleness is accounted for, and each step reports it.
+ * Step t samples with the weights after step t − k − 1, whatever the timing: the policy takes new
+ * weights only once the rollouts already started have finished (so with one sampler, k ≥ 2 adds
+ * staleness but no more overlap). That holds for a sampler that snapshots the weights at
+ * `syncWeights` (the CPU decoder); one that reads the live weights (the WebGPU decoder) sees the
+ * update land mid-rollout, so its samples depend on timing.
  *
  * Exact resume with k > 0: when a checkpoint is taken after step s, the rollouts of steps s+1..s+k
  * were already started with older weights. `rolloutsAhead()` waits for them and returns them (with
@@ -165,7 +170,7 @@ export class TrainingError extends Error {
 export interface SavedRolloutBatch {
   step: number;
   trajectories: ScoredTrajectory[];
-  /** Weight versions between sampling and the checkpoint (the staleness so far). */
+  /** Weight versions between sampling and the checkpoint's weights (the staleness so far). */
   versionsBehind: number;
   sampleMs: number;
 }
@@ -186,6 +191,8 @@ export class GrpoTrainer {
   /** Aborts the rollouts in flight: follows the run's signal, except while `rolloutsAhead()` waits for them. */
   private rolloutAbort = new AbortController();
   private holdingRollouts = 0;
+  /** The backend holds weights the policy has not synced yet (between an update and its sync). */
+  private updatePending = false;
   private signal: AbortSignal | undefined;
 
   constructor(
@@ -255,12 +262,25 @@ export class GrpoTrainer {
         const metrics = await this.trainStep(batch);
         history.push(metrics);
         await hooks.onStep?.(metrics);
+        if (this.updatePending) {
+          // Each step samples with one weights version, whatever the timing: the rollouts already
+          // started (steps up to step + maxAsync) finish with the weights they began with, and only
+          // then does the policy take the new ones, for the next step to start.
+          await Promise.all(pending.map((p) => p.batch));
+          await this.policy.syncWeights();
+          this.updatePending = false;
+        }
       }
     } finally {
       // Rollouts sampled ahead are not trained on when the run stops; let them settle quietly.
       await Promise.allSettled(pending.map((p) => p.batch));
       pending.length = 0;
       hooks.signal?.removeEventListener('abort', stopRollouts);
+      // Stopped between an update and its sync: the policy still answers with the trained weights.
+      if (this.updatePending) {
+        this.updatePending = false;
+        await this.policy.syncWeights();
+      }
     }
     return history;
   }
@@ -285,7 +305,7 @@ export class GrpoTrainer {
     return batches.map((batch) => ({
       step: batch.step,
       trajectories: batch.trajectories.map(savedTrajectory),
-      versionsBehind: this.policy.policyVersion - batch.sampledAtVersion,
+      versionsBehind: this.policy.policyVersion + (this.updatePending ? 1 : 0) - batch.sampledAtVersion,
       sampleMs: batch.sampleMs,
     }));
   }
@@ -406,7 +426,7 @@ export class GrpoTrainer {
     }
     await this.backend.step({ lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm });
     await this.backend.zeroGrad();
-    await this.policy.syncWeights();
+    this.updatePending = true;
     return finish({ loss, kl, clipFraction, gradNorm, tokensTrained: lossTokens });
   }
 }
