@@ -36,6 +36,13 @@ async function shortRun(page: Page): Promise<void> {
   expect(await ended.first().textContent()).toMatch(/Training finished/);
 }
 
+/** The class names of panes wider than their box (content that would scroll sideways). */
+async function paneOverflow(page: Page): Promise<string[]> {
+  return page.evaluate(() => [...document.querySelectorAll<HTMLElement>('.runs-view, .training-view, .lesson-pane, .main-pane, .side-pane, .top-bar')]
+    .filter((element) => element.scrollWidth > element.clientWidth + 1)
+    .map((element) => `${element.className}: ${element.scrollWidth} > ${element.clientWidth}`));
+}
+
 /** The rows of the Runs table, as text. */
 async function rows(page: Page): Promise<string[]> {
   return page.getByTestId('runs-row').allTextContents();
@@ -68,13 +75,20 @@ describe('runs', () => {
 
     await page.getByTestId('presenter-toggle').click();
     await screenshot(page, 'presenter-runs-compare');
-    const overflow = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('.runs-view, .main-pane, .side-pane, .top-bar')].filter((element) => element.scrollWidth > element.clientWidth + 1).map((element) => element.className));
-    expect(overflow).toEqual([]);
+    expect(await paneOverflow(page)).toEqual([]);
     await page.getByTestId('presenter-toggle').click();
 
     // Reopen one: the Training tab shows its charts.
     await page.getByTestId('runs-open').nth(1).click();
     await expect.poll(() => page.getByTestId('run-grpo-steps').textContent()).toBe('2 GRPO steps');
+    // The Training tab's charts in presenter mode, with a lesson beside them, still fit.
+    await page.getByTestId('presenter-toggle').click();
+    await page.getByTestId('lesson-picker').selectOption('2');
+    await page.getByTestId('lesson-panel').waitFor();
+    await screenshot(page, 'presenter-training-charts');
+    expect(await paneOverflow(page)).toEqual([]);
+    await page.getByTestId('lesson-close').click();
+    await page.getByTestId('presenter-toggle').click();
     await page.getByTestId('tab-runs').click();
 
     // Delete asks first: dismissing keeps the run, accepting removes it.
