@@ -16,7 +16,7 @@ import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
 import { createWebGPUBackend, WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
 import { WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type CheckpointState } from '../rl/checkpoint.ts';
-import { GrpoTrainer, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
+import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
@@ -60,6 +60,8 @@ let deviceLost: string | null = null;
 let reportError: (message: string) => void = () => {};
 const requests = new Map<number, AbortController>();
 const jobs = new Map<number, AbortController>();
+/** The GRPO rollouts sampled ahead that the last restored checkpoint kept, for the job continuing at `nextStep`. */
+let restoredRollouts: { nextStep: number; batches: SavedRolloutBatch[] } | null = null;
 /** Closed while the person has paused the running job; jobs wait on it between steps and before new rollouts. */
 const pauseGate = new PauseGate();
 
@@ -164,16 +166,37 @@ function boundedReporter<T>(send: (items: T[]) => unknown) {
   };
 }
 
-async function checkpointFiles(backend: ModelBackend, state: CheckpointState): Promise<CheckpointFiles> {
-  const files = serializeCheckpoint({ state, weights: await trainableParameters(backend), optimizer: await backend.getOptimizerState() });
+async function checkpointFiles(backend: ModelBackend, state: CheckpointState, rolloutsAhead?: SavedRolloutBatch[]): Promise<CheckpointFiles> {
+  // Full fine-tuning with KL keeps its frozen reference; with LoRA the reference is the base.
+  const reference = backend.lora === null ? await backend.getReference() : null;
+  const files = serializeCheckpoint({
+    state,
+    weights: await trainableParameters(backend),
+    optimizer: await backend.getOptimizerState(),
+    ...(rolloutsAhead && rolloutsAhead.length > 0 ? { rolloutsAhead } : {}),
+    ...(reference ? { reference } : {}),
+  });
   return Comlink.transfer(files, [...files.values()].map((bytes) => bytes.buffer as ArrayBuffer));
 }
 
-/** Sends a checkpoint every `every` steps of a job, taken in the trainer's step hook (between two updates). */
-function periodicCheckpoints(backend: ModelBackend, phase: 'sft' | 'grpo', startStep: number, every: number | undefined, send: EngineCheckpointCallback | undefined) {
+/**
+ * Sends a checkpoint every `every` steps of a job, taken in the trainer's step hook (between two
+ * updates). GRPO passes `rolloutsAhead` (GrpoTrainer's): the rollouts already sampled for the next
+ * steps go with it, so a continued run is exact with max-async ≥ 1; none when the job was stopped meanwhile.
+ */
+function periodicCheckpoints(
+  backend: ModelBackend,
+  phase: 'sft' | 'grpo',
+  startStep: number,
+  every: number | undefined,
+  send: EngineCheckpointCallback | undefined,
+  rolloutsAhead?: () => Promise<SavedRolloutBatch[] | null>,
+) {
   return async (step: number) => {
     if (!send || !every || every <= 0 || (step + 1 - startStep) % every !== 0) return;
-    const files = await checkpointFiles(backend, { format: CHECKPOINT_FORMAT, phase, nextStep: step + 1, run: {} });
+    const ahead = rolloutsAhead ? await rolloutsAhead() : undefined;
+    if (ahead === null) return;
+    const files = await checkpointFiles(backend, { format: CHECKPOINT_FORMAT, phase, nextStep: step + 1, run: {} }, ahead);
     await Promise.resolve(send(files, step + 1)).catch(() => {});
   };
 }
@@ -313,6 +336,10 @@ const api: EngineApi = {
         return trajectory;
       },
     };
+    // Continuing from a checkpoint that kept the rollouts sampled ahead: train on them (and show them).
+    const ahead = restoredRollouts?.nextStep === (options.startStep ?? 0) && restoredRollouts.batches.length <= options.maxAsync ? restoredRollouts.batches : undefined;
+    restoredRollouts = null;
+    for (const batch of ahead ?? []) byStep.set(batch.step, batch.trajectories);
     const stepRollouts = (step: number): EngineTrainingRollout[] => {
       const found = byStep.get(step) ?? [];
       byStep.delete(step);
@@ -331,8 +358,10 @@ const api: EngineApi = {
         seed: options.seed,
         startStep: options.startStep ?? 0,
         padId: tokenizer.padId,
+        klBeta: options.klBeta ?? 0,
+        ...(ahead ? { rolloutsAhead: ahead } : {}),
       });
-      const checkpoint = periodicCheckpoints(backend, 'grpo', options.startStep ?? 0, options.checkpointEvery, onCheckpoint);
+      const checkpoint = periodicCheckpoints(backend, 'grpo', options.startStep ?? 0, options.checkpointEvery, onCheckpoint, () => trainer.rolloutsAhead());
       await trainer.run({
         signal,
         onStep: async (metrics) => {
@@ -419,6 +448,8 @@ const api: EngineApi = {
       await backend.setOptimizerState(previous.optimizer);
       throw new Error(`the stored checkpoint does not fit the in-tab model: ${errorMessage(error)}`);
     }
+    if (backend.lora === null) await backend.setReference(checkpoint.reference ?? null);
+    restoredRollouts = checkpoint.state.phase === 'grpo' && checkpoint.rolloutsAhead ? { nextStep: checkpoint.state.nextStep, batches: checkpoint.rolloutsAhead } : null;
     await client.forget();
     await client.syncWeights();
     return { state: checkpoint.state, optimizerStep: (await backend.getOptimizerState()).step };

@@ -17,7 +17,7 @@ function rolloutThrough(engine: Comlink.Remote<EngineApi>): EngineRolloutFunctio
   let requestId = 0;
   return async (taskIndex, samplingArgs) => {
     const prompt: Message[] = [{ role: 'user', content: TASKS[taskIndex]! }];
-    const outcome = await engine.complete(++requestId, { messages: prompt, temperature: samplingArgs.temperature, max_tokens: samplingArgs.max_tokens, seed: samplingArgs.seed });
+    const outcome = await engine.complete(++requestId, { model: 'policy', messages: prompt, ...samplingArgs });
     if (!outcome.ok) throw new Error(outcome.message);
     const choice = outcome.completion.choices[0]!;
     const completion: Message[] = [{ role: 'assistant', content: choice.message.content }];

@@ -20,6 +20,7 @@ const GRPO: Field[] = [
   { key: 'maxTokens', label: 'Max tokens', help: 'Longest answer sampled per turn.', min: 1, max: 4096 },
   { key: 'maxAsync', label: 'Max async', help: 'Steps rollouts may run ahead of the weights (0 = on-policy).', min: 0, max: 8 },
   { key: 'temperature', label: 'Temperature', help: 'Sampling temperature of the rollouts (1 = the model as is).', min: 0.1, max: 2, step: 0.1 },
+  { key: 'klBeta', label: 'KL β', help: 'Pulls the policy toward the model GRPO starts from (LoRA off, or a frozen copy); 0 = no penalty.', min: 0, max: 10, step: 0.01 },
   { key: 'checkpointEvery', label: 'Checkpoint every', help: 'Steps between saved weights (also saved at stop).', min: 1, max: 10000 },
 ];
 

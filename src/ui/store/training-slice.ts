@@ -23,6 +23,8 @@ export interface TrainingSettings {
   maxAsync: number;
   /** Sampling temperature of GRPO's rollouts. */
   temperature: number;
+  /** KL penalty β to the reference policy: the model GRPO starts from (LoRA switched off, or a frozen copy); 0 = none. */
+  klBeta: number;
   /** Save the weights every this many steps (and at stop). */
   checkpointEvery: number;
 }
@@ -42,6 +44,7 @@ export const DEFAULT_TRAINING_SETTINGS: TrainingSettings = {
   maxTokens: LESSON.maxTokens,
   maxAsync: LESSON.grpo?.maxAsync ?? 1,
   temperature: LESSON.grpo?.temperature ?? 1,
+  klBeta: LESSON.grpo?.klBeta ?? 0,
   checkpointEvery: LESSON.checkpointEvery ?? 20,
 };
 

@@ -75,6 +75,8 @@ export interface EngineGrpoOptions {
   maxAsync: number;
   temperature: number;
   seed: number;
+  /** KL penalty β to the reference policy (LoRA off, or the weights the job started from; default 0). */
+  klBeta?: number;
   /** The first step to run (continuing an interrupted run; default 0). */
   startStep?: number;
   /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */
