@@ -276,7 +276,7 @@ export class GrpoTrainer {
       await Promise.allSettled(pending.map((p) => p.batch));
       pending.length = 0;
       hooks.signal?.removeEventListener('abort', stopRollouts);
-      // Stopped between an update and its sync: the policy still answers with the trained weights.
+      // Stopped between an update and its sync: sync now, so the policy answers with the trained weights.
       if (this.updatePending) {
         this.updatePending = false;
         await this.policy.syncWeights();
