@@ -19,8 +19,8 @@ import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type Checkpoin
 import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
-import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
 import { exportModelFiles, readModelImport } from './engine/model-files.ts';
+import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
 import { PauseGate } from './engine/pause-gate.ts';
 import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
