@@ -7,7 +7,7 @@ import { pauseTraining, resumeTraining, startTraining, startWarmup, stopTraining
 
 const MODES: { mode: RunMode; label: string; help: string }[] = [
   { mode: 'evaluate', label: 'Evaluate', help: 'Run the held-out tasks against the chosen policy.' },
-  { mode: 'warmup', label: 'Warm up', help: 'The built-in expert makes demonstrations; the in-tab model learns them (SFT).' },
+  { mode: 'warmup', label: 'Warm up', help: 'The teacher (the built-in expert, the endpoint or WebLLM) makes demonstrations; the in-tab model learns them (SFT).' },
   { mode: 'train', label: 'Train', help: 'GRPO: the in-tab model samples G answers per task and learns from their rewards.' },
 ];
 
