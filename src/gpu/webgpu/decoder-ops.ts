@@ -4,7 +4,7 @@
  * attentionDecodeForward in src/gpu/inference/cpu-decoder.ts), recording dispatches into a plan.
  */
 import { f32, u32, type GPUTensor, type KernelPlan } from './kernels.ts';
-import { matmulForward } from './ops.ts';
+import { MATMUL_NARROW_ROWS, matmulForward } from './ops.ts';
 
 /** Records the store of the new rows' keys and values k, v (N, KVD) into a paged cache (pages, PAGE, KVD). */
 export function kvCacheWrite(
@@ -47,9 +47,10 @@ export function attentionDecodeForward(
 }
 
 /**
- * Records matmulForward for few rows: with N ≤ 4 (a decode step of one sequence, the LM head of
- * one) every row-group of matmul_forward's 16×4 workgroup but the first would exit at once, so it
- * runs the same kernel with a 64×1 workgroup; otherwise it is ops.matmulForward.
+ * Records matmulForward for few rows: one row (a decode step of one sequence) runs
+ * ops.matmulForward's one-row kernel; with 2 ≤ N ≤ 4 every row-group of matmul_forward's 16×4
+ * workgroup but the first would exit at once, so it runs the same kernel with a 64×1 workgroup;
+ * otherwise it is ops.matmulForward.
  */
 export function matmulForwardRows(
   plan: KernelPlan,
@@ -61,7 +62,7 @@ export function matmulForwardRows(
   IC: number,
   OC: number,
 ): void {
-  if (N > 4) {
+  if (N < MATMUL_NARROW_ROWS || N > 4) {
     matmulForward(plan, out, inp, weight, bias, N, IC, OC);
     return;
   }
