@@ -1,6 +1,7 @@
-/** Shared e2e helpers: Debian's Chromium through Playwright, a fresh page at 1280×720, screenshots, and the share-link builder. */
+/** Shared e2e helpers: Debian's Chromium through Playwright, a fresh page at 1280×720, screenshots, waiting for the editor and for jobs, and the share-link builder. */
 import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright';
+import { expect } from 'vitest';
 import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
 import { encodeShareHash, type SharedState } from '../../src/ui/share/url-state.ts';
 
@@ -28,6 +29,30 @@ export async function openPage(browser: Browser, url: string): Promise<{ context
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png` });
+}
+
+/** Waits until Monaco shows the editor with `text` in it (default: the reverse-text built-in the app opens on). */
+export async function waitForEditor(page: Page, text = 'Reverse a short text'): Promise<void> {
+  await page.locator('.monaco-editor .view-lines').first().waitFor();
+  // Monaco renders spaces as no-break spaces.
+  const content = async () => (await page.locator('.monaco-editor .view-lines').first().textContent())?.replace(/\u00a0/g, ' ');
+  await expect.poll(content, { timeout: 20_000 }).toContain(text);
+}
+
+/** Waits for a warm-up or training job to end and returns what the panel says (the failure, if it failed). */
+export async function jobOutcome(page: Page, timeout: number): Promise<string> {
+  const ended = page.locator('[data-testid="training-done"], [data-testid="training-failure"]');
+  try {
+    await ended.first().waitFor({ timeout });
+  } catch (error) {
+    throw new Error(`the job did not end within ${timeout / 1000} s; the run panel says: ${await page.locator('.run-card').textContent()}`, { cause: error });
+  }
+  return (await ended.first().textContent()) ?? '';
+}
+
+/** Fills inputs by their data-testid. */
+export async function fillFields(page: Page, values: Record<string, string>): Promise<void> {
+  for (const [testId, value] of Object.entries(values)) await page.getByTestId(testId).fill(value);
 }
 
 /** A share link for `source` with small, fast settings (expert policy of reverse-text). */

@@ -7,7 +7,7 @@
  */
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot } from './browser.ts';
+import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -19,26 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-async function waitForEditor(page: Page): Promise<void> {
-  await page.locator('.monaco-editor .view-lines').first().waitFor();
-  const text = async () => (await page.locator('.monaco-editor .view-lines').first().textContent())?.replace(/\u00a0/g, ' ');
-  await expect.poll(text, { timeout: 20_000 }).toContain('Reverse a short text');
-}
-
-async function jobOutcome(page: Page, timeout: number): Promise<string> {
-  const ended = page.locator('[data-testid="training-done"], [data-testid="training-failure"]');
-  try {
-    await ended.first().waitFor({ timeout });
-  } catch (error) {
-    throw new Error(`the job did not end within ${timeout / 1000} s; the run panel says: ${await page.locator('.run-card').textContent()}`, { cause: error });
-  }
-  return (await ended.first().textContent()) ?? '';
-}
-
-async function fill(page: Page, values: Record<string, string>): Promise<void> {
-  for (const [testId, value] of Object.entries(values)) await page.getByTestId(testId).fill(value);
-}
 
 /** Sends a chat message and returns the two answers once both are in. */
 async function chat(page: Page, text: string, turn: number): Promise<{ base: string; trained: string }> {
@@ -59,14 +39,14 @@ describe('chat and pause', () => {
 
     await page.getByTestId('policy-in-tab').click();
     await page.getByTestId('mode-warmup').click();
-    await fill(page, { 'train-demonstrations': '8', 'train-sftSteps': '6', 'train-sftBatchSize': '4' });
+    await fillFields(page, { 'train-demonstrations': '8', 'train-sftSteps': '6', 'train-sftBatchSize': '4' });
     await page.getByTestId('start-training').click();
     expect(await jobOutcome(page, 150_000)).toMatch(/Warm-up finished/);
 
     await page.getByTestId('tab-chat').click();
     await expect.poll(() => page.getByTestId('chat-column-trained').locator('h3').textContent()).toMatch(/^trained — reverse-text · 6 SFT \+ 0 GRPO steps/);
     expect(await page.getByTestId('chat-column-base').locator('h3').textContent()).toBe('base');
-    await fill(page, { 'chat-max-tokens': '12' });
+    await fillFields(page, { 'chat-max-tokens': '12' });
     const first = await chat(page, 'hello', 0);
     expect(first.base).not.toBe(first.trained);
     // Greedy: the same message to the same weights gets the same answer; each column keeps its own history.
@@ -77,7 +57,7 @@ describe('chat and pause', () => {
 
     // Pause a GRPO job mid-run: the step counter stops, the progress says paused; Resume lets it finish.
     await page.getByTestId('mode-train').click();
-    await fill(page, { 'train-grpoSteps': '4', 'train-tasksPerStep': '2', 'train-groupSize': '4', 'train-maxTokens': '8' });
+    await fillFields(page, { 'train-grpoSteps': '4', 'train-tasksPerStep': '2', 'train-groupSize': '4', 'train-maxTokens': '8' });
     await page.getByTestId('start-training').click();
     await expect.poll(() => page.getByTestId('training-progress').textContent(), { timeout: 60_000 }).toMatch(/GRPO: [1-3] \/ 4 steps/);
     await page.getByTestId('pause-training').click();

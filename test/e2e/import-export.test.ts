@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { unzipSync, zipSync } from 'fflate';
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot } from './browser.ts';
+import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -22,26 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-async function waitForEditor(page: Page): Promise<void> {
-  await page.locator('.monaco-editor .view-lines').first().waitFor();
-  const text = async () => (await page.locator('.monaco-editor .view-lines').first().textContent())?.replace(/\u00a0/g, ' ');
-  await expect.poll(text, { timeout: 20_000 }).toContain('Reverse a short text');
-}
-
-async function jobOutcome(page: Page, timeout: number): Promise<string> {
-  const ended = page.locator('[data-testid="training-done"], [data-testid="training-failure"]');
-  try {
-    await ended.first().waitFor({ timeout });
-  } catch (error) {
-    throw new Error(`the job did not end within ${timeout / 1000} s; the run panel says: ${await page.locator('.run-card').textContent()}`, { cause: error });
-  }
-  return (await ended.first().textContent()) ?? '';
-}
-
-async function fill(page: Page, values: Record<string, string>): Promise<void> {
-  for (const [testId, value] of Object.entries(values)) await page.getByTestId(testId).fill(value);
-}
 
 /** Clicks `testId` and returns the downloaded file's name and bytes. */
 async function download(page: Page, testId: string): Promise<{ name: string; bytes: Buffer }> {
@@ -79,7 +59,7 @@ describe('import and export', () => {
 
     // Results: back on the built-in file (an imported file has no scripted expert), evaluate, download results.jsonl, parse it.
     await page.getByTestId('environment-picker').selectOption({ label: 'reverse-text' });
-    await fill(page, { 'setting-numTasks': '3', 'setting-rolloutsPerTask': '1' });
+    await fillFields(page, { 'setting-numTasks': '3', 'setting-rolloutsPerTask': '1' });
     await page.getByTestId('evaluate').click();
     await page.getByTestId('summary').waitFor({ timeout: 60_000 });
     const results = await download(page, 'export-results');
@@ -93,7 +73,7 @@ describe('import and export', () => {
     // Warm-up data: a short warm-up of the tiny model, then download what it trained on.
     await page.getByTestId('policy-in-tab').click();
     await page.getByTestId('mode-warmup').click();
-    await fill(page, { 'train-demonstrations': '8', 'train-sftSteps': '6', 'train-sftBatchSize': '4' });
+    await fillFields(page, { 'train-demonstrations': '8', 'train-sftSteps': '6', 'train-sftBatchSize': '4' });
     await page.getByTestId('start-training').click();
     expect(await jobOutcome(page, 150_000)).toMatch(/Warm-up finished\. 8 demonstrations kept/);
     const warmup = await download(page, 'export-warmup');

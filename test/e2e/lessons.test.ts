@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot } from './browser.ts';
+import { launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -18,12 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-async function waitForEditor(page: Page, text: string): Promise<void> {
-  await page.locator('.monaco-editor .view-lines').first().waitFor();
-  const content = async () => (await page.locator('.monaco-editor .view-lines').first().textContent())?.replace(/\u00a0/g, ' ');
-  await expect.poll(content, { timeout: 20_000 }).toContain(text);
-}
 
 /** Panes that scroll sideways (scrollWidth past clientWidth) or stick out of the window, by selector. */
 async function overflows(page: Page): Promise<string[]> {

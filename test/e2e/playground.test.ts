@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { decodeShareHash } from '../../src/ui/share/url-state.ts';
-import { launchBrowser, openPage, screenshot, shareLink } from './browser.ts';
+import { launchBrowser, openPage, screenshot, shareLink, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -20,14 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-/** Waits until the editor shows the default environment's source. */
-async function waitForEditor(page: Page): Promise<void> {
-  await page.locator('.monaco-editor .view-lines').first().waitFor();
-  // Monaco renders spaces as no-break spaces.
-  const text = async () => (await page.locator('.monaco-editor .view-lines').first().textContent())?.replace(/\u00a0/g, ' ');
-  await expect.poll(text, { timeout: 20_000 }).toContain('Reverse a short text');
-}
 
 async function evaluateAndWait(page: Page): Promise<void> {
   await page.getByTestId('evaluate').click();

@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot } from './browser.ts';
+import { launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -18,12 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-async function waitForEditor(page: Page): Promise<void> {
-  await page.locator('.monaco-editor .view-lines').first().waitFor();
-  const text = async () => (await page.locator('.monaco-editor .view-lines').first().textContent())?.replace(/\u00a0/g, ' ');
-  await expect.poll(text, { timeout: 20_000 }).toContain('Reverse a short text');
-}
 
 /** Trains a 2-step GRPO run of 2 tasks × 2 samples, 4 tokens each, from fresh weights. */
 async function shortRun(page: Page): Promise<void> {

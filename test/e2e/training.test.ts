@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
 import { decodeShareHash } from '../../src/ui/share/url-state.ts';
-import { launchBrowser, openPage, screenshot } from './browser.ts';
+import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -22,23 +22,6 @@ afterAll(async () => {
   await browser?.close();
 });
 
-async function waitForEditor(page: Page): Promise<void> {
-  await page.locator('.monaco-editor .view-lines').first().waitFor();
-  const text = async () => (await page.locator('.monaco-editor .view-lines').first().textContent())?.replace(/\u00a0/g, ' ');
-  await expect.poll(text, { timeout: 20_000 }).toContain('Reverse a short text');
-}
-
-/** Waits for a warm-up or training job to end and returns what the panel says (the failure, if it failed). */
-async function jobOutcome(page: Page, timeout: number): Promise<string> {
-  const ended = page.locator('[data-testid="training-done"], [data-testid="training-failure"]');
-  try {
-    await ended.first().waitFor({ timeout });
-  } catch (error) {
-    throw new Error(`the job did not end within ${timeout / 1000} s; the run panel says: ${await page.locator('.run-card').textContent()}`, { cause: error });
-  }
-  return (await ended.first().textContent()) ?? '';
-}
-
 /** The step numbers of the GRPO metrics of the one stored run, read from IndexedDB. */
 async function storedGrpoSteps(page: Page): Promise<number[]> {
   return page.evaluate(async () => {
@@ -49,10 +32,6 @@ async function storedGrpoSteps(page: Page): Promise<number[]> {
   });
 }
 
-async function fill(page: Page, values: Record<string, string>): Promise<void> {
-  for (const [testId, value] of Object.entries(values)) await page.getByTestId(testId).fill(value);
-}
-
 describe('in-tab model', () => {
   test('evaluates reverse-text with the tiny model through the engine worker', { timeout: 120_000 }, async () => {
     const { context, page, pageErrors } = await openPage(browser, appUrl);
@@ -60,7 +39,7 @@ describe('in-tab model', () => {
     await page.getByTestId('policy-in-tab').click();
     expect(await page.getByTestId('setting-args').inputValue()).toContain('"compact":true');
     await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
-    await fill(page, { 'setting-numTasks': '2', 'setting-rolloutsPerTask': '2', 'setting-maxTokens': '8' });
+    await fillFields(page, { 'setting-numTasks': '2', 'setting-rolloutsPerTask': '2', 'setting-maxTokens': '8' });
     await page.getByTestId('evaluate').click();
     await page.getByTestId('summary').waitFor({ timeout: 90_000 });
     await expect.poll(() => page.getByTestId('summary').textContent()).toMatch(/4\s*rollouts · 2 tasks/);
@@ -77,7 +56,7 @@ describe('in-tab model', () => {
     await page.getByTestId('policy-in-tab').click();
 
     await page.getByTestId('mode-warmup').click();
-    await fill(page, { 'train-demonstrations': '8', 'train-sftSteps': '3', 'train-sftBatchSize': '4', 'train-checkpointEvery': '2' });
+    await fillFields(page, { 'train-demonstrations': '8', 'train-sftSteps': '3', 'train-sftBatchSize': '4', 'train-checkpointEvery': '2' });
     await page.getByTestId('start-training').click();
     await page.getByTestId('training-view').waitFor();
     expect(await jobOutcome(page, 150_000)).toMatch(/Warm-up finished\. 8 demonstrations kept/);
@@ -86,7 +65,7 @@ describe('in-tab model', () => {
     await screenshot(page, '11-warmup');
 
     await page.getByTestId('mode-train').click();
-    await fill(page, { 'train-grpoSteps': '2', 'train-tasksPerStep': '2', 'train-groupSize': '4', 'train-maxTokens': '8' });
+    await fillFields(page, { 'train-grpoSteps': '2', 'train-tasksPerStep': '2', 'train-groupSize': '4', 'train-maxTokens': '8' });
     await page.getByTestId('start-training').click();
     await expect.poll(() => page.getByTestId('training-progress').textContent(), { timeout: 30_000 }).toMatch(/GRPO/);
     await screenshot(page, '12-training-progress');
@@ -100,7 +79,7 @@ describe('in-tab model', () => {
     await screenshot(page, '13b-training-rollouts');
 
     // Stop really stops: a long run ends within seconds, keeping the steps it finished.
-    await fill(page, { 'train-grpoSteps': '200' });
+    await fillFields(page, { 'train-grpoSteps': '200' });
     await page.getByTestId('start-training').click();
     await expect.poll(() => page.getByTestId('training-progress').textContent(), { timeout: 60_000 }).toMatch(/GRPO: [1-9]\d* \/ 200 steps/);
     const stopped = Date.now();
