@@ -241,7 +241,9 @@ async function ensureRun(environment: string, args: Record<string, unknown>): Pr
   const { trainingRun, trainingSettings, settings } = store.getState();
   if (trainingRun && trainingRun.id === activeRunId && trainingRun.environment === environment) return { run: trainingRun, note: null };
   if (trainingRun && trainingRun.environment === environment && trainingRun.checkpointStep !== null) return restoreRun(trainingRun);
-  await resetEngine(settings.seed);
+  // Weights imported from a file are the new run's starting point (the engine holds them, with a fresh optimizer); otherwise fresh weights.
+  const imported = store.getState().importedModel;
+  if (!imported) await resetEngine(settings.seed);
   const now = Date.now();
   const run: TrainingRun = {
     id: `run-${now.toString(36)}-${Math.random().toString(36).slice(2, 6)}`,
@@ -256,6 +258,7 @@ async function ensureRun(environment: string, args: Record<string, unknown>): Pr
     evaluations: [],
     checkpointStep: null,
     model: engineModel(),
+    ...(imported ? { startedFrom: imported } : {}),
   };
   activeRunId = run.id;
   store.getState().setImportedModel(null);

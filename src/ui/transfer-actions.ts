@@ -131,7 +131,7 @@ export async function importModelFile(file: File): Promise<void> {
     const loaded = await importEngineModel(files, file.name);
     newRun();
     store.getState().setImportedModel(loaded);
-    report('ok', `Loaded the ${loaded} into the in-tab model. Chat and Evaluate (in-tab policy) use it; Warm up or Train start a new run from fresh weights.`);
+    report('ok', `Loaded the ${loaded} into the in-tab model. Chat and Evaluate (in-tab policy) use it; Warm up or Train start a new run from it.`);
   } catch (error) {
     report('failed', `${message(error)} Nothing was loaded.`);
   }

@@ -408,6 +408,8 @@ const api: EngineApi = {
       await backend.setParameters(previous);
       throw new Error(`${label} does not fit the loaded model (${info.model}): ${errorMessage(error)}`);
     }
+    // Imported weights are a new starting point: AdamW's moments of the weights they replaced mean nothing for them.
+    await backend.setOptimizerState(freshOptimizerState(await trainableParameters(backend)));
     await client.forget();
     await client.syncWeights();
     return `${imported.kind === 'adapter' ? 'LoRA adapter' : 'weights'} from ${label}`;

@@ -4,7 +4,8 @@
  * lines `tabrl eval` writes; warm-up data downloads as JSONL of chats, and an imported file with a bad
  * line is refused naming it; the tiny model's weights download as a zip (config.json +
  * model.safetensors) that a fresh page imports, after which the chat's trained column gives the same
- * greedy answer; an adapter zip that does not fit the model is refused saying why.
+ * greedy answer, and a warm-up there trains on from them (a new run that records where it started);
+ * an adapter zip that does not fit the model is refused saying why.
  */
 import { readFileSync } from 'node:fs';
 import { unzipSync, zipSync } from 'fflate';
@@ -114,6 +115,19 @@ describe('import and export', () => {
     // The imported weights, not the base: the base column answers otherwise.
     expect(await fresh.page.getByTestId('chat-answer-base').last().locator('.message-content').textContent()).not.toBe(before);
     await screenshot(fresh.page, 'import-model-chat');
+
+    // Train on from the imported weights: one SFT step at the smallest learning rate barely moves
+    // them, so the greedy answer stays; a run from fresh weights would answer like the base.
+    await fresh.page.getByTestId('policy-in-tab').click();
+    await fresh.page.getByTestId('mode-warmup').click();
+    await fillFields(fresh.page, { 'train-demonstrations': '4', 'train-sftSteps': '1', 'train-sftBatchSize': '2', 'train-sftLr': '0.000001' });
+    await fresh.page.getByTestId('start-training').click();
+    expect(await jobOutcome(fresh.page, 150_000)).toMatch(/Warm-up finished/);
+    await fresh.page.getByTestId('tab-chat').click();
+    await fresh.page.getByTestId('chat-clear').click();
+    expect(await trainedAnswer(fresh.page, 'hello')).toBe(before);
+    await fresh.page.getByTestId('tab-runs').click();
+    await expect.poll(() => fresh.page.getByTestId('runs-started-from').first().textContent()).toBe('from weights from tiny-model.zip');
     expect(fresh.pageErrors).toEqual([]);
     await fresh.context.close();
   });

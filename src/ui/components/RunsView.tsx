@@ -42,7 +42,7 @@ export function RunsView({ onOpened }: { onOpened: () => void }) {
               <tr key={run.id} className={run.id === current ? 'selected' : ''} data-testid="runs-row">
                 <td><input type="checkbox" checked={present.includes(run.id)} onChange={() => toggle(run.id)} aria-label={`Compare ${runLabel(run)}`} data-testid="runs-compare-check" /></td>
                 <td><code>{row.environment}</code></td>
-                <td>{row.model}</td>
+                <td>{row.model}{run.startedFrom && <div className="hint" data-testid="runs-started-from">from {run.startedFrom}</div>}</td>
                 <td>{new Date(row.createdAt).toLocaleString()}</td>
                 <td>{row.sftSteps} SFT + {row.grpoSteps} GRPO</td>
                 <td>{fixed(row.finalReward)}</td>

@@ -92,6 +92,8 @@ export interface TrainingRun {
   lastJob?: RunJob;
   /** The in-tab model the run trains ("tiny", a real preset's id, "local"); absent in runs stored before real models, which trained tiny. */
   model?: string;
+  /** What the run started from when it was not fresh weights: the imported file's description (e.g. "LoRA adapter from run.zip"). */
+  startedFrom?: string;
 }
 
 /** Where the engine is. */
