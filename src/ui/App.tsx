@@ -53,7 +53,7 @@ export function App() {
             <ProblemsStrip />
           </div>
           {view === 'rollouts' && <RolloutViewer />}
-          {view === 'training' && <TrainingView />}
+          {view === 'training' && <TrainingView onShowRuns={() => setView('runs')} />}
           {view === 'chat' && <ChatView />}
           {view === 'runs' && <RunsView onOpened={() => setView('training')} />}
         </main>

@@ -1,21 +1,21 @@
-/** The training view: live charts of the current (or reopened) run, the latest GRPO step's rollouts with tokens coloured by log-probability, and the list of stored runs. */
+/** The training view: live charts of the current (or reopened) run and the latest GRPO step's rollouts with tokens coloured by log-probability; stored runs are in the Runs tab. */
 import { ByteTokenizer } from '../../gpu/io/byte-tokenizer.ts';
 import type { EngineTrainingRollout } from '../../workers/engine-bridge.ts';
-import { deleteRun, newRun, openRun } from '../training-actions.ts';
+import { newRun } from '../training-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
 
 const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
 const tokenizer = new ByteTokenizer();
 
-/** The whole view, filling the main area. */
-export function TrainingView() {
+/** The whole view, filling the main area; `onShowRuns` opens the Runs tab. */
+export function TrainingView({ onShowRuns }: { onShowRuns: () => void }) {
   const run = usePlayground((state) => state.trainingRun);
   return (
     <div className="training-view" data-testid="training-view">
-      {run ? <RunCharts /> : <div className="empty">No training run yet. Choose <b>Warm up</b> or <b>Train</b> in the run panel and press Start; or reopen a stored run below.</div>}
+      <RunBar onShowRuns={onShowRuns} />
+      {run ? <RunCharts /> : <div className="empty">No training run yet. Choose <b>Warm up</b> or <b>Train</b> in the run panel and press Start; or reopen a stored run in the Runs tab.</div>}
       <LatestRollouts />
-      <RunList />
     </div>
   );
 }
@@ -107,29 +107,14 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
   );
 }
 
-function RunList() {
-  const runs = usePlayground((state) => state.pastRuns);
-  const current = usePlayground((state) => state.trainingRun?.id);
+/** New run (set the open run aside; the next job starts from fresh weights) and the way to the stored runs. */
+function RunBar({ onShowRuns }: { onShowRuns: () => void }) {
+  const stored = usePlayground((state) => state.pastRuns.length);
   const busy = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
   return (
-    <section className="run-list" aria-label="Stored runs">
-      <div className="run-list-bar">
-        <h2>Runs</h2>
-        <button type="button" className="quiet" disabled={busy} onClick={newRun} data-testid="new-run">New run</button>
-      </div>
-      {runs.length === 0 ? <p className="hint">Runs are kept in this browser (metrics and a checkpoint of the weights).</p> : (
-        <ul>
-          {runs.map((run) => (
-            <li key={run.id} className={run.id === current ? 'selected' : ''} data-testid="stored-run">
-              <button type="button" className="link" disabled={busy} onClick={() => openRun(run.id)}>
-                {new Date(run.createdAt).toLocaleString()} · <code>{run.environment}</code> · {run.sft.length} SFT + {run.grpo.length} GRPO steps
-                {run.grpo.length > 0 && ` · reward ${run.grpo.at(-1)!.reward.mean.toFixed(2)}`}
-              </button>
-              <button type="button" className="quiet" disabled={busy && run.id === current} onClick={() => void deleteRun(run.id)} data-testid="delete-run" aria-label="Delete run">Delete</button>
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
+    <div className="run-list-bar">
+      <button type="button" className="link" onClick={onShowRuns} data-testid="show-runs">{stored === 0 ? 'No stored runs yet' : `${stored} stored run${stored === 1 ? '' : 's'}`} — open, compare or delete them in the Runs tab</button>
+      <button type="button" className="quiet" disabled={busy} onClick={newRun} data-testid="new-run">New run</button>
+    </div>
   );
 }
