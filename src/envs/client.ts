@@ -40,8 +40,8 @@ export interface ChatClient {
   chat: { completions: { create(request: ChatRequest): Promise<ChatCompletion> } };
 }
 
-/** What kind of failure a client hit; `fatal` kinds stop an evaluation since every rollout would fail alike. */
-export type ChatClientErrorKind = 'network' | 'timeout' | 'auth' | 'not_found' | 'rate_limit' | 'server' | 'bad_request' | 'bad_response' | 'aborted';
+/** What kind of failure a client hit ('device': an in-browser model's GPU device was lost or ran out of memory); `fatal` kinds stop an evaluation since every rollout would fail alike. */
+export type ChatClientErrorKind = 'network' | 'timeout' | 'auth' | 'not_found' | 'rate_limit' | 'server' | 'bad_request' | 'bad_response' | 'aborted' | 'device';
 
 /** A failed model call, with what was tried and what to do about it. */
 export class ChatClientError extends Error {
@@ -55,8 +55,8 @@ export class ChatClientError extends Error {
     super(message);
   }
 
-  /** True when retrying the run would fail the same way (bad key, wrong URL, unknown model, no server). */
+  /** True when retrying the run would fail the same way (bad key, wrong URL, unknown model, no server, a lost GPU device). */
   get fatal(): boolean {
-    return this.kind === 'auth' || this.kind === 'not_found' || this.kind === 'network';
+    return this.kind === 'auth' || this.kind === 'not_found' || this.kind === 'network' || this.kind === 'device';
   }
 }

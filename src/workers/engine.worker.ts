@@ -280,7 +280,7 @@ const api: EngineApi = {
       return { ok: true, completion };
     } catch (error) {
       if (error instanceof ChatClientError) return { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) };
-      return { ok: false, message: `in-tab model: ${errorMessage(error)}`, kind: 'server' };
+      return { ok: false, message: `in-tab model: ${errorMessage(error)}`, kind: deviceLost ? 'device' : 'server' };
     } finally {
       requests.delete(requestId);
     }

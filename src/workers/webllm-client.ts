@@ -223,7 +223,7 @@ export function toChatClientError(error: unknown, modelId: string): ChatClientEr
     return new ChatClientError(`WebLLM model "${modelId}" needs a GPU feature this browser lacks (${firstLine(text)}); pick another model`, 'not_found');
   }
   if (isDeviceLoss(error)) {
-    return new ChatClientError(`The GPU ran out of memory or was lost while WebLLM ran "${modelId}" (${firstLine(text)}); close other GPU-heavy tabs, pick a smaller model, and load it again`, 'server');
+    return new ChatClientError(`The GPU ran out of memory or was lost while WebLLM ran "${modelId}" (${firstLine(text)}); close other GPU-heavy tabs, pick a smaller model, and load it again`, 'device');
   }
   if (/Failed to fetch|Cannot fetch|Unable to fetch|NetworkError|Load failed|ERR_|network|status (4|5)\d\d/i.test(text)) {
     return new ChatClientError(`WebLLM could not download "${modelId}" (${firstLine(text)}); its weights come from huggingface.co and its library from raw.githubusercontent.com — check the connection and try Load again`, 'network');

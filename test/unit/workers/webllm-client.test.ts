@@ -238,6 +238,8 @@ describe('WebLLMClient', () => {
     const error = await rejection(client.chat.completions.create(request()));
     expect(lost).toEqual([error.message]);
     expect(error.message).toMatch(/GPU ran out of memory or was lost/);
+    // Fatal: an evaluation stops at once instead of failing every rollout alike.
+    expect(error).toMatchObject({ kind: 'device', fatal: true });
     expect(error.message).toMatch(/pick a smaller model/);
     const again = await rejection(client.chat.completions.create(request()));
     expect(again.message).toBe(error.message);
