@@ -316,17 +316,15 @@ export function exportResults(): void {
 
 // ---------------------------------------------------------------- share links
 
-/** The open environment, settings and seed as a share link; it is also put in the address bar. */
-export function createShareLink(): string {
-  const saved = currentEnvironment();
-  if (!saved) return location.href;
+/** The playground's setup (policy, mode, settings, seed) around an environment `source`, as a share link or an imported file carries it. */
+export function currentSetup(environment: { source: string; name: string; builtin?: string | undefined }): SharedState {
   const { settings, policy, model, baseURL, mode, trainingSettings, webllmModel, teacher, inTabModel } = store.getState();
-  const state: SharedState = {
+  return {
     mode,
     training: { ...trainingSettings },
-    source: currentSource(saved),
-    name: saved.name,
-    ...(saved.builtin ? { builtin: saved.builtin } : {}),
+    source: environment.source,
+    name: environment.name,
+    ...(environment.builtin ? { builtin: environment.builtin } : {}),
     args: safeArgs(settings.argsJson),
     policy,
     model,
@@ -342,6 +340,13 @@ export function createShareLink(): string {
     seed: settings.seed,
     timeLimitMs: settings.timeLimitMs,
   };
+}
+
+/** The open environment, settings and seed as a share link; it is also put in the address bar. */
+export function createShareLink(): string {
+  const saved = currentEnvironment();
+  if (!saved) return location.href;
+  const state = currentSetup({ source: currentSource(saved), name: saved.name, builtin: saved.builtin });
   const url = `${location.origin}${location.pathname}#${encodeShareHash(state)}`;
   history.replaceState(null, '', url);
   return url;

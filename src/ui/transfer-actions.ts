@@ -7,7 +7,7 @@
  * Every outcome lands in the store's transfer message.
  */
 import { exportEngineModel, importEngineModel } from '../workers/engine-bridge.ts';
-import { currentEnvironment, exportResults, parseArgs } from './actions.ts';
+import { currentEnvironment, currentSetup, exportResults } from './actions.ts';
 import { environmentModel } from './editor/models.ts';
 import { usePlayground } from './store/index.ts';
 import { downloadFile } from './transfer/download.ts';
@@ -40,31 +40,9 @@ export async function importEnvironmentFile(file: File): Promise<void> {
   try {
     const source = await file.text();
     checkEnvironmentSource(source, file.name, file.size);
-    const { settings, policy, model, baseURL, mode, trainingSettings } = store.getState();
-    let args: Record<string, unknown> = {};
-    try {
-      args = parseArgs(settings.argsJson);
-    } catch {
-      // keep {}: the panel's arguments are not valid JSON
-    }
     store.getState().setReviewFile(file.name);
-    store.getState().setReview({
-      source,
-      name: environmentNameFromFile(file.name),
-      args,
-      policy,
-      model,
-      baseURL,
-      mode,
-      training: { ...trainingSettings },
-      numTasks: settings.numTasks,
-      rolloutsPerTask: settings.rolloutsPerTask,
-      concurrency: settings.concurrency,
-      maxTokens: settings.maxTokens,
-      temperature: settings.temperature,
-      seed: settings.seed,
-      timeLimitMs: settings.timeLimitMs,
-    });
+    // The file's code with the playground's current setup around it: loading it changes nothing else.
+    store.getState().setReview(currentSetup({ source, name: environmentNameFromFile(file.name) }));
     store.getState().setTransferMessage(null);
   } catch (error) {
     report('failed', message(error));

@@ -5,6 +5,7 @@
  * as comlink proxies. It holds no model code.
  */
 import type { Message, SamplingArgs, ToolSchema } from '../../envs/index.ts';
+import type { ModelDownloadProgress } from '../../gpu/io/model-download.ts';
 import type { NamedTensors } from '../../gpu/model/backend.ts';
 import type { CheckpointState } from '../../rl/checkpoint.ts';
 import type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
@@ -41,15 +42,8 @@ export type EngineModelSpec =
   | { kind: 'preset'; id: string; seed: number }
   | { kind: 'local'; files: File[]; seed: number };
 
-/** Download progress of a model's files: the file being read, its bytes and all files' bytes done and total. */
-export interface EngineLoadProgress {
-  file: string;
-  fileLoaded: number;
-  fileTotal: number;
-  loaded: number;
-  total: number;
-  fromCache: boolean;
-}
+/** Download progress of a model's files, as the download reports it (the file being read, its bytes and all files' bytes done and total). */
+export type EngineLoadProgress = ModelDownloadProgress;
 
 /** SFT settings of a warm-up job. */
 export interface EngineSftOptions {
