@@ -50,6 +50,18 @@ export async function jobOutcome(page: Page, timeout: number): Promise<string> {
   return (await ended.first().textContent()) ?? '';
 }
 
+/**
+ * Waits for an evaluation's summary; a timeout says what the run panel shows. The default leaves
+ * room for a first evaluation while the other e2e files' Chromiums share the 2 CPU cores.
+ */
+export async function waitForSummary(page: Page, timeout = 60_000): Promise<void> {
+  try {
+    await page.getByTestId('summary').waitFor({ timeout });
+  } catch (error) {
+    throw new Error(`no evaluation summary within ${timeout / 1000} s; the run panel says: ${await page.locator('.run-card').textContent()}`, { cause: error });
+  }
+}
+
 /** Fills inputs by their data-testid. */
 export async function fillFields(page: Page, values: Record<string, string>): Promise<void> {
   for (const [testId, value] of Object.entries(values)) await page.getByTestId(testId).fill(value);

@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import { launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -53,7 +53,7 @@ describe('lessons', () => {
     expect(await page.getByTestId('setting-numTasks').inputValue()).toBe('10');
     expect(await page.getByTestId('policy-expert').getAttribute('aria-checked')).toBe('true');
     await page.getByTestId('evaluate').click();
-    await page.getByTestId('summary').waitFor({ timeout: 30_000 });
+    await waitForSummary(page);
     expect(await page.getByTestId('reward-mean').textContent()).toMatch(/^1\.200/);
     expect(await page.getByTestId('pass-rate').textContent()).toBe('100.0%');
     await screenshot(page, 'lesson-1-evaluated');
@@ -76,7 +76,7 @@ describe('lessons', () => {
     await waitForEditor(page, 'Lesson 4: a judge that can be fooled');
     await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');
     await page.getByTestId('evaluate').click();
-    await page.getByTestId('summary').waitFor({ timeout: 30_000 });
+    await waitForSummary(page);
     // Honest poems meet the constraints, but the gullible judge fails them.
     expect(await page.getByTestId('pass-rate').textContent()).toBe('0.0%');
     expect(await page.getByTestId('summary').textContent()).toMatch(/twoLinesMetric/);

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { decodeShareHash } from '../../src/ui/share/url-state.ts';
-import { launchBrowser, openPage, screenshot, shareLink, waitForEditor } from './browser.ts';
+import { launchBrowser, openPage, screenshot, shareLink, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -23,7 +23,7 @@ afterAll(async () => {
 
 async function evaluateAndWait(page: Page): Promise<void> {
   await page.getByTestId('evaluate').click();
-  await page.getByTestId('summary').waitFor({ timeout: 30_000 });
+  await waitForSummary(page);
 }
 
 describe('playground', () => {
@@ -114,7 +114,7 @@ describe('playground', () => {
     await screenshot(second.page, '05-share-review');
 
     await second.page.getByTestId('review-run').click();
-    await second.page.getByTestId('summary').waitFor({ timeout: 30_000 });
+    await waitForSummary(second.page);
     expect(frameRequests.length).toBeGreaterThan(0);
     expect(await second.page.getByTestId('setting-seed').inputValue()).toBe('42');
     await expect.poll(() => second.page.getByTestId('summary').textContent()).toContain('3 tasks');
@@ -251,7 +251,7 @@ describe('playground', () => {
     context.on('request', (request) => requests.push(request.url()));
     await page.goto(shareLink(appUrl, source, { name: 'escape-artist' }));
     await page.getByTestId('review-run').click();
-    await page.getByTestId('summary').waitFor({ timeout: 30_000 });
+    await waitForSummary(page);
     await expect.poll(() => page.getByTestId('pass-rate').textContent()).toBe('100.0%');
     const scores = await page.locator('.scores').textContent();
     expect(scores).toContain('keyIsolatedReward');
