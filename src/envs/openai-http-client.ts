@@ -24,6 +24,12 @@ export interface OpenAIHttpClientOptions {
 
 const RETRYABLE_STATUS = (status: number) => status === 429 || status >= 500;
 
+/** The longest timeout a timer can hold (2^31 − 1 ms, about 24.8 days); longer ones fire at once in Node and browsers. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A failure worth another attempt: rate limits, server errors, timeouts, and answers broken on the way (cut off, garbled). */
+class RetryableError extends ChatClientError {}
+
 /** Talks to `${baseURL}/chat/completions`. */
 export class OpenAIHttpClient implements ChatClient {
   readonly baseURL: string;
@@ -35,9 +41,13 @@ export class OpenAIHttpClient implements ChatClient {
       throw new ChatClientError(`"${options.baseURL}" is not an http(s) URL; give the endpoint's base URL, e.g. http://localhost:8000/v1`, 'bad_request');
     }
     this.baseURL = url.href.replace(/\/+$/, '');
+    const timeoutMs = options.timeoutMs ?? 120_000;
+    if (!(timeoutMs > 0) || timeoutMs > MAX_TIMEOUT_MS) {
+      throw new ChatClientError(`a request timeout of ${timeoutMs} ms is out of range; give between 1 ms and ${MAX_TIMEOUT_MS} ms (about 24.8 days)`, 'bad_request');
+    }
     this.options = {
       apiKey: options.apiKey,
-      timeoutMs: options.timeoutMs ?? 120_000,
+      timeoutMs,
       maxRetries: options.maxRetries ?? 3,
       backoffMs: options.backoffMs ?? 500,
       headers: options.headers ?? {},
@@ -77,12 +87,15 @@ export class OpenAIHttpClient implements ChatClient {
         if (!RETRYABLE_STATUS(response.status)) throw lastError;
         retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
       } catch (error) {
-        if (error instanceof ChatClientError && !(RETRYABLE_STATUS(error.status ?? 0) || error.kind === 'timeout')) throw error;
         if (signal?.aborted) throw new ChatClientError('the request was cancelled', 'aborted');
-        if (!(error instanceof ChatClientError)) {
-          lastError = timeout.signal.aborted
-            ? new ChatClientError(`no answer from ${url} within ${this.options.timeoutMs} ms; the server may be overloaded (raise the timeout or lower the concurrency)`, 'timeout')
-            : new ChatClientError(`could not reach ${url} (${causeOf(error)}); is the server running, and is the base URL right?`, 'network');
+        if (timeout.signal.aborted) {
+          lastError = new ChatClientError(`no answer from ${url} within ${formatMs(this.options.timeoutMs)}; the server may be overloaded (raise the timeout or lower the concurrency)`, 'timeout');
+        } else if (error instanceof RetryableError) {
+          lastError = new ChatClientError(error.message, error.kind, error.status);
+        } else if (error instanceof ChatClientError) {
+          throw error;
+        } else {
+          lastError = new ChatClientError(`could not reach ${url} (${causeOf(error)}); is the server running, and is the base URL right?`, 'network');
         }
       } finally {
         clearTimeout(timer);
@@ -104,17 +117,32 @@ function httpError(status: number, url: string, model: string, detail: string): 
   return new ChatClientError(`${url} rejected the request (HTTP ${status})${suffix}`, 'bad_request', status);
 }
 
+/**
+ * Reads a 200 answer. A body cut off on the way, JSON broken mid-way and a choice whose message is
+ * null are glitches worth retrying; a well-formed answer of another shape (or an HTML page) is not.
+ */
 async function parseCompletion(response: Response, url: string): Promise<ChatCompletion> {
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw new RetryableError(`${url} broke the connection in the middle of its answer (${causeOf(error)})`, 'bad_response');
+  }
   let body: unknown;
   try {
-    body = await response.json();
+    body = JSON.parse(text);
   } catch {
-    throw new ChatClientError(`${url} did not answer with JSON; is it an OpenAI-compatible endpoint?`, 'bad_response');
+    const start = text.trimStart();
+    const excerpt = JSON.stringify(start.slice(0, 80));
+    if (start.startsWith('{') || start.startsWith('[')) throw new RetryableError(`${url} answered with broken JSON (cut off or garbled, ${text.length} bytes, starting ${excerpt})`, 'bad_response');
+    throw new ChatClientError(`${url} did not answer with JSON (it starts ${excerpt}); is it an OpenAI-compatible endpoint?`, 'bad_response');
   }
   const completion = body as Partial<ChatCompletion>;
-  if (!Array.isArray(completion.choices) || completion.choices.length === 0 || typeof completion.choices[0]?.message !== 'object') {
+  if (!Array.isArray(completion.choices) || completion.choices.length === 0) {
     throw new ChatClientError(`${url} answered without choices[0].message; is it an OpenAI-compatible chat-completions endpoint?`, 'bad_response');
   }
+  const broken = completion.choices.findIndex((choice) => typeof choice?.message !== 'object' || choice.message === null);
+  if (broken >= 0) throw new RetryableError(`${url} answered with choices[${broken}].message = ${JSON.stringify(completion.choices[broken]?.message ?? null)} instead of a message`, 'bad_response');
   for (const choice of completion.choices) {
     choice.message.content ??= '';
     choice.finish_reason ??= 'stop';
@@ -146,6 +174,10 @@ function parseRetryAfter(header: string | null): number | undefined {
   return Number.isFinite(date) ? Math.max(0, Math.min(date - Date.now(), 60_000)) : undefined;
 }
 
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${+(ms / 1000).toFixed(1)} s`;
+}
+
 function causeOf(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
@@ -155,9 +187,15 @@ function stripUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
+/** Waits `ms`, or less when `signal` aborts; its abort listener goes when it resolves, so retries do not pile listeners up. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 }

@@ -80,6 +80,65 @@ describe('OpenAIHttpClient', () => {
     await expect(client.chat.completions.create(request)).rejects.toThrow('answered without choices[0].message');
   });
 
+  // Each malformed answer comes first and is retried; the second attempt gets a good reply.
+  test.each([
+    ['message: null', { status: 200, body: { choices: [{ index: 0, message: null, finish_reason: 'stop' }] } }, 'answered with choices[0].message = null'],
+    ['a body cut off mid-stream', { cut: true as const }, 'broke the connection in the middle of its answer'],
+    ['broken JSON', { raw: '{"choices": [{"message": {"role": "assis' }, 'answered with broken JSON'],
+  ])('%s is a bad response, retried, and says what came back', async (_label, glitch, message) => {
+    server = await startFakeOpenAIServer((_m, _r, index) => (index === 0 ? glitch : 'ok'));
+    const client = new OpenAIHttpClient({ baseURL: server.baseURL, backoffMs: 1 });
+    expect((await client.chat.completions.create(request)).choices[0]!.message.content).toBe('ok');
+    expect(server.requests).toHaveLength(2);
+
+    await server.close();
+    server = await startFakeOpenAIServer(() => glitch);
+    const failing = new OpenAIHttpClient({ baseURL: server.baseURL, backoffMs: 1, maxRetries: 1 });
+    const error = (await failing.chat.completions.create(request).catch((e: unknown) => e)) as ChatClientError;
+    expect(error.kind).toBe('bad_response');
+    expect(error.fatal).toBe(false);
+    expect(error.message).toContain(message);
+    expect(error.message).toContain('gave up after 2 attempts');
+  });
+
+  test('an HTML page is not retried: the endpoint is not OpenAI-compatible', async () => {
+    server = await startFakeOpenAIServer(() => ({ raw: '<html>welcome</html>' }));
+    const client = new OpenAIHttpClient({ baseURL: server.baseURL, backoffMs: 1 });
+    await expect(client.chat.completions.create(request)).rejects.toThrow('did not answer with JSON (it starts "<html>welcome</html>")');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  test('a server that never answers times out on every attempt', async () => {
+    server = await startFakeOpenAIServer(() => ({ hang: true }));
+    const client = new OpenAIHttpClient({ baseURL: server.baseURL, timeoutMs: 50, backoffMs: 1, maxRetries: 1 });
+    const error = (await client.chat.completions.create(request).catch((e: unknown) => e)) as ChatClientError;
+    expect(error.kind).toBe('timeout');
+    expect(error.message).toMatch(/no answer from .* within 50 ms.*gave up after 2 attempts/);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  test('a timeout a timer cannot hold is refused at once rather than firing after 1 ms', () => {
+    expect(() => new OpenAIHttpClient({ baseURL: 'http://127.0.0.1:1/v1', timeoutMs: 3e9 })).toThrow('out of range; give between 1 ms and 2147483647 ms');
+    expect(() => new OpenAIHttpClient({ baseURL: 'http://127.0.0.1:1/v1', timeoutMs: 0 })).toThrow('out of range');
+  });
+
+  test('many retries under one signal leave no abort listeners behind (no MaxListenersExceededWarning)', async () => {
+    server = await startFakeOpenAIServer(() => ({ status: 503 }));
+    const client = new OpenAIHttpClient({ baseURL: server.baseURL, backoffMs: 0, maxRetries: 14 });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const controller = new AbortController();
+    try {
+      await expect(client.chat.completions.create({ ...request, signal: controller.signal })).rejects.toThrow('gave up after 15 attempts');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+    expect(server.requests).toHaveLength(15);
+  });
+
   test('a base URL that is not a URL is rejected at once', () => {
     expect(() => new OpenAIHttpClient({ baseURL: 'localhost:8000' })).toThrow('is not an http(s) URL');
   });
