@@ -1,56 +1,45 @@
 /**
- * Compiles a user's environment file for Node: esbuild bundles it (with its own relative imports
- * and packages) into one ES module in a temporary folder, with `import ... from 'tabrl'` pointing at
- * this checkout's library. Bundling makes the file an ES module whatever package.json sits beside
- * it, and esbuild reports syntax errors with file, line and column.
+ * Compiles a user's environment file for its isolated process: esbuild bundles it (with its own
+ * relative imports and packages) into one CommonJS text whose `require('tabrl')` the child process
+ * answers with the library, and bundles that child's runtime (src/cli/isolated-env-child.ts with
+ * src/envs) into one ES module. Bundling makes the file a module whatever package.json sits beside
+ * it, and esbuild reports syntax errors with file, line and column. Nothing here runs the file.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Message, type Plugin } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { build, type Message } from 'esbuild';
 
-const LIBRARY_PATH = fileURLToPath(new URL('../envs/index.ts', import.meta.url));
-
-/** Maps the bare specifier 'tabrl' to the library, left as an external import so one copy is shared. */
-const tabrlPlugin: Plugin = {
-  name: 'tabrl',
-  setup(builder) {
-    builder.onResolve({ filter: /^tabrl$/ }, () => ({ path: pathToFileURL(LIBRARY_PATH).href, external: true }));
-  },
-};
+const CHILD_RUNTIME_ENTRY = fileURLToPath(new URL('./isolated-env-child.ts', import.meta.url));
 
 /** Thrown when the file does not compile; the message lists `file:line:col: text` per error. */
 export class EnvFileCompileError extends Error {
   override readonly name = 'EnvFileCompileError';
 }
 
-/** Bundles `path` and imports the result; returns the module's exports. */
-export async function importEnvironmentFile(path: string): Promise<Record<string, unknown>> {
-  const outDir = mkdtempSync(join(tmpdir(), 'tabrl-env-'));
-  const outFile = join(outDir, 'env.mjs');
+/** Bundles the environment file at `path` into CommonJS text ('tabrl' and Node built-ins left as `require` calls). */
+export async function bundleEnvironmentFile(path: string): Promise<string> {
   try {
-    try {
-      await build({
-        entryPoints: [path],
-        outfile: outFile,
-        bundle: true,
-        format: 'esm',
-        platform: 'node',
-        target: 'node20',
-        sourcemap: 'inline',
-        logLevel: 'silent',
-        plugins: [tabrlPlugin],
-      });
-    } catch (error) {
-      const messages = (error as { errors?: Message[] }).errors ?? [];
-      if (messages.length === 0) throw error;
-      throw new EnvFileCompileError(messages.map(formatMessage).join('\n'));
-    }
-    return (await import(pathToFileURL(outFile).href)) as Record<string, unknown>;
-  } finally {
-    rmSync(outDir, { recursive: true, force: true });
+    const result = await build({
+      entryPoints: [path],
+      write: false,
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: 'inline',
+      logLevel: 'silent',
+      external: ['tabrl', 'tabrl/*'],
+    });
+    return result.outputFiles[0]!.text;
+  } catch (error) {
+    const messages = (error as { errors?: Message[] }).errors ?? [];
+    if (messages.length === 0) throw error;
+    throw new EnvFileCompileError(messages.map(formatMessage).join('\n'));
   }
+}
+
+/** Bundles the child process's runtime into one ES module at `outFile`. */
+export async function bundleChildRuntime(outFile: string): Promise<void> {
+  await build({ entryPoints: [CHILD_RUNTIME_ENTRY], outfile: outFile, bundle: true, format: 'esm', platform: 'node', target: 'node20', logLevel: 'silent' });
 }
 
 function formatMessage(message: Message): string {

@@ -1,22 +1,26 @@
 /**
- * Finds an environment for the CLI: a built-in by name, or a TypeScript/JavaScript file by path
- * (type-checked, then bundled and imported; its `import ... from 'tabrl'` resolves to this library).
+ * Finds an environment for the CLI: a built-in by name (run in this process: it is part of TabRL),
+ * or a TypeScript/JavaScript file by path — type-checked, bundled, and run in its own locked-down
+ * process (src/cli/isolated-environment.ts), its `import ... from 'tabrl'` resolving to this library.
  * Every failure is a `CliError` saying what was wrong and what to do.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { BUILTIN_ENVIRONMENTS, loadBuiltinEnvironment } from '../envs/builtin/index.ts';
 import type { Environment } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
-import { importEnvironmentFile } from './compile-env-file.ts';
+import { EnvFileCompileError } from './compile-env-file.ts';
+import { IsolatedEnvironment, IsolatedLoadError, loadIsolatedEnvironment, type IsolationOptions } from './isolated-environment.ts';
 import { typecheckEnvironmentFile } from './typecheck-env.ts';
 
 /** How to load an environment. */
 export interface LoadEnvironmentOptions {
   /** Arguments passed to the environment's `loadEnvironment(args)`. */
   args?: Record<string, unknown>;
-  /** Type-check a file before importing it (default true). */
+  /** Type-check a file before running it (default true). */
   typecheck?: boolean;
+  /** Time limits, memory cap and lent judge of an environment file's process. */
+  isolation?: IsolationOptions;
 }
 
 /** True when `spec` names a file rather than a built-in environment. */
@@ -31,47 +35,34 @@ export async function loadEnvironmentSpec(spec: string, options: LoadEnvironment
     if (!(spec in BUILTIN_ENVIRONMENTS)) {
       throw new CliError(`unknown environment "${spec}". Built-in environments: ${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}; or give a path to an environment file (./my-env.ts).`);
     }
-    return loadBuiltinEnvironment(spec, args);
+    try {
+      return await loadBuiltinEnvironment(spec, args);
+    } catch (error) {
+      throw new CliError(`${spec}: loadEnvironment(${JSON.stringify(args)}) threw: ${error instanceof Error ? error.message : String(error)}; check --env-args`, 2);
+    }
   }
-  return loadEnvironmentFile(resolve(spec), args, options.typecheck ?? true);
+  return loadEnvironmentFile(resolve(spec), args, options);
 }
 
-async function loadEnvironmentFile(path: string, args: Record<string, unknown>, typecheck: boolean): Promise<Environment> {
+/** Ends an environment file's process; nothing to do for a built-in. */
+export function closeEnvironment(env: Environment): void {
+  if (env instanceof IsolatedEnvironment) env.close();
+}
+
+async function loadEnvironmentFile(path: string, args: Record<string, unknown>, options: LoadEnvironmentOptions): Promise<Environment> {
   if (!existsSync(path)) throw new CliError(`environment file ${path} does not exist`);
-  if (typecheck && /\.m?ts$/.test(path)) {
+  if (!statSync(path).isFile()) throw new CliError(`${path} is not a file; give the path of an environment file (./my-env.ts)`);
+  if ((options.typecheck ?? true) && /\.m?ts$/.test(path)) {
     const errors = typecheckEnvironmentFile(path);
     if (errors.length > 0) {
       throw new CliError(`${path} does not compile:\n${errors.slice(0, 20).join('\n')}${errors.length > 20 ? `\n… and ${errors.length - 20} more` : ''}\n(fix the errors, or pass --no-typecheck to run it anyway)`);
     }
   }
-  let module: Record<string, unknown>;
   try {
-    module = await importEnvironmentFile(path);
+    return await loadIsolatedEnvironment(path, args, options.isolation);
   } catch (error) {
-    throw new CliError(`could not load ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof EnvFileCompileError) throw new CliError(`could not load ${path}: ${error.message}`);
+    if (error instanceof IsolatedLoadError) throw new CliError(`${path}: ${error.message}`);
+    throw error;
   }
-  if (typeof module.default !== 'function') {
-    throw new CliError(`${path} has no default export; an environment file ends with \`export default function loadEnvironment(args) { ... }\``);
-  }
-  let environment: unknown;
-  try {
-    environment = await (module.default as (args: Record<string, unknown>) => unknown)(args);
-  } catch (error) {
-    throw new CliError(`${path}: loadEnvironment(${JSON.stringify(args)}) threw: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  if (!isEnvironment(environment)) {
-    throw new CliError(`${path}: loadEnvironment() must return an environment (a SingleTurnEnv, MultiTurnEnv, ToolEnv, ...), got ${describeValue(environment)}`);
-  }
-  return environment;
-}
-
-function isEnvironment(value: unknown): value is Environment {
-  const candidate = value as Partial<Environment> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.rollout === 'function' && Array.isArray(candidate.dataset);
-}
-
-function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (typeof value === 'object') return `an object with keys ${Object.keys(value).slice(0, 5).join(', ') || '(none)'}`;
-  return typeof value;
 }

@@ -95,7 +95,7 @@ export class MultiTurnEnv<S extends State = State> extends Environment<S> {
           stopReason = aborted ? 'aborted' : 'error';
           if (!aborted) {
             const fatal = error instanceof ChatClientError && error.fatal;
-            errors.push({ source: 'client', name: 'chat.completions.create', message: errorMessage(error), ...(fatal ? { fatal } : {}) });
+            errors.push({ source: 'client', name: 'chat.completions.create', message: errorMessage(error), ...(fatal ? { fatal } : {}), ...(error instanceof ChatClientError ? { kind: error.kind } : {}) });
           }
           break loop;
         }

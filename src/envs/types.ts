@@ -101,6 +101,8 @@ export interface RolloutError {
   message: string;
   /** True when every other rollout would fail the same way (bad key, unreachable endpoint). */
   fatal?: boolean;
+  /** What kind of failure: a ChatClientError's kind for client errors ('timeout', 'server', ...), 'timeout' for environment code stopped by its time limit. */
+  kind?: string;
 }
 
 /** Why a rollout ended. */

@@ -1,0 +1,51 @@
+/**
+ * The messages between `tabrl` and the child process that runs an environment file
+ * (src/cli/isolated-env-child.ts), over Node's IPC channel with structured-clone serialisation.
+ * The data shapes are the browser sandbox's (src/workers/sandbox/protocol.ts): what loading learns,
+ * a model call as plain data and its outcome, a finished rollout with its verdict. Only the
+ * transport differs: Node IPC messages instead of comlink over a MessagePort.
+ */
+import type { Message, SamplingArgs, Task } from '../envs/index.ts';
+import type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../workers/sandbox/protocol.ts';
+
+export type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../workers/sandbox/protocol.ts';
+
+/** Which task a rollout runs: one of the environment's own (by split and index), or a task given as data. */
+export type TaskReference = { split: 'train' | 'eval'; index: number } | { task: Task };
+
+/** Which client a model call is for: the rollout's policy, or the judge the host lent `loadEnvironment` as `args.judgeClient`. */
+export type ModelCallClient = 'policy' | 'judge';
+
+/** The environment's prompt settings, so the host can build a task's prompt without asking the child. */
+export interface EnvironmentSetup {
+  systemPrompt?: string;
+  fewShot: Message[];
+  samplingArgs: SamplingArgs;
+}
+
+/** Host → child. */
+export type HostMessage =
+  /** Run the bundled environment (CommonJS text) and call its default export with `args`; `judge` adds `args.judgeClient`. */
+  | { type: 'load'; code: string; filename: string; args: Record<string, unknown>; judge: boolean; maxMessageBytes: number }
+  | { type: 'rollout'; rolloutId: number; task: TaskReference; taskIndex?: number; samplingArgs?: SamplingArgs; model?: string }
+  | { type: 'completion'; callId: number; outcome: CompletionOutcome }
+  /** Cancel a rollout (the run was interrupted). */
+  | { type: 'abort'; rolloutId: number }
+  /** Are you there? A child that does not answer is stuck in synchronous code. */
+  | { type: 'ping' };
+
+/** Child → host. */
+export type ChildMessage =
+  /** The environment loaded: what the sandbox reports, plus what the host needs to format prompts, and the tasks as data. */
+  | { type: 'loaded'; info: EnvironmentInfo; setup: EnvironmentSetup; dataset: Task[]; evalDataset: Task[] | null }
+  | { type: 'load-failed'; message: string }
+  /** A model call of rollout `rolloutId` (-1: outside any rollout, e.g. at load time). */
+  | { type: 'create-completion'; callId: number; rolloutId: number; client: ModelCallClient; request: SandboxChatRequest }
+  /** Rollout `rolloutId` is back in environment code: it started, or its model reply reached it. Until then it waits in the child's queue, and its clock stands still. */
+  | { type: 'entered'; rolloutId: number }
+  /** The child now runs code of rollout `rolloutId` (-1: of none); sent when that changes, so when the child falls silent the last one names the rollout that blocks it. */
+  | { type: 'running'; rolloutId: number }
+  | { type: 'pong' }
+  | { type: 'rollout-done'; rolloutId: number; trajectory: SandboxTrajectory }
+  /** The environment's own rollout() threw (the library's never does); the message says what. */
+  | { type: 'rollout-failed'; rolloutId: number; message: string };

@@ -1,0 +1,467 @@
+/**
+ * An environment file run in a child process, so that code from a link or a colleague cannot read
+ * the API key, write files, start processes or hang the command — the CLI's counterpart of the
+ * playground's sandbox (src/workers/sandbox-bridge.ts), with the same time limit on every stretch
+ * of environment code (loading, setupState, each envResponse, the rubric) and the same watchdog.
+ *
+ * `IsolatedEnvironment` is an `Environment` whose `rollout` runs in the child: evaluate(), GRPO and
+ * the rest use it unchanged. Model calls come back to this process, which answers them with the
+ * rollout's client (and the judge lent to `loadEnvironment` as `args.judgeClient`), so keys never
+ * leave it. When environment code overruns its limit, or the child dies, the child is killed; the
+ * rollouts to blame get an error record, the others run again in a fresh child.
+ *
+ * Not a general process pool: one child per environment, rollouts multiplexed over its IPC channel.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { ChatClientError, Environment, Rubric, type ChatClient, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
+import { bundleChildRuntime, bundleEnvironmentFile } from './compile-env-file.ts';
+import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
+
+/** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
+export const DEFAULT_TIME_LIMIT_MS = 5_000;
+/** Extra time loading gets, as in the playground: the child starts Node and parses the bundle first. */
+export const LOAD_GRACE_MS = 10_000;
+/** Heap cap of the child process (Node's --max-old-space-size). */
+export const DEFAULT_MEMORY_MB = 1024;
+/** The largest conversation or rollout the child may send back. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
+/** How often a rollout may run again after the child was killed for another rollout's fault. */
+const MAX_REPLAYS = 2;
+const WATCH_INTERVAL_MS = 100;
+
+/** Limits and lent clients of an isolated environment. */
+export interface IsolationOptions {
+  /** Milliseconds a stretch of environment code may run without returning (default 5000, the playground's). */
+  timeLimitMs?: number;
+  /** Milliseconds loading may take (default timeLimitMs + 10 000). */
+  loadTimeLimitMs?: number;
+  /** The child's heap cap in MiB (default 1024). */
+  memoryMb?: number;
+  /** The largest conversation or rollout the child may send back (default 16 MiB). */
+  maxMessageBytes?: number;
+  /** A judge held here and lent to `loadEnvironment` as `args.judgeClient`; its calls come back here. */
+  judgeClient?: ChatClient;
+}
+
+/** Loading the environment file failed: it threw, hung, exited or returned no environment. The message says which. */
+export class IsolatedLoadError extends Error {
+  override readonly name = 'IsolatedLoadError';
+}
+
+/** How one attempt at a rollout in the child ended. */
+type RolloutOutcome =
+  | { kind: 'done'; trajectory: SandboxTrajectory }
+  /**
+   * `blame`: 'culprit', this rollout's own code failed; 'suspect', it was one of several rollouts in
+   * environment code when the child hung or died, so it may run again once; 'bystander', it was
+   * waiting (for the model, or in the child's queue) and runs again.
+   */
+  | { kind: 'failed'; message: string; blame: Blame; timeout: boolean };
+
+type Blame = 'culprit' | 'suspect' | 'bystander';
+
+interface ActiveRollout {
+  taskIndex: number | undefined;
+  client: ChatClient;
+  /** Cancels this rollout's model calls here. */
+  calls: AbortController;
+  /** Model calls of this rollout in flight: while there are any, the clock of environment code stands still. */
+  waitingForModel: number;
+  /** When it last entered environment code (the child said so: it started, or got a model reply); undefined while it waits in the child's queue. */
+  since: number | undefined;
+  settle(outcome: RolloutOutcome): void;
+}
+
+interface Loaded {
+  info: EnvironmentInfo;
+  setup: EnvironmentSetup;
+  dataset: Task[];
+  evalDataset: Task[] | null;
+}
+
+/** Owns the child process: starts it (again after a kill), loads the environment, runs rollouts, watches the clock. */
+class ChildSupervisor {
+  private child: ChildProcess | undefined;
+  private starting: Promise<Loaded> | undefined;
+  private readonly active = new Map<number, ActiveRollout>();
+  private nextRolloutId = 0;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
+  private loading: { deadline: number; fail(message: string): void; waitingForModel: number } | undefined;
+  private stderrTail = '';
+  /** The rollout whose code the child last said it runs (-1: none). */
+  private running = -1;
+  /** When the unanswered ping went out; a child that leaves it unanswered is stuck in synchronous code. */
+  private pingSentAt: number | undefined;
+  private closed = false;
+  /** A load after a restart failed: every later rollout fails with this at once. */
+  private broken: string | undefined;
+  environmentName: string;
+
+  constructor(
+    private readonly dir: string,
+    private readonly code: string,
+    private readonly path: string,
+    private readonly args: Record<string, unknown>,
+    private readonly limits: Required<Omit<IsolationOptions, 'judgeClient'>> & { judgeClient?: ChatClient },
+  ) {
+    this.environmentName = basename(path);
+  }
+
+  /** Starts a child and loads the environment in it (once at a time). */
+  start(): Promise<Loaded> {
+    this.starting ??= this.spawnAndLoad().finally(() => { this.starting = undefined; });
+    return this.starting;
+  }
+
+  private spawnAndLoad(): Promise<Loaded> {
+    const child = fork(join(this.dir, 'runtime.mjs'), [], {
+      execArgv: [
+        '--experimental-permission',
+        `--allow-fs-read=${this.dir}`,
+        `--max-old-space-size=${this.limits.memoryMb}`,
+        '--disable-warning=ExperimentalWarning',
+        '--stack-size=984',
+      ],
+      env: {},
+      cwd: this.dir,
+      serialization: 'advanced',
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    this.child = child;
+    this.stderrTail = '';
+    this.running = -1;
+    this.pingSentAt = undefined;
+    // What environment code prints goes to our stderr, keeping stdout for results (--json).
+    const forward = (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4000);
+    };
+    child.stdout!.on('data', forward);
+    child.stderr!.on('data', forward);
+    child.on('message', (message: ChildMessage) => this.onMessage(child, message));
+    child.on('exit', (code, signal) => this.onExit(child, code, signal));
+    child.on('error', () => {});
+    this.updateRef();
+    return new Promise<Loaded>((resolve, reject) => {
+      this.loading = {
+        deadline: Date.now() + this.limits.loadTimeLimitMs,
+        waitingForModel: 0,
+        fail: (message) => {
+          this.loading = undefined;
+          reject(new IsolatedLoadError(message));
+        },
+      };
+      this.loadedCallback = (loaded) => {
+        this.loading = undefined;
+        this.environmentName = loaded.info.name;
+        resolve(loaded);
+      };
+      this.startWatchdog();
+      this.send(child, { type: 'load', code: this.code, filename: this.path, args: this.args, judge: this.limits.judgeClient !== undefined, maxMessageBytes: this.limits.maxMessageBytes });
+    });
+  }
+
+  private loadedCallback: (loaded: Loaded) => void = () => {};
+
+  /** Runs one rollout in the child; resolves with its trajectory or with why it failed. */
+  async rollout(task: TaskReference, client: ChatClient, samplingArgs: SamplingArgs | undefined, options: RolloutOptions): Promise<RolloutOutcome> {
+    if (this.closed) return { kind: 'failed', message: `the process of "${this.environmentName}" was shut down`, blame: 'culprit', timeout: false };
+    if (this.broken) return { kind: 'failed', message: this.broken, blame: 'culprit', timeout: false };
+    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null || this.starting) {
+      try {
+        await this.start();
+      } catch (error) {
+        this.broken = `${(error as Error).message} (when it was started again after a failure)`;
+        return { kind: 'failed', message: this.broken, blame: 'culprit', timeout: false };
+      }
+    }
+    const child = this.child!;
+    const rolloutId = this.nextRolloutId++;
+    const calls = new AbortController();
+    const onAbort = () => {
+      calls.abort();
+      this.send(child, { type: 'abort', rolloutId });
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await new Promise<RolloutOutcome>((settle) => {
+        this.active.set(rolloutId, { taskIndex: options.taskIndex, client, calls, waitingForModel: 0, since: undefined, settle });
+        if (child !== this.child || !child.connected) return settle({ kind: 'failed', message: 'the process ended before the rollout started', blame: 'bystander', timeout: false });
+        this.startWatchdog();
+        this.send(child, { type: 'rollout', rolloutId, task, ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}), ...(samplingArgs ? { samplingArgs } : {}), ...(options.model !== undefined ? { model: options.model } : {}) });
+      });
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      calls.abort();
+      this.active.delete(rolloutId);
+      this.updateRef();
+    }
+  }
+
+  private onMessage(child: ChildProcess, message: ChildMessage): void {
+    if (child !== this.child || typeof message !== 'object' || message === null) return;
+    if (message.type === 'loaded') {
+      this.loadedCallback({ info: message.info, setup: message.setup, dataset: message.dataset, evalDataset: message.evalDataset });
+    } else if (message.type === 'load-failed') {
+      this.loading?.fail(message.message);
+      this.kill();
+    } else if (message.type === 'entered') {
+      const rollout = this.active.get(message.rolloutId);
+      if (rollout) rollout.since = Date.now();
+    } else if (message.type === 'running') {
+      this.running = message.rolloutId;
+    } else if (message.type === 'pong') {
+      this.pingSentAt = undefined;
+    } else if (message.type === 'rollout-done') {
+      this.active.get(message.rolloutId)?.settle({ kind: 'done', trajectory: message.trajectory });
+    } else if (message.type === 'rollout-failed') {
+      this.active.get(message.rolloutId)?.settle({ kind: 'failed', message: `${this.environmentName}: rollout() threw: ${message.message}`, blame: 'culprit', timeout: false });
+    } else if (message.type === 'create-completion') {
+      void this.answerModelCall(child, message);
+    }
+  }
+
+  /** Answers a model call of the child with the rollout's client (or the judge), holding the clock of that rollout still meanwhile. */
+  private async answerModelCall(child: ChildProcess, message: Extract<ChildMessage, { type: 'create-completion' }>): Promise<void> {
+    const rollout = this.active.get(message.rolloutId);
+    const client = message.client === 'judge' ? this.limits.judgeClient : rollout?.client;
+    let outcome: CompletionOutcome;
+    if (!client) {
+      outcome = { ok: false, message: message.client === 'judge' ? 'no judge was given (tabrl eval --judge-base-url ...)' : 'a model call outside any rollout has no policy to answer it', kind: 'bad_request' };
+    } else {
+      if (rollout) rollout.waitingForModel += 1;
+      if (this.loading && message.rolloutId === -1) this.loading.waitingForModel += 1;
+      const started = Date.now();
+      try {
+        const completion = await client.chat.completions.create({ ...message.request, ...(rollout ? { signal: rollout.calls.signal } : {}) });
+        outcome = { ok: true, completion };
+      } catch (error) {
+        outcome = error instanceof ChatClientError
+          ? { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) }
+          : { ok: false, message: error instanceof Error ? error.message : String(error), kind: 'bad_response' };
+      } finally {
+        // The clock starts again when the child says the reply reached the rollout ('entered').
+        if (rollout) {
+          rollout.waitingForModel -= 1;
+          if (rollout.waitingForModel === 0) rollout.since = undefined;
+        }
+        if (this.loading && message.rolloutId === -1) {
+          this.loading.waitingForModel -= 1;
+          this.loading.deadline += Date.now() - started;
+        }
+      }
+    }
+    this.send(child, { type: 'completion', callId: message.callId, outcome });
+  }
+
+  private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (child !== this.child) return;
+    this.child = undefined;
+    const outOfMemory = /heap out of memory|Allocation failed/i.test(this.stderrTail);
+    const how = outOfMemory
+      ? `ran out of memory (over the ${this.limits.memoryMb} MiB heap it may use)`
+      : signal !== null ? `was ended by ${signal}` : `exited with code ${code}`;
+    const message = `the process running environment "${this.environmentName}" ${how}`;
+    this.loading?.fail(`${message} while loading it`);
+    // Blame the rollouts that were in environment code; if none was, any of them may have done it.
+    const inEnvCode = [...this.active.values()].filter((rollout) => rollout.waitingForModel === 0 && rollout.since !== undefined);
+    const blamed = inEnvCode.length > 0 ? inEnvCode : [...this.active.values()];
+    this.settleAll(blamed, message, false, `${message}; a fresh process runs the remaining rollouts`, blamed.length === 1 ? 'culprit' : 'suspect');
+    this.updateRef();
+  }
+
+  private startWatchdog(): void {
+    this.watchdog ??= setInterval(() => this.watch(), WATCH_INTERVAL_MS);
+    this.updateRef();
+  }
+
+  /** Kills the child when environment code overran its limit; the overrunning rollouts fail, the others run again. */
+  private watch(): void {
+    const now = Date.now();
+    if (this.loading && this.loading.waitingForModel === 0 && now > this.loading.deadline) {
+      this.loading.fail(`loading environment "${this.environmentName}" took more than ${seconds(this.limits.loadTimeLimitMs)} (an infinite loop at the top level, or a promise that never settles?); its process was stopped`);
+      this.kill();
+      return;
+    }
+    const overrun = [...this.active.values()].filter((rollout) => rollout.waitingForModel === 0 && rollout.since !== undefined && now - rollout.since > this.limits.timeLimitMs);
+    if (this.child && this.active.size > 0 && this.pingSentAt === undefined) {
+      this.pingSentAt = now;
+      this.send(this.child, { type: 'ping' });
+    }
+    if (overrun.length === 0) return;
+    // A child that answers pings is not blocked: each overrunning rollout waits on its own promise.
+    // A silent one is stuck in the synchronous code of the rollout it last said it runs.
+    const blocked = this.pingSentAt !== undefined && now - this.pingSentAt > Math.min(1000, this.limits.timeLimitMs / 2);
+    if (this.pingSentAt !== undefined && !blocked) return; // wait for the ping's answer to tell which
+    const runningRollout = [...this.active.entries()].find(([id]) => id === this.running)?.[1];
+    const culprits = blocked && runningRollout ? [runningRollout] : overrun;
+    const child = this.child;
+    this.child = undefined;
+    child?.kill('SIGKILL');
+    const message = `environment code of "${this.environmentName}" ran for more than ${seconds(this.limits.timeLimitMs)} without returning (${blocked ? 'an infinite loop?' : 'a promise that never settles?'}); its process was stopped and a fresh one runs the remaining rollouts`;
+    this.settleAll(culprits, message, true, 'stopped with the process of another rollout', blocked && runningRollout !== undefined ? 'culprit' : overrun.length === 1 || !blocked ? 'culprit' : 'suspect');
+  }
+
+  /** Settles every active rollout: the blamed ones with `blame`, the others as bystanders that run again. */
+  private settleAll(blamed: ActiveRollout[], message: string, timeout: boolean, bystanderMessage: string, blame: Blame): void {
+    for (const rollout of this.active.values()) {
+      rollout.calls.abort();
+      if (!blamed.includes(rollout)) rollout.settle({ kind: 'failed', message: bystanderMessage, blame: 'bystander', timeout: false });
+      else rollout.settle({ kind: 'failed', message, blame, timeout });
+    }
+  }
+
+  /** Keeps this process alive only while the child has work: an idle child never holds a finished command open. */
+  private updateRef(): void {
+    const busy = this.active.size > 0 || this.loading !== undefined;
+    if (!busy && this.watchdog) {
+      clearInterval(this.watchdog);
+      this.watchdog = undefined;
+    }
+    const child = this.child;
+    if (!child) return;
+    if (busy) {
+      child.ref();
+      child.channel?.ref();
+    } else {
+      child.unref();
+      child.channel?.unref();
+    }
+    for (const stream of [child.stdout, child.stderr] as const) {
+      const handle = stream as unknown as { ref?: () => void; unref?: () => void } | null;
+      if (busy) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  }
+
+  private send(child: ChildProcess, message: HostMessage): void {
+    if (child.connected) child.send(message, () => {});
+  }
+
+  private kill(): void {
+    const child = this.child;
+    this.child = undefined;
+    child?.kill('SIGKILL');
+    this.updateRef();
+  }
+
+  /** Kills the child and removes its files. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.kill();
+    for (const rollout of this.active.values()) rollout.settle({ kind: 'failed', message: `the process of "${this.environmentName}" was shut down`, blame: 'culprit', timeout: false });
+    if (this.watchdog) clearInterval(this.watchdog);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** An environment file running in its own locked-down process; `close()` ends the process. */
+export class IsolatedEnvironment extends Environment {
+  /** What the child learned when it loaded the environment (its class, rewards, tools). */
+  readonly info: EnvironmentInfo;
+  private readonly verdicts = new WeakMap<Trajectory, boolean>();
+  private readonly references = new Map<Task, TaskReference>();
+
+  /** Built by loadIsolatedEnvironment. */
+  constructor(loaded: Loaded, private readonly supervisor: ChildSupervisor) {
+    const { info, setup } = loaded;
+    super({
+      name: info.name,
+      dataset: loaded.dataset,
+      ...(loaded.evalDataset ? { evalDataset: loaded.evalDataset } : {}),
+      ...(setup.systemPrompt !== undefined ? { systemPrompt: setup.systemPrompt } : {}),
+      fewShot: setup.fewShot,
+      samplingArgs: setup.samplingArgs,
+      passThreshold: info.passThreshold,
+      // The names and weights of the child's reward functions; scoring itself happens in the child.
+      rubric: new Rubric({ rewards: info.rewardNames.map((name, i) => ({ name, weight: info.rewardWeights[i] ?? 0, fn: () => Number.NaN })) }),
+    });
+    this.info = info;
+    loaded.dataset.forEach((task, index) => this.references.set(task, { split: 'train', index }));
+    loaded.evalDataset?.forEach((task, index) => this.references.set(task, { split: 'eval', index }));
+  }
+
+  /** Runs the rollout in the child; a hang, crash or exit there becomes this rollout's error record. */
+  override async rollout(client: ChatClient, task: Task, samplingArgs?: SamplingArgs, options: RolloutOptions = {}): Promise<Trajectory> {
+    const started = Date.now();
+    const reference = this.references.get(task) ?? { task };
+    let replays = 0;
+    let suspected = 0;
+    for (;;) {
+      const outcome = await this.supervisor.rollout(reference, client, samplingArgs, options);
+      if (outcome.kind === 'done') {
+        const { passed, ...trajectory } = outcome.trajectory;
+        this.verdicts.set(trajectory, passed);
+        return trajectory;
+      }
+      // A suspect runs again once: a second time under suspicion, it is the culprit.
+      if (outcome.blame === 'suspect') suspected += 1;
+      else if (outcome.blame === 'bystander') replays += 1;
+      const again = outcome.blame === 'suspect' ? suspected < 2 : outcome.blame === 'bystander' && replays <= MAX_REPLAYS;
+      if (again && !options.signal?.aborted) continue;
+      return this.failedTrajectory(task, options, outcome.message, outcome.timeout, started);
+    }
+  }
+
+  /** The child's verdict on a trajectory it returned. */
+  override isPassed(trajectory: Trajectory): boolean {
+    return this.verdicts.get(trajectory) ?? super.isPassed(trajectory);
+  }
+
+  /** Ends the child process (idempotent). */
+  close(): void {
+    this.supervisor.close();
+  }
+
+  private failedTrajectory(task: Task, options: RolloutOptions, message: string, timeout: boolean, started: number): Trajectory {
+    const prompt = task.prompt ?? (task.question !== undefined ? this.formatPrompt(task) : []);
+    const info = task.info ?? {};
+    const state: State = { prompt, completion: [], info, turn: 0, ...(task.answer !== undefined ? { answer: task.answer } : {}), ...(task.task !== undefined ? { task: task.task } : {}), ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}) };
+    return {
+      ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}),
+      prompt,
+      completion: [],
+      ...(task.answer !== undefined ? { answer: task.answer } : {}),
+      ...(task.task !== undefined ? { task: task.task } : {}),
+      info,
+      state,
+      reward: 0,
+      scores: Object.fromEntries(this.rubric.rewards.map((reward) => [reward.name, 0])),
+      errors: [{ source: 'env', name: `${this.name} (isolated process)`, message, ...(timeout ? { kind: 'timeout' } : {}) }],
+      stopReason: options.signal?.aborted ? 'aborted' : 'error',
+      truncated: false,
+      turns: [],
+      timings: { generationMs: 0, scoringMs: 0, totalMs: Date.now() - started },
+    };
+  }
+}
+
+/** Bundles the environment file at `path`, starts its process, and loads it there with `args`. */
+export async function loadIsolatedEnvironment(path: string, args: Record<string, unknown>, options: IsolationOptions = {}): Promise<IsolatedEnvironment> {
+  const code = await bundleEnvironmentFile(path);
+  const timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
+  const dir = mkdtempSync(join(tmpdir(), 'tabrl-env-'));
+  const supervisor = new ChildSupervisor(dir, code, path, args, {
+    timeLimitMs,
+    loadTimeLimitMs: options.loadTimeLimitMs ?? timeLimitMs + LOAD_GRACE_MS,
+    memoryMb: options.memoryMb ?? DEFAULT_MEMORY_MB,
+    maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    ...(options.judgeClient ? { judgeClient: options.judgeClient } : {}),
+  });
+  process.once('exit', () => supervisor.close());
+  try {
+    await bundleChildRuntime(join(dir, 'runtime.mjs'));
+    return new IsolatedEnvironment(await supervisor.start(), supervisor);
+  } catch (error) {
+    supervisor.close();
+    throw error;
+  }
+}
+
+function seconds(ms: number): string {
+  return `${+(ms / 1000).toFixed(1)} s`;
+}
