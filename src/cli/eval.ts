@@ -1,15 +1,21 @@
 /**
  * `tabrl eval <name | path/to/env.ts>`: runs an environment against an OpenAI-compatible endpoint,
  * shows progress, prints a summary, and writes `results.jsonl` + `metadata.json` as it goes.
+ * `tabrl eval --resume DIR` continues an interrupted evaluation, running only the rollouts that
+ * DIR/results.jsonl does not hold yet. The exit code tells how it went: 0 when it finished and
+ * some rollout ran to the end, 1 when every rollout failed or a fatal error stopped it, 2 for a
+ * usage mistake, 130/143 when interrupted by Ctrl-C/SIGTERM.
  */
 import { parseArgs } from 'node:util';
-import { join } from 'node:path';
-import { evaluate, OpenAIHttpClient, type ChatClient, type SamplingArgs } from '../envs/index.ts';
+import { join, resolve } from 'node:path';
+import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
-import { loadEnvironmentSpec } from './load-environment.ts';
+import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
+import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { openModel, parseBackendName } from './open-model.ts';
-import { ResultsWriter } from './results-writer.ts';
+import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter } from './results-writer.ts';
+import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 
 /** Usage text of `tabrl eval`. */
@@ -32,10 +38,35 @@ Options:
   --seed S                base seed (rollout i gets S + i)
   -c, --concurrency C     rollouts in flight (default 8)
   --env-args JSON         arguments for the environment's loadEnvironment(args)
-  --out DIR               output folder (default runs/eval-<env>-<time>)
+  --out DIR               output folder (default runs/eval-<env>-<time>); one that holds results is refused
+  --overwrite             replace the results in --out
+  --resume DIR            continue the evaluation in DIR with its settings, running only the rollouts that
+                          DIR/results.jsonl does not hold (--api-key-env and the limits may be given again)
   --timeout SECONDS       per-request timeout (default 120)
+  --max-retries N         retries of a request after a 429, 5xx, timeout or broken answer (default 3)
+  --max-consecutive-timeouts N  stop the run after N rollouts in a row timed out (default 5; 0 = never)
+  --time-limit SECONDS    an environment file's code may run this long without returning, per stretch (default 5,
+                          as in the playground; loading it may take twice as long)
   --no-typecheck          run an environment file without type-checking it first
-  --json                  print the summary as JSON instead of a table`;
+  --json                  print the summary as JSON instead of a table
+
+An environment file runs in its own process, with no API keys, no file writes, no network and no
+child processes; built-in environments run in this process.`;
+
+/** What metadata.json records of a run's settings; --resume reads them back. */
+interface EvalSettings {
+  environment: string;
+  environment_name: string;
+  env_args: Record<string, unknown>;
+  model: string;
+  base_url: string | null;
+  backend?: string;
+  num_tasks: number;
+  rollouts_per_task: number;
+  sampling_args: SamplingArgs;
+  concurrency: number;
+  started_at: string;
+}
 
 /** Runs `tabrl eval`; returns the exit code. */
 export async function runEval(argv: string[]): Promise<number> {
@@ -56,7 +87,12 @@ export async function runEval(argv: string[]): Promise<number> {
       concurrency: { type: 'string', short: 'c' },
       'env-args': { type: 'string' },
       out: { type: 'string' },
+      overwrite: { type: 'boolean' },
+      resume: { type: 'string' },
       timeout: { type: 'string' },
+      'max-retries': { type: 'string' },
+      'max-consecutive-timeouts': { type: 'string' },
+      'time-limit': { type: 'string' },
       'no-typecheck': { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -66,96 +102,183 @@ export async function runEval(argv: string[]): Promise<number> {
     console.log(EVAL_USAGE);
     return 0;
   }
-  const spec = positionals[0];
-  if (!spec || positionals.length > 1) throw new CliError(`give exactly one environment (a built-in name or a file path)\n\n${EVAL_USAGE}`, 2);
-  if (!values.model) throw new CliError(`--model is required (the model name the endpoint serves, or local:tiny)\n\n${EVAL_USAGE}`, 2);
-  const localModel = values.model.startsWith('local:') ? values.model.slice('local:'.length) : undefined;
-  if (localModel === undefined && !values['base-url']) throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1), or use --model local:tiny\n\n${EVAL_USAGE}`, 2);
+  const timeoutSeconds = parseNumber(values.timeout, '--timeout', 0.001, MAX_TIMEOUT_MS / 1000) ?? 120;
+  const maxRetries = parseInteger(values['max-retries'], '--max-retries', 3, 0);
+  const maxConsecutiveTimeouts = parseInteger(values['max-consecutive-timeouts'], '--max-consecutive-timeouts', 5, 0);
+  const timeLimitMs = (parseNumber(values['time-limit'], '--time-limit', 0.1, 3600) ?? DEFAULT_TIME_LIMIT_MS / 1000) * 1000;
 
-  const envArgs = parseJsonObject(values['env-args'], '--env-args');
-  const numTasks = parseInteger(values['num-tasks'], '--num-tasks', 10, 1);
-  const rolloutsPerTask = parseInteger(values['rollouts-per-task'], '--rollouts-per-task', 1, 1);
-  const concurrency = parseInteger(values.concurrency, '--concurrency', 8, 1);
-  const timeoutSeconds = parseNumber(values.timeout, '--timeout') ?? 120;
-  const samplingArgs: SamplingArgs = stripUndefined({
-    max_tokens: values['max-tokens'] === undefined ? undefined : parseInteger(values['max-tokens'], '--max-tokens', 0, 1),
-    temperature: parseNumber(values.temperature, '--temperature'),
-    top_p: parseNumber(values['top-p'], '--top-p'),
-    seed: values.seed === undefined ? undefined : parseInteger(values.seed, '--seed', 0, 0),
-  });
+  let settings: EvalSettings;
+  let outDir: string;
+  let previous: RolloutRecord[] = [];
+  let resumedAt: string[] = [];
+  if (values.resume !== undefined) {
+    const given = ['base-url', 'model', 'backend', 'num-tasks', 'rollouts-per-task', 'max-tokens', 'temperature', 'top-p', 'seed', 'concurrency', 'env-args', 'out', 'overwrite'].filter((flag) => values[flag as keyof typeof values] !== undefined);
+    if (positionals.length > 0 || given.length > 0) throw new CliError(`--resume continues a run with the settings in its metadata.json; leave out ${[...positionals, ...given.map((flag) => `--${flag}`)].join(', ')}`, 2);
+    outDir = values.resume;
+    const metadata = readMetadata(outDir);
+    settings = checkSettings(metadata, join(outDir, 'metadata.json'));
+    const finished = readFinishedResults(join(outDir, 'results.jsonl'));
+    previous = finished.records.filter((record) => record.taskIndex < settings.num_tasks && record.rolloutIndex < settings.rollouts_per_task);
+    resumedAt = [...(Array.isArray(metadata.resumed_at) ? (metadata.resumed_at as string[]) : []), new Date().toISOString()];
+    if (finished.droppedTail) console.error(`${join(outDir, 'results.jsonl')}: dropped an unfinished last line (${finished.droppedTail} bytes); that rollout runs again`);
+  } else {
+    const spec = positionals[0];
+    if (!spec || positionals.length > 1) throw new CliError(`give exactly one environment (a built-in name or a file path)\n\n${EVAL_USAGE}`, 2);
+    if (!values.model) throw new CliError(`--model is required (the model name the endpoint serves, or local:tiny)\n\n${EVAL_USAGE}`, 2);
+    if (!values.model.startsWith('local:') && !values['base-url']) throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1), or use --model local:tiny\n\n${EVAL_USAGE}`, 2);
+    const seed = values.seed === undefined ? undefined : parseInteger(values.seed, '--seed', 0, 0);
+    settings = {
+      environment: isEnvironmentPath(spec) ? resolve(spec) : spec,
+      environment_name: spec,
+      env_args: parseJsonObject(values['env-args'], '--env-args'),
+      model: values.model,
+      base_url: values['base-url'] ?? null,
+      ...(values.backend !== undefined ? { backend: parseBackendName(values.backend) } : {}),
+      num_tasks: parseInteger(values['num-tasks'], '--num-tasks', 10, 1),
+      rollouts_per_task: parseInteger(values['rollouts-per-task'], '--rollouts-per-task', 1, 1),
+      sampling_args: stripUndefined({
+        max_tokens: values['max-tokens'] === undefined ? undefined : parseInteger(values['max-tokens'], '--max-tokens', 0, 1),
+        temperature: parseNumber(values.temperature, '--temperature', 0, 10),
+        top_p: parseNumber(values['top-p'], '--top-p', 0, 1),
+        seed,
+      }),
+      concurrency: parseInteger(values.concurrency, '--concurrency', 8, 1),
+      started_at: new Date().toISOString(),
+    };
+    outDir = values.out ?? join('runs', `eval-${spec.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    prepareOutputFolder(outDir, { overwrite: values.overwrite === true, resumeHint: `tabrl eval --resume ${outDir}`, what: 'an evaluation' });
+  }
+  const localModel = settings.model.startsWith('local:') ? settings.model.slice('local:'.length) : undefined;
   const apiKey = readApiKey(values['api-key-env']);
 
-  const env = await loadEnvironmentSpec(spec, { args: envArgs, typecheck: !values['no-typecheck'] });
   let client: ChatClient;
-  if (localModel !== undefined) {
-    const model = await openModel(localModel, { backend: parseBackendName(values.backend), seed: samplingArgs.seed ?? 0 });
-    client = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: values.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
-  } else {
-    client = new OpenAIHttpClient({ baseURL: values['base-url']!, apiKey, timeoutMs: timeoutSeconds * 1000 });
+  if (localModel === undefined) {
+    try {
+      client = new OpenAIHttpClient({ baseURL: settings.base_url ?? '', apiKey, timeoutMs: Math.round(timeoutSeconds * 1000), maxRetries });
+    } catch (error) {
+      if (error instanceof ChatClientError) throw new CliError(`--base-url ${settings.base_url}: ${error.message}`, 2);
+      throw error;
+    }
   }
-  const total = Math.min(numTasks, env.evaluationTasks.length) * rolloutsPerTask;
-  const outDir = values.out ?? join('runs', `eval-${env.name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-  const writer = new ResultsWriter(outDir);
-  const metadata = {
-    environment: spec,
-    environment_name: env.name,
-    env_args: envArgs,
-    model: values.model,
-    base_url: values['base-url'] ?? null,
-    num_tasks: Math.min(numTasks, env.evaluationTasks.length),
-    rollouts_per_task: rolloutsPerTask,
-    sampling_args: samplingArgs,
-    concurrency,
-    started_at: new Date().toISOString(),
-  };
-  writer.writeMetadata({ ...metadata, status: 'running' });
+  const env = await loadEnvironmentSpec(settings.environment, { args: settings.env_args, typecheck: !values['no-typecheck'], isolation: { timeLimitMs } });
+  try {
+    const numTasks = Math.min(settings.num_tasks, env.evaluationTasks.length);
+    if (numTasks === 0) throw new CliError(`${env.name} has no tasks to evaluate (its evaluation set is empty); check --env-args`);
+    if (localModel !== undefined) {
+      const model = await openModel(localModel, { backend: parseBackendName(settings.backend), seed: settings.sampling_args.seed ?? 0 });
+      client = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
+    }
+    return await runEvaluation(env, client!, settings, { outDir, numTasks, previous, resumedAt, maxConsecutiveTimeouts, json: values.json === true });
+  } finally {
+    closeEnvironment(env);
+  }
+}
 
-  const interrupt = new AbortController();
-  const onSigint = () => interrupt.abort();
-  process.once('SIGINT', onSigint);
+/** Runs the evaluation into `outDir`, prints the summary and returns the exit code. */
+async function runEvaluation(
+  env: Awaited<ReturnType<typeof loadEnvironmentSpec>>,
+  client: ChatClient,
+  settings: EvalSettings,
+  run: { outDir: string; numTasks: number; previous: RolloutRecord[]; resumedAt: string[]; maxConsecutiveTimeouts: number; json: boolean },
+): Promise<number> {
+  const total = run.numTasks * settings.rollouts_per_task;
+  const resuming = run.resumedAt.length > 0;
+  const writer = new ResultsWriter(run.outDir, { append: resuming });
+  const metadata: Record<string, unknown> = { ...settings, environment_name: env.name, num_tasks: run.numTasks, ...(resuming ? { resumed_at: run.resumedAt } : {}) };
+  writer.writeMetadata({ ...metadata, status: 'running' });
+  if (resuming) console.error(`resuming: ${run.previous.length} of ${total} rollouts are in ${writer.resultsPath}; running the other ${total - run.previous.length}`);
+
+  const stop = onStopSignal();
   const progress = new ProgressBar(total, env.name);
   let rewardSum = 0;
+  let writeError: Error | undefined;
   let result;
   try {
     result = await evaluate(env, client, {
-      numTasks,
-      rolloutsPerTask,
-      concurrency,
-      samplingArgs,
-      model: values.model,
-      signal: interrupt.signal,
-      onRecord: (record) => writer.write(record),
+      numTasks: run.numTasks,
+      rolloutsPerTask: settings.rollouts_per_task,
+      concurrency: settings.concurrency,
+      samplingArgs: settings.sampling_args,
+      model: settings.model,
+      signal: stop.signal,
+      previous: run.previous,
+      ...(run.maxConsecutiveTimeouts > 0 ? { maxConsecutiveTimeouts: run.maxConsecutiveTimeouts } : {}),
+      onRecord: (record) =>
+        writer.write(record).catch((error: Error) => {
+          writeError ??= error;
+          stop.abort();
+        }),
       onProgress: ({ done, record }) => {
         rewardSum += record.reward;
         progress.update(done, `reward ${(rewardSum / done).toFixed(3)}`);
       },
     });
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    stop.dispose();
     progress.finish();
     await writer.close();
   }
 
-  const status = result.stoppedEarly === 'cancelled' ? 'interrupted' : result.stoppedEarly ? 'failed' : 'completed';
+  const failedRollouts = result.records.filter((record) => record.stopReason === 'error').length;
+  const everyRolloutFailed = result.records.length > 0 && failedRollouts === result.records.length;
+  const interrupted = result.stoppedEarly === 'cancelled' && !writeError;
+  const reason = writeError
+    ? `could not write ${writer.resultsPath}: ${writeError.message}`
+    : interrupted ? undefined : result.stoppedEarly ?? (everyRolloutFailed ? `every rollout failed; the first error: ${Object.values(result.summary.firstErrors)[0] ?? 'unknown'}` : undefined);
+  const status = interrupted ? 'interrupted' : reason ? 'failed' : 'completed';
   writer.writeMetadata({
     ...metadata,
     status,
-    ...(result.stoppedEarly ? { stopped_early: result.stoppedEarly } : {}),
+    ...(reason ? { stopped_early: reason } : {}),
+    ...(interrupted ? { stopped_by: stop.received } : {}),
     finished_at: new Date().toISOString(),
     wall_ms: result.wallMs,
     summary: result.summary,
   });
 
   const weights = Object.fromEntries(env.rubric.rewards.map((reward) => [reward.name, reward.weight]));
-  if (values.json) console.log(JSON.stringify(result.summary));
-  else if (result.records.length > 0) console.log(`${env.name} · ${values.model}\n${formatSummary(result.summary, weights)}`);
-  console.error(`wrote ${writer.count} rollouts to ${writer.resultsPath} and the summary to ${writer.metadataPath}`);
-  if (result.stoppedEarly === 'cancelled') {
-    console.error('interrupted: the results above cover the rollouts that finished');
-    return 130;
+  if (run.json) console.log(JSON.stringify(result.summary));
+  else if (result.records.length > 0) console.log(`${env.name} · ${settings.model}\n${formatSummary(result.summary, weights)}`);
+  console.error(`wrote ${writer.count} rollouts to ${writer.resultsPath}${resuming ? ` (${run.previous.length} were there before)` : ''} and the summary to ${writer.metadataPath}`);
+  if (interrupted) {
+    console.error(`interrupted: the results cover the rollouts that finished; continue with tabrl eval --resume ${run.outDir}`);
+    return stop.exitCode;
   }
-  if (result.stoppedEarly) throw new CliError(`stopped: ${result.stoppedEarly}`);
+  if (reason) throw new CliError(`stopped: ${reason}`);
   return 0;
+}
+
+/** The settings of a run from its metadata.json, checked field by field. */
+function checkSettings(metadata: Record<string, unknown>, path: string): EvalSettings {
+  const bad = (field: string, expected: string) => new CliError(`${path}: "${field}" should be ${expected}; this folder cannot be resumed (start a new run with --out)`, 2);
+  const text = (field: string) => {
+    if (typeof metadata[field] !== 'string') throw bad(field, 'a string');
+    return metadata[field] as string;
+  };
+  const count = (field: string) => {
+    const value = metadata[field];
+    if (!Number.isInteger(value) || (value as number) < 1) throw bad(field, 'a positive integer');
+    return value as number;
+  };
+  const object = (field: string) => {
+    const value = metadata[field];
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(field, 'a JSON object');
+    return value as Record<string, unknown>;
+  };
+  if (metadata.base_url !== null && typeof metadata.base_url !== 'string') throw bad('base_url', 'a URL or null');
+  return {
+    environment: text('environment'),
+    environment_name: text('environment_name'),
+    env_args: object('env_args'),
+    model: text('model'),
+    base_url: metadata.base_url as string | null,
+    ...(typeof metadata.backend === 'string' ? { backend: metadata.backend } : {}),
+    num_tasks: count('num_tasks'),
+    rollouts_per_task: count('rollouts_per_task'),
+    sampling_args: object('sampling_args') as SamplingArgs,
+    concurrency: count('concurrency'),
+    started_at: text('started_at'),
+  };
 }
 
 function readApiKey(variable: string | undefined): string | undefined {
@@ -180,14 +303,14 @@ function parseJsonObject(text: string | undefined, flag: string): Record<string,
 function parseInteger(text: string | undefined, flag: string, fallback: number, min: number): number {
   if (text === undefined) return fallback;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < min) throw new CliError(`${flag} must be an integer ≥ ${min}, got "${text}"`, 2);
+  if (!Number.isSafeInteger(value) || value < min) throw new CliError(`${flag} must be an integer ≥ ${min}, got "${text}"`, 2);
   return value;
 }
 
-function parseNumber(text: string | undefined, flag: string): number | undefined {
+function parseNumber(text: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (!Number.isFinite(value)) throw new CliError(`${flag} must be a number, got "${text}"`, 2);
+  if (!Number.isFinite(value) || text.trim() === '' || value < min || value > max) throw new CliError(`${flag} must be a number from ${min} to ${max}, got "${text}"`, 2);
   return value;
 }
 

@@ -166,7 +166,8 @@ async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Prom
       // Keep the verdict; drop the transcript and state that are too large to keep.
       const note = [{ role: 'user' as const, content: `[removed by tabrl: ${errorMessage(error)}]` }];
       const errors = [...plain.errors, { source: 'env' as const, name: `${env.name}.rollout`, message: errorMessage(error) }];
-      sendToHost({ type: 'rollout-done', rolloutId, trajectory: { ...plain, completion: note, state: { ...plain.state, prompt: [], completion: note }, turns: [], errors } as SandboxTrajectory });
+      const state = { prompt: [], completion: note, info: {}, turn: plain.state.turn };
+      sendToHost({ type: 'rollout-done', rolloutId, trajectory: { ...plain, prompt: [], completion: note, info: {}, state, turns: [], errors } as SandboxTrajectory });
     }
   } catch (error) {
     sendToHost({ type: 'rollout-failed', rolloutId, message: errorMessage(error) });
@@ -200,5 +201,6 @@ createHook({
     sendToHost({ type: 'running', rolloutId });
   },
 }).enable();
+sendToHost({ type: 'ready' });
 // The host went away: nothing is left to do.
 process.on('disconnect', () => exitProcess(0));

@@ -22,8 +22,8 @@ import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup
 
 /** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
-/** Extra time loading gets, as in the playground: the child starts Node and parses the bundle first. */
-export const LOAD_GRACE_MS = 10_000;
+/** Time Node gets to start the child before loading is on the environment's clock (the playground's startup grace). */
+export const STARTUP_GRACE_MS = 10_000;
 /** Heap cap of the child process (Node's --max-old-space-size). */
 export const DEFAULT_MEMORY_MB = 1024;
 /** The largest conversation or rollout the child may send back. */
@@ -36,7 +36,7 @@ const WATCH_INTERVAL_MS = 100;
 export interface IsolationOptions {
   /** Milliseconds a stretch of environment code may run without returning (default 5000, the playground's). */
   timeLimitMs?: number;
-  /** Milliseconds loading may take (default timeLimitMs + 10 000). */
+  /** Milliseconds loading (the module's top level and loadEnvironment) may take once the child runs (default 2 × timeLimitMs). */
   loadTimeLimitMs?: number;
   /** The child's heap cap in MiB (default 1024). */
   memoryMb?: number;
@@ -147,7 +147,7 @@ class ChildSupervisor {
     this.updateRef();
     return new Promise<Loaded>((resolve, reject) => {
       this.loading = {
-        deadline: Date.now() + this.limits.loadTimeLimitMs,
+        deadline: Date.now() + STARTUP_GRACE_MS + this.limits.loadTimeLimitMs,
         waitingForModel: 0,
         fail: (message) => {
           this.loading = undefined;
@@ -203,7 +203,9 @@ class ChildSupervisor {
 
   private onMessage(child: ChildProcess, message: ChildMessage): void {
     if (child !== this.child || typeof message !== 'object' || message === null) return;
-    if (message.type === 'loaded') {
+    if (message.type === 'ready') {
+      if (this.loading) this.loading.deadline = Date.now() + this.limits.loadTimeLimitMs;
+    } else if (message.type === 'loaded') {
       this.loadedCallback({ info: message.info, setup: message.setup, dataset: message.dataset, evalDataset: message.evalDataset });
     } else if (message.type === 'load-failed') {
       this.loading?.fail(message.message);
@@ -287,11 +289,12 @@ class ChildSupervisor {
       return;
     }
     const overrun = [...this.active.values()].filter((rollout) => rollout.waitingForModel === 0 && rollout.since !== undefined && now - rollout.since > this.limits.timeLimitMs);
-    if (this.child && this.active.size > 0 && this.pingSentAt === undefined) {
+    const sendPing = () => {
+      if (!this.child || this.active.size === 0 || this.pingSentAt !== undefined) return;
       this.pingSentAt = now;
       this.send(this.child, { type: 'ping' });
-    }
-    if (overrun.length === 0) return;
+    };
+    if (overrun.length === 0) return sendPing();
     // A child that answers pings is not blocked: each overrunning rollout waits on its own promise.
     // A silent one is stuck in the synchronous code of the rollout it last said it runs.
     const blocked = this.pingSentAt !== undefined && now - this.pingSentAt > Math.min(1000, this.limits.timeLimitMs / 2);
@@ -447,7 +450,7 @@ export async function loadIsolatedEnvironment(path: string, args: Record<string,
   const dir = mkdtempSync(join(tmpdir(), 'tabrl-env-'));
   const supervisor = new ChildSupervisor(dir, code, path, args, {
     timeLimitMs,
-    loadTimeLimitMs: options.loadTimeLimitMs ?? timeLimitMs + LOAD_GRACE_MS,
+    loadTimeLimitMs: options.loadTimeLimitMs ?? 2 * timeLimitMs,
     memoryMb: options.memoryMb ?? DEFAULT_MEMORY_MB,
     maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     ...(options.judgeClient ? { judgeClient: options.judgeClient } : {}),

@@ -34,6 +34,7 @@ export function formatSummary(summary: EvaluationSummary, weights: Record<string
     ['pass rate', fixed(summary.passRate)],
     ...Object.entries(summary.passAtK).map(([k, value]): [string, string] => [`pass@${k}`, fixed(value)]),
     ['errors', summary.rolloutsWithErrors === 0 ? '0' : `${summary.rolloutsWithErrors} rollouts (${Object.entries(summary.errorsBySource).map(([source, n]) => `${source}: ${n}`).join(', ')})`],
+    ...Object.entries(summary.firstErrors ?? {}).map(([kind, message]): [string, string] => [`  first ${kind}`, message.length > 300 ? `${message.slice(0, 300)}…` : message]),
     ['truncated', String(summary.truncated)],
     ['mean rollout', `${formatSeconds(summary.timings.meanRolloutMs / 1000)} (model ${formatSeconds(summary.timings.meanGenerationMs / 1000)}, scoring ${formatSeconds(summary.timings.meanScoringMs / 1000)})`],
   ];

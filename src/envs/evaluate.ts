@@ -42,6 +42,10 @@ export interface EvaluateOptions {
   onRecord?: (record: RolloutRecord) => void | Promise<void>;
   /** Stop when a rollout hits an error that every rollout would hit (bad key, no server); default true. */
   stopOnFatalError?: boolean;
+  /** Rollouts already done (an interrupted run's): they are not run again and count in the summary. */
+  previous?: readonly RolloutRecord[];
+  /** Stop after this many rollouts in a row (in finishing order) timed out, in the model call or in environment code; default: never. */
+  maxConsecutiveTimeouts?: number;
 }
 
 /** Mean and standard deviation (population). */
@@ -64,6 +68,8 @@ export interface EvaluationSummary {
   /** Rollouts with at least one error. */
   rolloutsWithErrors: number;
   errorsBySource: Record<string, number>;
+  /** The first error message of each kind, keyed "source" or "source (kind)", e.g. "client (timeout)". */
+  firstErrors: Record<string, string>;
   truncated: number;
   stopReasons: Record<string, number>;
   timings: { meanGenerationMs: number; meanScoringMs: number; meanRolloutMs: number };
@@ -88,18 +94,23 @@ export async function evaluate<S extends State>(env: Environment<S>, client: Cha
   if (numTasks === 0) throw new Error(`${env.name}: there are no tasks to evaluate`);
   if (!Number.isInteger(rolloutsPerTask) || rolloutsPerTask < 1) throw new Error('evaluate: rolloutsPerTask must be a positive integer');
 
+  const done = new Set((options.previous ?? []).map((record) => `${record.taskIndex}:${record.rolloutIndex}`));
   const jobs: { taskIndex: number; rolloutIndex: number }[] = [];
   for (let taskIndex = 0; taskIndex < numTasks; taskIndex++) {
-    for (let rolloutIndex = 0; rolloutIndex < rolloutsPerTask; rolloutIndex++) jobs.push({ taskIndex, rolloutIndex });
+    for (let rolloutIndex = 0; rolloutIndex < rolloutsPerTask; rolloutIndex++) {
+      if (!done.has(`${taskIndex}:${rolloutIndex}`)) jobs.push({ taskIndex, rolloutIndex });
+    }
   }
 
   const stop = new AbortController();
   const onOuterAbort = () => stop.abort();
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
   const records: RolloutRecord[] = [];
+  const previous = (options.previous ?? []).filter((record) => record.taskIndex < numTasks && record.rolloutIndex < rolloutsPerTask);
   let stoppedEarly: string | undefined;
   let next = 0;
   let recordChain = Promise.resolve();
+  let timeoutsInARow = 0;
 
   const worker = async () => {
     while (next < jobs.length && !stop.signal.aborted) {
@@ -119,7 +130,13 @@ export async function evaluate<S extends State>(env: Environment<S>, client: Cha
         stoppedEarly ??= fatal.message;
         stop.abort();
       }
-      options.onProgress?.({ done: records.length, total: jobs.length, record });
+      const timeout = record.errors.find((error) => error.kind === 'timeout');
+      timeoutsInARow = timeout ? timeoutsInARow + 1 : 0;
+      if (timeout && options.maxConsecutiveTimeouts !== undefined && timeoutsInARow >= options.maxConsecutiveTimeouts && !stop.signal.aborted) {
+        stoppedEarly ??= `${timeoutsInARow} rollouts in a row timed out; the last: ${timeout.message}`;
+        stop.abort();
+      }
+      options.onProgress?.({ done: previous.length + records.length, total: previous.length + jobs.length, record });
       recordChain = recordChain.then(() => options.onRecord?.(record));
       await recordChain;
     }
@@ -132,10 +149,10 @@ export async function evaluate<S extends State>(env: Environment<S>, client: Cha
   }
   if (!stoppedEarly && options.signal?.aborted) stoppedEarly = 'cancelled';
 
-  records.sort((a, b) => a.taskIndex - b.taskIndex || a.rolloutIndex - b.rolloutIndex);
+  const all = [...previous, ...records].sort((a, b) => a.taskIndex - b.taskIndex || a.rolloutIndex - b.rolloutIndex);
   return {
-    records,
-    summary: summarizeRollouts(records, rolloutsPerTask, env.rubric.rewards.map((reward) => reward.name)),
+    records: all,
+    summary: summarizeRollouts(all, rolloutsPerTask, env.rubric.rewards.map((reward) => reward.name)),
     ...(stoppedEarly ? { stoppedEarly } : {}),
     wallMs: Date.now() - started,
   };
@@ -154,6 +171,8 @@ export function summarizeRollouts(records: readonly RolloutRecord[], rolloutsPer
     if (perTask.length > 0) passAtK[String(k)] = mean(perTask);
   }
 
+  const firstErrors: Record<string, string> = {};
+  for (const error of records.flatMap((record) => record.errors)) firstErrors[error.kind ? `${error.source} (${error.kind})` : error.source] ??= error.message;
   const count = (values: string[]) => values.reduce<Record<string, number>>((acc, value) => ({ ...acc, [value]: (acc[value] ?? 0) + 1 }), {});
   return {
     numTasks: byTask.size,
@@ -165,6 +184,7 @@ export function summarizeRollouts(records: readonly RolloutRecord[], rolloutsPer
     passAtK,
     rolloutsWithErrors: records.filter((record) => record.errors.length > 0).length,
     errorsBySource: count(records.flatMap((record) => record.errors.map((error) => error.source))),
+    firstErrors,
     truncated: records.filter((record) => record.truncated).length,
     stopReasons: count(records.map((record) => record.stopReason)),
     timings: {

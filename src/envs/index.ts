@@ -13,7 +13,7 @@ export { Rubric, type RewardContext, type RewardFunction, type WeightedReward, t
 export { JudgeRubric, parseJudgeScore, fillTemplate, DEFAULT_JUDGE_PROMPT, type JudgeRubricOptions } from './judge-rubric.ts';
 export { Parser, XMLParser, ThinkParser, type XMLField, type XMLParserOptions, type ParsedFields, type ThinkParsed } from './parser.ts';
 export { ScriptedClient, type ScriptedPolicy, type ScriptedReply } from './scripted-client.ts';
-export { OpenAIHttpClient, type OpenAIHttpClientOptions } from './openai-http-client.ts';
+export { MAX_TIMEOUT_MS, OpenAIHttpClient, type OpenAIHttpClientOptions } from './openai-http-client.ts';
 export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOptions, type EvaluateProgress, type EvaluationResult, type EvaluationSummary, type RolloutRecord, type MeanStd } from './evaluate.ts';
 export { assistantMessages, lastAssistantText, completionText } from './messages.ts';
 export { toPlainData } from './plain-data.ts';
