@@ -12,6 +12,7 @@ import type { NamedTensors } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
 import { CliError } from './cli-error.ts';
+import { checkFinite } from './open-model.ts';
 
 /** Usage text of `tabrl forward`. */
 export const FORWARD_USAGE = `Usage: tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|webgpu]
@@ -49,6 +50,7 @@ export async function runForward(argv: string[]): Promise<number> {
   let model;
   try {
     model = await loadModelFolder(async (name) => new Uint8Array(await readFile(join(modelDir, name))), modelDir);
+    checkFinite(model.tensors, `${modelDir}/model.safetensors`);
   } catch (error) {
     throw new CliError((error as Error).message);
   }

@@ -11,7 +11,7 @@ import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import type { Decoder } from '../gpu/inference/decoder.ts';
 import { findRealPreset, huggingFaceFileUrl, MODEL_PRESETS, TINY_CONFIG } from '../gpu/inference/presets.ts';
-import type { ModelBackend, ModelBackendOptions, ModelWeights } from '../gpu/model/backend.ts';
+import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensors } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
 import { CliError } from './cli-error.ts';
@@ -40,6 +40,14 @@ export function parseBackendName(value: string | undefined): BackendName {
   return name;
 }
 
+/** Throws naming the first tensor that holds a NaN or an infinity: such weights only ever print NaN. */
+export function checkFinite(tensors: NamedTensors, label: string): void {
+  for (const [name, tensor] of tensors) {
+    const index = tensor.data.findIndex((value) => !Number.isFinite(value));
+    if (index >= 0) throw new Error(`${label}: tensor ${name} holds ${tensor.data[index]} at index ${index}; the weights are broken (re-export or re-download them)`);
+  }
+}
+
 /** Opens `tiny` or a model folder on the chosen backend. */
 export async function openModel(spec: string, options: { backend: BackendName; seed: number } & ModelBackendOptions): Promise<OpenedModel> {
   let config: ModelConfig;
@@ -63,6 +71,7 @@ export async function openModel(spec: string, options: { backend: BackendName; s
     const read = async (name: string) => new Uint8Array(await readFile(join(spec, name)));
     try {
       const model = await loadModelFolder(read, spec);
+      checkFinite(model.tensors, `${spec}/model.safetensors`);
       config = model.config;
       weights = { tensors: model.tensors };
       tokenizer = await loadHfTokenizer(read, spec);

@@ -5,6 +5,7 @@
  * report.json and the trained model folder into --out.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { fsyncSync, openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,10 +15,15 @@ import type { ModelBackend } from '../gpu/model/backend.ts';
 import { LORA_TARGET_MODULES, type LoraConfig } from '../gpu/model/layout.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../rl/checkpoint.ts';
 import { exportMergedModel, exportPeftAdapter } from '../rl/export.ts';
-import { runTraining, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
+import type { SftStepMetrics } from '../rl/sft-trainer.ts';
+import type { GrpoStepMetrics } from '../rl/grpo-trainer.ts';
+import { runTraining, type TrainingEvaluation, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
 import { CliError } from './cli-error.ts';
-import { isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
-import { openModel, parseBackendName } from './open-model.ts';
+import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
+import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
+import { checkFinite, openModel, parseBackendName } from './open-model.ts';
+import { prepareOutputFolder } from './results-writer.ts';
+import { onStopSignal } from './stop-signals.ts';
 
 /** Usage text of `tabrl train`. */
 export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | model-dir> [options]
@@ -46,8 +52,10 @@ Options:
   --env-args JSON        arguments for the environment's loadEnvironment(args)
   --seed S               seeds the model init, task order and sampling (default 0)
   --checkpoint-every N   save weights and optimizer state every N steps (default 10; also at phase ends and on Ctrl-C)
-  --out DIR              output folder (default runs/train-<env>-<time>)
+  --out DIR              output folder (default runs/train-<env>-<time>); one that holds a run is refused
+  --overwrite            replace the run in --out
   --resume DIR           continue the run in DIR from its last checkpoint, with its settings
+  --time-limit SECONDS   an environment file's code may run this long without returning, per stretch (default 5)
   --json                 print one JSON object per step instead of a progress line
 
 Writes to DIR: metrics.jsonl (one line per step and measurement), report.json, checkpoint/ (weights,
@@ -65,6 +73,23 @@ interface RunSettings {
   grpoSteps: number;
   options: TrainingRunOptions;
 }
+
+/** What a run did up to a checkpoint, kept in it so a resumed run reports the whole run and rewinds metrics.jsonl. */
+interface RunHistory {
+  evaluations: TrainingEvaluation[];
+  sft: SftStepMetrics[];
+  grpo: GrpoStepMetrics[];
+  /** Lines of metrics.jsonl written when the checkpoint was taken. */
+  metricsLines: number;
+}
+
+/** The record `tabrl train` keeps in a checkpoint's state.json as `run` (format 2 kept the settings alone). */
+interface SavedRun {
+  settings: RunSettings;
+  history: RunHistory;
+}
+
+const CHECKPOINT_COMPLETE = 'COMPLETE';
 
 /** Runs `tabrl train`; returns the exit code. */
 export async function runTrain(argv: string[]): Promise<number> {
@@ -91,7 +116,9 @@ export async function runTrain(argv: string[]): Promise<number> {
       seed: { type: 'string' },
       'checkpoint-every': { type: 'string' },
       out: { type: 'string' },
+      overwrite: { type: 'boolean' },
       resume: { type: 'string' },
+      'time-limit': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -100,22 +127,48 @@ export async function runTrain(argv: string[]): Promise<number> {
     console.log(TRAIN_USAGE);
     return 0;
   }
+  const timeLimitText = values['time-limit'];
+  const timeLimitMs = timeLimitText === undefined ? DEFAULT_TIME_LIMIT_MS : Number(timeLimitText) * 1000;
+  if (!(timeLimitMs >= 100 && timeLimitMs <= 3_600_000)) throw new CliError(`--time-limit must be a number of seconds from 0.1 to 3600, got "${timeLimitText}"`, 2);
   let settings: RunSettings;
   let resumeFrom: TrainingPosition | undefined;
   let outDir: string;
+  let checkpointDir: string | undefined;
+  let history: RunHistory = { evaluations: [], sft: [], grpo: [], metricsLines: 0 };
   if (values.resume !== undefined) {
+    const given = Object.keys(values).filter((flag) => !['resume', 'json', 'time-limit'].includes(flag) && values[flag as keyof typeof values] !== undefined);
+    if (positionals.length > 0 || given.length > 0) throw new CliError(`--resume continues a run with the settings in its checkpoint; leave out ${[...positionals, ...given.map((flag) => `--${flag}`)].join(', ')}`, 2);
     outDir = values.resume;
-    const checkpointDir = join(outDir, 'checkpoint');
-    if (!existsSync(join(checkpointDir, 'state.json'))) throw new CliError(`--resume ${outDir}: no checkpoint there (expected ${join(checkpointDir, 'state.json')})`, 2);
-    const state = JSON.parse(readFileSync(join(checkpointDir, 'state.json'), 'utf8')) as { phase: TrainingPosition['phase']; nextStep: number; run: RunSettings };
-    settings = state.run;
+    checkpointDir = findCheckpoint(outDir);
+    const state = readCheckpointState(join(checkpointDir, 'state.json'));
+    settings = state.run.settings;
+    history = state.run.history;
     resumeFrom = { phase: state.phase, nextStep: state.nextStep };
   } else {
     settings = settingsFromFlags(positionals, values);
     outDir = values.out ?? join('runs', `train-${settings.spec.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    prepareOutputFolder(outDir, { overwrite: values.overwrite === true, what: 'a training run', resumeHint: `tabrl train --resume ${outDir}` });
   }
+  const env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs } });
+  try {
+    return await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true });
+  } finally {
+    closeEnvironment(env);
+  }
+}
+
+/** The training run itself, once the environment is loaded. */
+async function train(
+  env: Awaited<ReturnType<typeof loadEnvironmentSpec>>,
+  settings: RunSettings,
+  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean },
+): Promise<number> {
   const { spec, envArgs, sftSteps, grpoSteps } = settings;
-  const env = await loadEnvironmentSpec(spec, { args: envArgs });
+  const { outDir, history } = run;
+  let resumeFrom = run.resumeFrom;
+  const values = { json: run.json };
+  if (env.evaluationTasks.length === 0 && settings.options.evalTasks > 0) throw new CliError(`${env.name} has no evaluation tasks; check --env-args, or pass --eval-tasks 0`, 2);
+  if (env.dataset.length === 0 && settings.grpoSteps > 0) throw new CliError(`${env.name} has no training tasks; check --env-args, or pass --steps 0`, 2);
   let expert: ChatClient | null = null;
   if (settings.options.warmup && resumeFrom?.phase !== 'grpo') {
     if (!isBuiltinEnvironment(spec)) throw new CliError(`an SFT warm-up needs demonstrations; only built-in environments (${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}) have an expert. Pass --sft-steps 0 to skip the warm-up.`, 2);
@@ -123,9 +176,10 @@ export async function runTrain(argv: string[]): Promise<number> {
   }
   const model = await openModel(settings.model, { backend: parseBackendName(settings.backend), seed: settings.options.seed, lora: settings.lora });
   if (resumeFrom) {
-    const checkpointDir = join(outDir, 'checkpoint');
+    const checkpointDir = run.checkpointDir!;
     try {
       const checkpoint = await parseCheckpoint(async (name) => new Uint8Array(await readFile(join(checkpointDir, name))), checkpointDir);
+      checkFinite(checkpoint.weights, `${checkpointDir}/weights.safetensors`);
       await model.backend.setParameters(checkpoint.weights);
       await model.backend.setOptimizerState(checkpoint.optimizer);
       if (checkpoint.reference) await model.backend.setReference(checkpoint.reference);
@@ -137,9 +191,13 @@ export async function runTrain(argv: string[]): Promise<number> {
   const options: TrainingRunOptions = { ...settings.options, ...(resumeFrom ? { resumeFrom } : {}) };
   mkdirSync(outDir, { recursive: true });
   const metricsPath = join(outDir, 'metrics.jsonl');
-  if (!resumeFrom) writeFileSync(metricsPath, '');
+  // A resumed run rewinds metrics.jsonl to its checkpoint: the steps after it run again.
+  const kept = resumeFrom && existsSync(metricsPath) ? readFileSync(metricsPath, 'utf8').split('\n').filter((line) => line !== '').slice(0, history.metricsLines) : [];
+  writeFileSync(metricsPath, kept.map((line) => `${line}\n`).join(''));
+  let metricsLines = kept.length;
   const record = (line: Record<string, unknown>) => {
     appendFileSync(metricsPath, `${JSON.stringify(line)}\n`);
+    metricsLines += 1;
     if (values.json) console.log(JSON.stringify(line));
   };
   const say = (text: string) => {
@@ -150,18 +208,16 @@ export async function runTrain(argv: string[]): Promise<number> {
     // Full fine-tuning with KL keeps its frozen reference; with LoRA the reference is the base.
     const reference = model.backend.lora === null ? await model.backend.getReference() : null;
     const files = serializeCheckpoint({
-      state: { format: CHECKPOINT_FORMAT, ...position, run: settings as unknown as Record<string, unknown> },
+      state: { format: CHECKPOINT_FORMAT, ...position, run: { settings, history: { ...history, metricsLines } } satisfies SavedRun as unknown as Record<string, unknown> },
       weights: await model.backend.getParameters(),
       optimizer: await model.backend.getOptimizerState(),
       ...(rolloutsAhead ? { rolloutsAhead } : {}),
       ...(reference ? { reference } : {}),
     });
-    writeFolderAtomically(join(outDir, 'checkpoint'), files);
+    writeFolderAtomically(join(outDir, 'checkpoint'), files, { markComplete: true });
   };
 
-  const interrupt = new AbortController();
-  const onSigint = () => interrupt.abort();
-  process.once('SIGINT', onSigint);
+  const interrupt = onStopSignal();
   let report;
   try {
     report = await runTraining(env, model, expert, options, {
@@ -169,14 +225,17 @@ export async function runTrain(argv: string[]): Promise<number> {
       onPhase: (phase, detail) => say(`== ${phase}: ${detail}`),
       onCheckpoint: saveCheckpoint,
       onEvaluation: ({ label, summary }) => {
+        history.evaluations.push({ label, summary });
         record({ phase: 'evaluate', label, reward: summary.reward.mean, passRate: summary.passRate, scores: summary.scores });
         say(`   ${label}: ${describeSummary(summary)}`);
       },
       onSftStep: (m) => {
+        history.sft.push(m);
         record({ phase: 'sft', ...m });
         say(`   sft ${m.step + 1}/${sftSteps}  loss ${m.loss.toFixed(4)}  grad ${m.gradNorm.toFixed(3)}  ${m.stepMs.toFixed(0)} ms${m.skipped ? `  skipped: ${m.skipped}` : ''}`);
       },
       onGrpoStep: (m) => {
+        history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  reward ${m.reward.mean.toFixed(3)} ± ${m.reward.std.toFixed(3)}  pass ${m.passRate.toFixed(2)}  loss ${m.loss.toFixed(4)}  ${m.tokensPerSecond.toFixed(0)} tok/s  ${(m.timings.stepMs / 1000).toFixed(1)} s${m.skipped ? `  (${m.skipped})` : ''}`);
       },
@@ -184,15 +243,73 @@ export async function runTrain(argv: string[]): Promise<number> {
   } catch (error) {
     throw new CliError(`training stopped: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    interrupt.dispose();
   }
 
   await writeExports(outDir, model.backend, settings);
-  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, options, ...report, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
+  // The whole run, resumed parts included: what the checkpoint had, and what ran since.
+  const whole = { ...report, evaluations: history.evaluations, sft: history.sft, grpo: history.grpo };
+  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
   say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, the checkpoint and the model to ${outDir}`);
   if (interrupt.signal.aborted) say(`interrupted: continue with tabrl train --resume ${outDir}`);
   model.backend.dispose();
-  return interrupt.signal.aborted ? 130 : 0;
+  return interrupt.signal.aborted ? interrupt.exitCode : 0;
+}
+
+/**
+ * The newest complete checkpoint of a run: checkpoint.tmp when its writing finished (the swap was
+ * cut short), else checkpoint, else checkpoint.old (the swap was cut short between its renames).
+ */
+function findCheckpoint(outDir: string): string {
+  const candidates = [`${join(outDir, 'checkpoint')}.tmp`, join(outDir, 'checkpoint'), `${join(outDir, 'checkpoint')}.old`];
+  const complete = candidates.find((dir, i) => existsSync(join(dir, 'state.json')) && (i === 1 || existsSync(join(dir, CHECKPOINT_COMPLETE))));
+  if (!complete) throw new CliError(`--resume ${outDir}: no checkpoint there (expected ${join(outDir, 'checkpoint', 'state.json')}); start a new run with --out`, 2);
+  return complete;
+}
+
+/** Reads and checks a checkpoint's state.json; every problem is one line naming the field. */
+function readCheckpointState(path: string): { phase: TrainingPosition['phase']; nextStep: number; run: SavedRun } {
+  const broken = (what: string) => new CliError(`--resume: ${path} ${what}; the checkpoint cannot be used (start a new run with --out)`, 2);
+  let state: Record<string, unknown>;
+  try {
+    state = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch (error) {
+    throw broken(`is not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof state !== 'object' || state === null) throw broken('is not a JSON object');
+  if (state.phase !== 'sft' && state.phase !== 'grpo') throw broken(`has phase ${JSON.stringify(state.phase)}, expected "sft" or "grpo"`);
+  if (!Number.isInteger(state.nextStep) || (state.nextStep as number) < 0) throw broken(`has nextStep ${JSON.stringify(state.nextStep)}, expected a step number`);
+  const run = state.run as Record<string, unknown> | undefined;
+  if (typeof run !== 'object' || run === null) throw broken('has no "run" record of the settings');
+  // Format 2 of the CLI kept the settings alone as the run record.
+  const saved: SavedRun = 'settings' in run ? (run as unknown as SavedRun) : { settings: run as unknown as RunSettings, history: { evaluations: [], sft: [], grpo: [], metricsLines: Number.MAX_SAFE_INTEGER } };
+  const problem = checkRunSettings(saved.settings);
+  if (problem) throw broken(`has ${problem}`);
+  const h = saved.history as Partial<RunHistory> | undefined;
+  if (!h || !Array.isArray(h.evaluations) || !Array.isArray(h.sft) || !Array.isArray(h.grpo) || !Number.isInteger(h.metricsLines)) throw broken('has a broken "run.history"');
+  const steps = state.phase === 'sft' ? saved.settings.sftSteps : saved.settings.grpoSteps;
+  if ((state.nextStep as number) > steps) throw broken(`is at ${state.phase} step ${state.nextStep as number}, past the run's ${steps} steps`);
+  return { phase: state.phase, nextStep: state.nextStep as number, run: saved };
+}
+
+/** What is wrong with saved settings (a sentence), or undefined when they are usable. */
+function checkRunSettings(settings: unknown): string | undefined {
+  const s = settings as Partial<RunSettings> | null;
+  if (typeof s !== 'object' || s === null) return 'no settings';
+  const count = (value: unknown) => Number.isInteger(value) && (value as number) >= 0;
+  if (typeof s.spec !== 'string' || s.spec === '') return 'no environment ("spec")';
+  if (typeof s.envArgs !== 'object' || s.envArgs === null || Array.isArray(s.envArgs)) return '"envArgs" that is not an object';
+  if (typeof s.model !== 'string' || s.model === '') return 'no model';
+  if (s.backend !== 'cpu' && s.backend !== 'webgpu') return `backend ${JSON.stringify(s.backend)}, expected "cpu" or "webgpu"`;
+  if (s.lora !== null && (typeof s.lora !== 'object' || !count(s.lora?.rank) || s.lora.rank < 1)) return '"lora" that is neither null nor { rank, alpha, targetModules }';
+  if (!count(s.sftSteps) || !count(s.grpoSteps)) return '"sftSteps"/"grpoSteps" that are not step counts';
+  const o = s.options as Partial<TrainingRunOptions> | undefined;
+  if (typeof o !== 'object' || o === null) return 'no "options"';
+  if (!count(o.seed) || !count(o.maxTokens) || (o.maxTokens as number) < 1 || !count(o.evalTasks)) return '"options" whose seed, maxTokens or evalTasks are not counts';
+  if (o.warmup !== null && (typeof o.warmup !== 'object' || o.warmup === undefined || !count(o.warmup.steps) || !count(o.warmup.batchSize) || !(o.warmup.lr > 0))) return '"options.warmup" that is neither null nor { demonstrations, steps, batchSize, lr }';
+  if (o.grpo !== null && (typeof o.grpo !== 'object' || o.grpo === undefined || !count(o.grpo.steps) || !count(o.grpo.groupSize) || !count(o.grpo.tasksPerStep))) return '"options.grpo" that is neither null nor { steps, tasksPerStep, groupSize, ... }';
+  if ((o.warmup?.steps ?? 0) !== s.sftSteps || (o.grpo?.steps ?? 0) !== s.grpoSteps) return 'step counts that disagree between "options" and "sftSteps"/"grpoSteps"';
+  return undefined;
 }
 
 /** Writes model/ (merged when LoRA) and, with LoRA, adapter/ in the PEFT format. */
@@ -202,14 +319,29 @@ async function writeExports(outDir: string, backend: ModelBackend, settings: Run
   if (settings.lora) writeFolderAtomically(join(outDir, 'adapter'), exportPeftAdapter(parameters, backend.config, settings.lora, settings.model));
 }
 
-/** Writes the files into a temporary folder, then swaps it in, so a crash never leaves half a checkpoint. */
-function writeFolderAtomically(dir: string, files: Map<string, Uint8Array>): void {
+/**
+ * Writes the files into DIR.tmp (flushed to disk, then marked COMPLETE), moves the old DIR aside to
+ * DIR.old, renames DIR.tmp to DIR and only then deletes DIR.old: at every moment one complete copy
+ * is on disk, and --resume finds it (findCheckpoint).
+ */
+function writeFolderAtomically(dir: string, files: Map<string, Uint8Array>, options: { markComplete?: boolean } = {}): void {
   const temporary = `${dir}.tmp`;
+  const old = `${dir}.old`;
   rmSync(temporary, { recursive: true, force: true });
   mkdirSync(temporary, { recursive: true });
-  for (const [name, bytes] of files) writeFileSync(join(temporary, name), bytes);
-  rmSync(dir, { recursive: true, force: true });
+  for (const [name, bytes] of [...files, ...(options.markComplete ? [[CHECKPOINT_COMPLETE, new Uint8Array()] as const] : [])]) {
+    const path = join(temporary, name);
+    writeFileSync(path, bytes);
+    const fd = openSync(path, 'r');
+    fsyncSync(fd);
+    closeSync(fd);
+  }
+  if (existsSync(dir)) {
+    rmSync(old, { recursive: true, force: true });
+    renameSync(dir, old);
+  }
   renameSync(temporary, dir);
+  rmSync(old, { recursive: true, force: true });
 }
 
 /** The run's settings from the command-line flags of a new run. */

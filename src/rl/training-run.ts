@@ -92,6 +92,8 @@ export async function runTraining(
       samplingArgs: { temperature: options.evalTemperature ?? 0, max_tokens: options.maxTokens, seed: options.seed },
       signal: hooks.signal,
     });
+    // A measurement cut short by a stop is not a measurement; the resumed run takes it whole.
+    if (hooks.signal?.aborted) return;
     const evaluation = { label, summary: result.summary };
     report.evaluations.push(evaluation);
     hooks.onEvaluation?.(evaluation);
@@ -139,9 +141,13 @@ export async function runTraining(
       await checkpoint({ phase: 'sft', nextStep: (report.sft.at(-1)?.step ?? startStep - 1) + 1 });
       return report;
     }
-    await checkpoint({ phase: 'grpo', nextStep: 0 });
+    // Saved as "SFT done, not yet measured", then again once measured: a crash during the
+    // measurement resumes at the measurement rather than skipping it.
+    await checkpoint({ phase: 'sft', nextStep: options.warmup.steps });
     await policy.syncWeights();
     await measure('after warm-up');
+    if (hooks.signal?.aborted) return report;
+    await checkpoint({ phase: 'grpo', nextStep: 0 });
   }
 
   if (options.grpo && !hooks.signal?.aborted) {

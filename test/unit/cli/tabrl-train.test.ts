@@ -1,7 +1,7 @@
 // End-to-end: `tabrl train` runs the whole lesson (measure, SFT warm-up on expert demonstrations,
 // measure, GRPO, measure) on the tiny model with the CPU backend, and its outputs can be read back.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,4 +98,59 @@ test.each(RESUME_CASES)('a run interrupted with Ctrl-C and resumed with --resume
   expect(weights(interrupted).equals(weights(join(root, 'full')))).toBe(true);
   const grpoSteps = readFileSync(join(interrupted, 'metrics.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.phase === 'grpo').map((line) => line.step);
   expect(grpoSteps).toEqual([0, 1, 2, 3]);
+  // The report covers the whole run, not only the part after the resume.
+  const report = JSON.parse(readFileSync(join(interrupted, 'report.json'), 'utf8'));
+  expect(report.sft.map((m: { step: number }) => m.step)).toEqual([0, 1, 2, 3]);
+  expect(report.grpo.map((m: { step: number }) => m.step)).toEqual([0, 1, 2, 3]);
+});
+
+test('--out, --resume and the checkpoint guard what a run produced: one-line errors, a complete checkpoint.tmp is used, broken weights are named', { timeout: 180_000 }, async () => {
+  const root = mkdtempSync(join(tmpdir(), 'tabrl-guard-'));
+  const out = join(root, 'run');
+  const flags = ['train', 'reverse-text', '--model', 'tiny', '--env-args', '{"compact": true, "minLength": 4, "maxLength": 6, "numTasks": 40}', '--sft-steps', '0', '--steps', '1', '--tasks-per-step', '1', '--group', '2', '--max-tokens', '3', '--eval-tasks', '0', '--max-async', '0'];
+  expect((await tabrl([...flags, '--out', out])).code).toBe(0);
+  const oneLine = (stderr: string) => expect(stderr).not.toMatch(/\n\s+at /);
+
+  const again = await tabrl([...flags, '--out', out]);
+  expect(again.code).toBe(2);
+  expect(again.stderr).toContain(`--out ${out} already holds a training run`);
+  expect(again.stderr).toContain('pass --overwrite to replace it');
+
+  // A swap cut short after checkpoint.tmp was complete: the resume uses it, not the broken folder.
+  const checkpoint = join(out, 'checkpoint');
+  renameSync(checkpoint, `${checkpoint}.tmp`);
+  mkdirSync(checkpoint);
+  writeFileSync(join(checkpoint, 'state.json'), '{"phase": "grpo", "nextS');
+  const fromTmp = await tabrl(['train', '--resume', out]);
+  expect(fromTmp.stderr).toContain('resuming at grpo step 1');
+  expect(fromTmp.code).toBe(0);
+  expect(existsSync(`${checkpoint}.tmp`)).toBe(false);
+
+  const state = readFileSync(join(checkpoint, 'state.json'), 'utf8');
+  writeFileSync(join(checkpoint, 'state.json'), state.slice(0, 30));
+  const corrupt = await tabrl(['train', '--resume', out]);
+  expect(corrupt.code).toBe(2);
+  expect(corrupt.stderr).toContain(`${join(checkpoint, 'state.json')} is not valid JSON`);
+  oneLine(corrupt.stderr);
+
+  const parsed = JSON.parse(state);
+  parsed.run.settings.backend = 'tpu';
+  writeFileSync(join(checkpoint, 'state.json'), JSON.stringify(parsed));
+  const badSettings = await tabrl(['train', '--resume', out]);
+  expect(badSettings.code).toBe(2);
+  expect(badSettings.stderr).toContain('has backend "tpu", expected "cpu" or "webgpu"');
+
+  // NaN in the exported weights: refused at load, naming the tensor.
+  const weightsPath = join(out, 'model', 'model.safetensors');
+  const bytes = readFileSync(weightsPath);
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + headerLength).toString('utf8'));
+  const [name, entry] = Object.entries(header).find(([key]) => key !== '__metadata__') as [string, { dtype: string; data_offsets: [number, number] }];
+  expect(entry.dtype).toBe('F32');
+  bytes.writeFloatLE(Number.NaN, 8 + headerLength + entry.data_offsets[0]);
+  writeFileSync(weightsPath, bytes);
+  const nan = await tabrl(['forward', join(out, 'model'), '--tokens', '1,2']);
+  expect(nan.code).toBe(1);
+  expect(nan.stderr).toContain(`tensor ${name} holds NaN at index 0`);
+  oneLine(nan.stderr);
 });
