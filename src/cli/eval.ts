@@ -17,6 +17,7 @@ import { openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
+import { createJudgeClient, JUDGE_USAGE, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 
 /** Usage text of `tabrl eval`. */
 export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
@@ -47,6 +48,7 @@ Options:
   --max-consecutive-timeouts N  stop the run after N rollouts in a row timed out (default 5; 0 = never)
   --time-limit SECONDS    an environment file's code may run this long without returning, per stretch (default 5,
                           as in the playground; loading it may take twice as long)
+${JUDGE_USAGE}
   --no-typecheck          run an environment file without type-checking it first
   --json                  print the summary as JSON instead of a table
 
@@ -65,6 +67,7 @@ interface EvalSettings {
   rollouts_per_task: number;
   sampling_args: SamplingArgs;
   concurrency: number;
+  judge?: JudgeSettings;
   started_at: string;
 }
 
@@ -93,6 +96,9 @@ export async function runEval(argv: string[]): Promise<number> {
       'max-retries': { type: 'string' },
       'max-consecutive-timeouts': { type: 'string' },
       'time-limit': { type: 'string' },
+      'judge-base-url': { type: 'string' },
+      'judge-model': { type: 'string' },
+      'judge-api-key-env': { type: 'string' },
       'no-typecheck': { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -112,7 +118,7 @@ export async function runEval(argv: string[]): Promise<number> {
   let previous: RolloutRecord[] = [];
   let resumedAt: string[] = [];
   if (values.resume !== undefined) {
-    const given = ['base-url', 'model', 'backend', 'num-tasks', 'rollouts-per-task', 'max-tokens', 'temperature', 'top-p', 'seed', 'concurrency', 'env-args', 'out', 'overwrite'].filter((flag) => values[flag as keyof typeof values] !== undefined);
+    const given = ['base-url', 'model', 'backend', 'num-tasks', 'rollouts-per-task', 'max-tokens', 'temperature', 'top-p', 'seed', 'concurrency', 'env-args', 'out', 'overwrite', 'judge-base-url', 'judge-model', 'judge-api-key-env'].filter((flag) => values[flag as keyof typeof values] !== undefined);
     if (positionals.length > 0 || given.length > 0) throw new CliError(`--resume continues a run with the settings in its metadata.json; leave out ${[...positionals, ...given.map((flag) => `--${flag}`)].join(', ')}`, 2);
     outDir = values.resume;
     const metadata = readMetadata(outDir);
@@ -127,6 +133,7 @@ export async function runEval(argv: string[]): Promise<number> {
     if (!values.model) throw new CliError(`--model is required (the model name the endpoint serves, or local:tiny)\n\n${EVAL_USAGE}`, 2);
     if (!values.model.startsWith('local:') && !values['base-url']) throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1), or use --model local:tiny\n\n${EVAL_USAGE}`, 2);
     const seed = values.seed === undefined ? undefined : parseInteger(values.seed, '--seed', 0, 0);
+    const judge = judgeSettingsFromFlags(values);
     settings = {
       environment: isEnvironmentPath(spec) ? resolve(spec) : spec,
       environment_name: spec,
@@ -143,6 +150,7 @@ export async function runEval(argv: string[]): Promise<number> {
         seed,
       }),
       concurrency: parseInteger(values.concurrency, '--concurrency', 8, 1),
+      ...(judge ? { judge } : {}),
       started_at: new Date().toISOString(),
     };
     outDir = values.out ?? join('runs', `eval-${spec.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
@@ -160,7 +168,8 @@ export async function runEval(argv: string[]): Promise<number> {
       throw error;
     }
   }
-  const env = await loadEnvironmentSpec(settings.environment, { args: settings.env_args, typecheck: !values['no-typecheck'], isolation: { timeLimitMs } });
+  const judge = settings.judge ? { client: createJudgeClient(settings.judge, Math.round(timeoutSeconds * 1000)), model: settings.judge.model } : undefined;
+  const env = await loadEnvironmentSpec(settings.environment, { args: settings.env_args, typecheck: !values['no-typecheck'], isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
   try {
     const numTasks = Math.min(settings.num_tasks, env.evaluationTasks.length);
     if (numTasks === 0) throw new CliError(`${env.name} has no tasks to evaluate (its evaluation set is empty); check --env-args`);
@@ -277,8 +286,18 @@ function checkSettings(metadata: Record<string, unknown>, path: string): EvalSet
     rollouts_per_task: count('rollouts_per_task'),
     sampling_args: object('sampling_args') as SamplingArgs,
     concurrency: count('concurrency'),
+    ...(checkJudge(metadata.judge, path) ?? {}),
     started_at: text('started_at'),
   };
+}
+
+function checkJudge(value: unknown, path: string): { judge: JudgeSettings } | undefined {
+  if (value === undefined) return undefined;
+  const judge = value as Partial<JudgeSettings> | null;
+  if (typeof judge !== 'object' || judge === null || typeof judge.baseUrl !== 'string' || typeof judge.model !== 'string' || (judge.apiKeyEnv !== undefined && typeof judge.apiKeyEnv !== 'string')) {
+    throw new CliError(`${path}: "judge" should be { baseUrl, model, apiKeyEnv? }; this folder cannot be resumed (start a new run with --out)`, 2);
+  }
+  return { judge: judge as JudgeSettings };
 }
 
 function readApiKey(variable: string | undefined): string | undefined {

@@ -7,7 +7,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { BUILTIN_ENVIRONMENTS, loadBuiltinEnvironment } from '../envs/builtin/index.ts';
-import type { Environment } from '../envs/index.ts';
+import type { ChatClient, Environment } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { EnvFileCompileError } from './compile-env-file.ts';
 import { IsolatedEnvironment, IsolatedLoadError, loadIsolatedEnvironment, type IsolationOptions } from './isolated-environment.ts';
@@ -19,8 +19,10 @@ export interface LoadEnvironmentOptions {
   args?: Record<string, unknown>;
   /** Type-check a file before running it (default true). */
   typecheck?: boolean;
-  /** Time limits, memory cap and lent judge of an environment file's process. */
-  isolation?: IsolationOptions;
+  /** Time limits and memory cap of an environment file's process. */
+  isolation?: Omit<IsolationOptions, 'judgeClient'>;
+  /** A judge lent to `loadEnvironment` as `args.judgeClient`, with `args.judgeModel`. */
+  judge?: { client: ChatClient; model: string };
 }
 
 /** True when `spec` names a file rather than a built-in environment. */
@@ -30,13 +32,13 @@ export function isEnvironmentPath(spec: string): boolean {
 
 /** Loads a built-in environment by name or an environment file by path. */
 export async function loadEnvironmentSpec(spec: string, options: LoadEnvironmentOptions = {}): Promise<Environment> {
-  const args = options.args ?? {};
+  const args = { ...options.args, ...(options.judge ? { judgeModel: options.judge.model } : {}) };
   if (!isEnvironmentPath(spec)) {
     if (!(spec in BUILTIN_ENVIRONMENTS)) {
       throw new CliError(`unknown environment "${spec}". Built-in environments: ${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}; or give a path to an environment file (./my-env.ts).`);
     }
     try {
-      return await loadBuiltinEnvironment(spec, args);
+      return await loadBuiltinEnvironment(spec, options.judge ? { ...args, judgeClient: options.judge.client } : args);
     } catch (error) {
       throw new CliError(`${spec}: loadEnvironment(${JSON.stringify(args)}) threw: ${error instanceof Error ? error.message : String(error)}; check --env-args`, 2);
     }
@@ -59,7 +61,7 @@ async function loadEnvironmentFile(path: string, args: Record<string, unknown>, 
     }
   }
   try {
-    return await loadIsolatedEnvironment(path, args, options.isolation);
+    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client } : {}) });
   } catch (error) {
     if (error instanceof EnvFileCompileError) throw new CliError(`could not load ${path}: ${error.message}`);
     if (error instanceof IsolatedLoadError) throw new CliError(`${path}: ${error.message}`);

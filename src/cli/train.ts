@@ -24,6 +24,7 @@ import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load
 import { checkFinite, openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
+import { createJudgeClient, JUDGE_USAGE, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 
 /** Usage text of `tabrl train`. */
 export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | model-dir> [options]
@@ -56,6 +57,7 @@ Options:
   --overwrite            replace the run in --out
   --resume DIR           continue the run in DIR from its last checkpoint, with its settings
   --time-limit SECONDS   an environment file's code may run this long without returning, per stretch (default 5)
+${JUDGE_USAGE}
   --json                 print one JSON object per step instead of a progress line
 
 Writes to DIR: metrics.jsonl (one line per step and measurement), report.json, checkpoint/ (weights,
@@ -72,6 +74,8 @@ interface RunSettings {
   sftSteps: number;
   grpoSteps: number;
   options: TrainingRunOptions;
+  /** A judge endpoint lent to the environment (its key is read from apiKeyEnv at each start). */
+  judge?: JudgeSettings;
 }
 
 /** What a run did up to a checkpoint, kept in it so a resumed run reports the whole run and rewinds metrics.jsonl. */
@@ -119,6 +123,9 @@ export async function runTrain(argv: string[]): Promise<number> {
       overwrite: { type: 'boolean' },
       resume: { type: 'string' },
       'time-limit': { type: 'string' },
+      'judge-base-url': { type: 'string' },
+      'judge-model': { type: 'string' },
+      'judge-api-key-env': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -149,7 +156,8 @@ export async function runTrain(argv: string[]): Promise<number> {
     outDir = values.out ?? join('runs', `train-${settings.spec.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     prepareOutputFolder(outDir, { overwrite: values.overwrite === true, what: 'a training run', resumeHint: `tabrl train --resume ${outDir}` });
   }
-  const env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs } });
+  const judge = settings.judge ? { client: createJudgeClient(settings.judge, 120_000), model: settings.judge.model } : undefined;
+  const env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
   try {
     return await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true });
   } finally {
@@ -302,6 +310,8 @@ function checkRunSettings(settings: unknown): string | undefined {
   if (typeof s.model !== 'string' || s.model === '') return 'no model';
   if (s.backend !== 'cpu' && s.backend !== 'webgpu') return `backend ${JSON.stringify(s.backend)}, expected "cpu" or "webgpu"`;
   if (s.lora !== null && (typeof s.lora !== 'object' || !count(s.lora?.rank) || s.lora.rank < 1)) return '"lora" that is neither null nor { rank, alpha, targetModules }';
+  const j = s.judge as Partial<JudgeSettings> | undefined;
+  if (j !== undefined && (typeof j !== 'object' || j === null || typeof j.baseUrl !== 'string' || typeof j.model !== 'string')) return '"judge" that is not { baseUrl, model, apiKeyEnv? }';
   if (!count(s.sftSteps) || !count(s.grpoSteps)) return '"sftSteps"/"grpoSteps" that are not step counts';
   const o = s.options as Partial<TrainingRunOptions> | undefined;
   if (typeof o !== 'object' || o === null) return 'no "options"';
@@ -370,6 +380,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     if (!(value >= 0) || !Number.isFinite(value)) throw new CliError(`--${flag} must be a number ≥ 0, got "${String(text)}"`, 2);
     return value;
   };
+  const judge = judgeSettingsFromFlags(values as Record<string, string | undefined>);
   const sftSteps = integer('sft-steps', 100);
   const grpoSteps = integer('steps', 50);
   const model = values.model === 'tiny' ? 'tiny' : resolve(values.model);
@@ -382,6 +393,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     model,
     backend: parseBackendName(values.backend as string | undefined),
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
+    ...(judge ? { judge } : {}),
     sftSteps,
     grpoSteps,
     options: {

@@ -185,6 +185,32 @@ describe('tabrl eval with hostile environment code', () => {
   });
 });
 
+describe('tabrl eval with a judge', () => {
+  test('an environment file gets the judge as args.judgeClient; its calls go through tabrl, which holds the key', { timeout: 60_000 }, async () => {
+    const judge = await startFakeOpenAIServer(() => 'Score: 8');
+    try {
+      writeFileSync(join(dir, 'judged.mjs'), `
+import { SingleTurnEnv, JudgeRubric } from 'tabrl';
+export default function loadEnvironment(args) {
+  const rubric = new JudgeRubric({ judgeClient: args.judgeClient, judgeModel: args.judgeModel });
+  rubric.addReward((ctx) => Object.keys(process.env).length, 0, 'envKeysMetric');
+  return new SingleTurnEnv({ name: 'judged', dataset: [{ question: 'a poem', answer: '' }, { question: 'a song', answer: '' }], rubric });
+}
+`);
+      const out = join(dir, 'out-judged');
+      const run = await tabrl(['eval', join(dir, 'judged.mjs'), '--base-url', server.baseURL, '--model', 'echo', '-n', '2', '--judge-base-url', judge.baseURL, '--judge-model', 'grader', '--judge-api-key-env', 'JUDGE_KEY', '--out', out], { JUDGE_KEY: 'sk-judge' });
+      expect(run.code).toBe(0);
+      const lines = resultLines(out);
+      expect(lines.map((line) => line.scores)).toEqual([{ judgeReward: 0.8, envKeysMetric: 0 }, { judgeReward: 0.8, envKeysMetric: 0 }]);
+      expect(judge.requests.map((request) => request.model)).toEqual(['grader', 'grader']);
+      expect(judge.authorizations).toEqual(['Bearer sk-judge', 'Bearer sk-judge']);
+      expect(metadataOf(out).judge).toEqual({ baseUrl: judge.baseURL, model: 'grader', apiKeyEnv: 'JUDGE_KEY' });
+    } finally {
+      await judge.close();
+    }
+  });
+});
+
 describe('tabrl eval --out and --resume', () => {
   test('a folder with results is refused unless --overwrite; a file or an unwritable place is a one-line error', { timeout: 60_000 }, async () => {
     const out = join(dir, 'out-guarded');
