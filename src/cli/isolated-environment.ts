@@ -239,7 +239,8 @@ class ChildSupervisor {
       const started = Date.now();
       try {
         const completion = await client.chat.completions.create({ ...message.request, ...(rollout ? { signal: rollout.calls.signal } : {}) });
-        outcome = { ok: true, completion };
+        // A reply to a cancelled rollout is not delivered, even from a client that ignores the signal.
+        outcome = rollout?.calls.signal.aborted ? { ok: false, message: 'the request was cancelled', kind: 'aborted' } : { ok: true, completion };
       } catch (error) {
         outcome = error instanceof ChatClientError
           ? { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) }
@@ -268,9 +269,11 @@ class ChildSupervisor {
       : signal !== null ? `was ended by ${signal}` : `exited with code ${code}`;
     const message = `the process running environment "${this.environmentName}" ${how}`;
     this.loading?.fail(`${message} while loading it`);
-    // Blame the rollouts that were in environment code; if none was, any of them may have done it.
+    // Blame the rollout whose code the child last said it ran (it died in it); failing that, the ones
+    // in environment code, or any of them.
+    const running = this.active.get(this.running);
     const inEnvCode = [...this.active.values()].filter((rollout) => rollout.waitingForModel === 0 && rollout.since !== undefined);
-    const blamed = inEnvCode.length > 0 ? inEnvCode : [...this.active.values()];
+    const blamed = running ? [running] : inEnvCode.length > 0 ? inEnvCode : [...this.active.values()];
     this.settleAll(blamed, message, false, `${message}; a fresh process runs the remaining rollouts`, blamed.length === 1 ? 'culprit' : 'suspect');
     this.updateRef();
   }
@@ -299,7 +302,7 @@ class ChildSupervisor {
     // A silent one is stuck in the synchronous code of the rollout it last said it runs.
     const blocked = this.pingSentAt !== undefined && now - this.pingSentAt > Math.min(1000, this.limits.timeLimitMs / 2);
     if (this.pingSentAt !== undefined && !blocked) return; // wait for the ping's answer to tell which
-    const runningRollout = [...this.active.entries()].find(([id]) => id === this.running)?.[1];
+    const runningRollout = this.active.get(this.running);
     const culprits = blocked && runningRollout ? [runningRollout] : overrun;
     const child = this.child;
     this.child = undefined;

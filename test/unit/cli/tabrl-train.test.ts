@@ -53,6 +53,26 @@ test('tabrl train refuses a warm-up for an environment without an expert, and sa
   expect(stderr).toContain('Pass --sft-steps 0 to skip the warm-up');
 });
 
+test('tabrl train runs an environment file in its own process; GRPO trains on the token data that crossed back', { timeout: 120_000 }, async () => {
+  const root = mkdtempSync(join(tmpdir(), 'tabrl-train-file-'));
+  writeFileSync(join(root, 'rev.ts'), `import { SingleTurnEnv, Rubric, type RewardContext } from 'tabrl';
+const words = ['abcd', 'efgh', 'ijkl', 'mnop', 'qrst', 'uvwx'];
+const lengthReward = (ctx: RewardContext) => Math.min(1, (ctx.completion.at(-1)?.content.length ?? 0) / 4);
+export default function loadEnvironment() {
+  return new SingleTurnEnv({ name: 'rev-file', dataset: words.map((w) => ({ question: w, answer: [...w].reverse().join('') })), rubric: new Rubric({ funcs: [lengthReward] }) });
+}
+`);
+  const { code, stdout } = await tabrl(['train', join(root, 'rev.ts'), '--model', 'tiny', '--sft-steps', '0', '--steps', '2', '--tasks-per-step', '2', '--group', '2', '--max-tokens', '4', '--eval-tasks', '2', '--out', join(root, 'out'), '--json']);
+  expect(code).toBe(0);
+  const grpo = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.phase === 'grpo');
+  expect(grpo).toHaveLength(2);
+  for (const step of grpo) {
+    expect(step.rollouts).toBe(4);
+    expect(step.rolloutsWithErrors).toBe(0);
+    expect(step.tokensTrained).toBeGreaterThan(0);
+  }
+});
+
 // max-async 1 checkpoints the rollouts already sampled for the next step; with --kl-beta the tiny model
 // (full fine-tuning) also keeps its frozen KL reference in the checkpoint.
 const RESUME_CASES = [['--max-async', '0'], ['--max-async', '1', '--kl-beta', '0.05']].map((flags) => [flags.join(' '), flags] as const);

@@ -81,6 +81,43 @@ describe('evaluate', () => {
     expect(result.records[0]!.errors[0]).toMatchObject({ source: 'client', fatal: true });
   });
 
+  test('timeouts in a row stop the run after the bound; a success in between resets the count', async () => {
+    let calls = 0;
+    const client: ChatClient = {
+      chat: {
+        completions: {
+          create: async (request) => {
+            calls += 1;
+            // The second call answers; every other one times out.
+            if (calls === 2) return new ScriptedClient(['1']).chat.completions.create(request);
+            throw new ChatClientError('no answer from http://x/v1 within 50 ms', 'timeout');
+          },
+        },
+      },
+    };
+    const result = await evaluate(makeEnv(), client, { rolloutsPerTask: 4, concurrency: 1, maxConsecutiveTimeouts: 3 });
+    expect(result.stoppedEarly).toBe('3 rollouts in a row timed out; the last: no answer from http://x/v1 within 50 ms');
+    expect(result.records).toHaveLength(5);
+    expect(result.records[0]!.errors[0]).toMatchObject({ source: 'client', kind: 'timeout' });
+    expect(result.summary.firstErrors).toEqual({ 'client (timeout)': 'no answer from http://x/v1 within 50 ms' });
+  });
+
+  test('previous records are skipped, kept in the records and counted in the summary', async () => {
+    const client = new ScriptedClient((messages) => messages.at(-1)!.content.replace('say ', ''));
+    const first = await evaluate(makeEnv(), client, { rolloutsPerTask: 2 });
+    const asked: string[] = [];
+    const counting = new ScriptedClient((messages) => {
+      asked.push(messages.at(-1)!.content);
+      return 'wrong';
+    });
+    const previous = first.records.filter((record) => record.taskIndex !== 2);
+    const resumed = await evaluate(makeEnv(), counting, { rolloutsPerTask: 2, previous });
+    expect(asked).toEqual(['say 2', 'say 2']);
+    expect(resumed.records.map((record) => `${record.taskIndex}:${record.rolloutIndex}`)).toEqual(['0:0', '0:1', '1:0', '1:1', '2:0', '2:1', '3:0', '3:1']);
+    expect(resumed.summary.numRollouts).toBe(8);
+    expect(resumed.summary.passRate).toBe(0.75);
+  });
+
   test('an outer abort signal cancels the run', async () => {
     const controller = new AbortController();
     const client = new ScriptedClient(() => {

@@ -1,0 +1,65 @@
+// The isolated process of an environment file, driven as evaluate() drives it: the permission model
+// really refuses what environment code could reach, a process that runs out of memory or is killed
+// fails only the rollouts to blame, and the innocent ones come out whole.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, test } from 'vitest';
+import { evaluate, ScriptedClient } from '../../../src/envs/index.ts';
+import { loadIsolatedEnvironment, type IsolatedEnvironment } from '../../../src/cli/isolated-environment.ts';
+
+let env: IsolatedEnvironment | undefined;
+afterEach(() => {
+  env?.close();
+  env = undefined;
+});
+
+const echo = new ScriptedClient((messages) => messages.at(-1)!.content);
+
+function writeEnv(source: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'tabrl-isolated-')), 'env.mjs');
+  writeFileSync(path, source);
+  return path;
+}
+
+const ENV = `
+import { SingleTurnEnv, Rubric } from 'tabrl';
+const probeReward = (ctx) => {
+  if (ctx.answer === 'binding') {
+    // process.binding reaches fs without an import: the permission model still refuses it.
+    try { process.binding('fs'); ctx.state.binding = 'allowed'; } catch (error) { ctx.state.binding = error.code; }
+  }
+  if (ctx.answer === 'memory') {
+    const hoard = [];
+    for (;;) hoard.push(new Array(1e6).fill(hoard.length));
+  }
+  return 1;
+};
+export default function loadEnvironment() {
+  return new SingleTurnEnv({ name: 'probe', dataset: ['fine', 'binding', 'memory', 'fine2'].map((word) => ({ question: word, answer: word })), rubric: new Rubric({ funcs: [probeReward] }) });
+}
+`;
+
+test('the permission model refuses process.binding; running out of memory fails that rollout alone', { timeout: 60_000 }, async () => {
+  env = await loadIsolatedEnvironment(writeEnv(ENV), {}, { memoryMb: 64, timeLimitMs: 20_000 });
+  expect(env.info).toMatchObject({ name: 'probe', kind: 'SingleTurnEnv', rewardNames: ['probeReward'] });
+  const result = await evaluate(env, echo, { concurrency: 4 });
+  const byAnswer = new Map(result.records.map((record) => [record.answer, record]));
+  expect(byAnswer.get('binding')!.state.binding).toBe('ERR_ACCESS_DENIED');
+  expect(byAnswer.get('memory')).toMatchObject({ reward: 0, stopReason: 'error' });
+  expect(byAnswer.get('memory')!.errors[0]!.message).toContain('ran out of memory (over the 64 MiB heap it may use)');
+  for (const answer of ['fine', 'binding', 'fine2']) expect(byAnswer.get(answer)).toMatchObject({ reward: 1, errors: [], passed: true });
+});
+
+test('a rollout is cancelled through the process when the run is interrupted', { timeout: 30_000 }, async () => {
+  env = await loadIsolatedEnvironment(writeEnv(ENV), {});
+  const controller = new AbortController();
+  const slow = new ScriptedClient(async (messages) => {
+    controller.abort();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return messages.at(-1)!.content;
+  });
+  const result = await evaluate(env, slow, { concurrency: 1, signal: controller.signal });
+  expect(result.stoppedEarly).toBe('cancelled');
+  expect(result.records).toHaveLength(0);
+});
