@@ -201,6 +201,9 @@ createHook({
     sendToHost({ type: 'running', rolloutId });
   },
 }).enable();
+// Ctrl-C reaches the whole process group; the host decides what a stop means and kills this process itself.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
 sendToHost({ type: 'ready' });
 // The host went away: nothing is left to do.
 process.on('disconnect', () => exitProcess(0));
