@@ -118,13 +118,7 @@ class ChildSupervisor {
 
   private spawnAndLoad(): Promise<Loaded> {
     const child = fork(join(this.dir, 'runtime.mjs'), [], {
-      execArgv: [
-        '--experimental-permission',
-        `--allow-fs-read=${this.dir}`,
-        `--max-old-space-size=${this.limits.memoryMb}`,
-        '--disable-warning=ExperimentalWarning',
-        '--stack-size=984',
-      ],
+      execArgv: [...permissionFlags(this.dir), `--max-old-space-size=${this.limits.memoryMb}`],
       env: {},
       cwd: this.dir,
       serialization: 'advanced',
@@ -466,6 +460,18 @@ export async function loadIsolatedEnvironment(path: string, args: Record<string,
     supervisor.close();
     throw error;
   }
+}
+
+/**
+ * Node's permission model for the child: read access to `dir` (its runtime) only, which also refuses
+ * writes, child processes, workers and native addons. The flag is --experimental-permission from
+ * Node 20 and --permission from Node 23.5; the warning it prints is silenced where Node can (20.11+).
+ */
+function permissionFlags(dir: string): string[] {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const stable = major > 23 || (major === 23 && minor >= 5);
+  const canSilence = major > 20 || (major === 20 && minor >= 11);
+  return [stable ? '--permission' : '--experimental-permission', `--allow-fs-read=${dir}`, ...(canSilence && !stable ? ['--disable-warning=ExperimentalWarning'] : [])];
 }
 
 function seconds(ms: number): string {

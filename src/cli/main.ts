@@ -1,6 +1,7 @@
 /**
  * The `tabrl` command line: a table of subcommands, each a module exporting `run<Name>(argv)`.
- * Errors that the user can fix are printed as one message; anything else keeps its stack.
+ * Errors that the user can fix are printed as one message. Anything else (a full disk, a bug) is one
+ * line too, with the stack when TABRL_DEBUG=1.
  */
 import { BUILTIN_ENVIRONMENTS } from '../envs/builtin/index.ts';
 import { CliError } from './cli-error.ts';
@@ -53,7 +54,9 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`tabrl ${name}: ${error.message}\nRun \`tabrl ${name} --help\` for the options.`);
       return 2;
     }
-    throw error;
+    if (process.env.TABRL_DEBUG === '1') throw error;
+    console.error(`tabrl ${name}: ${error instanceof Error ? error.message : String(error)} (set TABRL_DEBUG=1 to see where)`);
+    return 1;
   }
 }
 
