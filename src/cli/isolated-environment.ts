@@ -291,6 +291,18 @@ class ChildSupervisor {
       this.pingSentAt = now;
       this.send(this.child, { type: 'ping' });
     };
+    // A child silent for a whole time limit is stuck even when no rollout's clock says so (its code
+    // may have taken the message listener away): blame the rollout it last ran, or every one in it.
+    const silent = this.pingSentAt !== undefined && now - this.pingSentAt > this.limits.timeLimitMs;
+    if (overrun.length === 0 && silent && this.active.size > 0) {
+      // Rollouts that never entered environment code in this child were queued behind the trouble: they run again.
+      const entered = [...this.active.values()].filter((rollout) => rollout.waitingForModel === 0 && rollout.since !== undefined);
+      const child = this.child;
+      this.child = undefined;
+      child?.kill('SIGKILL');
+      const message = `the process running environment "${this.environmentName}" stopped answering for ${seconds(this.limits.timeLimitMs)} (did its code take tabrl's message listener away?); it was stopped and a fresh one runs the remaining rollouts`;
+      return this.settleAll(entered, message, true, message, entered.length === 1 ? 'culprit' : 'suspect');
+    }
     if (overrun.length === 0) return sendPing();
     // A child that answers pings is not blocked: each overrunning rollout waits on its own promise.
     // A silent one is stuck in the synchronous code of the rollout it last said it runs.

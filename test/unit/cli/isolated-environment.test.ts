@@ -63,3 +63,20 @@ test('a rollout is cancelled through the process when the run is interrupted', {
   expect(result.stoppedEarly).toBe('cancelled');
   expect(result.records).toHaveLength(0);
 });
+
+test('environment code that takes the message listener away cannot hang the run', { timeout: 30_000 }, async () => {
+  env = await loadIsolatedEnvironment(writeEnv(`
+import { SingleTurnEnv, Rubric } from 'tabrl';
+const deafReward = (ctx) => {
+  if (ctx.answer === 'deaf') process.removeAllListeners('message');
+  return new Promise((resolve) => setTimeout(() => resolve(1), 10));
+};
+export default function loadEnvironment() {
+  return new SingleTurnEnv({ name: 'deaf', dataset: [{ question: 'deaf', answer: 'deaf' }, { question: 'fine', answer: 'fine' }], rubric: new Rubric({ funcs: [deafReward] }) });
+}
+`), {}, { timeLimitMs: 500 });
+  const result = await evaluate(env, echo, { concurrency: 1 });
+  expect(result.records.map((record) => record.reward)).toEqual([1, 1]);
+  const after = await evaluate(env, echo, { concurrency: 2 });
+  expect(after.records).toHaveLength(2);
+});
