@@ -17,7 +17,7 @@ import { openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
-import { createJudgeClient, JUDGE_USAGE, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 
 /** Usage text of `tabrl eval`. */
 export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
@@ -48,7 +48,7 @@ Options:
   --max-consecutive-timeouts N  stop the run after N rollouts in a row timed out (default 5; 0 = never)
   --time-limit SECONDS    an environment file's code may run this long without returning, per stretch (default 5,
                           as in the playground; loading it may take twice as long)
-${JUDGE_USAGE}
+${judgeUsage(26)}
   --no-typecheck          run an environment file without type-checking it first
   --json                  print the summary as JSON instead of a table
 

@@ -39,8 +39,12 @@ export function createJudgeClient(settings: JudgeSettings, timeoutMs: number): C
   }
 }
 
-/** Judge usage text shared by `tabrl eval` and `tabrl train`. */
-export const JUDGE_USAGE = `  --judge-base-url URL    a judge endpoint, lent to loadEnvironment(args) as args.judgeClient (environment
-                          files get a stand-in whose calls come back to tabrl: the key stays here)
-  --judge-model NAME      the judge's model name, passed as args.judgeModel (default "default")
-  --judge-api-key-env VAR read the judge's API key from this environment variable`;
+/** Judge usage text shared by `tabrl eval` and `tabrl train`, its descriptions starting at `column`. */
+export function judgeUsage(column: number): string {
+  const rows: [string, string[]][] = [
+    ['--judge-base-url URL', ['a judge endpoint, lent to loadEnvironment(args) as args.judgeClient (environment', 'files get a stand-in whose calls come back to tabrl: the key stays here)']],
+    ['--judge-model NAME', ['the judge\'s model name, passed as args.judgeModel (default "default")']],
+    ['--judge-api-key-env VAR', ['read the judge\'s API key from this environment variable']],
+  ];
+  return rows.map(([flag, [first, ...rest]]) => [`  ${flag}`.padEnd(column - 1) + ` ${first}`, ...rest.map((line) => `${' '.repeat(column)}${line}`)].join('\n')).join('\n');
+}

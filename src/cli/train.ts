@@ -24,7 +24,7 @@ import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load
 import { checkFinite, openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
-import { createJudgeClient, JUDGE_USAGE, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 
 /** Usage text of `tabrl train`. */
 export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | model-dir> [options]
@@ -57,7 +57,7 @@ Options:
   --overwrite            replace the run in --out
   --resume DIR           continue the run in DIR from its last checkpoint, with its settings
   --time-limit SECONDS   an environment file's code may run this long without returning, per stretch (default 5)
-${JUDGE_USAGE}
+${judgeUsage(25)}
   --json                 print one JSON object per step instead of a progress line
 
 Writes to DIR: metrics.jsonl (one line per step and measurement), report.json, checkpoint/ (weights,
