@@ -4,21 +4,25 @@
  * adapter only its first --layers layers, default 2), with the CPU decoder on the same weights in
  * the same run as the peer (ratio = WebGPU / CPU). WebGPU through Dawn in Node. Each (model, batch)
  * runs once untimed on WebGPU (pipelines, plans; the CPU peer warms up once per model), then B prompts of --prompt random tokens are prefilled as one
- * ragged batch and decoded for --steps steps with greedy tokens. Prints a table and one JSON line.
+ * ragged batch and decoded for --steps steps, drawing each token at --temperature (default 1, the
+ * lessons' setting; 0 = greedy): the WebGPU decoder on the GPU (prefillAndSample / decodeAndSample:
+ * only the ids come back), the CPU decoder with the CPU sampler over its logits, one seeded generator
+ * per sequence. Prints a table and one JSON line.
  * Not a test: on SwiftShader only the ratios mean anything.
  */
 import { parseArgs } from 'node:util';
 import { createCpuDecoder } from '../src/gpu/inference/cpu-decoder.ts';
 import type { Decoder } from '../src/gpu/inference/decoder.ts';
 import { SMOLLM2_135M_CONFIG, TINY_CONFIG } from '../src/gpu/inference/presets.ts';
-import { argmax } from '../src/gpu/inference/sampler.ts';
+import { Rng, sampleToken, type SamplingParams } from '../src/gpu/inference/sampler.ts';
 import type { ModelConfig } from '../src/gpu/model/config.ts';
 import { requestGPUDevice } from '../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder } from '../src/gpu/webgpu/webgpu-decoder.ts';
 
-const { values } = parseArgs({ options: { layers: { type: 'string' }, batches: { type: 'string' }, 'skip-peer': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { layers: { type: 'string' }, batches: { type: 'string' }, temperature: { type: 'string', default: '1' }, 'skip-peer': { type: 'boolean', default: false } } });
+const params: SamplingParams = { temperature: Number(values.temperature) };
 const context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'bench:sample' });
 const software = context.adapter.isFallbackAdapter;
 const adapter = `${context.adapter.vendor} ${context.adapter.architecture}${software ? ' (software)' : ''}`;
@@ -36,18 +40,23 @@ const CASES: Case[] = [
   { name: `SmolLM2-135M shapes, ${smolLayers}/${SMOLLM2_135M_CONFIG.num_hidden_layers} layers`, config: { ...SMOLLM2_135M_CONFIG, num_hidden_layers: smolLayers }, prompt: 32, steps: 8 },
 ];
 
-/** Prefills B random prompts as one batch and decodes `steps` greedy tokens; returns tokens/s of each phase. */
-async function measure(decoder: Decoder, B: number, prompt: number, steps: number, seed: number): Promise<{ prefill: number; decode: number }> {
+/** Prefills B random prompts as one batch and decodes `steps` sampled tokens; returns tokens/s of each phase. */
+async function measure(decoder: Decoder, B: number, prompt: number, steps: number, seed: number, onDevice = true): Promise<{ prefill: number; decode: number }> {
   const V = decoder.vocabSize;
   let state = seed;
   const next = (): number => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) % V;
   const prompts = Array.from({ length: B }, () => Array.from({ length: prompt }, next));
   const seqs = prompts.map(() => decoder.newSequence());
+  const rngs = seqs.map((_, b) => new Rng(seed * 1000 + b));
+  const draws = () => rngs.map((rng, row) => ({ row, params, uniform: params.temperature === 0 ? 0 : rng.next() }));
+  const onCpu = (logits: Float32Array): number[] => rngs.map((rng, b) => sampleToken(logits, b * V, V, params, rng).id);
   let started = performance.now();
-  let logits = await decoder.prefill(seqs, prompts);
+  let tokens = onDevice && decoder.prefillAndSample ? Array.from((await decoder.prefillAndSample(seqs, prompts, draws())).ids) : onCpu(await decoder.prefill(seqs, prompts));
   const prefillMs = performance.now() - started;
   started = performance.now();
-  for (let step = 0; step < steps; step++) logits = await decoder.decode(seqs, seqs.map((_, b) => argmax(logits, b * V, V)));
+  for (let step = 0; step < steps; step++) {
+    tokens = onDevice && decoder.decodeAndSample ? Array.from((await decoder.decodeAndSample(seqs, tokens, draws())).ids) : onCpu(await decoder.decode(seqs, tokens));
+  }
   const decodeMs = performance.now() - started;
   for (const seq of seqs) decoder.release(seq);
   return { prefill: (B * prompt) / (prefillMs / 1000), decode: (B * steps) / (decodeMs / 1000) };
@@ -63,6 +72,9 @@ for (const benchCase of CASES) {
     const steps = benchCase.steps;
     await measure(gpu, B, benchCase.prompt, 1, 99); // records the plans of this batch's buckets
     const ours = await measure(gpu, B, benchCase.prompt, steps, 1);
+    // The same decoder reading the (B, V) logits back and sampling on the CPU: what sampling on the GPU changes.
+    await measure(gpu, B, benchCase.prompt, 1, 99, false);
+    const hostSampled = await measure(gpu, B, benchCase.prompt, steps, 1, false);
     const peer = cpu ? await measure(cpu, B, benchCase.prompt, Math.min(steps, 8), 1) : null;
     const row = {
       model: benchCase.name,
@@ -70,6 +82,7 @@ for (const benchCase of CASES) {
       promptTokens: benchCase.prompt,
       decodeSteps: steps,
       webgpu: { prefillTokensPerSecond: ours.prefill, decodeTokensPerSecond: ours.decode },
+      webgpuCpuSampling: { prefillTokensPerSecond: hostSampled.prefill, decodeTokensPerSecond: hostSampled.decode },
       cpu: peer ? { prefillTokensPerSecond: peer.prefill, decodeTokensPerSecond: peer.decode } : null,
       ratio: peer ? { prefill: ours.prefill / peer.prefill, decode: ours.decode / peer.decode } : null,
     };
@@ -82,14 +95,14 @@ for (const benchCase of CASES) {
 }
 
 const fmt = (x: number | undefined): string => (x === undefined ? '–' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
-console.log(`adapter: webgpu ${adapter}; peer: CPU decoder (reference ops) on the same weights; greedy tokens, random prompts\n`);
-console.log('| model | B | prompt | webgpu prefill tok/s | cpu prefill tok/s | ratio | webgpu decode tok/s | cpu decode tok/s | ratio |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log(`adapter: webgpu ${adapter}; peer: CPU decoder (reference ops) and CPU sampler on the same weights; tokens drawn at temperature ${params.temperature}, random prompts\n`);
+console.log('| model | B | prompt | webgpu prefill tok/s | cpu prefill tok/s | ratio | webgpu decode tok/s | webgpu decode, CPU sampling | cpu decode tok/s | ratio |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
     `| ${r.model} | ${r.B} | ${r.promptTokens} | ${fmt(r.webgpu.prefillTokensPerSecond)} | ${fmt(r.cpu?.prefillTokensPerSecond)} | ${r.ratio ? r.ratio.prefill.toFixed(2) : '–'} ` +
-      `| ${fmt(r.webgpu.decodeTokensPerSecond)} | ${fmt(r.cpu?.decodeTokensPerSecond)} | ${r.ratio ? r.ratio.decode.toFixed(2) : '–'} |`,
+      `| ${fmt(r.webgpu.decodeTokensPerSecond)} | ${fmt(r.webgpuCpuSampling.decodeTokensPerSecond)} | ${fmt(r.cpu?.decodeTokensPerSecond)} | ${r.ratio ? r.ratio.decode.toFixed(2) : '–'} |`,
   );
 }
-console.log(JSON.stringify({ bench: 'sample', adapter, date: new Date().toISOString(), smolLayers, results }));
+console.log(JSON.stringify({ bench: 'sample', adapter, date: new Date().toISOString(), temperature: params.temperature, smolLayers, results }));
 context.device.destroy();

@@ -14,7 +14,7 @@ import { TINY_CONFIG } from '../gpu/inference/presets.ts';
 import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
 import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
 import { createWebGPUBackend, WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
-import { WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
+import { createWebGPUDecoder, WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type CheckpointState } from '../rl/checkpoint.ts';
 import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
@@ -27,6 +27,8 @@ import type { CompletionOutcome } from './sandbox/protocol.ts';
 
 declare const self: DedicatedWorkerGlobalScope;
 
+/** KV cache of the tiny model's WebGPU decoder: 64 MiB hold 131,072 tokens (rebuilt after every training step, so not the 256 MiB default). */
+const TINY_CACHE_BYTES = 64 * 2 ** 20;
 /** How often step metrics are sent to the app at most. */
 const REPORT_INTERVAL_MS = 250;
 const NO_WEBGPU =
@@ -88,7 +90,8 @@ async function buildModel(seed: number): Promise<Model> {
 async function createModel(context: GPUContext, adapter: string, seed: number): Promise<Model> {
   const backend = await createWebGPUBackend(context, TINY_CONFIG, { seed });
   const tokenizer = new ByteTokenizer();
-  const client = new LocalChatClient({ backend, tokenizer, model: 'tiny', defaultMaxTokens: 64 });
+  // Decoded and sampled on the GPU (the KV-cache decoder reads the backend's weights in place; only token ids come back).
+  const client = new LocalChatClient({ backend, tokenizer, model: 'tiny', defaultMaxTokens: 64, createDecoder: (model) => createWebGPUDecoder(model, { cacheBytes: TINY_CACHE_BYTES }) });
   const weights = await backend.getParameters();
   const parameters = [...weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
   // The tiny model is fully fine-tuned, so its base is a copy of these initial weights (~100k parameters).
@@ -124,7 +127,7 @@ async function createBaseModel(model: Model, seed: number): Promise<BaseModel> {
   // The kept copy for the engine's own seed; a run begun from another seed gets that seed's initialisation (the same initialiser).
   const backend = await createWebGPUBackend(model.context, model.backend.config, { seed });
   if (seed === model.info.seed) await backend.setParameters(model.initial);
-  return { client: new LocalChatClient({ ...options, backend }), backend };
+  return { client: new LocalChatClient({ ...options, backend, createDecoder: (model) => createWebGPUDecoder(model, { cacheBytes: TINY_CACHE_BYTES }) }), backend };
 }
 
 /** Lets go of a model's base client and its backend. */

@@ -6,6 +6,8 @@
  * the reference ops; a WebGPU decoder implements the same interface over the engine's buffers.
  */
 
+import type { SamplingParams } from './sampler.ts';
+
 /** A handle on one sequence in a decoder's KV cache. */
 export type SequenceId = number;
 
@@ -29,10 +31,31 @@ export interface Decoder {
   prefill(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array>;
   /** Appends one token to each sequence (one decode step) and returns the logits (B, V) of those tokens. */
   decode(seqs: readonly SequenceId[], tokens: ArrayLike<number>): Promise<Float32Array>;
+  /**
+   * Optional, for decoders that sample on their device: prefill, then one token per draw from the
+   * logits of the call's sequence `draw.row`; only the draws come back, not the (B, V) logits.
+   */
+  prefillAndSample?(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>, draws: readonly DeviceDraw[]): Promise<DeviceDrawn>;
+  /** Optional: decode, then draw as prefillAndSample does. */
+  decodeAndSample?(seqs: readonly SequenceId[], tokens: ArrayLike<number>, draws: readonly DeviceDraw[]): Promise<DeviceDrawn>;
   /** Frees a sequence's cache; the handle may not be used afterwards. */
   release(seq: SequenceId): void;
   /** Returns the number of live sequences and the tokens their caches hold. */
   usage(): { sequences: number; tokens: number };
   /** Frees every sequence and the decoder's memory; it may not be used afterwards. */
   dispose(): void;
+}
+
+/** One token to draw on a decoder's device: from the logits row of the call's sequence `row`, with `uniform` in [0, 1) from the sample's seeded generator. */
+export interface DeviceDraw {
+  row: number;
+  params: SamplingParams;
+  uniform: number;
+}
+
+/** Tokens drawn on a device, one per draw: ids, log_softmax(logits / T)[id] over the whole row, and the row's entropy at T (T = 1 when greedy). */
+export interface DeviceDrawn {
+  ids: Int32Array;
+  logprobs: Float32Array;
+  entropies: Float32Array;
 }

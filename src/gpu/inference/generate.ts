@@ -8,7 +8,7 @@
  * seed and the sample's index, so a seed reproduces a sample whatever it was batched with.
  */
 import type { Tokenizer } from '../io/tokenizer.ts';
-import type { Decoder, SequenceId } from './decoder.ts';
+import type { Decoder, DeviceDraw, SequenceId } from './decoder.ts';
 import { checkSamplingParams, Rng, sampleRng, sampleToken, type SamplingParams } from './sampler.ts';
 
 /** One generation request: a prompt (or tokens to append to an existing sequence) and how to sample. */
@@ -51,6 +51,8 @@ export interface GeneratedSample {
   tokenIds: number[];
   /** log_softmax(logits / temperature)[id] of each sampled token (see sampler.ts). */
   logprobs: number[];
+  /** Entropy of softmax(logits / temperature) at each sampled token (temperature 1 when greedy); only from a decoder that samples on its device. */
+  entropies?: number[];
   finishReason: GenerationFinishReason;
   /** What stopped it, when finishReason is 'stop'. */
   stop?: { tokenId: number } | { string: string };
@@ -100,7 +102,15 @@ interface Sample {
   rng: Rng;
   tokenIds: number[];
   logprobs: number[];
+  entropies: number[];
   result: GeneratedSample | null;
+}
+
+/** A drawn token: its id and log-probability, and the entropy of its distribution when the device reports it. */
+interface Drawn {
+  id: number;
+  logprob: number;
+  entropy?: number;
 }
 
 /** The batching engine; see the file comment. */
@@ -250,14 +260,30 @@ export class Generator {
     }
     const seqs = heads.map((job) => job.request.parent ?? decoder.newSequence());
     heads.forEach((job, j) => (job.samples = [this.newSample(job, 0, seqs[j]!)])); // owned by the job from here on, freed on failure
-    const logits = await decoder.prefill(seqs, heads.map((job) => job.request.prompt));
-    const V = decoder.vocabSize;
+    // Every sample's first draw, in the order the samples are made below: per head, its group's jobs, each job's samples by index.
+    const planned: Array<{ job: Job; row: number; rng: Rng }> = [];
+    heads.forEach((head, j) => {
+      for (const job of groups.get(head)!) {
+        for (let i = 0; i < job.n; i++) planned.push({ job, row: j, rng: job === head && i === 0 ? job.samples[0]!.rng : sampleRng(job.seed, i) });
+      }
+    });
+    const prompts = heads.map((job) => job.request.prompt);
+    let drawn: Drawn[];
+    if (decoder.prefillAndSample !== undefined) {
+      const result = await decoder.prefillAndSample(seqs, prompts, planned.map(({ job, row, rng }) => deviceDraw(row, job.params, rng)));
+      drawn = planned.map((_, d) => ({ id: result.ids[d]!, logprob: result.logprobs[d]!, entropy: result.entropies[d]! }));
+    } else {
+      const logits = await decoder.prefill(seqs, prompts);
+      const V = decoder.vocabSize;
+      drawn = planned.map(({ job, row, rng }) => sampleToken(logits, row * V, V, job.params, rng));
+    }
+    let d = 0;
     heads.forEach((head, j) => {
       for (const job of groups.get(head)!) {
         const have = job === head ? 1 : 0;
-        decoder.fork(seqs[j]!, job.n - have).forEach((seq, i) => job.samples.push(this.newSample(job, i + have, seq)));
+        decoder.fork(seqs[j]!, job.n - have).forEach((seq, i) => job.samples.push(this.newSample(job, i + have, seq, planned[d + i + have]!.rng)));
         for (const sample of job.samples) {
-          this.accept(sample, sampleToken(logits, j * V, V, job.params, sample.rng));
+          this.accept(sample, drawn[d++]!);
           if (sample.result === null) this.live.push(sample);
         }
       }
@@ -267,26 +293,35 @@ export class Generator {
   /** Feeds every live sample its last token and draws the next one. */
   private async step(): Promise<void> {
     const live = this.live;
-    const V = this.decoderValue.vocabSize;
-    const logits = await this.decoderValue.decode(
-      live.map((sample) => sample.seq),
-      live.map((sample) => sample.tokenIds.at(-1)!),
-    );
-    live.forEach((sample, row) => {
-      if (sample.result === null) this.accept(sample, sampleToken(logits, row * V, V, sample.job.params, sample.rng));
-    });
+    const decoder = this.decoderValue;
+    const seqs = live.map((sample) => sample.seq);
+    const lastTokens = live.map((sample) => sample.tokenIds.at(-1)!);
+    if (decoder.decodeAndSample !== undefined) {
+      // The GPU draws: only B ids, log-probabilities and entropies come back.
+      const result = await decoder.decodeAndSample(seqs, lastTokens, live.map((sample, row) => deviceDraw(row, sample.job.params, sample.rng)));
+      live.forEach((sample, row) => {
+        if (sample.result === null) this.accept(sample, { id: result.ids[row]!, logprob: result.logprobs[row]!, entropy: result.entropies[row]! });
+      });
+    } else {
+      const V = decoder.vocabSize;
+      const logits = await decoder.decode(seqs, lastTokens);
+      live.forEach((sample, row) => {
+        if (sample.result === null) this.accept(sample, sampleToken(logits, row * V, V, sample.job.params, sample.rng));
+      });
+    }
     this.live = this.live.filter((sample) => sample.result === null);
   }
 
-  private newSample(job: Job, index: number, seq: SequenceId): Sample {
-    return { job, index, seq, rng: sampleRng(job.seed, index), tokenIds: [], logprobs: [], result: null };
+  private newSample(job: Job, index: number, seq: SequenceId, rng = sampleRng(job.seed, index)): Sample {
+    return { job, index, seq, rng, tokenIds: [], logprobs: [], entropies: [], result: null };
   }
 
   /** Records a sampled token and ends the sample on a stop token, a stop string or the token limit. */
-  private accept(sample: Sample, token: { id: number; logprob: number }): void {
+  private accept(sample: Sample, token: Drawn): void {
     const { job } = sample;
     sample.tokenIds.push(token.id);
     sample.logprobs.push(token.logprob);
+    if (token.entropy !== undefined) sample.entropies.push(token.entropy);
     if (job.stopIds.has(token.id)) {
       this.finish(sample, 'stop', this.text(sample.tokenIds.slice(0, -1)), { tokenId: token.id });
       return;
@@ -322,6 +357,7 @@ export class Generator {
       text,
       tokenIds: sample.tokenIds,
       logprobs: sample.logprobs,
+      ...(sample.entropies.length > 0 ? { entropies: sample.entropies } : {}),
       finishReason,
       ...(stop !== undefined ? { stop } : {}),
       ...(job.request.keepSequences ? { sequence: sample.seq } : {}),
@@ -361,6 +397,11 @@ export class Generator {
       if (signal?.aborted) this.fail(job, signal.reason ?? new Error('aborted'));
     }
   }
+}
+
+/** A draw for a decoder that samples on its device: the uniform comes from the sample's generator exactly as sampleToken takes it (one number per draw, none when greedy), so both paths consume a seed's stream alike. */
+function deviceDraw(row: number, params: SamplingParams, rng: Rng): DeviceDraw {
+  return { row, params, uniform: params.temperature === 0 ? 0 : rng.next() };
 }
 
 /**

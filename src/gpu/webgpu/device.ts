@@ -31,6 +31,11 @@ export interface AdapterDescription {
   isFallbackAdapter: boolean;
 }
 
+/** Whether an adapter runs on the CPU (SwiftShader, Mesa's llvmpipe/lavapipe): there kernels prefer few threads per workgroup and no barriers. */
+export function isSoftwareAdapter(adapter: AdapterDescription): boolean {
+  return adapter.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(`${adapter.architecture} ${adapter.description} ${adapter.device}`);
+}
+
 /** A device with the facts the kernels need about it. */
 export interface GPUContext {
   device: GPUDevice;

@@ -13,14 +13,15 @@
  * read back for the CPU sampler. Plans are recorded once per (rows, sequences) bucket (powers of
  * two; padding rows write to a scratch page). It is not a sampler and not a backend.
  */
-import type { Decoder, SequenceId } from '../inference/decoder.ts';
+import type { Decoder, DeviceDraw, DeviceDrawn, SequenceId } from '../inference/decoder.ts';
 import type { ModelBackend } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { linearModuleName, linearSizes, loraParamName, type LoraConfig, type LoraTargetModule } from '../model/layout.ts';
 import { PageAllocator } from '../inference/paged-kv-cache.ts';
 import * as decoderOps from './decoder-ops.ts';
-import { createTensor, KernelPlan, readTensor, type GPUTensor, type Kernels } from './kernels.ts';
+import { createTensor, KernelPlan, type Dispatch, type GPUTensor, type Kernels } from './kernels.ts';
 import * as ops from './ops.ts';
+import { DRAW_WORDS, DRAWN_BYTES, packDraws, readStaged, sampleOnDevice, sampleTokens, setDrawCount, stageRead, toTokenDraw, unpackDrawn } from './sampling.ts';
 import { WebGPUBackend, type BackendWeightsView } from './webgpu-backend.ts';
 
 /** Tokens per cache page. With KVH·HS a multiple of 4, a page of one layer is a multiple of 256 bytes (the binding alignment). */
@@ -54,6 +55,16 @@ interface StepPlan {
   logits: GPUTensor; // (Bcap, V)
   buffers: GPUBuffer[];
   plan: KernelPlan;
+  /** The sampling pass over this plan's logits, per capacity of draws (a power of two). */
+  samplers: Map<number, SamplerPlan>;
+}
+
+/** sample_tokens recorded over a step's logits for up to `capacity` draws. */
+interface SamplerPlan {
+  draws: GPUTensor; // (capacity, DRAW_WORDS) words
+  out: GPUTensor; // (capacity, 4) results
+  plan: KernelPlan;
+  dispatch: Dispatch;
 }
 
 /** Plans kept per decoder (least recently used dropped first). */
@@ -167,6 +178,18 @@ export class WebGPUDecoder implements Decoder {
     return this.appendInBatches(seqs, Array.from(seqs, (_, i) => [tokens[i]!]));
   }
 
+  /** Prefills as `prefill` does, then draws one token per draw on the GPU from the logits of sequence `draw.row`; reads back only the draws. */
+  async prefillAndSample(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>, draws: readonly DeviceDraw[]): Promise<DeviceDrawn> {
+    if (tokens.length !== seqs.length) throw new Error(`prefill: ${seqs.length} sequences but ${tokens.length} token lists`);
+    return this.appendAndSample(seqs, tokens, draws);
+  }
+
+  /** Decodes as `decode` does, then draws on the GPU as `prefillAndSample` does (one submit, B results read back). */
+  async decodeAndSample(seqs: readonly SequenceId[], tokens: ArrayLike<number>, draws: readonly DeviceDraw[]): Promise<DeviceDrawn> {
+    if (tokens.length !== seqs.length) throw new Error(`decode: ${seqs.length} sequences but ${tokens.length} tokens`);
+    return this.appendAndSample(seqs, Array.from(seqs, (_, i) => [tokens[i]!]), draws);
+  }
+
   release(seq: SequenceId): void {
     const state = this.sequence(seq);
     this.allocator.give(state.pages);
@@ -199,9 +222,36 @@ export class WebGPUDecoder implements Decoder {
    * runs append over batches of at most maxRows rows (a long prefill is split; rows of a sequence stay in order).
    */
   private async appendInBatches(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array> {
+    const total = this.checkAppend(seqs, tokens);
+    if (seqs.length === 0) return new Float32Array(0);
+    if (total <= this.maxRows) return (await this.append(seqs, tokens, null)).logits!;
+    return this.appendSplit(seqs, tokens);
+  }
+
+  /** appendInBatches followed by the draws on the GPU; a prefill split into several submits reads its logits back and draws from an upload of them. */
+  private async appendAndSample(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>, draws: readonly DeviceDraw[]): Promise<DeviceDrawn> {
+    const total = this.checkAppend(seqs, tokens);
+    for (const draw of draws) {
+      if (!Number.isInteger(draw.row) || draw.row < 0 || draw.row >= seqs.length) throw new Error(`a draw reads logits row ${draw.row}, but the call has ${seqs.length} sequences`);
+    }
+    if (seqs.length === 0 || draws.length === 0) {
+      if (seqs.length > 0) await this.appendInBatches(seqs, tokens);
+      return { ids: new Int32Array(0), logprobs: new Float32Array(0), entropies: new Float32Array(0) };
+    }
+    if (total <= this.maxRows) return (await this.append(seqs, tokens, draws)).drawn!;
+    const logits = await this.appendSplit(seqs, tokens);
+    const uploaded = createTensor(this.device, logits, 'decoder split-prefill logits');
+    try {
+      return await sampleOnDevice(this.kernels, uploaded, this.vocabSize, draws.map((draw) => toTokenDraw(draw, this.vocabSize)));
+    } finally {
+      uploaded.buffer.destroy();
+    }
+  }
+
+  /** Checks a whole call (token ids, lengths, free pages) so that a failure changes nothing; returns the number of new tokens. */
+  private checkAppend(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): number {
     this.checkAlive();
     if (new Set(seqs).size !== seqs.length) throw new Error('a sequence may appear only once in a batch');
-    if (seqs.length === 0) return new Float32Array(0);
     const V = this.vocabSize;
     let total = 0;
     let pagesNeeded = 0;
@@ -221,7 +271,12 @@ export class WebGPUDecoder implements Decoder {
       pagesNeeded += Math.ceil(length / KV_PAGE_SIZE) - state.pages.length;
     });
     if (pagesNeeded > this.allocator.free) this.allocator.take(pagesNeeded); // throws the cache-full message, taking nothing
-    if (total <= this.maxRows) return this.append(seqs, tokens);
+    return total;
+  }
+
+  /** Runs a checked call of more than maxRows rows as several submits (rows of a sequence stay in order); returns the (B, V) logits. */
+  private async appendSplit(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array> {
+    const V = this.vocabSize;
     const logits = new Float32Array(seqs.length * V); // (B, V)
     const done = seqs.map(() => 0); // tokens of each sequence appended so far
     while (done.some((count, b) => count < tokens[b]!.length)) {
@@ -238,7 +293,7 @@ export class WebGPUDecoder implements Decoder {
         batchIndex.push(b);
         rows += take;
       }
-      const batchLogits = await this.append(batchSeqs, batchTokens);
+      const batchLogits = (await this.append(batchSeqs, batchTokens, null)).logits!;
       batchIndex.forEach((b, i) => {
         done[b]! += batchTokens[i]!.length;
         if (done[b] === tokens[b]!.length) logits.set(batchLogits.subarray(i * V, (i + 1) * V), b * V);
@@ -247,8 +302,12 @@ export class WebGPUDecoder implements Decoder {
     return logits;
   }
 
-  /** Runs the new tokens of every sequence (checked by appendInBatches) through the model as one submit, stores their keys and values, and returns the last rows' logits (B, V). */
-  private async append(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>): Promise<Float32Array> {
+  /**
+   * Runs the new tokens of every sequence (checked by checkAppend) through the model as one submit,
+   * stores their keys and values, and returns the last rows' logits (B, V), or with draws only the
+   * tokens drawn on the GPU from them (the sampling pass in the same submit).
+   */
+  private async append(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>, draws: readonly DeviceDraw[] | null): Promise<{ logits?: Float32Array; drawn?: DeviceDrawn }> {
     const V = this.vocabSize;
     const B = seqs.length;
     const states = seqs.map((seq) => this.sequence(seq));
@@ -289,10 +348,42 @@ export class WebGPUDecoder implements Decoder {
     for (const [tensor, values] of [[step.ids, ids], [step.positions, positions], [step.rowSeq, rowSeq], [step.pageTable, pageTable], [step.lastRows, lastRows]] as const) {
       queue.writeBuffer(tensor.buffer, tensor.offset, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
     }
-    step.plan.submit();
+    const encoder = this.device.createCommandEncoder();
+    step.plan.encode(encoder);
+    let staging: GPUBuffer;
+    let bytes: number;
+    if (draws === null) {
+      bytes = B * V * 4;
+      staging = stageRead(this.device, encoder, step.logits, bytes);
+    } else {
+      const D = draws.length;
+      const sampler = this.samplerFor(step, bucket(D));
+      queue.writeBuffer(sampler.draws.buffer, sampler.draws.offset, packDraws(draws.map((draw) => toTokenDraw(draw, V))));
+      setDrawCount(this.kernels, sampler.dispatch, D, V);
+      sampler.plan.encode(encoder);
+      bytes = D * DRAWN_BYTES;
+      staging = stageRead(this.device, encoder, sampler.out, bytes);
+    }
+    // The read is in this submit, so a later call's uploads (written before its own submit) cannot overtake it.
+    queue.submit([encoder.finish()]);
     for (let b = 0; b < B; b++) states[b]!.tokens.push(...Array.from(tokens[b]!));
-    // readTensor submits its copy before awaiting, so a later call's uploads cannot overtake this read.
-    return readTensor(this.device, step.logits, B * V * 4);
+    const result = await readStaged(staging, bytes);
+    return draws === null ? { logits: new Float32Array(result) } : { drawn: unpackDrawn(result, draws.length) };
+  }
+
+  /** Returns the sampling pass over a step's logits for up to `capacity` draws, recording it on first use. */
+  private samplerFor(step: StepPlan, capacity: number): SamplerPlan {
+    let sampler = step.samplers.get(capacity);
+    if (sampler === undefined) {
+      const draws = createTensor(this.device, capacity * DRAW_WORDS * 4, 'decoder draws');
+      const out = createTensor(this.device, capacity * DRAWN_BYTES, 'decoder drawn tokens');
+      step.buffers.push(draws.buffer, out.buffer);
+      const plan = new KernelPlan(this.kernels);
+      const dispatch = sampleTokens(plan, out, step.logits, draws, capacity, this.vocabSize, { maxDraws: capacity });
+      sampler = { draws, out, plan, dispatch };
+      step.samplers.set(capacity, sampler);
+    }
+    return sampler;
   }
 
   /** Returns the plan of a (rows, sequences) bucket, recording it (and its buffers) on first use. */
@@ -407,7 +498,7 @@ export class WebGPUDecoder implements Decoder {
     ops.rmsnormForward(plan, lnf, lnfRstd, last, this.param('model.norm.weight'), batch, C, eps);
     const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
     decoderOps.matmulForwardRows(plan, logits, lnf, lmHead, null, batch, C, V);
-    return { rows, batch, ids, positions, rowSeq, pageTable, lastRows, logits, buffers, plan };
+    return { rows, batch, ids, positions, rowSeq, pageTable, lastRows, logits, buffers, plan, samplers: new Map() };
   }
 
   /** Copies the pages of a parent into each child's pages (same count), through a scratch buffer: a copy may not read and write one buffer. */
@@ -452,6 +543,7 @@ export class WebGPUDecoder implements Decoder {
 
   private destroyPlan(step: StepPlan): void {
     step.plan.destroy();
+    for (const sampler of step.samplers.values()) sampler.plan.destroy();
     for (const buffer of step.buffers) buffer.destroy();
   }
 

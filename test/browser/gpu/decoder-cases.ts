@@ -8,6 +8,7 @@
 import { ByteTokenizer } from '../../../src/gpu/io/byte-tokenizer.ts';
 import { attentionDecodeForward, createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
 import type { Decoder } from '../../../src/gpu/inference/decoder.ts';
+import { generate, type GenerationRequest } from '../../../src/gpu/inference/generate.ts';
 import { LocalChatClient } from '../../../src/gpu/inference/local-chat-client.ts';
 import { kvCacheWrite, readPagedRows } from '../../../src/gpu/inference/paged-kv-cache.ts';
 import { TINY_CONFIG as TINY_PRESET } from '../../../src/gpu/inference/presets.ts';
@@ -286,5 +287,60 @@ const chatClientCase: DecoderCase = {
     }),
 };
 
+const generatorCase: DecoderCase = {
+  name: 'the Generator samples on the GPU: a seed reproduces its tokens, temperature sampling draws the CPU decoder\'s tokens, top-k stays in the top k, log-probs match backend.logprobs, ids past the tokenizer are never drawn',
+  run: (context) =>
+    // 272 rows of logits for a 264-token vocabulary: the last 8 ids cannot be decoded and must never be drawn.
+    withBackend(context, { ...TINY_PRESET, vocab_size: 272 }, null, async (backend) => {
+      const tokenizer = new ByteTokenizer();
+      const gpu = await createWebGPUDecoder(backend);
+      const cpu = await createCpuDecoder(backend);
+      try {
+        const V = backend.config.vocab_size;
+        const prompt = tokenizer.encode('hello there');
+        const request: GenerationRequest = { prompt, n: 4, temperature: 1.3, maxTokens: 12, seed: 7 };
+        const [first] = await generate(gpu, tokenizer, [request]);
+        const [again] = await generate(gpu, tokenizer, [request]);
+        const [onCpu] = await generate(cpu, tokenizer, [request]);
+        const ids = (result: typeof first) => result!.samples.map((sample) => sample.tokenIds.join(',')).join(' | ');
+        if (ids(first) !== ids(again)) throw new Error(`one seed drew different tokens: ${ids(first)} vs ${ids(again)}`);
+        for (const sample of first!.samples) {
+          if (sample.entropies?.length !== sample.tokenIds.length) throw new Error('the samples carry no entropies: the Generator did not sample on the GPU');
+        }
+        // Without truncation both walk the ids in order with the same uniforms: equal tokens but where f32 and float64 sums straddle a boundary.
+        const same = first!.samples.filter((sample, i) => sample.tokenIds.join() === onCpu!.samples[i]!.tokenIds.join());
+        if (same.length < 3) throw new Error(`the GPU and the CPU sampler drew different tokens from one seed: ${ids(first)} vs ${ids(onCpu)}`);
+
+        const truncated = await generate(gpu, tokenizer, [{ prompt, n: 3, temperature: 1.5, topK: 4, maxTokens: 10, seed: 3 }, { prompt: tokenizer.encode('abc'), n: 2, temperature: 0.9, topP: 0.6, maxTokens: 10, seed: 4 }]);
+        for (const [r, result] of truncated.entries()) {
+          const temperature = r === 0 ? 1.5 : 0.9;
+          const requestPrompt = r === 0 ? prompt : tokenizer.encode('abc');
+          for (const sample of result.samples) {
+            const sequence = [...requestPrompt, ...sample.tokenIds];
+            const T = sequence.length - 1;
+            const inputs = Int32Array.from(sequence.slice(0, T));
+            const targets = Int32Array.from(sequence.slice(1));
+            const rescored = await backend.logprobs(inputs, targets, 1, T, temperature);
+            expectClose(Float32Array.from(sample.logprobs), rescored.subarray(requestPrompt.length - 1), { atol: 1e-4, rtol: 1e-4, label: 'sampled log-probs vs backend.logprobs' });
+            if (r === 0) {
+              const logits = await backend.forward(inputs, 1, T);
+              sample.tokenIds.forEach((id, i) => {
+                const at = (requestPrompt.length - 1 + i) * V;
+                const better = Array.from({ length: tokenizer.vocabSize }, (_, v) => logits[at + v]!).filter((x) => x > logits[at + id]!).length;
+                if (better >= 4) throw new Error(`top-k 4 drew token ${id}, which ${better} drawable tokens beat`);
+              });
+            }
+          }
+        }
+        const all = [first!, onCpu!, ...truncated].flatMap((result) => result.samples.flatMap((sample) => sample.tokenIds));
+        const past = all.filter((id) => id >= tokenizer.vocabSize);
+        if (past.length > 0) throw new Error(`drew ids past the tokenizer's ${tokenizer.vocabSize} tokens: ${past.join(', ')}`);
+      } finally {
+        gpu.dispose();
+        cpu.dispose();
+      }
+    }),
+};
+
 /** Every decoder check, in the order they run. */
-export const DECODER_CASES: DecoderCase[] = [kernelCase, ...fullForwardCases, raggedCase, forkExtendCase, limitsCase, chatClientCase];
+export const DECODER_CASES: DecoderCase[] = [kernelCase, ...fullForwardCases, raggedCase, forkExtendCase, limitsCase, chatClientCase, generatorCase];
