@@ -1,12 +1,10 @@
 /** The training view: live charts of the current (or reopened) run and the latest GRPO step's rollouts with tokens coloured by log-probability; stored runs are in the Runs tab. */
-import { ByteTokenizer } from '../../gpu/io/byte-tokenizer.ts';
 import type { EngineTrainingRollout } from '../../workers/engine-bridge.ts';
 import { newRun } from '../training-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
 
 const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
-const tokenizer = new ByteTokenizer();
 
 /** The whole view, filling the main area; `onShowRuns` opens the Runs tab. */
 export function TrainingView({ onShowRuns }: { onShowRuns: () => void }) {
@@ -91,12 +89,11 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
         {rollout.turns.flatMap((turn, t) => turn.completionIds.map((id, i) => {
           const logprob = turn.completionLogprobs[i] ?? 0;
           const probability = Math.exp(logprob);
-          const decoded = tokenizer.decode([id]);
-          // A lone byte of a multi-byte character does not decode on its own: show the byte.
-          const text = decoded === '\uFFFD' && id < 256 ? `\\x${id.toString(16).padStart(2, '0')}` : decoded;
+          // The engine decoded each token with the model's tokenizer; '' is part of a character the next token completes.
+          const text = turn.completionPieces[i] ?? '';
           return (
-            <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
-              {text === '' ? '∅' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
+            <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`token ${id}: ${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
+              {text === '' ? '·' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
             </span>
           );
         }))}
