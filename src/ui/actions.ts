@@ -206,7 +206,13 @@ export async function startEvaluation(): Promise<void> {
   if (run.status === 'running' || run.status === 'compiling' || run.status === 'stopping') return;
   const saved = currentEnvironment();
   if (!saved) return;
-  const fail = (failure: string) => store.getState().updateRun({ status: 'failed', failure, finishedAt: Date.now() });
+  // Stop works from the first moment: compiling, starting the policy, loading the environment.
+  const controller = new AbortController();
+  stopController = controller;
+  const fail = (failure: string) => {
+    store.getState().updateRun({ status: 'failed', failure: controller.signal.aborted ? 'Stopped before the evaluation began; nothing ran.' : failure, finishedAt: Date.now() });
+    stopController = undefined;
+  };
   store.getState().updateRun({ ...IDLE_RUN, status: 'compiling', startedAt: Date.now() });
   store.getState().selectRecord(0);
 
@@ -224,7 +230,7 @@ export async function startEvaluation(): Promise<void> {
     return fail(error instanceof Error ? error.message : String(error));
   }
 
-  stopController = new AbortController();
+  if (controller.signal.aborted) return fail('stopped');
   evaluationGate.resume();
   const started = Date.now();
   store.getState().updateRun({ status: 'running', startedAt: started, total: settings.numTasks * settings.rolloutsPerTask });
@@ -242,7 +248,7 @@ export async function startEvaluation(): Promise<void> {
       },
       client: pausableClient(policy.client, evaluationGate),
       timeLimitMs: settings.timeLimitMs,
-      signal: stopController.signal,
+      signal: controller.signal,
       createFrame: createIframeSandbox,
       onLoaded: (environment) => store.getState().updateRun({
         environment,

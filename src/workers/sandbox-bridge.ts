@@ -30,6 +30,15 @@ export interface SandboxFrame {
 /** Creates an isolated frame that runs `runtime` (script text) as a classic worker. */
 export type CreateSandboxFrame = (runtime: string) => Promise<SandboxFrame>;
 
+/** The person stopped the job while the environment was loading; the sandbox was shut down and nothing ran. */
+export class SandboxStoppedError extends Error {
+  override readonly name = 'SandboxStoppedError';
+
+  constructor(readonly environmentName: string) {
+    super(`Stopped while the environment "${environmentName}" was loading; the sandbox was shut down and nothing ran.`);
+  }
+}
+
 /** Environment code ran past its time limit, or the sandbox stopped answering; the sandbox was terminated. */
 export class SandboxTimeoutError extends Error {
   override readonly name = 'SandboxTimeoutError';
@@ -56,6 +65,8 @@ export interface SandboxSessionRequest {
   timeLimitMs?: number;
   createFrame: CreateSandboxFrame;
   onRolloutStarted?: (start: RolloutStart) => void;
+  /** Stops the job: while the environment loads, the sandbox is shut down at once (top-level code may never yield); later, evaluations and rollouts stop as `stop()` does. */
+  signal?: AbortSignal;
 }
 
 /** One evaluation to run in a fresh sandbox. */
@@ -64,8 +75,6 @@ const RECORD_GRACE_MS = 5_000;
 
 export interface SandboxEvaluationRequest extends SandboxSessionRequest {
   options: SandboxEvaluateOptions;
-  /** Stops the evaluation: the rollouts in flight are cancelled, then the sandbox is terminated. */
-  signal?: AbortSignal;
   onLoaded?: (info: EnvironmentInfo) => void;
   onRecord?: (record: RolloutRecord, done: number, total: number) => void;
 }
@@ -92,7 +101,7 @@ export interface SandboxSession {
 }
 
 const DEFAULT_TIME_LIMIT_MS = 5_000;
-/** Extra time the first call gets, for the worker to parse the runtime. */
+/** How long the fresh worker may take to parse the runtime and answer its first call (before any environment code runs). */
 const STARTUP_GRACE_MS = 10_000;
 /** How long a stopped evaluation may take to wind down before the sandbox is terminated. */
 const STOP_GRACE_MS = 3_000;
@@ -200,12 +209,28 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     frame.dispose();
   };
 
+  // Stop while loading: top-level code may never yield, so the sandbox goes at once.
+  const stopLoading = () => {
+    fail(new SandboxStoppedError(environmentName));
+    dispose();
+  };
   let info: EnvironmentInfo;
   try {
+    if (request.signal?.aborted) {
+      stopLoading();
+      await failed;
+    }
+    request.signal?.addEventListener('abort', stopLoading, { once: true });
+    // The runtime's first answer (abort() is a no-op while nothing runs) says it is parsed and listening;
+    // only then does loading start, with the plain time limit the failure message states.
+    await call(() => api.abort());
+    lastSignOfLife = Date.now();
     info = await call(() => api.loadEnvironment(request.code, request.args));
   } catch (error) {
     dispose();
     throw error;
+  } finally {
+    request.signal?.removeEventListener('abort', stopLoading);
   }
   environmentName = info.name;
   phase = 'running';
