@@ -65,10 +65,12 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
   const evaluating = usePlayground((state) => ['running', 'compiling', 'stopping'].includes(state.run.status));
   const running = job.status === 'running' || job.status === 'stopping';
   // An unfinished job of this mode in the open run: the button continues it, with its settings.
-  const pending = usePlayground((state) => {
+  const pendingJob = usePlayground((state) => {
     const found = unfinishedJob(state.trainingRun);
-    return found && found.phase === (mode === 'warmup' ? 'sft' : 'grpo') ? `${found.nextStep + 1} / ${found.options.steps}` : null;
+    return found && found.phase === (mode === 'warmup' ? 'sft' : 'grpo') ? found : null;
   });
+  const pending = pendingJob ? `${pendingJob.nextStep + 1} / ${pendingJob.options.steps}` : null;
+  const runEnvironment = usePlayground((state) => state.trainingRun?.environment);
   const startLabel = pending ? `Continue ${mode === 'warmup' ? 'warm-up' : 'training'} (step ${pending})` : mode === 'warmup' ? 'Start warm-up' : 'Start training';
   const start = () => {
     onShowTraining();
@@ -87,6 +89,11 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
           )
           : <button type="button" className="primary" data-testid="start-training" disabled={evaluating} onClick={start} title={pending ? 'Continues the open run\'s interrupted job from its checkpoint, with the settings it started with. "New run" in the Training tab starts over.' : undefined}>{startLabel}</button>}
       </div>
+      {pendingJob && !running && (
+        <p className="hint" data-testid="continue-note">
+          Continues the open run on <code>{runEnvironment}</code> with {pendingJob.environment ? <>its own code (from the file “{pendingJob.environment.label}”)</> : 'the open file\'s code (this run was stored without its code; you will be asked)'}, arguments and settings ({pendingJob.options.steps} {pendingJob.phase === 'sft' ? 'SFT' : 'GRPO'} steps); the panel's settings and the open file apply to a new run (<b>New run</b> in the Training tab).
+        </p>
+      )}
       {running && <JobProgress />}
       {running && job.note && <p className="warning" data-testid="training-note">{job.note}</p>}
       {job.status === 'failed' && job.failure && <p className="failure" role="alert" data-testid="training-failure">{job.failure}</p>}
