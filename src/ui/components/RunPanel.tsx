@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'react';
 import { exportResults, pauseEvaluation, resumeEvaluation, startEvaluation, stopEvaluation } from '../actions.ts';
 import { usePlayground } from '../store/index.ts';
+import { errorsLine } from './result-text.ts';
 import { unfinishedJob, type RunMode } from '../store/training-slice.ts';
 import { pauseTraining, resumeTraining, startTraining, startWarmup, stopTraining } from '../training-actions.ts';
 
@@ -189,7 +190,6 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
   const wallMs = usePlayground((state) => (state.run.finishedAt ? state.run.finishedAt - state.run.startedAt : null));
   if (!summary) return null;
   const weights = new Map(environment?.rewardNames.map((name, index) => [name, environment.rewardWeights[index] ?? 0]) ?? []);
-  const errors = Object.entries(summary.errorsBySource);
   return (
     <div className="summary" data-testid="summary">
       <div className="headline">
@@ -209,7 +209,7 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
       <p className="summary-line">
         {Object.entries(summary.passAtK).map(([k, value]) => <span key={k} className="chip">pass@{k} {percent(value)}</span>)}
         <span className={`chip ${summary.rolloutsWithErrors > 0 ? 'chip-bad' : ''}`} data-testid="error-count">
-          {summary.rolloutsWithErrors} with errors{errors.length > 0 ? ` (${errors.map(([source, count]) => `${source} ${count}`).join(', ')})` : ''}
+          {errorsLine(summary.rolloutsWithErrors, summary.errorsBySource)}
         </span>
         {summary.truncated > 0 && <span className="chip">{summary.truncated} truncated</span>}
         {wallMs !== null && <span className="chip">{(wallMs / 1000).toFixed(1)} s</span>}

@@ -3,6 +3,7 @@ import type { EngineTrainingRollout } from '../../workers/engine-bridge.ts';
 import { newRun } from '../training-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
+import { rewardLines } from './result-text.ts';
 
 const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
 
@@ -22,11 +23,12 @@ function RunCharts() {
   const run = usePlayground((state) => state.trainingRun)!;
   const grpo = run.grpo;
   const steps = grpo.map((metrics) => metrics.step);
-  const rewardNames = [...new Set(grpo.flatMap((metrics) => Object.keys(metrics.rewards)))];
+  // A reward function whose line is the mean at every step would hide under it: it is named in the mean's label.
+  const { meanLabel, functions } = rewardLines(grpo);
   const line = (label: string, values: (number | null)[], color: string): ChartSeries => ({ label, values, color });
   const reward: ChartSeries[] = [
-    { label: 'reward', values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: COLORS[0]! },
-    ...rewardNames.map((name, i) => line(name, grpo.map((m) => m.rewards[name] ?? null), COLORS[(i + 1) % COLORS.length]!)),
+    { label: meanLabel, values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: COLORS[0]! },
+    ...functions.map((name, i) => line(name, grpo.map((m) => m.rewards[name] ?? null), COLORS[(i + 1) % COLORS.length]!)),
   ];
   const last = grpo.at(-1);
   return (
