@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'react';
 import { ChatView } from './components/ChatView.tsx';
 import { ErrorBoundary } from './components/ErrorBoundary.tsx';
+import { FirstVisitHint } from './components/FirstVisitHint.tsx';
 import { EnvironmentEditor } from './editor/EnvironmentEditor.tsx';
 import { ImportExportPanel } from './components/ImportExportPanel.tsx';
 import { PolicyPanel } from './components/PolicyPanel.tsx';
@@ -39,6 +40,7 @@ export function App() {
   return (
     <div className={presenter ? 'app presenter' : 'app'}>
       <TopBar />
+      <FirstVisitHint />
       <div className={lessonOpen ? 'workspace with-lesson' : 'workspace'}>
         <ErrorBoundary area="The lesson panel"><LessonPanel /></ErrorBoundary>
         <main className="main-pane">

@@ -6,7 +6,7 @@
 import { OpenAIHttpClient, ScriptedClient, summarizeRollouts, type ChatClient, type RolloutRecord } from '../envs/index.ts';
 import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS } from '../rl/lesson.ts';
 import { recordsToJsonl } from '../envs/results-record.ts';
-import { findRealPreset } from '../gpu/inference/presets.ts';
+import { findRealPreset } from '../workers/model-catalogue.ts';
 import { createEngineChatClient } from '../workers/engine-bridge.ts';
 import { PauseGate } from '../workers/engine/pause-gate.ts';
 import { evaluateInSandbox, SandboxTimeoutError } from '../workers/sandbox-bridge.ts';
@@ -17,6 +17,7 @@ import { disposeEnvironmentModel, environmentModel } from './editor/models.ts';
 import { pausableClient } from './pausable-client.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedState } from './share/url-state.ts';
+import { readStoredSetup, rememberSetup } from './setup-storage.ts';
 import * as storage from './storage.ts';
 import { downloadFile } from './transfer/download.ts';
 import { chooseInTabModel, restoreInTabModel } from './model-actions.ts';
@@ -44,6 +45,13 @@ export async function initPlayground(): Promise<void> {
   restorePolicy();
   restoreInTabModel();
   restoreWebLLMModel();
+  // The setup chosen before the reload (by the person or Start lesson); a share link's, once accepted, replaces it.
+  const setup = readStoredSetup();
+  store.getState().setSettings(setup.settings);
+  store.getState().setTrainingSettings(setup.trainingSettings);
+  if (setup.mode) store.getState().setMode(setup.mode);
+  if (setup.policy) store.getState().setPolicy(setup.policy);
+  rememberSetup(store);
   store.getState().setHasApiKey(readApiKey() !== '');
   let environments = await storage.listEnvironments();
   if (environments.length === 0) {
@@ -55,6 +63,8 @@ export async function initPlayground(): Promise<void> {
   openHash(location.hash);
   window.addEventListener('hashchange', () => openHash(location.hash));
   await refreshRuns();
+  // The in-tab model was the policy before the reload: start it (the chosen model comes from the browser's cache).
+  if (setup.policy === 'in-tab') void ensureEngine().catch(() => {});
 }
 
 /** Opens a share link for review (never runs it); a bad link shows why and loads nothing. */

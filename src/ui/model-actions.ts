@@ -5,8 +5,7 @@
  * picker and ensureEngine (training-actions.ts) call these; they write only the policy slice and
  * the engine's info.
  */
-import { browserModelStorage, deleteCachedModel, isModelCached, presetDownloadSpec } from '../gpu/io/model-download.ts';
-import { findRealPreset, REAL_MODEL_PRESETS } from '../gpu/inference/presets.ts';
+import { browserModelStorage, deleteCachedModel, findRealPreset, isModelCached, presetDownloadSpec, REAL_MODEL_PRESETS } from '../workers/model-catalogue.ts';
 import { loadEngineModel, startEngine, type EngineModelSpec } from '../workers/engine-bridge.ts';
 import { usePlayground } from './store/index.ts';
 
