@@ -28,8 +28,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/chat/**'],
-    rules: layerRule(['**/envs/**', '**/rl/**', '**/gpu/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/chat is the leaf chat protocol: it imports no other layer.'),
+    files: ['src/chat/**', 'src/common/**'],
+    rules: layerRule(['**/envs/**', '**/rl/**', '**/gpu/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/chat (the chat protocol) and src/common (errorMessage) are leaves: they import no other layer.'),
   },
   {
     files: ['src/rl/**'],

@@ -9,7 +9,7 @@ import { recordsToJsonl } from '../envs/results-record.ts';
 import { findRealPreset } from '../workers/model-catalogue.ts';
 import { createEngineChatClient } from '../workers/engine-bridge.ts';
 import { PauseGate } from '../workers/engine/pause-gate.ts';
-import { evaluateInSandbox, SandboxTimeoutError } from '../workers/sandbox-bridge.ts';
+import { evaluateInSandbox } from '../workers/sandbox-bridge.ts';
 import { readApiKey, writeApiKey } from './api-key.ts';
 import { BUILTINS, isBuiltinName, loadBuiltinExpert } from './builtins.ts';
 import { compileModel } from './editor/monaco-setup.ts';
@@ -27,6 +27,7 @@ import { IDLE_RUN, type EvaluationSettings } from './store/evaluation-slice.ts';
 import type { PolicyKind } from './store/policy-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS } from './store/training-slice.ts';
 import { ensureEngine, loadOpenRunWeights, recordEvaluation, refreshRuns } from './training-actions.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 const store = usePlayground;
 const SAVE_DELAY_MS = 400;
@@ -204,7 +205,7 @@ export function parseArgs(argsJson: string): Record<string, unknown> {
   try {
     value = JSON.parse(argsJson || '{}');
   } catch (error) {
-    throw new Error(`Environment arguments are not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`Environment arguments are not valid JSON: ${errorMessage(error)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('Environment arguments must be a JSON object, e.g. {"numEvalTasks": 20}');
   return value as Record<string, unknown>;
@@ -237,7 +238,7 @@ export async function startEvaluation(): Promise<void> {
     args = parseArgs(settings.argsJson);
     policy = await buildPolicyClient(saved.builtin, args);
   } catch (error) {
-    return fail(error instanceof Error ? error.message : String(error));
+    return fail(errorMessage(error));
   }
 
   if (controller.signal.aborted) return fail('stopped');
@@ -283,7 +284,7 @@ export async function startEvaluation(): Promise<void> {
       status: 'failed',
       records: sorted,
       summary: sorted.length > 0 ? summarizeRollouts(sorted, settings.rolloutsPerTask, environment?.rewardNames ?? []) : null,
-      failure: error instanceof SandboxTimeoutError || error instanceof Error ? error.message : String(error),
+      failure: errorMessage(error),
       finishedAt: Date.now(),
     });
   } finally {

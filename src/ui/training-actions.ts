@@ -36,6 +36,7 @@ import { usePlayground } from './store/index.ts';
 import { appTeacherSources } from './teacher-sources.ts';
 import { buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
 import { unfinishedJob, type RunEnvironment, type RunEvaluation, type RunJob, type TrainingRun } from './store/training-slice.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 const store = usePlayground;
 let stopController: AbortController | undefined;
@@ -53,7 +54,6 @@ let freshSeed: number | null = null;
 /** An evaluation of those fresh weights made before any run: the "before" of the next new run that starts from them. */
 let baseline: { evaluation: RunEvaluation; environment: string; seed: number; model: string } | null = null;
 
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Starts the engine once (GPU device and tiny model) and loads the chosen in-tab model; failures (no WebGPU, no adapter, a download) land in the store with what to do. */
 export async function ensureEngine(): Promise<void> {
@@ -69,7 +69,7 @@ export async function ensureEngine(): Promise<void> {
       store.getState().setEngine({ status: 'ready', info, error: null });
       freshSeed = info.seed;
     } catch (error) {
-      store.getState().setEngine({ status: 'failed', error: message(error) });
+      store.getState().setEngine({ status: 'failed', error: errorMessage(error) });
       throw error;
     }
   }
@@ -90,13 +90,13 @@ export async function refreshRuns(): Promise<void> {
   try {
     store.getState().setPastRuns(await runStorage.listRuns());
   } catch (error) {
-    console.warn(`stored runs could not be read: ${message(error)}`);
+    console.warn(`stored runs could not be read: ${errorMessage(error)}`);
   }
 }
 
 function saveLater(write: () => Promise<void>): void {
   writes = writes.then(write).catch((error: unknown) => {
-    storageProblem = message(error);
+    storageProblem = errorMessage(error);
     store.getState().updateJob({ note: storageProblem });
   });
 }
@@ -215,7 +215,7 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
   try {
     stored = await runStorage.getCheckpoint(run.id);
   } catch (error) {
-    throw checkpointProblem(run, `could not be read from browser storage (${message(error)})`);
+    throw checkpointProblem(run, `could not be read from browser storage (${errorMessage(error)})`);
   }
   if (!stored) throw checkpointProblem(run, 'is missing from browser storage');
   if (!stored.files) {
@@ -235,7 +235,7 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
   try {
     ({ state, optimizerStep } = await restoreEngineCheckpoint(new Map(Object.entries(stored.files))));
   } catch (error) {
-    throw checkpointProblem(run, `is corrupt (${message(error)})`);
+    throw checkpointProblem(run, `is corrupt (${errorMessage(error)})`);
   }
   const record = state.run as Partial<CheckpointRunRecord>;
   if (record.runId !== run.id || typeof record.sftSteps !== 'number' || typeof record.grpoSteps !== 'number' || !record.job) {
@@ -353,7 +353,7 @@ async function prepareJob(mode: 'warmup' | 'train', signal: AbortSignal): Promis
     try {
       args = pending ? pending.run.args : parseArgs(store.getState().settings.argsJson);
     } catch (error) {
-      return fail(message(error));
+      return fail(errorMessage(error));
     }
     if (pending && !askPerson(`The open run (${pending.run.environment}) was stored before runs kept their code. Continue it with the code of the open file “${saved.name}” and the run's own arguments and settings? Cancel starts nothing.`)) {
       store.getState().updateJob({ status: 'idle' });
@@ -371,7 +371,7 @@ async function prepareJob(mode: 'warmup' | 'train', signal: AbortSignal): Promis
       jobFinished(true, 'Stopped before the job began; nothing ran and nothing changed.');
       return null;
     }
-    return fail(message(error));
+    return fail(errorMessage(error));
   }
   if (signal.aborted) {
     jobFinished(true, 'Stopped before the job began; nothing ran and nothing changed.');
@@ -493,7 +493,7 @@ export async function startWarmup(): Promise<void> {
       await writes;
       return jobFinished(true);
     }
-    store.getState().updateJob({ status: 'failed', failure: message(error) });
+    store.getState().updateJob({ status: 'failed', failure: errorMessage(error) });
   } finally {
     session?.dispose();
     stopController = undefined;
@@ -566,7 +566,7 @@ export async function startTraining(): Promise<void> {
       await writes;
       return jobFinished(true, 'The weights and optimizer state so far are kept as a checkpoint.');
     }
-    store.getState().updateJob({ status: 'failed', failure: message(error) });
+    store.getState().updateJob({ status: 'failed', failure: errorMessage(error) });
   } finally {
     signal.removeEventListener('abort', onStop);
     session?.dispose();

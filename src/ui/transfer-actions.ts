@@ -15,6 +15,7 @@ import { checkEnvironmentSource, environmentFileName, environmentNameFromFile } 
 import { parseWarmupJsonl, warmupToJsonl } from './transfer/sft-jsonl.ts';
 import { unzipFiles, zipFiles } from './transfer/zip.ts';
 import { ensureEngine, loadOpenRunWeights, newRun } from './training-actions.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 const store = usePlayground;
 
@@ -23,7 +24,7 @@ function report(kind: 'ok' | 'failed', text: string): void {
 }
 
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /** Downloads the open environment's source (as it is in the editor) as `<name>.ts`. */

@@ -25,6 +25,7 @@ import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProb
 import { PauseGate } from './engine/pause-gate.ts';
 import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -476,8 +477,5 @@ function viewerRollout(trajectory: ScoredTrajectory, tokenizer: Tokenizer): Engi
   };
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 Comlink.expose(api);

@@ -16,6 +16,7 @@ import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
 import { ChatClientError, type ChatClient, type EvaluationSummary, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
 import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxTrajectory } from './sandbox/protocol.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 export type { EnvironmentInfo, SandboxEvaluateOptions, SandboxTrajectory } from './sandbox/protocol.ts';
 
@@ -164,7 +165,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
         return { ok: true, completion };
       } catch (error) {
         if (error instanceof ChatClientError) return { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) };
-        return { ok: false, message: error instanceof Error ? error.message : String(error), kind: 'bad_response' };
+        return { ok: false, message: errorMessage(error), kind: 'bad_response' };
       } finally {
         pendingModelCalls -= 1;
         if (rollout) {
