@@ -18,6 +18,7 @@ import { pausableClient } from './pausable-client.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedState } from './share/url-state.ts';
 import { readStoredSetup, rememberSetup } from './setup-storage.ts';
+import { currentEnvironment, parseArgs } from './current-environment.ts';
 import * as storage from './storage.ts';
 import { downloadFile } from './transfer/download.ts';
 import { chooseInTabModel, restoreInTabModel } from './model-actions.ts';
@@ -30,6 +31,8 @@ import { ensureEngine, loadOpenRunWeights, recordEvaluation, refreshRuns } from 
 import { errorMessage } from '../common/error-message.ts';
 
 const store = usePlayground;
+
+export { currentEnvironment, parseArgs } from './current-environment.ts';
 const SAVE_DELAY_MS = 400;
 const DEFAULT_BUILTIN = 'reverse-text';
 const POLICY_STORAGE = 'tabrl.policy';
@@ -134,11 +137,6 @@ export async function deleteCurrentEnvironment(): Promise<void> {
   else await createFromBuiltin(DEFAULT_BUILTIN);
 }
 
-/** The environment open in the editor, if any. */
-export function currentEnvironment(): storage.SavedEnvironment | undefined {
-  const { environments, currentId } = store.getState();
-  return environments.find((item) => item.id === currentId);
-}
 
 /** The open environment's source as it is in the editor now (saved or not). */
 function currentSource(saved: storage.SavedEnvironment): string {
@@ -198,18 +196,6 @@ async function buildPolicyClient(builtin: string | undefined, args: Record<strin
 }
 
 // ---------------------------------------------------------------- evaluation
-
-/** Parses the environment-arguments JSON of the settings, or throws saying what is wrong. */
-export function parseArgs(argsJson: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(argsJson || '{}');
-  } catch (error) {
-    throw new Error(`Environment arguments are not valid JSON: ${errorMessage(error)}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('Environment arguments must be a JSON object, e.g. {"numEvalTasks": 20}');
-  return value as Record<string, unknown>;
-}
 
 /** Compiles the open environment and evaluates it in a fresh sandbox against the chosen policy. */
 export async function startEvaluation(): Promise<void> {

@@ -24,7 +24,7 @@ import {
 } from '../workers/engine-bridge.ts';
 import { PauseGate } from '../workers/engine/pause-gate.ts';
 import { openSandbox, SandboxStoppedError, type SandboxSession } from '../workers/sandbox-bridge.ts';
-import { currentEnvironment, parseArgs } from './actions.ts';
+import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { isBuiltinName } from './builtins.ts';
 import { compileModel } from './editor/monaco-setup.ts';
 import { environmentModel } from './editor/models.ts';

@@ -1,0 +1,28 @@
+/** The UI's action modules form no import cycle: the training actions never reach the evaluation actions (actions.ts), which import them. */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { describe, expect, test } from 'vitest';
+
+const SRC = resolve(new URL('../../../src', import.meta.url).pathname);
+
+/** Every file under src reachable from `start` through relative imports (type-only ones included). */
+function reachable(start: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/(?:import|export)[^'"]*?from\s+'(\.[^']+)'/g)) visit(resolve(dirname(file), match[1]!));
+  };
+  visit(start);
+  return seen;
+}
+
+describe('UI actions', () => {
+  test('training-actions.ts does not reach actions.ts, and actions.ts does reach training-actions.ts (one direction)', () => {
+    const actions = resolve(SRC, 'ui/actions.ts');
+    const training = resolve(SRC, 'ui/training-actions.ts');
+    expect(reachable(training).has(actions)).toBe(false);
+    expect(reachable(actions).has(training)).toBe(true);
+  });
+});
