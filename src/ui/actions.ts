@@ -29,6 +29,7 @@ import type { PolicyKind } from './store/policy-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS } from './store/training-slice.ts';
 import { ensureEngine, loadOpenRunWeights, recordEvaluation, refreshRuns } from './training-actions.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { isEvaluating } from './store/selectors.ts';
 
 const store = usePlayground;
 
@@ -200,7 +201,7 @@ async function buildPolicyClient(builtin: string | undefined, args: Record<strin
 /** Compiles the open environment and evaluates it in a fresh sandbox against the chosen policy. */
 export async function startEvaluation(): Promise<void> {
   const { run, settings } = store.getState();
-  if (run.status === 'running' || run.status === 'compiling' || run.status === 'stopping') return;
+  if (isEvaluating({ run })) return;
   const saved = currentEnvironment();
   if (!saved) return;
   // Stop works from the first moment: compiling, starting the policy, loading the environment.

@@ -37,6 +37,7 @@ import { appTeacherSources } from './teacher-sources.ts';
 import { buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
 import { unfinishedJob, type RunEnvironment, type RunEvaluation, type RunJob, type TrainingRun } from './store/training-slice.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { isBusy as isBusyState } from './store/selectors.ts';
 
 const store = usePlayground;
 let stopController: AbortController | undefined;
@@ -577,7 +578,7 @@ export async function startTraining(): Promise<void> {
 
 function isBusy(): boolean {
   const { job, run } = store.getState();
-  return job.status === 'running' || job.status === 'stopping' || run.status === 'running' || run.status === 'compiling' || run.status === 'stopping';
+  return isBusyState({ job, run });
 }
 
 /** Stops the warm-up or training job: the engine stops before its next step and the rollouts in flight are cancelled. */

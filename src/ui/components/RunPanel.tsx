@@ -5,6 +5,7 @@ import { usePlayground } from '../store/index.ts';
 import { errorsLine } from './result-text.ts';
 import { unfinishedJob, type RunMode } from '../store/training-slice.ts';
 import { pauseTraining, resumeTraining, startTraining, startWarmup, stopTraining } from '../training-actions.ts';
+import { isEvaluating, isTraining } from '../store/selectors.ts';
 
 const MODES: { mode: RunMode; label: string; help: string }[] = [
   { mode: 'evaluate', label: 'Evaluate', help: 'Run the held-out tasks against the chosen policy.' },
@@ -16,8 +17,8 @@ const MODES: { mode: RunMode; label: string; help: string }[] = [
 export function RunPanel({ onShowRollouts, onShowTraining }: { onShowRollouts: () => void; onShowTraining: () => void }) {
   const mode = usePlayground((state) => state.mode);
   const setMode = usePlayground((state) => state.setMode);
-  const evaluating = usePlayground((state) => ['running', 'compiling', 'stopping'].includes(state.run.status));
-  const training = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const evaluating = usePlayground(isEvaluating);
+  const training = usePlayground(isTraining);
   return (
     <section className="card run-card" aria-labelledby="run-heading">
       <h2 id="run-heading" className="visually-hidden">Run</h2>
@@ -37,7 +38,7 @@ function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
   const status = usePlayground((state) => state.run.status);
   const paused = usePlayground((state) => state.run.pausedAt !== undefined);
   const problems = usePlayground((state) => state.problems.length);
-  const training = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const training = usePlayground(isTraining);
   const running = status === 'running' || status === 'compiling' || status === 'stopping';
   return (
     <>
@@ -63,8 +64,8 @@ function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
 function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; onShowTraining: () => void }) {
   const job = usePlayground((state) => state.job);
   const engineError = usePlayground((state) => state.engine.error);
-  const evaluating = usePlayground((state) => ['running', 'compiling', 'stopping'].includes(state.run.status));
-  const running = job.status === 'running' || job.status === 'stopping';
+  const evaluating = usePlayground(isEvaluating);
+  const running = isTraining({ job });
   // An unfinished job of this mode in the open run: the button continues it, with its settings.
   const pendingJob = usePlayground((state) => {
     const found = unfinishedJob(state.trainingRun);

@@ -5,6 +5,7 @@ import { usePlayground } from '../store/index.ts';
 import type { TrainingRun } from '../store/training-slice.ts';
 import { MetricChart } from './MetricChart.tsx';
 import { compareSeries, runLabel, runRow, type RunRow } from './run-compare.ts';
+import { isTraining } from '../store/selectors.ts';
 
 const fixed = (value: number | null) => (value === null ? '—' : value.toFixed(3));
 const percent = (value: number | null) => (value === null ? '—' : `${(value * 100).toFixed(1)}%`);
@@ -13,7 +14,7 @@ const percent = (value: number | null) => (value === null ? '—' : `${(value * 
 export function RunsView({ onOpened }: { onOpened: () => void }) {
   const runs = usePlayground((state) => state.pastRuns);
   const current = usePlayground((state) => state.trainingRun?.id);
-  const busy = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const busy = usePlayground(isTraining);
   const [ticked, setTicked] = useState<string[]>([]);
   const present = ticked.filter((id) => runs.some((run) => run.id === id));
   const toggle = (id: string) => setTicked((list) => (list.includes(id) ? list.filter((item) => item !== id) : [...list, id]));

@@ -4,6 +4,7 @@ import { newRun } from '../training-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
 import { rewardLines } from './result-text.ts';
+import { isTraining } from '../store/selectors.ts';
 
 const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
 
@@ -109,7 +110,7 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
 /** New run (set the open run aside; the next job starts from fresh weights) and the way to the stored runs. */
 function RunBar({ onShowRuns }: { onShowRuns: () => void }) {
   const stored = usePlayground((state) => state.pastRuns.length);
-  const busy = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const busy = usePlayground(isTraining);
   return (
     <div className="run-list-bar">
       <button type="button" className="link" onClick={onShowRuns} data-testid="show-runs">{stored === 0 ? 'No stored runs yet' : `${stored} stored run${stored === 1 ? '' : 's'}`} — open, compare or delete them in the Runs tab</button>
