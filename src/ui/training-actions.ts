@@ -5,7 +5,7 @@
  * stop, and keep runs (metrics and checkpoints in IndexedDB) that survive a reload and can be
  * reopened or deleted. Components call these.
  */
-import type { EvaluationSummary, Message, RolloutRecord } from '../envs/index.ts';
+import type { ChatClient, EvaluationSummary, Message, RolloutRecord } from '../envs/index.ts';
 import { CHECKPOINT_FORMAT, type CheckpointState } from '../rl/checkpoint.ts';
 import {
   createEngineChatClient,
@@ -416,34 +416,19 @@ function beginJob(run: TrainingRun, job: RunJob, label: string, note: string | n
  * next step, with its settings (the teacher is asked again, with the same seed).
  */
 export async function startWarmup(): Promise<void> {
-  if (isBusy()) return;
-  storageProblem = null;
-  // Stop works from the first moment: compiling, starting the engine, loading the environment.
-  stopController = new AbortController();
-  const signal = stopController.signal;
-  const job = await prepareJob('warmup', signal);
-  if (!job) {
-    stopController = undefined;
-    return;
-  }
-  const { trainingSettings: ts, settings } = store.getState();
-  const { environment, pending } = job;
-  jobGate.resume();
-  let session: SandboxSession | undefined;
-  try {
+  await runJob('warmup', null, async ({ signal, prepared, openSession, closeSession }) => {
+    const { trainingSettings: ts, settings } = store.getState();
+    const { environment, pending } = prepared;
     // Imported warm-up data replaces the expert's demonstrations; the sandbox then only reports the environment (name, tools).
     const imported = store.getState().importedWarmup;
     const teacher = imported ? null : await buildTeacher(store.getState().teacher, appTeacherSources(environment.builtin, environment.args));
-    const teacherClient = imported ? createEngineChatClient() : pausableClient(teacher!.client, jobGate);
-    session = await openSandbox({ code: environment.code, label: environment.label, args: environment.args, client: teacherClient, timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox, signal });
+    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacher!.client, jobGate));
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
     const { run, note: restoredNote } = ensured;
     const resume = pending && pending.run.id === run.id ? unfinishedJob(run) : null;
     const demonstrations = resume?.phase === 'sft' ? resume.demonstrations : ts.demonstrations;
     const demonstrationSeed = resume?.phase === 'sft' ? resume.demonstrationSeed : settings.seed;
-    const onStop = () => session?.stop();
-    signal.addEventListener('abort', onStop, { once: true });
     store.getState().updateJob({ phase: 'making demonstrations', done: 0, doneAtPhaseStart: 0, total: Math.min(demonstrations, session.info.numTasks), phaseStartedAt: Date.now() });
     const kept: { taskIndex: number; messages: Message[] }[] = imported ? imported.transcripts.map((messages, taskIndex) => ({ taskIndex, messages })) : [];
     const tried: RolloutRecord[] = [];
@@ -457,10 +442,8 @@ export async function startWarmup(): Promise<void> {
         store.getState().updateJob({ done, total });
       },
     );
-    signal.removeEventListener('abort', onStop);
     const tools = session.info.tools;
-    session.dispose();
-    session = undefined;
+    closeSession();
     if (signal.aborted) return jobFinished(true, 'Stopped while making demonstrations.');
     if (made.stoppedEarly) throw new Error(`The warm-up teacher, ${teacher?.label ?? 'the imported data'}, failed, so nothing was trained: ${made.stoppedEarly}`);
     if (kept.length === 0) throw new Error(noDemonstrationsMessage(teacher ?? { label: 'the imported data' }, tried));
@@ -472,7 +455,7 @@ export async function startWarmup(): Promise<void> {
     const sftJob: RunJob = resume?.phase === 'sft'
       ? { ...resume, environment }
       : { phase: 'sft', offset: current.sft.length, nextStep: 0, demonstrations, demonstrationSeed, options: { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) }, environment };
-    beginJob(current, sftJob, `SFT on ${transcripts.length} demonstrations`, joinNotes(job.note, restoredNote));
+    beginJob(current, sftJob, `SFT on ${transcripts.length} demonstrations`, joinNotes(prepared.note, restoredNote));
     const offset = sftJob.offset;
     await trainSftInEngine(transcripts, { ...sftJob.options, startStep: sftJob.nextStep, checkpointEvery: ts.checkpointEvery }, {
       signal,
@@ -486,20 +469,8 @@ export async function startWarmup(): Promise<void> {
     });
     saveCheckpoint();
     await writes;
-    jobFinished(signal.aborted, `${transcripts.length} demonstrations kept${signal.aborted ? '; stopped early' : ''}.`, job.note, restoredNote);
-  } catch (error) {
-    if (error instanceof SandboxStoppedError) return jobFinished(true, `The environment "${error.environmentName}" was still loading: the sandbox was shut down and nothing ran.`);
-    if (signal.aborted) {
-      saveCheckpoint();
-      await writes;
-      return jobFinished(true);
-    }
-    store.getState().updateJob({ status: 'failed', failure: errorMessage(error) });
-  } finally {
-    session?.dispose();
-    stopController = undefined;
-    endPause();
-  }
+    jobFinished(signal.aborted, `${transcripts.length} demonstrations kept${signal.aborted ? '; stopped early' : ''}.`, prepared.note, restoredNote);
+  });
 }
 
 /**
@@ -507,28 +478,15 @@ export async function startWarmup(): Promise<void> {
  * An unfinished GRPO job of the open run is continued at its next step, with its settings.
  */
 export async function startTraining(): Promise<void> {
-  if (isBusy()) return;
-  storageProblem = null;
-  // Stop works from the first moment: compiling, starting the engine, loading the environment.
-  stopController = new AbortController();
-  const signal = stopController.signal;
-  const job = await prepareJob('train', signal);
-  if (!job) {
-    stopController = undefined;
-    return;
-  }
-  const { trainingSettings: ts, settings } = store.getState();
-  const { environment, pending } = job;
-  jobGate.resume();
-  let session: SandboxSession | undefined;
-  const onStop = () => session?.stop();
-  try {
-    session = await openSandbox({ code: environment.code, label: environment.label, args: environment.args, client: createEngineChatClient(), timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox, signal });
+  const kept = 'The weights and optimizer state so far are kept as a checkpoint.';
+  await runJob('train', kept, async ({ signal, prepared, openSession }) => {
+    const { trainingSettings: ts, settings } = store.getState();
+    const { environment, pending } = prepared;
+    const session = await openSession(createEngineChatClient());
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
     const { run, note: restoredNote } = ensured;
     const resume = pending && pending.run.id === run.id ? unfinishedJob(run) : null;
-    signal.addEventListener('abort', onStop, { once: true });
     const grpoJob: RunJob = resume?.phase === 'grpo'
       ? { ...resume, environment }
       : {
@@ -538,11 +496,10 @@ export async function startTraining(): Promise<void> {
         options: { steps: ts.grpoSteps, tasksPerStep: ts.tasksPerStep, groupSize: ts.groupSize, lr: ts.grpoLr, maxTokens: ts.maxTokens, maxAsync: ts.maxAsync, temperature: ts.temperature, klBeta: ts.klBeta, seed: settings.seed + run.grpo.length },
         environment,
       };
-    beginJob(run, grpoJob, 'GRPO', joinNotes(job.note, restoredNote));
+    beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));
     const offset = grpoJob.offset;
-    const active = session;
     await trainGrpoInEngine(
-      { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => active.rollout(taskIndex, samplingArgs, engineModel()) },
+      { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()) },
       { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery },
       {
         signal,
@@ -559,13 +516,63 @@ export async function startTraining(): Promise<void> {
     );
     saveCheckpoint();
     await writes;
-    jobFinished(signal.aborted, signal.aborted ? 'The weights and optimizer state so far are kept as a checkpoint.' : null, job.note, restoredNote);
+    jobFinished(signal.aborted, signal.aborted ? kept : null, prepared.note, restoredNote);
+  });
+}
+
+/** What a job's own phase gets from the runner: the stop signal, what it runs, and its sandbox session. */
+interface JobContext {
+  signal: AbortSignal;
+  prepared: PreparedJob;
+  /** Opens the job's sandbox with `client` as its policy; Stop stops it, and the runner disposes of it at the end. */
+  openSession(client: ChatClient): Promise<SandboxSession>;
+  /** Disposes of the session before the job ends (the warm-up, once its demonstrations are made). */
+  closeSession(): void;
+}
+
+/**
+ * The one runner of warm-up and GRPO jobs: it refuses while busy, makes the stop controller first
+ * (so Stop works while compiling, starting the engine and loading), prepares the job, opens the pause
+ * gate, owns the sandbox session (stopped on Stop, disposed of at the end), and ends the job: stopped
+ * while loading, stopped later (a checkpoint of the steps so far, then `stoppedNote`), or failed.
+ * `phase` is the job's own work and reports its own success.
+ */
+async function runJob(mode: 'warmup' | 'train', stoppedNote: string | null, phase: (context: JobContext) => Promise<void>): Promise<void> {
+  if (isBusy()) return;
+  storageProblem = null;
+  const controller = new AbortController();
+  stopController = controller;
+  const { signal } = controller;
+  const prepared = await prepareJob(mode, signal);
+  if (!prepared) {
+    stopController = undefined;
+    return;
+  }
+  jobGate.resume();
+  let session: SandboxSession | undefined;
+  const onStop = () => session?.stop();
+  signal.addEventListener('abort', onStop, { once: true });
+  const { environment } = prepared;
+  const context: JobContext = {
+    signal,
+    prepared,
+    openSession: async (client) => {
+      session = await openSandbox({ code: environment.code, label: environment.label, args: environment.args, client, timeLimitMs: store.getState().settings.timeLimitMs, createFrame: createIframeSandbox, signal });
+      return session;
+    },
+    closeSession: () => {
+      session?.dispose();
+      session = undefined;
+    },
+  };
+  try {
+    await phase(context);
   } catch (error) {
     if (error instanceof SandboxStoppedError) return jobFinished(true, `The environment "${error.environmentName}" was still loading: the sandbox was shut down and nothing ran.`);
     if (signal.aborted) {
       saveCheckpoint();
       await writes;
-      return jobFinished(true, 'The weights and optimizer state so far are kept as a checkpoint.');
+      return jobFinished(true, stoppedNote);
     }
     store.getState().updateJob({ status: 'failed', failure: errorMessage(error) });
   } finally {
