@@ -1,4 +1,4 @@
-/** The UI's action modules form no import cycle: the training actions never reach the evaluation actions (actions.ts), which import them. */
+/** The UI's action modules form no import cycle: no section (environment, policy, evaluation, share links, training) reaches actions.ts, which re-exports them. */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -24,5 +24,9 @@ describe('UI actions', () => {
     const training = resolve(SRC, 'ui/training-actions.ts');
     expect(reachable(training).has(actions)).toBe(false);
     expect(reachable(actions).has(training)).toBe(true);
+  });
+
+  test.each(['environment-actions.ts', 'policy-actions.ts', 'evaluation-actions.ts', 'share-actions.ts', 'training-actions.ts'])('%s does not reach actions.ts', (section) => {
+    expect(reachable(resolve(SRC, 'ui', section)).has(resolve(SRC, 'ui/actions.ts'))).toBe(false);
   });
 });
