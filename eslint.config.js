@@ -1,5 +1,9 @@
-// Lint: typescript-eslint's recommended rules plus the layer boundaries of shared/STYLE.md:
-// src/envs, src/rl and src/gpu import no React, zustand, Monaco or UI code, and src/workers no UI code.
+// Lint: typescript-eslint's recommended rules plus the layering the README states
+// (src/ui -> src/workers -> src/rl, src/envs, src/gpu; src/chat, the chat protocol, is a leaf all may use):
+// src/envs, src/rl and src/gpu import no React, zustand, Monaco or UI code; src/gpu imports neither
+// src/envs nor src/rl; src/envs imports neither src/gpu, src/rl nor src/workers; src/ui does not
+// import src/gpu (it goes through src/workers); src/workers imports no UI code.
+// test/unit/lint/layering.test.ts proves each rule fires.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -24,8 +28,24 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/envs/**', 'src/rl/**', 'src/gpu/**'],
-    rules: layerRule(['**/ui/**', '**/workers/**', '**/cli/**'], 'src/envs, src/rl and src/gpu stay free of UI, worker and CLI code (shared/STYLE.md, layering).'),
+    files: ['src/chat/**', 'src/common/**'],
+    rules: layerRule(['**/envs/**', '**/rl/**', '**/gpu/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/chat (the chat protocol) and src/common (errorMessage) are leaves: they import no other layer.'),
+  },
+  {
+    files: ['src/rl/**'],
+    rules: layerRule(['**/ui/**', '**/workers/**', '**/cli/**'], 'src/rl stays free of UI, worker and CLI code (README, layering).'),
+  },
+  {
+    files: ['src/gpu/**'],
+    rules: layerRule(['**/envs/**', '**/rl/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/gpu imports neither src/envs nor src/rl (chat types come from src/chat/protocol.ts), and no UI, worker or CLI code (README, layering).'),
+  },
+  {
+    files: ['src/envs/**'],
+    rules: layerRule(['**/gpu/**', '**/rl/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/envs imports neither src/gpu, src/rl nor src/workers, and no UI or CLI code (README, layering).'),
+  },
+  {
+    files: ['src/ui/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/gpu/**'], message: 'src/ui does not import src/gpu: reach the model code through src/workers (e.g. src/workers/model-catalogue.ts) (README, layering).' }] }] },
   },
   {
     files: ['src/workers/**'],

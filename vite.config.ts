@@ -54,7 +54,8 @@ function emitTabrlDeclarations(): string {
     strict: true,
     allowImportingTsExtensions: true,
     skipLibCheck: true,
-    rootDir: ENVS_DIR,
+    // src, not src/envs: the API re-exports the chat protocol's leaf module (src/chat/protocol.ts).
+    rootDir: resolve(ROOT, 'src'),
     lib: ['lib.es2023.d.ts', 'lib.webworker.d.ts'],
     types: [],
   });
@@ -63,8 +64,12 @@ function emitTabrlDeclarations(): string {
     const messages = emitted.diagnostics.map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
     throw new Error(`tabrl types: the declaration emit of src/envs failed:\n${messages.join('\n')}`);
   }
-  // AMD names are paths relative to src/envs: "index" is the API, "builtin/x" the built-ins, the rest internal.
-  const rename = (name: string) => (name === 'index' ? 'tabrl' : name.startsWith('builtin/') ? `tabrl/${name}` : `tabrl/_internal/${name}`);
+  // AMD names are paths relative to src: "envs/index" is the API, "envs/builtin/x" the built-ins, the rest
+  // (src/envs's other files and the chat protocol, "chat/protocol") internal.
+  const rename = (name: string) => {
+    const inEnvs = name.replace(/^envs\//, '');
+    return name === 'envs/index' ? 'tabrl' : name.startsWith('envs/builtin/') ? `tabrl/${inEnvs}` : `tabrl/_internal/${inEnvs}`;
+  };
   return outputs[0]!.replace(/(declare module |from |import\()"([^"]+)"/g, (_match, prefix: string, name: string) => `${prefix}"${rename(name)}"`);
 }
 

@@ -79,9 +79,10 @@ export abstract class Environment<S extends State = State> {
     return messages;
   }
 
-  /** Whether a finished rollout counts as a pass (reward ≥ passThreshold by default). */
+  /** Whether a finished rollout counts as a pass: reward ≥ passThreshold, and every function that counts towards the reward scored it (one that threw leaves it unscored; a weight-0 metric does not count). */
   isPassed(trajectory: Trajectory): boolean {
-    return trajectory.reward >= this.passThreshold;
+    const counted = this.rubric.rewardNames;
+    return trajectory.reward >= this.passThreshold && !trajectory.errors.some((error) => error.source === 'reward' && counted.includes(error.name));
   }
 
   /** Runs one rollout of `task` against `client`, scores it, and returns the trajectory. Never throws on model, env or reward errors: they are recorded. */

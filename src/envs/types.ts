@@ -3,31 +3,11 @@
  * sampling arguments, per-rollout state and the trajectory a rollout returns.
  * Plain data only (structured-cloneable), so it crosses worker and sandbox boundaries unchanged.
  */
+import type { FinishReason, Message, TurnTokens } from '../chat/protocol.ts';
 
-/** A function call the model asked for, in the OpenAI `tool_calls` format. */
-export interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-/** One chat message in the OpenAI chat-completions shape. */
-export interface Message {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string;
-  /** Assistant messages only: the tools the model called. */
-  tool_calls?: ToolCall[];
-  /** Tool messages only: which call this message answers. */
-  tool_call_id?: string;
-  /** Optional speaker name (OpenAI `name`). */
-  name?: string;
-}
-
-/** A JSON schema describing a tool's arguments, as sent in the OpenAI `tools` field. */
-export interface ToolSchema {
-  type: 'function';
-  function: { name: string; description: string; parameters: Record<string, unknown> };
-}
+// The chat messages and sampling arguments live in the leaf module src/chat/protocol.ts (the engine's
+// inference code uses them without the environment library); environments see them here too.
+export type { FinishReason, Message, SamplingArgs, ToolCall, ToolSchema, TurnTokens } from '../chat/protocol.ts';
 
 /** One row of an environment's dataset (verifiers' schema): a prompt, or a question to build one from. */
 export interface Task {
@@ -39,28 +19,6 @@ export interface Task {
   task?: string;
 }
 
-/** Sampling arguments passed through to the chat client (OpenAI names). */
-export interface SamplingArgs {
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  max_tokens?: number;
-  stop?: string[];
-  seed?: number;
-}
-
-/** Token-level data of one model turn, returned by clients that know it (the in-tab engine). */
-export interface TurnTokens {
-  /** Tokens fed to the model for this turn that it did not sample itself (prompt or environment delta). */
-  promptIds: number[];
-  /** Tokens the model sampled this turn. */
-  completionIds: number[];
-  /** Log-probability of each sampled token under the sampling distribution. */
-  completionLogprobs: number[];
-  /** Version of the weights the tokens were sampled with (the in-tab engine counts weight syncs). */
-  policyVersion?: number;
-}
-
 /** The record of one model call inside a rollout. */
 export interface TurnRecord {
   finishReason: FinishReason;
@@ -69,9 +27,6 @@ export interface TurnRecord {
   usage?: { prompt_tokens: number; completion_tokens: number };
   tokens?: TurnTokens;
 }
-
-/** Why the model stopped producing a message. */
-export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
 
 /**
  * Per-rollout state. Environments extend it with their own fields (`interface WordleState extends State`);

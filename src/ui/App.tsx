@@ -1,6 +1,8 @@
 /** The playground shell: top bar; the editor, the rollout viewer or the training view on the left; the run, policy and settings on the right. */
 import { useEffect, useState } from 'react';
 import { ChatView } from './components/ChatView.tsx';
+import { ErrorBoundary } from './components/ErrorBoundary.tsx';
+import { FirstVisitHint } from './components/FirstVisitHint.tsx';
 import { EnvironmentEditor } from './editor/EnvironmentEditor.tsx';
 import { ImportExportPanel } from './components/ImportExportPanel.tsx';
 import { PolicyPanel } from './components/PolicyPanel.tsx';
@@ -38,8 +40,9 @@ export function App() {
   return (
     <div className={presenter ? 'app presenter' : 'app'}>
       <TopBar />
+      <FirstVisitHint />
       <div className={lessonOpen ? 'workspace with-lesson' : 'workspace'}>
-        <LessonPanel />
+        <ErrorBoundary area="The lesson panel"><LessonPanel /></ErrorBoundary>
         <main className="main-pane">
           <div className="tabs" role="tablist">
             <button type="button" role="tab" aria-selected={view === 'editor'} className={view === 'editor' ? 'selected' : ''} onClick={() => setView('editor')} data-testid="tab-editor">Environment</button>
@@ -49,20 +52,23 @@ export function App() {
             <button type="button" role="tab" aria-selected={view === 'chat'} className={view === 'chat' ? 'selected' : ''} onClick={() => setView('chat')} data-testid="tab-chat">Chat</button>
           </div>
           <div className="editor-view" hidden={view !== 'editor'}>
-            <EnvironmentEditor />
-            <ProblemsStrip />
+            <ErrorBoundary area="The Environment tab">
+              <EnvironmentEditor />
+              <ProblemsStrip />
+            </ErrorBoundary>
           </div>
-          {view === 'rollouts' && <RolloutViewer />}
-          {view === 'training' && <TrainingView onShowRuns={() => setView('runs')} />}
-          {view === 'chat' && <ChatView />}
-          {view === 'runs' && <RunsView onOpened={() => setView('training')} />}
+          {/* Each tab has its own boundary (keyed by tab), so a failure in one leaves the others and the side pane working. */}
+          {view === 'rollouts' && <ErrorBoundary key="rollouts" area="The Rollouts tab"><RolloutViewer /></ErrorBoundary>}
+          {view === 'training' && <ErrorBoundary key="training" area="The Training tab"><TrainingView onShowRuns={() => setView('runs')} /></ErrorBoundary>}
+          {view === 'chat' && <ErrorBoundary key="chat" area="The Chat tab"><ChatView /></ErrorBoundary>}
+          {view === 'runs' && <ErrorBoundary key="runs" area="The Runs tab"><RunsView onOpened={() => setView('training')} /></ErrorBoundary>}
         </main>
         <aside className="side-pane">
-          <RunPanel onShowRollouts={() => setView('rollouts')} onShowTraining={() => setView('training')} />
-          {mode !== 'evaluate' && <TrainingSettingsPanel mode={mode} />}
-          <PolicyPanel />
-          <SettingsPanel />
-          <ImportExportPanel />
+          <ErrorBoundary area="The run panel"><RunPanel onShowRollouts={() => setView('rollouts')} onShowTraining={() => setView('training')} /></ErrorBoundary>
+          {mode !== 'evaluate' && <ErrorBoundary area="The training settings"><TrainingSettingsPanel mode={mode} /></ErrorBoundary>}
+          <ErrorBoundary area="The policy card"><PolicyPanel /></ErrorBoundary>
+          <ErrorBoundary area="The settings"><SettingsPanel /></ErrorBoundary>
+          <ErrorBoundary area="The files card"><ImportExportPanel /></ErrorBoundary>
         </aside>
       </div>
       <ReviewDialog />

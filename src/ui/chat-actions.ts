@@ -8,6 +8,7 @@ import { createEngineChatClient, type ChatModelChoice } from '../workers/engine-
 import { usePlayground, type PlaygroundState } from './store/index.ts';
 import type { ChatTurn } from './store/chat-slice.ts';
 import { ensureEngine, loadOpenRunWeights } from './training-actions.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 const store = usePlayground;
 let stopController: AbortController | undefined;
@@ -86,5 +87,5 @@ export function clearChat(): void {
 }
 
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }

@@ -5,10 +5,10 @@
  * picker and ensureEngine (training-actions.ts) call these; they write only the policy slice and
  * the engine's info.
  */
-import { browserModelStorage, deleteCachedModel, isModelCached, presetDownloadSpec } from '../gpu/io/model-download.ts';
-import { findRealPreset, REAL_MODEL_PRESETS } from '../gpu/inference/presets.ts';
+import { browserModelStorage, deleteCachedModel, findRealPreset, isModelCached, presetDownloadSpec, REAL_MODEL_PRESETS } from '../workers/model-catalogue.ts';
 import { loadEngineModel, startEngine, type EngineModelSpec } from '../workers/engine-bridge.ts';
 import { usePlayground } from './store/index.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 const store = usePlayground;
 const IN_TAB_MODEL_STORAGE = 'tabrl.inTabModel';
@@ -21,7 +21,6 @@ let loadedPickGeneration = -1;
 let inFlight: { target: string; generation: number; controller: AbortController; promise: Promise<boolean> } | null = null;
 let loadController: AbortController | null = null;
 
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Restores the remembered in-tab model ("local" comes back as tiny: picked files do not survive a reload). */
 export function restoreInTabModel(): void {
@@ -91,7 +90,7 @@ export async function loadChosenModel(): Promise<boolean> {
         store.getState().setModelLoad({ status: 'idle', target: null });
         throw new Error('Loading the model was cancelled; the in-tab model is tiny.');
       }
-      store.getState().setModelLoad({ status: 'failed', target: null, error: message(error) });
+      store.getState().setModelLoad({ status: 'failed', target: null, error: errorMessage(error) });
       throw error;
     } finally {
       if (inFlight?.controller === controller) inFlight = null;

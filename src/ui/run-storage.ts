@@ -6,7 +6,7 @@
  * Environments live in storage.ts; API keys never live here.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import type { NamedTensors } from '../gpu/model/backend.ts';
+import type { NamedTensors } from '../workers/model-catalogue.ts';
 import type { TrainingRun } from './store/training-slice.ts';
 
 /** A stored checkpoint: a run after `step` steps (SFT + GRPO), as the files of `serializeCheckpoint`. */

@@ -5,7 +5,7 @@
  * stop, and keep runs (metrics and checkpoints in IndexedDB) that survive a reload and can be
  * reopened or deleted. Components call these.
  */
-import type { EvaluationSummary, Message, RolloutRecord } from '../envs/index.ts';
+import type { ChatClient, EvaluationSummary, Message, RolloutRecord } from '../envs/index.ts';
 import { CHECKPOINT_FORMAT, type CheckpointState } from '../rl/checkpoint.ts';
 import {
   createEngineChatClient,
@@ -23,8 +23,8 @@ import {
   type SftStepMetrics,
 } from '../workers/engine-bridge.ts';
 import { PauseGate } from '../workers/engine/pause-gate.ts';
-import { openSandbox, type SandboxSession } from '../workers/sandbox-bridge.ts';
-import { currentEnvironment, parseArgs } from './actions.ts';
+import { openSandbox, SandboxStoppedError, type SandboxSession } from '../workers/sandbox-bridge.ts';
+import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { isBuiltinName } from './builtins.ts';
 import { compileModel } from './editor/monaco-setup.ts';
 import { environmentModel } from './editor/models.ts';
@@ -35,7 +35,9 @@ import { loadChosenModel } from './model-actions.ts';
 import { usePlayground } from './store/index.ts';
 import { appTeacherSources } from './teacher-sources.ts';
 import { buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
-import { unfinishedJob, type RunJob, type TrainingRun } from './store/training-slice.ts';
+import { unfinishedJob, type RunEnvironment, type RunEvaluation, type RunJob, type TrainingRun } from './store/training-slice.ts';
+import { errorMessage } from '../common/error-message.ts';
+import { isBusy as isBusyState } from './store/selectors.ts';
 
 const store = usePlayground;
 let stopController: AbortController | undefined;
@@ -48,8 +50,11 @@ let writes: Promise<void> = Promise.resolve();
 let listening = false;
 /** The last storage failure (a full quota) of the job in progress, kept for its final note. */
 let storageProblem: string | null = null;
+/** The seed of the fresh (never trained) weights the engine holds, or null once it holds a run's, restored or imported ones. */
+let freshSeed: number | null = null;
+/** An evaluation of those fresh weights made before any run: the "before" of the next new run that starts from them. */
+let baseline: { evaluation: RunEvaluation; environment: string; seed: number; model: string } | null = null;
 
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Starts the engine once (GPU device and tiny model) and loads the chosen in-tab model; failures (no WebGPU, no adapter, a download) land in the store with what to do. */
 export async function ensureEngine(): Promise<void> {
@@ -63,13 +68,17 @@ export async function ensureEngine(): Promise<void> {
     try {
       const info = await startEngine(settings.seed);
       store.getState().setEngine({ status: 'ready', info, error: null });
+      freshSeed = info.seed;
     } catch (error) {
-      store.getState().setEngine({ status: 'failed', error: message(error) });
+      store.getState().setEngine({ status: 'failed', error: errorMessage(error) });
       throw error;
     }
   }
-  // Another model holds none of the open run's weights.
-  if (await loadChosenModel()) activeRunId = null;
+  // Another model holds none of the open run's weights: its own fresh ones.
+  if (await loadChosenModel()) {
+    activeRunId = null;
+    freshSeed = store.getState().engine.info?.seed ?? null;
+  }
 }
 
 /** The id of the model in the engine now ("tiny" until another is loaded). */
@@ -82,13 +91,13 @@ export async function refreshRuns(): Promise<void> {
   try {
     store.getState().setPastRuns(await runStorage.listRuns());
   } catch (error) {
-    console.warn(`stored runs could not be read: ${message(error)}`);
+    console.warn(`stored runs could not be read: ${errorMessage(error)}`);
   }
 }
 
 function saveLater(write: () => Promise<void>): void {
   writes = writes.then(write).catch((error: unknown) => {
-    storageProblem = message(error);
+    storageProblem = errorMessage(error);
     store.getState().updateJob({ note: storageProblem });
   });
 }
@@ -158,10 +167,20 @@ function saveCheckpoint(taken?: { files: CheckpointFiles; nextStep: number }): v
   });
 }
 
-/** Appends an evaluation of the in-tab model to the run whose weights are in the engine (creating none). */
+/**
+ * Appends an evaluation of the in-tab model to the run whose weights are in the engine (creating
+ * none). With no run there, an evaluation of fresh weights is kept as the baseline of the next new
+ * run that starts from the same weights (same seed, model and environment).
+ */
 export async function recordEvaluation(summary: EvaluationSummary): Promise<void> {
   const run = store.getState().trainingRun;
-  if (!run || run.id !== activeRunId) return;
+  if (!run || run.id !== activeRunId) {
+    const environment = store.getState().run.environment?.name;
+    baseline = activeRunId === null && freshSeed !== null && !store.getState().importedModel && environment
+      ? { evaluation: { at: Date.now(), sftSteps: 0, grpoSteps: 0, summary }, environment, seed: freshSeed, model: engineModel() }
+      : null;
+    return;
+  }
   store.getState().setTrainingRun({ ...run, evaluations: [...run.evaluations, { at: Date.now(), sftSteps: run.sft.length, grpoSteps: run.grpo.length, summary }] });
   persistRun();
   await writes;
@@ -197,7 +216,7 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
   try {
     stored = await runStorage.getCheckpoint(run.id);
   } catch (error) {
-    throw checkpointProblem(run, `could not be read from browser storage (${message(error)})`);
+    throw checkpointProblem(run, `could not be read from browser storage (${errorMessage(error)})`);
   }
   if (!stored) throw checkpointProblem(run, 'is missing from browser storage');
   if (!stored.files) {
@@ -206,6 +225,7 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
     await resetEngine(run.seed);
     await setEngineWeights(stored.weights);
     activeRunId = run.id;
+    freshSeed = null;
     store.getState().setImportedModel(null);
     const { lastJob: _dropped, ...restored } = run;
     store.getState().setTrainingRun(restored);
@@ -216,13 +236,14 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
   try {
     ({ state, optimizerStep } = await restoreEngineCheckpoint(new Map(Object.entries(stored.files))));
   } catch (error) {
-    throw checkpointProblem(run, `is corrupt (${message(error)})`);
+    throw checkpointProblem(run, `is corrupt (${errorMessage(error)})`);
   }
   const record = state.run as Partial<CheckpointRunRecord>;
   if (record.runId !== run.id || typeof record.sftSteps !== 'number' || typeof record.grpoSteps !== 'number' || !record.job) {
     throw checkpointProblem(run, 'is corrupt (its state.json does not describe this run)');
   }
   activeRunId = run.id;
+  freshSeed = null;
   store.getState().setImportedModel(null);
   const restored: TrainingRun = {
     ...run,
@@ -236,26 +257,54 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
   return { run: restored, note: `Continued from the checkpoint before ${phase} step ${state.nextStep + 1} of ${record.job.options.steps} (optimizer step ${optimizerStep} restored).` };
 }
 
-/** Makes sure the engine holds the weights of a run for this environment: the open one (from its checkpoint) or a new one. */
-async function ensureRun(environment: string, args: Record<string, unknown>): Promise<{ run: TrainingRun; note: string | null }> {
+/** Asks the person a yes/no question (a browser confirm; tests replace it). */
+let askPerson: (question: string) => boolean = (question) => window.confirm(question);
+
+/** Replaces how the person is asked before a run goes on with changed code (unit tests answer for them). */
+export function setAskPerson(ask: (question: string) => boolean): void {
+  askPerson = ask;
+}
+
+/** The environment the open run's last job trained on, when it has one and its code differs from `environment`'s. */
+function changedCode(run: TrainingRun, environment: RunEnvironment): RunEnvironment | null {
+  const previous = run.lastJob?.environment;
+  return previous && previous.source !== environment.source ? previous : null;
+}
+
+/**
+ * Makes sure the engine holds the weights of a run for this environment: the open one (from its
+ * checkpoint) or a new one. A new job on the open run with other code than its last job's asks
+ * first; null when the person declines (nothing changed).
+ */
+async function ensureRun(name: string, environment: RunEnvironment, continuing: boolean): Promise<{ run: TrainingRun; note: string | null } | null> {
   const { trainingRun, trainingSettings, settings } = store.getState();
-  if (trainingRun && trainingRun.id === activeRunId && trainingRun.environment === environment) return { run: trainingRun, note: null };
-  if (trainingRun && trainingRun.environment === environment && trainingRun.checkpointStep !== null) return restoreRun(trainingRun);
+  const sameRun = trainingRun && trainingRun.environment === name && (trainingRun.id === activeRunId || trainingRun.checkpointStep !== null);
+  if (sameRun && !continuing) {
+    const previous = changedCode(trainingRun, environment);
+    const question = `The open run on ${name} (${trainingRun.sft.length} SFT + ${trainingRun.grpo.length} GRPO steps) was trained with other code (from the file “${previous?.label}”) than the open file “${environment.label}” has now. ` +
+      'Train this run further with the changed code? Cancel starts nothing; "New run" in the Training tab starts a fresh run with it.';
+    if (previous && !askPerson(question)) return null;
+  }
+  if (sameRun && trainingRun.id === activeRunId) return { run: trainingRun, note: null };
+  if (sameRun) return restoreRun(trainingRun);
   // Weights imported from a file are the new run's starting point (the engine holds them, with a fresh optimizer); otherwise fresh weights.
   const imported = store.getState().importedModel;
   if (!imported) await resetEngine(settings.seed);
+  const before = !imported && baseline && baseline.seed === settings.seed && baseline.environment === name && baseline.model === engineModel() ? [baseline.evaluation] : [];
+  baseline = null;
+  freshSeed = null;
   const now = Date.now();
   const run: TrainingRun = {
     id: `run-${now.toString(36)}-${Math.random().toString(36).slice(2, 6)}`,
-    environment,
-    args,
+    environment: name,
+    args: environment.args,
     settings: trainingSettings,
     seed: settings.seed,
     createdAt: now,
     updatedAt: now,
     sft: [],
     grpo: [],
-    evaluations: [],
+    evaluations: before,
     checkpointStep: null,
     model: engineModel(),
     ...(imported ? { startedFrom: imported } : {}),
@@ -268,8 +317,20 @@ async function ensureRun(environment: string, args: Record<string, unknown>): Pr
   return { run, note: null };
 }
 
-/** What a job needs before it starts: the compiled environment, its arguments and a ready engine; null (with the failure shown) when something is missing. */
-async function prepareJob(mode: 'warmup' | 'train'): Promise<{ code: string; label: string; builtin: string | undefined; args: Record<string, unknown> } | null> {
+/** What a job runs: the environment (the open run's own when continuing its unfinished job, else the open file and the panel's arguments), the run's unfinished job if continued, and a note saying which. */
+interface PreparedJob {
+  environment: RunEnvironment;
+  pending: { run: TrainingRun; job: RunJob } | null;
+  note: string | null;
+}
+
+/**
+ * What a job needs before it starts: the environment to run and a ready engine; null (with the
+ * failure shown, or nothing started when the person declined) when something is missing.
+ * Continuing the open run's unfinished job uses the code, arguments and settings it started with,
+ * never the open file's; a job stored before jobs kept their code asks before using the open file.
+ */
+async function prepareJob(mode: 'warmup' | 'train', signal: AbortSignal): Promise<PreparedJob | null> {
   const saved = currentEnvironment();
   if (!saved) return null;
   const now = Date.now();
@@ -278,23 +339,60 @@ async function prepareJob(mode: 'warmup' | 'train'): Promise<{ code: string; lab
     store.getState().updateJob({ status: 'failed', failure });
     return null;
   };
-  const compiled = await compileModel(environmentModel(saved.id, saved.source));
-  if (!compiled.ok) return fail(`${compiled.problems.length} compile error(s) — fix them first. Line ${compiled.problems[0]!.line}: ${compiled.problems[0]!.message}`);
-  let args: Record<string, unknown>;
+  const pending = pendingJob(mode === 'warmup' ? 'sft' : 'grpo');
+  const model = environmentModel(saved.id, saved.source);
+  let environment: RunEnvironment;
+  let note: string | null = null;
+  if (pending?.job.environment) {
+    environment = pending.job.environment;
+    const differs = model.getValue() !== environment.source;
+    note = `Continuing the run with its own code (from the file “${environment.label}”), arguments and settings${differs ? `; the open file “${saved.name}” differs and is not used` : ''}.`;
+  } else {
+    const compiled = await compileModel(model);
+    if (!compiled.ok) return fail(`${compiled.problems.length} compile error(s) — fix them first. Line ${compiled.problems[0]!.line}: ${compiled.problems[0]!.message}`);
+    let args: Record<string, unknown>;
+    try {
+      args = pending ? pending.run.args : parseArgs(store.getState().settings.argsJson);
+    } catch (error) {
+      return fail(errorMessage(error));
+    }
+    if (pending && !askPerson(`The open run (${pending.run.environment}) was stored before runs kept their code. Continue it with the code of the open file “${saved.name}” and the run's own arguments and settings? Cancel starts nothing.`)) {
+      store.getState().updateJob({ status: 'idle' });
+      return null;
+    }
+    environment = { label: saved.name, ...(saved.builtin ? { builtin: saved.builtin } : {}), source: model.getValue(), code: compiled.code, args };
+  }
   try {
-    args = parseArgs(store.getState().settings.argsJson);
-    if (mode === 'warmup' && !isBuiltinName(saved.builtin) && !store.getState().importedWarmup && store.getState().teacher === 'expert') throw new Error('The warm-up teacher is the built-in\'s scripted expert, and this file did not start from a built-in: choose the endpoint or a WebLLM model as the teacher.');
+    if (mode === 'warmup' && !isBuiltinName(environment.builtin) && !store.getState().importedWarmup && store.getState().teacher === 'expert') throw new Error('The warm-up teacher is the built-in\'s scripted expert, and this file did not start from a built-in: choose the endpoint or a WebLLM model as the teacher.');
+    if (signal.aborted) throw new Error('stopped');
     store.getState().updateJob({ phase: 'starting the engine' });
     await ensureEngine();
   } catch (error) {
-    return fail(message(error));
+    if (signal.aborted) {
+      jobFinished(true, 'Stopped before the job began; nothing ran and nothing changed.');
+      return null;
+    }
+    return fail(errorMessage(error));
   }
-  return { code: compiled.code, label: saved.name, builtin: saved.builtin, args };
+  if (signal.aborted) {
+    jobFinished(true, 'Stopped before the job began; nothing ran and nothing changed.');
+    return null;
+  }
+  return { environment, pending, note };
+}
+
+/** Ends a job the person declined to start (nothing ran, nothing changed). */
+function jobDeclined(): void {
+  store.getState().updateJob({ status: 'idle', failure: null, note: null });
+}
+
+/** Notes joined into one (the empty ones left out), or null. */
+function joinNotes(...notes: (string | null)[]): string | null {
+  return notes.filter((part): part is string => Boolean(part)).join(' ') || null;
 }
 
 function jobFinished(stopped: boolean, ...notes: (string | null)[]): void {
-  const note = [...notes, storageProblem].filter((part): part is string => Boolean(part)).join(' ');
-  store.getState().updateJob({ status: 'done', phase: stopped ? 'stopped' : 'finished', note: note || null });
+  store.getState().updateJob({ status: 'done', phase: stopped ? 'stopped' : 'finished', note: joinNotes(...notes, storageProblem) });
 }
 
 /** The open run's unfinished job of `phase`, which Warm up / Train continue (with its settings and arguments). */
@@ -318,36 +416,19 @@ function beginJob(run: TrainingRun, job: RunJob, label: string, note: string | n
  * next step, with its settings (the teacher is asked again, with the same seed).
  */
 export async function startWarmup(): Promise<void> {
-  if (isBusy()) return;
-  const job = await prepareJob('warmup');
-  if (!job) return;
-  const { trainingSettings: ts, settings } = store.getState();
-  const pending = pendingJob('sft');
-  let args = pending?.run.args ?? job.args;
-  stopController = new AbortController();
-  jobGate.resume();
-  storageProblem = null;
-  const signal = stopController.signal;
-  let session: SandboxSession | undefined;
-  try {
+  await runJob('warmup', null, async ({ signal, prepared, openSession, closeSession }) => {
+    const { trainingSettings: ts, settings } = store.getState();
+    const { environment, pending } = prepared;
     // Imported warm-up data replaces the expert's demonstrations; the sandbox then only reports the environment (name, tools).
     const imported = store.getState().importedWarmup;
-    const teacher = imported ? null : await buildTeacher(store.getState().teacher, appTeacherSources(job.builtin, args));
-    const teacherClient = imported ? createEngineChatClient() : pausableClient(teacher!.client, jobGate);
-    const open = (withArgs: Record<string, unknown>) => openSandbox({ code: job.code, label: job.label, args: withArgs, client: teacherClient, timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
-    session = await open(args);
-    if (pending && session.info.name !== pending.run.environment && args !== job.args) {
-      // The open run belongs to another environment: this is a new run, with the panel's arguments.
-      session.dispose();
-      args = job.args;
-      session = await open(args);
-    }
-    const { run, note: restoredNote } = await ensureRun(session.info.name, args);
+    const teacher = imported ? null : await buildTeacher(store.getState().teacher, appTeacherSources(environment.builtin, environment.args));
+    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacher!.client, jobGate));
+    const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
+    if (!ensured) return jobDeclined();
+    const { run, note: restoredNote } = ensured;
     const resume = pending && pending.run.id === run.id ? unfinishedJob(run) : null;
     const demonstrations = resume?.phase === 'sft' ? resume.demonstrations : ts.demonstrations;
     const demonstrationSeed = resume?.phase === 'sft' ? resume.demonstrationSeed : settings.seed;
-    const onStop = () => session?.stop();
-    signal.addEventListener('abort', onStop, { once: true });
     store.getState().updateJob({ phase: 'making demonstrations', done: 0, doneAtPhaseStart: 0, total: Math.min(demonstrations, session.info.numTasks), phaseStartedAt: Date.now() });
     const kept: { taskIndex: number; messages: Message[] }[] = imported ? imported.transcripts.map((messages, taskIndex) => ({ taskIndex, messages })) : [];
     const tried: RolloutRecord[] = [];
@@ -361,10 +442,8 @@ export async function startWarmup(): Promise<void> {
         store.getState().updateJob({ done, total });
       },
     );
-    signal.removeEventListener('abort', onStop);
     const tools = session.info.tools;
-    session.dispose();
-    session = undefined;
+    closeSession();
     if (signal.aborted) return jobFinished(true, 'Stopped while making demonstrations.');
     if (made.stoppedEarly) throw new Error(`The warm-up teacher, ${teacher?.label ?? 'the imported data'}, failed, so nothing was trained: ${made.stoppedEarly}`);
     if (kept.length === 0) throw new Error(noDemonstrationsMessage(teacher ?? { label: 'the imported data' }, tried));
@@ -374,9 +453,9 @@ export async function startWarmup(): Promise<void> {
 
     const current = store.getState().trainingRun ?? run;
     const sftJob: RunJob = resume?.phase === 'sft'
-      ? resume
-      : { phase: 'sft', offset: current.sft.length, nextStep: 0, demonstrations, demonstrationSeed, options: { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) } };
-    beginJob(current, sftJob, `SFT on ${transcripts.length} demonstrations`, restoredNote);
+      ? { ...resume, environment }
+      : { phase: 'sft', offset: current.sft.length, nextStep: 0, demonstrations, demonstrationSeed, options: { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) }, environment };
+    beginJob(current, sftJob, `SFT on ${transcripts.length} demonstrations`, joinNotes(prepared.note, restoredNote));
     const offset = sftJob.offset;
     await trainSftInEngine(transcripts, { ...sftJob.options, startStep: sftJob.nextStep, checkpointEvery: ts.checkpointEvery }, {
       signal,
@@ -390,19 +469,8 @@ export async function startWarmup(): Promise<void> {
     });
     saveCheckpoint();
     await writes;
-    jobFinished(signal.aborted, `${transcripts.length} demonstrations kept${signal.aborted ? '; stopped early' : ''}.`, restoredNote);
-  } catch (error) {
-    if (signal.aborted) {
-      saveCheckpoint();
-      await writes;
-      return jobFinished(true, 'Stopped.');
-    }
-    store.getState().updateJob({ status: 'failed', failure: message(error) });
-  } finally {
-    session?.dispose();
-    stopController = undefined;
-    endPause();
-  }
+    jobFinished(signal.aborted, `${transcripts.length} demonstrations kept${signal.aborted ? '; stopped early' : ''}.`, prepared.note, restoredNote);
+  });
 }
 
 /**
@@ -410,43 +478,28 @@ export async function startWarmup(): Promise<void> {
  * An unfinished GRPO job of the open run is continued at its next step, with its settings.
  */
 export async function startTraining(): Promise<void> {
-  if (isBusy()) return;
-  const job = await prepareJob('train');
-  if (!job) return;
-  const { trainingSettings: ts, settings } = store.getState();
-  const pending = pendingJob('grpo');
-  let args = pending?.run.args ?? job.args;
-  stopController = new AbortController();
-  jobGate.resume();
-  storageProblem = null;
-  const signal = stopController.signal;
-  let session: SandboxSession | undefined;
-  const onStop = () => session?.stop();
-  try {
-    const open = (withArgs: Record<string, unknown>) => openSandbox({ code: job.code, label: job.label, args: withArgs, client: createEngineChatClient(), timeLimitMs: settings.timeLimitMs, createFrame: createIframeSandbox });
-    session = await open(args);
-    if (pending && session.info.name !== pending.run.environment && args !== job.args) {
-      // The open run belongs to another environment: this is a new run, with the panel's arguments.
-      session.dispose();
-      args = job.args;
-      session = await open(args);
-    }
-    const { run, note: restoredNote } = await ensureRun(session.info.name, args);
+  const kept = 'The weights and optimizer state so far are kept as a checkpoint.';
+  await runJob('train', kept, async ({ signal, prepared, openSession }) => {
+    const { trainingSettings: ts, settings } = store.getState();
+    const { environment, pending } = prepared;
+    const session = await openSession(createEngineChatClient());
+    const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
+    if (!ensured) return jobDeclined();
+    const { run, note: restoredNote } = ensured;
     const resume = pending && pending.run.id === run.id ? unfinishedJob(run) : null;
-    signal.addEventListener('abort', onStop, { once: true });
     const grpoJob: RunJob = resume?.phase === 'grpo'
-      ? resume
+      ? { ...resume, environment }
       : {
         phase: 'grpo',
         offset: run.grpo.length,
         nextStep: 0,
         options: { steps: ts.grpoSteps, tasksPerStep: ts.tasksPerStep, groupSize: ts.groupSize, lr: ts.grpoLr, maxTokens: ts.maxTokens, maxAsync: ts.maxAsync, temperature: ts.temperature, klBeta: ts.klBeta, seed: settings.seed + run.grpo.length },
+        environment,
       };
-    beginJob(run, grpoJob, 'GRPO', restoredNote);
+    beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));
     const offset = grpoJob.offset;
-    const active = session;
     await trainGrpoInEngine(
-      { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => active.rollout(taskIndex, samplingArgs, engineModel()) },
+      { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()) },
       { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery },
       {
         signal,
@@ -463,14 +516,65 @@ export async function startTraining(): Promise<void> {
     );
     saveCheckpoint();
     await writes;
-    jobFinished(signal.aborted, signal.aborted ? 'Stopped; the weights and optimizer state so far are kept as a checkpoint.' : null, restoredNote);
+    jobFinished(signal.aborted, signal.aborted ? kept : null, prepared.note, restoredNote);
+  });
+}
+
+/** What a job's own phase gets from the runner: the stop signal, what it runs, and its sandbox session. */
+interface JobContext {
+  signal: AbortSignal;
+  prepared: PreparedJob;
+  /** Opens the job's sandbox with `client` as its policy; Stop stops it, and the runner disposes of it at the end. */
+  openSession(client: ChatClient): Promise<SandboxSession>;
+  /** Disposes of the session before the job ends (the warm-up, once its demonstrations are made). */
+  closeSession(): void;
+}
+
+/**
+ * The one runner of warm-up and GRPO jobs: it refuses while busy, makes the stop controller first
+ * (so Stop works while compiling, starting the engine and loading), prepares the job, opens the pause
+ * gate, owns the sandbox session (stopped on Stop, disposed of at the end), and ends the job: stopped
+ * while loading, stopped later (a checkpoint of the steps so far, then `stoppedNote`), or failed.
+ * `phase` is the job's own work and reports its own success.
+ */
+async function runJob(mode: 'warmup' | 'train', stoppedNote: string | null, phase: (context: JobContext) => Promise<void>): Promise<void> {
+  if (isBusy()) return;
+  storageProblem = null;
+  const controller = new AbortController();
+  stopController = controller;
+  const { signal } = controller;
+  const prepared = await prepareJob(mode, signal);
+  if (!prepared) {
+    stopController = undefined;
+    return;
+  }
+  jobGate.resume();
+  let session: SandboxSession | undefined;
+  const onStop = () => session?.stop();
+  signal.addEventListener('abort', onStop, { once: true });
+  const { environment } = prepared;
+  const context: JobContext = {
+    signal,
+    prepared,
+    openSession: async (client) => {
+      session = await openSandbox({ code: environment.code, label: environment.label, args: environment.args, client, timeLimitMs: store.getState().settings.timeLimitMs, createFrame: createIframeSandbox, signal });
+      return session;
+    },
+    closeSession: () => {
+      session?.dispose();
+      session = undefined;
+    },
+  };
+  try {
+    await phase(context);
   } catch (error) {
+    if (error instanceof SandboxStoppedError) return jobFinished(true, `The environment "${error.environmentName}" was still loading: the sandbox was shut down and nothing ran.`);
     if (signal.aborted) {
       saveCheckpoint();
       await writes;
-      return jobFinished(true, 'Stopped; the weights and optimizer state so far are kept as a checkpoint.');
+      return jobFinished(true, stoppedNote);
     }
-    store.getState().updateJob({ status: 'failed', failure: message(error) });
+    store.getState().updateJob({ status: 'failed', failure: errorMessage(error) });
   } finally {
     signal.removeEventListener('abort', onStop);
     session?.dispose();
@@ -481,7 +585,7 @@ export async function startTraining(): Promise<void> {
 
 function isBusy(): boolean {
   const { job, run } = store.getState();
-  return job.status === 'running' || job.status === 'stopping' || run.status === 'running' || run.status === 'compiling' || run.status === 'stopping';
+  return isBusyState({ job, run });
 }
 
 /** Stops the warm-up or training job: the engine stops before its next step and the rollouts in flight are cancelled. */

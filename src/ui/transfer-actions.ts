@@ -15,6 +15,8 @@ import { checkEnvironmentSource, environmentFileName, environmentNameFromFile } 
 import { parseWarmupJsonl, warmupToJsonl } from './transfer/sft-jsonl.ts';
 import { unzipFiles, zipFiles } from './transfer/zip.ts';
 import { ensureEngine, loadOpenRunWeights, newRun } from './training-actions.ts';
+import { errorMessage } from '../common/error-message.ts';
+import { isBusy } from './store/selectors.ts';
 
 const store = usePlayground;
 
@@ -23,7 +25,7 @@ function report(kind: 'ok' | 'failed', text: string): void {
 }
 
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /** Downloads the open environment's source (as it is in the editor) as `<name>.ts`. */
@@ -102,7 +104,7 @@ export async function exportModelFile(): Promise<void> {
 /** Loads an adapter or model-folder zip into the in-tab model (the open run is set aside); says what does not fit when it does not. */
 export async function importModelFile(file: File): Promise<void> {
   const { job, run } = store.getState();
-  if (job.status === 'running' || job.status === 'stopping' || run.status === 'running') return report('failed', 'Wait for the running job to end (or stop it) before importing a model.');
+  if (isBusy({ job, run })) return report('failed', 'Wait for the running job to end (or stop it) before importing a model.');
   try {
     const files = unzipFiles(new Uint8Array(await file.arrayBuffer()), file.name);
     await ensureEngine();

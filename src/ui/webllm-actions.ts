@@ -15,6 +15,7 @@ import {
   type WebLLMModelInfo,
 } from '../workers/webllm-client.ts';
 import { usePlayground } from './store/index.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 const store = usePlayground;
 const WEBLLM_STORAGE = 'tabrl.webllm';
@@ -24,7 +25,6 @@ let loaded: LoadedWebLLM | null = null;
 let loading: { modelId: string; promise: Promise<WebLLMClient> } | null = null;
 let models: Promise<WebLLMModelInfo[]> | null = null;
 
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Restores the last picked WebLLM model from localStorage. */
 export function restoreWebLLMModel(): void {
@@ -115,7 +115,7 @@ export function webllmClient(): Promise<WebLLMClient> {
       store.getState().setWebLLM({ status: 'ready', progress: 1, text: `${modelId} is loaded.`, error: null, loadedModel: modelId });
       return model.client;
     } catch (error) {
-      store.getState().setWebLLM({ status: 'failed', error: message(error), loadedModel: null });
+      store.getState().setWebLLM({ status: 'failed', error: errorMessage(error), loadedModel: null });
       throw error;
     } finally {
       if (loading === entry) loading = null;

@@ -12,6 +12,7 @@ import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { TINY_CONFIG } from '../gpu/inference/presets.ts';
 import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
+import { tokenPieces } from '../gpu/io/token-pieces.ts';
 import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
 import { createWebGPUBackend, WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder, WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
@@ -24,6 +25,7 @@ import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProb
 import { PauseGate } from './engine/pause-gate.ts';
 import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -343,13 +345,16 @@ const api: EngineApi = {
     const ahead = restoredRollouts?.nextStep === (options.startStep ?? 0) && restoredRollouts.batches.length <= options.maxAsync ? restoredRollouts.batches : undefined;
     restoredRollouts = null;
     for (const batch of ahead ?? []) byStep.set(batch.step, batch.trajectories);
+    // The loaded model's tokenizer decodes the viewer's tokens (set once the model is at hand).
+    let tokenizerOf: Tokenizer = new ByteTokenizer();
     const stepRollouts = (step: number): EngineTrainingRollout[] => {
       const found = byStep.get(step) ?? [];
       byStep.delete(step);
-      return found.map(viewerRollout);
+      return found.map((trajectory) => viewerRollout(trajectory, tokenizerOf));
     };
     try {
       const { backend, tokenizer, client } = await getModel();
+      tokenizerOf = tokenizer;
       const trainer = new GrpoTrainer(source, backend, client, {
         steps: options.steps,
         tasksPerStep: options.tasksPerStep,
@@ -461,8 +466,8 @@ const api: EngineApi = {
   },
 };
 
-/** A trajectory as the rollout viewer shows it: messages, rewards and the sampled tokens of each turn. */
-function viewerRollout(trajectory: ScoredTrajectory): EngineTrainingRollout {
+/** A trajectory as the rollout viewer shows it: messages, rewards and the sampled tokens of each turn with their text. */
+function viewerRollout(trajectory: ScoredTrajectory, tokenizer: Tokenizer): EngineTrainingRollout {
   return {
     taskIndex: trajectory.taskIndex ?? -1,
     prompt: trajectory.prompt,
@@ -471,12 +476,9 @@ function viewerRollout(trajectory: ScoredTrajectory): EngineTrainingRollout {
     scores: trajectory.scores,
     passed: trajectory.passed,
     errors: trajectory.errors.map((error) => `${error.source} ${error.name}: ${error.message}`),
-    turns: trajectory.turns.flatMap((turn) => (turn.tokens ? [{ completionIds: turn.tokens.completionIds, completionLogprobs: turn.tokens.completionLogprobs }] : [])),
+    turns: trajectory.turns.flatMap((turn) => (turn.tokens ? [{ completionIds: turn.tokens.completionIds, completionPieces: tokenPieces(tokenizer, turn.tokens.completionIds), completionLogprobs: turn.tokens.completionLogprobs }] : [])),
   };
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 Comlink.expose(api);

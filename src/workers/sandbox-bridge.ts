@@ -16,6 +16,7 @@ import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
 import { ChatClientError, type ChatClient, type EvaluationSummary, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
 import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxTrajectory } from './sandbox/protocol.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 export type { EnvironmentInfo, SandboxEvaluateOptions, SandboxTrajectory } from './sandbox/protocol.ts';
 
@@ -29,6 +30,15 @@ export interface SandboxFrame {
 
 /** Creates an isolated frame that runs `runtime` (script text) as a classic worker. */
 export type CreateSandboxFrame = (runtime: string) => Promise<SandboxFrame>;
+
+/** The person stopped the job while the environment was loading; the sandbox was shut down and nothing ran. */
+export class SandboxStoppedError extends Error {
+  override readonly name = 'SandboxStoppedError';
+
+  constructor(readonly environmentName: string) {
+    super(`Stopped while the environment "${environmentName}" was loading; the sandbox was shut down and nothing ran.`);
+  }
+}
 
 /** Environment code ran past its time limit, or the sandbox stopped answering; the sandbox was terminated. */
 export class SandboxTimeoutError extends Error {
@@ -56,6 +66,8 @@ export interface SandboxSessionRequest {
   timeLimitMs?: number;
   createFrame: CreateSandboxFrame;
   onRolloutStarted?: (start: RolloutStart) => void;
+  /** Stops the job: while the environment loads, the sandbox is shut down at once (top-level code may never yield); later, evaluations and rollouts stop as `stop()` does. */
+  signal?: AbortSignal;
 }
 
 /** One evaluation to run in a fresh sandbox. */
@@ -64,8 +76,6 @@ const RECORD_GRACE_MS = 5_000;
 
 export interface SandboxEvaluationRequest extends SandboxSessionRequest {
   options: SandboxEvaluateOptions;
-  /** Stops the evaluation: the rollouts in flight are cancelled, then the sandbox is terminated. */
-  signal?: AbortSignal;
   onLoaded?: (info: EnvironmentInfo) => void;
   onRecord?: (record: RolloutRecord, done: number, total: number) => void;
 }
@@ -92,7 +102,7 @@ export interface SandboxSession {
 }
 
 const DEFAULT_TIME_LIMIT_MS = 5_000;
-/** Extra time the first call gets, for the worker to parse the runtime. */
+/** How long the fresh worker may take to parse the runtime and answer its first call (before any environment code runs). */
 const STARTUP_GRACE_MS = 10_000;
 /** How long a stopped evaluation may take to wind down before the sandbox is terminated. */
 const STOP_GRACE_MS = 3_000;
@@ -155,7 +165,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
         return { ok: true, completion };
       } catch (error) {
         if (error instanceof ChatClientError) return { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) };
-        return { ok: false, message: error instanceof Error ? error.message : String(error), kind: 'bad_response' };
+        return { ok: false, message: errorMessage(error), kind: 'bad_response' };
       } finally {
         pendingModelCalls -= 1;
         if (rollout) {
@@ -200,12 +210,28 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     frame.dispose();
   };
 
+  // Stop while loading: top-level code may never yield, so the sandbox goes at once.
+  const stopLoading = () => {
+    fail(new SandboxStoppedError(environmentName));
+    dispose();
+  };
   let info: EnvironmentInfo;
   try {
+    if (request.signal?.aborted) {
+      stopLoading();
+      await failed;
+    }
+    request.signal?.addEventListener('abort', stopLoading, { once: true });
+    // The runtime's first answer (abort() is a no-op while nothing runs) says it is parsed and listening;
+    // only then does loading start, with the plain time limit the failure message states.
+    await call(() => api.abort());
+    lastSignOfLife = Date.now();
     info = await call(() => api.loadEnvironment(request.code, request.args));
   } catch (error) {
     dispose();
     throw error;
+  } finally {
+    request.signal?.removeEventListener('abort', stopLoading);
   }
   environmentName = info.name;
   phase = 'running';

@@ -115,9 +115,17 @@ describe('lessons', () => {
     expect(await overflows(page)).toEqual([]);
     await screenshot(page, 'presenter-no-lesson');
 
+    // The settings Start lesson chose survive a reload (lesson 2: the in-tab model, Warm up, its held-out tasks and arguments).
+    const numTasks = await page.getByTestId('setting-numTasks').inputValue();
+    const args = await page.getByTestId('setting-args').inputValue();
+    expect(args).toContain('"compact":true');
     await page.reload();
     await waitForEditor(page, 'Reverse a short text');
     expect(await page.getByTestId('presenter-toggle').getAttribute('aria-pressed')).toBe('true');
+    expect(await page.getByTestId('setting-numTasks').inputValue()).toBe(numTasks);
+    expect(await page.getByTestId('setting-args').inputValue()).toBe(args);
+    expect(await page.getByTestId('policy-in-tab').getAttribute('aria-checked')).toBe('true');
+    expect(await page.getByTestId('mode-warmup').getAttribute('aria-checked')).toBe('true');
     await page.getByTestId('presenter-toggle').click();
     expect(await page.evaluate(() => getComputedStyle(document.documentElement).fontSize)).toBe('17px');
     expect(pageErrors).toEqual([]);

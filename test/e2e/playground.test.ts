@@ -33,7 +33,14 @@ describe('playground', () => {
     await waitForEditor(page);
     await expect.poll(() => page.getByTestId('environment-picker').locator('option').allTextContents()).toContain('reverse-text');
     await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');
+    // A first visit says what the page is for, once.
+    expect(await page.getByTestId('first-visit-hint').textContent()).toMatch(/TabRL trains language-model agents in this browser tab\..*Lesson 1/);
     await screenshot(page, '01-app');
+    await page.getByTestId('first-visit-dismiss').click();
+    expect(await page.getByTestId('first-visit-hint').count()).toBe(0);
+    await page.reload();
+    await waitForEditor(page);
+    expect(await page.getByTestId('first-visit-hint').count()).toBe(0);
     expect(pageErrors).toEqual([]);
     await context.close();
   });

@@ -54,6 +54,11 @@ describe('in-tab model', () => {
     page.on('console', (message) => { if (message.type() === 'error') console.log(`page: ${message.text()}`); });
     await waitForEditor(page);
     await page.getByTestId('policy-in-tab').click();
+    // A baseline of the fresh weights before any run: the run the warm-up starts keeps it as its "before".
+    await fillFields(page, { 'setting-numTasks': '2', 'setting-rolloutsPerTask': '1', 'setting-maxTokens': '8' });
+    await page.getByTestId('evaluate').click();
+    await page.getByTestId('summary').waitFor({ timeout: 90_000 });
+    const baselineReward = await page.getByTestId('reward-mean').textContent();
 
     await page.getByTestId('mode-warmup').click();
     await fillFields(page, { 'train-demonstrations': '8', 'train-sftSteps': '3', 'train-sftBatchSize': '4', 'train-checkpointEvery': '2' });
@@ -61,6 +66,9 @@ describe('in-tab model', () => {
     await page.getByTestId('training-view').waitFor();
     expect(await jobOutcome(page, 150_000)).toMatch(/Warm-up finished\. 8 demonstrations kept/);
     await expect.poll(() => page.getByTestId('run-sft-steps').textContent()).toBe('3 SFT steps');
+    const evaluations = page.getByTestId('run-evaluations').locator('tbody tr');
+    expect(await evaluations.count()).toBe(1);
+    expect(await evaluations.first().locator('td').allTextContents()).toEqual(['before training (the fresh weights)', baselineReward!.split(' ')[0], expect.stringMatching(/%$/)]);
     expect(await page.getByTestId('chart-sft-loss').locator('canvas').count()).toBe(1);
     await screenshot(page, '11-warmup');
 
@@ -107,13 +115,26 @@ describe('in-tab model', () => {
     expect(await page.getByTestId('chart-reward').locator('canvas').count()).toBe(1);
     await screenshot(page, '14-reopened-run');
 
+    // Another file is open now, with changed code: a copy of the built-in with one more line.
+    await page.getByTestId('new-from-builtin').selectOption('reverse-text');
+    await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('reverse-text (2)');
+    await page.getByTestId('tab-editor').click();
+    await waitForEditor(page);
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('\n// a change made after the run started\n');
+    await page.getByTestId('tab-training').click();
+
     // Continue: the interrupted 200-step job resumes at its next step from the full checkpoint
-    // (weights and AdamW state), with its settings, although the panel now shows the defaults.
+    // (weights and AdamW state), with its own code, arguments and settings, although the panel now
+    // shows the defaults and another file is open.
     const jobStep = afterStop - 2; // steps the 200-step job had taken (the run's first 2 came from the earlier job)
     await page.getByTestId('mode-train').click();
     expect(await page.getByTestId('start-training').textContent()).toBe(`Continue training (step ${jobStep + 1} / 200)`);
+    expect(await page.getByTestId('continue-note').textContent()).toMatch(/Continues the open run on reverse-text with its own code \(from the file “reverse-text”\), arguments and settings \(200 GRPO steps\)/);
     await page.getByTestId('start-training').click();
     const note = async () => (await page.locator('[data-testid="training-note"]').allTextContents()).join('');
+    await expect.poll(note, { timeout: 60_000 }).toMatch(/Continuing the run with its own code \(from the file “reverse-text”\), arguments and settings; the open file “reverse-text \(2\)” differs and is not used\./);
     const resumed = /Continued from the checkpoint before GRPO step (\d+) of 200 \(optimizer step (\d+) restored\)/;
     await expect.poll(note, { timeout: 60_000 }).toMatch(resumed);
     const [, beforeStep, optimizerStep] = (await note()).match(resumed)!.map(Number);
@@ -129,6 +150,17 @@ describe('in-tab model', () => {
     // The stored run's GRPO steps are numbered 0, 1, ... without a gap or a repeat across the reload.
     expect(await storedGrpoSteps(page)).toEqual(Array.from({ length: afterContinue }, (_, i) => i));
     await screenshot(page, '14b-continued-run');
+
+    // A new job on the run (a warm-up) with the changed file asks first; declining starts nothing.
+    await page.getByTestId('mode-warmup').click();
+    const question = new Promise<string>((resolve) => page.once('dialog', (dialog) => { resolve(dialog.message()); void dialog.dismiss(); }));
+    await page.getByTestId('start-training').click();
+    expect(await question).toMatch(/The open run on reverse-text \(3 SFT \+ \d+ GRPO steps\) was trained with other code \(from the file “reverse-text”\) than the open file “reverse-text \(2\)” has now\. Train this run further with the changed code\?/);
+    await expect.poll(() => page.getByTestId('start-training').isEnabled(), { timeout: 20_000 }).toBe(true);
+    expect(await page.getByTestId('run-sft-steps').textContent()).toBe('3 SFT steps');
+    expect(await page.getByTestId('training-failure').count()).toBe(0);
+    await page.getByTestId('environment-picker').selectOption({ label: 'reverse-text' });
+    await page.getByTestId('mode-train').click();
 
     // A corrupt checkpoint says so and keeps the run.
     await page.evaluate(async () => {

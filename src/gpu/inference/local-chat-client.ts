@@ -16,8 +16,8 @@
  * Weights: the decoder is a snapshot of the backend's parameters; `syncWeights()` takes a new one
  * after a training step and bumps `policyVersion`, which every choice reports.
  */
-import { ChatClientError, type ChatChoice, type ChatClient, type ChatCompletion, type ChatRequest } from '../../envs/client.ts';
-import type { Message, TurnTokens } from '../../envs/types.ts';
+import { ChatClientError, type ChatChoice, type ChatClient, type ChatCompletion, type ChatRequest } from '../../chat/protocol.ts';
+import type { Message, TurnTokens } from '../../chat/protocol.ts';
 import { renderChatDelta } from '../io/chat-template.ts';
 import type { Tokenizer } from '../io/tokenizer.ts';
 import type { ModelBackend } from '../model/backend.ts';

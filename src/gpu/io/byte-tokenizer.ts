@@ -9,7 +9,7 @@
  * prompt. Tools are listed in the system block as one JSON line each, and the model calls them in
  * text as `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, the form ToolEnv parses.
  */
-import type { Message, ToolSchema } from '../../envs/types.ts';
+import type { Message, ToolSchema } from '../../chat/protocol.ts';
 import type { ChatRenderOptions, DecodeOptions, EncodeOptions, Tokenizer } from './tokenizer.ts';
 
 /** The special tokens in id order, starting at 256. */

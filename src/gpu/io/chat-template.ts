@@ -5,7 +5,7 @@
  * sampling that never re-tokenises history (DESIGN.md, data flow step 3).
  */
 import { Template } from '@huggingface/jinja';
-import type { Message } from '../../envs/types.ts';
+import type { Message } from '../../chat/protocol.ts';
 import type { ChatRenderOptions } from './tokenizer.ts';
 
 /** A compiled Jinja chat template and the special-token strings it may refer to (bos_token, eos_token, …). */

@@ -5,7 +5,7 @@
  * come through a caller-supplied readFile, as for the model weights (model-folder.ts).
  */
 import { Tokenizer as TokenizersJs } from '@huggingface/tokenizers';
-import type { Message } from '../../envs/types.ts';
+import type { Message } from '../../chat/protocol.ts';
 import { JinjaChatTemplate } from './chat-template.ts';
 import type { ReadFile } from './model-folder.ts';
 import type { ChatRenderOptions, DecodeOptions, EncodeOptions, Tokenizer } from './tokenizer.ts';

@@ -4,7 +4,7 @@
  * into the text the model reads. Two implementations: the byte-level tokenizer of TabRL's tiny
  * models (byte-tokenizer.ts) and Hugging Face tokenizers with Jinja chat templates (hf-tokenizer.ts).
  */
-import type { Message, ToolSchema } from '../../envs/types.ts';
+import type { Message, ToolSchema } from '../../chat/protocol.ts';
 
 /** Options of Tokenizer.renderChat. */
 export interface ChatRenderOptions {

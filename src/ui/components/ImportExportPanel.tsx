@@ -2,6 +2,7 @@
 import { useRef, type ChangeEvent } from 'react';
 import { trainedModelLabel } from '../chat-actions.ts';
 import { usePlayground } from '../store/index.ts';
+import { isBusy } from '../store/selectors.ts';
 import {
   clearImportedWarmup,
   exportEnvironmentFile,
@@ -19,7 +20,7 @@ export function ImportExportPanel() {
   const lastWarmup = usePlayground((state) => state.lastWarmup?.transcripts.length ?? 0);
   const importedWarmup = usePlayground((state) => state.importedWarmup);
   const trained = usePlayground(trainedModelLabel);
-  const busy = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping' || ['running', 'compiling', 'stopping'].includes(state.run.status));
+  const busy = usePlayground(isBusy);
   const message = usePlayground((state) => state.transferMessage);
   return (
     <section className="card" aria-labelledby="files-heading" data-testid="files-card">

@@ -5,8 +5,7 @@
  * It says before any download when this browser has no WebGPU or a preset is too large for the GPU.
  */
 import { useEffect, useRef } from 'react';
-import { formatBytes } from '../../gpu/io/model-download.ts';
-import { REAL_MODEL_PRESETS } from '../../gpu/inference/presets.ts';
+import { formatBytes, REAL_MODEL_PRESETS } from '../../workers/model-catalogue.ts';
 import { cancelModelLoad, chooseInTabModel, chooseLocalModel, refreshCachedModels, removeCachedModel } from '../model-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { ensureEngine } from '../training-actions.ts';

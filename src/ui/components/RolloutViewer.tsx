@@ -1,6 +1,7 @@
 /** The rollout viewer: every rollout of the run, and for the selected one its transcript, rewards per function and errors. */
 import type { Message, RolloutRecord } from '../../envs/index.ts';
 import { usePlayground } from '../store/index.ts';
+import { expectedAnswerChip } from './result-text.ts';
 
 /** The viewer, filling the main area. */
 export function RolloutViewer() {
@@ -36,7 +37,7 @@ function RolloutDetail({ record }: { record: RolloutRecord }) {
         <span className={`badge ${record.passed ? 'pass' : 'fail'}`}>{record.passed ? 'passed' : 'failed'}</span>
         <span className="chip">reward {record.reward.toFixed(3)}</span>
         <span className="chip">{record.stopReason}</span>
-        {record.answer !== undefined && <span className="chip">answer: <code>{record.answer}</code></span>}
+        {record.answer !== undefined && <span className="chip" data-testid="expected-answer" title="The task's reference answer from the dataset, not the model's reply">{expectedAnswerChip(record.answer)}</span>}
       </header>
       <div className="rewards">
         {Object.entries(record.scores).map(([name, value]) => (

@@ -2,8 +2,10 @@
 import { useEffect, useState } from 'react';
 import { exportResults, pauseEvaluation, resumeEvaluation, startEvaluation, stopEvaluation } from '../actions.ts';
 import { usePlayground } from '../store/index.ts';
+import { errorsLine } from './result-text.ts';
 import { unfinishedJob, type RunMode } from '../store/training-slice.ts';
 import { pauseTraining, resumeTraining, startTraining, startWarmup, stopTraining } from '../training-actions.ts';
+import { isEvaluating, isTraining } from '../store/selectors.ts';
 
 const MODES: { mode: RunMode; label: string; help: string }[] = [
   { mode: 'evaluate', label: 'Evaluate', help: 'Run the held-out tasks against the chosen policy.' },
@@ -15,8 +17,8 @@ const MODES: { mode: RunMode; label: string; help: string }[] = [
 export function RunPanel({ onShowRollouts, onShowTraining }: { onShowRollouts: () => void; onShowTraining: () => void }) {
   const mode = usePlayground((state) => state.mode);
   const setMode = usePlayground((state) => state.setMode);
-  const evaluating = usePlayground((state) => ['running', 'compiling', 'stopping'].includes(state.run.status));
-  const training = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const evaluating = usePlayground(isEvaluating);
+  const training = usePlayground(isTraining);
   return (
     <section className="card run-card" aria-labelledby="run-heading">
       <h2 id="run-heading" className="visually-hidden">Run</h2>
@@ -36,7 +38,7 @@ function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
   const status = usePlayground((state) => state.run.status);
   const paused = usePlayground((state) => state.run.pausedAt !== undefined);
   const problems = usePlayground((state) => state.problems.length);
-  const training = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const training = usePlayground(isTraining);
   const running = status === 'running' || status === 'compiling' || status === 'stopping';
   return (
     <>
@@ -62,13 +64,15 @@ function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
 function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; onShowTraining: () => void }) {
   const job = usePlayground((state) => state.job);
   const engineError = usePlayground((state) => state.engine.error);
-  const evaluating = usePlayground((state) => ['running', 'compiling', 'stopping'].includes(state.run.status));
-  const running = job.status === 'running' || job.status === 'stopping';
+  const evaluating = usePlayground(isEvaluating);
+  const running = isTraining({ job });
   // An unfinished job of this mode in the open run: the button continues it, with its settings.
-  const pending = usePlayground((state) => {
+  const pendingJob = usePlayground((state) => {
     const found = unfinishedJob(state.trainingRun);
-    return found && found.phase === (mode === 'warmup' ? 'sft' : 'grpo') ? `${found.nextStep + 1} / ${found.options.steps}` : null;
+    return found && found.phase === (mode === 'warmup' ? 'sft' : 'grpo') ? found : null;
   });
+  const pending = pendingJob ? `${pendingJob.nextStep + 1} / ${pendingJob.options.steps}` : null;
+  const runEnvironment = usePlayground((state) => state.trainingRun?.environment);
   const startLabel = pending ? `Continue ${mode === 'warmup' ? 'warm-up' : 'training'} (step ${pending})` : mode === 'warmup' ? 'Start warm-up' : 'Start training';
   const start = () => {
     onShowTraining();
@@ -87,6 +91,11 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
           )
           : <button type="button" className="primary" data-testid="start-training" disabled={evaluating} onClick={start} title={pending ? 'Continues the open run\'s interrupted job from its checkpoint, with the settings it started with. "New run" in the Training tab starts over.' : undefined}>{startLabel}</button>}
       </div>
+      {pendingJob && !running && (
+        <p className="hint" data-testid="continue-note">
+          Continues the open run on <code>{runEnvironment}</code> with {pendingJob.environment ? <>its own code (from the file “{pendingJob.environment.label}”)</> : 'the open file\'s code (this run was stored without its code; you will be asked)'}, arguments and settings ({pendingJob.options.steps} {pendingJob.phase === 'sft' ? 'SFT' : 'GRPO'} steps); the panel's settings and the open file apply to a new run (<b>New run</b> in the Training tab).
+        </p>
+      )}
       {running && <JobProgress />}
       {running && job.note && <p className="warning" data-testid="training-note">{job.note}</p>}
       {job.status === 'failed' && job.failure && <p className="failure" role="alert" data-testid="training-failure">{job.failure}</p>}
@@ -182,7 +191,6 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
   const wallMs = usePlayground((state) => (state.run.finishedAt ? state.run.finishedAt - state.run.startedAt : null));
   if (!summary) return null;
   const weights = new Map(environment?.rewardNames.map((name, index) => [name, environment.rewardWeights[index] ?? 0]) ?? []);
-  const errors = Object.entries(summary.errorsBySource);
   return (
     <div className="summary" data-testid="summary">
       <div className="headline">
@@ -202,7 +210,7 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
       <p className="summary-line">
         {Object.entries(summary.passAtK).map(([k, value]) => <span key={k} className="chip">pass@{k} {percent(value)}</span>)}
         <span className={`chip ${summary.rolloutsWithErrors > 0 ? 'chip-bad' : ''}`} data-testid="error-count">
-          {summary.rolloutsWithErrors} with errors{errors.length > 0 ? ` (${errors.map(([source, count]) => `${source} ${count}`).join(', ')})` : ''}
+          {errorsLine(summary.rolloutsWithErrors, summary.errorsBySource)}
         </span>
         {summary.truncated > 0 && <span className="chip">{summary.truncated} truncated</span>}
         {wallMs !== null && <span className="chip">{(wallMs / 1000).toFixed(1)} s</span>}

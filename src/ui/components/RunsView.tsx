@@ -5,6 +5,7 @@ import { usePlayground } from '../store/index.ts';
 import type { TrainingRun } from '../store/training-slice.ts';
 import { MetricChart } from './MetricChart.tsx';
 import { compareSeries, runLabel, runRow, type RunRow } from './run-compare.ts';
+import { isTraining } from '../store/selectors.ts';
 
 const fixed = (value: number | null) => (value === null ? '—' : value.toFixed(3));
 const percent = (value: number | null) => (value === null ? '—' : `${(value * 100).toFixed(1)}%`);
@@ -13,7 +14,7 @@ const percent = (value: number | null) => (value === null ? '—' : `${(value * 
 export function RunsView({ onOpened }: { onOpened: () => void }) {
   const runs = usePlayground((state) => state.pastRuns);
   const current = usePlayground((state) => state.trainingRun?.id);
-  const busy = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const busy = usePlayground(isTraining);
   const [ticked, setTicked] = useState<string[]>([]);
   const present = ticked.filter((id) => runs.some((run) => run.id === id));
   const toggle = (id: string) => setTicked((list) => (list.includes(id) ? list.filter((item) => item !== id) : [...list, id]));
@@ -33,7 +34,7 @@ export function RunsView({ onOpened }: { onOpened: () => void }) {
       <p className="hint">Runs are kept in this browser (metrics, evaluations and a checkpoint). Tick two or more to compare them.</p>
       <table className="runs-table">
         <thead>
-          <tr><th><span className="visually-hidden">Compare</span></th><th>Environment</th><th>Model</th><th>Started</th><th>Steps</th><th>Final reward</th><th>Pass rate</th><th /></tr>
+          <tr><th><span className="visually-hidden">Compare</span></th><th>Environment</th><th>Model</th><th className="runs-started">Started</th><th>Steps</th><th>Final reward</th><th>Pass rate</th><th /></tr>
         </thead>
         <tbody>
           {runs.map((run) => {
@@ -41,15 +42,17 @@ export function RunsView({ onOpened }: { onOpened: () => void }) {
             return (
               <tr key={run.id} className={run.id === current ? 'selected' : ''} data-testid="runs-row">
                 <td><input type="checkbox" checked={present.includes(run.id)} onChange={() => toggle(run.id)} aria-label={`Compare ${runLabel(run)}`} data-testid="runs-compare-check" /></td>
-                <td><code>{row.environment}</code></td>
-                <td>{row.model}{run.startedFrom && <div className="hint" data-testid="runs-started-from">from {run.startedFrom}</div>}</td>
-                <td>{new Date(row.createdAt).toLocaleString()}</td>
-                <td>{row.sftSteps} SFT + {row.grpoSteps} GRPO</td>
-                <td>{fixed(row.finalReward)}</td>
-                <td>{percent(row.finalPassRate)}</td>
-                <td className="runs-actions">
-                  <button type="button" disabled={busy} onClick={() => { openRun(run.id); onOpened(); }} data-testid="runs-open">Open</button>
-                  <button type="button" className="quiet" disabled={busy && run.id === current} onClick={() => void remove(run)} data-testid="runs-delete">Delete</button>
+                <td title={`started ${new Date(row.createdAt).toLocaleString()}`}><code>{row.environment}</code></td>
+                <td data-label="model">{row.model}{run.startedFrom && <div className="hint" data-testid="runs-started-from">from {run.startedFrom}</div>}</td>
+                <td className="runs-started" data-label="started">{new Date(row.createdAt).toLocaleString()}</td>
+                <td data-label="steps">{row.sftSteps} SFT + {row.grpoSteps} GRPO</td>
+                <td data-label="final reward">{fixed(row.finalReward)}</td>
+                <td data-label="pass rate">{percent(row.finalPassRate)}</td>
+                <td>
+                  <div className="runs-actions">
+                    <button type="button" disabled={busy} onClick={() => { openRun(run.id); onOpened(); }} data-testid="runs-open">Open</button>
+                    <button type="button" className="quiet" disabled={busy && run.id === current} onClick={() => void remove(run)} data-testid="runs-delete">Delete</button>
+                  </div>
                 </td>
               </tr>
             );

@@ -1,12 +1,12 @@
 /** The training view: live charts of the current (or reopened) run and the latest GRPO step's rollouts with tokens coloured by log-probability; stored runs are in the Runs tab. */
-import { ByteTokenizer } from '../../gpu/io/byte-tokenizer.ts';
 import type { EngineTrainingRollout } from '../../workers/engine-bridge.ts';
 import { newRun } from '../training-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
+import { rewardLines } from './result-text.ts';
+import { isTraining } from '../store/selectors.ts';
 
 const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
-const tokenizer = new ByteTokenizer();
 
 /** The whole view, filling the main area; `onShowRuns` opens the Runs tab. */
 export function TrainingView({ onShowRuns }: { onShowRuns: () => void }) {
@@ -24,11 +24,12 @@ function RunCharts() {
   const run = usePlayground((state) => state.trainingRun)!;
   const grpo = run.grpo;
   const steps = grpo.map((metrics) => metrics.step);
-  const rewardNames = [...new Set(grpo.flatMap((metrics) => Object.keys(metrics.rewards)))];
+  // A reward function whose line is the mean at every step would hide under it: it is named in the mean's label.
+  const { meanLabel, functions } = rewardLines(grpo);
   const line = (label: string, values: (number | null)[], color: string): ChartSeries => ({ label, values, color });
   const reward: ChartSeries[] = [
-    { label: 'reward', values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: COLORS[0]! },
-    ...rewardNames.map((name, i) => line(name, grpo.map((m) => m.rewards[name] ?? null), COLORS[(i + 1) % COLORS.length]!)),
+    { label: meanLabel, values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: COLORS[0]! },
+    ...functions.map((name, i) => line(name, grpo.map((m) => m.rewards[name] ?? null), COLORS[(i + 1) % COLORS.length]!)),
   ];
   const last = grpo.at(-1);
   return (
@@ -56,7 +57,7 @@ function RunCharts() {
           <thead><tr><th>Evaluation</th><th>reward</th><th>pass rate</th></tr></thead>
           <tbody>
             {run.evaluations.map((evaluation) => (
-              <tr key={evaluation.at}><td>after {evaluation.sftSteps} SFT + {evaluation.grpoSteps} GRPO steps</td><td>{evaluation.summary.reward.mean.toFixed(3)}</td><td>{(evaluation.summary.passRate * 100).toFixed(1)}%</td></tr>
+              <tr key={evaluation.at}><td>{evaluation.sftSteps + evaluation.grpoSteps === 0 ? 'before training (the fresh weights)' : `after ${evaluation.sftSteps} SFT + ${evaluation.grpoSteps} GRPO steps`}</td><td>{evaluation.summary.reward.mean.toFixed(3)}</td><td>{(evaluation.summary.passRate * 100).toFixed(1)}%</td></tr>
             ))}
           </tbody>
         </table>
@@ -91,12 +92,11 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
         {rollout.turns.flatMap((turn, t) => turn.completionIds.map((id, i) => {
           const logprob = turn.completionLogprobs[i] ?? 0;
           const probability = Math.exp(logprob);
-          const decoded = tokenizer.decode([id]);
-          // A lone byte of a multi-byte character does not decode on its own: show the byte.
-          const text = decoded === '\uFFFD' && id < 256 ? `\\x${id.toString(16).padStart(2, '0')}` : decoded;
+          // The engine decoded each token with the model's tokenizer; '' is part of a character the next token completes.
+          const text = turn.completionPieces[i] ?? '';
           return (
-            <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
-              {text === '' ? '∅' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
+            <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`token ${id}: ${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
+              {text === '' ? '·' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
             </span>
           );
         }))}
@@ -110,7 +110,7 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
 /** New run (set the open run aside; the next job starts from fresh weights) and the way to the stored runs. */
 function RunBar({ onShowRuns }: { onShowRuns: () => void }) {
   const stored = usePlayground((state) => state.pastRuns.length);
-  const busy = usePlayground((state) => state.job.status === 'running' || state.job.status === 'stopping');
+  const busy = usePlayground(isTraining);
   return (
     <div className="run-list-bar">
       <button type="button" className="link" onClick={onShowRuns} data-testid="show-runs">{stored === 0 ? 'No stored runs yet' : `${stored} stored run${stored === 1 ? '' : 's'}`} — open, compare or delete them in the Runs tab</button>

@@ -8,6 +8,7 @@ import { useEffect, useState } from 'react';
 import { formatMB, modelFitProblems, type GpuFacts, type WebLLMModelInfo } from '../../workers/webllm-client.ts';
 import { usePlayground } from '../store/index.ts';
 import { chooseWebLLMModel, deleteWebLLMModel, loadWebLLMModel, probeGpu, webllmModelCached, webllmModels } from '../webllm-actions.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** The WebLLM fields of the policy card. */
 export function WebLLMFields() {
@@ -21,7 +22,7 @@ export function WebLLMFields() {
 
   useEffect(() => {
     let live = true;
-    webllmModels().then((list) => live && setModels(list), (error: unknown) => live && setListError(`The WebLLM model list could not be loaded: ${error instanceof Error ? error.message : String(error)}`));
+    webllmModels().then((list) => live && setModels(list), (error: unknown) => live && setListError(`The WebLLM model list could not be loaded: ${errorMessage(error)}`));
     void probeGpu().then((facts) => live && setGpu(facts));
     return () => { live = false; };
   }, []);

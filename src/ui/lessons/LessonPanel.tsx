@@ -4,6 +4,7 @@ import { closeLesson, openLesson, setLessonNote, useLessonView } from './lesson-
 import { startLesson } from './lesson-actions.ts';
 import { LessonText } from './LessonText.tsx';
 import { LESSONS, lessonById } from './lessons.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** The panel; renders nothing while no lesson is open. */
 export function LessonPanel() {
@@ -29,7 +30,7 @@ export function LessonPanel() {
     try {
       setLessonNote({ lessonId: lesson.id, text: await startLesson(lesson), ok: true });
     } catch (error) {
-      setLessonNote({ lessonId: lesson.id, text: error instanceof Error ? error.message : String(error), ok: false });
+      setLessonNote({ lessonId: lesson.id, text: errorMessage(error), ok: false });
     } finally {
       setStarting(false);
     }

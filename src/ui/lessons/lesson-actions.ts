@@ -14,12 +14,12 @@ import { DEFAULT_SETTINGS } from '../store/evaluation-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS } from '../store/training-slice.ts';
 import { presetFile } from './lesson-files.ts';
 import type { Lesson } from './lessons.ts';
+import { isBusy } from '../store/selectors.ts';
 
 /** Applies the lesson's preset; returns a sentence saying what it set up (or throws saying why it could not). */
 export async function startLesson(lesson: Lesson): Promise<string> {
   const state = usePlayground.getState();
-  const busy = ['compiling', 'running', 'stopping'].includes(state.run.status) || state.job.status === 'running' || state.job.status === 'stopping';
-  if (busy) throw new Error('A run is in progress. Stop it (or let it finish), then press Start lesson again.');
+  if (isBusy(state)) throw new Error('A run is in progress. Stop it (or let it finish), then press Start lesson again.');
   const { preset } = lesson;
   const file = presetFile(preset);
   const existing = state.environments.find((item) => item.name === preset.fileName);

@@ -6,6 +6,7 @@
  * says what is wrong, and nothing is loaded.
  */
 import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** Everything a link carries. */
 export interface SharedState {
@@ -208,7 +209,7 @@ export function decodeShareHash(hash: string): SharedState {
     try {
       state[name] = field.codec.decode(raw);
     } catch (error) {
-      throw new ShareLinkError(`This link's "${field.key}" is invalid: ${error instanceof Error ? error.message : String(error)}. Nothing was loaded.`);
+      throw new ShareLinkError(`This link's "${field.key}" is invalid: ${errorMessage(error)}. Nothing was loaded.`);
     }
   }
   return state as SharedState;

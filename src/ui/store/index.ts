@@ -1,9 +1,12 @@
 /**
- * The playground's one zustand store, built from slices (zustand's slices pattern). Components
- * select the narrowest field they render; actions that talk to workers, storage or the URL are
- * module-level functions in ../actions.ts, not store methods.
+ * The playground's one zustand store, built from slices (zustand's slices pattern) with
+ * `zustand/vanilla`, so the store itself has no React (actions and tests use it as it is), and the
+ * React hook on top. Components select the narrowest field they render; actions that talk to
+ * workers, storage or the URL are module-level functions (../actions.ts, ../training-actions.ts, ...),
+ * not store methods.
  */
-import { create } from 'zustand';
+import { useStore } from 'zustand';
+import { createStore } from 'zustand/vanilla';
 import { createChatSlice, type ChatSlice } from './chat-slice.ts';
 import { createEditorSlice, type EditorSlice } from './editor-slice.ts';
 import { createEvaluationSlice, type EvaluationSlice } from './evaluation-slice.ts';
@@ -14,8 +17,8 @@ import { createTransferSlice, type TransferSlice } from './transfer-slice.ts';
 /** The whole store's state. */
 export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice & TrainingSlice & ChatSlice & TransferSlice;
 
-/** The store hook; outside React use `usePlayground.getState()`. */
-export const usePlayground = create<PlaygroundState>()((...args) => ({
+/** The store, without React: `getState`, `setState`, `subscribe`. */
+export const playgroundStore = createStore<PlaygroundState>()((...args) => ({
   ...createEditorSlice(...args),
   ...createPolicySlice(...args),
   ...createEvaluationSlice(...args),
@@ -23,3 +26,11 @@ export const usePlayground = create<PlaygroundState>()((...args) => ({
   ...createChatSlice(...args),
   ...createTransferSlice(...args),
 }));
+
+/** Selects part of the store in a component (re-rendering when it changes). */
+function selectPlayground<T>(selector: (state: PlaygroundState) => T): T {
+  return useStore(playgroundStore, selector);
+}
+
+/** The React hook over `playgroundStore`, which also carries the store's own methods (outside React, `usePlayground.getState()`). */
+export const usePlayground = Object.assign(selectPlayground, playgroundStore);

@@ -57,15 +57,27 @@ export interface RunEvaluation {
   summary: EvaluationSummary;
 }
 
+/** The environment a job trains on, kept with the job so Continue runs the same code: the file's name, its source and compiled code, and the arguments. */
+export interface RunEnvironment {
+  /** The saved file's name when the job started. */
+  label: string;
+  /** The built-in the file started from (its scripted expert makes warm-up demonstrations). */
+  builtin?: string;
+  source: string;
+  /** The source compiled to the CommonJS the sandbox loads. */
+  code: string;
+  args: Record<string, unknown>;
+}
+
 /**
  * A run's last warm-up or GRPO job: the engine's settings for it, where its steps start in the run
  * (`offset`: the run's SFT or GRPO steps before it) and its next step. An unfinished one is what
  * Warm up / Train continue, with these settings, so the continued run takes the steps an
- * uninterrupted one would have.
+ * uninterrupted one would have. `environment` is absent in jobs stored before jobs kept their code.
  */
 export type RunJob =
-  | { phase: 'sft'; offset: number; nextStep: number; options: EngineSftOptions; demonstrations: number; demonstrationSeed: number }
-  | { phase: 'grpo'; offset: number; nextStep: number; options: EngineGrpoOptions };
+  | { phase: 'sft'; offset: number; nextStep: number; options: EngineSftOptions; demonstrations: number; demonstrationSeed: number; environment?: RunEnvironment }
+  | { phase: 'grpo'; offset: number; nextStep: number; options: EngineGrpoOptions; environment?: RunEnvironment };
 
 /** Whether a run's last job stopped before its last step. */
 export function unfinishedJob(run: TrainingRun | null): RunJob | null {

@@ -4,6 +4,7 @@
  * names, as a downloaded-then-rezipped folder often nests them). Pure: bytes in, bytes out.
  */
 import { unzipSync, zipSync } from 'fflate';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** Packs `files` (name → bytes) into one zip archive (deflated; safetensors of trained floats shrink a little). */
 export function zipFiles(files: ReadonlyMap<string, Uint8Array>): Uint8Array {
@@ -16,7 +17,7 @@ export function unzipFiles(bytes: Uint8Array, label = 'the archive'): Map<string
   try {
     entries = unzipSync(bytes);
   } catch (error) {
-    throw new Error(`${label} is not a zip archive this page can read (${error instanceof Error ? error.message : String(error)}). Choose the .zip a "Download model" made.`);
+    throw new Error(`${label} is not a zip archive this page can read (${errorMessage(error)}). Choose the .zip a "Download model" made.`);
   }
   const files = new Map<string, Uint8Array>();
   for (const [path, data] of Object.entries(entries)) {

@@ -77,9 +77,11 @@ export interface EngineGrpoOptions {
   checkpointEvery?: number;
 }
 
-/** One sampled turn of a training rollout: the model's tokens and their sampling log-probabilities. */
+/** One sampled turn of a training rollout: the model's tokens, the text each adds (decoded in the engine, whose tokenizer knows them) and their sampling log-probabilities. */
 export interface EngineTurnTokens {
   completionIds: number[];
+  /** One string per id (src/gpu/io/token-pieces.ts): joined, the turn's text; '' for a token holding only part of a character. */
+  completionPieces: string[];
   completionLogprobs: number[];
 }
 

@@ -13,6 +13,7 @@ import * as tabrl from '../../envs/index.ts';
 import { ChatClientError, evaluate, type ChatClient, type ChatRequest, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
 import { WORKER_CONNECT, type EnvironmentInfo, type SandboxApi, type SandboxEvaluateOptions, type SandboxEvaluateResult, type SandboxHost, type SandboxTrajectory } from './protocol.ts';
 import { toPlainData } from '../../envs/plain-data.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 declare const self: DedicatedWorkerGlobalScope & { __tabrlDefine?: (factory: ModuleFactory) => void };
 
@@ -56,7 +57,6 @@ function isEnvironment(value: unknown): value is Environment {
   return typeof candidate === 'object' && candidate !== null && typeof candidate.rollout === 'function' && Array.isArray(candidate.dataset);
 }
 
-const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 let environment: Environment | undefined;
 let running: AbortController | undefined;

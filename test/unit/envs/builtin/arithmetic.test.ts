@@ -76,5 +76,9 @@ describe('arithmetic scoring', () => {
     expect(trajectory.scores.explodingReward).toBe(0);
     expect(trajectory.reward).toBeCloseTo(1.2, 12);
     expect(trajectory.stopReason).toBe('completed');
+    // Its reward clears the threshold, but a rubric that could not score it does not call it a pass.
+    expect(trajectory.reward).toBeGreaterThanOrEqual(fragile.passThreshold);
+    expect(fragile.isPassed(trajectory)).toBe(false);
+    expect(env.isPassed(await env.rollout(new ScriptedClient(['<answer>1200</answer>']), task))).toBe(true);
   });
 });

@@ -1,0 +1,38 @@
+/**
+ * Words and series the run panel and the Training tab show for results, as pure functions (unit
+ * tested): the errors line of a summary, the task's expected-answer chip of a rollout, and which reward lines
+ * a chart draws. No React here.
+ */
+
+/** Where an error came from, in words (RolloutErrorSource of src/envs/types.ts). */
+const ERROR_PLACES: Record<string, string> = {
+  client: 'in model calls',
+  env: 'in environment code',
+  reward: 'in reward functions',
+  parser: 'in the parser',
+};
+
+/** The summary's errors line: "0 with errors", or e.g. "2 rollouts with errors: 2 errors in reward functions, 1 in model calls". */
+export function errorsLine(rolloutsWithErrors: number, errorsBySource: Record<string, number>): string {
+  if (rolloutsWithErrors === 0) return '0 with errors';
+  const places = Object.entries(errorsBySource)
+    .filter(([, count]) => count > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([source, count], index) => `${count}${index === 0 ? ` error${count === 1 ? '' : 's'}` : ''} ${ERROR_PLACES[source] ?? `from ${source}`}`);
+  return `${rolloutsWithErrors} rollout${rolloutsWithErrors === 1 ? '' : 's'} with errors${places.length > 0 ? `: ${places.join(', ')}` : ''}`;
+}
+
+/** The chip of a task's reference answer (the dataset's `answer`, not the model's): labelled so it never reads as the reply, which may be empty. */
+export function expectedAnswerChip(answer: string | undefined): string | null {
+  return answer === undefined ? null : `expected answer: ${answer === '' ? '(empty)' : answer}`;
+}
+
+/**
+ * The reward functions a reward chart draws beside the mean: a function whose line is the mean at
+ * every step (the only function, weight 1) would hide under it, so it is named in the mean's label instead.
+ */
+export function rewardLines(steps: { reward: { mean: number }; rewards: Record<string, number> }[]): { meanLabel: string; functions: string[] } {
+  const names = [...new Set(steps.flatMap((step) => Object.keys(step.rewards)))];
+  const same = names.filter((name) => steps.length > 0 && steps.every((step) => step.rewards[name] !== undefined && Math.abs(step.rewards[name] - step.reward.mean) < 1e-9));
+  return { meanLabel: same.length > 0 ? `reward (= ${same.join(' = ')})` : 'reward', functions: names.filter((name) => !same.includes(name)) };
+}

@@ -1,0 +1,114 @@
+/**
+ * Share links and imported setups: open a link for review (never run it), the playground's setup as
+ * one object (links and imported files copy it), make a link, and load or dismiss a reviewed one.
+ */
+import type { SavedEnvironment } from './storage.ts';
+import { findRealPreset } from '../workers/model-catalogue.ts';
+import { currentEnvironment, parseArgs } from './current-environment.ts';
+import { environmentModel } from './editor/models.ts';
+import { addEnvironment } from './environment-actions.ts';
+import { chooseInTabModel } from './model-actions.ts';
+import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedState } from './share/url-state.ts';
+import type { EvaluationSettings } from './store/evaluation-slice.ts';
+import { usePlayground } from './store/index.ts';
+import { DEFAULT_TRAINING_SETTINGS } from './store/training-slice.ts';
+import { chooseWebLLMModel } from './webllm-actions.ts';
+
+const store = usePlayground;
+
+/** Opens a share link for review (never runs it); a bad link shows why and loads nothing. */
+export function openHash(hash: string): void {
+  if (!isShareHash(hash)) return;
+  try {
+    store.getState().setReview(decodeShareHash(hash));
+    store.getState().setShareError(null);
+  } catch (error) {
+    store.getState().setShareError(error instanceof ShareLinkError ? error.message : `This link could not be opened: ${String(error)}`);
+  }
+}
+
+/** The open environment's source as it is in the editor now (saved or not). */
+function currentSource(saved: SavedEnvironment): string {
+  return environmentModel(saved.id, saved.source).getValue();
+}
+
+/** The playground's setup (policy, mode, settings, seed) around an environment `source`, as a share link or an imported file carries it. */
+export function currentSetup(environment: { source: string; name: string; builtin?: string | undefined }): SharedState {
+  const { settings, policy, model, baseURL, mode, trainingSettings, webllmModel, teacher, inTabModel } = store.getState();
+  return {
+    mode,
+    training: { ...trainingSettings },
+    source: environment.source,
+    name: environment.name,
+    ...(environment.builtin ? { builtin: environment.builtin } : {}),
+    args: safeArgs(settings.argsJson),
+    policy,
+    model,
+    baseURL,
+    webllmModel,
+    inTabModel,
+    teacher,
+    numTasks: settings.numTasks,
+    rolloutsPerTask: settings.rolloutsPerTask,
+    concurrency: settings.concurrency,
+    maxTokens: settings.maxTokens,
+    temperature: settings.temperature,
+    seed: settings.seed,
+    timeLimitMs: settings.timeLimitMs,
+  };
+}
+
+/** The open environment, settings and seed as a share link; it is also put in the address bar. */
+export function createShareLink(): string {
+  const saved = currentEnvironment();
+  if (!saved) return location.href;
+  const state = currentSetup({ source: currentSource(saved), name: saved.name, builtin: saved.builtin });
+  const url = `${location.origin}${location.pathname}#${encodeShareHash(state)}`;
+  history.replaceState(null, '', url);
+  return url;
+}
+
+function safeArgs(argsJson: string): Record<string, unknown> {
+  try {
+    return parseArgs(argsJson);
+  } catch {
+    return {};
+  }
+}
+
+/** Loads a reviewed link: its file becomes a new saved environment and its settings apply. It does not run. */
+export async function acceptReview(): Promise<void> {
+  const review = store.getState().review;
+  if (!review) return;
+  const settings: EvaluationSettings = {
+    numTasks: review.numTasks,
+    rolloutsPerTask: review.rolloutsPerTask,
+    concurrency: review.concurrency,
+    maxTokens: review.maxTokens,
+    temperature: review.temperature,
+    seed: review.seed,
+    timeLimitMs: review.timeLimitMs,
+    argsJson: JSON.stringify(review.args),
+  };
+  store.getState().setSettings(settings);
+  store.getState().setPolicy(review.policy);
+  if (review.mode) store.getState().setMode(review.mode);
+  if (review.training) {
+    const known = Object.keys(DEFAULT_TRAINING_SETTINGS);
+    store.getState().setTrainingSettings(Object.fromEntries(Object.entries(review.training).filter(([key]) => known.includes(key))));
+  }
+  store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
+  if (review.webllmModel) chooseWebLLMModel(review.webllmModel);
+  if (review.teacher) store.getState().setTeacher(review.teacher);
+  if (review.inTabModel && (review.inTabModel === 'tiny' || findRealPreset(review.inTabModel))) chooseInTabModel(review.inTabModel);
+  await addEnvironment({ name: `${review.name} (${store.getState().reviewFile ? 'imported' : 'shared'})`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
+  dismissReview();
+}
+
+/** Closes the review without loading anything, and clears the link from the address bar. */
+export function dismissReview(): void {
+  store.getState().setReview(null);
+  store.getState().setReviewFile(null);
+  store.getState().setShareError(null);
+  history.replaceState(null, '', `${location.pathname}${location.search}`);
+}

@@ -1,0 +1,34 @@
+/** The lint's layering rules fire: each forbidden import, linted as if it were in that layer's folder, is an error naming the rule; an allowed one is not. */
+import { ESLint } from 'eslint';
+import { describe, expect, test } from 'vitest';
+
+const eslint = new ESLint({ cwd: new URL('../../..', import.meta.url).pathname });
+
+/** The no-restricted-imports messages for `code` placed at `filePath`. */
+async function layeringErrors(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.filter((message) => message.ruleId === 'no-restricted-imports').map((message) => message.message);
+}
+
+describe('layering lint', () => {
+  test.each([
+    ['src/ui/bad.ts', '../gpu/inference/presets.ts', /src\/ui does not import src\/gpu/],
+    ['src/gpu/io/bad.ts', '../../envs/types.ts', /src\/gpu imports neither src\/envs nor src\/rl/],
+    ['src/gpu/io/bad.ts', '../../rl/checkpoint.ts', /src\/gpu imports neither src\/envs nor src\/rl/],
+    ['src/envs/bad.ts', '../gpu/inference/presets.ts', /src\/envs imports neither src\/gpu, src\/rl nor src\/workers/],
+    ['src/envs/bad.ts', '../rl/checkpoint.ts', /src\/envs imports neither/],
+    ['src/envs/bad.ts', '../workers/engine-bridge.ts', /src\/envs imports neither/],
+    ['src/chat/bad.ts', '../envs/types.ts', /src\/chat \(the chat protocol\) and src\/common/],
+    ['src/rl/bad.ts', 'react', /src\/rl stays free of UI/],
+  ])('%s importing %s is refused', async (filePath, from, message) => {
+    const errors = await layeringErrors(filePath, `import * as imported from '${from}';\nexport const x = imported;\n`);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(message);
+  });
+
+  test('allowed imports pass: ui through workers, gpu and envs from the chat protocol', async () => {
+    expect(await layeringErrors('src/ui/good.ts', "import { REAL_MODEL_PRESETS } from '../workers/model-catalogue.ts';\nexport const x = REAL_MODEL_PRESETS;\n")).toEqual([]);
+    expect(await layeringErrors('src/gpu/io/good.ts', "import type { Message } from '../../chat/protocol.ts';\nexport type X = Message;\n")).toEqual([]);
+    expect(await layeringErrors('src/envs/good.ts', "import type { Message } from '../chat/protocol.ts';\nexport type X = Message;\n")).toEqual([]);
+  });
+});

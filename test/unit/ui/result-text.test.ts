@@ -1,0 +1,35 @@
+/** The words of results: the summary's errors line, the expected-answer chip, and which reward lines a chart draws. */
+import { describe, expect, test } from 'vitest';
+import { errorsLine, expectedAnswerChip, rewardLines } from '../../../src/ui/components/result-text.ts';
+
+describe('errorsLine', () => {
+  test('no errors keeps the short form; errors say how many rollouts and where, most first', () => {
+    expect(errorsLine(0, {})).toBe('0 with errors');
+    expect(errorsLine(2, { reward: 2 })).toBe('2 rollouts with errors: 2 errors in reward functions');
+    expect(errorsLine(1, { client: 1 })).toBe('1 rollout with errors: 1 error in model calls');
+    expect(errorsLine(3, { env: 1, reward: 4, parser: 0 })).toBe('3 rollouts with errors: 4 errors in reward functions, 1 in environment code');
+  });
+});
+
+describe('expectedAnswerChip', () => {
+  test("names the task's reference answer, so an empty reply beside it does not look answered", () => {
+    expect(expectedAnswerChip(undefined)).toBeNull();
+    expect(expectedAnswerChip('pool')).toBe('expected answer: pool');
+    expect(expectedAnswerChip('')).toBe('expected answer: (empty)');
+  });
+});
+
+describe('rewardLines', () => {
+  const step = (mean: number, rewards: Record<string, number>) => ({ reward: { mean }, rewards });
+
+  test('a single function equal to the mean at every step is named in the mean\'s label, not drawn under it', () => {
+    expect(rewardLines([step(0.2, { lcsReward: 0.2 }), step(0.5, { lcsReward: 0.5 })])).toEqual({ meanLabel: 'reward (= lcsReward)', functions: [] });
+  });
+
+  test('functions that differ from the mean (weights, several functions) are drawn', () => {
+    expect(rewardLines([step(1.2, { lcsReward: 1, formatReward: 1 }), step(0.6, { lcsReward: 0.5, formatReward: 0.5 })])).toEqual({ meanLabel: 'reward', functions: ['lcsReward', 'formatReward'] });
+    // Equal at one step only is not equal.
+    expect(rewardLines([step(0.2, { lcsReward: 0.2 }), step(0.5, { lcsReward: 0.4 })]).functions).toEqual(['lcsReward']);
+    expect(rewardLines([])).toEqual({ meanLabel: 'reward', functions: [] });
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * The training actions over faked bridges (engine, sandbox, Monaco's compiler, run storage): a run
+ * is bound to its environment. Continuing an unfinished GRPO job after switching to another file
+ * runs the run's own code, arguments and settings and says so; a new job on the run with changed
+ * code asks first, and nothing starts when the person declines. No worker, GPU or DOM is involved.
+ */
+import { beforeAll, describe, expect, test, vi } from 'vitest';
+import { createStore } from 'zustand/vanilla';
+import type { PlaygroundState } from '../../../src/ui/store/index.ts';
+import { createEditorSlice } from '../../../src/ui/store/editor-slice.ts';
+import { createEvaluationSlice } from '../../../src/ui/store/evaluation-slice.ts';
+import { createPolicySlice } from '../../../src/ui/store/policy-slice.ts';
+import { createTrainingSlice } from '../../../src/ui/store/training-slice.ts';
+import { createTransferSlice } from '../../../src/ui/store/transfer-slice.ts';
+import type { EngineGrpoOptions, GrpoStepReport } from '../../../src/workers/engine-bridge.ts';
+
+const store = createStore<PlaygroundState>()(((...args: Parameters<typeof createPolicySlice>) => ({
+  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args),
+})) as never);
+
+/** What the fakes saw: the code each sandbox loaded with its arguments, and each GRPO job's options. */
+const sandboxes: { code: string; args: Record<string, unknown> }[] = [];
+const grpoJobs: EngineGrpoOptions[] = [];
+/** How many steps the next GRPO job reports before it returns (as if stopped there). */
+let stepsToRun = 0;
+
+vi.mock('../../../src/ui/store/index.ts', () => ({ usePlayground: store }));
+vi.mock('../../../src/ui/editor/monaco-setup.ts', () => ({ compileModel: async (model: { getValue(): string }) => ({ ok: true, code: `compiled:${model.getValue()}` }) }));
+vi.mock('../../../src/ui/editor/models.ts', () => ({ environmentModel: (_id: string, source: string) => ({ getValue: () => source }) }));
+vi.mock('../../../src/ui/sandbox-frame.ts', () => ({ createIframeSandbox: async () => ({}) }));
+vi.mock('../../../src/ui/model-actions.ts', () => ({ loadChosenModel: async () => false }));
+vi.mock('../../../src/ui/run-storage.ts', () => ({
+  listRuns: async () => [],
+  putRun: async () => {},
+  putCheckpoint: async () => {},
+  getCheckpoint: async () => undefined,
+  deleteRun: async () => {},
+}));
+vi.mock('../../../src/workers/sandbox-bridge.ts', () => ({
+  SandboxStoppedError: class extends Error {},
+  openSandbox: async (request: { code: string; args: Record<string, unknown> }) => {
+    sandboxes.push({ code: request.code, args: request.args });
+    return { info: { name: 'reverse-text', numTasks: 50 }, rollout: async () => ({}), stop: () => {}, dispose: () => {}, evaluate: async () => ({}) };
+  },
+}));
+vi.mock('../../../src/workers/engine-bridge.ts', () => ({
+  startEngine: async (seed: number) => ({ adapter: 'fake', model: 'tiny', parameters: 1, seed }),
+  resetEngine: async (seed: number) => ({ adapter: 'fake', model: 'tiny', parameters: 1, seed }),
+  onEngineError: () => () => {},
+  pauseEngineJob: async () => {},
+  createEngineChatClient: () => ({ chat: { completions: { create: async () => { throw new Error('not used'); } } } }),
+  saveEngineCheckpoint: async () => new Map(),
+  restoreEngineCheckpoint: async () => { throw new Error('not used'); },
+  setEngineWeights: async () => {},
+  trainSftInEngine: async () => [],
+  trainGrpoInEngine: async (_source: unknown, options: EngineGrpoOptions, hooks: { onSteps: (reports: GrpoStepReport[]) => void }) => {
+    grpoJobs.push(options);
+    const from = options.startStep ?? 0;
+    const reports = Array.from({ length: stepsToRun }, (_, i) => ({ metrics: { step: from + i }, rollouts: [] }) as unknown as GrpoStepReport);
+    if (reports.length > 0) hooks.onSteps(reports);
+    return reports.map((report) => report.metrics);
+  },
+}));
+
+const actions = await import('../../../src/ui/training-actions.ts');
+const questions: string[] = [];
+let answer = false;
+
+beforeAll(() => {
+  actions.setAskPerson((question) => {
+    questions.push(question);
+    return answer;
+  });
+  store.getState().setEnvironments([
+    { id: 'a', name: 'reverse-text', source: 'SOURCE-A', builtin: 'reverse-text', updatedAt: 0 },
+    { id: 'b', name: 'my copy', source: 'SOURCE-B', builtin: 'reverse-text', updatedAt: 0 },
+  ]);
+  store.getState().setCurrentId('a');
+  store.getState().setSettings({ argsJson: '{"numTasks":50}' });
+  store.getState().setTrainingSettings({ grpoSteps: 5, checkpointEvery: 0 });
+});
+
+describe('training actions: a run is bound to its environment', () => {
+  test('Continue after switching files runs the run\'s own code, arguments and settings, and says so', async () => {
+    stepsToRun = 2;
+    await actions.startTraining();
+    expect(store.getState().job).toMatchObject({ status: 'done', failure: null });
+    expect(sandboxes.at(-1)).toEqual({ code: 'compiled:SOURCE-A', args: { numTasks: 50 } });
+    expect(store.getState().trainingRun?.lastJob).toMatchObject({ phase: 'grpo', nextStep: 2, environment: { label: 'reverse-text', source: 'SOURCE-A' } });
+
+    // Another file with other code and other panel settings is open now.
+    store.getState().setCurrentId('b');
+    store.getState().setSettings({ argsJson: '{"numTasks":9}' });
+    store.getState().setTrainingSettings({ grpoSteps: 99 });
+    stepsToRun = 3;
+    await actions.startTraining();
+    expect(questions).toEqual([]);
+    expect(sandboxes.at(-1)).toEqual({ code: 'compiled:SOURCE-A', args: { numTasks: 50 } });
+    expect(grpoJobs.at(-1)).toMatchObject({ steps: 5, startStep: 2 });
+    expect(store.getState().job.note).toMatch(/Continuing the run with its own code \(from the file “reverse-text”\), arguments and settings; the open file “my copy” differs and is not used\./);
+    expect(store.getState().trainingRun?.grpo.map((metrics) => metrics.step)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  test('a new job on the run with changed code asks first; declining starts nothing, accepting trains the new code', async () => {
+    const jobsBefore = grpoJobs.length;
+    answer = false;
+    await actions.startTraining();
+    expect(questions).toHaveLength(1);
+    expect(questions[0]).toMatch(/The open run on reverse-text \(0 SFT \+ 5 GRPO steps\) was trained with other code \(from the file “reverse-text”\) than the open file “my copy” has now\. Train this run further with the changed code\?/);
+    expect(grpoJobs).toHaveLength(jobsBefore);
+    expect(store.getState().job.status).toBe('idle');
+
+    answer = true;
+    stepsToRun = 1;
+    await actions.startTraining();
+    expect(questions).toHaveLength(2);
+    expect(sandboxes.at(-1)).toEqual({ code: 'compiled:SOURCE-B', args: { numTasks: 9 } });
+    expect(grpoJobs.at(-1)).toMatchObject({ steps: 99, startStep: 0 });
+    expect(store.getState().trainingRun?.lastJob?.environment?.label).toBe('my copy');
+  });
+});
