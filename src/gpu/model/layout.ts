@@ -1,5 +1,5 @@
 /**
- * Pure layout tables (shared/STYLE.md §6): where each named tensor lives inside one flat f32
+ * Pure layout tables: where each named tensor lives inside one flat f32
  * buffer per role. paramLayout gives the model's parameters under their Hugging Face names,
  * loraLayout the LoRA adapters under PEFT's names, activationLayout the forward activations of a
  * (B, T) batch. The same table gives subarray views on the CPU and buffer bindings on the GPU;

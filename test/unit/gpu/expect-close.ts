@@ -1,5 +1,5 @@
 /**
- * The one closeness helper of the engine tests (shared/STYLE.md §10) and seeded random inputs.
+ * The one closeness helper of the engine tests and seeded random inputs.
  * Free of Node APIs so that browser tests can import it too; it throws a plain Error, which any
  * test runner reports as a failure.
  */

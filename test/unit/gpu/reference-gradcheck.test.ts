@@ -1,5 +1,5 @@
 /**
- * Finite-difference gradient checks of every reference backward (shared/STYLE.md §9), on tiny
+ * Finite-difference gradient checks of every reference backward, on tiny
  * shapes. Each check projects the op's output on a random direction r, L = Σ r·out (summed in
  * float64), compares the backward's gradient for dout = r with central differences of L, and
  * pre-fills the gradient buffers so that it also checks that backward functions accumulate (+=).
