@@ -8,7 +8,7 @@ import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { environmentModel } from './editor/models.ts';
 import { addEnvironment } from './environment-actions.ts';
 import { chooseInTabModel } from './model-actions.ts';
-import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedState } from './share/url-state.ts';
+import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedEvaluation, type SharedState } from './share/url-state.ts';
 import type { EvaluationSettings } from './store/evaluation-slice.ts';
 import { usePlayground } from './store/index.ts';
 import { DEFAULT_TRAINING_SETTINGS } from './store/training-slice.ts';
@@ -48,14 +48,14 @@ export function currentSetup(environment: { source: string; name: string; builti
     webllmModel,
     inTabModel,
     teacher,
-    numTasks: settings.numTasks,
-    rolloutsPerTask: settings.rolloutsPerTask,
-    concurrency: settings.concurrency,
-    maxTokens: settings.maxTokens,
-    temperature: settings.temperature,
-    seed: settings.seed,
-    timeLimitMs: settings.timeLimitMs,
+    evaluation: sharedEvaluation(settings),
   };
+}
+
+/** The evaluation settings a setup carries (the arguments travel beside them as an object). */
+function sharedEvaluation(settings: EvaluationSettings): SharedEvaluation {
+  const { argsJson: _args, ...evaluation } = settings;
+  return evaluation;
 }
 
 /** The open environment, settings and seed as a share link; it is also put in the address bar. */
@@ -80,16 +80,7 @@ function safeArgs(argsJson: string): Record<string, unknown> {
 export async function acceptReview(): Promise<void> {
   const review = store.getState().review;
   if (!review) return;
-  const settings: EvaluationSettings = {
-    numTasks: review.numTasks,
-    rolloutsPerTask: review.rolloutsPerTask,
-    concurrency: review.concurrency,
-    maxTokens: review.maxTokens,
-    temperature: review.temperature,
-    seed: review.seed,
-    timeLimitMs: review.timeLimitMs,
-    argsJson: JSON.stringify(review.args),
-  };
+  const settings: EvaluationSettings = { ...review.evaluation, argsJson: JSON.stringify(review.args) };
   store.getState().setSettings(settings);
   store.getState().setPolicy(review.policy);
   if (review.mode) store.getState().setMode(review.mode);
