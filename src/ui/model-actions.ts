@@ -5,7 +5,8 @@
  * picker and ensureEngine (training-actions.ts) call these; they write only the policy slice and
  * the engine's info.
  */
-import { browserModelStorage, deleteCachedModel, findRealPreset, isModelCached, presetDownloadSpec, REAL_MODEL_PRESETS } from '../workers/model-catalogue.ts';
+import { browserModelStorage, deleteCachedModel, isModelCached, presetDownloadSpec } from '../models/cache.ts';
+import { findRealPreset, REAL_MODEL_PRESETS } from '../models/catalogue.ts';
 import { loadEngineModel, startEngine, type EngineModelSpec } from '../workers/engine-bridge.ts';
 import { usePlayground } from './store/index.ts';
 import { errorMessage } from '../common/error-message.ts';

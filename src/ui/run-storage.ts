@@ -7,7 +7,7 @@
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { actionState } from './action-state.ts';
-import type { NamedTensors } from '../workers/model-catalogue.ts';
+import type { NamedTensors } from '../workers/engine-bridge.ts';
 import type { TrainingRun } from './store/training-slice.ts';
 
 /** A stored checkpoint: a run after `step` steps (SFT + GRPO), as the files of `serializeCheckpoint`. */

@@ -3,7 +3,7 @@
  * one object (links and imported files copy it), make a link, and load or dismiss a reviewed one.
  */
 import type { SavedEnvironment } from './storage.ts';
-import { findRealPreset } from '../workers/model-catalogue.ts';
+import { findRealPreset } from '../models/catalogue.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { environmentModel } from './editor/models.ts';
 import { addEnvironment } from './environment-actions.ts';

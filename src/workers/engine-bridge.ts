@@ -8,6 +8,8 @@
 import * as Comlink from 'comlink';
 import { ChatClientError, type ChatClient, type ChatCompletion, type Message, type SamplingArgs } from '../envs/index.ts';
 import type { NamedTensors } from '../gpu/model/backend.ts';
+
+export type { NamedTensors };
 import type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, CheckpointFiles, CheckpointState, EngineApi, EngineModelExport, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 

@@ -3,16 +3,19 @@
  * keeps them in Cache Storage so a second load is offline and fast. It runs in a page and in a worker
  * (WebWorker lib only); fetch, the cache and the storage estimate are injected, so every failure can
  * be tested without a network. It parses no weights: the bytes go to model-folder.ts and
- * hf-tokenizer.ts through a ReadFile.
+ * hf-tokenizer.ts (src/gpu/io) through a ReadFile.
  *
  * Why Cache Storage and not OPFS: it has the same promise API in a page and a worker (OPFS's fast
  * sync handles are worker-only), it is keyed by the file's URL, an entry is stored only once its
  * whole body is there (no half-written files after a cancel), and removing a model is a delete per
  * URL. A small manifest entry, written after the last file, marks a model as completely cached.
  */
-import { parseModelConfig } from '../model/config.ts';
-import { huggingFaceFileUrl, type ModelFile, type RealModelPreset } from '../inference/presets.ts';
-import type { ReadFile } from './model-folder.ts';
+import { formatBytes } from '../common/format-bytes.ts';
+import { parseModelConfig } from '../gpu/model/config.ts';
+import type { ReadFile } from '../gpu/io/model-folder.ts';
+import { huggingFaceFileUrl, type ModelFile, type RealModelPreset } from './catalogue.ts';
+
+export { formatBytes };
 
 /** The Cache Storage cache that holds downloaded model files. */
 export const MODEL_CACHE_NAME = 'tabrl-models-v1';
@@ -87,14 +90,6 @@ export function browserModelStorage(): ModelStorage {
     caches,
     ...(storage?.estimate ? { estimate: () => storage.estimate!() } : {}),
   };
-}
-
-/** Formats a byte count for messages ("270 MB", "1.5 GB"). */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`;
-  if (bytes >= 1e6) return `${Math.round(bytes / 1e6)} MB`;
-  if (bytes >= 1e3) return `${Math.round(bytes / 1e3)} kB`;
-  return `${bytes} B`;
 }
 
 interface Manifest {
