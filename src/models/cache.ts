@@ -14,6 +14,7 @@ import { formatBytes } from '../common/format-bytes.ts';
 import { parseModelConfig } from '../gpu/model/config.ts';
 import type { ReadFile } from '../gpu/io/model-folder.ts';
 import { huggingFaceFileUrl, type ModelFile, type RealModelPreset } from './catalogue.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 export { formatBytes };
 
@@ -285,7 +286,7 @@ async function startDownload(spec: ModelDownloadSpec, storage: ModelStorage, fil
 
 function networkError(spec: ModelDownloadSpec, name: string, url: string, error: unknown): ModelDownloadError {
   return new ModelDownloadError(
-    `${spec.name}: could not download ${name} from ${url} (${error instanceof Error ? error.message : String(error)}). ` +
+    `${spec.name}: could not download ${name} from ${url} (${errorMessage(error)}). ` +
       'This is likely CORS or being offline: the browser got no usable answer (no connection, or a proxy, firewall or extension blocking huggingface.co). ' +
       'Check the connection and try again, or download the files yourself and choose "Local folder…".',
     'network',
@@ -317,7 +318,7 @@ async function readBody(response: Response, length: number | null, name: string,
     void reader.cancel().catch(() => {});
     if (error instanceof ModelDownloadError) throw error;
     throwIfAborted(signal);
-    throw new ModelDownloadError(`the download of ${name} from ${url} broke off after ${formatBytes(loaded)} (${error instanceof Error ? error.message : String(error)}); check the connection and try again.`, 'network');
+    throw new ModelDownloadError(`the download of ${name} from ${url} broke off after ${formatBytes(loaded)} (${errorMessage(error)}); check the connection and try again.`, 'network');
   }
   if (into) return loaded === into.length ? into : into.subarray(0, loaded);
   const bytes = new Uint8Array(loaded);
@@ -352,11 +353,11 @@ function checkConfig(spec: ModelDownloadSpec, bytes: Uint8Array | undefined): vo
   try {
     json = JSON.parse(new TextDecoder().decode(bytes));
   } catch (error) {
-    throw new ModelDownloadError(`${spec.name}/config.json is not valid JSON (${(error as Error).message})`, 'config');
+    throw new ModelDownloadError(`${spec.name}/config.json is not valid JSON (${errorMessage(error)})`, 'config');
   }
   try {
     parseModelConfig(json, `${spec.name}/config.json`);
   } catch (error) {
-    throw new ModelDownloadError(`${(error as Error).message}. TabRL's engine runs Llama, Qwen2 and Qwen3 decoders; choose one of the presets or another such model.`, 'config');
+    throw new ModelDownloadError(`${errorMessage(error)}. TabRL's engine runs Llama, Qwen2 and Qwen3 decoders; choose one of the presets or another such model.`, 'config');
   }
 }

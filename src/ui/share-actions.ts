@@ -2,6 +2,7 @@
  * Share links and imported setups: open a link for review (never run it), the playground's setup as
  * one object (links and imported files copy it), make a link, and load or dismiss a reviewed one.
  */
+import { errorMessage } from '../common/error-message.ts';
 import type { SavedEnvironment } from './storage.ts';
 import { findRealPreset } from '../models/catalogue.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
@@ -23,7 +24,7 @@ export function openHash(hash: string): void {
     store.getState().setReview(decodeShareHash(hash));
     store.getState().setShareError(null);
   } catch (error) {
-    store.getState().setShareError(error instanceof ShareLinkError ? error.message : `This link could not be opened: ${String(error)}`);
+    store.getState().setShareError(error instanceof ShareLinkError ? error.message : `This link could not be opened: ${errorMessage(error)}`);
   }
 }
 
