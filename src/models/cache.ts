@@ -123,18 +123,6 @@ export async function isModelCached(spec: ModelDownloadSpec, storage: ModelStora
   return true;
 }
 
-/** Bytes of the model's files in the cache now (0 when none). */
-export async function cachedModelBytes(spec: ModelDownloadSpec, storage: ModelStorage): Promise<number> {
-  const cache = await storage.caches.open(MODEL_CACHE_NAME);
-  const manifest = await readManifest(cache, spec);
-  let bytes = 0;
-  for (const file of spec.files) {
-    const hit = await cache.match(spec.baseUrl + file.name);
-    if (hit) bytes += manifest?.files[file.name] ?? Number(hit.headers.get('content-length') ?? 0);
-  }
-  return bytes;
-}
-
 /** Removes the model's files from the cache; returns whether anything was there. */
 export async function deleteCachedModel(spec: ModelDownloadSpec, storage: ModelStorage): Promise<boolean> {
   const cache = await storage.caches.open(MODEL_CACHE_NAME);

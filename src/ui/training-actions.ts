@@ -124,7 +124,7 @@ function persistRun(): void {
 }
 
 /** What a run's checkpoint records beside the weights and the optimizer (state.json's `run`). */
-export interface CheckpointRunRecord {
+interface CheckpointRunRecord {
   runId: string;
   environment: string;
   args: Record<string, unknown>;
@@ -137,7 +137,7 @@ export interface CheckpointRunRecord {
 }
 
 /** The state.json of a checkpoint of `run` taken before step `job.nextStep` of its job. */
-export function checkpointState(run: TrainingRun, job: RunJob): CheckpointState & { run: CheckpointRunRecord } {
+function checkpointState(run: TrainingRun, job: RunJob): CheckpointState & { run: CheckpointRunRecord } {
   return {
     format: CHECKPOINT_FORMAT,
     phase: job.phase,

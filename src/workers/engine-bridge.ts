@@ -41,11 +41,6 @@ export function startEngine(seed = 0): Promise<EngineInfo> {
   return started;
 }
 
-/** Whether the engine has been asked to start. */
-export function engineStarted(): boolean {
-  return started !== null;
-}
-
 /** Registers a listener for device loss and worker failures; returns the unsubscribe function. */
 export function onEngineError(listener: (message: string) => void): () => void {
   errorListeners.add(listener);
@@ -165,12 +160,6 @@ export async function importEngineModel(files: CheckpointFiles, label: string): 
   return engine().importModel(Comlink.transfer(copies, [...copies.values()].map((bytes) => bytes.buffer as ArrayBuffer)), label);
 }
 
-/** Copies of the model's parameters (for a checkpoint). */
-export async function getEngineWeights(): Promise<NamedTensors> {
-  await startEngine();
-  return engine().getWeights();
-}
-
 /** Loads parameters into the model (from a checkpoint). */
 export async function setEngineWeights(weights: NamedTensors): Promise<void> {
   await startEngine();
@@ -187,12 +176,4 @@ export async function saveEngineCheckpoint(state: CheckpointState): Promise<Chec
 export async function restoreEngineCheckpoint(files: CheckpointFiles): Promise<RestoredCheckpoint> {
   await startEngine();
   return engine().restoreCheckpoint(files);
-}
-
-/** Terminates the worker (its model and device go with it); the next use starts a fresh one. */
-export function shutDownEngine(): void {
-  worker?.terminate();
-  worker = null;
-  remote = null;
-  started = null;
 }

@@ -79,11 +79,11 @@ export class ShareLinkError extends Error {
 }
 
 /** The link format version; a link of another version is refused with a message. */
-export const SHARE_VERSION = 1;
+const SHARE_VERSION = 1;
 /** Links longer than this are refused before decoding. */
 export const MAX_HASH_LENGTH = 200_000;
 /** Decoded source longer than this is refused. */
-export const MAX_SOURCE_LENGTH = 500_000;
+const MAX_SOURCE_LENGTH = 500_000;
 
 interface Codec<T> {
   encode(value: T): string;
