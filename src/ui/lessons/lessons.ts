@@ -126,7 +126,7 @@ export const LESSONS: readonly Lesson[] = [
       'Press **Start lesson**. The task: write a two-line poem about a topic that uses a given word. There is no single right answer, so a **judge** grades it: a `JudgeRubric` sends the poem to a judge and reads "Score: 7" as 0.7. Here the judge is a deliberately gullible rule, `gullibleGrade`: a point per 20 characters and a point per "poetic" word. It never checks the two lines or the word.',
       'Two metrics sit beside the judge at weight 0: `mentionsWordMetric` and `twoLinesMetric`. They do not change the reward; they check the constraints directly, so you can see when the judge is being fooled.',
       'Press **Evaluate** with the scripted expert. Its poems meet every constraint (both metrics 1.0), yet the judge gives them only 0.6, so none passes. Open **Rollouts** to read them.',
-      'Now let a model chase this judge: choose the **in-tab model**, **Warm up** (it learns the expert\'s poems), then **Train**. GRPO follows `judgeReward` only. Watch the Training tab and the rollouts under the charts: if answers grow longer, run past two lines or pile up poetic words while the `twoLinesMetric` and `mentionsWordMetric` curves fall, the policy is hacking the judge: the reward went up, the poems got worse. A tiny model drifts slowly; give it more GRPO steps if the curves have not moved after 40.',
+      'Now let a model chase this judge: choose the **in-tab model** and **Train** it from its fresh weights. (A warm-up keeps only demonstrations that pass, and this judge passes none of the expert\'s poems: **Warm up** says so and trains nothing.) GRPO follows `judgeReward` only. Watch the Training tab and the rollouts under the charts: the `twoLinesMetric` and `mentionsWordMetric` curves are drawn beside the reward. If the reward rises while they stay low or fall, as answers grow longer, run past two lines or pile up poetic words, the policy is hacking the judge: the reward went up, the poems did not get better. A tiny model drifts slowly; give it more GRPO steps if the curves have not moved after 40.',
       'Fix the reward: in the editor, set `MENTIONS_WORD_WEIGHT` and `TWO_LINES_WEIGHT` to 0.5 (or cap the length points in `gullibleGrade`), press **New run** in the Training tab and train again. In the **Runs** tab, tick both runs and compare their reward curves.',
       'A real judge model: `loadEnvironment({ judgeClient })` takes any ChatClient. In the tab the sandbox has no network (on purpose), so run a model judge from the command line: save this file and run `tabrl eval` or `tabrl train` on it with `--judge-base-url URL --judge-model NAME --judge-api-key-env VAR`: the CLI lends the judge to `loadEnvironment` as `judgeClient` and keeps its key (environment code runs with no network and no keys there too). Model judges can be hacked too; keep the weight-0 metrics beside them.',
     ],
@@ -138,7 +138,7 @@ export const LESSONS: readonly Lesson[] = [
       inTabModel: 'tiny',
       mode: 'evaluate',
       evaluation: { numTasks: 10, rolloutsPerTask: 1, concurrency: 4, maxTokens: 160, temperature: 0.7, seed: 0 },
-      training: { demonstrations: 100, sftSteps: 200, grpoSteps: 40, tasksPerStep: 4, groupSize: 8, maxTokens: 160, temperature: 1 },
+      training: { grpoSteps: 40, tasksPerStep: 4, groupSize: 8, maxTokens: 160, temperature: 1 },
     },
   },
 ];
