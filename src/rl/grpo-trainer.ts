@@ -288,7 +288,8 @@ export class GrpoTrainer {
       seed: 0,
       startStep: 0,
       padId: 0,
-      ...options,
+      // A key given as undefined keeps its default.
+      ...(Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as GrpoOptions),
     };
     validateOptions(this.options);
     const ahead = this.options.rolloutsAhead ?? [];
