@@ -25,6 +25,7 @@ import { checkFinite, openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
 export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | model-dir> [options]
@@ -300,7 +301,7 @@ async function train(
   await writeExports(outDir, model.backend, settings);
   // The whole run, resumed parts included: what the checkpoint had, and what ran since.
   const whole = { ...report, evaluations: history.evaluations, sft: history.sft, grpo: history.grpo };
-  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
+  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, ...tabrlVersion(), options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
   say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, the checkpoint and the model to ${outDir}`);
   if (interrupt.signal.aborted) say(`interrupted: continue with tabrl train --resume ${outDir}`);
   model.backend.dispose();
