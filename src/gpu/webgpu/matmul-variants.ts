@@ -33,7 +33,7 @@ export interface MatmulChoice {
  * Below this many 8×16 tiles of output the 8×16 kernels fall back to the 4×4 tile: too few threads
  * to keep even a CPU's cores busy (the LoRA-skinny 64×576×16 ran at half the 4×4 tile's rate on SwiftShader).
  */
-export const MIN_LARGE_TILES = 64;
+export const MIN_LARGE_TILES = 16;
 
 /** Split-K splits the tokens into chunks of at least this many. */
 export const SPLIT_K_MIN_CHUNK = 64;
