@@ -39,6 +39,17 @@ export interface MatmulOptions {
 /** Rows below which matmulForward runs the one-row-per-thread kernel: one decoding sequence (at N = 1 it took half the time of the 4×4-tiled kernel on SwiftShader; at N = 2 they were even). */
 export const MATMUL_NARROW_ROWS = 2;
 
+/**
+ * The workgroup of a register-tiled matmul whose output has `columnGroups` thread columns: 16 × 4
+ * normally; narrower outputs (LoRA's rank-16 side) get fewer columns and more rows, so that no thread
+ * of the 64 idles (a 16-wide workgroup over one column group ran 15 of 16 threads for nothing).
+ */
+function matmulWorkgroup(columnGroups: number): { WG_X: number; WG_Y: number } {
+  let WG_X: number = MATMUL_WORKGROUP.WG_X;
+  while (WG_X > 1 && WG_X / 2 >= columnGroups) WG_X /= 2;
+  return { WG_X, WG_Y: (MATMUL_WORKGROUP.WG_X * MATMUL_WORKGROUP.WG_Y) / WG_X };
+}
+
 /** Whether an output of rows × cols is too small for the 8×16 tile (fewer than MIN_LARGE_TILES tiles). */
 function tooFewLargeTiles(rows: number, cols: number): boolean {
   return Math.ceil(rows / 8) * Math.ceil(cols / 16) < MIN_LARGE_TILES;
@@ -78,10 +89,11 @@ export function matmulForward(
   if (kernel === 'workgroup') {
     return plan.add(kernels.dispatch('matmul_forward_workgroup', switches, tensors, params, [Math.ceil(OC / 64), Math.ceil(N / 64), 1]));
   }
-  const { WG_X, WG_Y } = MATMUL_WORKGROUP;
   if (kernel === 'tile8x16') {
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(OC / 16));
     return plan.add(kernels.dispatch('matmul_forward_tile8x16', { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 16 / WG_X), Math.ceil(N / 8 / WG_Y), 1]));
   }
+  const { WG_X, WG_Y } = matmulWorkgroup(OC / 4);
   const name = f16 ? 'matmul_forward_f16w' : 'matmul_forward';
   return plan.add(kernels.dispatch(name, { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 4 / WG_X), Math.ceil(N / 4 / WG_Y), 1]));
 }
@@ -106,16 +118,17 @@ export function matmulBackwardInput(
   { alpha = 1, accumulate = true, variant }: MatmulInputGradOptions = {},
 ): Dispatch {
   requireMultipleOf4('matmul_backward_dinp', { IC, OC });
-  const { WG_X, WG_Y } = MATMUL_WORKGROUP;
   const f16 = weight.dtype === 'f16';
   let kernel = variant ?? plan.kernels.matmul.inputGrad;
   if (variant === undefined && kernel === 'tile8x16' && tooFewLargeTiles(N, IC)) kernel = 'tile4x4';
   const params = [u32(N), u32(IC), u32(OC), f32(alpha)];
   if (kernel === 'tile8x16' && !f16) {
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(IC / 16));
     return plan.add(
       plan.kernels.dispatch('matmul_backward_dinp_tile8x16', { WG_X, WG_Y, ACCUMULATE: accumulate }, [dinp, dout, weight], params, [Math.ceil(IC / 16 / WG_X), Math.ceil(N / 8 / WG_Y), 1]),
     );
   }
+  const { WG_X, WG_Y } = matmulWorkgroup(IC / 4);
   return plan.add(
     plan.kernels.dispatch(
       f16 ? 'matmul_backward_dinp_f16w' : 'matmul_backward_dinp',
@@ -149,10 +162,10 @@ export function matmulBackwardWeight(
 ): Dispatch {
   requireMultipleOf4('matmul_backward_dweight', { IC, OC });
   const kernels = plan.kernels;
-  const { WG_X, WG_Y } = MATMUL_WORKGROUP;
   let kernel = variant ?? kernels.matmul.weightGrad;
   if (variant === undefined && kernel !== 'tile4x4' && tooFewLargeTiles(OC, IC)) kernel = 'tile4x4';
-  const largeGrid = (z: number): [number, number, number] => [Math.ceil(IC / 16 / WG_X), Math.ceil(OC / 8 / WG_Y), z];
+  const large = matmulWorkgroup(Math.ceil(IC / 16));
+  const largeGrid = (z: number): [number, number, number] => [Math.ceil(IC / 16 / large.WG_X), Math.ceil(OC / 8 / large.WG_Y), z];
   if (kernel === 'splitk') {
     // forced split-K splits at least 2 ways when there are 2 tokens; the device's choice only where it pays
     const splits = variant === 'splitk' ? Math.max(Math.min(2, N), splitKSplits(N, IC, OC)) : splitKSplits(N, IC, OC);
@@ -160,7 +173,7 @@ export function matmulBackwardWeight(
       const chunk = Math.ceil(N / splits);
       const used = Math.ceil(N / chunk);
       const partials = kernels.scratch(used * OC * IC * 4);
-      plan.add(kernels.dispatch('matmul_backward_dweight_tile8x16', { WG_X, WG_Y, SPLIT_K: true }, [partials, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(chunk)], largeGrid(used)));
+      plan.add(kernels.dispatch('matmul_backward_dweight_tile8x16', { ...large, SPLIT_K: true }, [partials, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(chunk)], largeGrid(used)));
       const n4 = (OC * IC) / 4;
       const grid = kernels.grid(n4, 64);
       return plan.add(kernels.dispatch('matmul_splitk_reduce', { WG_X: 64 }, [dweight, partials], [u32(n4), u32(used), u32(grid[0] * 64)], grid));
@@ -168,8 +181,9 @@ export function matmulBackwardWeight(
     kernel = 'tile8x16';
   }
   if (kernel === 'tile8x16') {
-    return plan.add(kernels.dispatch('matmul_backward_dweight_tile8x16', { WG_X, WG_Y, SPLIT_K: false }, [dweight, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(N)], largeGrid(1)));
+    return plan.add(kernels.dispatch('matmul_backward_dweight_tile8x16', { ...large, SPLIT_K: false }, [dweight, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(N)], largeGrid(1)));
   }
+  const { WG_X, WG_Y } = matmulWorkgroup(IC / 4);
   return plan.add(
     kernels.dispatch(
       'matmul_backward_dweight',
