@@ -39,15 +39,29 @@ export interface MatmulOptions {
 /** Rows below which matmulForward runs the one-row-per-thread kernel: one decoding sequence (at N = 1 it took half the time of the 4×4-tiled kernel on SwiftShader; at N = 2 they were even). */
 export const MATMUL_NARROW_ROWS = 2;
 
+/** Below this many workgroups a matmul halves its workgroup (down to 4 threads): software adapters run one workgroup per core, so a single workgroup leaves the other cores idle (a 64×64 weight gradient over 512 tokens: 11.4 ms in one workgroup of 4×16, 5.7 ms in 4×1 ones, SwiftShader; with 2 or more workgroups smaller ones measured no better). */
+export const MATMUL_MIN_WORKGROUPS = 2;
+
 /**
- * The workgroup of a register-tiled matmul whose output has `columnGroups` thread columns: 16 × 4
- * normally; narrower outputs (LoRA's rank-16 side) get fewer columns and more rows, so that no thread
- * of the 64 idles (a 16-wide workgroup over one column group ran 15 of 16 threads for nothing).
+ * The workgroup of a register-tiled matmul with `columnGroups` × `rowGroups` threads: 16 × 4 normally;
+ * narrower outputs (LoRA's rank-16 side) get fewer columns and more rows so that no thread idles (a
+ * 16-wide workgroup over one column group ran 15 of 16 threads for nothing), and small outputs get
+ * smaller workgroups until there are MATMUL_MIN_WORKGROUPS of them (a 64×64 weight gradient was one
+ * workgroup: one core of a software adapter).
  */
-function matmulWorkgroup(columnGroups: number): { WG_X: number; WG_Y: number } {
+function matmulWorkgroup(columnGroups: number, rowGroups: number): { WG_X: number; WG_Y: number } {
   let WG_X: number = MATMUL_WORKGROUP.WG_X;
-  while (WG_X > 1 && WG_X / 2 >= columnGroups) WG_X /= 2;
-  return { WG_X, WG_Y: (MATMUL_WORKGROUP.WG_X * MATMUL_WORKGROUP.WG_Y) / WG_X };
+  let WG_Y: number = MATMUL_WORKGROUP.WG_Y;
+  while (WG_X > 1 && WG_X / 2 >= columnGroups) {
+    WG_X /= 2;
+    WG_Y *= 2;
+  }
+  const groups = (): number => Math.ceil(columnGroups / WG_X) * Math.ceil(rowGroups / WG_Y);
+  while (WG_X * WG_Y > 4 && groups() < MATMUL_MIN_WORKGROUPS) {
+    if (WG_Y >= WG_X) WG_Y /= 2;
+    else WG_X /= 2;
+  }
+  return { WG_X, WG_Y };
 }
 
 /** Whether an output of rows × cols is too small for the 8×16 tile (fewer than MIN_LARGE_TILES tiles). */
@@ -90,10 +104,10 @@ export function matmulForward(
     return plan.add(kernels.dispatch('matmul_forward_workgroup', switches, tensors, params, [Math.ceil(OC / 64), Math.ceil(N / 64), 1]));
   }
   if (kernel === 'tile8x16') {
-    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(OC / 16));
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(OC / 16), Math.ceil(N / 8));
     return plan.add(kernels.dispatch('matmul_forward_tile8x16', { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 16 / WG_X), Math.ceil(N / 8 / WG_Y), 1]));
   }
-  const { WG_X, WG_Y } = matmulWorkgroup(OC / 4);
+  const { WG_X, WG_Y } = matmulWorkgroup(OC / 4, Math.ceil(N / 4));
   const name = f16 ? 'matmul_forward_f16w' : 'matmul_forward';
   return plan.add(kernels.dispatch(name, { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 4 / WG_X), Math.ceil(N / 4 / WG_Y), 1]));
 }
@@ -123,12 +137,12 @@ export function matmulBackwardInput(
   if (variant === undefined && kernel === 'tile8x16' && tooFewLargeTiles(N, IC)) kernel = 'tile4x4';
   const params = [u32(N), u32(IC), u32(OC), f32(alpha)];
   if (kernel === 'tile8x16' && !f16) {
-    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(IC / 16));
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(N / 8));
     return plan.add(
       plan.kernels.dispatch('matmul_backward_dinp_tile8x16', { WG_X, WG_Y, ACCUMULATE: accumulate }, [dinp, dout, weight], params, [Math.ceil(IC / 16 / WG_X), Math.ceil(N / 8 / WG_Y), 1]),
     );
   }
-  const { WG_X, WG_Y } = matmulWorkgroup(IC / 4);
+  const { WG_X, WG_Y } = matmulWorkgroup(IC / 4, Math.ceil(N / 4));
   return plan.add(
     plan.kernels.dispatch(
       f16 ? 'matmul_backward_dinp_f16w' : 'matmul_backward_dinp',
@@ -164,7 +178,7 @@ export function matmulBackwardWeight(
   const kernels = plan.kernels;
   let kernel = variant ?? kernels.matmul.weightGrad;
   if (variant === undefined && kernel !== 'tile4x4' && tooFewLargeTiles(OC, IC)) kernel = 'tile4x4';
-  const large = matmulWorkgroup(Math.ceil(IC / 16));
+  const large = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(OC / 8));
   const largeGrid = (z: number): [number, number, number] => [Math.ceil(IC / 16 / large.WG_X), Math.ceil(OC / 8 / large.WG_Y), z];
   if (kernel === 'splitk') {
     // forced split-K splits at least 2 ways when there are 2 tokens; the device's choice only where it pays
@@ -183,7 +197,7 @@ export function matmulBackwardWeight(
   if (kernel === 'tile8x16') {
     return plan.add(kernels.dispatch('matmul_backward_dweight_tile8x16', { ...large, SPLIT_K: false }, [dweight, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(N)], largeGrid(1)));
   }
-  const { WG_X, WG_Y } = matmulWorkgroup(IC / 4);
+  const { WG_X, WG_Y } = matmulWorkgroup(IC / 4, OC / 4);
   return plan.add(
     kernels.dispatch(
       'matmul_backward_dweight',
