@@ -43,14 +43,17 @@ export function openEnvironment(id: string): void {
 /** Records an edit of environment `id`; it is saved to IndexedDB shortly after typing stops. */
 export function editSource(id: string, source: string): void {
   clearTimeout(saves.timers.get(id));
-  saves.timers.set(id, setTimeout(() => {
-    saves.timers.delete(id);
-    const saved = store.getState().environments.find((item) => item.id === id);
-    if (!saved || saved.source === source) return;
-    const updated = { ...saved, source, updatedAt: Date.now() };
-    store.getState().upsertEnvironment(updated);
-    void storage.putEnvironment(updated);
-  }, SAVE_DELAY_MS));
+  saves.timers.set(
+    id,
+    setTimeout(() => {
+      saves.timers.delete(id);
+      const saved = store.getState().environments.find((item) => item.id === id);
+      if (!saved || saved.source === source) return;
+      const updated = { ...saved, source, updatedAt: Date.now() };
+      store.getState().upsertEnvironment(updated);
+      void storage.putEnvironment(updated);
+    }, SAVE_DELAY_MS),
+  );
 }
 
 /** Renames the open environment. */
