@@ -15,6 +15,7 @@ import { TopBar } from './components/TopBar.tsx';
 import { TrainingSettingsPanel } from './components/TrainingSettingsPanel.tsx';
 import { TrainingView } from './components/TrainingView.tsx';
 import { RunsView } from './components/RunsView.tsx';
+import { JudgePanel } from './judge/JudgePanel.tsx';
 import { LessonPanel } from './lessons/LessonPanel.tsx';
 import { openLessonFromHash, useLessonView } from './lessons/lesson-state.ts';
 import { usePlayground } from './store/index.ts';
@@ -67,6 +68,7 @@ export function App() {
           <ErrorBoundary area="The run panel"><RunPanel onShowRollouts={() => setView('rollouts')} onShowTraining={() => setView('training')} /></ErrorBoundary>
           {mode !== 'evaluate' && <ErrorBoundary area="The training settings"><TrainingSettingsPanel mode={mode} /></ErrorBoundary>}
           <ErrorBoundary area="The policy card"><PolicyPanel /></ErrorBoundary>
+          <ErrorBoundary area="The judge card"><JudgePanel /></ErrorBoundary>
           <ErrorBoundary area="The settings"><SettingsPanel /></ErrorBoundary>
           <ErrorBoundary area="The files card"><ImportExportPanel /></ErrorBoundary>
         </aside>

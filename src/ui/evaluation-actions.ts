@@ -6,10 +6,11 @@ import { summarizeRollouts, type ChatClient, type RolloutRecord } from '../envs/
 import { recordsToJsonl } from '../envs/results-record.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { PauseGate } from '../workers/engine/pause-gate.ts';
-import { evaluateInSandbox } from '../workers/sandbox-bridge.ts';
+import { evaluateInSandbox, type LentJudge } from '../workers/sandbox-bridge.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { compileModel } from './editor/monaco-setup.ts';
 import { environmentModel } from './editor/models.ts';
+import { buildJudge } from './judge/judge-actions.ts';
 import { pausableClient } from './pausable-client.ts';
 import { buildPolicyClient } from './policy-actions.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
@@ -47,9 +48,11 @@ export async function startEvaluation(): Promise<void> {
   }
   let args: Record<string, unknown>;
   let policy: { client: ChatClient; model: string };
+  let judge: LentJudge | undefined;
   try {
     args = parseArgs(settings.argsJson);
     policy = await buildPolicyClient(saved.builtin, args);
+    judge = await buildJudge();
   } catch (error) {
     return fail(errorMessage(error));
   }
@@ -71,6 +74,7 @@ export async function startEvaluation(): Promise<void> {
         model: policy.model,
       },
       client: pausableClient(policy.client, evaluationGate),
+      ...(judge ? { judge } : {}),
       timeLimitMs: settings.timeLimitMs,
       signal: controller.signal,
       createFrame: createIframeSandbox,

@@ -23,6 +23,7 @@ import {
   type SftStepMetrics,
 } from '../workers/engine-bridge.ts';
 import { PauseGate } from '../workers/engine/pause-gate.ts';
+import { buildJudge } from './judge/judge-actions.ts';
 import { openSandbox, SandboxStoppedError, type SandboxSession } from '../workers/sandbox-bridge.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { isBuiltinName } from './builtins.ts';
@@ -557,7 +558,8 @@ async function runJob(mode: 'warmup' | 'train', stoppedNote: string | null, phas
     signal,
     prepared,
     openSession: async (client) => {
-      session = await openSandbox({ code: environment.code, label: environment.label, args: environment.args, client, timeLimitMs: store.getState().settings.timeLimitMs, createFrame: createIframeSandbox, signal });
+      const judge = await buildJudge();
+      session = await openSandbox({ code: environment.code, label: environment.label, args: environment.args, client, ...(judge ? { judge } : {}), timeLimitMs: store.getState().settings.timeLimitMs, createFrame: createIframeSandbox, signal });
       return session;
     },
     closeSession: () => {

@@ -9,7 +9,6 @@ import * as Comlink from 'comlink';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { ChatClientError, ScriptedClient, type ChatClient, type ChatRequest } from '../../../src/envs/index.ts';
 import loadJudgedWriting, { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
-import { WORKER_CONNECT } from '../../../src/workers/sandbox/protocol.ts';
 import { answerCall, relayedClient } from '../../../src/workers/sandbox/relay.ts';
 import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';
 
@@ -31,7 +30,6 @@ function fakeFrame(seen: string[], loadEnvironment: (args: Record<string, unknow
     channel.port2.addEventListener('message', (event: MessageEvent) => seen.push(JSON.stringify(event.data) ?? ''));
     const api = createSandboxApi(() => ({ default: loadEnvironment }));
     Comlink.expose(api, channel.port2 as unknown as Comlink.Endpoint);
-    void WORKER_CONNECT;
     return { port: channel.port1, onError: () => {}, dispose: () => channel.port1.close() };
   };
 }
