@@ -24,6 +24,7 @@ import {
 } from '../workers/engine-bridge.ts';
 import { PauseGate } from '../workers/engine/pause-gate.ts';
 import { buildJudge } from './judge/judge-actions.ts';
+import { rememberTrainingRollouts } from './studio/training-rollouts.ts';
 import { openSandbox, SandboxStoppedError, type SandboxSession } from '../workers/sandbox-bridge.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { isBuiltinName } from './builtins.ts';
@@ -509,6 +510,7 @@ export async function startTraining(): Promise<void> {
           const latest = reports.at(-1)!;
           store.getState().setTrainingRun((current) => (current ? advanceJob({ ...current, grpo: [...current.grpo, ...metrics] }, latest.metrics.step) : current));
           if (latest.rollouts.length > 0) store.getState().setLatestRollouts(latest.rollouts);
+          for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts);
           store.getState().updateJob({ done: latest.metrics.step + 1 });
           persistRun();
         },

@@ -25,7 +25,7 @@ async function judgedWritingWithEndpointJudge(page: Page): Promise<void> {
   await waitForEditor(page);
   await page.getByTestId('new-from-builtin').selectOption('judged-writing');
   await waitForEditor(page, 'A short creative-writing task');
-  await fillFields(page, { 'setting-numTasks': '3' });
+  await fillFields(page, { 'setting-numTasks': '3', 'setting-rolloutsPerTask': '1' });
   await page.getByTestId('judge-endpoint').click();
   await fillFields(page, { 'judge-base-url': JUDGE_URL, 'judge-model': 'judge-e2e', 'judge-api-key': 'sk-e2e-judge' });
 }
