@@ -255,7 +255,7 @@ function learnableTasks(): Task[] {
 }
 
 /** Opens a new environment file over the learnable tasks only (a built-in restricted with withTasks, or a generated file's TASKS replaced). */
-export async function useLearnableTasks(): Promise<boolean> {
+export async function openLearnableTasks(): Promise<boolean> {
   const saved = currentEnvironment();
   const tasks = learnableTasks();
   if (!saved) return false;

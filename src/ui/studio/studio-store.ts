@@ -60,8 +60,13 @@ export interface AuditState {
   criteriaSnippet: string | null;
 }
 
+/** The Studio tab's sections. */
+export type StudioSection = 'documents' | 'traces' | 'calibrate' | 'audit';
+
 /** The studio's state. */
 export interface StudioState {
+  /** The section the Studio tab shows. */
+  section: StudioSection;
   documents: StudioDocumentEntry[];
   generator: StudioRoleSource;
   solver: StudioRoleSource;
@@ -81,6 +86,7 @@ export interface StudioState {
 
 /** The studio's state before anything ran. */
 export const INITIAL_STUDIO: StudioState = {
+  section: 'documents',
   documents: [],
   generator: 'heuristic',
   solver: 'heuristic',
