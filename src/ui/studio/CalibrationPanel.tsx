@@ -18,6 +18,7 @@ export function CalibrationPanel({ onOpened }: { onOpened: () => void }) {
   const k = useStudio((state) => state.calibrationK);
   const numTasks = useStudio((state) => state.calibrationTasks);
   const keep = useStudio((state) => state.keep);
+  const policy = useStudio((state) => state.calibrationPolicy);
   const environmentName = usePlayground((state) => state.environments.find((item) => item.id === state.currentId)?.name);
   const running = calibration.status === 'running';
   const counts = { 'too-hard': 0, learnable: 0, 'too-easy': 0 };
@@ -27,8 +28,14 @@ export function CalibrationPanel({ onOpened }: { onOpened: () => void }) {
     <>
       <section className="card" aria-labelledby="calibration-heading">
         <h2 id="calibration-heading">Calibrate {environmentName ? <code>{environmentName}</code> : null}</h2>
-        <p className="hint">Each training task is rolled out K times by the policy (Policy card; at least temperature 0.7). A task it always passes teaches nothing, nor does one it never passes: GRPO learns from the tasks in between.</p>
+        <p className="hint">Each training task is rolled out K times by the policy (at least temperature 0.7). A task it always passes teaches nothing, nor does one it never passes: GRPO learns from the tasks in between. The scripted student is an offline rule for generated files: it always knows numbers, knows names half the time, and nothing else.</p>
         <div className="studio-row">
+          <label>Policy
+            <select value={policy} data-testid="calibration-policy" onChange={(event) => studioStore.setState({ calibrationPolicy: event.target.value as 'policy' | 'student' })}>
+              <option value="policy">The policy (Policy card)</option>
+              <option value="student">Scripted student (offline)</option>
+            </select>
+          </label>
           <label>Tasks<input type="number" min={1} max={10000} value={numTasks} data-testid="calibration-tasks" onChange={(event) => studioStore.setState({ calibrationTasks: Math.max(1, Number(event.target.value) || 1) })} /></label>
           <label>K rollouts<input type="number" min={2} max={64} value={k} data-testid="calibration-k" onChange={(event) => studioStore.setState({ calibrationK: Math.max(2, Number(event.target.value) || 2) })} /></label>
           <label>Keep pass rates from<input type="number" min={0} max={1} step={0.05} value={keep[0]} data-testid="keep-lo" onChange={(event) => setKeepBand([Number(event.target.value), keep[1]])} /></label>

@@ -7,6 +7,7 @@ import { useState, type DragEvent } from 'react';
 import { addDocumentFiles, addDocuments, cancelSynthesis, openSynthesisAsEnvironment, removeDocument, startSynthesis } from './studio-actions.ts';
 import { useStudio, studioStore } from './studio-store.ts';
 import { RoleSelect } from './RoleSelect.tsx';
+import { SAMPLE_DOCUMENT } from './sample-document.ts';
 
 /** The documents card and its candidates table. */
 export function DocumentsPanel({ onOpened }: { onOpened: () => void }) {
@@ -44,6 +45,7 @@ export function DocumentsPanel({ onOpened }: { onOpened: () => void }) {
         <textarea className="studio-paste" placeholder="…or paste text here" value={pasted} data-testid="document-paste" onChange={(event) => setPasted(event.target.value)} />
         <div className="studio-row">
           <button type="button" onClick={addPasted} disabled={pasted.trim() === ''} data-testid="document-add-pasted">Add pasted text</button>
+          <button type="button" className="quiet" onClick={() => addDocuments([SAMPLE_DOCUMENT])} data-testid="document-add-sample">Add the sample document</button>
         </div>
         {documents.length > 0 && (
           <ul className="document-list" data-testid="document-list">

@@ -33,7 +33,8 @@ import { buildPolicyClient } from '../policy-actions.ts';
 import { createIframeSandbox } from '../sandbox-frame.ts';
 import { usePlayground } from '../store/index.ts';
 import { addCriteriaToSource } from './criteria-source.ts';
-import { withTasksList } from './task-list.ts';
+import { scriptedStudent } from './scripted-student.ts';
+import { tasksFromSource, withTasksList } from './task-list.ts';
 import { studioStore, type AuditState, type CalibrationState, type StudioDocumentEntry, type StudioRoleSource, type SynthesisState } from './studio-store.ts';
 import { trainingRollouts } from './training-rollouts.ts';
 
@@ -197,7 +198,7 @@ export async function startCalibration(): Promise<void> {
     const compiled = await compileModel(environmentModel(saved.id, saved.source));
     if (!compiled.ok) throw new Error(`The environment has ${compiled.problems.length} compile error(s); fix them first. Line ${compiled.problems[0]!.line}: ${compiled.problems[0]!.message}`);
     const args = parseArgs(settings.argsJson);
-    const policy = await buildPolicyClient(saved.builtin, args);
+    const policy = studio.getState().calibrationPolicy === 'student' ? studentPolicy(environmentModel(saved.id, saved.source).getValue(), settings.seed) : await buildPolicyClient(saved.builtin, args);
     const judge = await buildJudge();
     const result = await evaluateInSandbox({
       code: compiled.code,
@@ -233,6 +234,13 @@ export async function startCalibration(): Promise<void> {
   } finally {
     calibrationController = undefined;
   }
+}
+
+/** The offline scripted student over the file's TASKS, or a clear error when the file has none. */
+function studentPolicy(source: string, seed: number): { client: ChatClient; model: string } {
+  const tasks = tasksFromSource(source);
+  if (!tasks) throw new Error('The scripted student answers only files with an `export const TASKS: Task[] = [...]` list (those the studio generates). Calibrate against the Policy card\'s model instead.');
+  return { client: scriptedStudent(tasks, seed), model: 'scripted-student' };
 }
 
 /** Stops the calibration; the tasks calibrated so far stay. */

@@ -77,6 +77,8 @@ export interface StudioState {
   traces: { fileName: string; parse: TraceParse } | null;
   tracesError: string | null;
   calibrationK: number;
+  /** Who is calibrated against: the Policy card's model, or the offline scripted student (generated files only). */
+  calibrationPolicy: 'policy' | 'student';
   calibrationTasks: number;
   keep: [number, number];
   calibration: CalibrationState;
@@ -96,6 +98,7 @@ export const INITIAL_STUDIO: StudioState = {
   traces: null,
   tracesError: null,
   calibrationK: 4,
+  calibrationPolicy: 'policy',
   calibrationTasks: 20,
   keep: [0, 1],
   calibration: { status: 'idle', environment: null, done: 0, total: 0, tasks: [], error: null },
