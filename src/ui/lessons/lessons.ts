@@ -128,7 +128,8 @@ export const LESSONS: readonly Lesson[] = [
       'Press **Evaluate** with the scripted expert. Its poems meet every constraint (both metrics 1.0), yet the judge gives them only 0.6, so none passes. Open **Rollouts** to read them.',
       'Now let a model chase this judge: choose the **in-tab model**, **Warm up** (it learns the expert\'s poems), then **Train**. GRPO follows `judgeReward` only. Watch the Training tab and the rollouts under the charts: if answers grow longer, run past two lines or pile up poetic words while the `twoLinesMetric` and `mentionsWordMetric` curves fall, the policy is hacking the judge: the reward went up, the poems got worse. A tiny model drifts slowly; give it more GRPO steps if the curves have not moved after 40.',
       'Fix the reward: in the editor, set `MENTIONS_WORD_WEIGHT` and `TWO_LINES_WEIGHT` to 0.5 (or cap the length points in `gullibleGrade`), press **New run** in the Training tab and train again. In the **Runs** tab, tick both runs and compare their reward curves.',
-      'A real judge model: `loadEnvironment({ judgeClient })` takes any ChatClient. In the tab the sandbox has no network (on purpose), so run a model judge from the command line: save this file and run `tabrl eval` or `tabrl train` on it with `--judge-base-url URL --judge-model NAME --judge-api-key-env VAR`: the CLI lends the judge to `loadEnvironment` as `judgeClient` and keeps its key (environment code runs with no network and no keys there too). Model judges can be hacked too; keep the weight-0 metrics beside them.',
+      'Catch the hack without reading every poem: open the **Studio** tab, **Audit**, choose **Training run** (or **Last evaluation** after an evaluation) and press **Audit**. Detectors flag rollouts whose `judgeReward` is high while a weight-0 metric scored 0 (`metric-disagrees`), and one completion given to many tasks (`collapse`); then the judge of the **Judge** card (the offline heuristic by default, which checks the constraints the task states) reads the top-scoring rollouts and says whether each earned its reward. Press **Propose criteria from these**, keep the yes/no questions that say what the task wants, and **Add to the environment**: a copy of the file opens with a `CriteriaRubric` merged into its rubric, each criterion its own metric.',
+      'A real judge model: pick **OpenAI-compatible endpoint** (or WebLLM, or the in-tab model) in the **Judge** card. The environment gets it as `args.judgeClient`; its calls come out of the sandbox to this page, so the key stays here and the sandbox keeps no network. A judge that cannot answer (unreachable, a 401) stops the run with a message rather than scoring 0. From a terminal: `tabrl eval` / `tabrl train` with `--judge-base-url URL --judge-model NAME --judge-api-key-env VAR`. Model judges can be hacked too; keep the weight-0 metrics beside them, and audit.',
     ],
     preset: {
       fileName: 'Lesson 4 · gullible judge',
@@ -141,6 +142,31 @@ export const LESSONS: readonly Lesson[] = [
       training: { demonstrations: 100, sftSteps: 200, grpoSteps: 40, tasksPerStep: 4, groupSize: 8, maxTokens: 160, temperature: 1 },
     },
   },
+  {
+    id: 5,
+    title: 'From your documents to a calibrated environment',
+    goal: 'Turn documents into grounded question/answer tasks, keep the ones a policy can learn from, and audit the rewards.',
+    steps: [
+      'Press **Start lesson**: it sets the scripted expert and small settings, and opens `Lesson 5 · judged-writing`, a task with no checkable answer that the last step audits. Then open the **Studio** tab. In **Tasks from documents**, press **Add the sample document** (`aldermoor.md`, an invented harbour town, so no model knows its facts) or drop your own `.md` / `.txt` files, or paste text.',
+      'Keep **Generator** and **Solver** on **Offline heuristic**: transparent rules, not models. The generator writes fill-in-the-blank questions from the passage\'s sentences; the solver answers each question k times *with* the passage (open book) — a candidate is kept only when those answers match its reference — and then *without* it (closed book). Press **Make tasks**. Read the table: kept candidates, and rejected ones with their reason — here a duplicate (the sample repeats a sentence); a model generator also produces replies that are not JSON and questions the solver cannot answer, each rejected with its reason. On invented facts the open-book pass rate is 100% and the closed-book one 0%: that gap is what grounding in the document adds.',
+      'Press **Open as environment**. The editor opens `studio-tasks`: the kept tasks in `TASKS` (each with its source document and character span), a closed-book question per task, and `exactMatchReward` (1 when the final answer equals the reference after normalising case, punctuation and articles). It type-checks as it is; `tabrl eval` runs the same file.',
+      'Calibrate it: **Studio** → **Calibrate**, **Policy** = **Scripted student (offline)**, **K rollouts** 8, press **Calibrate**. Every task is tried 8 times. The student is a rule (it always knows numbers, knows names half the time, and nothing else), so the labels are easy to check: numbers are **too easy** (pass rate 1: GRPO learns nothing from a group whose rewards are all equal), other words **too hard** (never passes: nothing to learn either), names **learnable**. Learnability is 4p(1−p). Change the keep band and watch the labels and the histogram move.',
+      'Press **Use learnable tasks**: `studio-tasks (learnable)` opens with only those tasks. That is the file to train on: every group of rollouts has rewards that differ, so every GRPO step has a signal.',
+      'With a real model: choose an **OpenAI-compatible endpoint** in the **Policy** card (and one in the **Judge** card), set **Generator** and **Solver** to **The policy** or **The judge**, and make tasks from your own documents. Then calibrate the file against the Policy card\'s model, not the student. From a terminal the same steps are `tabrl synth`, `tabrl calibrate` and `tabrl audit` (docs/environment-studio.md).',
+      'Audit before you train: pick `Lesson 5 · judged-writing` in the Environment menu and **Evaluate** it with the scripted expert, then **Studio** → **Audit** → **Last evaluation** → **Audit**. The detectors find nothing to flag and the judge finds each reviewed reward earned. Lesson 4 shows the same panel catching a policy that games its judge.',
+    ],
+    preset: {
+      fileName: 'Lesson 5 · judged-writing',
+      environment: { kind: 'builtin', builtin: 'judged-writing' },
+      args: {},
+      policy: 'expert',
+      inTabModel: 'tiny',
+      mode: 'evaluate',
+      evaluation: { numTasks: 10, rolloutsPerTask: 1, concurrency: 4, maxTokens: 160, temperature: 0.7, seed: 0 },
+      training: {},
+    },
+  },
+
 ];
 
 /** The lesson with this id, if there is one. */
