@@ -17,7 +17,7 @@ export interface JudgeSettings {
 
 /** The judge settings from the flags, or undefined when no judge was asked for (an endpoint: the judge is lent to environment code). */
 export function judgeSettingsFromFlags(values: { 'judge-base-url'?: string; 'judge-model'?: string; 'judge-api-key-env'?: string }): JudgeSettings | undefined {
-  const settings = roleSettingsFromFlags(values, 'judge', { allowLocal: false });
+  const settings = roleSettingsFromFlags(values, 'judge', { allowLocal: false, allowHeuristic: false });
   return settings ? { baseUrl: settings.baseUrl!, model: settings.model, ...(settings.apiKeyEnv !== undefined ? { apiKeyEnv: settings.apiKeyEnv } : {}) } : undefined;
 }
 
@@ -30,5 +30,5 @@ export function createJudgeClient(settings: JudgeSettings, timeoutMs: number): C
 export function judgeUsage(column: number): string {
   return roleUsage(['judge'], column, {
     judge: ['a judge endpoint, lent to loadEnvironment(args) as args.judgeClient (environment', 'files get a stand-in whose calls come back to tabrl: the key stays here); a judge that', 'is unreachable or refuses stops the run'],
-  });
+  }, { local: false, heuristic: false });
 }

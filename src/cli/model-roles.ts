@@ -1,11 +1,11 @@
 /**
  * Model roles on the command line: every command that talks to models names each role's model with
  * the same three flags — `--<role>-base-url URL`, `--<role>-model NAME` (or `local:<tiny | dir>`,
- * run in this process) and `--<role>-api-key-env VAR` — for the roles generator, solver, judge and
- * policy. This module parses them, checks them with one-line errors, builds the clients and writes
+ * run in this process, or `heuristic`, the offline rule-based stand-in for generator, solver and
+ * judge) and `--<role>-api-key-env VAR` — for the roles generator, solver, judge and policy. This module parses them, checks them with one-line errors, builds the clients and writes
  * the usage lines, so every command (and the judge of `tabrl eval`/`train`) reads them alike.
  */
-import { ChatClientError, OpenAIHttpClient, type ChatClient } from '../envs/index.ts';
+import { ChatClientError, HeuristicStudioClient, OpenAIHttpClient, type ChatClient } from '../envs/index.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { CliError } from './cli-error.ts';
 import { openModel, parseBackendName } from './open-model.ts';
@@ -17,7 +17,7 @@ export type ModelRole = 'generator' | 'solver' | 'judge' | 'policy';
 export interface RoleSettings {
   /** The endpoint; absent for a `local:` model. */
   baseUrl?: string;
-  /** The model name sent to the endpoint, or `local:<tiny | dir>`. */
+  /** The model name sent to the endpoint, `local:<tiny | dir>`, or `heuristic` (no endpoint). */
   model: string;
   apiKeyEnv?: string;
 }
@@ -36,6 +36,8 @@ export interface RoleSettingsOptions {
   required?: boolean;
   /** Whether `--<role>-model local:...` is allowed (default true). */
   allowLocal?: boolean;
+  /** Whether `--<role>-model heuristic` is allowed (default true for generator, solver and judge). */
+  allowHeuristic?: boolean;
   /** Extra words for the "is required" message, e.g. "(the model that writes questions)". */
   purpose?: string;
 }
@@ -51,6 +53,11 @@ export function roleSettingsFromFlags(values: { [flag: string]: unknown }, role:
     if (apiKeyEnv !== undefined) throw new CliError(`--${role}-api-key-env needs --${role}-base-url (the ${role} endpoint, e.g. http://localhost:8000/v1)`, 2);
     if (options.required) throw new CliError(`--${role}-model is required${options.purpose ? ` ${options.purpose}` : ''}: give --${role}-base-url URL --${role}-model NAME${allowLocal ? `, or --${role}-model local:tiny` : ''}`, 2);
     return undefined;
+  }
+  if (model === HEURISTIC_MODEL) {
+    if (role === 'policy' || !(options.allowHeuristic ?? true)) throw new CliError(`--${role}-model heuristic: the offline heuristic plays only the studio's generator, solver and judge`, 2);
+    if (baseUrl !== undefined) throw new CliError(`--${role}-model heuristic runs in this process; leave out --${role}-base-url`, 2);
+    return { model };
   }
   if (model?.startsWith('local:')) {
     if (!allowLocal) throw new CliError(`--${role}-model ${model}: a local model cannot play the ${role} here; give --${role}-base-url URL --${role}-model NAME`, 2);
@@ -89,8 +96,12 @@ export function createEndpointClient(role: ModelRole, settings: RoleSettings, op
   }
 }
 
-/** The client of a role: an endpoint, or a `local:` model opened in this process. */
+/** The model name that selects the offline heuristic client of a studio role. */
+export const HEURISTIC_MODEL = 'heuristic';
+
+/** The client of a role: an endpoint, a `local:` model opened in this process, or the offline heuristic. */
 export async function createRoleClient(role: ModelRole, settings: RoleSettings, options: RoleClientOptions = {}): Promise<ChatClient> {
+  if (settings.model === HEURISTIC_MODEL && role !== 'policy') return new HeuristicStudioClient(role);
   if (!settings.model.startsWith('local:')) return createEndpointClient(role, settings, options);
   const model = await openModel(settings.model.slice('local:'.length), { backend: parseBackendName(options.backend), seed: options.seed ?? 0 });
   return new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
@@ -104,11 +115,13 @@ const ROLE_PURPOSE: Record<ModelRole, string> = {
   policy: 'the model being calibrated or trained',
 };
 
-/** Usage lines of `roles`' flags, descriptions starting at `column`; `describe` overrides a role's first line. */
-export function roleUsage(roles: readonly ModelRole[], column: number, describe: Partial<Record<ModelRole, string[]>> = {}): string {
+/** Usage lines of `roles`' flags, descriptions starting at `column`; `describe` overrides a role's first line, `kinds` says which non-endpoint models the command takes. */
+export function roleUsage(roles: readonly ModelRole[], column: number, describe: Partial<Record<ModelRole, string[]>> = {}, kinds: { local?: boolean; heuristic?: boolean } = {}): string {
+  const { local = true, heuristic = true } = kinds;
+  const alternatives = (role: ModelRole) => [local ? 'local:tiny / local:<model-dir>' : '', heuristic && role !== 'policy' ? 'heuristic (offline rules)' : ''].filter((text) => text !== '');
   const rows: [string, string[]][] = roles.flatMap((role) => [
     [`--${role}-base-url URL`, describe[role] ?? [`endpoint of ${ROLE_PURPOSE[role]}`]],
-    [`--${role}-model NAME`, [`its model name${role === 'judge' && describe.judge ? '' : ', or local:tiny / local:<model-dir> to run it in this process'}`]],
+    [`--${role}-model NAME`, [`its model name${alternatives(role).length > 0 ? `, or ${alternatives(role).join(', or ')}` : ''}`]],
     [`--${role}-api-key-env VAR`, [`read its API key from this environment variable`]],
   ] as [string, string[]][]);
   return rows.map(([flag, [first, ...rest]]) => [`  ${flag}`.padEnd(column - 1) + ` ${first}`, ...rest.map((line) => `${' '.repeat(column)}${line}`)].join('\n')).join('\n');

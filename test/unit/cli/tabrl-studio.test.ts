@@ -106,6 +106,15 @@ describe('tabrl synth', () => {
     expect(json(join(out, 'report.json'))).toMatchObject({ status: 'failed', candidates: 1, rejections: { error: 1 } });
   });
 
+  test('offline: --<role>-model heuristic needs no endpoint', { timeout: 60_000 }, async () => {
+    const out = join(dir, 'synth-offline');
+    const run = await tabrl(['synth', join(dir, 'station.md'), '--generator-model', 'heuristic', '--solver-model', 'heuristic', '--judge-model', 'heuristic', '-k', '2', '--out', out]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('candidates 2: kept 2, rejected 0');
+    expect(json(join(out, 'report.json'))).toMatchObject({ calls: { generator: 1, solver: 8, judge: 8 }, groundingGap: 1 });
+    expect(readFileSync(join(out, 'env.ts'), 'utf8')).toContain('new JudgeRubric');
+  });
+
   test('--help', async () => {
     const help = await tabrl(['synth', '--help']);
     expect(help.code).toBe(0);
