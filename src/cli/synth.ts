@@ -83,7 +83,9 @@ export async function runSynth(argv: string[]): Promise<number> {
   prepareStudioFolder(values.out, OUTPUTS, values.overwrite === true);
   const clientOptions = { timeoutMs };
   const generator = await createRoleClient('generator', generatorSettings, clientOptions);
-  const solver = solverSettings.model === generatorSettings.model && solverSettings.baseUrl === generatorSettings.baseUrl ? generator : await createRoleClient('solver', solverSettings, clientOptions);
+  // One local model serves both roles (loaded once); endpoints and the heuristic get a client per role.
+  const sameLocalModel = solverSettings.model.startsWith('local:') && solverSettings.model === generatorSettings.model;
+  const solver = sameLocalModel ? generator : await createRoleClient('solver', solverSettings, clientOptions);
   const judge = judgeSettings ? await createRoleClient('judge', judgeSettings, clientOptions) : undefined;
 
   const out = values.out;
