@@ -2,7 +2,8 @@
  * Splits documents (plain text or Markdown) into chunks that a generator can ground questions in.
  * Each chunk keeps its source and its character span [start, end) in the original text, so
  * `document.text.slice(start, end) === chunk.text` always holds. Chunks follow paragraphs; in
- * Markdown a heading always starts a new chunk, so a chunk never straddles two sections.
+ * Markdown a heading always starts a new chunk, so a chunk never straddles two sections, and a
+ * heading with no text under it (a title above a subheading) makes no chunk of its own.
  */
 
 /** A document given to the studio: a name (a file name or "pasted-1") and its text. */
@@ -47,6 +48,8 @@ interface Span {
   heading?: string;
   /** True for a Markdown heading line: it closes the chunk before it. */
   isHeading?: boolean;
+  /** True once a paragraph joined the span (a heading with nothing under it makes no chunk). */
+  hasBody?: boolean;
 }
 
 /** Chunks every document; throws `EmptyDocumentError` naming the first document without text. */
@@ -72,7 +75,7 @@ export function chunkDocument(document: StudioDocument, options: ChunkOptions = 
   const flush = () => {
     if (!current) return;
     const chunkText = text.slice(current.start, current.end);
-    if (chunkText.trim() !== '') {
+    if (chunkText.trim() !== '' && (current.hasBody || !current.isHeading)) {
       chunks.push({ id: `${document.name}#${current.start}-${current.end}`, source: document.name, start: current.start, end: current.end, text: chunkText, ...(current.heading ? { heading: current.heading } : {}) });
     }
     current = undefined;
@@ -84,7 +87,7 @@ export function chunkDocument(document: StudioDocument, options: ChunkOptions = 
       continue;
     }
     if (current && span.end - current.start > maxChars && current.end - current.start >= minChars) flush();
-    current = current ? { ...current, end: span.end } : { ...span };
+    current = current ? { ...current, end: span.end, hasBody: true } : { ...span, hasBody: true };
   }
   flush();
   return chunks;

@@ -106,7 +106,7 @@ function nonEmptyLines(text: string): number {
 function constraintFailures(task: string, response: string, reference?: string): string[] {
   const { words, lines } = constraintsOf(task);
   const failures = words.filter((word) => !new RegExp(`\\b${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(response)).map((word) => `it does not use "${word}"`);
-  if (lines !== undefined && nonEmptyLines(response) !== lines) failures.push(`it has ${nonEmptyLines(response)} lines, not ${lines}`);
+  if (lines !== undefined && nonEmptyLines(response) !== lines) failures.push(`it has ${nonEmptyLines(response)} line${nonEmptyLines(response) === 1 ? '' : 's'}, not ${lines}`);
   if (reference && !normalizeAnswer(response).includes(normalizeAnswer(reference))) failures.push('it does not contain the reference answer');
   return failures;
 }

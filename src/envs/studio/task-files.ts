@@ -39,14 +39,15 @@ export interface QaEnvironmentFileOptions {
 }
 
 /**
- * The TypeScript source of an environment file over question/answer tasks: it imports only from
+ * The TypeScript source of an environment file over question/answer tasks (a task's `prompt` is kept
+ * when it has one, e.g. from traces; else its `question`): it imports only from
  * 'tabrl', type-checks as it is, and runs with `tabrl eval FILE` (with `--judge-*` for 'judge').
  */
 export function qaEnvironmentFile(tasks: readonly Task[], options: QaEnvironmentFileOptions = {}): string {
   const name = options.name ?? 'studio-tasks';
   const scoring = options.scoring ?? 'exact';
   const systemPrompt = options.systemPrompt ?? 'Answer the question in a few words. Put your final answer on the last line as "Answer: ...".';
-  const data = JSON.stringify(tasks.map((task) => ({ question: task.question ?? '', answer: task.answer ?? '', ...(task.info ? { info: task.info } : {}) })), null, 2);
+  const data = JSON.stringify(tasks.map((task) => ({ ...(task.prompt ? { prompt: task.prompt } : { question: task.question ?? '' }), answer: task.answer ?? '', ...(task.info ? { info: task.info } : {}) })), null, 2);
   const judgePart = scoring === 'judge'
     ? `
   if (!args.judgeClient) throw new Error('${name} is scored by a judge: run it with --judge-base-url URL --judge-model NAME (tabrl lends the judge as args.judgeClient)');

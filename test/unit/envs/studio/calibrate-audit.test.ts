@@ -107,7 +107,7 @@ describe('audit', () => {
     expect(result.findings.find((finding) => finding.detector === 'collapse')?.rollouts).toHaveLength(4);
     expect(result.reviews).toHaveLength(8);
     expect(result.reviews.filter((review) => !review.earned).map((review) => review.id).sort()).toEqual(['0:0', '1:0', '2:0', '3:0']);
-    expect(result.reviews.find((review) => review.id === '0:0')!.reason).toMatch(/does not use .*lines, not 2/);
+    expect(result.reviews.find((review) => review.id === '0:0')!.reason).toMatch(/does not use .*; it has 1 line, not 2/);
     expect(result.detectorsSkipped.map((entry) => entry.detector)).toEqual(['dominant-reward', 'reward-up-metric-down', 'length-drift', 'format-without-content']);
     const report = formatAuditReport(result);
     expect(report).toContain('Audit of 8 rollouts: 4 flagged.');

@@ -2,8 +2,8 @@ import { describe, expect, test } from 'vitest';
 import { answersMatch, chunkDocument, chunkDocuments, EmptyDocumentError, normalizeAnswer, parseCandidateList, parseYesNo } from '../../../../src/envs/index.ts';
 
 describe('chunkDocument', () => {
-  test('Markdown: a heading starts a new chunk, and every span slices back to the chunk text', () => {
-    const text = '# Intro\n\nFirst paragraph about tea.\n\nSecond paragraph.\n\n## Brewing\n\nBoil water to 90 degrees.\n';
+  test('Markdown: a heading starts a new chunk (a bare title makes none), and every span slices back to the chunk text', () => {
+    const text = '# Tea notes\n\n# Intro\n\nFirst paragraph about tea.\n\nSecond paragraph.\n\n## Brewing\n\nBoil water to 90 degrees.\n';
     const chunks = chunkDocument({ name: 'tea.md', text });
     expect(chunks.map((chunk) => chunk.heading)).toEqual(['Intro', 'Brewing']);
     expect(chunks[0]!.text).toBe('# Intro\n\nFirst paragraph about tea.\n\nSecond paragraph.');
