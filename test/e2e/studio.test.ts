@@ -56,6 +56,7 @@ describe('studio', () => {
     expect(reasons.every((reason) => reason.trim().length > 0)).toBe(true);
     expect(reasons).toContain('the same question was proposed before');
     expect(await page.getByTestId('synthesis-report').textContent()).toContain(`${kept} kept`);
+    await page.getByTestId('synthesis-report').scrollIntoViewIfNeeded();
     await screenshot(page, 'studio-documents');
     await page.setViewportSize({ width: 800, height: 720 });
     await screenshot(page, 'studio-documents-800');
@@ -167,21 +168,24 @@ describe('studio', () => {
     await page.getByTestId('criteria-propose').click();
     await page.getByTestId('criteria-list').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('criterion-accept').count()).toBeGreaterThanOrEqual(2);
+    await page.getByTestId('audit-flagged').scrollIntoViewIfNeeded();
     await screenshot(page, 'studio-audit');
     await page.setViewportSize({ width: 800, height: 720 });
     await screenshot(page, 'studio-audit-800');
     await page.setViewportSize({ width: 1280, height: 720 });
     await page.getByTestId('criteria-add').click();
     await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('Lesson 4 · gullible judge + criteria');
-    expect(await page.getByTestId('criteria-note').textContent()).toContain('criteria judged by the Judge card');
     await waitForEditor(page, "import { CriteriaRubric, HeuristicStudioClient } from 'tabrl';");
     await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');
     // The hack earns none of the criteria: the reward is the gullible judge's 1 alone, with each criterion logged at 0.
     await page.getByTestId('evaluate').click();
     await waitForSummary(page);
     const summary = (await page.getByTestId('summary').textContent()) ?? '';
-    expect(summary).toMatch(/criterion_uses_required_word\s*0\.000/);
+    // Each criterion's row: name, weight 1, mean 0.000.
+    expect(summary).toMatch(/criterion_uses_required_word\s*1\s*0\.000/);
     expect(await page.getByTestId('reward-mean').textContent()).toMatch(/^1\.000/);
+    await openStudio(page, 'audit');
+    expect(await page.getByTestId('criteria-note').textContent()).toContain('criteria judged by the Judge card');
     expect(pageErrors).toEqual([]);
     await context.close();
   });
