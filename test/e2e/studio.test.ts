@@ -69,7 +69,7 @@ describe('studio', () => {
     await context.close();
   });
 
-  test('a generator that never answers can be cancelled; what was decided stays', async () => {
+  test('a generator that never answers can be cancelled: the run ends without an error and can start again', async () => {
     const { context, page } = await openPage(browser, appUrl);
     await page.route('http://hang.invalid/v1/chat/completions', () => { /* never answered */ });
     await waitForEditor(page);
