@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { RolloutRecord, RolloutError, StopReason } from '../envs/index.ts';
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 export { recordToJson } from '../envs/results-record.ts';
 
@@ -20,8 +21,11 @@ export class ResultsWriter {
   private lines = 0;
   private streamError: Error | undefined;
 
-  /** Opens `dir`/results.jsonl, emptied or (with `append`, for --resume) kept and added to. */
-  constructor(readonly dir: string, options: { append?: boolean } = {}) {
+  private readonly stateColumns: readonly string[];
+
+  /** Opens `dir`/results.jsonl, emptied or (with `append`, for --resume) kept and added to; `stateColumns` are copied to each line's top level. */
+  constructor(readonly dir: string, options: { append?: boolean; stateColumns?: readonly string[] } = {}) {
+    this.stateColumns = options.stateColumns ?? [];
     mkdirSync(dir, { recursive: true });
     this.resultsPath = join(dir, 'results.jsonl');
     this.metadataPath = join(dir, 'metadata.json');
@@ -32,7 +36,7 @@ export class ResultsWriter {
   /** Appends one rollout; rejects when the line cannot be written. */
   write(record: RolloutRecord): Promise<void> {
     if (this.streamError) return Promise.reject(this.streamError);
-    const line = recordToJsonLine(record);
+    const line = recordToJsonLine(record, { stateColumns: this.stateColumns });
     return new Promise((resolve, reject) => this.stream.write(line, (error) => {
       if (error) return reject(error);
       this.lines += 1;
@@ -78,7 +82,7 @@ export function prepareOutputFolder(dir: string, options: { overwrite: boolean; 
     mkdirSync(dir, { recursive: true });
     accessSync(dir, constants.W_OK);
   } catch (error) {
-    throw new CliError(`cannot write to --out ${dir} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); choose a folder you can write to`, 2);
+    throw new CliError(`cannot write to --out ${dir} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}); choose a folder you can write to`, 2);
   }
 }
 
@@ -90,7 +94,7 @@ export function readMetadata(dir: string): Record<string, unknown> {
   try {
     value = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new CliError(`--resume ${dir}: ${path} is not valid JSON (${(error as Error).message}); this folder cannot be resumed`, 2);
+    throw new CliError(`--resume ${dir}: ${path} is not valid JSON (${errorMessage(error)}); this folder cannot be resumed`, 2);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CliError(`--resume ${dir}: ${path} is not a JSON object; this folder cannot be resumed`, 2);
   return value as Record<string, unknown>;
@@ -121,7 +125,7 @@ export function readFinishedResults(path: string): FinishedResults {
     try {
       value = JSON.parse(line) as Record<string, unknown>;
     } catch (error) {
-      throw new CliError(`${path}:${index + 1} is not valid JSON (${(error as Error).message}); fix or remove that line, then resume again`, 2);
+      throw new CliError(`${path}:${index + 1} is not valid JSON (${errorMessage(error)}); fix or remove that line, then resume again`, 2);
     }
     const record = recordFromJson(value);
     if (!record) throw new CliError(`${path}:${index + 1} is not a rollout line (it needs task_index, rollout_index, reward); fix or remove that line, then resume again`, 2);

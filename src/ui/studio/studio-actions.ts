@@ -23,7 +23,8 @@ import {
   type Task,
 } from '../../envs/index.ts';
 import { errorMessage } from '../../common/error-message.ts';
-import { evaluateInSandbox } from '../../workers/sandbox-bridge.ts';
+import { openSandbox } from '../../workers/sandbox-bridge.ts';
+import { actionState } from '../action-state.ts';
 import { currentEnvironment, parseArgs } from '../current-environment.ts';
 import { compileModel } from '../editor/monaco-setup.ts';
 import { environmentModel } from '../editor/models.ts';
@@ -39,11 +40,13 @@ import { studioStore, type AuditState, type CalibrationState, type StudioDocumen
 import { trainingRollouts } from './training-rollouts.ts';
 
 const studio = studioStore;
-let synthesisController: AbortController | undefined;
-let calibrationController: AbortController | undefined;
-let auditController: AbortController | undefined;
-/** The calibration's rollouts, by task index (the first of each task makes the task of "Use learnable tasks"). */
-let calibrationRecords: RolloutRecord[] = [];
+/** The studio's unrendered state: the Cancel of each job in progress, and the calibration's rollouts (the first of each task makes the task of "Use learnable tasks"). */
+const jobs = actionState(() => ({
+  synthesis: undefined as AbortController | undefined,
+  calibration: undefined as AbortController | undefined,
+  audit: undefined as AbortController | undefined,
+  calibrationRecords: [] as RolloutRecord[],
+}));
 
 function setSynthesis(update: Partial<SynthesisState>): void {
   studio.setState((state) => ({ synthesis: { ...state.synthesis, ...update } }));
@@ -99,7 +102,7 @@ export async function startSynthesis(): Promise<void> {
     return;
   }
   const controller = new AbortController();
-  synthesisController = controller;
+  jobs.synthesis = controller;
   setSynthesis({ status: 'running', progress: null, tasks: [], report: null, error: null });
   try {
     const generatorClient = await roleClient(generator, 'generator');
@@ -127,13 +130,13 @@ export async function startSynthesis(): Promise<void> {
   } catch (error) {
     setSynthesis({ status: controller.signal.aborted ? 'cancelled' : 'failed', error: controller.signal.aborted ? null : errorMessage(error) });
   } finally {
-    synthesisController = undefined;
+    jobs.synthesis = undefined;
   }
 }
 
 /** Cancels the synthesis: calls in flight are aborted; decided candidates stay. */
 export function cancelSynthesis(): void {
-  synthesisController?.abort();
+  jobs.synthesis?.abort();
 }
 
 /** Opens the kept tasks as a new environment file in the editor (closed-book questions, exact-match reward). */
@@ -179,7 +182,7 @@ export async function openTracesAsEnvironment(): Promise<boolean> {
 export function setKeepBand(keep: [number, number]): void {
   studio.setState({ keep });
   const { calibration } = studio.getState();
-  if (calibration.tasks.length > 0 && keep[0] < keep[1]) setCalibration({ tasks: calibrateRecords(calibrationRecords, [], keep) });
+  if (calibration.tasks.length > 0 && keep[0] < keep[1]) setCalibration({ tasks: calibrateRecords(jobs.calibrationRecords, [], keep) });
 }
 
 /** Runs K rollouts of each training task of the open environment against the policy and calibrates every task. */
@@ -190,8 +193,8 @@ export async function startCalibration(): Promise<void> {
   const { calibrationK, calibrationTasks, keep } = studio.getState();
   const { settings } = usePlayground.getState();
   const controller = new AbortController();
-  calibrationController = controller;
-  calibrationRecords = [];
+  jobs.calibration = controller;
+  jobs.calibrationRecords = [];
   setCalibration({ status: 'running', environment: saved.name, done: 0, total: calibrationTasks * calibrationK, tasks: [], error: null });
   try {
     if (!(keep[0] < keep[1])) throw new Error(`The keep band must have lo < hi, got ${keep[0]}–${keep[1]}.`);
@@ -200,7 +203,7 @@ export async function startCalibration(): Promise<void> {
     const args = parseArgs(settings.argsJson);
     const policy = studio.getState().calibrationPolicy === 'student' ? studentPolicy(environmentModel(saved.id, saved.source).getValue(), settings.seed) : await buildPolicyClient(saved.builtin, args);
     const judge = await buildJudge();
-    const result = await evaluateInSandbox({
+    const session = await openSandbox({
       code: compiled.code,
       label: saved.name,
       args,
@@ -209,7 +212,13 @@ export async function startCalibration(): Promise<void> {
       timeLimitMs: settings.timeLimitMs,
       signal: controller.signal,
       createFrame: createIframeSandbox,
-      options: {
+    });
+    const onStop = () => session.stop();
+    controller.signal.addEventListener('abort', onStop, { once: true });
+    let result: { stoppedEarly?: string };
+    try {
+      setCalibration({ total: Math.min(calibrationTasks, session.info.numTasks) * calibrationK });
+      result = await session.evaluate({
         numTasks: calibrationTasks,
         rolloutsPerTask: calibrationK,
         concurrency: settings.concurrency,
@@ -217,22 +226,26 @@ export async function startCalibration(): Promise<void> {
         samplingArgs: { max_tokens: settings.maxTokens, temperature: Math.max(settings.temperature, 0.7), seed: settings.seed },
         model: policy.model,
         split: 'train',
-      },
-      onLoaded: (info) => setCalibration({ total: Math.min(calibrationTasks, info.numTasks) * calibrationK }),
-      onRecord: (record, done, total) => {
-        calibrationRecords.push(record);
+      }, (record, done, total) => {
+        jobs.calibrationRecords.push(record);
         setCalibration({ done, total });
-      },
-    });
+      }).catch((error: unknown) => {
+        if (controller.signal.aborted) return { stoppedEarly: 'cancelled' };
+        throw error;
+      });
+    } finally {
+      controller.signal.removeEventListener('abort', onStop);
+      session.dispose();
+    }
     setCalibration({
       status: result.stoppedEarly ? 'cancelled' : 'done',
-      tasks: calibrateRecords(calibrationRecords, [], keep),
+      tasks: calibrateRecords(jobs.calibrationRecords, [], keep),
       error: result.stoppedEarly && result.stoppedEarly !== 'cancelled' ? `Stopped early: ${result.stoppedEarly}` : null,
     });
   } catch (error) {
-    setCalibration({ status: 'failed', tasks: calibrateRecords(calibrationRecords, [], keep), error: errorMessage(error) });
+    setCalibration({ status: 'failed', tasks: calibrateRecords(jobs.calibrationRecords, [], keep), error: errorMessage(error) });
   } finally {
-    calibrationController = undefined;
+    jobs.calibration = undefined;
   }
 }
 
@@ -245,7 +258,7 @@ function studentPolicy(source: string, seed: number): { client: ChatClient; mode
 
 /** Stops the calibration; the tasks calibrated so far stay. */
 export function cancelCalibration(): void {
-  calibrationController?.abort();
+  jobs.calibration?.abort();
 }
 
 /** The tasks the learnable rows were made from (question, answer and info of each task's first rollout). */
@@ -253,7 +266,7 @@ function learnableTasks(): Task[] {
   const learnable = new Set(studio.getState().calibration.tasks.filter((task) => task.label === 'learnable').map((task) => task.taskIndex));
   const seen = new Set<number>();
   const tasks: Task[] = [];
-  for (const record of [...calibrationRecords].sort((a, b) => a.taskIndex - b.taskIndex)) {
+  for (const record of [...jobs.calibrationRecords].sort((a, b) => a.taskIndex - b.taskIndex)) {
     if (!learnable.has(record.taskIndex) || seen.has(record.taskIndex)) continue;
     seen.add(record.taskIndex);
     const question = [...record.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
@@ -303,7 +316,7 @@ export async function startAudit(): Promise<void> {
   if (studio.getState().audit.status === 'running') return;
   const { subject, rollouts, weights } = auditSubject();
   const controller = new AbortController();
-  auditController = controller;
+  jobs.audit = controller;
   setAudit({ status: 'running', subject, result: null, error: null, proposed: [], criteriaNote: null, criteriaSnippet: null });
   try {
     if (rollouts.length === 0) throw new Error(studio.getState().auditSource === 'training' ? 'No training rollouts yet: train a few GRPO steps, then audit.' : 'No evaluation yet: evaluate the environment first, then audit its rollouts.');
@@ -314,13 +327,13 @@ export async function startAudit(): Promise<void> {
   } catch (error) {
     setAudit({ status: controller.signal.aborted ? 'cancelled' : 'failed', error: errorMessage(error) });
   } finally {
-    auditController = undefined;
+    jobs.audit = undefined;
   }
 }
 
 /** Cancels the audit's judge review. */
 export function cancelAudit(): void {
-  auditController?.abort();
+  jobs.audit?.abort();
 }
 
 /** Asks the judge for yes/no criteria that would catch the flagged rollouts; the person reviews them. */

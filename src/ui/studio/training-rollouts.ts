@@ -4,6 +4,7 @@
  * can be seen across steps. A leaf module: the training actions feed it, the studio reads it.
  */
 import { completionText, type AuditRollout, type Message } from '../../envs/index.ts';
+import { actionState } from '../action-state.ts';
 
 /** How many rollouts are kept (the oldest go first). */
 export const MAX_KEPT = 4000;
@@ -17,21 +18,20 @@ export interface TrainingRolloutLike {
   scores: Record<string, number>;
 }
 
-let kept: AuditRollout[] = [];
-let environment: string | null = null;
-const listeners = new Set<() => void>();
+/** The kept rollouts, the environment they came from, and who listens. */
+const memory = actionState(() => ({ kept: [] as AuditRollout[], environment: null as string | null, listeners: new Set<() => void>() }));
 
 /** Keeps one step's rollouts of the run on `environmentName` (a run on another environment starts a fresh list). */
 export function rememberTrainingRollouts(environmentName: string, step: number, rollouts: readonly TrainingRolloutLike[]): void {
-  if (environment !== environmentName) {
-    environment = environmentName;
-    kept = [];
+  if (memory.environment !== environmentName) {
+    memory.environment = environmentName;
+    memory.kept = [];
   }
   const perTask = new Map<number, number>();
   for (const rollout of rollouts) {
     const rolloutIndex = perTask.get(rollout.taskIndex) ?? 0;
     perTask.set(rollout.taskIndex, rolloutIndex + 1);
-    kept.push({
+    memory.kept.push({
       id: `${step}:${rollout.taskIndex}:${rolloutIndex}`,
       taskIndex: rollout.taskIndex,
       rolloutIndex,
@@ -42,17 +42,17 @@ export function rememberTrainingRollouts(environmentName: string, step: number, 
       scores: rollout.scores,
     });
   }
-  if (kept.length > MAX_KEPT) kept = kept.slice(kept.length - MAX_KEPT);
-  for (const listener of listeners) listener();
+  if (memory.kept.length > MAX_KEPT) memory.kept = memory.kept.slice(memory.kept.length - MAX_KEPT);
+  for (const listener of memory.listeners) listener();
 }
 
 /** The kept training rollouts and the environment they came from. */
 export function trainingRollouts(): { environment: string | null; rollouts: readonly AuditRollout[] } {
-  return { environment, rollouts: kept };
+  return { environment: memory.environment, rollouts: memory.kept };
 }
 
 /** Calls `listener` whenever rollouts are added; returns the unsubscribe. */
 export function onTrainingRollouts(listener: () => void): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
+  memory.listeners.add(listener);
+  return () => memory.listeners.delete(listener);
 }

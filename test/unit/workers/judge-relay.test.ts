@@ -1,7 +1,7 @@
 /**
  * The judge relay between the app and the sandbox, in Node over a real comlink MessageChannel: the
  * sandbox's real API (createSandboxApi) runs the judged-writing built-in, the app's real bridge
- * (openSandbox / evaluateInSandbox) lends it a judge. The judge's calls come back to the app, its
+ * (openSandbox) lends it a judge. The judge's calls come back to the app, its
  * key never crosses, a judge that fails stops the run with a clear error (never a reward of 0), and
  * a slow judge is not mistaken for environment code that hangs.
  */
@@ -13,7 +13,18 @@ import { answerCall, relayedClient } from '../../../src/workers/sandbox/relay.ts
 import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';
 
 vi.mock('virtual:tabrl-sandbox-runtime', () => ({ default: '/* the runtime is faked in Node */' }));
-const { evaluateInSandbox, JudgeFailedError } = await import('../../../src/workers/sandbox-bridge.ts');
+const { openSandbox, JudgeFailedError } = await import('../../../src/workers/sandbox-bridge.ts');
+type SessionRequest = Parameters<typeof openSandbox>[0];
+
+/** One evaluation in a fresh session, disposed of afterwards (as a playground job does). */
+async function evaluateInSandbox(request: SessionRequest & { options: Parameters<Awaited<ReturnType<typeof openSandbox>>['evaluate']>[0] }) {
+  const session = await openSandbox(request);
+  try {
+    return await session.evaluate(request.options);
+  } finally {
+    session.dispose();
+  }
+}
 
 const SECRET = 'sk-judge-secret-123';
 const ports: MessagePort[] = [];
