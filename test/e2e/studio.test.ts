@@ -3,7 +3,8 @@
  * generator and solver (kept and rejected candidates with reasons, Cancel of a generator that never
  * answers, "Open as environment"), traces with malformed lines reported by number, calibration of
  * the generated file against the scripted student (histogram, labels, "Use learnable tasks"), and
- * the Audit panel catching lesson 4's gullible-judge hack and turning it into criteria.
+ * the Audit panel catching lesson 4's gullible-judge hack and turning it into criteria, and lesson 5's
+ * last step (its file passes the audit).
  * Screenshots at 1280×720 and 800 wide go to test-results/screenshots/.
  */
 import type { Browser, Page } from 'playwright';
@@ -186,6 +187,27 @@ describe('studio', () => {
     expect(await page.getByTestId('reward-mean').textContent()).toMatch(/^1\.000/);
     await openStudio(page, 'audit');
     expect(await page.getByTestId('criteria-note').textContent()).toContain('criteria judged by the Judge card');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  test("lesson 5's last step: its judged-writing file, evaluated by the expert, passes the audit with nothing flagged", async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await page.getByTestId('lesson-picker').selectOption('5');
+    await expect.poll(() => page.getByTestId('lesson-title').textContent()).toBe('From your documents to a calibrated environment');
+    await page.getByTestId('lesson-start').click();
+    await waitForEditor(page, 'A short creative-writing task');
+    await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('Lesson 5 · judged-writing');
+    await page.getByTestId('evaluate').click();
+    await waitForSummary(page);
+    expect(await page.getByTestId('pass-rate').textContent()).toBe('100.0%');
+    await openStudio(page, 'audit');
+    await page.getByTestId('audit-start').click();
+    await page.getByTestId('audit-summary').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('audit-summary').textContent()).toContain('0 flagged');
+    expect(await page.getByTestId('audit-clean').count()).toBe(1);
+    await screenshot(page, 'lesson-5-audit');
     expect(pageErrors).toEqual([]);
     await context.close();
   });
