@@ -42,6 +42,14 @@ describe('studio', () => {
     await openStudio(page, 'documents');
     await page.getByTestId('synthesis-start').click();
     expect(await page.getByTestId('synthesis-error').textContent()).toContain('Add a document first');
+    // Files: an empty one is refused by name; a Markdown one is added.
+    await page.getByTestId('document-files').setInputFiles([
+      { name: 'empty.md', mimeType: 'text/markdown', buffer: Buffer.from('  \n') },
+      { name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# Notes\n\nThe ferry to Kells leaves at 7 every weekday morning from the old pier.\n') },
+    ]);
+    await expect.poll(() => page.getByTestId('synthesis-error').textContent()).toContain('"empty.md" is empty');
+    await expect.poll(() => page.getByTestId('document-list').textContent()).toContain('notes.md');
+    expect(await page.getByTestId('document-list').textContent()).not.toContain('empty.md');
     // A pasted document and the sample (which repeats a sentence: its second question is a rejected duplicate).
     await page.getByTestId('document-paste').fill('The committee meets on 14 March in the Granary Hall every spring season.');
     await page.getByTestId('document-add-pasted').click();
