@@ -13,6 +13,7 @@ import { runGenerate } from './generate.ts';
 import { runSynth } from './synth.ts';
 import { runTasks } from './tasks.ts';
 import { runTrain } from './train.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** A subcommand: a one-line description and its entry point. */
 interface Command {
@@ -63,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (process.env.TABRL_DEBUG === '1') throw error;
-    console.error(`tabrl ${name}: ${error instanceof Error ? error.message : String(error)} (set TABRL_DEBUG=1 to see where)`);
+    console.error(`tabrl ${name}: ${errorMessage(error)} (set TABRL_DEBUG=1 to see where)`);
     return 1;
   }
 }

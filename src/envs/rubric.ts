@@ -6,6 +6,7 @@
  */
 import type { Parser } from './parser.ts';
 import type { Message, RolloutError, State } from './types.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** What a reward function sees of a finished rollout. */
 export interface RewardContext<S extends State = State> {
@@ -109,7 +110,7 @@ async function scoreOne(name: string, run: () => number | Promise<number>): Prom
     const details = error as { fatal?: unknown; kind?: unknown } | null;
     const fatal = typeof details === 'object' && details !== null && details.fatal === true;
     const kind = typeof details === 'object' && details !== null && typeof details.kind === 'string' ? details.kind : undefined;
-    return { value: 0, error: `${name} threw: ${error instanceof Error ? error.message : String(error)}; scored 0`, ...(fatal ? { fatal } : {}), ...(kind ? { kind } : {}) };
+    return { value: 0, error: `${name} threw: ${errorMessage(error)}; scored 0`, ...(fatal ? { fatal } : {}), ...(kind ? { kind } : {}) };
   }
 }
 
