@@ -18,6 +18,7 @@ import { ChatClientError, type ChatClient, type ChatRequest, type Environment, t
 import { toPlainData } from '../envs/plain-data.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, ModelCallClient, SandboxTrajectory } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
 
 // Taken before any environment code runs, which may replace what it can reach.
 const sendToHost: (message: ChildMessage) => void = process.send!.bind(process);
@@ -128,6 +129,8 @@ async function load(message: Extract<HostMessage, { type: 'load' }>): Promise<vo
     rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
     rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
     passThreshold: loaded.passThreshold,
+    ...(typeof loaded.parser?.formatAnswer === 'function' ? { answerTemplate: String(loaded.parser.formatAnswer(ANSWER_PLACEHOLDER)) } : {}),
+    ...(loaded.rubric.groupRewards?.length > 0 ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name) } : {}),
     ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
   };
   const dataset = toPlainData(loaded.dataset) as Task[];

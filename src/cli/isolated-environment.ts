@@ -16,7 +16,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { ChatClientError, Environment, Rubric, type ChatClient, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
+import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
+import { ChatClientError, Environment, Parser, Rubric, type ChatClient, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
 import { bundleChildRuntime, bundleEnvironmentFile } from './compile-env-file.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
@@ -372,6 +373,17 @@ class ChildSupervisor {
   }
 }
 
+/** The host's stand-in for the child's parser: it formats reference answers as the child's would (parsing stays in the child). */
+class TemplateParser extends Parser {
+  constructor(private readonly template: string) {
+    super();
+  }
+
+  override formatAnswer(answer: string): string {
+    return this.template.split(ANSWER_PLACEHOLDER).join(answer);
+  }
+}
+
 /** An environment file running in its own locked-down process; `close()` ends the process. */
 export class IsolatedEnvironment extends Environment {
   /** What the child learned when it loaded the environment (its class, rewards, tools). */
@@ -390,10 +402,14 @@ export class IsolatedEnvironment extends Environment {
       fewShot: setup.fewShot,
       samplingArgs: setup.samplingArgs,
       passThreshold: info.passThreshold,
+      ...(info.answerTemplate !== undefined ? { parser: new TemplateParser(info.answerTemplate) } : {}),
       // The names and weights of the child's reward functions; scoring itself happens in the child.
       rubric: new Rubric({ rewards: info.rewardNames.map((name, i) => ({ name, weight: info.rewardWeights[i] ?? 0, fn: () => Number.NaN })) }),
     });
     this.info = info;
+    if (info.groupRewardNames && info.groupRewardNames.length > 0) {
+      console.error(`${info.name}: its group reward functions (${info.groupRewardNames.join(', ')}) do not run when tabrl runs an environment file in its own process yet; their scores are left out. They run for environments used in-process (the library API).`);
+    }
     loaded.dataset.forEach((task, index) => this.references.set(task, { split: 'train', index }));
     loaded.evalDataset?.forEach((task, index) => this.references.set(task, { split: 'eval', index }));
   }

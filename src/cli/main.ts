@@ -14,6 +14,7 @@ import { runSynth } from './synth.ts';
 import { runTasks } from './tasks.ts';
 import { runTrain } from './train.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { runValidate } from './validate.ts';
 
 /** A subcommand: a one-line description and its entry point. */
 interface Command {
@@ -24,6 +25,7 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   envs: { summary: 'list the built-in environments', run: listEnvironments },
   eval: { summary: 'evaluate an environment against an OpenAI-compatible endpoint', run: runEval },
+  validate: { summary: 'check an environment without a model: its expert or reference answers must pass every task', run: runValidate },
   train: { summary: 'warm a model up with SFT and train it with GRPO on an environment', run: runTrain },
   generate: { summary: 'sample chat completions from a model folder or tiny, with token ids and logprobs', run: runGenerate },
   forward: { summary: 'run a model folder on given tokens and print the logits as JSON', run: runForward },

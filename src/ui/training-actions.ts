@@ -503,7 +503,7 @@ export async function startTraining(): Promise<void> {
         phase: 'grpo',
         offset: run.grpo.length,
         nextStep: 0,
-        options: { steps: ts.grpoSteps, tasksPerStep: ts.tasksPerStep, groupSize: ts.groupSize, lr: ts.grpoLr, maxTokens: ts.maxTokens, maxAsync: ts.maxAsync, temperature: ts.temperature, klBeta: ts.klBeta, seed: settings.seed + run.grpo.length },
+        options: { steps: ts.grpoSteps, tasksPerStep: ts.tasksPerStep, groupSize: ts.groupSize, lr: ts.grpoLr, maxTokens: ts.maxTokens, maxAsync: ts.maxAsync, temperature: ts.temperature, klBeta: ts.klBeta, lossType: ts.lossType, scaleRewards: ts.scaleRewards, dynamicSampling: ts.dynamicSampling, echoWeight: ts.echoWeight, seed: settings.seed + run.grpo.length },
         environment,
       };
     beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));

@@ -13,6 +13,8 @@ export type { NamedTensors };
 import type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, CheckpointFiles, CheckpointState, EngineApi, EngineModelExport, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 
+export type { LossType } from '../rl/grpo-trainer.ts';
+export type { RewardScaling } from '../rl/advantages.ts';
 export type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, EngineModelExport, CheckpointFiles, CheckpointState, EngineCheckpointCallback, RestoredCheckpoint, EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
 
 let worker: Worker | null = null;

@@ -367,6 +367,10 @@ const api: EngineApi = {
         startStep: options.startStep ?? 0,
         padId: tokenizer.padId,
         klBeta: options.klBeta ?? 0,
+        ...(options.lossType ? { lossType: options.lossType } : {}),
+        ...(options.scaleRewards ? { scaleRewards: options.scaleRewards } : {}),
+        ...(options.dynamicSampling ? { dynamicSampling: true } : {}),
+        ...(options.echoWeight ? { echoWeight: options.echoWeight } : {}),
         ...(ahead ? { rolloutsAhead: ahead } : {}),
       });
       const checkpoint = periodicCheckpoints(backend, 'grpo', options.startStep ?? 0, options.checkpointEvery, onCheckpoint, () => trainer.rolloutsAhead());

@@ -5,6 +5,7 @@ import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
 import { rewardLines } from './result-text.ts';
 import { isTraining } from '../store/selectors.ts';
+import { GRPO_CHARTS, pickedCharts } from './grpo-charts.ts';
 
 const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
 
@@ -32,6 +33,7 @@ function RunCharts() {
     ...functions.map((name, i) => line(name, grpo.map((m) => m.rewards[name] ?? null), COLORS[(i + 1) % COLORS.length]!)),
   ];
   const last = grpo.at(-1);
+  const picks = usePlayground((state) => state.chartPicks);
   return (
     <section className="run-charts" aria-label="Training charts">
       <header className="run-header">
@@ -47,11 +49,11 @@ function RunCharts() {
         <MetricChart testId="chart-reward" title="Reward (mean ± std)" steps={steps} series={reward} />
         <MetricChart testId="chart-pass-rate" title="Pass rate" steps={steps} yRange={[0, 1]} series={[line('pass rate', grpo.map((m) => m.passRate), COLORS[2]!)]} />
         <MetricChart testId="chart-loss" title="GRPO loss" steps={steps} series={[line('loss', grpo.map((m) => m.loss), COLORS[1]!)]} />
-        <MetricChart title="KL to reference" steps={steps} series={[line('KL', grpo.map((m) => m.kl), COLORS[4]!)]} />
-        <MetricChart title="Entropy (nats / token)" steps={steps} series={[line('entropy', grpo.map((m) => m.entropy), COLORS[3]!)]} />
-        <MetricChart title="Gradient norm" steps={steps} series={[line('grad norm', grpo.map((m) => m.gradNorm), COLORS[5]!)]} />
-        <MetricChart title="Sampled tokens / s" steps={steps} series={[line('tokens/s', grpo.map((m) => m.tokensPerSecond), COLORS[0]!)]} />
+        {pickedCharts(picks).map((chart) => (
+          <MetricChart key={chart.key} testId={`chart-${chart.key}`} title={chart.title} steps={steps} series={chart.series(grpo)} {...(chart.yRange ? { yRange: chart.yRange } : {})} />
+        ))}
       </div>
+      <ChartPicker />
       {run.evaluations.length > 0 && (
         <table className="scores" data-testid="run-evaluations">
           <thead><tr><th>Evaluation</th><th>reward</th><th>pass rate</th></tr></thead>
@@ -63,6 +65,26 @@ function RunCharts() {
         </table>
       )}
     </section>
+  );
+}
+
+/** "More charts": which optional GRPO charts the grid shows (remembered while the tab is open). */
+function ChartPicker() {
+  const picks = usePlayground((state) => state.chartPicks);
+  const setChartPicks = usePlayground((state) => state.setChartPicks);
+  return (
+    <details className="chart-picker" data-testid="chart-picker">
+      <summary>More charts ({picks.length} of {GRPO_CHARTS.length} shown)</summary>
+      <div className="chart-picker-options">
+        {GRPO_CHARTS.map((chart) => (
+          <label key={chart.key} title={chart.help}>
+            <input type="checkbox" data-testid={`pick-${chart.key}`} checked={picks.includes(chart.key)}
+              onChange={(event) => setChartPicks(event.target.checked ? [...picks, chart.key] : picks.filter((key) => key !== chart.key))} />
+            {chart.title}
+          </label>
+        ))}
+      </div>
+    </details>
   );
 }
 

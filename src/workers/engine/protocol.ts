@@ -8,7 +8,8 @@ import type { Message, SamplingArgs, ToolSchema } from '../../envs/index.ts';
 import type { ModelDownloadProgress } from '../../models/cache.ts';
 import type { NamedTensors } from '../../gpu/model/backend.ts';
 import type { CheckpointState } from '../../rl/checkpoint.ts';
-import type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
+import type { GrpoStepMetrics, LossType } from '../../rl/grpo-trainer.ts';
+import type { RewardScaling } from '../../rl/advantages.ts';
 import type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 import type { CompletionOutcome, SandboxChatRequest, SandboxTrajectory } from '../sandbox/protocol.ts';
 
@@ -71,6 +72,14 @@ export interface EngineGrpoOptions {
   seed: number;
   /** KL penalty β to the reference policy (LoRA off, or the weights the job started from; default 0). */
   klBeta?: number;
+  /** How token losses are averaged (GrpoOptions.lossType; default 'dapo'). */
+  lossType?: LossType;
+  /** How centred rewards are scaled (GrpoOptions.scaleRewards; default 'none'). */
+  scaleRewards?: RewardScaling;
+  /** Draw more tasks while groups come back with equal rewards (GrpoOptions.dynamicSampling; default false). */
+  dynamicSampling?: boolean;
+  /** λ of the ECHO loss on the environment's reply tokens (GrpoOptions.echoWeight; default 0). */
+  echoWeight?: number;
   /** The first step to run (continuing an interrupted run; default 0). */
   startStep?: number;
   /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */

@@ -17,7 +17,14 @@ export interface EnvironmentInfo {
   passThreshold: number;
   /** The tools a multi-turn environment offers the model (its chat template renders them), if any. */
   tools?: ToolSchema[];
+  /** The parser's reply for the answer ANSWER_PLACEHOLDER (`parser.formatAnswer`), so a host can format reference answers. */
+  answerTemplate?: string;
+  /** The names of the rubric's group reward functions (they need the whole group of a task's rollouts). */
+  groupRewardNames?: string[];
 }
+
+/** What `answerTemplate` holds in place of the answer. */
+export const ANSWER_PLACEHOLDER = '\u0000ANSWER\u0000';
 
 /** A chat request as it crosses to the app: the cancel signal stays behind in the sandbox. */
 export type SandboxChatRequest = Omit<ChatRequest, 'signal'>;
