@@ -135,6 +135,10 @@ export async function runSynth(argv: string[]): Promise<number> {
 
   if (values.json) console.log(JSON.stringify(report));
   else console.log(formatSynthesisReport(report));
+  if (kept.length === 0 && report.rejections.malformed > 0) {
+    const first = tasks.find((task) => task.rejection === 'malformed')!;
+    console.error(`no task was kept; ${report.rejections.malformed} generator replies or items could not be read, the first: ${first.reason} (see "raw" in tasks.jsonl; the generator must reply with JSON like [{"question": "...", "answer": "..."}])`);
+  }
   console.error(`wrote ${lines.count} candidates to ${lines.path}, the report to ${join(out, 'report.json')}${kept.length > 0 ? ` and ${join(out, 'env.ts')} (run it with tabrl eval ${join(out, 'env.ts')})` : '; no task was kept, so there is no env.ts'}`);
   if (interrupted) {
     console.error('interrupted: tasks.jsonl holds every candidate decided so far');

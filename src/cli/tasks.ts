@@ -2,8 +2,8 @@
  * `tabrl tasks from-traces FILE --out DIR`: turns the logs of a deployed agent (OpenAI chat logs,
  * TabRL's or verifiers' results.jsonl) into tasks (src/envs/studio/traces.ts). Writes DIR/tasks.jsonl
  * (one deduplicated prompt per line, with the original answer as its reference), DIR/report.json
- * (lines, tasks, duplicates, and every skipped line with its number and reason) and DIR/env.ts, a
- * judge-scored environment over the tasks. With a judge it also drafts yes/no criteria for review
+ * (lines, tasks, duplicates, and every skipped line with its number and reason) and DIR/env.ts, an
+ * environment over the tasks that a judge grades 0–10 with the original answer as a guide. With a judge it also drafts yes/no criteria for review
  * (DIR/criteria.json and DIR/criteria-snippet.ts).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -68,9 +68,9 @@ export async function runTasks(argv: string[]): Promise<number> {
   if (parsed.skipped.length > 20) console.error(`… and ${parsed.skipped.length - 20} more skipped lines, all listed in ${join(out, 'report.json')}`);
   if (parsed.tasks.length === 0) throw new CliError(`${file}: no line could be read as a conversation (${parsed.lines} lines, ${parsed.skipped.length} skipped; see ${join(out, 'report.json')})`);
 
-  writeWhole(join(out, 'env.ts'), qaEnvironmentFile(parsed.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } })), { name: 'trace-tasks', scoring: 'judge', origin: `from ${file}` }));
+  writeWhole(join(out, 'env.ts'), qaEnvironmentFile(parsed.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } })), { name: 'trace-tasks', scoring: 'judge-grade', origin: `from ${file}` }));
   console.log(`${parsed.lines} lines → ${parsed.tasks.length} tasks (${parsed.duplicates} duplicates merged, ${parsed.skipped.length} lines skipped)`);
-  console.error(`wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (judge-scored: tabrl eval ${join(out, 'env.ts')} --judge-base-url URL --judge-model NAME ...)`);
+  console.error(`wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (graded by a judge: tabrl eval ${join(out, 'env.ts')} --judge-base-url URL --judge-model NAME ...)`);
 
   if (judgeSettings) {
     const judge = await createRoleClient('judge', judgeSettings, { timeoutMs });

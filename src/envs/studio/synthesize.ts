@@ -222,34 +222,54 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
     return parseYesNo(await askJudge({ client: options.judge, model: options.judgeModel, maxTokens: 256, signal: stop.signal }, answerMatchPrompt(task.question, task.answer, reply)));
   };
 
-  const attempts = async (task: SynthesizedTask, passage: string | undefined) => {
-    const answers: string[] = [];
-    let passed = 0;
-    for (let i = 0; i < k; i++) {
-      const reply = await call(options.solver, 'solver', options.solverModel, solverPrompt(task.question, passage), solverSampling);
-      answers.push(reply);
-      if (await matches(task, reply)) passed += 1;
-    }
-    return { answers, rate: passed / k };
-  };
-
-  const verify = (chunk: Chunk, task: SynthesizedTask) => async () => {
+  /**
+   * A candidate's verification as queued jobs, one per solver attempt (with its comparison), so the
+   * attempts of many candidates share the concurrency slots: k open-book jobs; when the last is done,
+   * k closed-book jobs at the front of the queue (a started candidate finishes first); then the verdict.
+   */
+  const verify = (chunk: Chunk, task: SynthesizedTask): (() => Promise<void>)[] => {
     let current = task;
-    try {
-      const open = await attempts(current, chunk.text);
-      current = { ...current, openBookPassRate: open.rate, openBookAnswers: open.answers };
-      if (open.rate < minOpen) return await decide(reject(current, 'unanswerable', `the solver matched the reference in ${fraction(open.rate, k)} open-book attempts (needs at least ${percent(minOpen)})`));
-      const closed = await attempts(current, undefined);
-      current = { ...current, closedBookPassRate: closed.rate, closedBookAnswers: closed.answers };
-      if (closed.rate > maxClosed) return await decide(reject(current, 'answerable-closed-book', `the solver answers it without the document in ${fraction(closed.rate, k)} attempts (allowed at most ${percent(maxClosed)})`));
-      await decide({ ...current, kept: true });
-    } catch (error) {
-      if (error instanceof StopRun || stop.signal.aborted) return await decide(reject(current, 'cancelled', `not verified: the run stopped (${stoppedEarly ?? 'cancelled'})`));
-      await decide(reject(current, 'error', failure(error instanceof JudgeError ? 'the judge' : 'the solver', error)));
-    }
+    let finished = false;
+    const finish = async (result: SynthesizedTask) => {
+      if (finished) return;
+      finished = true;
+      await decide(result);
+    };
+    const phase = (passage: string | undefined, onDone: (answers: string[], rate: number) => Promise<void>) => {
+      const answers = new Array<string>(k).fill('');
+      let passed = 0;
+      let done = 0;
+      return Array.from({ length: k }, (_, i) => async () => {
+        if (finished) return;
+        try {
+          const reply = await call(options.solver, 'solver', options.solverModel, solverPrompt(current.question, passage), solverSampling);
+          const matched = await matches(current, reply);
+          if (finished) return;
+          answers[i] = reply;
+          if (matched) passed += 1;
+          done += 1;
+          if (done === k) await onDone(answers, passed / k);
+        } catch (error) {
+          // A stopped run reports the candidates it did not finish as cancelled, at the end.
+          if (error instanceof StopRun || stop.signal.aborted) return;
+          await finish(reject(current, 'error', failure(error instanceof JudgeError ? 'the judge' : 'the solver', error)));
+        }
+      });
+    };
+    const closedBook = () => phase(undefined, async (answers, rate) => {
+      current = { ...current, closedBookPassRate: rate, closedBookAnswers: answers };
+      if (rate > maxClosed) return finish(reject(current, 'answerable-closed-book', `the solver answers it without the document in ${fraction(rate, k)} attempts (allowed at most ${percent(maxClosed)})`));
+      await finish({ ...current, kept: true });
+    });
+    return phase(chunk.text, async (answers, rate) => {
+      current = { ...current, openBookPassRate: rate, openBookAnswers: answers };
+      pending.set(current.id, current);
+      if (rate < minOpen) return finish(reject(current, 'unanswerable', `the solver matched the reference in ${fraction(rate, k)} open-book attempts (needs at least ${percent(minOpen)})`));
+      verifyQueue.unshift(...closedBook());
+    });
   };
 
-  // Verification jobs go before generation jobs (in the order they were made), so candidates finish (and are written) early.
+  // Verification jobs go before generation jobs, so candidates finish (and are written) early.
   const verifyQueue: (() => Promise<void>)[] = [];
   const generateQueue: (() => Promise<void>)[] = [];
   const generate = (chunk: Chunk) => async () => {
@@ -278,7 +298,7 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
       }
       seenQuestions.add(key);
       pending.set(task.id, task);
-      verifyQueue.push(verify(chunk, task));
+      verifyQueue.push(...verify(chunk, task));
     }
     progress();
   };

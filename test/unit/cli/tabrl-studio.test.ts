@@ -93,6 +93,7 @@ describe('tabrl synth', () => {
     const prose = await tabrl(['synth', join(dir, 'station.md'), ...models('prose'), '--out', join(dir, 'synth-prose')]);
     expect(prose.code).toBe(0);
     expect(prose.stdout).toContain('candidates 1: kept 0, rejected 1 (malformed 1)');
+    expect(prose.stderr).toContain('no task was kept; 1 generator replies or items could not be read, the first: the reply is not JSON');
     expect(jsonl(join(dir, 'synth-prose', 'tasks.jsonl'))[0]).toMatchObject({ kept: false, rejection: 'malformed', reason: expect.stringContaining('the reply is not JSON') });
     expect(existsSync(join(dir, 'synth-prose', 'env.ts'))).toBe(false);
 
