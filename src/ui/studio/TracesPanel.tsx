@@ -38,7 +38,7 @@ export function TracesPanel({ onOpened }: { onOpened: () => void }) {
             <span className={traces.parse.skipped.length > 0 ? 'chip chip-bad' : 'chip'}>{traces.parse.skipped.length} skipped</span>
           </p>
         )}
-        {traces && traces.parse.tasks.length > 0 && <p className="hint">Opened as an environment, these tasks are scored by the judge (Judge card) against the original answers: pick a judge model before you evaluate.</p>}
+        {traces && traces.parse.tasks.length > 0 && <p className="hint">Opened as an environment, these tasks are graded 0–10 by the judge (Judge card), with the original answers as a guide: pick a judge model before you evaluate.</p>}
       </section>
       {traces && traces.parse.skipped.length > 0 && (
         <section className="card" aria-labelledby="skipped-heading">

@@ -167,12 +167,13 @@ export function importTraces(fileName: string, text: string): void {
   });
 }
 
-/** Opens the traces' tasks as an environment judged against the original answers (it needs a judge from the Judge card). */
+/** Opens the traces' tasks as an environment a judge grades with the original answers as a guide (it needs a judge from the Judge card). */
 export async function openTracesAsEnvironment(): Promise<boolean> {
   const traces = studio.getState().traces;
   if (!traces || traces.parse.tasks.length === 0) return false;
-  const tasks: Task[] = traces.parse.tasks.map((task) => ({ question: task.question, answer: task.info.reference ?? '', info: { line: task.info.line, duplicates: task.info.duplicates } }));
-  await addEnvironment({ name: 'trace-tasks', source: qaEnvironmentFile(tasks, { name: 'trace-tasks', scoring: 'judge', origin: `from ${traces.fileName}` }) });
+  // As `tabrl tasks from-traces` writes it: the conversation up to the last user turn, graded 0–10 by the judge with the original answer as a guide.
+  const tasks: Task[] = traces.parse.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } }));
+  await addEnvironment({ name: 'trace-tasks', source: qaEnvironmentFile(tasks, { name: 'trace-tasks', scoring: 'judge-grade', origin: `from ${traces.fileName}` }) });
   return true;
 }
 
