@@ -26,19 +26,39 @@ export function JudgePanel() {
       <h2 id="judge-heading">Judge</h2>
       <div className="segmented" role="radiogroup" aria-label="Judge">
         {OPTIONS.map((option) => (
-          <button key={option.value} type="button" role="radio" aria-checked={kind === option.value}
-            className={kind === option.value ? 'selected' : ''} data-testid={`judge-${option.value}`}
-            onClick={() => chooseJudge(option.value)}>{option.label}</button>
+          <button
+            key={option.value}
+            type="button"
+            role="radio"
+            aria-checked={kind === option.value}
+            className={kind === option.value ? 'selected' : ''}
+            data-testid={`judge-${option.value}`}
+            onClick={() => chooseJudge(option.value)}
+          >
+            {option.label}
+          </button>
         ))}
       </div>
       {kind === 'heuristic' && (
-        <p className="hint" data-testid="judge-hint">No model judges: each environment uses its own offline stand-in (judged-writing checks the constraints; lesson 4's judge is a gullible rule). Environments that need a judge get it as <code>args.judgeClient</code> when you pick one here.</p>
+        <p className="hint" data-testid="judge-hint">
+          No model judges: each environment uses its own offline stand-in (judged-writing checks the constraints; lesson 4's judge is a gullible rule). Environments that need a judge get it as{' '}
+          <code>args.judgeClient</code> when you pick one here.
+        </p>
       )}
       {kind === 'endpoint' && <JudgeEndpointFields />}
-      {kind === 'in-tab' && <p className="hint" data-testid="judge-hint">The in-tab model, as it is now, grades the rollouts. It is small: expect a weak judge.</p>}
-      {kind === 'webllm' && (policy === 'webllm'
-        ? <p className="hint" data-testid="judge-hint">The WebLLM model picked for the policy judges too (one WebLLM model is loaded at a time).</p>
-        : <WebLLMFields />)}
+      {kind === 'in-tab' && (
+        <p className="hint" data-testid="judge-hint">
+          The in-tab model, as it is now, grades the rollouts. It is small: expect a weak judge.
+        </p>
+      )}
+      {kind === 'webllm' &&
+        (policy === 'webllm' ? (
+          <p className="hint" data-testid="judge-hint">
+            The WebLLM model picked for the policy judges too (one WebLLM model is loaded at a time).
+          </p>
+        ) : (
+          <WebLLMFields />
+        ))}
     </section>
   );
 }
@@ -50,14 +70,31 @@ function JudgeEndpointFields() {
   const [key, setKey] = useState(readJudgeApiKey);
   return (
     <div className="fields">
-      <label>Base URL<input value={baseURL} data-testid="judge-base-url" onChange={(event) => setJudgeEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} /></label>
-      <label>Model<input value={model} data-testid="judge-model" onChange={(event) => setJudgeEndpoint({ model: event.target.value })} spellCheck={false} /></label>
-      <label>API key
-        <input type="password" value={key} data-testid="judge-api-key" autoComplete="off"
-          onChange={(event) => { setKey(event.target.value); setJudgeApiKey(event.target.value); }}
-          placeholder={hasApiKey ? 'stored' : 'optional'} />
+      <label>
+        Base URL
+        <input value={baseURL} data-testid="judge-base-url" onChange={(event) => setJudgeEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} />
       </label>
-      <p className="hint">The judge's key stays in this browser's local storage and is sent only to this URL. The environment gets a judge whose calls come back to this page: the key never enters the sandbox.</p>
+      <label>
+        Model
+        <input value={model} data-testid="judge-model" onChange={(event) => setJudgeEndpoint({ model: event.target.value })} spellCheck={false} />
+      </label>
+      <label>
+        API key
+        <input
+          type="password"
+          value={key}
+          data-testid="judge-api-key"
+          autoComplete="off"
+          onChange={(event) => {
+            setKey(event.target.value);
+            setJudgeApiKey(event.target.value);
+          }}
+          placeholder={hasApiKey ? 'stored' : 'optional'}
+        />
+      </label>
+      <p className="hint">
+        The judge's key stays in this browser's local storage and is sent only to this URL. The environment gets a judge whose calls come back to this page: the key never enters the sandbox.
+      </p>
     </div>
   );
 }

@@ -28,27 +28,69 @@ export function CalibrationPanel({ onOpened }: { onOpened: () => void }) {
     <>
       <section className="card" aria-labelledby="calibration-heading">
         <h2 id="calibration-heading">Calibrate {environmentName ? <code>{environmentName}</code> : null}</h2>
-        <p className="hint">Each training task is rolled out K times by the policy (at least temperature 0.7). A task it always passes teaches nothing, nor does one it never passes: GRPO learns from the tasks in between. The scripted student is an offline rule for generated files: it always knows numbers, knows names half the time, and nothing else.</p>
+        <p className="hint">
+          Each training task is rolled out K times by the policy (at least temperature 0.7). A task it always passes teaches nothing, nor does one it never passes: GRPO learns from the tasks in
+          between. The scripted student is an offline rule for generated files: it always knows numbers, knows names half the time, and nothing else.
+        </p>
         <div className="studio-row">
-          <label>Policy
+          <label>
+            Policy
             <select value={policy} data-testid="calibration-policy" onChange={(event) => studioStore.setState({ calibrationPolicy: event.target.value as 'policy' | 'student' })}>
               <option value="policy">The policy (Policy card)</option>
               <option value="student">Scripted student (offline)</option>
             </select>
           </label>
-          <label>Tasks<input type="number" min={1} max={10000} value={numTasks} data-testid="calibration-tasks" onChange={(event) => studioStore.setState({ calibrationTasks: Math.max(1, Number(event.target.value) || 1) })} /></label>
-          <label>K rollouts<input type="number" min={2} max={64} value={k} data-testid="calibration-k" onChange={(event) => studioStore.setState({ calibrationK: Math.max(2, Number(event.target.value) || 2) })} /></label>
-          <label>Keep pass rates from<input type="number" min={0} max={1} step={0.05} value={keep[0]} data-testid="keep-lo" onChange={(event) => setKeepBand([Number(event.target.value), keep[1]])} /></label>
-          <label>below<input type="number" min={0} max={1} step={0.05} value={keep[1]} data-testid="keep-hi" onChange={(event) => setKeepBand([keep[0], Number(event.target.value)])} /></label>
+          <label>
+            Tasks
+            <input
+              type="number"
+              min={1}
+              max={10000}
+              value={numTasks}
+              data-testid="calibration-tasks"
+              onChange={(event) => studioStore.setState({ calibrationTasks: Math.max(1, Number(event.target.value) || 1) })}
+            />
+          </label>
+          <label>
+            K rollouts
+            <input type="number" min={2} max={64} value={k} data-testid="calibration-k" onChange={(event) => studioStore.setState({ calibrationK: Math.max(2, Number(event.target.value) || 2) })} />
+          </label>
+          <label>
+            Keep pass rates from
+            <input type="number" min={0} max={1} step={0.05} value={keep[0]} data-testid="keep-lo" onChange={(event) => setKeepBand([Number(event.target.value), keep[1]])} />
+          </label>
+          <label>
+            below
+            <input type="number" min={0} max={1} step={0.05} value={keep[1]} data-testid="keep-hi" onChange={(event) => setKeepBand([keep[0], Number(event.target.value)])} />
+          </label>
         </div>
         <div className="studio-row">
-          {running
-            ? <button type="button" onClick={cancelCalibration} data-testid="calibration-cancel">Stop</button>
-            : <button type="button" className="primary" disabled={!currentEnvironment()} onClick={() => void startCalibration()} data-testid="calibration-start">Calibrate</button>}
-          {counts.learnable > 0 && !running && <button type="button" onClick={() => void openLearnableTasks().then((opened) => opened && onOpened())} data-testid="calibration-use">Use learnable tasks ({counts.learnable})</button>}
+          {running ? (
+            <button type="button" onClick={cancelCalibration} data-testid="calibration-cancel">
+              Stop
+            </button>
+          ) : (
+            <button type="button" className="primary" disabled={!currentEnvironment()} onClick={() => void startCalibration()} data-testid="calibration-start">
+              Calibrate
+            </button>
+          )}
+          {counts.learnable > 0 && !running && (
+            <button type="button" onClick={() => void openLearnableTasks().then((opened) => opened && onOpened())} data-testid="calibration-use">
+              Use learnable tasks ({counts.learnable})
+            </button>
+          )}
         </div>
-        {(running || calibration.done > 0) && <p className="hint" data-testid="calibration-progress">{calibration.done} of {calibration.total} rollouts{calibration.environment ? ` of ${calibration.environment}` : ''}{calibration.status === 'cancelled' ? ' · stopped' : ''}</p>}
-        {calibration.error && <p className="failure" role="alert" data-testid="calibration-error">{calibration.error}</p>}
+        {(running || calibration.done > 0) && (
+          <p className="hint" data-testid="calibration-progress">
+            {calibration.done} of {calibration.total} rollouts{calibration.environment ? ` of ${calibration.environment}` : ''}
+            {calibration.status === 'cancelled' ? ' · stopped' : ''}
+          </p>
+        )}
+        {calibration.error && (
+          <p className="failure" role="alert" data-testid="calibration-error">
+            {calibration.error}
+          </p>
+        )}
         {calibration.tasks.length > 0 && (
           <>
             <p className="summary-line" data-testid="calibration-counts">
@@ -65,16 +107,29 @@ export function CalibrationPanel({ onOpened }: { onOpened: () => void }) {
           <h2 id="calibrated-heading">Tasks</h2>
           <div className="table-scroll">
             <table className="studio-table" data-testid="calibration-table">
-              <thead><tr><th>#</th><th>Question</th><th>Pass rate</th><th>Reward</th><th>Learnability</th><th>Label</th></tr></thead>
+              <thead>
+                <tr>
+                  <th>#</th>
+                  <th>Question</th>
+                  <th>Pass rate</th>
+                  <th>Reward</th>
+                  <th>Learnability</th>
+                  <th>Label</th>
+                </tr>
+              </thead>
               <tbody>
                 {calibration.tasks.map((task) => (
                   <tr key={task.taskIndex} data-testid="calibration-row" data-label={task.label}>
                     <td className="num">{task.taskIndex}</td>
                     <td>{task.question}</td>
                     <td className="num">{Math.round(task.passRate * 100)}%</td>
-                    <td className="num">{task.rewardMean.toFixed(2)} ± {task.rewardStd.toFixed(2)}</td>
+                    <td className="num">
+                      {task.rewardMean.toFixed(2)} ± {task.rewardStd.toFixed(2)}
+                    </td>
                     <td className="num">{task.learnability.toFixed(2)}</td>
-                    <td><span className={task.label === 'learnable' ? 'badge pass' : 'badge fail'}>{task.label}</span></td>
+                    <td>
+                      <span className={task.label === 'learnable' ? 'badge pass' : 'badge fail'}>{task.label}</span>
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -106,7 +161,11 @@ function Histogram({ tasks, keep }: { tasks: readonly TaskCalibration[]; keep: [
           );
         })}
       </div>
-      <div className="histogram-axis"><span>0</span><span>0.5</span><span>1</span></div>
+      <div className="histogram-axis">
+        <span>0</span>
+        <span>0.5</span>
+        <span>1</span>
+      </div>
     </figure>
   );
 }

@@ -25,8 +25,17 @@ export function StudioView({ onOpenedEnvironment }: { onOpenedEnvironment: () =>
     <div className="studio-view" data-testid="studio-view">
       <div className="segmented studio-sections" role="tablist" aria-label="Studio sections">
         {SECTIONS.map((item) => (
-          <button key={item.value} type="button" role="tab" aria-selected={section === item.value} className={section === item.value ? 'selected' : ''}
-            data-testid={`studio-section-${item.value}`} onClick={() => setSection(item.value)}>{item.label}</button>
+          <button
+            key={item.value}
+            type="button"
+            role="tab"
+            aria-selected={section === item.value}
+            className={section === item.value ? 'selected' : ''}
+            data-testid={`studio-section-${item.value}`}
+            onClick={() => setSection(item.value)}
+          >
+            {item.label}
+          </button>
         ))}
       </div>
       {section === 'documents' && <DocumentsPanel onOpened={onOpenedEnvironment} />}

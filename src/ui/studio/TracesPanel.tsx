@@ -14,21 +14,36 @@ export function TracesPanel({ onOpened }: { onOpened: () => void }) {
     <>
       <section className="card" aria-labelledby="traces-heading">
         <h2 id="traces-heading">Tasks from traces</h2>
-        <p className="hint">One conversation per line: <code>{'{"messages": [...]}'}</code> from a chat-completions log, or a <code>results.jsonl</code> line (<code>prompt</code>, <code>completion</code>). The last user turn becomes the task; the assistant's answer is kept as the reference a judge compares with.</p>
+        <p className="hint">
+          One conversation per line: <code>{'{"messages": [...]}'}</code> from a chat-completions log, or a <code>results.jsonl</code> line (<code>prompt</code>, <code>completion</code>). The last
+          user turn becomes the task; the assistant's answer is kept as the reference a judge compares with.
+        </p>
         <div className="studio-row">
-          <label className="button-like">Import a JSONL file
-            <input type="file" accept=".jsonl,.json,.ndjson,application/x-ndjson,application/json,text/plain" data-testid="traces-file" className="visually-hidden"
+          <label className="button-like">
+            Import a JSONL file
+            <input
+              type="file"
+              accept=".jsonl,.json,.ndjson,application/x-ndjson,application/json,text/plain"
+              data-testid="traces-file"
+              className="visually-hidden"
               onChange={(event) => {
                 const file = event.target.files?.[0];
                 event.target.value = '';
                 if (file) void file.text().then((text) => importTraces(file.name, text));
-              }} />
+              }}
+            />
           </label>
           {traces && traces.parse.tasks.length > 0 && (
-            <button type="button" onClick={() => void openTracesAsEnvironment().then((opened) => opened && onOpened())} data-testid="traces-open">Open as environment ({traces.parse.tasks.length} tasks)</button>
+            <button type="button" onClick={() => void openTracesAsEnvironment().then((opened) => opened && onOpened())} data-testid="traces-open">
+              Open as environment ({traces.parse.tasks.length} tasks)
+            </button>
           )}
         </div>
-        {error && <p className="failure" role="alert" data-testid="traces-error">{error}</p>}
+        {error && (
+          <p className="failure" role="alert" data-testid="traces-error">
+            {error}
+          </p>
+        )}
         {traces && (
           <p className="summary-line" data-testid="traces-summary">
             <span className="chip">{traces.fileName}</span>
@@ -38,13 +53,19 @@ export function TracesPanel({ onOpened }: { onOpened: () => void }) {
             <span className={traces.parse.skipped.length > 0 ? 'chip chip-bad' : 'chip'}>{traces.parse.skipped.length} skipped</span>
           </p>
         )}
-        {traces && traces.parse.tasks.length > 0 && <p className="hint">Opened as an environment, these tasks are graded 0–10 by the judge (Judge card), with the original answers as a guide: pick a judge model before you evaluate.</p>}
+        {traces && traces.parse.tasks.length > 0 && (
+          <p className="hint">Opened as an environment, these tasks are graded 0–10 by the judge (Judge card), with the original answers as a guide: pick a judge model before you evaluate.</p>
+        )}
       </section>
       {traces && traces.parse.skipped.length > 0 && (
         <section className="card" aria-labelledby="skipped-heading">
           <h2 id="skipped-heading">Lines skipped</h2>
           <ul className="flag-reasons" data-testid="traces-skipped">
-            {traces.parse.skipped.map((skip) => <li key={skip.line}>line {skip.line}: {skip.reason}</li>)}
+            {traces.parse.skipped.map((skip) => (
+              <li key={skip.line}>
+                line {skip.line}: {skip.reason}
+              </li>
+            ))}
           </ul>
         </section>
       )}
@@ -53,7 +74,14 @@ export function TracesPanel({ onOpened }: { onOpened: () => void }) {
           <h2 id="trace-tasks-heading">Tasks</h2>
           <div className="table-scroll">
             <table className="studio-table" data-testid="trace-tasks">
-              <thead><tr><th>Line</th><th>Task (last user turn)</th><th>Reference (the original answer)</th><th>Seen</th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Line</th>
+                  <th>Task (last user turn)</th>
+                  <th>Reference (the original answer)</th>
+                  <th>Seen</th>
+                </tr>
+              </thead>
               <tbody>
                 {traces.parse.tasks.map((task) => (
                   <tr key={task.info.line} data-testid="trace-task-row">

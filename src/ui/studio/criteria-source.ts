@@ -23,9 +23,14 @@ export function addCriteriaToSource(source: string, criteria: readonly Criterion
   const returnAt = after < 0 ? -1 : rubricAt + after;
   if (returnAt < 0) return { ok: false, reason: 'the file has no `return new ...Env(` line to put the criteria before', snippet };
   const indent = /^[ \t]*/.exec(source.slice(returnAt))![0];
-  const list = JSON.stringify(criteria.map(({ name, question, weight }) => ({ name, question, weight: weight ?? 1 })), null, 2).replace(/\n/g, `\n${indent}`);
-  const block = `${indent}// Criteria proposed by the judge from the audit and reviewed by you; each is logged as its own metric (criterion_<name>).\n`
-    + `${indent}rubric.merge(new CriteriaRubric({ judgeClient: ${judge}, judgeModel: ${model}, criteria: ${list} }));\n`;
+  const list = JSON.stringify(
+    criteria.map(({ name, question, weight }) => ({ name, question, weight: weight ?? 1 })),
+    null,
+    2,
+  ).replace(/\n/g, `\n${indent}`);
+  const block =
+    `${indent}// Criteria proposed by the judge from the audit and reviewed by you; each is logged as its own metric (criterion_<name>).\n` +
+    `${indent}rubric.merge(new CriteriaRubric({ judgeClient: ${judge}, judgeModel: ${model}, criteria: ${list} }));\n`;
   const withBlock = source.slice(0, returnAt) + block + source.slice(returnAt);
   const firstImport = withBlock.search(/^import /m);
   const importLine = "import { CriteriaRubric, HeuristicStudioClient } from 'tabrl';\n";

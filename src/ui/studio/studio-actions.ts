@@ -82,7 +82,10 @@ export function removeDocument(index: number): void {
 /** The client and model name that play `role` from `source`. */
 export async function roleClient(source: StudioRoleSource, role: HeuristicRole): Promise<{ client: ChatClient; model: string; label: string }> {
   if (source === 'policy') {
-    if (usePlayground.getState().policy === 'expert') throw new Error(`The scripted expert cannot play the ${role}: it only answers its built-in's tasks. Pick "Offline heuristic", or choose an endpoint, the in-tab model or WebLLM in the Policy card.`);
+    if (usePlayground.getState().policy === 'expert')
+      throw new Error(
+        `The scripted expert cannot play the ${role}: it only answers its built-in's tasks. Pick "Offline heuristic", or choose an endpoint, the in-tab model or WebLLM in the Policy card.`,
+      );
     const policy = await buildPolicyClient(currentEnvironment()?.builtin, {});
     return { ...policy, label: `the policy (${policy.model})` };
   }
@@ -219,21 +222,26 @@ export async function startCalibration(): Promise<void> {
     let result: { stoppedEarly?: string };
     try {
       setCalibration({ total: Math.min(calibrationTasks, session.info.numTasks) * calibrationK });
-      result = await session.evaluate({
-        numTasks: calibrationTasks,
-        rolloutsPerTask: calibrationK,
-        concurrency: settings.concurrency,
-        // Calibration needs varied samples: at temperature 0 every rollout of a task is the same.
-        samplingArgs: { max_tokens: settings.maxTokens, temperature: Math.max(settings.temperature, 0.7), seed: settings.seed },
-        model: policy.model,
-        split: 'train',
-      }, (record, done, total) => {
-        jobs.calibrationRecords.push(record);
-        setCalibration({ done, total });
-      }).catch((error: unknown) => {
-        if (controller.signal.aborted) return { stoppedEarly: 'cancelled' };
-        throw error;
-      });
+      result = await session
+        .evaluate(
+          {
+            numTasks: calibrationTasks,
+            rolloutsPerTask: calibrationK,
+            concurrency: settings.concurrency,
+            // Calibration needs varied samples: at temperature 0 every rollout of a task is the same.
+            samplingArgs: { max_tokens: settings.maxTokens, temperature: Math.max(settings.temperature, 0.7), seed: settings.seed },
+            model: policy.model,
+            split: 'train',
+          },
+          (record, done, total) => {
+            jobs.calibrationRecords.push(record);
+            setCalibration({ done, total });
+          },
+        )
+        .catch((error: unknown) => {
+          if (controller.signal.aborted) return { stoppedEarly: 'cancelled' };
+          throw error;
+        });
     } finally {
       controller.signal.removeEventListener('abort', onStop);
       session.dispose();
@@ -253,7 +261,8 @@ export async function startCalibration(): Promise<void> {
 /** The offline scripted student over the file's TASKS, or a clear error when the file has none. */
 function studentPolicy(source: string, seed: number): { client: ChatClient; model: string } {
   const tasks = tasksFromSource(source);
-  if (!tasks) throw new Error('The scripted student answers only files with an `export const TASKS: Task[] = [...]` list (those the studio generates). Calibrate against the Policy card\'s model instead.');
+  if (!tasks)
+    throw new Error("The scripted student answers only files with an `export const TASKS: Task[] = [...]` list (those the studio generates). Calibrate against the Policy card's model instead.");
   return { client: scriptedStudent(tasks, seed), model: 'scripted-student' };
 }
 
@@ -264,7 +273,12 @@ export function cancelCalibration(): void {
 
 /** The tasks the learnable rows were made from (question, answer and info of each task's first rollout). */
 function learnableTasks(): Task[] {
-  const learnable = new Set(studio.getState().calibration.tasks.filter((task) => task.label === 'learnable').map((task) => task.taskIndex));
+  const learnable = new Set(
+    studio
+      .getState()
+      .calibration.tasks.filter((task) => task.label === 'learnable')
+      .map((task) => task.taskIndex),
+  );
   const seen = new Set<number>();
   const tasks: Task[] = [];
   for (const record of [...jobs.calibrationRecords].sort((a, b) => a.taskIndex - b.taskIndex)) {
@@ -289,7 +303,9 @@ export async function openLearnableTasks(): Promise<boolean> {
     ? calibratedEnvironmentFile(`tabrl/builtin/${saved.builtin}`, tasks, `calibrated in the playground, ${studio.getState().calibrationK} rollouts per task`)
     : withTasksList(saved.source, tasks);
   if (!source) {
-    setCalibration({ error: 'This file has no `export const TASKS: Task[] = [...]` list to filter, and it does not start from a built-in: download calibration.jsonl and keep the learnable tasks by hand.' });
+    setCalibration({
+      error: 'This file has no `export const TASKS: Task[] = [...]` list to filter, and it does not start from a built-in: download calibration.jsonl and keep the learnable tasks by hand.',
+    });
     return false;
   }
   await addEnvironment({ name: `${saved.name} (learnable)`, source });
@@ -320,10 +336,23 @@ export async function startAudit(): Promise<void> {
   jobs.audit = controller;
   setAudit({ status: 'running', subject, result: null, error: null, proposed: [], criteriaNote: null, criteriaSnippet: null });
   try {
-    if (rollouts.length === 0) throw new Error(studio.getState().auditSource === 'training' ? 'No training rollouts yet: train a few GRPO steps, then audit.' : 'No evaluation yet: evaluate the environment first, then audit its rollouts.');
+    if (rollouts.length === 0)
+      throw new Error(
+        studio.getState().auditSource === 'training' ? 'No training rollouts yet: train a few GRPO steps, then audit.' : 'No evaluation yet: evaluate the environment first, then audit its rollouts.',
+      );
     const judge = await roleClient('judge', 'judge');
-    const rubricDescription = weights ? `reward = ${Object.entries(weights).map(([name, weight]) => `${weight} × ${name}`).join(' + ')} (weight 0 = a metric, not paid)` : undefined;
-    const result = await audit(rollouts, { judge: judge.client, judgeModel: judge.model, ...(weights ? { weights } : {}), ...(rubricDescription ? { rubricDescription } : {}), signal: controller.signal });
+    const rubricDescription = weights
+      ? `reward = ${Object.entries(weights)
+          .map(([name, weight]) => `${weight} × ${name}`)
+          .join(' + ')} (weight 0 = a metric, not paid)`
+      : undefined;
+    const result = await audit(rollouts, {
+      judge: judge.client,
+      judgeModel: judge.model,
+      ...(weights ? { weights } : {}),
+      ...(rubricDescription ? { rubricDescription } : {}),
+      signal: controller.signal,
+    });
     setAudit({ status: 'done', result, error: result.stoppedEarly ? `The judge's review stopped early: ${result.stoppedEarly}. The detectors' findings stand.` : null });
   } catch (error) {
     setAudit({ status: controller.signal.aborted ? 'cancelled' : 'failed', error: errorMessage(error) });
@@ -367,7 +396,10 @@ export function toggleCriterion(index: number): void {
 /** Opens a copy of the open environment with the accepted criteria as a criteria judge (or shows the code to paste). */
 export async function addAcceptedCriteria(): Promise<boolean> {
   const saved = currentEnvironment();
-  const accepted = studio.getState().audit.proposed.filter((item) => item.accepted).map((item) => item.criterion);
+  const accepted = studio
+    .getState()
+    .audit.proposed.filter((item) => item.accepted)
+    .map((item) => item.criterion);
   if (!saved) return false;
   const source = environmentModel(saved.id, saved.source).getValue();
   const edit = addCriteriaToSource(source, accepted);
