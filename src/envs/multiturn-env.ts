@@ -9,6 +9,7 @@
 import { ChatClientError, type ChatClient, type ChatCompletion } from './client.ts';
 import { Environment, type EnvironmentOptions, type RolloutOptions } from './environment.ts';
 import type { Message, RolloutError, SamplingArgs, State, StopReason, Task, ToolSchema, Trajectory, TurnRecord } from './types.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Options of a multi-turn environment. */
 export interface MultiTurnEnvOptions<S extends State = State> extends EnvironmentOptions<S> {
@@ -24,7 +25,6 @@ export interface StopCondition<S extends State = State> {
   check(messages: Message[], state: S): boolean | Promise<boolean>;
 }
 
-const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** A multi-turn environment: subclass it and override `envResponse` and `isCompleted` (and `setupState` for game state). */
 export class MultiTurnEnv<S extends State = State> extends Environment<S> {
