@@ -238,7 +238,7 @@ async function scoreGroupFunction(name: string, size: number, run: () => number[
   try {
     values = await run();
   } catch (error) {
-    return failAll(`${name} threw: ${error instanceof Error ? error.message : String(error)}; scored 0`, errorMarks(error));
+    return failAll(`${name} threw: ${errorMessage(error)}; scored 0`, errorMarks(error));
   }
   if (!Array.isArray(values) || values.length !== size) {
     return failAll(`${name} returned ${Array.isArray(values) ? `${values.length} scores` : describe(values)} for a group of ${size} rollouts; it must return one number per rollout; scored 0`);
