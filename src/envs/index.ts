@@ -17,3 +17,4 @@ export { MAX_TIMEOUT_MS, OpenAIHttpClient, type OpenAIHttpClientOptions } from '
 export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOptions, type EvaluateProgress, type EvaluationResult, type EvaluationSummary, type RolloutRecord, type MeanStd } from './evaluate.ts';
 export { assistantMessages, lastAssistantText, completionText } from './messages.ts';
 export { toPlainData } from './plain-data.ts';
+export * from './studio/index.ts';

@@ -143,7 +143,7 @@ export class Rubric<S extends State = State> {
     this.rewards.forEach(({ name, weight }, i) => {
       const { value, error } = results[i]!;
       scores[name] = value;
-      if (error) errors.push({ source: 'reward', name, message: error });
+      if (error) errors.push({ source: 'reward', name, message: error, ...(results[i]!.fatal ? { fatal: true } : {}), ...(results[i]!.kind ? { kind: results[i]!.kind } : {}) });
       reward += weight * value;
     });
     return { reward, scores, errors };
@@ -237,7 +237,7 @@ async function scoreGroupFunction(name: string, size: number, run: () => number[
   });
 }
 
-async function scoreOne(name: string, run: () => number | Promise<number>): Promise<{ value: number; error?: string }> {
+async function scoreOne(name: string, run: () => number | Promise<number>): Promise<{ value: number; error?: string; fatal?: boolean; kind?: string }> {
   try {
     const value: unknown = await run();
     if (typeof value === 'boolean') return { value: value ? 1 : 0 };
@@ -246,7 +246,11 @@ async function scoreOne(name: string, run: () => number | Promise<number>): Prom
     }
     return { value };
   } catch (error) {
-    return { value: 0, error: `${name} threw: ${errorMessage(error)}; scored 0` };
+    // An error that says every rollout would fail alike (an unreachable judge: `fatal`) is marked so, and an evaluation stops on it.
+    const details = error as { fatal?: unknown; kind?: unknown } | null;
+    const fatal = typeof details === 'object' && details !== null && details.fatal === true;
+    const kind = typeof details === 'object' && details !== null && typeof details.kind === 'string' ? details.kind : undefined;
+    return { value: 0, error: `${name} threw: ${errorMessage(error)}; scored 0`, ...(fatal ? { fatal } : {}), ...(kind ? { kind } : {}) };
   }
 }
 

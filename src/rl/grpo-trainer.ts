@@ -460,6 +460,9 @@ export class GrpoTrainer {
     if (failed.length === trajectories.length) {
       throw new TrainingError(`every rollout of step ${batch.step} failed; the first error: ${failed[0]?.errors[0]?.message ?? 'unknown'}`);
     }
+    // A fatal scoring error (an unreachable or refusing judge) would train on rewards of 0: stop the run instead.
+    const fatalScoring = trajectories.flatMap((t) => t.errors).find((e) => e.source === 'reward' && e.fatal);
+    if (fatalScoring) throw new TrainingError(`step ${batch.step}: ${fatalScoring.message}; the run stops rather than train on rewards that were never given`);
 
     const rewards = trajectories.map((t) => t.reward);
     const advantages = computeAdvantages(rewards, o.groupSize, { scaleRewards: o.scaleRewards });

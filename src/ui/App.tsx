@@ -15,11 +15,13 @@ import { TopBar } from './components/TopBar.tsx';
 import { TrainingSettingsPanel } from './components/TrainingSettingsPanel.tsx';
 import { TrainingView } from './components/TrainingView.tsx';
 import { RunsView } from './components/RunsView.tsx';
+import { StudioView } from './studio/StudioView.tsx';
+import { JudgePanel } from './judge/JudgePanel.tsx';
 import { LessonPanel } from './lessons/LessonPanel.tsx';
 import { openLessonFromHash, useLessonView } from './lessons/lesson-state.ts';
 import { usePlayground } from './store/index.ts';
 
-type MainView = 'editor' | 'rollouts' | 'training' | 'runs' | 'chat';
+type MainView = 'editor' | 'rollouts' | 'training' | 'runs' | 'chat' | 'studio';
 
 /** The whole page. */
 export function App() {
@@ -62,6 +64,9 @@ export function App() {
             <button type="button" role="tab" aria-selected={view === 'chat'} className={view === 'chat' ? 'selected' : ''} onClick={() => setView('chat')} data-testid="tab-chat">
               Chat
             </button>
+            <button type="button" role="tab" aria-selected={view === 'studio'} className={view === 'studio' ? 'selected' : ''} onClick={() => setView('studio')} data-testid="tab-studio">
+              Studio
+            </button>
           </div>
           <div className="editor-view" hidden={view !== 'editor'}>
             <ErrorBoundary area="The Environment tab">
@@ -85,6 +90,11 @@ export function App() {
               <ChatView />
             </ErrorBoundary>
           )}
+          {view === 'studio' && (
+            <ErrorBoundary key="studio" area="The Studio tab">
+              <StudioView onOpenedEnvironment={() => setView('editor')} />
+            </ErrorBoundary>
+          )}
           {view === 'runs' && (
             <ErrorBoundary key="runs" area="The Runs tab">
               <RunsView onOpened={() => setView('training')} />
@@ -102,6 +112,9 @@ export function App() {
           )}
           <ErrorBoundary area="The policy card">
             <PolicyPanel />
+          </ErrorBoundary>
+          <ErrorBoundary area="The judge card">
+            <JudgePanel />
           </ErrorBoundary>
           <ErrorBoundary area="The settings">
             <SettingsPanel />

@@ -14,9 +14,9 @@
  */
 import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
-import { ChatClientError, type ChatClient, type EvaluationSummary, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
-import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxTrajectory } from './sandbox/protocol.ts';
-import { errorMessage } from '../common/error-message.ts';
+import type { ChatClient, EvaluationSummary, RolloutRecord, SamplingArgs } from '../envs/index.ts';
+import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxJudgeHost, SandboxTrajectory } from './sandbox/protocol.ts';
+import { answerCall } from './sandbox/relay.ts';
 
 export type { EnvironmentInfo, SandboxEvaluateOptions, SandboxTrajectory } from './sandbox/protocol.ts';
 
@@ -53,6 +53,28 @@ export class SandboxTimeoutError extends Error {
   }
 }
 
+/** The judge failed to answer (unreachable, refused, a 4xx): the run was stopped rather than scoring rollouts 0. */
+export class JudgeFailedError extends Error {
+  override readonly name = 'JudgeFailedError';
+
+  constructor(
+    readonly judgeLabel: string,
+    readonly reason: string,
+    readonly kind: string,
+  ) {
+    super(`The judge (${judgeLabel}) failed: ${reason}. The run stopped: a judge that cannot answer would score every rollout 0, which is no reward. Check the Judge card (URL, model, key), or choose the offline heuristic judge.`);
+  }
+}
+
+/** A judge the app lends the environment: its client stays here; the sandbox gets `args.judgeClient`, whose calls come back to it. */
+export interface LentJudge {
+  client: ChatClient;
+  /** The model name the environment receives as `args.judgeModel`. */
+  model: string;
+  /** What the person picked, for messages ("endpoint gpt-4o-mini at https://..."). */
+  label: string;
+}
+
 /** What a sandbox session needs: the environment file, its arguments and the policy that answers its model calls. */
 export interface SandboxSessionRequest {
   /** The environment module as CommonJS JavaScript (`require('tabrl')`, `exports.default`). */
@@ -62,6 +84,8 @@ export interface SandboxSessionRequest {
   args: Record<string, unknown>;
   /** The policy, held by the app: model calls from the sandbox are answered with it. */
   client: ChatClient;
+  /** A judge to lend the environment as `args.judgeClient` (with `args.judgeModel`); its failure stops the session with a `JudgeFailedError`. */
+  judge?: LentJudge;
   /** Milliseconds environment code may run without returning (default 5000). */
   timeLimitMs?: number;
   createFrame: CreateSandboxFrame;
@@ -121,6 +145,8 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   let disposed = false;
   let lastSignOfLife = Date.now() + STARTUP_GRACE_MS;
   let pendingModelCalls = 0;
+  /** Judge calls in flight: they are made from environment code, so the rollouts' clocks wait for them. */
+  let pendingJudgeCalls = 0;
   /** Calls into the sandbox in flight: while there are none, silence is no sign of a stuck worker. */
   let callsInFlight = 0;
 
@@ -141,7 +167,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     const now = Date.now();
     const envRollouts = [...active.values()].filter((rollout) => !rollout.waitingForModel).sort((a, b) => a.since - b.since);
     const oldest = envRollouts[0];
-    if (oldest && now - oldest.since > timeLimitMs) return stall('environment code', oldest);
+    if (oldest && pendingJudgeCalls === 0 && now - oldest.since > timeLimitMs) return stall('environment code', oldest);
     if (callsInFlight > 0 && pendingModelCalls === 0 && now - lastSignOfLife > timeLimitMs && !stopping) {
       return stall(phase === 'loading' ? 'loading the environment' : 'environment code', oldest);
     }
@@ -155,11 +181,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
       if (rollout) rollout.waitingForModel = true;
       pendingModelCalls += 1;
       try {
-        const completion = await request.client.chat.completions.create({ ...chatRequest, signal: modelCalls.signal });
-        return { ok: true, completion };
-      } catch (error) {
-        if (error instanceof ChatClientError) return { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) };
-        return { ok: false, message: errorMessage(error), kind: 'bad_response' };
+        return await answerCall(request.client, chatRequest, modelCalls.signal);
       } finally {
         pendingModelCalls -= 1;
         if (rollout) {
@@ -183,6 +205,29 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     },
   };
   const hostProxy = Comlink.proxy(host);
+
+  // The lent judge: calls come from environment code (a rubric) without saying which rollout makes
+  // them, so while any is in flight no rollout's clock runs, and each restarts when it returns. A
+  // worker stuck in a loop cannot make judge calls, so the watchdog still catches it after that.
+  const lentJudge = request.judge;
+  const judgeHost: SandboxJudgeHost | undefined = lentJudge && {
+    async judgeCompletion(judgeRequest) {
+      alive();
+      pendingModelCalls += 1;
+      pendingJudgeCalls += 1;
+      try {
+        const outcome = await answerCall(lentJudge.client, judgeRequest, modelCalls.signal);
+        if (!outcome.ok && outcome.kind !== 'aborted' && !stopping && !disposed) fail(new JudgeFailedError(lentJudge.label, outcome.message, outcome.kind));
+        return outcome;
+      } finally {
+        pendingModelCalls -= 1;
+        pendingJudgeCalls -= 1;
+        const now = Date.now();
+        for (const rollout of active.values()) if (!rollout.waitingForModel) rollout.since = Math.max(rollout.since, now);
+        alive();
+      }
+    },
+  };
 
   /** Runs one call into the sandbox, under the watchdog, failing fast when the sandbox fails. */
   const call = async <T>(run: () => Promise<T>): Promise<T> => {
@@ -220,7 +265,8 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     // only then does loading start, with the plain time limit the failure message states.
     await call(() => api.abort());
     lastSignOfLife = Date.now();
-    info = await call(() => api.loadEnvironment(request.code, request.args));
+    const args = lentJudge ? { ...request.args, judgeModel: lentJudge.model } : request.args;
+    info = await call(() => api.loadEnvironment(request.code, args, judgeHost && Comlink.proxy(judgeHost)));
   } catch (error) {
     dispose();
     throw error;

@@ -44,7 +44,7 @@ function trialShape(software: boolean): TrialShape {
  * Runs the trial once per device (later calls return the same promise) unless the choice is forced or
  * cached for this adapter, and sets `kernels.matmul`. On a software adapter the workgroup-memory
  * forward is not tried (its barriers made it 10× slower on SwiftShader), nor split-K (no idle cores to
- * fill). Takes well under a second on SwiftShader; errors leave the default choice in place.
+ * fill). Takes about 1–3 s on SwiftShader (compiling the candidates, then 5 rounds); errors leave the default choice in place.
  */
 export function tuneMatmul(kernels: Kernels): Promise<MatmulChoice> {
   kernels.matmulTrial ??= runTrial(kernels).catch(() => kernels.matmul);
@@ -83,32 +83,34 @@ async function runTrial(kernels: Kernels): Promise<MatmulChoice> {
   }
 }
 
-/** Times each candidate (one untimed run, then the best of 3 batches) and returns the fastest. */
+/** Rounds of the trial: every candidate runs once per round, in rotating order, and keeps its best time (a loaded machine slows some rounds, not a candidate). */
+const TRIAL_ROUNDS = 5;
+
+/** Times each candidate (one untimed run each, then TRIAL_ROUNDS interleaved rounds, best time per candidate) and returns the fastest. */
 async function fastest<V extends string>(kernels: Kernels, shape: TrialShape, candidates: readonly V[], record: (plan: KernelPlan, variant: V) => void): Promise<V> {
-  let best = candidates[0]!;
-  let bestMs = Infinity;
-  for (const candidate of candidates) {
+  const plans = candidates.map((candidate) => {
     const plan = new KernelPlan(kernels);
     for (let i = 0; i < shape.launches; i++) record(plan, candidate);
-    const ms = await timePlan(kernels, plan);
-    plan.destroy();
-    if (ms < bestMs) {
-      bestMs = ms;
-      best = candidate;
+    return plan;
+  });
+  const best = candidates.map(() => Infinity);
+  try {
+    for (const plan of plans) await run(kernels, plan);
+    for (let round = 0; round < TRIAL_ROUNDS; round++) {
+      for (let j = 0; j < plans.length; j++) {
+        const index = (round + j) % plans.length;
+        const start = performance.now();
+        await run(kernels, plans[index]!);
+        best[index] = Math.min(best[index]!, performance.now() - start);
+      }
     }
+  } finally {
+    for (const plan of plans) plan.destroy();
   }
-  return best;
+  return candidates[best.indexOf(Math.min(...best))]!;
 }
 
-async function timePlan(kernels: Kernels, plan: KernelPlan): Promise<number> {
+async function run(kernels: Kernels, plan: KernelPlan): Promise<void> {
   plan.submit();
   await kernels.device.queue.onSubmittedWorkDone();
-  let best = Infinity;
-  for (let rep = 0; rep < 3; rep++) {
-    const start = performance.now();
-    plan.submit();
-    await kernels.device.queue.onSubmittedWorkDone();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
 }

@@ -192,6 +192,8 @@ export class WebGPUBackend implements ModelBackend {
     }
     if (frozenWeightsF16 && (lora === null || !context.features.shaderF16)) throw new Error('frozenWeightsF16 needs LoRA and shader-f16 (see createWebGPUBackend)');
     const fullLayout = paramLayout(config, { alignment });
+    // f32 weights: check the bindings before the host array of the initial weights exists (a model past the limit used to fill gigabytes first)
+    if (!frozenWeightsF16) checkBindingSizes(this.device, fullLayout, 'parameter');
     const initial = new Float32Array(fullLayout.totalSize);
     initParameters(initial, fullLayout, seed);
     if (frozenWeightsF16) {

@@ -51,6 +51,16 @@ export interface SandboxHost {
   recordFinished(record: RolloutRecord, done: number, total: number): void;
 }
 
+/**
+ * The judge the app lends an environment (passed with `Comlink.proxy` to `loadEnvironment`): the
+ * sandbox gives it to `loadEnvironment(args)` as `args.judgeClient`, a client whose calls come here.
+ * The app holds the real judge and any key; a judge that fails stops the run (see sandbox-bridge.ts).
+ */
+export interface SandboxJudgeHost {
+  /** Answers one judge call. */
+  judgeCompletion(request: SandboxChatRequest): Promise<CompletionOutcome>;
+}
+
 /** Evaluation settings, as `evaluate` takes them minus the callbacks. */
 export interface SandboxEvaluateOptions {
   numTasks?: number;
@@ -76,8 +86,11 @@ export interface SandboxEvaluateResult {
 
 /** The API the sandbox worker exposes on its MessagePort. */
 export interface SandboxApi {
-  /** Runs an environment module (CommonJS text, `require('tabrl')` available) and calls its default export with `args`. */
-  loadEnvironment(code: string, args: Record<string, unknown>): Promise<EnvironmentInfo>;
+  /**
+   * Runs an environment module (CommonJS text, `require('tabrl')` available) and calls its default
+   * export with `args`, plus `args.judgeClient` relayed to `judge` when the app lends one.
+   */
+  loadEnvironment(code: string, args: Record<string, unknown>, judge?: SandboxJudgeHost): Promise<EnvironmentInfo>;
   /** Evaluates the loaded environment; model calls go back through `host`. */
   evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult>;
   /** Rolls out training task `taskIndex` once (for GRPO); model calls go back through `host`. Errors are in the trajectory. */
