@@ -17,6 +17,7 @@ import type { ChatClient } from '../client.ts';
 import { completionText } from '../messages.ts';
 import type { Message } from '../types.ts';
 import { askJudge, JudgeError, parseYesNo } from './judge-call.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** One rollout as the audit sees it. */
 export interface AuditRollout {
@@ -153,7 +154,7 @@ export function parseResultsJsonl(text: string): { rollouts: AuditRollout[]; ski
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      skipped.push({ line: i + 1, reason: `not JSON (${(error as Error).message})` });
+      skipped.push({ line: i + 1, reason: `not JSON (${errorMessage(error)})` });
       return;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -163,7 +164,7 @@ export function parseResultsJsonl(text: string): { rollouts: AuditRollout[]; ski
     try {
       rollouts.push(toAuditRollout(value as Record<string, unknown>, rollouts.length));
     } catch (error) {
-      skipped.push({ line: i + 1, reason: (error as Error).message });
+      skipped.push({ line: i + 1, reason: errorMessage(error) });
     }
   });
   return { rollouts, skipped };
