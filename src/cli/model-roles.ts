@@ -115,13 +115,13 @@ const ROLE_PURPOSE: Record<ModelRole, string> = {
   policy: 'the model being calibrated or trained',
 };
 
-/** Usage lines of `roles`' flags, descriptions starting at `column`; `describe` overrides a role's first line, `kinds` says which non-endpoint models the command takes. */
-export function roleUsage(roles: readonly ModelRole[], column: number, describe: Partial<Record<ModelRole, string[]>> = {}, kinds: { local?: boolean; heuristic?: boolean } = {}): string {
+/** Usage lines of `roles`' flags, descriptions starting at `column`; `describe` and `modelLines` override a role's base-url and model lines, `kinds` says which non-endpoint models the command takes. */
+export function roleUsage(roles: readonly ModelRole[], column: number, describe: Partial<Record<ModelRole, string[]>> = {}, kinds: { local?: boolean; heuristic?: boolean } = {}, modelLines: Partial<Record<ModelRole, string[]>> = {}): string {
   const { local = true, heuristic = true } = kinds;
   const alternatives = (role: ModelRole) => [local ? 'local:tiny / local:<model-dir>' : '', heuristic && role !== 'policy' ? 'heuristic (offline rules)' : ''].filter((text) => text !== '');
   const rows: [string, string[]][] = roles.flatMap((role) => [
     [`--${role}-base-url URL`, describe[role] ?? [`endpoint of ${ROLE_PURPOSE[role]}`]],
-    [`--${role}-model NAME`, [`its model name${alternatives(role).length > 0 ? `, or ${alternatives(role).join(', or ')}` : ''}`]],
+    [`--${role}-model NAME`, modelLines[role] ?? [`its model name${alternatives(role).length > 0 ? `, or ${alternatives(role).join(', or ')}` : ''}`]],
     [`--${role}-api-key-env VAR`, [`read its API key from this environment variable`]],
   ] as [string, string[]][]);
   return rows.map(([flag, [first, ...rest]]) => [`  ${flag}`.padEnd(column - 1) + ` ${first}`, ...rest.map((line) => `${' '.repeat(column)}${line}`)].join('\n')).join('\n');

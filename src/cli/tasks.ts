@@ -21,7 +21,8 @@ Turns agent logs into tasks. FILE is JSONL, one conversation per line: OpenAI ch
 ({"messages": [...]}, or {"request": {"messages": [...]}, "response": {...}}), or TabRL's or
 verifiers' results.jsonl. Each prompt (up to its last user message) becomes one task; repeats are
 merged; the original answer is kept as the reference. Lines that cannot be read are skipped and
-listed with their line numbers.
+listed with their line numbers. env.ts is an environment over the tasks that a judge grades 0–10
+with the reference as a guide: run it with tabrl eval DIR/env.ts --judge-base-url URL --judge-model NAME.
 
 Options:
   --out DIR                   output folder (required): tasks.jsonl, report.json, env.ts

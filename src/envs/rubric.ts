@@ -124,10 +124,11 @@ export class Rubric<S extends State = State> {
     const verdicts: RubricScore[] = group.map(() => ({ reward: 0, scores: {}, errors: [] }));
     for (const { name, fn, weight } of this.groupRewards) {
       const values = await scoreGroupFunction(name, group.length, () => fn(group));
-      values.forEach(({ value, error }, i) => {
+      values.forEach((result, i) => {
+        const { value, error } = result;
         const verdict = verdicts[i]!;
         verdict.scores[name] = value;
-        if (error) verdict.errors.push({ source: 'reward', name, message: error });
+        if (error) verdict.errors.push({ source: 'reward', name, message: error, ...markOf(result) });
         verdict.reward += weight * value;
       });
     }
@@ -143,7 +144,7 @@ export class Rubric<S extends State = State> {
     this.rewards.forEach(({ name, weight }, i) => {
       const { value, error } = results[i]!;
       scores[name] = value;
-      if (error) errors.push({ source: 'reward', name, message: error, ...(results[i]!.fatal ? { fatal: true } : {}), ...(results[i]!.kind ? { kind: results[i]!.kind } : {}) });
+      if (error) errors.push({ source: 'reward', name, message: error, ...markOf(results[i]!) });
       reward += weight * value;
     });
     return { reward, scores, errors };
@@ -219,13 +220,25 @@ function combine(verdicts: RubricScore[], names: string[]): RubricScore {
   return combined;
 }
 
-async function scoreGroupFunction(name: string, size: number, run: () => number[] | Promise<number[]>): Promise<Array<{ value: number; error?: string }>> {
-  const failAll = (error: string) => Array.from({ length: size }, () => ({ value: 0, error }));
+/** The fatal flag and kind of a scored function's result, for its RolloutError. */
+function markOf(result: { fatal?: boolean; kind?: string }): { fatal?: boolean; kind?: string } {
+  return { ...(result.fatal ? { fatal: true } : {}), ...(result.kind !== undefined ? { kind: result.kind } : {}) };
+}
+
+/** How a thrown error is marked on the rollout: `fatal` when every rollout would fail alike (an unreachable judge), so an evaluation or a training run stops on it; its `kind` when it has one. */
+function errorMarks(error: unknown): { fatal?: boolean; kind?: string } {
+  const details = error as { fatal?: unknown; kind?: unknown } | null;
+  if (typeof details !== 'object' || details === null) return {};
+  return { ...(details.fatal === true ? { fatal: true } : {}), ...(typeof details.kind === 'string' ? { kind: details.kind } : {}) };
+}
+
+async function scoreGroupFunction(name: string, size: number, run: () => number[] | Promise<number[]>): Promise<Array<{ value: number; error?: string; fatal?: boolean; kind?: string }>> {
+  const failAll = (error: string, marks: { fatal?: boolean; kind?: string } = {}) => Array.from({ length: size }, () => ({ value: 0, error, ...marks }));
   let values: unknown;
   try {
     values = await run();
   } catch (error) {
-    return failAll(`${name} threw: ${errorMessage(error)}; scored 0`);
+    return failAll(`${name} threw: ${errorMessage(error)}; scored 0`, errorMarks(error));
   }
   if (!Array.isArray(values) || values.length !== size) {
     return failAll(`${name} returned ${Array.isArray(values) ? `${values.length} scores` : describe(values)} for a group of ${size} rollouts; it must return one number per rollout; scored 0`);
@@ -246,11 +259,7 @@ async function scoreOne(name: string, run: () => number | Promise<number>): Prom
     }
     return { value };
   } catch (error) {
-    // An error that says every rollout would fail alike (an unreachable judge: `fatal`) is marked so, and an evaluation stops on it.
-    const details = error as { fatal?: unknown; kind?: unknown } | null;
-    const fatal = typeof details === 'object' && details !== null && details.fatal === true;
-    const kind = typeof details === 'object' && details !== null && typeof details.kind === 'string' ? details.kind : undefined;
-    return { value: 0, error: `${name} threw: ${errorMessage(error)}; scored 0`, ...(fatal ? { fatal } : {}), ...(kind ? { kind } : {}) };
+    return { value: 0, error: `${name} threw: ${errorMessage(error)}; scored 0`, ...errorMarks(error) };
   }
 }
 

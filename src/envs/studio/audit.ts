@@ -15,6 +15,8 @@
  */
 import type { ChatClient } from '../client.ts';
 import { completionText } from '../messages.ts';
+import type { RolloutRecord } from '../evaluate.ts';
+import { recordToJson } from '../results-record.ts';
 import type { Message } from '../types.ts';
 import { askJudge, JudgeError, parseYesNo } from './judge-call.ts';
 import { errorMessage } from '../../common/error-message.ts';
@@ -140,6 +142,10 @@ export function toAuditRollout(line: Record<string, unknown>, position: number):
   };
 }
 
+function isAuditRollouts(results: readonly AuditRollout[] | readonly RolloutRecord[]): results is readonly AuditRollout[] {
+  return typeof (results[0] as AuditRollout).id === 'string' && typeof (results[0] as AuditRollout).completion === 'string';
+}
+
 function numberField(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isInteger(value) ? value : fallback;
 }
@@ -170,9 +176,15 @@ export function parseResultsJsonl(text: string): { rollouts: AuditRollout[]; ski
   return { rollouts, skipped };
 }
 
-/** Runs the detectors and (with a judge) the hindsight review. */
-export async function audit(rollouts: readonly AuditRollout[], options: AuditOptions = {}): Promise<AuditResult> {
-  if (rollouts.length === 0) throw new Error('audit: there are no rollouts to audit');
+/** Audit rollouts from an evaluation's records (`evaluate(...).records`), with ids `task:rollout`. */
+export function auditRolloutsFromRecords(records: readonly RolloutRecord[]): AuditRollout[] {
+  return records.map((record, i) => toAuditRollout(recordToJson(record), i));
+}
+
+/** Runs the detectors and (with a judge) the hindsight review, over audit rollouts or an evaluation's records. */
+export async function audit(results: readonly AuditRollout[] | readonly RolloutRecord[], options: AuditOptions = {}): Promise<AuditResult> {
+  if (results.length === 0) throw new Error('audit: there are no rollouts to audit');
+  const rollouts: readonly AuditRollout[] = isAuditRollouts(results) ? results : auditRolloutsFromRecords(results);
   const weights = inferWeights(rollouts, options.weights);
   const run: AuditDetector[] = [];
   const skipped: { detector: AuditDetector; why: string }[] = [];

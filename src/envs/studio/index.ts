@@ -42,6 +42,7 @@ export {
 } from './calibrate.ts';
 export {
   audit,
+  auditRolloutsFromRecords,
   formatAuditReport,
   parseResultsJsonl,
   toAuditRollout,

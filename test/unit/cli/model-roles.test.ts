@@ -41,7 +41,7 @@ describe('model roles', () => {
     expect(judgeSettingsFromFlags({})).toBeUndefined();
     expect(error(() => judgeSettingsFromFlags({ 'judge-model': 'grader' }))).toContain('--judge-model grader needs --judge-base-url');
     expect(error(() => judgeSettingsFromFlags({ 'judge-model': 'local:tiny' }))).toContain('a local model cannot play the judge here');
-    expect(judgeUsage(26)).toContain('--judge-model NAME      its model name\n');
+    expect(judgeUsage(26)).toContain('--judge-model NAME      the judge\'s model name, passed as args.judgeModel (default "default")\n');
     expect(roleUsage(['solver'], 30)).toContain('or local:tiny / local:<model-dir>, or heuristic (offline rules)');
   });
 

@@ -131,6 +131,14 @@ describe('audit', () => {
     expect(result.reviews).toEqual([]);
   });
 
+  test('takes an evaluation\'s records as they are', async () => {
+    const lesson = await loadGullibleJudge({ numEvalTasks: 4 });
+    const { records } = await evaluate(lesson, hackPolicy, { numTasks: 4 });
+    const result = await audit(records);
+    expect(result.flagged.map((entry) => entry.id)).toEqual(['0:0', '1:0', '2:0', '3:0']);
+    expect(result.reviews).toEqual([]);
+  });
+
   test('a judge that never gives a verdict stops the review; the detectors stay', async () => {
     const rollouts = await gullibleRollouts();
     const result = await audit(rollouts, { judge: new ScriptedClient(['It is a poem.']) });

@@ -5,8 +5,11 @@ import {
   CriteriaRubric,
   criteriaRubricSnippet,
   evaluate,
+  JudgeError,
   OpenAIHttpClient,
+  Parser,
   proposeCriteria,
+  Rubric,
   ScriptedClient,
   SingleTurnEnv,
   synthesizeTasks,
@@ -64,6 +67,13 @@ describe('CriteriaRubric', () => {
     const result = await evaluate(envWith(new OpenAIHttpClient({ baseURL: url, maxRetries: 0 })), new ScriptedClient(['At 8.']), { rolloutsPerTask: 3, concurrency: 1 });
     expect(result.stoppedEarly).toMatch(/the judge is unreachable/);
     expect(result.records).toHaveLength(1);
+  });
+
+  test('a group reward whose judge is unreachable marks every rollout of the group with a fatal error', async () => {
+    const rubric = new Rubric().addGroupReward(() => { throw new JudgeError('the judge is unreachable (network): refused', 'unreachable'); }, 1, 'pairwiseJudge');
+    const ctx = { prompt: [], completion: [], answer: undefined, state: { prompt: [], completion: [], info: {}, turn: 1 }, info: {}, task: undefined, parser: new Parser() };
+    const verdicts = await rubric.scoreGroup([ctx, { ...ctx, state: { ...ctx.state } }]);
+    expect(verdicts.map((verdict) => verdict.errors[0])).toEqual([0, 1].map(() => ({ source: 'reward', name: 'pairwiseJudge', message: 'pairwiseJudge threw: the judge is unreachable (network): refused; scored 0', fatal: true, kind: 'unreachable' })));
   });
 
   test('bad criteria are refused', () => {
