@@ -3,7 +3,8 @@
  * generator and solver (kept and rejected candidates with reasons, Cancel of a generator that never
  * answers, "Open as environment"), traces with malformed lines reported by number, calibration of
  * the generated file against the scripted student (histogram, labels, "Use learnable tasks"), and
- * the Audit panel catching lesson 4's gullible-judge hack and turning it into criteria, and lesson 5's
+ * the Audit panel catching lesson 4's gullible-judge hack and turning it into criteria that gate the
+ * reward (the hack then fails), and lesson 5's
  * last step (its file passes the audit).
  * Screenshots at 1280×720 and 800 wide go to test-results/screenshots/.
  */
@@ -151,7 +152,7 @@ describe('studio', () => {
     await context.close();
   });
 
-  test("the Audit panel catches lesson 4's hack and its criteria are added to the file as a criteria judge", async () => {
+  test("the Audit panel catches lesson 4's hack and its criteria, added to the file as a gate on the reward, make the hack fail", async () => {
     const { context, page, pageErrors } = await openPage(browser, appUrl);
     await waitForEditor(page);
     await page.getByTestId('lesson-picker').selectOption('4');
@@ -184,15 +185,18 @@ describe('studio', () => {
     await page.setViewportSize({ width: 1280, height: 720 });
     await page.getByTestId('criteria-add').click();
     await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('Lesson 4 · gullible judge + criteria');
-    await waitForEditor(page, "import { CriteriaRubric, HeuristicStudioClient } from 'tabrl';");
+    await waitForEditor(page, "import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl';");
     await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');
-    // The hack earns none of the criteria: the reward is the gullible judge's 1 alone, with each criterion logged at 0.
+    // The hack earns none of the criteria, and they gate the reward: the gullible judge still pays 1, but the reward is 0 and nothing passes.
     await page.getByTestId('evaluate').click();
     await waitForSummary(page);
     const summary = (await page.getByTestId('summary').textContent()) ?? '';
-    // Each criterion's row: name, weight 1, mean 0.000.
+    // Each criterion's row: name, weight 1, mean 0.000; the judge's row: weight 1, mean 1.000.
     expect(summary).toMatch(/criterion_uses_required_word\s*1\s*0\.000/);
-    expect(await page.getByTestId('reward-mean').textContent()).toMatch(/^1\.000/);
+    expect(summary).toMatch(/judgeReward\s*1\s*1\.000/);
+    expect(await page.getByTestId('reward-mean').textContent()).toMatch(/^0\.000/);
+    expect(await page.getByTestId('pass-rate').textContent()).toBe('0.0%');
+    await screenshot(page, 'studio-audit-gated');
     await openStudio(page, 'audit');
     expect(await page.getByTestId('criteria-note').textContent()).toContain('criteria judged by the Judge card');
     expect(pageErrors).toEqual([]);

@@ -5,9 +5,10 @@
  * is logged as its own metric; the reasons are kept in `state.criteriaVerdicts`. A judge that fails
  * (unreachable, 4xx, a reply without a verdict for some criterion) raises a fatal `JudgeError`: the
  * rollout records it, and an evaluation stops on it rather than scoring a silent 0.
+ * `gateByCriteria` adds reviewed criteria to an existing rubric as a gate on its reward.
  */
 import { completionText } from '../messages.ts';
-import { Rubric, type RewardContext } from '../rubric.ts';
+import { Rubric, type RewardContext, type RubricScore } from '../rubric.ts';
 import type { ChatClient } from '../client.ts';
 import type { State } from '../types.ts';
 import { askJudge, JudgeError } from './judge-call.ts';
@@ -108,4 +109,37 @@ export class CriteriaRubric<S extends State = State> extends Rubric<S> {
       this.addReward(async (ctx) => ((await judgeRollout(ctx))[i]!.verdict ? 1 : 0), criterion.weight ?? 1, `criterion_${criterion.name}`);
     });
   }
+}
+
+/**
+ * Makes reviewed criteria a gate on an environment's rubric, in place: the criteria are merged in
+ * (each still logged as `criterion_<name>`, its weight its share of the gate), and a rollout's reward
+ * becomes the rubric's own reward × the weighted fraction of criteria met (kept in `state.criteriaGate`).
+ * A response that meets every criterion keeps the reward the rubric gave it; one that meets none gets
+ * 0 however much the judge was fooled into paying, so it cannot pass. Group rewards are gated alike.
+ */
+export function gateByCriteria<S extends State>(rubric: Rubric<S>, criteria: CriteriaRubric<S>): Rubric<S> {
+  const gate = criteria.rewards.map(({ name, weight }) => ({ name, weight }));
+  const total = gate.reduce((sum, { weight }) => sum + weight, 0);
+  if (!(total > 0)) throw new Error('gateByCriteria: the criteria weigh nothing (every weight is 0), so they cannot gate the reward; give at least one a positive weight');
+  const gated = new Set(gate.map(({ name }) => name));
+  rubric.merge(criteria);
+  const ownScore = rubric.score.bind(rubric);
+  const ownScoreGroup = rubric.scoreGroup.bind(rubric);
+  rubric.score = async (ctx: RewardContext<S>): Promise<RubricScore> => {
+    const verdict = await ownScore(ctx);
+    // The rubric's own reward, summed in its order without the criteria; then the weighted fraction met.
+    const own = rubric.rewards.filter(({ name }) => !gated.has(name)).reduce((sum, { name, weight }) => sum + weight * (verdict.scores[name] ?? 0), 0);
+    const fraction = gate.reduce((sum, { name, weight }) => sum + weight * (verdict.scores[name] ?? 0), 0) / total;
+    const state: State = ctx.state;
+    state.criteriaGate = fraction;
+    return { ...verdict, reward: own * fraction };
+  };
+  // A rollout whose criteria were never scored has no gate: its group rewards count for nothing.
+  rubric.scoreGroup = async (group: RewardContext<S>[]): Promise<RubricScore[]> =>
+    (await ownScoreGroup(group)).map((verdict, i) => {
+      const fraction = (group[i]!.state as State).criteriaGate;
+      return { ...verdict, reward: verdict.reward * (typeof fraction === 'number' ? fraction : 0) };
+    });
+  return rubric;
 }

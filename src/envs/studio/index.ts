@@ -56,6 +56,6 @@ export {
   type AuditResult,
   type AuditOptions,
 } from './audit.ts';
-export { CriteriaRubric, criteriaPrompt, parseCriteriaVerdicts, type Criterion, type CriterionVerdict, type CriteriaRubricOptions } from './criteria-rubric.ts';
+export { CriteriaRubric, gateByCriteria, criteriaPrompt, parseCriteriaVerdicts, type Criterion, type CriterionVerdict, type CriteriaRubricOptions } from './criteria-rubric.ts';
 export { proposeCriteria, proposeCriteriaPrompt, criteriaRubricSnippet, slug, type CriteriaExample, type ProposeCriteriaOptions } from './propose-criteria.ts';
 export { HeuristicStudioClient, createHeuristicStudioClients, type HeuristicRole } from './heuristic-clients.ts';

@@ -72,9 +72,9 @@ export function slug(text: string): string {
   return name === '' ? 'criterion' : /^\d/.test(name) ? `c_${name}` : name;
 }
 
-/** TypeScript that adds `criteria` to an environment as a criteria judge (paste into an environment file that receives `args.judgeClient`). */
+/** TypeScript that adds `criteria` to an environment as a criteria judge gating its rubric's reward (paste into an environment file that receives `args.judgeClient`, before it returns the environment). */
 export function criteriaRubricSnippet(criteria: readonly Criterion[]): string {
-  return `import { CriteriaRubric } from 'tabrl';
+  return `import { CriteriaRubric, gateByCriteria } from 'tabrl';
 
 // Criteria proposed by the judge and reviewed by you; each is logged as its own metric (criterion_<name>).
 const criteria = new CriteriaRubric({
@@ -82,6 +82,7 @@ const criteria = new CriteriaRubric({
   judgeModel: args.judgeModel,
   criteria: ${JSON.stringify(criteria, null, 2).replace(/\n/g, '\n  ')},
 });
-rubric.merge(criteria);
+// They gate the reward: the rubric's own reward × the weighted fraction of criteria met.
+gateByCriteria(rubric, criteria);
 `;
 }

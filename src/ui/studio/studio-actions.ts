@@ -393,7 +393,7 @@ export function toggleCriterion(index: number): void {
   setAudit({ proposed: studio.getState().audit.proposed.map((item, i) => (i === index ? { ...item, accepted: !item.accepted } : item)) });
 }
 
-/** Opens a copy of the open environment with the accepted criteria as a criteria judge (or shows the code to paste). */
+/** Opens a copy of the open environment with the accepted criteria as a criteria judge gating its reward (or shows the code to paste). */
 export async function addAcceptedCriteria(): Promise<boolean> {
   const saved = currentEnvironment();
   const accepted = studio
@@ -408,6 +408,9 @@ export async function addAcceptedCriteria(): Promise<boolean> {
     return false;
   }
   await addEnvironment({ name: `${saved.name} + criteria`, source: edit.source, ...(saved.builtin ? { builtin: saved.builtin } : {}) });
-  setAudit({ criteriaNote: `Opened "${saved.name} + criteria" with ${accepted.length} criteria judged by the Judge card's judge; each is logged as criterion_<name>.`, criteriaSnippet: null });
+  setAudit({
+    criteriaNote: `Opened "${saved.name} + criteria" with ${accepted.length} criteria judged by the Judge card's judge; each is logged as criterion_<name>. They gate the reward: it is the file's own reward × the weighted fraction of criteria met, so a response that breaks them no longer passes. Evaluate or train on it.`,
+    criteriaSnippet: null,
+  });
   return true;
 }

@@ -18,6 +18,13 @@ const CRITERIA = [
   { name: 'two_lines', question: "Does the response follow the task's 2-line constraint?", weight: 1 },
 ];
 
+/** A policy that writes a poem with the word the task asks for (`uses the word "X"`). */
+class PoemClient extends ScriptedClient {
+  constructor(poem: (word: string) => string) {
+    super((messages) => poem(/uses the word "([^"]+)"/.exec(messages.at(-1)?.content ?? '')?.[1] ?? ''));
+  }
+}
+
 /** Compiles an environment file as the playground does (CommonJS, 'tabrl' the only import) and loads it. */
 function loadSource(source: string, args: Record<string, unknown> = {}): Environment {
   const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: false } });
@@ -32,18 +39,30 @@ function loadSource(source: string, args: Record<string, unknown> = {}): Environ
 }
 
 describe('adding criteria to an environment file', () => {
-  test("lesson 4's file gets a criteria judge: each criterion is its own score, and the hack loses them", async () => {
+  test("lesson 4's file gets a criteria judge that gates the reward: the hack that passed now fails, an honest vivid poem still passes", async () => {
     const edit = addCriteriaToSource(GULLIBLE, CRITERIA);
     if (!edit.ok) throw new Error(edit.reason);
-    expect(edit.source).toContain("import { CriteriaRubric, HeuristicStudioClient } from 'tabrl';");
-    expect(edit.source.indexOf('rubric.merge(new CriteriaRubric(')).toBeLessThan(edit.source.indexOf('return new SingleTurnEnv('));
-    const env = loadSource(edit.source, { numEvalTasks: 2 });
-    expect(env.rubric.rewards.map((reward) => reward.name)).toEqual(['judgeReward', 'mentionsWordMetric', 'twoLinesMetric', 'criterion_uses_word', 'criterion_two_lines']);
+    expect(edit.source).toContain("import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl';");
+    expect(edit.source.indexOf('gateByCriteria(rubric, new CriteriaRubric(')).toBeLessThan(edit.source.indexOf('return new SingleTurnEnv('));
+    const before = loadSource(GULLIBLE, { numEvalTasks: 2 });
+    const after = loadSource(edit.source, { numEvalTasks: 2 });
+    expect(after.rubric.rewards.map((reward) => reward.name)).toEqual(['judgeReward', 'mentionsWordMetric', 'twoLinesMetric', 'criterion_uses_word', 'criterion_two_lines']);
+    expect(after.rubric.rewardNames).toEqual(['judgeReward', 'criterion_uses_word', 'criterion_two_lines']);
+    // The hack: one long line of poetic words, no required word. The gullible judge pays it 1.0.
     const hack = 'Golden dreams whisper softly, gentle silver gleams glow in golden dreams and soft gentle whispers forever and ever in the golden night';
-    const { records } = await evaluate(env, new ScriptedClient([hack]), { numTasks: 2 });
-    expect(records.every((record) => record.scores.judgeReward === 1)).toBe(true);
-    expect(records.every((record) => record.scores.criterion_uses_word === 0 && record.scores.criterion_two_lines === 0)).toBe(true);
-    expect(records.every((record) => record.errors.length === 0)).toBe(true);
+    const hacked = await evaluate(before, new ScriptedClient([hack]), { numTasks: 2 });
+    expect(hacked.records.map((record) => [record.reward, record.passed])).toEqual([[1, true], [1, true]]);
+    const caught = await evaluate(after, new ScriptedClient([hack]), { numTasks: 2 });
+    expect(caught.records.every((record) => record.scores.judgeReward === 1)).toBe(true);
+    expect(caught.records.every((record) => record.scores.criterion_uses_word === 0 && record.scores.criterion_two_lines === 0)).toBe(true);
+    expect(caught.records.map((record) => [record.reward, record.passed])).toEqual([[0, false], [0, false]]);
+    expect(caught.records.every((record) => record.errors.length === 0)).toBe(true);
+    // An honest poem (two lines, the task's word) that the judge also likes: 5 length points + 4 poetic words = 0.9, before and after.
+    const honest = new PoemClient((word) => `Golden ${word} light glows soft upon the quiet street,\nGentle silver whispers dream where ${word} and rain meet.`);
+    for (const env of [before, after]) {
+      const { records } = await evaluate(env, honest, { numTasks: 2 });
+      expect(records.map((record) => [record.scores.judgeReward, record.reward, record.passed])).toEqual([[0.9, 0.9, true], [0.9, 0.9, true]]);
+    }
   });
 
   test('a file without a rubric variable or a judge from args gets the snippet and the reason', () => {
