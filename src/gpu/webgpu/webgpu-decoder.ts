@@ -437,14 +437,10 @@ export class WebGPUDecoder implements Decoder {
     const qNormed = this.config.qk_norm ? tensor(N * QD, 'q normed') : q;
     const kNormed = this.config.qk_norm ? tensor(N * KVD, 'k normed') : k;
     const qRope = tensor(N * QD, 'q rope'); // (N, NH, HS)
-    const kRope = tensor(N * KVD, 'k rope'); // (N, KVH, HS)
     const atty = tensor(N * QD, 'atty'); // (N, NH, HS)
-    const attproj = tensor(N * C, 'attproj'); // (N, C)
-    const residual2 = tensor(N * C, 'residual2'); // (N, C)
     const gate = tensor(N * I, 'gate'); // (N, I)
     const up = tensor(N * I, 'up'); // (N, I)
     const swiglu = tensor(N * I, 'swiglu'); // (N, I)
-    const mlpOut = tensor(N * C, 'mlp out'); // (N, C)
     const loraHidden = tensor(N * (this.lora?.rank ?? 1), 'lora hidden'); // (N, r)
     const last = tensor(batch * C, 'last rows'); // (batch, C)
     const lnf = tensor(batch * C, 'lnf'); // (batch, C)
@@ -452,10 +448,11 @@ export class WebGPUDecoder implements Decoder {
     const logits = tensor(batch * V, 'logits'); // (batch, V)
 
     const plan = new KernelPlan(this.kernels);
-    const linear = (layer: number, module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void => {
+    // out = inp·Wᵀ + bias (+ LoRA); with `accumulate` added to out instead (the residual stream).
+    const linear = (layer: number, module: LoraTargetModule, out: GPUTensor, inp: GPUTensor, accumulate = false): void => {
       const { IC, OC } = linearSizes(this.config, module);
       const prefix = linearModuleName(layer, module);
-      decoderOps.matmulForwardRows(plan, out, inp, this.param(`${prefix}.weight`), this.weights.param(`${prefix}.bias`), N, IC, OC);
+      decoderOps.matmulForwardRows(plan, out, inp, this.param(`${prefix}.weight`), this.weights.param(`${prefix}.bias`), N, IC, OC, accumulate);
       if (this.lora !== null && this.lora.targetModules.includes(module)) {
         const loraA = this.weights.loraParam(loraParamName(layer, module, 'A'));
         const loraB = this.weights.loraParam(loraParamName(layer, module, 'B'));
@@ -479,19 +476,17 @@ export class WebGPUDecoder implements Decoder {
         ops.rmsnormForward(plan, kNormed, rstd, k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
       }
       ops.ropeForward(plan, qRope, qNormed, positions, 1, N, NH, HS, theta);
-      ops.ropeForward(plan, kRope, kNormed, positions, 1, N, KVH, HS, theta);
-      decoderOps.kvCacheWrite(plan, layerKeys, layerValues, kRope, v, positions, rowSeq, pageTable, N, KVD, KV_PAGE_SIZE, this.MP);
+      // keys rotated on their way into the cache (one dispatch for rope_forward + kv_cache_write)
+      decoderOps.ropeKvCacheWrite(plan, layerKeys, layerValues, kNormed, v, positions, rowSeq, pageTable, N, KVH, HS, KV_PAGE_SIZE, this.MP, theta);
       decoderOps.attentionDecodeForward(plan, atty, qRope, layerKeys, layerValues, positions, rowSeq, pageTable, N, NH, KVH, HS, KV_PAGE_SIZE, this.MP);
-      linear(l, 'o_proj', attproj, atty);
-      ops.residualForward(plan, residual2, x, attproj, N * C);
+      linear(l, 'o_proj', x, atty, true); // x += atty·Woᵀ: the residual add folded into the matmul
 
       // MLP block
-      ops.rmsnormForward(plan, ln, rstd, residual2, lp('post_attention_layernorm.weight'), N, C, eps);
+      ops.rmsnormForward(plan, ln, rstd, x, lp('post_attention_layernorm.weight'), N, C, eps);
       linear(l, 'gate_proj', gate, ln);
       linear(l, 'up_proj', up, ln);
       ops.swigluForward(plan, swiglu, gate, up, N * I);
-      linear(l, 'down_proj', mlpOut, swiglu);
-      ops.residualForward(plan, x, residual2, mlpOut, N * C);
+      linear(l, 'down_proj', x, swiglu, true); // x += swiglu·Wdownᵀ
     }
     // Final norm and LM head on each sequence's last row only (the gather is an embedding lookup into the rows).
     ops.embeddingForward(plan, last, lastRows, x, batch, C);

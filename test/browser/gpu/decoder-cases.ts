@@ -1,6 +1,6 @@
 /**
  * The WebGPU decoder's checks, written once and run in Node + Dawn (test/gpu-node/decoder.test.ts)
- * and in Chromium (decoder.test.ts): its two kernels against their references, KV-cache logits
+ * and in Chromium (decoder.test.ts): its three kernels against their references, KV-cache logits
  * against a full backend.forward of the whole sequence and against the CPU decoder (plain Llama,
  * QKV bias, q/k norm, LoRA), a ragged batch against each sequence alone (greedy), fork, extension,
  * release, the cache limits, and LocalChatClient over it. Sizes are tiny (SwiftShader is slow).
@@ -11,6 +11,7 @@ import type { Decoder } from '../../../src/gpu/inference/decoder.ts';
 import { generate, type GenerationRequest } from '../../../src/gpu/inference/generate.ts';
 import { LocalChatClient } from '../../../src/gpu/inference/local-chat-client.ts';
 import { kvCacheWrite, readPagedRows } from '../../../src/gpu/inference/paged-kv-cache.ts';
+import { ropeForward } from '../../../src/gpu/reference/rope.ts';
 import { TINY_CONFIG as TINY_PRESET } from '../../../src/gpu/inference/presets.ts';
 import { argmax } from '../../../src/gpu/inference/sampler.ts';
 import type { NamedTensors } from '../../../src/gpu/model/backend.ts';
@@ -142,6 +143,41 @@ const kernelCase: DecoderCase = {
     expectClose(await readTensor(device, out, N * NH * HS * 4), expectedOut, { atol: 1e-5, rtol: 1e-4, label: 'attention_decode_forward out' });
     plan.destroy();
     for (const tensor of [...tensors, out]) tensor.buffer.destroy();
+  },
+};
+
+const ropeCacheCase: DecoderCase = {
+  name: 'rope_kv_cache_write matches ropeForward then kvCacheWrite (paged cache, ragged rows)',
+  async run(context) {
+    const kernels = kernelsFor(context);
+    const device = kernels.device;
+    const [KVH, HS, PAGE, MP, theta] = [3, 12, 16, 4, 10000];
+    const KVD = KVH * HS;
+    const pages = 9;
+    const pageTable = Int32Array.from([5, 2, 0, 0, /* */ 1, 7, 3, 0, /* */ 8, 0, 0, 0, /* padding */ 0, 0, 0, 0]); // (4, MP)
+    const positions = Int32Array.from([17, 18, 19, 40, 0, 1]);
+    const rowSeq = Int32Array.from([0, 0, 0, 1, 2, 2]);
+    const N = positions.length;
+    const keys = randomArray(pages * PAGE * KVD, 11);
+    const values = randomArray(pages * PAGE * KVD, 12);
+    const k = randomArray(N * KVD, 13);
+    const v = randomArray(N * KVD, 14);
+    const rotated = new Float32Array(N * KVD);
+    ropeForward(rotated, k, positions, 1, N, KVH, HS, theta);
+    const expectedKeys = keys.slice();
+    const expectedValues = values.slice();
+    kvCacheWrite(expectedKeys, expectedValues, rotated, v, positions, rowSeq, pageTable, N, KVD, PAGE, MP);
+
+    const tensors = [keys, values, k, v, positions, rowSeq, pageTable].map((data) => createTensor(device, data));
+    const [keysT, valuesT, kT, vT, positionsT, rowSeqT, pageTableT] = tensors as [ReturnType<typeof createTensor>, ...ReturnType<typeof createTensor>[]];
+    const plan = new KernelPlan(kernels);
+    decoderOps.ropeKvCacheWrite(plan, keysT, valuesT!, kT!, vT!, positionsT!, rowSeqT!, pageTableT!, N, KVH, HS, PAGE, MP, theta);
+    plan.submit();
+    // keys: rope's table is float64 angles rounded to f32, so they match the reference to rounding; values are copied bitwise
+    expectClose(await readTensor(device, keysT, keys.byteLength), expectedKeys, { atol: 1e-6, rtol: 1e-5, label: 'rope_kv_cache_write keys' });
+    expectClose(await readTensor(device, valuesT!, values.byteLength), expectedValues, { atol: 0, rtol: 0, label: 'rope_kv_cache_write values' });
+    plan.destroy();
+    for (const tensor of tensors) tensor.buffer.destroy();
   },
 };
 
@@ -343,4 +379,4 @@ const generatorCase: DecoderCase = {
 };
 
 /** Every decoder check, in the order they run. */
-export const DECODER_CASES: DecoderCase[] = [kernelCase, ...fullForwardCases, raggedCase, forkExtendCase, limitsCase, chatClientCase, generatorCase];
+export const DECODER_CASES: DecoderCase[] = [kernelCase, ropeCacheCase, ...fullForwardCases, raggedCase, forkExtendCase, limitsCase, chatClientCase, generatorCase];
