@@ -4,7 +4,7 @@
  * attentionDecodeForward in src/gpu/inference/cpu-decoder.ts), recording dispatches into a plan.
  */
 import { f32, ROPE_TABLE_POSITIONS, u32, type GPUTensor, type KernelPlan } from './kernels.ts';
-import { MATMUL_NARROW_ROWS, matmulForward } from './ops.ts';
+import { MATMUL_NARROW_ROWS, matmulForward, matmulWorkgroup } from './ops.ts';
 
 /** Records the store of the new rows' keys and values k, v (N, KVD) into a paged cache (pages, PAGE, KVD). */
 export function kvCacheWrite(
@@ -105,5 +105,24 @@ export function matmulForwardRows(
       [u32(N), u32(IC), u32(OC), f32(1)],
       [Math.ceil(OC / 4 / WG_X), 1, 1],
     ),
+  );
+}
+
+/**
+ * Records out(N, I) = silu(inp·gateᵀ)·(inp·upᵀ) for inp (N, C) and f32 gate, up (I, C) without bias,
+ * as one dispatch (`matmul_swiglu_forward`) instead of matmulForward twice and swigluForward.
+ */
+export function matmulSwigluForward(plan: KernelPlan, out: GPUTensor, inp: GPUTensor, gate: GPUTensor, up: GPUTensor, N: number, C: number, I: number): void {
+  if (C % 4 !== 0 || I % 4 !== 0) throw new Error(`matmul_swiglu_forward: C = ${C} and I = ${I} must be multiples of 4 (the kernel loads vec4)`);
+  if (gate.dtype === 'f16' || up.dtype === 'f16') throw new Error('matmul_swiglu_forward reads f32 weights only');
+  const oneRow = N === 1;
+  const rowGroups = oneRow ? 1 : Math.ceil(N / 4);
+  const { WG_X, WG_Y } = oneRow ? { WG_X: 64, WG_Y: 1 } : matmulWorkgroup(I / 4, rowGroups);
+  plan.add(
+    plan.kernels.dispatch('matmul_swiglu_forward', { WG_X, WG_Y, ONE_ROW: oneRow }, [out, inp, gate, up], [u32(N), u32(C), u32(I)], [
+      Math.ceil(I / 4 / WG_X),
+      Math.ceil(rowGroups / WG_Y),
+      1,
+    ]),
   );
 }

@@ -49,7 +49,7 @@ export const MATMUL_MIN_WORKGROUPS = 2;
  * smaller workgroups until there are MATMUL_MIN_WORKGROUPS of them (a 64×64 weight gradient was one
  * workgroup: one core of a software adapter).
  */
-function matmulWorkgroup(columnGroups: number, rowGroups: number): { WG_X: number; WG_Y: number } {
+export function matmulWorkgroup(columnGroups: number, rowGroups: number): { WG_X: number; WG_Y: number } {
   let WG_X: number = MATMUL_WORKGROUP.WG_X;
   let WG_Y: number = MATMUL_WORKGROUP.WG_Y;
   while (WG_X > 1 && WG_X / 2 >= columnGroups) {

@@ -483,9 +483,15 @@ export class WebGPUDecoder implements Decoder {
 
       // MLP block
       ops.rmsnormForward(plan, ln, rstd, x, lp('post_attention_layernorm.weight'), N, C, eps);
-      linear(l, 'gate_proj', gate, ln);
-      linear(l, 'up_proj', up, ln);
-      ops.swigluForward(plan, swiglu, gate, up, N * I);
+      const gateWeight = this.param(`${linearModuleName(l, 'gate_proj')}.weight`);
+      const upWeight = this.param(`${linearModuleName(l, 'up_proj')}.weight`);
+      if (this.fusedMlp(l, gateWeight, upWeight)) {
+        decoderOps.matmulSwigluForward(plan, swiglu, ln, gateWeight, upWeight, N, C, I); // gate, up and swiglu in one dispatch
+      } else {
+        linear(l, 'gate_proj', gate, ln);
+        linear(l, 'up_proj', up, ln);
+        ops.swigluForward(plan, swiglu, gate, up, N * I);
+      }
       linear(l, 'down_proj', x, swiglu, true); // x += swiglu·Wdownᵀ
     }
     // Final norm and LM head on each sequence's last row only (the gather is an embedding lookup into the rows).
@@ -494,6 +500,14 @@ export class WebGPUDecoder implements Decoder {
     const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
     decoderOps.matmulForwardRows(plan, logits, lnf, lmHead, null, batch, C, V);
     return { rows, batch, ids, positions, rowSeq, pageTable, lastRows, logits, buffers, plan, samplers: new Map() };
+  }
+
+  /** Whether layer l's gate and up products can run fused with swiglu: f32 weights, no bias, no LoRA on either. */
+  private fusedMlp(l: number, gateWeight: GPUTensor, upWeight: GPUTensor): boolean {
+    if (gateWeight.dtype === 'f16' || upWeight.dtype === 'f16') return false;
+    const modules: LoraTargetModule[] = ['gate_proj', 'up_proj'];
+    if (modules.some((module) => this.weights.param(`${linearModuleName(l, module)}.bias`) !== null)) return false;
+    return this.lora === null || !modules.some((module) => this.lora!.targetModules.includes(module));
   }
 
   /** Copies the pages of a parent into each child's pages (same count), through a scratch buffer: a copy may not read and write one buffer. */

@@ -1,6 +1,6 @@
 /**
  * The WebGPU decoder's checks, written once and run in Node + Dawn (test/gpu-node/decoder.test.ts)
- * and in Chromium (decoder.test.ts): its three kernels against their references, KV-cache logits
+ * and in Chromium (decoder.test.ts): its four kernels against their references, KV-cache logits
  * against a full backend.forward of the whole sequence and against the CPU decoder (plain Llama,
  * QKV bias, q/k norm, LoRA), a ragged batch against each sequence alone (greedy), fork, extension,
  * release, the cache limits, and LocalChatClient over it. Sizes are tiny (SwiftShader is slow).
@@ -11,7 +11,9 @@ import type { Decoder } from '../../../src/gpu/inference/decoder.ts';
 import { generate, type GenerationRequest } from '../../../src/gpu/inference/generate.ts';
 import { LocalChatClient } from '../../../src/gpu/inference/local-chat-client.ts';
 import { kvCacheWrite, readPagedRows } from '../../../src/gpu/inference/paged-kv-cache.ts';
+import { matmulForward } from '../../../src/gpu/reference/matmul.ts';
 import { ropeForward } from '../../../src/gpu/reference/rope.ts';
+import { swigluForward } from '../../../src/gpu/reference/swiglu.ts';
 import { TINY_CONFIG as TINY_PRESET } from '../../../src/gpu/inference/presets.ts';
 import { argmax } from '../../../src/gpu/inference/sampler.ts';
 import type { NamedTensors } from '../../../src/gpu/model/backend.ts';
@@ -178,6 +180,39 @@ const ropeCacheCase: DecoderCase = {
     expectClose(await readTensor(device, valuesT!, values.byteLength), expectedValues, { atol: 0, rtol: 0, label: 'rope_kv_cache_write values' });
     plan.destroy();
     for (const tensor of tensors) tensor.buffer.destroy();
+  },
+};
+
+const matmulSwigluCase: DecoderCase = {
+  name: 'matmul_swiglu_forward matches matmulForward of gate and up then swigluForward (one row, and 6 rows: a partial 4-row tile)',
+  async run(context) {
+    const kernels = kernelsFor(context);
+    const device = kernels.device;
+    const [C, I] = [20, 36];
+    const gate = randomArray(I * C, 21);
+    const up = randomArray(I * C, 22);
+    const gateT = createTensor(device, gate);
+    const upT = createTensor(device, up);
+    for (const N of [1, 6]) {
+      const inp = randomArray(N * C, 23 + N);
+      const gateOut = new Float32Array(N * I);
+      const upOut = new Float32Array(N * I);
+      const expected = new Float32Array(N * I);
+      matmulForward(gateOut, inp, gate, null, N, C, I);
+      matmulForward(upOut, inp, up, null, N, C, I);
+      swigluForward(expected, gateOut, upOut, N * I);
+      const inpT = createTensor(device, inp);
+      const out = createTensor(device, N * I * 4);
+      const plan = new KernelPlan(kernels);
+      decoderOps.matmulSwigluForward(plan, out, inpT, gateT, upT, N, C, I);
+      plan.submit();
+      expectClose(await readTensor(device, out, N * I * 4), expected, { atol: 1e-5, rtol: 1e-4, label: `matmul_swiglu_forward N = ${N}` });
+      plan.destroy();
+      inpT.buffer.destroy();
+      out.buffer.destroy();
+    }
+    gateT.buffer.destroy();
+    upT.buffer.destroy();
   },
 };
 
@@ -379,4 +414,4 @@ const generatorCase: DecoderCase = {
 };
 
 /** Every decoder check, in the order they run. */
-export const DECODER_CASES: DecoderCase[] = [kernelCase, ropeCacheCase, ...fullForwardCases, raggedCase, forkExtendCase, limitsCase, chatClientCase, generatorCase];
+export const DECODER_CASES: DecoderCase[] = [kernelCase, ropeCacheCase, matmulSwigluCase, ...fullForwardCases, raggedCase, forkExtendCase, limitsCase, chatClientCase, generatorCase];
