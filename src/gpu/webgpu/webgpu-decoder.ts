@@ -7,8 +7,8 @@
  * paged KV cache: per layer (pages, PAGE, KVH·HS) in one keys and one values buffer, a sequence
  * owning a list of pages of PAGE tokens (paged-kv-cache.ts). A call stacks the new tokens of all
  * its sequences into N rows (a ragged batch; each row carries its absolute position, sequence and
- * page table), runs every per-row op over them, stores the rows' keys and values
- * (`kv_cache_write`), attends each row over its own sequence's cache (`attention_decode_forward`)
+ * page table), runs every per-row op over them, stores the rows' roped keys and values
+ * (`rope_kv_cache_write`), attends each row over its own sequence's cache (`attention_decode_forward`)
  * and computes the final norm and LM head on each sequence's last row only; the (B, V) logits are
  * read back for the CPU sampler. Plans are recorded once per (rows, sequences) bucket (powers of
  * two; padding rows write to a scratch page). It is not a sampler and not a backend.
