@@ -3,8 +3,13 @@ import type { EngineTrainingRollout } from '../../workers/engine-bridge.ts';
 import { newRun } from '../training-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
-import { rewardLines } from './result-text.ts';
+import { environmentReplies, rewardLines } from './result-text.ts';
 import { isTraining } from '../store/selectors.ts';
+
+/** The compact Wordle's win reward and its two weight-0 metrics (src/envs/builtin/wordle-compact.ts): a run that has them gets their charts. */
+const WORDLE_WIN = 'compactWinReward';
+const WORDLE_GUESSES = 'guessesMetric';
+const WORDLE_INVALID = 'compactInvalidGuessesMetric';
 
 const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
 
@@ -51,6 +56,13 @@ function RunCharts() {
         <MetricChart title="Entropy (nats / token)" steps={steps} series={[line('entropy', grpo.map((m) => m.entropy), COLORS[3]!)]} />
         <MetricChart title="Gradient norm" steps={steps} series={[line('grad norm', grpo.map((m) => m.gradNorm), COLORS[5]!)]} />
         <MetricChart title="Sampled tokens / s" steps={steps} series={[line('tokens/s', grpo.map((m) => m.tokensPerSecond), COLORS[0]!)]} />
+        {last !== undefined && WORDLE_WIN in last.rewards && (
+          <>
+            <MetricChart testId="chart-wordle-win" title="Wordle: win rate" steps={steps} yRange={[0, 1]} series={[line('win rate', grpo.map((m) => m.rewards[WORDLE_WIN] ?? null), COLORS[2]!)]} />
+            <MetricChart testId="chart-wordle-turns" title="Wordle: valid guesses per game" steps={steps} series={[line('guesses', grpo.map((m) => m.rewards[WORDLE_GUESSES] ?? null), COLORS[3]!)]} />
+            <MetricChart testId="chart-wordle-invalid" title="Wordle: invalid guesses per game" steps={steps} series={[line('invalid', grpo.map((m) => m.rewards[WORDLE_INVALID] ?? null), COLORS[1]!)]} />
+          </>
+        )}
       </div>
       {run.evaluations.length > 0 && (
         <table className="scores" data-testid="run-evaluations">
@@ -82,6 +94,7 @@ function LatestRollouts() {
 
 function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
   const question = rollout.prompt.filter((message) => message.role === 'user').at(-1)?.content ?? '';
+  const replies = environmentReplies(rollout.completion);
   return (
     <li className="training-rollout" data-testid="training-rollout">
       <span className={`badge ${rollout.passed ? 'pass' : 'fail'}`}>{rollout.passed ? '✓' : '✗'}</span>
@@ -89,17 +102,21 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
       <code className="question" title={`task ${rollout.taskIndex}`}>{question}</code>
       <span className="arrow">→</span>
       <span className="tokens">
-        {rollout.turns.flatMap((turn, t) => turn.completionIds.map((id, i) => {
-          const logprob = turn.completionLogprobs[i] ?? 0;
-          const probability = Math.exp(logprob);
-          // The engine decoded each token with the model's tokenizer; '' is part of a character the next token completes.
-          const text = turn.completionPieces[i] ?? '';
-          return (
-            <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`token ${id}: ${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
-              {text === '' ? '·' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
-            </span>
-          );
-        }))}
+        {rollout.turns.flatMap((turn, t) => [
+          ...turn.completionIds.map((id, i) => {
+            const logprob = turn.completionLogprobs[i] ?? 0;
+            const probability = Math.exp(logprob);
+            // The engine decoded each token with the model's tokenizer; '' is part of a character the next token completes.
+            const text = turn.completionPieces[i] ?? '';
+            return (
+              <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`token ${id}: ${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
+                {text === '' ? '·' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
+              </span>
+            );
+          }),
+          // Multi-turn: the environment's answer to this turn (a Wordle board), between the model's turns.
+          ...(replies[t] ? [<code key={`${t}-reply`} className="env-reply" data-testid="env-reply" title="the environment's reply">{replies[t]}</code>] : []),
+        ])}
       </span>
       {Object.entries(rollout.scores).map(([name, value]) => <span key={name} className="chip"><code>{name}</code> {value.toFixed(2)}</span>)}
       {rollout.errors.length > 0 && <span className="badge error" title={rollout.errors.join('\n')}>!</span>}

@@ -6,7 +6,7 @@
  * `code`, **bold**, and fenced ``` blocks.
  */
 import type { BuiltinEnvironmentName } from '../../envs/builtin/index.ts';
-import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS } from '../../rl/lesson.ts';
+import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS, WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_MODEL, WORDLE_LESSON_OPTIONS } from '../../rl/lesson.ts';
 import type { EvaluationSettings } from '../store/evaluation-slice.ts';
 import type { PolicyKind } from '../store/policy-slice.ts';
 import type { RunMode, TrainingSettings } from '../store/training-slice.ts';
@@ -25,7 +25,7 @@ export interface LessonPreset {
   /** Arguments passed to `loadEnvironment(args)`. */
   args: Record<string, unknown>;
   policy: PolicyKind;
-  /** The in-tab engine's model ('tiny' or a preset id such as 'smollm2-135m-instruct'). */
+  /** The in-tab engine's model ('tiny', 'nano' or a preset id such as 'smollm2-135m-instruct'). */
   inTabModel: string;
   mode: RunMode;
   /** Evaluation settings that differ from the panel's defaults. */
@@ -47,6 +47,7 @@ export interface Lesson {
 }
 
 const TINY_ARGS: Record<string, unknown> = { ...DEFAULT_LESSON_ENVIRONMENT.args };
+const WORDLE = WORDLE_LESSON_OPTIONS;
 
 /** The lessons, in order. */
 export const LESSONS: readonly Lesson[] = [
@@ -139,6 +140,42 @@ export const LESSONS: readonly Lesson[] = [
       mode: 'evaluate',
       evaluation: { numTasks: 10, rolloutsPerTask: 1, concurrency: 4, maxTokens: 160, temperature: 0.7, seed: 0 },
       training: { demonstrations: 100, sftSteps: 200, grpoSteps: 40, tasksPerStep: 4, groupSize: 8, maxTokens: 160, temperature: 1 },
+    },
+  },
+  {
+    id: 6,
+    title: 'Train a Wordle agent in this tab',
+    goal: 'Warm a small pretrained model up on a solver\'s Wordle games, then let GRPO train it on its own games, and measure whether RL beat the imitation.',
+    steps: [
+      'Press **Start lesson**. The environment is Wordle in its compact form (`{"compact":true}`): each board is one short line, `s?a?e +rt -bcdl` — the green letters in place, `+` letters known to be in the word but not yet placed, `-` letters known not to be in it — and the model answers with a bare five-letter word. Secret words come from a 300-word pool; 100 of them are held out: they are the evaluation answers and never the answer of a training game.',
+      'The policy is the in-tab model **nano**: a 0.3M-parameter byte-level Llama that ships with the app (no download), pretrained on the CPU by `scripts/nano/pretrain.ts` on word lists, the teacher\'s Wordle games and reverse-text. Press **Evaluate**: all 100 held-out words, greedy. Open **Rollouts** to read the games turn by turn.',
+      'Rewards: 1 for a win, up to 0.5 for winning in fewer turns, 0.2 × the share of valid words, 0.3 × the share of guesses that fit the board they answered. `guessesMetric` and `compactInvalidGuessesMetric` (weight 0) count valid and invalid guesses. A pass is a win.',
+      'Choose **Warm up** and press Start. The teacher is a deliberately imperfect solver: it guesses a random pool word that fits the board, but on 30% of moves one that fits only the greens. The model imitates 400 of its winning games for 100 SFT steps. Evaluate again.',
+      'Choose **Train** and press Start: GRPO plays 8 games for each of 8 words per step. The Training tab charts **Wordle: win rate**, **valid guesses per game** and **invalid guesses per game** beside the reward; under the charts each game of the latest step reads turn by turn, the model\'s guess (coloured by probability) followed by the board it got back.',
+      'Evaluate once more and compare the three measurements in the run\'s table. Measured on the CPU (see BENCHMARKS.md): NUMBERS_PENDING.',
+    ],
+    preset: {
+      fileName: 'Lesson 6 · Wordle (nano)',
+      environment: { kind: 'builtin', builtin: 'wordle' },
+      args: { ...WORDLE_LESSON_ENVIRONMENT.args },
+      policy: 'in-tab',
+      inTabModel: WORDLE_LESSON_MODEL,
+      mode: 'evaluate',
+      evaluation: { numTasks: WORDLE.evalTasks, rolloutsPerTask: 1, concurrency: 8, maxTokens: WORDLE.maxTokens, temperature: 0, seed: 0 },
+      training: {
+        demonstrations: WORDLE.warmup!.demonstrations,
+        sftSteps: WORDLE.warmup!.steps,
+        sftBatchSize: WORDLE.warmup!.batchSize,
+        sftLr: WORDLE.warmup!.lr,
+        grpoSteps: WORDLE.grpo!.steps,
+        tasksPerStep: WORDLE.grpo!.tasksPerStep,
+        groupSize: WORDLE.grpo!.groupSize,
+        grpoLr: WORDLE.grpo!.schedule!.lr,
+        maxTokens: WORDLE.maxTokens,
+        maxAsync: WORDLE.grpo!.maxAsync ?? 1,
+        temperature: 1,
+        checkpointEvery: WORDLE.checkpointEvery ?? 20,
+      },
     },
   },
 ];

@@ -36,9 +36,10 @@ export interface EngineInfo {
   presetFit?: Record<string, string | null>;
 }
 
-/** Which model the engine should run: tiny from a seed, a real preset by id (downloaded and cached), or files the person picked (`File`s clone into the worker). */
+/** Which model the engine should run: tiny from a seed, nano (the pretrained byte-level model the app ships, fetched from `url`, a folder URL), a real preset by id (downloaded and cached), or files the person picked (`File`s clone into the worker). */
 export type EngineModelSpec =
   | { kind: 'tiny'; seed: number }
+  | { kind: 'nano'; url: string; seed: number }
   | { kind: 'preset'; id: string; seed: number }
   | { kind: 'local'; files: File[]; seed: number };
 

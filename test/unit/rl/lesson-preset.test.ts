@@ -18,7 +18,7 @@ describe('lesson 6 preset', () => {
   });
 
   test('the quick form runs every phase with much less work', () => {
-    const work = (o: typeof WORDLE_LESSON_OPTIONS) => o.warmup!.steps * o.warmup!.batchSize + o.grpo!.steps * o.grpo!.tasksPerStep * o.grpo!.groupSize + o.evalTasks;
+    const work = (o: typeof WORDLE_LESSON_OPTIONS): number => o.warmup!.steps * o.warmup!.batchSize + o.grpo!.steps * (o.grpo!.tasksPerStep ?? 0) * (o.grpo!.groupSize ?? 0) + o.evalTasks;
     expect(WORDLE_LESSON_QUICK_OPTIONS.warmup!.steps).toBeGreaterThan(0);
     expect(WORDLE_LESSON_QUICK_OPTIONS.grpo!.steps).toBeGreaterThan(0);
     expect(work(WORDLE_LESSON_QUICK_OPTIONS) * 10).toBeLessThan(work(WORDLE_LESSON_OPTIONS));
