@@ -2,6 +2,7 @@
  * `npm run bench:learn`: the default lesson (src/rl/lesson.ts) headless — reward before the
  * warm-up, after it and after GRPO, with steps/s and tokens/s per phase. WebGPU through Dawn by
  * default (the software adapter where there is no GPU; pass --quick there), or --backend cpu.
+ * `--model nano` runs the same lesson on nano instead of tiny (is the pretrained model a better default?).
  * Prints a table and one JSON line.
  */
 import { parseArgs } from 'node:util';
@@ -17,6 +18,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean' },
     'sft-steps': { type: 'string' },
     steps: { type: 'string' },
+    model: { type: 'string' },
   },
 });
 const backendName = parseBackendName(values.backend ?? 'webgpu');
@@ -32,8 +34,9 @@ const options: TrainingRunOptions = {
 
 const env = await loadBuiltinEnvironment(DEFAULT_LESSON_ENVIRONMENT.name, { ...DEFAULT_LESSON_ENVIRONMENT.args });
 const expert = new ScriptedClient(await loadBuiltinExpert(DEFAULT_LESSON_ENVIRONMENT.name, env));
-const model = await openModel('tiny', { backend: backendName, seed: options.seed });
-console.error(`bench:learn on ${model.device}: ${sftSteps} SFT steps, ${grpoSteps} GRPO steps`);
+const modelName = values.model ?? 'tiny';
+const model = await openModel(modelName, { backend: backendName, seed: options.seed });
+console.error(`bench:learn ${modelName} on ${model.device}: ${sftSteps} SFT steps, ${grpoSteps} GRPO steps`);
 
 const phaseTime = { sft: 0, grpo: 0 };
 const phaseTokens = { sft: 0, grpo: 0 };
@@ -58,11 +61,11 @@ const rows = [
   ['after GRPO', reward['after GRPO'], passRate['after GRPO'], grpoSteps, grpoSteps / (phaseTime.grpo / 1000), phaseTokens.grpo / (phaseTime.grpo / 1000)],
 ] as const;
 const fmt = (value: number | string | undefined, digits = 3) => (typeof value === 'number' ? value.toFixed(digits) : (value ?? ''));
-console.log(`adapter: ${model.device}\n`);
+console.log(`model: ${modelName} · adapter: ${model.device}\n`);
 console.log('| phase | reward (greedy, 32 held-out tasks) | pass rate | steps | steps/s | tokens/s |');
 console.log('|---|---|---|---|---|---|');
 for (const [phase, r, p, steps, stepsPerSecond, tokensPerSecond] of rows) {
   console.log(`| ${phase} | ${fmt(r)} | ${fmt(p, 2)} | ${steps} | ${fmt(stepsPerSecond, 2)} | ${fmt(tokensPerSecond, 0)} |`);
 }
-console.log(JSON.stringify({ bench: 'learn', device: model.device, sftSteps, grpoSteps, reward, passRate, sft: { seconds: phaseTime.sft / 1000, tokensPerSecond: phaseTokens.sft / (phaseTime.sft / 1000) }, grpo: { seconds: phaseTime.grpo / 1000, sampledTokensPerSecond: phaseTokens.grpo / (phaseTime.grpo / 1000) } }));
+console.log(JSON.stringify({ bench: 'learn', model: modelName, device: model.device, sftSteps, grpoSteps, reward, passRate, sft: { seconds: phaseTime.sft / 1000, tokensPerSecond: phaseTokens.sft / (phaseTime.sft / 1000) }, grpo: { seconds: phaseTime.grpo / 1000, sampledTokensPerSecond: phaseTokens.grpo / (phaseTime.grpo / 1000) } }));
 model.backend.dispose();
