@@ -38,7 +38,7 @@ export function LessonPanel() {
   return (
     <aside className="lesson-pane" aria-label={`Lesson ${lesson.id}`} data-testid="lesson-panel">
       <div className="lesson-head">
-        <span className="lesson-number">Lesson {lesson.id} of {LESSONS.length}</span>
+        <span className="lesson-number">Lesson {lesson.id} of {LESSONS.at(-1)?.id ?? LESSONS.length}</span>
         <button type="button" className="quiet" onClick={closeLesson} aria-label="Close the lesson" data-testid="lesson-close">✕</button>
       </div>
       <h2 data-testid="lesson-title">{lesson.title}</h2>
