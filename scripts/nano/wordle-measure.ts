@@ -4,7 +4,7 @@
  * a control that spends GRPO's wall time on more warm-up SFT instead (so a gain is RL's, not more
  * SFT). Prints a markdown table and one JSON line (with the GRPO curve), for BENCHMARKS.md.
  *
- *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--eval-tasks 100] [--sft-steps N] [--grpo-steps N] [--quick]
+ *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--eval-tasks 100] [--sft-steps N] [--grpo-steps N] [--tasks-per-step N] [--quick]
  */
 import { parseArgs } from 'node:util';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     'eval-tasks': { type: 'string' },
     'sft-steps': { type: 'string' },
     'grpo-steps': { type: 'string' },
+    'tasks-per-step': { type: 'string' },
     model: { type: 'string', default: 'nano' },
     temperature: { type: 'string', default: '1' },
   },
@@ -28,6 +29,7 @@ const lesson = values.quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTION
 const evalTasks = Number(values['eval-tasks'] ?? lesson.evalTasks);
 const sftSteps = Number(values['sft-steps'] ?? lesson.warmup!.steps);
 const grpoSteps = Number(values['grpo-steps'] ?? lesson.grpo!.steps);
+const tasksPerStep = Number(values['tasks-per-step'] ?? lesson.grpo!.tasksPerStep);
 const sampledTemperature = Number(values.temperature);
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)}s`;
@@ -76,8 +78,9 @@ const sftMsPerStep = warm.sft.reduce((sum, step) => sum + step.stepMs, 0) / Math
 console.error(`[${elapsed()}] warm-up: ${sftSteps} steps, ${sftMsPerStep.toFixed(0)} ms/step, last loss ${warm.sft.at(-1)?.loss.toFixed(3)}`);
 rows.push(await measure('after warm-up'));
 const afterWarmup = await model.backend.getParameters();
+const optimizerAfterWarmup = await model.backend.getOptimizerState();
 
-const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps } };
+const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep } };
 const curve: { step: number; reward: number; passRate: number }[] = [];
 const grpoStarted = Date.now();
 const rl = await runTraining(env, model, null, grpoOnly, {
@@ -89,19 +92,21 @@ const rl = await runTraining(env, model, null, grpoOnly, {
 const grpoSeconds = (Date.now() - grpoStarted) / 1000;
 rows.push(await measure('after GRPO'));
 
-// The control: from the same warmed-up weights, SFT for GRPO's wall time instead.
+// The control: from the same warmed-up weights and optimizer state, the warm-up goes on (new
+// batches of the same demonstrations) for GRPO's wall time instead.
 await model.backend.setParameters(afterWarmup);
+await model.backend.setOptimizerState(optimizerAfterWarmup);
 const controlSteps = Math.max(1, Math.round((grpoSeconds * 1000) / sftMsPerStep));
-await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...lesson.warmup!, steps: controlSteps } });
+await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...lesson.warmup!, steps: sftSteps + controlSteps }, resumeFrom: { phase: 'sft', nextStep: sftSteps } });
 rows.push(await measure(`control: warm-up + ${controlSteps} more SFT steps`));
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 console.log(`model: ${values.model} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
-console.log(`warm-up ${sftSteps} SFT steps; GRPO ${grpoSteps} steps (${grpoSeconds.toFixed(0)} s); control ${controlSteps} extra SFT steps\n`);
+console.log(`warm-up ${sftSteps} SFT steps; GRPO ${grpoSteps} steps of ${tasksPerStep} words × ${lesson.grpo!.groupSize} games (${grpoSeconds.toFixed(0)} s); control ${controlSteps} extra SFT steps (${(controlSteps * sftMsPerStep / 1000).toFixed(0)} s)\n`);
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | reward (greedy) |');
 console.log('|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistency)} | ${greedy.reward.toFixed(3)} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, controlSteps, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, tasksPerStep, controlSteps, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

@@ -41,7 +41,7 @@ export const WORDLE_LESSON_OPTIONS: TrainingRunOptions = {
   maxTokens: 8,
   evalTasks: 100,
   warmup: { demonstrations: 400, steps: 100, batchSize: 16, lr: 1e-3 },
-  grpo: { steps: 60, tasksPerStep: 8, groupSize: 8, schedule: { lr: 3e-4 }, maxAsync: 1 },
+  grpo: { steps: 60, tasksPerStep: 8, groupSize: 8, schedule: { lr: 5e-4 }, maxAsync: 1 },
   checkpointEvery: 20,
 };
 
@@ -51,7 +51,7 @@ export const WORDLE_LESSON_QUICK_OPTIONS: TrainingRunOptions = {
   maxTokens: 8,
   evalTasks: 16,
   warmup: { demonstrations: 64, steps: 8, batchSize: 8, lr: 1e-3 },
-  grpo: { steps: 3, tasksPerStep: 2, groupSize: 4, schedule: { lr: 3e-4 }, maxAsync: 1 },
+  grpo: { steps: 3, tasksPerStep: 2, groupSize: 4, schedule: { lr: 5e-4 }, maxAsync: 1 },
   checkpointEvery: 0,
 };
 
