@@ -1,7 +1,9 @@
 // Lint: typescript-eslint's recommended rules plus the layering the README states
-// (src/ui -> src/workers -> src/rl, src/envs, src/gpu; src/chat, the chat protocol, is a leaf all may use):
+// (src/ui -> src/workers -> src/rl, src/envs, src/models -> src/gpu; src/chat, the chat protocol, and
+// src/common are leaves all may use):
 // src/envs, src/rl and src/gpu import no React, zustand, Monaco or UI code; src/gpu imports neither
-// src/envs nor src/rl; src/envs imports neither src/gpu, src/rl nor src/workers; src/ui does not
+// src/envs, src/rl nor src/models; src/models (catalogue and cache) imports no layer above src/gpu;
+// src/envs imports neither src/gpu, src/rl nor src/workers; src/ui does not
 // import src/gpu (it goes through src/workers); src/workers imports no UI code.
 // test/unit/lint/layering.test.ts proves each rule fires.
 import js from '@eslint/js';
@@ -37,7 +39,11 @@ export default tseslint.config(
   },
   {
     files: ['src/gpu/**'],
-    rules: layerRule(['**/envs/**', '**/rl/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/gpu imports neither src/envs nor src/rl (chat types come from src/chat/protocol.ts), and no UI, worker or CLI code (README, layering).'),
+    rules: layerRule(['**/envs/**', '**/rl/**', '**/models/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/gpu imports neither src/envs, src/rl nor src/models (chat types come from src/chat/protocol.ts), and no UI, worker or CLI code (README, layering).'),
+  },
+  {
+    files: ['src/models/**'],
+    rules: layerRule(['**/envs/**', '**/rl/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/models (the model catalogue and cache) sits just above src/gpu: it imports neither src/envs nor src/rl, and no UI, worker or CLI code (README, layering).'),
   },
   {
     files: ['src/envs/**'],
@@ -45,7 +51,7 @@ export default tseslint.config(
   },
   {
     files: ['src/ui/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/gpu/**'], message: 'src/ui does not import src/gpu: reach the model code through src/workers (e.g. src/workers/model-catalogue.ts) (README, layering).' }] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/gpu/**'], message: 'src/ui does not import src/gpu: reach the model code through src/workers, and the catalogue and cache in src/models (README, layering).' }] }] },
   },
   {
     files: ['src/workers/**'],

@@ -18,6 +18,7 @@ import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter }
 import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl eval`. */
 export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
@@ -313,7 +314,7 @@ function parseJsonObject(text: string | undefined, flag: string): Record<string,
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CliError(`${flag} is not valid JSON (${(error as Error).message}): ${text}`, 2);
+    throw new CliError(`${flag} is not valid JSON (${errorMessage(error)}): ${text}`, 2);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CliError(`${flag} must be a JSON object, e.g. '{"numTasks": 50}'`, 2);
   return value as Record<string, unknown>;

@@ -13,6 +13,7 @@ import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
 import { CliError } from './cli-error.ts';
 import { checkFinite } from './open-model.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl forward`. */
 export const FORWARD_USAGE = `Usage: tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|webgpu]
@@ -52,7 +53,7 @@ export async function runForward(argv: string[]): Promise<number> {
     model = await loadModelFolder(async (name) => new Uint8Array(await readFile(join(modelDir, name))), modelDir);
     checkFinite(model.tensors, `${modelDir}/model.safetensors`);
   } catch (error) {
-    throw new CliError((error as Error).message);
+    throw new CliError(errorMessage(error));
   }
   const V = model.config.vocab_size;
   const outside = [...ids].find((id) => id >= V);
@@ -83,7 +84,7 @@ async function forwardOnWebGPU(config: ModelConfig, tensors: NamedTensors, ids: 
   try {
     context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'tabrl forward' });
   } catch (error) {
-    throw new CliError(`--backend webgpu: ${(error as Error).message}`);
+    throw new CliError(`--backend webgpu: ${errorMessage(error)}`);
   }
   try {
     const backend = await createWebGPUBackend(context, config, { tensors }).catch((error: Error) => {

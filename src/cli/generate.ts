@@ -10,6 +10,7 @@ import type { Message } from '../envs/types.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { CliError } from './cli-error.ts';
 import { openModel, parseBackendName } from './open-model.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl generate`. */
 export const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny | nano> (--prompt TEXT | --messages JSON) [options]
@@ -85,7 +86,7 @@ export async function runGenerate(argv: string[]): Promise<number> {
       ...(seed !== undefined ? { seed } : {}),
     });
   } catch (error) {
-    throw new CliError((error as Error).message);
+    throw new CliError(errorMessage(error));
   }
 
   const promptIds = completion.choices[0]?.tokens.promptIds ?? [];
@@ -126,7 +127,7 @@ function parseMessages(prompt: string | undefined, messagesJson: string | undefi
   try {
     value = JSON.parse(messagesJson!);
   } catch (error) {
-    throw new CliError(`--messages is not valid JSON (${(error as Error).message})`, 2);
+    throw new CliError(`--messages is not valid JSON (${errorMessage(error)})`, 2);
   }
   const roles = ['system', 'user', 'assistant', 'tool'];
   const valid =

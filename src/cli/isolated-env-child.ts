@@ -17,12 +17,12 @@ import * as tabrl from '../envs/index.ts';
 import { ChatClientError, type ChatClient, type ChatRequest, type Environment, type Task } from '../envs/index.ts';
 import { toPlainData } from '../envs/plain-data.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, ModelCallClient, SandboxTrajectory } from './isolated-env-protocol.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 // Taken before any environment code runs, which may replace what it can reach.
 const sendToHost: (message: ChildMessage) => void = process.send!.bind(process);
 const exitProcess = (process as unknown as { reallyExit(code: number): never }).reallyExit.bind(process);
 
-const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** What environment code may not do here, beyond what the permission model refuses. */
 function lockDown(): void {

@@ -19,6 +19,7 @@ import { basename, join } from 'node:path';
 import { ChatClientError, Environment, Rubric, type ChatClient, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
 import { bundleChildRuntime, bundleEnvironmentFile } from './compile-env-file.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
@@ -168,7 +169,7 @@ class ChildSupervisor {
       try {
         await this.start();
       } catch (error) {
-        this.broken = `${(error as Error).message} (when it was started again after a failure)`;
+        this.broken = `${errorMessage(error)} (when it was started again after a failure)`;
         return { kind: 'failed', message: this.broken, blame: 'culprit', timeout: false };
       }
     }
@@ -238,7 +239,7 @@ class ChildSupervisor {
       } catch (error) {
         outcome = error instanceof ChatClientError
           ? { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) }
-          : { ok: false, message: error instanceof Error ? error.message : String(error), kind: 'bad_response' };
+          : { ok: false, message: errorMessage(error), kind: 'bad_response' };
       } finally {
         // The clock starts again when the child says the reply reached the rollout ('entered').
         if (rollout) {

@@ -12,6 +12,7 @@ import { CliError } from './cli-error.ts';
 import { EnvFileCompileError } from './compile-env-file.ts';
 import { IsolatedEnvironment, IsolatedLoadError, loadIsolatedEnvironment, type IsolationOptions } from './isolated-environment.ts';
 import { typecheckEnvironmentFile } from './typecheck-env.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** How to load an environment. */
 export interface LoadEnvironmentOptions {
@@ -40,7 +41,7 @@ export async function loadEnvironmentSpec(spec: string, options: LoadEnvironment
     try {
       return await loadBuiltinEnvironment(spec, options.judge ? { ...args, judgeClient: options.judge.client } : args);
     } catch (error) {
-      throw new CliError(`${spec}: loadEnvironment(${JSON.stringify(args)}) threw: ${error instanceof Error ? error.message : String(error)}; check --env-args`, 2);
+      throw new CliError(`${spec}: loadEnvironment(${JSON.stringify(args)}) threw: ${errorMessage(error)}; check --env-args`, 2);
     }
   }
   return loadEnvironmentFile(resolve(spec), args, options);

@@ -9,6 +9,7 @@ import { runEval } from './eval.ts';
 import { runForward } from './forward.ts';
 import { runGenerate } from './generate.ts';
 import { runTrain } from './train.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** A subcommand: a one-line description and its entry point. */
 interface Command {
@@ -55,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (process.env.TABRL_DEBUG === '1') throw error;
-    console.error(`tabrl ${name}: ${error instanceof Error ? error.message : String(error)} (set TABRL_DEBUG=1 to see where)`);
+    console.error(`tabrl ${name}: ${errorMessage(error)} (set TABRL_DEBUG=1 to see where)`);
     return 1;
   }
 }

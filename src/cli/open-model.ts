@@ -13,11 +13,13 @@ import { loadFolderTokenizer } from '../gpu/io/byte-model-folder.ts';
 import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import type { Decoder } from '../gpu/inference/decoder.ts';
-import { findRealPreset, huggingFaceFileUrl, MODEL_PRESETS, TINY_CONFIG } from '../gpu/inference/presets.ts';
+import { TINY_CONFIG } from '../gpu/inference/presets.ts';
+import { findRealPreset, huggingFaceFileUrl, MODEL_PRESETS } from '../models/catalogue.ts';
 import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensors } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
 import { CliError } from './cli-error.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Which engine runs the model. */
 export type BackendName = 'cpu' | 'webgpu';
@@ -89,7 +91,7 @@ export async function openModel(spec: string, options: { backend: BackendName; s
       tokenizer = await loadFolderTokenizer(read, folder);
     } catch (error) {
       const hint = spec === 'nano' ? 'the shipped nano folder is broken or missing; restore public/models/nano from git, or rebuild it with scripts/nano/pretrain.ts' : '--model takes "tiny", "nano" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
-      throw new CliError(`${(error as Error).message}\n(${hint})`);
+      throw new CliError(`${errorMessage(error)}\n(${hint})`);
     }
   }
   const backendOptions: ModelBackendOptions = { lora: options.lora ?? null, ...(options.loraSeed !== undefined ? { loraSeed: options.loraSeed } : {}) };
@@ -116,6 +118,6 @@ export async function openModel(spec: string, options: { backend: BackendName; s
       createDecoder: (model) => createWebGPUDecoder(model, cacheBytes === undefined ? {} : { cacheBytes }),
     };
   } catch (error) {
-    throw new CliError(`--backend webgpu: ${(error as Error).message}`);
+    throw new CliError(`--backend webgpu: ${errorMessage(error)}`);
   }
 }

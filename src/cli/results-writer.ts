@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { RolloutRecord, RolloutError, StopReason } from '../envs/index.ts';
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 export { recordToJson } from '../envs/results-record.ts';
 
@@ -78,7 +79,7 @@ export function prepareOutputFolder(dir: string, options: { overwrite: boolean; 
     mkdirSync(dir, { recursive: true });
     accessSync(dir, constants.W_OK);
   } catch (error) {
-    throw new CliError(`cannot write to --out ${dir} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); choose a folder you can write to`, 2);
+    throw new CliError(`cannot write to --out ${dir} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}); choose a folder you can write to`, 2);
   }
 }
 
@@ -90,7 +91,7 @@ export function readMetadata(dir: string): Record<string, unknown> {
   try {
     value = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new CliError(`--resume ${dir}: ${path} is not valid JSON (${(error as Error).message}); this folder cannot be resumed`, 2);
+    throw new CliError(`--resume ${dir}: ${path} is not valid JSON (${errorMessage(error)}); this folder cannot be resumed`, 2);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CliError(`--resume ${dir}: ${path} is not a JSON object; this folder cannot be resumed`, 2);
   return value as Record<string, unknown>;
@@ -121,7 +122,7 @@ export function readFinishedResults(path: string): FinishedResults {
     try {
       value = JSON.parse(line) as Record<string, unknown>;
     } catch (error) {
-      throw new CliError(`${path}:${index + 1} is not valid JSON (${(error as Error).message}); fix or remove that line, then resume again`, 2);
+      throw new CliError(`${path}:${index + 1} is not valid JSON (${errorMessage(error)}); fix or remove that line, then resume again`, 2);
     }
     const record = recordFromJson(value);
     if (!record) throw new CliError(`${path}:${index + 1} is not a rollout line (it needs task_index, rollout_index, reward); fix or remove that line, then resume again`, 2);

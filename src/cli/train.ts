@@ -26,6 +26,7 @@ import { checkFinite, openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl train`. */
 export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | model-dir> [options]
@@ -202,7 +203,7 @@ async function train(
       if (checkpoint.reference) await model.backend.setReference(checkpoint.reference);
       if (checkpoint.rolloutsAhead && resumeFrom.phase === 'grpo') resumeFrom = { ...resumeFrom, rolloutsAhead: checkpoint.rolloutsAhead };
     } catch (error) {
-      throw new CliError(`--resume: ${(error as Error).message}`);
+      throw new CliError(`--resume: ${errorMessage(error)}`);
     }
   }
   const options: TrainingRunOptions = { ...settings.options, ...(resumeFrom ? { resumeFrom } : {}) };
@@ -258,7 +259,7 @@ async function train(
       },
     });
   } catch (error) {
-    throw new CliError(`training stopped: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(`training stopped: ${errorMessage(error)}`);
   } finally {
     interrupt.dispose();
   }
@@ -291,7 +292,7 @@ function readCheckpointState(path: string): { phase: TrainingPosition['phase']; 
   try {
     state = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
   } catch (error) {
-    throw broken(`is not valid JSON (${(error as Error).message})`);
+    throw broken(`is not valid JSON (${errorMessage(error)})`);
   }
   if (typeof state !== 'object' || state === null) throw broken('is not a JSON object');
   if (state.phase !== 'sft' && state.phase !== 'grpo') throw broken(`has phase ${JSON.stringify(state.phase)}, expected "sft" or "grpo"`);

@@ -7,6 +7,7 @@
 import { ChatClientError, type ChatClient, type ChatCompletion } from './client.ts';
 import { Environment, type EnvironmentOptions, type RolloutOptions } from './environment.ts';
 import type { Message, RolloutError, SamplingArgs, State, StopReason, Task, ToolSchema, Trajectory, TurnRecord } from './types.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Options of a multi-turn environment. */
 export interface MultiTurnEnvOptions<S extends State = State> extends EnvironmentOptions<S> {
@@ -14,7 +15,6 @@ export interface MultiTurnEnvOptions<S extends State = State> extends Environmen
   maxTurns?: number;
 }
 
-const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** A multi-turn environment: subclass it and override `envResponse` and `isCompleted` (and `setupState` for game state). */
 export class MultiTurnEnv<S extends State = State> extends Environment<S> {

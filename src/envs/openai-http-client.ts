@@ -4,6 +4,7 @@
  * and 5xx (honouring Retry-After), and errors that say what was tried and what to do.
  */
 import { ChatClientError, type ChatClient, type ChatCompletion, type ChatRequest } from './client.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Options of the HTTP client. */
 export interface OpenAIHttpClientOptions {
@@ -180,7 +181,7 @@ function formatMs(ms: number): string {
 
 function causeOf(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  return cause?.code ?? cause?.message ?? errorMessage(error);
 }
 
 function stripUndefined<T extends object>(value: T): T {

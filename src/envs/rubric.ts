@@ -6,6 +6,7 @@
  */
 import type { Parser } from './parser.ts';
 import type { Message, RolloutError, State } from './types.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** What a reward function sees of a finished rollout. */
 export interface RewardContext<S extends State = State> {
@@ -105,7 +106,7 @@ async function scoreOne(name: string, run: () => number | Promise<number>): Prom
     }
     return { value };
   } catch (error) {
-    return { value: 0, error: `${name} threw: ${error instanceof Error ? error.message : String(error)}; scored 0` };
+    return { value: 0, error: `${name} threw: ${errorMessage(error)}; scored 0` };
   }
 }
 

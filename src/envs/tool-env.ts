@@ -7,6 +7,7 @@
  */
 import { MultiTurnEnv, type MultiTurnEnvOptions } from './multiturn-env.ts';
 import type { Message, State, ToolCall, ToolSchema } from './types.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** A tool: a function the model may call, described by a JSON schema of its arguments. */
 export interface Tool<Args = Record<string, unknown>, S extends State = State> {
@@ -107,7 +108,7 @@ export class ToolEnv<S extends ToolState = ToolState> extends MultiTurnEnv<S> {
     try {
       args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
     } catch (error) {
-      return { content: `Error: the arguments of ${tool.name} are not valid JSON (${(error as Error).message}).`, failed: true };
+      return { content: `Error: the arguments of ${tool.name} are not valid JSON (${errorMessage(error)}).`, failed: true };
     }
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { content: `Error: the arguments of ${tool.name} must be a JSON object.`, failed: true };
@@ -118,7 +119,7 @@ export class ToolEnv<S extends ToolState = ToolState> extends MultiTurnEnv<S> {
       const result = await tool.run(args as Record<string, unknown>, state);
       return { content: typeof result === 'string' ? result : JSON.stringify(result) ?? 'null', failed: false };
     } catch (error) {
-      return { content: `Error: ${error instanceof Error ? error.message : String(error)}`, failed: true };
+      return { content: `Error: ${errorMessage(error)}`, failed: true };
     }
   }
 }

@@ -17,6 +17,7 @@
 import { parseSafetensors, serializeSafetensors } from '../gpu/io/safetensors.ts';
 import type { NamedTensors, OptimizerState } from '../gpu/model/backend.ts';
 import type { SavedRolloutBatch } from './grpo-trainer.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Version of the checkpoint layout; bumped when the files change meaning (2: optional rollouts ahead and KL reference). */
 export const CHECKPOINT_FORMAT = 2;
@@ -67,15 +68,15 @@ export async function parseCheckpoint(readFile: (name: string) => Promise<Uint8A
     try {
       return await readFile(name);
     } catch (error) {
-      throw new Error(`${label}: cannot read ${name} (${(error as Error).message}); the checkpoint is incomplete — resume from an earlier one or start over`);
+      throw new Error(`${label}: cannot read ${name} (${errorMessage(error)}); the checkpoint is incomplete — resume from an earlier one or start over`);
     }
   };
   let state: CheckpointState;
   try {
     state = JSON.parse(new TextDecoder().decode(await read('state.json'))) as CheckpointState;
   } catch (error) {
-    if ((error as Error).message.startsWith(label)) throw error;
-    throw new Error(`${label}/state.json is not valid JSON (${(error as Error).message})`);
+    if (errorMessage(error).startsWith(label)) throw error;
+    throw new Error(`${label}/state.json is not valid JSON (${errorMessage(error)})`);
   }
   if (!READABLE_FORMATS.includes(state.format)) throw new Error(`${label}/state.json: checkpoint format ${String(state.format)}, this TabRL reads formats ${READABLE_FORMATS.join(' and ')}`);
   if ((state.phase !== 'sft' && state.phase !== 'grpo') || !Number.isInteger(state.nextStep) || state.nextStep < 0) {
@@ -104,8 +105,8 @@ export async function parseCheckpoint(readFile: (name: string) => Promise<Uint8A
     try {
       checkpoint.rolloutsAhead = JSON.parse(new TextDecoder().decode(await read('rollouts.json')), restoreNonFinite) as SavedRolloutBatch[];
     } catch (error) {
-      if ((error as Error).message.startsWith(label)) throw error;
-      throw new Error(`${label}/rollouts.json is not valid JSON (${(error as Error).message})`);
+      if (errorMessage(error).startsWith(label)) throw error;
+      throw new Error(`${label}/rollouts.json is not valid JSON (${errorMessage(error)})`);
     }
     if (!Array.isArray(checkpoint.rolloutsAhead) || checkpoint.rolloutsAhead.some((batch) => !Number.isInteger(batch?.step) || !Array.isArray(batch.trajectories))) {
       throw new Error(`${label}/rollouts.json: expected a list of { step, trajectories, versionsBehind, sampleMs }`);

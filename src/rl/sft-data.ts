@@ -5,6 +5,7 @@
  * (`{"messages": [...]}` per line), the format TRL and verifiers read.
  */
 import { evaluate, type ChatClient, type Environment, type EvaluateOptions, type Message } from '../envs/index.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** One SFT example: a chat transcript whose assistant messages are trained on. */
 export interface SftExample {
@@ -53,7 +54,7 @@ export function parseSftJsonl(text: string, source = 'SFT data'): SftExample[] {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      throw new Error(`${source}, line ${index + 1}: not valid JSON (${(error as Error).message})`);
+      throw new Error(`${source}, line ${index + 1}: not valid JSON (${errorMessage(error)})`);
     }
     const messages = (value as { messages?: unknown }).messages;
     if (!Array.isArray(messages) || messages.some((m) => typeof m !== 'object' || m === null || typeof (m as Message).role !== 'string' || typeof (m as Message).content !== 'string')) {

@@ -19,7 +19,7 @@ export interface BuiltinEnvironment {
 }
 
 /** Rewrites the relative imports of a file in src/envs/builtin to the module names of the sandbox. */
-export function toUserFacingSource(source: string): string {
+function toUserFacingSource(source: string): string {
   return source.replace(/(from\s+|import\s+)(['"])(\.\.?\/[^'"]+)\2/g, (match, keyword: string, quote: string, path: string) => {
     if (path === '../index.ts') return `${keyword}${quote}tabrl${quote}`;
     if (path.startsWith('./')) return `${keyword}${quote}tabrl/builtin/${path.slice(2).replace(/\.ts$/, '')}${quote}`;

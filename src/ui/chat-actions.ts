@@ -9,9 +9,11 @@ import { usePlayground, type PlaygroundState } from './store/index.ts';
 import type { ChatTurn } from './store/chat-slice.ts';
 import { ensureEngine, loadOpenRunWeights } from './training-actions.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { actionState } from './action-state.ts';
 
 const store = usePlayground;
-let stopController: AbortController | undefined;
+/** The Stop of the chat answers in progress. */
+const chat = actionState(() => ({ stopController: undefined as AbortController | undefined }));
 
 /** What the trained column runs, in words ("reverse-text · 3 SFT + 2 GRPO steps", "weights from x.zip"), or null when there is no trained model yet. */
 export function trainedModelLabel(state: Pick<PlaygroundState, 'trainingRun' | 'importedModel'>): string | null {
@@ -39,8 +41,8 @@ export async function sendChat(text: string): Promise<void> {
   const index = state.chatTurns.length;
   const previous = state.chatTurns;
   state.addChatTurn({ user: text, base: { status: 'pending', text: '' }, trained: { status: 'pending', text: '' }, trainedLabel: label });
-  stopController = new AbortController();
-  const signal = stopController.signal;
+  chat.stopController = new AbortController();
+  const signal = chat.stopController.signal;
   try {
     await ensureEngine();
     await loadOpenRunWeights();
@@ -72,12 +74,12 @@ export async function sendChat(text: string): Promise<void> {
     }
   };
   await Promise.all([ask('base'), ask('trained')]);
-  stopController = undefined;
+  chat.stopController = undefined;
 }
 
 /** Stops the answers being generated. */
 export function stopChat(): void {
-  stopController?.abort();
+  chat.stopController?.abort();
 }
 
 /** Stops any answer in progress and empties the conversation. */

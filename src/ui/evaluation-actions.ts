@@ -5,14 +5,13 @@
 import { summarizeRollouts, type ChatClient, type RolloutRecord } from '../envs/index.ts';
 import { recordsToJsonl } from '../envs/results-record.ts';
 import { errorMessage } from '../common/error-message.ts';
-import { PauseGate } from '../workers/engine/pause-gate.ts';
-import { evaluateInSandbox } from '../workers/sandbox-bridge.ts';
+import { actionState } from './action-state.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { compileModel } from './editor/monaco-setup.ts';
 import { environmentModel } from './editor/models.ts';
 import { pausableClient } from './pausable-client.ts';
 import { buildPolicyClient } from './policy-actions.ts';
-import { createIframeSandbox } from './sandbox-frame.ts';
+import { createJobController, runJob, stopJob } from './job-runner.ts';
 import { IDLE_RUN } from './store/evaluation-slice.ts';
 import { usePlayground } from './store/index.ts';
 import { isEvaluating } from './store/selectors.ts';
@@ -20,91 +19,88 @@ import { downloadFile } from './transfer/download.ts';
 import { recordEvaluation } from './training-actions.ts';
 
 const store = usePlayground;
-let stopController: AbortController | undefined;
-/** Closed while the person has paused the evaluation: no new rollout starts. */
-const evaluationGate = new PauseGate();
+/** The evaluation's Stop and pause gate. */
+const evaluation = actionState(() => ({ jobs: createJobController() }));
+
+/** What an evaluation needs before it runs: the open file compiled, its arguments, and the chosen policy. */
+interface PreparedEvaluation {
+  label: string;
+  code: string;
+  args: Record<string, unknown>;
+  policy: { client: ChatClient; model: string };
+}
 
 /** Compiles the open environment and evaluates it in a fresh sandbox against the chosen policy. */
 export async function startEvaluation(): Promise<void> {
-  const { run, settings } = store.getState();
-  if (isEvaluating({ run })) return;
-  const saved = currentEnvironment();
-  if (!saved) return;
-  // Stop works from the first moment: compiling, starting the policy, loading the environment.
-  const controller = new AbortController();
-  stopController = controller;
-  const fail = (failure: string) => {
-    store.getState().updateRun({ status: 'failed', failure: controller.signal.aborted ? 'Stopped before the evaluation began; nothing ran.' : failure, finishedAt: Date.now() });
-    stopController = undefined;
-  };
-  store.getState().updateRun({ ...IDLE_RUN, status: 'compiling', startedAt: Date.now() });
-  store.getState().selectRecord(0);
-
-  const compiled = await compileModel(environmentModel(saved.id, saved.source));
-  if (!compiled.ok) {
-    const first = compiled.problems[0]!;
-    return fail(`${compiled.problems.length} compile error${compiled.problems.length === 1 ? '' : 's'} — fix ${compiled.problems.length === 1 ? 'it' : 'them'} first. Line ${first.line}: ${first.message}`);
-  }
-  let args: Record<string, unknown>;
-  let policy: { client: ChatClient; model: string };
-  try {
-    args = parseArgs(settings.argsJson);
-    policy = await buildPolicyClient(saved.builtin, args);
-  } catch (error) {
-    return fail(errorMessage(error));
-  }
-
-  if (controller.signal.aborted) return fail('stopped');
-  evaluationGate.resume();
-  const started = Date.now();
-  store.getState().updateRun({ status: 'running', startedAt: started, total: settings.numTasks * settings.rolloutsPerTask });
-  try {
-    const result = await evaluateInSandbox({
-      code: compiled.code,
-      label: saved.name,
-      args,
-      options: {
-        numTasks: settings.numTasks,
-        rolloutsPerTask: settings.rolloutsPerTask,
-        concurrency: settings.concurrency,
-        samplingArgs: { max_tokens: settings.maxTokens, temperature: settings.temperature, seed: settings.seed },
-        model: policy.model,
-      },
-      client: pausableClient(policy.client, evaluationGate),
-      timeLimitMs: settings.timeLimitMs,
-      signal: controller.signal,
-      createFrame: createIframeSandbox,
-      onLoaded: (environment) => store.getState().updateRun({
-        environment,
-        total: Math.min(settings.numTasks, environment.numEvaluationTasks) * settings.rolloutsPerTask,
-      }),
-      onRecord: (record, done, total) => store.getState().updateRun((current) => ({ records: [...current.records, record], done, total })),
-    });
-    const records = sortRecords(store.getState().run.records);
-    const summary = result.summary ?? summarizeRollouts(records, settings.rolloutsPerTask, result.info?.rewardNames ?? []);
-    store.getState().updateRun({
-      status: 'done',
-      records,
-      summary,
-      stoppedEarly: result.stoppedEarly ?? null,
-      finishedAt: Date.now(),
-    });
-    if (store.getState().policy === 'in-tab' && !result.stoppedEarly) await recordEvaluation(summary);
-  } catch (error) {
+  const { settings } = store.getState();
+  const fail = (failure: string) => store.getState().updateRun({ status: 'failed', failure, finishedAt: Date.now() });
+  const stoppedEarly = () => {
     const { records, environment } = store.getState().run;
     const sorted = sortRecords(records);
     store.getState().updateRun({
-      status: 'failed',
+      status: 'done',
       records: sorted,
-      summary: sorted.length > 0 ? summarizeRollouts(sorted, settings.rolloutsPerTask, environment?.rewardNames ?? []) : null,
-      failure: errorMessage(error),
+      summary: summarizeRollouts(sorted, settings.rolloutsPerTask, environment?.rewardNames ?? []),
+      stoppedEarly: 'cancelled',
       finishedAt: Date.now(),
     });
-  } finally {
-    stopController = undefined;
-    evaluationGate.resume();
-    store.getState().updateRun({ pausedAt: undefined });
-  }
+  };
+  await runJob<PreparedEvaluation>({
+    controller: evaluation.jobs,
+    isBusy: () => isEvaluating(store.getState()) || !currentEnvironment(),
+    prepare: async () => {
+      const saved = currentEnvironment()!;
+      store.getState().updateRun({ ...IDLE_RUN, status: 'compiling', startedAt: Date.now() });
+      store.getState().selectRecord(0);
+      const compiled = await compileModel(environmentModel(saved.id, saved.source));
+      if (!compiled.ok) {
+        const first = compiled.problems[0]!;
+        const count = compiled.problems.length;
+        throw new Error(`${count} compile error${count === 1 ? '' : 's'} — fix ${count === 1 ? 'it' : 'them'} first. Line ${first.line}: ${first.message}`);
+      }
+      const args = parseArgs(settings.argsJson);
+      const policy = await buildPolicyClient(saved.builtin, args);
+      return { label: saved.name, code: compiled.code, args, policy };
+    },
+    sandbox: ({ label, code, args }) => ({ label, code, args, timeLimitMs: settings.timeLimitMs }),
+    phase: async ({ prepared, gate, signal, openSession }) => {
+      store.getState().updateRun({ status: 'running', startedAt: Date.now(), total: settings.numTasks * settings.rolloutsPerTask });
+      const session = await openSession(pausableClient(prepared.policy.client, gate), (environment) => store.getState().updateRun({
+        environment,
+        total: Math.min(settings.numTasks, environment.numEvaluationTasks) * settings.rolloutsPerTask,
+      }));
+      if (signal.aborted) return stoppedEarly();
+      const result = await session.evaluate(
+        {
+          numTasks: settings.numTasks,
+          rolloutsPerTask: settings.rolloutsPerTask,
+          concurrency: settings.concurrency,
+          samplingArgs: { max_tokens: settings.maxTokens, temperature: settings.temperature, seed: settings.seed },
+          model: prepared.policy.model,
+        },
+        (record, done, total) => store.getState().updateRun((current) => ({ records: [...current.records, record], done, total })),
+      );
+      const records = sortRecords(store.getState().run.records);
+      const summary = result.summary ?? summarizeRollouts(records, settings.rolloutsPerTask, session.info.rewardNames);
+      store.getState().updateRun({ status: 'done', records, summary, stoppedEarly: result.stoppedEarly ?? null, finishedAt: Date.now() });
+      if (store.getState().policy === 'in-tab' && !result.stoppedEarly) await recordEvaluation(summary);
+    },
+    stoppedBeforeStart: () => fail('Stopped before the evaluation began; nothing ran.'),
+    stoppedWhileLoading: (error) => fail(error.message),
+    stopped: async () => stoppedEarly(),
+    failed: (error) => {
+      const { records, environment } = store.getState().run;
+      const sorted = sortRecords(records);
+      store.getState().updateRun({
+        status: 'failed',
+        records: sorted,
+        summary: sorted.length > 0 ? summarizeRollouts(sorted, settings.rolloutsPerTask, environment?.rewardNames ?? []) : null,
+        failure: errorMessage(error),
+        finishedAt: Date.now(),
+      });
+    },
+    ended: () => store.getState().updateRun({ pausedAt: undefined }),
+  });
 }
 
 function sortRecords(records: RolloutRecord[]): RolloutRecord[] {
@@ -113,15 +109,16 @@ function sortRecords(records: RolloutRecord[]): RolloutRecord[] {
 
 /** Stops the running evaluation: rollouts in flight are cancelled and the sandbox is shut down. */
 export function stopEvaluation(): void {
-  if (!stopController) return;
+  if (!evaluation.jobs.stop) return;
   store.getState().updateRun({ status: 'stopping' });
-  stopController.abort();
+  stopJob(evaluation.jobs);
 }
 
 /** Pauses the running evaluation: no new rollout starts; those under way finish. */
 export function pauseEvaluation(): void {
-  if (!stopController || store.getState().run.status !== 'running') return;
-  evaluationGate.pause();
+  const { jobs } = evaluation;
+  if (!jobs.stop || store.getState().run.status !== 'running') return;
+  jobs.gate.pause();
   store.getState().updateRun({ pausedAt: Date.now() });
 }
 
@@ -130,7 +127,7 @@ export function resumeEvaluation(): void {
   const { pausedAt, startedAt } = store.getState().run;
   if (pausedAt === undefined) return;
   store.getState().updateRun({ pausedAt: undefined, startedAt: startedAt + (Date.now() - pausedAt) });
-  evaluationGate.resume();
+  evaluation.jobs.gate.resume();
 }
 
 /** The run's records as JSONL, one rollout per line, in the format `tabrl eval` writes results.jsonl (src/envs/results-record.ts). */

@@ -5,21 +5,29 @@
  * picker and ensureEngine (training-actions.ts) call these; they write only the policy slice and
  * the engine's info.
  */
-import { browserModelStorage, deleteCachedModel, findRealPreset, isModelCached, presetDownloadSpec, REAL_MODEL_PRESETS } from '../workers/model-catalogue.ts';
+import { browserModelStorage, deleteCachedModel, isModelCached, presetDownloadSpec } from '../models/cache.ts';
+import { findRealPreset, REAL_MODEL_PRESETS } from '../models/catalogue.ts';
 import { loadEngineModel, startEngine, type EngineModelSpec } from '../workers/engine-bridge.ts';
 import { usePlayground } from './store/index.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { actionState } from './action-state.ts';
 
 const store = usePlayground;
 const IN_TAB_MODEL_STORAGE = 'tabrl.inTabModel';
 
-/** The files of the last "Local folder…" pick (kept for this page only: a reload forgets them). */
-let pickedFiles: File[] | null = null;
-/** Bumped by each pick, so picking another folder reloads even though the model stays "local". */
-let pickGeneration = 0;
-let loadedPickGeneration = -1;
-let inFlight: { target: string; generation: number; controller: AbortController; promise: Promise<boolean> } | null = null;
-let loadController: AbortController | null = null;
+/** The picks and loads of this page (see action-state.ts). */
+const picks = actionState(() => ({
+  /** The files of the last "Local folder…" pick (kept for this page only: a reload forgets them). */
+  pickedFiles: null as File[] | null,
+  /** Bumped by each pick, so picking another folder reloads even though the model stays "local". */
+  pickGeneration: 0,
+  /** The pick whose files the engine holds. */
+  loadedPickGeneration: -1,
+  /** The load in progress, shared by everyone who asks for the same model meanwhile. */
+  inFlight: null as { target: string; generation: number; controller: AbortController; promise: Promise<boolean> } | null,
+  /** Cancels the load in progress. */
+  loadController: null as AbortController | null,
+}));
 
 
 /** Restores the remembered in-tab model ("local" comes back as tiny: picked files do not survive a reload). */
@@ -37,23 +45,23 @@ export function chooseInTabModel(id: string): void {
 
 /** Chooses files the person picked (a model folder) as the in-tab model; the next ensureEngine loads them. */
 export function chooseLocalModel(files: File[]): void {
-  pickedFiles = files;
-  pickGeneration++;
+  picks.pickedFiles = files;
+  picks.pickGeneration++;
   store.getState().setInTabModel('local');
   store.getState().setModelLoad({ status: 'idle', error: null });
 }
 
 /** Cancels a download in progress; the engine keeps (or falls back to) tiny and the choice goes back to it. */
 export function cancelModelLoad(): void {
-  loadController?.abort();
+  picks.loadController?.abort();
 }
 
 function specFor(target: string, seed: number): EngineModelSpec {
   if (target === 'tiny') return { kind: 'tiny', seed };
   if (target === 'nano') return { kind: 'nano', url: `${import.meta.env.BASE_URL}models/nano/`, seed };
   if (target === 'local') {
-    if (!pickedFiles) throw new Error('Choose the model folder again ("Local folder…"): picked files are not kept across page loads.');
-    return { kind: 'local', files: pickedFiles, seed };
+    if (!picks.pickedFiles) throw new Error('Choose the model folder again ("Local folder…"): picked files are not kept across page loads.');
+    return { kind: 'local', files: picks.pickedFiles, seed };
   }
   if (!findRealPreset(target)) throw new Error(`Unknown in-tab model "${target}"; choose tiny, nano or one of ${REAL_MODEL_PRESETS.map((preset) => preset.id).join(', ')}.`);
   return { kind: 'preset', id: target, seed };
@@ -66,12 +74,12 @@ function specFor(target: string, seed: number): EngineModelSpec {
  */
 export async function loadChosenModel(): Promise<boolean> {
   const { inTabModel: target, engine, settings } = store.getState();
-  const generation = target === 'local' ? pickGeneration : 0;
-  if (engine.info?.model === target && (target !== 'local' || loadedPickGeneration === generation)) return false;
-  if (inFlight && inFlight.target === target && inFlight.generation === generation) return inFlight.promise;
-  loadController?.abort();
+  const generation = target === 'local' ? picks.pickGeneration : 0;
+  if (engine.info?.model === target && (target !== 'local' || picks.loadedPickGeneration === generation)) return false;
+  if (picks.inFlight && picks.inFlight.target === target && picks.inFlight.generation === generation) return picks.inFlight.promise;
+  picks.loadController?.abort();
   const controller = new AbortController();
-  loadController = controller;
+  picks.loadController = controller;
   const promise = (async () => {
     store.getState().setModelLoad({ status: 'loading', target, loaded: 0, total: 0, error: null });
     try {
@@ -79,7 +87,7 @@ export async function loadChosenModel(): Promise<boolean> {
         signal: controller.signal,
         onProgress: (progress) => store.getState().setModelLoad({ loaded: progress.loaded, total: progress.total }),
       });
-      loadedPickGeneration = generation;
+      picks.loadedPickGeneration = generation;
       store.getState().setEngine({ status: 'ready', info, error: null });
       store.getState().setModelLoad({ status: 'idle', target: null });
       return true;
@@ -94,12 +102,12 @@ export async function loadChosenModel(): Promise<boolean> {
       store.getState().setModelLoad({ status: 'failed', target: null, error: errorMessage(error) });
       throw error;
     } finally {
-      if (inFlight?.controller === controller) inFlight = null;
-      if (loadController === controller) loadController = null;
+      if (picks.inFlight?.controller === controller) picks.inFlight = null;
+      if (picks.loadController === controller) picks.loadController = null;
       void refreshCachedModels();
     }
   })();
-  inFlight = { target, generation, controller, promise };
+  picks.inFlight = { target, generation, controller, promise };
   return promise;
 }
 

@@ -6,7 +6,8 @@
  * Environments live in storage.ts; API keys never live here.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import type { NamedTensors } from '../workers/model-catalogue.ts';
+import { actionState } from './action-state.ts';
+import type { NamedTensors } from '../workers/engine-bridge.ts';
 import type { TrainingRun } from './store/training-slice.ts';
 
 /** A stored checkpoint: a run after `step` steps (SFT + GRPO), as the files of `serializeCheckpoint`. */
@@ -30,16 +31,17 @@ interface RunsDB extends DBSchema {
   checkpoints: { key: string; value: StoredCheckpoint };
 }
 
-let database: Promise<IDBPDatabase<RunsDB>> | undefined;
+/** The page's connection, opened on first use (see action-state.ts). */
+const connection = actionState(() => ({ database: undefined as Promise<IDBPDatabase<RunsDB>> | undefined }));
 
 function openDatabase(): Promise<IDBPDatabase<RunsDB>> {
-  database ??= openDB<RunsDB>('tabrl-runs', 1, {
+  connection.database ??= openDB<RunsDB>('tabrl-runs', 1, {
     upgrade(db) {
       db.createObjectStore('runs', { keyPath: 'id' });
       db.createObjectStore('checkpoints', { keyPath: 'runId' });
     },
   });
-  return database;
+  return connection.database;
 }
 
 async function guardQuota<T>(what: string, write: () => Promise<T>): Promise<T> {

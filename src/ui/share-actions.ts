@@ -2,13 +2,14 @@
  * Share links and imported setups: open a link for review (never run it), the playground's setup as
  * one object (links and imported files copy it), make a link, and load or dismiss a reviewed one.
  */
+import { errorMessage } from '../common/error-message.ts';
 import type { SavedEnvironment } from './storage.ts';
-import { findRealPreset } from '../workers/model-catalogue.ts';
+import { findRealPreset } from '../models/catalogue.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { environmentModel } from './editor/models.ts';
 import { addEnvironment } from './environment-actions.ts';
 import { chooseInTabModel } from './model-actions.ts';
-import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedState } from './share/url-state.ts';
+import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedEvaluation, type SharedState } from './share/url-state.ts';
 import type { EvaluationSettings } from './store/evaluation-slice.ts';
 import { usePlayground } from './store/index.ts';
 import { DEFAULT_TRAINING_SETTINGS } from './store/training-slice.ts';
@@ -23,7 +24,7 @@ export function openHash(hash: string): void {
     store.getState().setReview(decodeShareHash(hash));
     store.getState().setShareError(null);
   } catch (error) {
-    store.getState().setShareError(error instanceof ShareLinkError ? error.message : `This link could not be opened: ${String(error)}`);
+    store.getState().setShareError(error instanceof ShareLinkError ? error.message : `This link could not be opened: ${errorMessage(error)}`);
   }
 }
 
@@ -48,14 +49,14 @@ export function currentSetup(environment: { source: string; name: string; builti
     webllmModel,
     inTabModel,
     teacher,
-    numTasks: settings.numTasks,
-    rolloutsPerTask: settings.rolloutsPerTask,
-    concurrency: settings.concurrency,
-    maxTokens: settings.maxTokens,
-    temperature: settings.temperature,
-    seed: settings.seed,
-    timeLimitMs: settings.timeLimitMs,
+    evaluation: sharedEvaluation(settings),
   };
+}
+
+/** The evaluation settings a setup carries (the arguments travel beside them as an object). */
+function sharedEvaluation(settings: EvaluationSettings): SharedEvaluation {
+  const { argsJson: _args, ...evaluation } = settings;
+  return evaluation;
 }
 
 /** The open environment, settings and seed as a share link; it is also put in the address bar. */
@@ -80,16 +81,7 @@ function safeArgs(argsJson: string): Record<string, unknown> {
 export async function acceptReview(): Promise<void> {
   const review = store.getState().review;
   if (!review) return;
-  const settings: EvaluationSettings = {
-    numTasks: review.numTasks,
-    rolloutsPerTask: review.rolloutsPerTask,
-    concurrency: review.concurrency,
-    maxTokens: review.maxTokens,
-    temperature: review.temperature,
-    seed: review.seed,
-    timeLimitMs: review.timeLimitMs,
-    argsJson: JSON.stringify(review.args),
-  };
+  const settings: EvaluationSettings = { ...review.evaluation, argsJson: JSON.stringify(review.args) };
   store.getState().setSettings(settings);
   store.getState().setPolicy(review.policy);
   if (review.mode) store.getState().setMode(review.mode);

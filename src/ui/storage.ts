@@ -3,6 +3,7 @@
  * the built-in it started from. API keys are not kept here (see api-key.ts), and neither are runs.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { actionState } from './action-state.ts';
 
 /** One environment file the user keeps. */
 export interface SavedEnvironment {
@@ -19,15 +20,16 @@ interface PlaygroundDB extends DBSchema {
 }
 
 const DB_NAME = 'tabrl-playground';
-let database: Promise<IDBPDatabase<PlaygroundDB>> | undefined;
+/** The page's connection, opened on first use (see action-state.ts). */
+const connection = actionState(() => ({ database: undefined as Promise<IDBPDatabase<PlaygroundDB>> | undefined }));
 
 function openDatabase(): Promise<IDBPDatabase<PlaygroundDB>> {
-  database ??= openDB<PlaygroundDB>(DB_NAME, 1, {
+  connection.database ??= openDB<PlaygroundDB>(DB_NAME, 1, {
     upgrade(db) {
       db.createObjectStore('environments', { keyPath: 'id' });
     },
   });
-  return database;
+  return connection.database;
 }
 
 /** Every saved environment, most recently edited first. */

@@ -5,7 +5,7 @@
  * stop, and keep runs (metrics and checkpoints in IndexedDB) that survive a reload and can be
  * reopened or deleted. Components call these.
  */
-import type { ChatClient, EvaluationSummary, Message, RolloutRecord } from '../envs/index.ts';
+import type { EvaluationSummary, Message, RolloutRecord } from '../envs/index.ts';
 import { CHECKPOINT_FORMAT, type CheckpointState } from '../rl/checkpoint.ts';
 import {
   createEngineChatClient,
@@ -22,15 +22,14 @@ import {
   type GrpoStepReport,
   type SftStepMetrics,
 } from '../workers/engine-bridge.ts';
-import { PauseGate } from '../workers/engine/pause-gate.ts';
-import { openSandbox, SandboxStoppedError, type SandboxSession } from '../workers/sandbox-bridge.ts';
+import { actionState } from './action-state.ts';
+import { createJobController, runJob, stopJob, type JobContext } from './job-runner.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { isBuiltinName } from './builtins.ts';
 import { compileModel } from './editor/monaco-setup.ts';
 import { environmentModel } from './editor/models.ts';
 import { pausableClient } from './pausable-client.ts';
 import * as runStorage from './run-storage.ts';
-import { createIframeSandbox } from './sandbox-frame.ts';
 import { loadChosenModel } from './model-actions.ts';
 import { usePlayground } from './store/index.ts';
 import { appTeacherSources } from './teacher-sources.ts';
@@ -40,26 +39,38 @@ import { errorMessage } from '../common/error-message.ts';
 import { isBusy as isBusyState } from './store/selectors.ts';
 
 const store = usePlayground;
-let stopController: AbortController | undefined;
-/** Closed while the person has paused the job: demonstrations start no new rollout (the engine holds its own gate between steps). */
-const jobGate = new PauseGate();
-/** The run whose weights are in the engine now (null: the engine holds no run's weights). */
-let activeRunId: string | null = null;
-/** Writes to IndexedDB, one after another. */
-let writes: Promise<void> = Promise.resolve();
-let listening = false;
-/** The last storage failure (a full quota) of the job in progress, kept for its final note. */
-let storageProblem: string | null = null;
-/** The seed of the fresh (never trained) weights the engine holds, or null once it holds a run's, restored or imported ones. */
-let freshSeed: number | null = null;
-/** An evaluation of those fresh weights made before any run: the "before" of the next new run that starts from them. */
-let baseline: { evaluation: RunEvaluation; environment: string; seed: number; model: string } | null = null;
+/** An evaluation of fresh weights made before any run: the "before" of the next new run that starts from them. */
+interface Baseline {
+  evaluation: RunEvaluation;
+  environment: string;
+  seed: number;
+  model: string;
+}
 
+/** What the training actions keep between calls (see action-state.ts). */
+const training = actionState(() => ({
+  /** The warm-up or GRPO job's Stop and pause gate (demonstrations start no new rollout while paused; the engine holds its own gate between steps). */
+  jobs: createJobController(),
+  /** The run whose weights are in the engine now (null: the engine holds no run's weights). */
+  activeRunId: null as string | null,
+  /** Writes to IndexedDB, one after another. */
+  writes: Promise.resolve() as Promise<void>,
+  /** Whether the engine's error listener is installed. */
+  listening: false,
+  /** The last storage failure (a full quota) of the job in progress, kept for its final note. */
+  storageProblem: null as string | null,
+  /** The seed of the fresh (never trained) weights the engine holds, or null once it holds a run's, restored or imported ones. */
+  freshSeed: null as number | null,
+  /** An evaluation of those fresh weights made before any run. */
+  baseline: null as Baseline | null,
+  /** Asks the person a yes/no question (a browser confirm; tests replace it with `setAskPerson`). */
+  askPerson: (question: string): boolean => window.confirm(question),
+}));
 
 /** Starts the engine once (GPU device and tiny model) and loads the chosen in-tab model; failures (no WebGPU, no adapter, a download) land in the store with what to do. */
 export async function ensureEngine(): Promise<void> {
-  if (!listening) {
-    listening = true;
+  if (!training.listening) {
+    training.listening = true;
     onEngineError((error) => store.getState().setEngine({ status: 'failed', error }));
   }
   const { engine, settings } = store.getState();
@@ -68,7 +79,7 @@ export async function ensureEngine(): Promise<void> {
     try {
       const info = await startEngine(settings.seed);
       store.getState().setEngine({ status: 'ready', info, error: null });
-      freshSeed = info.seed;
+      training.freshSeed = info.seed;
     } catch (error) {
       store.getState().setEngine({ status: 'failed', error: errorMessage(error) });
       throw error;
@@ -76,8 +87,8 @@ export async function ensureEngine(): Promise<void> {
   }
   // Another model holds none of the open run's weights: its own fresh ones.
   if (await loadChosenModel()) {
-    activeRunId = null;
-    freshSeed = store.getState().engine.info?.seed ?? null;
+    training.activeRunId = null;
+    training.freshSeed = store.getState().engine.info?.seed ?? null;
   }
 }
 
@@ -96,15 +107,15 @@ export async function refreshRuns(): Promise<void> {
 }
 
 function saveLater(write: () => Promise<void>): void {
-  writes = writes.then(write).catch((error: unknown) => {
-    storageProblem = errorMessage(error);
-    store.getState().updateJob({ note: storageProblem });
+  training.writes = training.writes.then(write).catch((error: unknown) => {
+    training.storageProblem = errorMessage(error);
+    store.getState().updateJob({ note: training.storageProblem });
   });
 }
 
 function persistRun(): void {
   const run = store.getState().trainingRun;
-  if (!run || run.id !== activeRunId) return;
+  if (!run || run.id !== training.activeRunId) return;
   const snapshot = { ...run, updatedAt: Date.now() };
   saveLater(async () => {
     await runStorage.putRun(snapshot);
@@ -113,7 +124,7 @@ function persistRun(): void {
 }
 
 /** What a run's checkpoint records beside the weights and the optimizer (state.json's `run`). */
-export interface CheckpointRunRecord {
+interface CheckpointRunRecord {
   runId: string;
   environment: string;
   args: Record<string, unknown>;
@@ -126,7 +137,7 @@ export interface CheckpointRunRecord {
 }
 
 /** The state.json of a checkpoint of `run` taken before step `job.nextStep` of its job. */
-export function checkpointState(run: TrainingRun, job: RunJob): CheckpointState & { run: CheckpointRunRecord } {
+function checkpointState(run: TrainingRun, job: RunJob): CheckpointState & { run: CheckpointRunRecord } {
   return {
     format: CHECKPOINT_FORMAT,
     phase: job.phase,
@@ -154,7 +165,7 @@ function advanceJob(run: TrainingRun, lastStep: number): TrainingRun {
  */
 function saveCheckpoint(taken?: { files: CheckpointFiles; nextStep: number }): void {
   const run = store.getState().trainingRun;
-  if (!run || run.id !== activeRunId || !run.lastJob) return;
+  if (!run || run.id !== training.activeRunId || !run.lastJob) return;
   const state = checkpointState(run, taken ? { ...run.lastJob, nextStep: taken.nextStep } : run.lastJob);
   const step = state.run.sftSteps + state.run.grpoSteps;
   saveLater(async () => {
@@ -174,23 +185,24 @@ function saveCheckpoint(taken?: { files: CheckpointFiles; nextStep: number }): v
  */
 export async function recordEvaluation(summary: EvaluationSummary): Promise<void> {
   const run = store.getState().trainingRun;
-  if (!run || run.id !== activeRunId) {
+  const state = training;
+  if (!run || run.id !== state.activeRunId) {
     const environment = store.getState().run.environment?.name;
-    baseline = activeRunId === null && freshSeed !== null && !store.getState().importedModel && environment
-      ? { evaluation: { at: Date.now(), sftSteps: 0, grpoSteps: 0, summary }, environment, seed: freshSeed, model: engineModel() }
+    state.baseline = state.activeRunId === null && state.freshSeed !== null && !store.getState().importedModel && environment
+      ? { evaluation: { at: Date.now(), sftSteps: 0, grpoSteps: 0, summary }, environment, seed: state.freshSeed, model: engineModel() }
       : null;
     return;
   }
   store.getState().setTrainingRun({ ...run, evaluations: [...run.evaluations, { at: Date.now(), sftSteps: run.sft.length, grpoSteps: run.grpo.length, summary }] });
   persistRun();
-  await writes;
+  await training.writes;
 }
 
 /** Loads the open run's checkpoint into the engine when the engine holds other weights (so evaluating the in-tab model evaluates that run). */
 export async function loadOpenRunWeights(): Promise<void> {
   const run = store.getState().trainingRun;
   // A run of another model stays out of this model: the evaluation is of the model as loaded.
-  if (!run || run.id === activeRunId || run.checkpointStep === null || (run.model ?? 'tiny') !== engineModel()) return;
+  if (!run || run.id === training.activeRunId || run.checkpointStep === null || (run.model ?? 'tiny') !== engineModel()) return;
   await restoreRun(run);
 }
 
@@ -224,8 +236,8 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
     if (!stored.weights) throw checkpointProblem(run, 'is empty');
     await resetEngine(run.seed);
     await setEngineWeights(stored.weights);
-    activeRunId = run.id;
-    freshSeed = null;
+    training.activeRunId = run.id;
+    training.freshSeed = null;
     store.getState().setImportedModel(null);
     const { lastJob: _dropped, ...restored } = run;
     store.getState().setTrainingRun(restored);
@@ -242,8 +254,8 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
   if (record.runId !== run.id || typeof record.sftSteps !== 'number' || typeof record.grpoSteps !== 'number' || !record.job) {
     throw checkpointProblem(run, 'is corrupt (its state.json does not describe this run)');
   }
-  activeRunId = run.id;
-  freshSeed = null;
+  training.activeRunId = run.id;
+  training.freshSeed = null;
   store.getState().setImportedModel(null);
   const restored: TrainingRun = {
     ...run,
@@ -257,12 +269,9 @@ async function restoreRun(run: TrainingRun): Promise<{ run: TrainingRun; note: s
   return { run: restored, note: `Continued from the checkpoint before ${phase} step ${state.nextStep + 1} of ${record.job.options.steps} (optimizer step ${optimizerStep} restored).` };
 }
 
-/** Asks the person a yes/no question (a browser confirm; tests replace it). */
-let askPerson: (question: string) => boolean = (question) => window.confirm(question);
-
 /** Replaces how the person is asked before a run goes on with changed code (unit tests answer for them). */
 export function setAskPerson(ask: (question: string) => boolean): void {
-  askPerson = ask;
+  training.askPerson = ask;
 }
 
 /** The environment the open run's last job trained on, when it has one and its code differs from `environment`'s. */
@@ -278,21 +287,22 @@ function changedCode(run: TrainingRun, environment: RunEnvironment): RunEnvironm
  */
 async function ensureRun(name: string, environment: RunEnvironment, continuing: boolean): Promise<{ run: TrainingRun; note: string | null } | null> {
   const { trainingRun, trainingSettings, settings } = store.getState();
-  const sameRun = trainingRun && trainingRun.environment === name && (trainingRun.id === activeRunId || trainingRun.checkpointStep !== null);
+  const sameRun = trainingRun && trainingRun.environment === name && (trainingRun.id === training.activeRunId || trainingRun.checkpointStep !== null);
   if (sameRun && !continuing) {
     const previous = changedCode(trainingRun, environment);
     const question = `The open run on ${name} (${trainingRun.sft.length} SFT + ${trainingRun.grpo.length} GRPO steps) was trained with other code (from the file “${previous?.label}”) than the open file “${environment.label}” has now. ` +
       'Train this run further with the changed code? Cancel starts nothing; "New run" in the Training tab starts a fresh run with it.';
-    if (previous && !askPerson(question)) return null;
+    if (previous && !training.askPerson(question)) return null;
   }
-  if (sameRun && trainingRun.id === activeRunId) return { run: trainingRun, note: null };
+  if (sameRun && trainingRun.id === training.activeRunId) return { run: trainingRun, note: null };
   if (sameRun) return restoreRun(trainingRun);
   // Weights imported from a file are the new run's starting point (the engine holds them, with a fresh optimizer); otherwise fresh weights.
   const imported = store.getState().importedModel;
   if (!imported) await resetEngine(settings.seed);
+  const { baseline } = training;
   const before = !imported && baseline && baseline.seed === settings.seed && baseline.environment === name && baseline.model === engineModel() ? [baseline.evaluation] : [];
-  baseline = null;
-  freshSeed = null;
+  training.baseline = null;
+  training.freshSeed = null;
   const now = Date.now();
   const run: TrainingRun = {
     id: `run-${now.toString(36)}-${Math.random().toString(36).slice(2, 6)}`,
@@ -309,7 +319,7 @@ async function ensureRun(name: string, environment: RunEnvironment, continuing: 
     model: engineModel(),
     ...(imported ? { startedFrom: imported } : {}),
   };
-  activeRunId = run.id;
+  training.activeRunId = run.id;
   store.getState().setImportedModel(null);
   store.getState().setTrainingRun(run);
   store.getState().setLatestRollouts([]);
@@ -356,7 +366,7 @@ async function prepareJob(mode: 'warmup' | 'train', signal: AbortSignal): Promis
     } catch (error) {
       return fail(errorMessage(error));
     }
-    if (pending && !askPerson(`The open run (${pending.run.environment}) was stored before runs kept their code. Continue it with the code of the open file “${saved.name}” and the run's own arguments and settings? Cancel starts nothing.`)) {
+    if (pending && !training.askPerson(`The open run (${pending.run.environment}) was stored before runs kept their code. Continue it with the code of the open file “${saved.name}” and the run's own arguments and settings? Cancel starts nothing.`)) {
       store.getState().updateJob({ status: 'idle' });
       return null;
     }
@@ -392,7 +402,7 @@ function joinNotes(...notes: (string | null)[]): string | null {
 }
 
 function jobFinished(stopped: boolean, ...notes: (string | null)[]): void {
-  store.getState().updateJob({ status: 'done', phase: stopped ? 'stopped' : 'finished', note: joinNotes(...notes, storageProblem) });
+  store.getState().updateJob({ status: 'done', phase: stopped ? 'stopped' : 'finished', note: joinNotes(...notes, training.storageProblem) });
 }
 
 /** The open run's unfinished job of `phase`, which Warm up / Train continue (with its settings and arguments). */
@@ -416,13 +426,13 @@ function beginJob(run: TrainingRun, job: RunJob, label: string, note: string | n
  * next step, with its settings (the teacher is asked again, with the same seed).
  */
 export async function startWarmup(): Promise<void> {
-  await runJob('warmup', null, async ({ signal, prepared, openSession, closeSession }) => {
+  await runTrainingJob('warmup', null, async ({ signal, prepared, gate, openSession, closeSession }) => {
     const { trainingSettings: ts, settings } = store.getState();
     const { environment, pending } = prepared;
     // Imported warm-up data replaces the expert's demonstrations; the sandbox then only reports the environment (name, tools).
     const imported = store.getState().importedWarmup;
     const teacher = imported ? null : await buildTeacher(store.getState().teacher, appTeacherSources(environment.builtin, environment.args));
-    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacher!.client, jobGate));
+    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacher!.client, gate));
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
     const { run, note: restoredNote } = ensured;
@@ -468,7 +478,7 @@ export async function startWarmup(): Promise<void> {
       onCheckpoint: (files, nextStep) => saveCheckpoint({ files, nextStep }),
     });
     saveCheckpoint();
-    await writes;
+    await training.writes;
     jobFinished(signal.aborted, `${transcripts.length} demonstrations kept${signal.aborted ? '; stopped early' : ''}.`, prepared.note, restoredNote);
   });
 }
@@ -479,7 +489,7 @@ export async function startWarmup(): Promise<void> {
  */
 export async function startTraining(): Promise<void> {
   const kept = 'The weights and optimizer state so far are kept as a checkpoint.';
-  await runJob('train', kept, async ({ signal, prepared, openSession }) => {
+  await runTrainingJob('train', kept, async ({ signal, prepared, openSession }) => {
     const { trainingSettings: ts, settings } = store.getState();
     const { environment, pending } = prepared;
     const session = await openSession(createEngineChatClient());
@@ -515,72 +525,38 @@ export async function startTraining(): Promise<void> {
       },
     );
     saveCheckpoint();
-    await writes;
+    await training.writes;
     jobFinished(signal.aborted, signal.aborted ? kept : null, prepared.note, restoredNote);
   });
 }
 
-/** What a job's own phase gets from the runner: the stop signal, what it runs, and its sandbox session. */
-interface JobContext {
-  signal: AbortSignal;
-  prepared: PreparedJob;
-  /** Opens the job's sandbox with `client` as its policy; Stop stops it, and the runner disposes of it at the end. */
-  openSession(client: ChatClient): Promise<SandboxSession>;
-  /** Disposes of the session before the job ends (the warm-up, once its demonstrations are made). */
-  closeSession(): void;
-}
-
 /**
- * The one runner of warm-up and GRPO jobs: it refuses while busy, makes the stop controller first
- * (so Stop works while compiling, starting the engine and loading), prepares the job, opens the pause
- * gate, owns the sandbox session (stopped on Stop, disposed of at the end), and ends the job: stopped
- * while loading, stopped later (a checkpoint of the steps so far, then `stoppedNote`), or failed.
- * `phase` is the job's own work and reports its own success.
+ * Runs a warm-up or GRPO job with the one job runner (job-runner.ts): prepared by `prepareJob`,
+ * ended as stopped (a checkpoint of the steps so far, then `stoppedNote`) or failed in the job's
+ * part of the store. `phase` is the job's own work and reports its own success.
  */
-async function runJob(mode: 'warmup' | 'train', stoppedNote: string | null, phase: (context: JobContext) => Promise<void>): Promise<void> {
-  if (isBusy()) return;
-  storageProblem = null;
-  const controller = new AbortController();
-  stopController = controller;
-  const { signal } = controller;
-  const prepared = await prepareJob(mode, signal);
-  if (!prepared) {
-    stopController = undefined;
-    return;
-  }
-  jobGate.resume();
-  let session: SandboxSession | undefined;
-  const onStop = () => session?.stop();
-  signal.addEventListener('abort', onStop, { once: true });
-  const { environment } = prepared;
-  const context: JobContext = {
-    signal,
-    prepared,
-    openSession: async (client) => {
-      session = await openSandbox({ code: environment.code, label: environment.label, args: environment.args, client, timeLimitMs: store.getState().settings.timeLimitMs, createFrame: createIframeSandbox, signal });
-      return session;
+async function runTrainingJob(mode: 'warmup' | 'train', stoppedNote: string | null, phase: (context: JobContext<PreparedJob>) => Promise<void>): Promise<void> {
+  await runJob<PreparedJob>({
+    controller: training.jobs,
+    isBusy,
+    prepare: (signal) => {
+      training.storageProblem = null;
+      return prepareJob(mode, signal);
     },
-    closeSession: () => {
-      session?.dispose();
-      session = undefined;
-    },
-  };
-  try {
-    await phase(context);
-  } catch (error) {
-    if (error instanceof SandboxStoppedError) return jobFinished(true, `The environment "${error.environmentName}" was still loading: the sandbox was shut down and nothing ran.`);
-    if (signal.aborted) {
+    sandbox: ({ environment }) => ({ code: environment.code, label: environment.label, args: environment.args, timeLimitMs: store.getState().settings.timeLimitMs }),
+    phase,
+    stoppedBeforeStart: () => jobFinished(true, 'Stopped before the job began; nothing ran and nothing changed.'),
+    stoppedWhileLoading: (error) => jobFinished(true, `The environment "${error.environmentName}" was still loading: the sandbox was shut down and nothing ran.`),
+    stopped: async () => {
       saveCheckpoint();
-      await writes;
-      return jobFinished(true, stoppedNote);
-    }
-    store.getState().updateJob({ status: 'failed', failure: errorMessage(error) });
-  } finally {
-    signal.removeEventListener('abort', onStop);
-    session?.dispose();
-    stopController = undefined;
-    endPause();
-  }
+      await training.writes;
+      jobFinished(true, stoppedNote);
+    },
+    failed: (error) => store.getState().updateJob({ status: 'failed', failure: errorMessage(error) }),
+    ended: () => {
+      if (store.getState().job.pausedAt !== undefined) store.getState().updateJob({ pausedAt: undefined });
+    },
+  });
 }
 
 function isBusy(): boolean {
@@ -590,15 +566,16 @@ function isBusy(): boolean {
 
 /** Stops the warm-up or training job: the engine stops before its next step and the rollouts in flight are cancelled. */
 export function stopTraining(): void {
-  if (!stopController) return;
+  if (!training.jobs.stop) return;
   store.getState().updateJob({ status: 'stopping' });
-  stopController.abort();
+  stopJob(training.jobs);
 }
 
 /** Pauses the warm-up or training job: the engine holds between steps (the GPU idles) and no new rollout starts; Stop still works. */
 export function pauseTraining(): void {
-  if (!stopController || store.getState().job.status !== 'running' || store.getState().job.pausedAt !== undefined) return;
-  jobGate.pause();
+  const { jobs } = training;
+  if (!jobs.stop || store.getState().job.status !== 'running' || store.getState().job.pausedAt !== undefined) return;
+  jobs.gate.pause();
   void pauseEngineJob(true);
   store.getState().updateJob({ pausedAt: Date.now() });
 }
@@ -609,14 +586,8 @@ export function resumeTraining(): void {
   if (pausedAt === undefined) return;
   const paused = Date.now() - pausedAt;
   store.getState().updateJob({ pausedAt: undefined, startedAt: startedAt + paused, phaseStartedAt: phaseStartedAt + paused });
-  jobGate.resume();
+  training.jobs.gate.resume();
   void pauseEngineJob(false);
-}
-
-/** Opens the gates when a job ends, so the next job starts unpaused. */
-function endPause(): void {
-  jobGate.resume();
-  if (store.getState().job.pausedAt !== undefined) store.getState().updateJob({ pausedAt: undefined });
 }
 
 /** Opens a stored run to look at its charts; a later Warm up or Train continues it from its checkpoint. */
@@ -631,7 +602,7 @@ export function openRun(id: string): void {
 /** Forgets the current run: the next Warm up or Train starts a fresh model. */
 export function newRun(): void {
   if (isBusy()) return;
-  activeRunId = null;
+  training.activeRunId = null;
   store.getState().setTrainingRun(null);
   store.getState().setLatestRollouts([]);
   store.getState().updateJob({ status: 'idle', failure: null, note: null });
@@ -639,10 +610,10 @@ export function newRun(): void {
 
 /** Deletes a stored run and its checkpoint. */
 export async function deleteRun(id: string): Promise<void> {
-  if (isBusy() && id === activeRunId) return;
+  if (isBusy() && id === training.activeRunId) return;
   await runStorage.deleteRun(id);
   if (store.getState().trainingRun?.id === id) {
-    if (activeRunId === id) activeRunId = null;
+    if (training.activeRunId === id) training.activeRunId = null;
     store.getState().setTrainingRun(null);
   }
   await refreshRuns();

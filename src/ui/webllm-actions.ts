@@ -16,14 +16,20 @@ import {
 } from '../workers/webllm-client.ts';
 import { usePlayground } from './store/index.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { actionState } from './action-state.ts';
 
 const store = usePlayground;
 const WEBLLM_STORAGE = 'tabrl.webllm';
 
-let loaded: LoadedWebLLM | null = null;
-/** The load in progress, shared by everyone who asks for the same model meanwhile. */
-let loading: { modelId: string; promise: Promise<WebLLMClient> } | null = null;
-let models: Promise<WebLLMModelInfo[]> | null = null;
+/** The WebLLM model of this page (see action-state.ts). */
+const webllm = actionState(() => ({
+  /** The loaded model, or null. */
+  loaded: null as LoadedWebLLM | null,
+  /** The load in progress, shared by everyone who asks for the same model meanwhile. */
+  loading: null as { modelId: string; promise: Promise<WebLLMClient> } | null,
+  /** The prebuilt list, filtered once. */
+  models: null as Promise<WebLLMModelInfo[]> | null,
+}));
 
 
 /** Restores the last picked WebLLM model from localStorage. */
@@ -44,11 +50,11 @@ export function chooseWebLLMModel(modelId: string): void {
 
 /** The prebuilt models that suit a browser tab (WebLLM's list, filtered once). */
 export function webllmModels(): Promise<WebLLMModelInfo[]> {
-  models ??= listPrebuiltWebLLMModels().catch((error: unknown) => {
-    models = null;
+  webllm.models ??= listPrebuiltWebLLMModels().catch((error: unknown) => {
+    webllm.models = null;
     throw error;
   });
-  return models;
+  return webllm.models;
 }
 
 /** What the page knows of its GPU: WebGPU, an adapter, its features, and the device's memory. */
@@ -76,14 +82,14 @@ export async function webllmModelCached(modelId: string): Promise<boolean> {
 
 /** Deletes the model from the browser cache, unloading it first if it is loaded. */
 export async function deleteWebLLMModel(modelId: string): Promise<void> {
-  if (loaded?.modelId === modelId) await unloadWebLLM();
+  if (webllm.loaded?.modelId === modelId) await unloadWebLLM();
   await deleteCachedWebLLMModel(modelId);
 }
 
 /** Frees the loaded model's worker and GPU memory. */
 export async function unloadWebLLM(): Promise<void> {
-  const current = loaded;
-  loaded = null;
+  const current = webllm.loaded;
+  webllm.loaded = null;
   store.getState().setWebLLM({ status: 'idle', progress: 0, text: '', error: null, loadedModel: null });
   await current?.unload().catch(() => {});
 }
@@ -94,16 +100,16 @@ export async function unloadWebLLM(): Promise<void> {
  */
 export function webllmClient(): Promise<WebLLMClient> {
   const modelId = store.getState().webllmModel;
-  if (loaded?.modelId === modelId) return Promise.resolve(loaded.client);
-  if (loading?.modelId === modelId) return loading.promise;
+  if (webllm.loaded?.modelId === modelId) return Promise.resolve(webllm.loaded.client);
+  if (webllm.loading?.modelId === modelId) return webllm.loading.promise;
   // Loads run one after another, so two models are never loading (or loaded) at once.
-  const before = loading?.promise.catch(() => undefined);
+  const before = webllm.loading?.promise.catch(() => undefined);
   const entry = { modelId, promise: Promise.resolve() as unknown as Promise<WebLLMClient> };
   entry.promise = (async () => {
     // Always yields once, so `loading` below is set before this body can finish.
     await before;
-    if (loaded?.modelId === modelId) return loaded.client;
-    if (loaded) await unloadWebLLM();
+    if (webllm.loaded?.modelId === modelId) return webllm.loaded.client;
+    if (webllm.loaded) await unloadWebLLM();
     store.getState().setWebLLM({ status: 'loading', progress: 0, text: `Loading ${modelId}…`, error: null, loadedModel: null });
     try {
       const model = await loadWebLLM(
@@ -111,23 +117,23 @@ export function webllmClient(): Promise<WebLLMClient> {
         (report) => store.getState().setWebLLM({ progress: report.progress, text: report.text }),
         (error) => void forgetLostModel(modelId, error.message),
       );
-      loaded = model;
+      webllm.loaded = model;
       store.getState().setWebLLM({ status: 'ready', progress: 1, text: `${modelId} is loaded.`, error: null, loadedModel: modelId });
       return model.client;
     } catch (error) {
       store.getState().setWebLLM({ status: 'failed', error: errorMessage(error), loadedModel: null });
       throw error;
     } finally {
-      if (loading === entry) loading = null;
+      if (webllm.loading === entry) webllm.loading = null;
     }
   })();
-  loading = entry;
+  webllm.loading = entry;
   return entry.promise;
 }
 
 /** After a device loss the loaded model is unusable: free it and show why, so the next use loads it again. */
 async function forgetLostModel(modelId: string, reason: string): Promise<void> {
-  if (loaded?.modelId !== modelId) return;
+  if (webllm.loaded?.modelId !== modelId) return;
   await unloadWebLLM();
   store.getState().setWebLLM({ status: 'failed', error: reason });
 }

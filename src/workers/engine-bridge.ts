@@ -8,6 +8,8 @@
 import * as Comlink from 'comlink';
 import { ChatClientError, type ChatClient, type ChatCompletion, type Message, type SamplingArgs } from '../envs/index.ts';
 import type { NamedTensors } from '../gpu/model/backend.ts';
+
+export type { NamedTensors };
 import type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, CheckpointFiles, CheckpointState, EngineApi, EngineModelExport, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 
@@ -37,11 +39,6 @@ export function startEngine(seed = 0): Promise<EngineInfo> {
     started.catch(() => { started = null; });
   }
   return started;
-}
-
-/** Whether the engine has been asked to start. */
-export function engineStarted(): boolean {
-  return started !== null;
 }
 
 /** Registers a listener for device loss and worker failures; returns the unsubscribe function. */
@@ -163,12 +160,6 @@ export async function importEngineModel(files: CheckpointFiles, label: string): 
   return engine().importModel(Comlink.transfer(copies, [...copies.values()].map((bytes) => bytes.buffer as ArrayBuffer)), label);
 }
 
-/** Copies of the model's parameters (for a checkpoint). */
-export async function getEngineWeights(): Promise<NamedTensors> {
-  await startEngine();
-  return engine().getWeights();
-}
-
 /** Loads parameters into the model (from a checkpoint). */
 export async function setEngineWeights(weights: NamedTensors): Promise<void> {
   await startEngine();
@@ -185,12 +176,4 @@ export async function saveEngineCheckpoint(state: CheckpointState): Promise<Chec
 export async function restoreEngineCheckpoint(files: CheckpointFiles): Promise<RestoredCheckpoint> {
   await startEngine();
   return engine().restoreCheckpoint(files);
-}
-
-/** Terminates the worker (its model and device go with it); the next use starts a fresh one. */
-export function shutDownEngine(): void {
-  worker?.terminate();
-  worker = null;
-  remote = null;
-  started = null;
 }

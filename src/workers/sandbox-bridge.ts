@@ -6,8 +6,8 @@
  * pending, gets the sandbox terminated and reported as a `SandboxTimeoutError` naming the
  * environment and the rollout. Stop asks the sandbox to finish, then terminates it after a grace period.
  *
- * Two shapes of use: `evaluateInSandbox` (one evaluation in a fresh sandbox), and `openSandbox`, a
- * session that stays up for a training run and rolls out training tasks one at a time for GRPO.
+ * One shape of use: `openSandbox`, a session that stays up for a whole job: it evaluates (the
+ * playground's evaluation, or a warm-up's demonstrations) and rolls out training tasks one at a time for GRPO.
  *
  * It does not build the frame itself (that needs the DOM, which this layer does not see): the caller
  * passes a `CreateSandboxFrame`, e.g. src/ui/sandbox-frame.ts.
@@ -73,12 +73,6 @@ export interface SandboxSessionRequest {
 /** One evaluation to run in a fresh sandbox. */
 /** How long an evaluation waits for records still on their way after its result arrived. */
 const RECORD_GRACE_MS = 5_000;
-
-export interface SandboxEvaluationRequest extends SandboxSessionRequest {
-  options: SandboxEvaluateOptions;
-  onLoaded?: (info: EnvironmentInfo) => void;
-  onRecord?: (record: RolloutRecord, done: number, total: number) => void;
-}
 
 /** How an evaluation in the sandbox ended; `summary` is absent when it failed before finishing. */
 export interface SandboxEvaluation {
@@ -279,28 +273,4 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     },
     dispose,
   };
-}
-
-/** Runs `evaluate` on an environment file in a fresh sandbox and disposes of the sandbox afterwards. */
-export async function evaluateInSandbox(request: SandboxEvaluationRequest): Promise<SandboxEvaluation> {
-  const started = Date.now();
-  const session = await openSandbox(request);
-  let stopping = false;
-  const onStop = () => {
-    stopping = true;
-    session.stop();
-  };
-  try {
-    request.onLoaded?.(session.info);
-    if (request.signal?.aborted) return { info: session.info, stoppedEarly: 'cancelled', wallMs: Date.now() - started };
-    request.signal?.addEventListener('abort', onStop, { once: true });
-    const result = await session.evaluate(request.options, request.onRecord);
-    return { info: session.info, ...result, wallMs: Date.now() - started };
-  } catch (error) {
-    if (stopping) return { info: session.info, stoppedEarly: 'cancelled', wallMs: Date.now() - started };
-    throw error;
-  } finally {
-    request.signal?.removeEventListener('abort', onStop);
-    session.dispose();
-  }
 }

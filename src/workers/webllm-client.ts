@@ -137,7 +137,7 @@ function startGeneration(engine: WebLLMEngineLike, body: WebLLMChatRequest): Pro
 }
 
 /** Maps our request to WebLLM's: sampling fields as they are, tools only when the model supports them. */
-export function toWebLLMRequest(request: ChatRequest, options: WebLLMClientOptions): WebLLMChatRequest {
+function toWebLLMRequest(request: ChatRequest, options: WebLLMClientOptions): WebLLMChatRequest {
   const tools = request.tools && request.tools.length > 0 ? request.tools : undefined;
   if (tools && !options.supportsTools) {
     throw new ChatClientError(
@@ -172,7 +172,7 @@ function toWebLLMMessage(message: Message): Message {
 }
 
 /** Maps WebLLM's completion to ours; a stop string WebLLM left at the end of the text is cut. */
-export function fromWebLLMCompletion(completion: WebLLMChatCompletion, modelId: string): ChatCompletion {
+function fromWebLLMCompletion(completion: WebLLMChatCompletion, modelId: string): ChatCompletion {
   return {
     id: completion.id ?? '',
     model: modelId,
@@ -252,7 +252,7 @@ export interface WebLLMModelInfo {
 }
 
 /** Models above this VRAM requirement are left out of the picker by default (MB). */
-export const DEFAULT_MAX_VRAM_MB = 4096;
+const DEFAULT_MAX_VRAM_MB = 4096;
 
 /**
  * The text-generation models of an app config that need at most `maxVramMB` of GPU memory, smallest

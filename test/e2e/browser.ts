@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright';
 import { expect } from 'vitest';
 import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
-import { encodeShareHash, type SharedState } from '../../src/ui/share/url-state.ts';
+import { encodeShareHash, migrateSharedState, type FlatSharedState } from '../../src/ui/share/url-state.ts';
 
 /** Where the screenshots of the main screens go. */
 export const SCREENSHOT_DIR = 'test-results/screenshots';
@@ -68,8 +68,8 @@ export async function fillFields(page: Page, values: Record<string, string>): Pr
 }
 
 /** A share link for `source` with small, fast settings (expert policy of reverse-text). */
-export function shareLink(appUrl: string, source: string, overrides: Partial<SharedState> = {}): string {
-  const state: SharedState = {
+export function shareLink(appUrl: string, source: string, overrides: Partial<FlatSharedState> = {}): string {
+  const state: FlatSharedState = {
     source,
     name: 'shared',
     builtin: 'reverse-text',
@@ -86,5 +86,5 @@ export function shareLink(appUrl: string, source: string, overrides: Partial<Sha
     timeLimitMs: 5000,
     ...overrides,
   };
-  return `${appUrl}#${encodeShareHash(state)}`;
+  return `${appUrl}#${encodeShareHash(migrateSharedState(state))}`;
 }

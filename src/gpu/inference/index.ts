@@ -15,4 +15,4 @@ export {
   type GeneratorOptions,
 } from './generate.ts';
 export { LocalChatClient, type LocalChatChoice, type LocalChatClientOptions, type LocalChatCompletion, type LocalTurnTokens } from './local-chat-client.ts';
-export { MODEL_PRESETS, SMOLLM2_135M_CONFIG, TINY_CONFIG } from './presets.ts';
+export { SMOLLM2_135M_CONFIG, TINY_CONFIG } from './presets.ts';

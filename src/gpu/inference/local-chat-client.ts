@@ -24,6 +24,7 @@ import type { ModelBackend } from '../model/backend.ts';
 import { createCpuDecoder } from './cpu-decoder.ts';
 import type { Decoder, SequenceId } from './decoder.ts';
 import { Generator, type GenerationRequest, type GeneratorOptions } from './generate.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** Turn tokens as the local client returns them: TurnTokens plus the policy version they were sampled with. */
 export interface LocalTurnTokens extends TurnTokens {
@@ -169,7 +170,7 @@ export class LocalChatClient implements ChatClient {
         context = promptIds;
       }
     } catch (error) {
-      throw new ChatClientError(`cannot render the chat: ${(error as Error).message}`, 'bad_request');
+      throw new ChatClientError(`cannot render the chat: ${errorMessage(error)}`, 'bad_request');
     }
     const fed = parent === undefined ? 0 : generator.decoder.sequenceLength(parent);
 
@@ -193,7 +194,7 @@ export class LocalChatClient implements ChatClient {
     } catch (error) {
       if (parent !== undefined) releaseQuietly(generator.decoder, parent);
       if (request.signal?.aborted) throw new ChatClientError('the request was aborted', 'aborted');
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       throw new ChatClientError(`local model: ${message}`, /must|outside|at least/.test(message) ? 'bad_request' : 'server');
     }
 

@@ -4,6 +4,7 @@
  * byte tokenizer instead of describing a Hugging Face one. `loadFolderTokenizer` picks the byte
  * tokenizer for such a folder and the Hugging Face tokenizer for any other.
  */
+import { errorMessage } from '../../common/error-message.ts';
 import type { NamedTensors } from '../model/backend.ts';
 import { modelConfigToJson, type ModelConfig } from '../model/config.ts';
 import { BYTE_SPECIAL_TOKENS, BYTE_VOCAB_SIZE, ByteTokenizer } from './byte-tokenizer.ts';
@@ -60,7 +61,7 @@ export async function loadFolderTokenizer(readFile: ReadFile, label = 'model fol
     try {
       config = JSON.parse(new TextDecoder().decode(configBytes));
     } catch (error) {
-      throw new Error(`${label}/tokenizer_config.json: not valid JSON (${(error as Error).message})`);
+      throw new Error(`${label}/tokenizer_config.json: not valid JSON (${errorMessage(error)})`);
     }
     if (isByteTokenizerConfig(config)) return new ByteTokenizer();
   }

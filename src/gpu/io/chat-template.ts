@@ -7,6 +7,7 @@
 import { Template } from '@huggingface/jinja';
 import type { Message } from '../../chat/protocol.ts';
 import type { ChatRenderOptions } from './tokenizer.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** A compiled Jinja chat template and the special-token strings it may refer to (bos_token, eos_token, …). */
 export class JinjaChatTemplate {
@@ -20,7 +21,7 @@ export class JinjaChatTemplate {
     try {
       this.template = new Template(source);
     } catch (error) {
-      throw new Error(`chat template does not parse: ${(error as Error).message}`);
+      throw new Error(`chat template does not parse: ${errorMessage(error)}`);
     }
   }
 

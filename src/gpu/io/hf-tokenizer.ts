@@ -9,6 +9,7 @@ import type { Message } from '../../chat/protocol.ts';
 import { JinjaChatTemplate } from './chat-template.ts';
 import type { ReadFile } from './model-folder.ts';
 import type { ChatRenderOptions, DecodeOptions, EncodeOptions, Tokenizer } from './tokenizer.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** The parsed files of a Hugging Face tokenizer. */
 export interface HfTokenizerFiles {
@@ -48,7 +49,7 @@ export class HfTokenizer implements Tokenizer {
     try {
       this.tokenizer = reuse?.tokenizer ?? new TokenizersJs(files.tokenizerJson, config);
     } catch (error) {
-      throw new Error(`${label}/tokenizer.json: cannot build the tokenizer (${(error as Error).message})`);
+      throw new Error(`${label}/tokenizer.json: cannot build the tokenizer (${errorMessage(error)})`);
     }
     const vocab = this.tokenizer.get_vocab(true);
     let maxId = -1;
@@ -140,12 +141,12 @@ export async function loadHfTokenizer(readFile: ReadFile, label = 'model folder'
       bytes = await readFile(name);
     } catch (error) {
       if (!required) return undefined;
-      throw new Error(`${label}: cannot read ${name} (${(error as Error).message})`);
+      throw new Error(`${label}: cannot read ${name} (${errorMessage(error)})`);
     }
     try {
       return JSON.parse(new TextDecoder().decode(bytes));
     } catch (error) {
-      throw new Error(`${label}/${name}: not valid JSON (${(error as Error).message})`);
+      throw new Error(`${label}/${name}: not valid JSON (${errorMessage(error)})`);
     }
   };
   const tokenizerJson = await readJson('tokenizer.json', true);

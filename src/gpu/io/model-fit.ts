@@ -7,7 +7,7 @@
 import type { ModelConfig } from '../model/config.ts';
 import { paramShapes } from '../model/layout.ts';
 import { isF16StorableWeight } from '../webgpu/webgpu-backend.ts';
-import { formatBytes } from './model-download.ts';
+import { formatBytes } from '../../common/format-bytes.ts';
 
 /** The device limits the check reads (a GPUSupportedLimits has them). */
 export interface ModelFitLimits {

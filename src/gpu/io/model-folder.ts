@@ -8,6 +8,7 @@ import type { NamedTensors } from '../model/backend.ts';
 import { modelConfigToJson, parseModelConfig, type ModelConfig } from '../model/config.ts';
 import { paramShapes } from '../model/layout.ts';
 import { parseSafetensors, serializeSafetensors } from './safetensors.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** Reads one file of the folder by its name (e.g. "config.json"); rejects when it does not exist. */
 export type ReadFile = (name: string) => Promise<Uint8Array>;
@@ -28,7 +29,7 @@ export async function loadModelFolder(readFile: ReadFile, label = 'model folder'
   try {
     configJson = JSON.parse(new TextDecoder().decode(configBytes));
   } catch (error) {
-    throw new Error(`${label}/config.json: not valid JSON (${(error as Error).message})`);
+    throw new Error(`${label}/config.json: not valid JSON (${errorMessage(error)})`);
   }
   const config = parseModelConfig(configJson, `${label}/config.json`);
 

@@ -5,6 +5,7 @@
  * Every error names the file and what is wrong with it. Integer tensors are deliberately unsupported.
  */
 import type { NamedTensor, NamedTensors } from '../model/backend.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** Floating-point dtypes this parser reads, with their size in bytes. */
 export const SAFETENSORS_DTYPE_BYTES: Readonly<Record<string, number>> = { F32: 4, F16: 2, BF16: 2, F64: 8 };
@@ -50,7 +51,7 @@ export function parseSafetensors(bytes: Uint8Array, fileName = 'model.safetensor
   try {
     header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
   } catch (error) {
-    fail(`corrupt header: not valid JSON (${(error as Error).message})`);
+    fail(`corrupt header: not valid JSON (${errorMessage(error)})`);
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header)) fail('corrupt header: not a JSON object');
   const dataStart = 8 + headerLength;

@@ -5,7 +5,8 @@
  * It says before any download when this browser has no WebGPU or a preset is too large for the GPU.
  */
 import { useEffect, useRef } from 'react';
-import { formatBytes, REAL_MODEL_PRESETS } from '../../workers/model-catalogue.ts';
+import { formatBytes } from '../../common/format-bytes.ts';
+import { REAL_MODEL_PRESETS } from '../../models/catalogue.ts';
 import { cancelModelLoad, chooseInTabModel, chooseLocalModel, refreshCachedModels, removeCachedModel } from '../model-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { ensureEngine } from '../training-actions.ts';

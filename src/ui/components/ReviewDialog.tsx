@@ -29,7 +29,7 @@ export function ReviewDialog() {
         <h2 id="review-heading">{reviewFile ? `Review imported environment file “${reviewFile}”` : `Review shared environment “${review.name}”`}</h2>
         <p className="hint">
           {reviewFile ? 'This environment file comes from elsewhere.' : 'Someone shared this environment file.'} Read it before you run it: it will run in the sandbox (no network, no access
-          to your keys), against the policy you choose.{reviewFile ? ' Loading it changes no setting.' : ` Settings: ${review.numTasks} tasks × ${review.rolloutsPerTask} rollouts, seed ${review.seed}, temperature ${review.temperature}, policy ${review.policy}.`}
+          to your keys), against the policy you choose.{reviewFile ? ' Loading it changes no setting.' : ` Settings: ${review.evaluation.numTasks} tasks × ${review.evaluation.rolloutsPerTask} rollouts, seed ${review.evaluation.seed}, temperature ${review.evaluation.temperature}, policy ${review.policy}.`}
         </p>
         <pre className="review-code" data-testid="review-code">
           {lines.map((line, index) => <div key={index}><span className="line-number">{index + 1}</span>{line}</div>)}

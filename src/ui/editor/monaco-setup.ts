@@ -19,12 +19,9 @@ export { monaco, typescript };
 /** The path every environment model lives under; one model per saved environment. */
 export const ENVIRONMENT_URI_PREFIX = 'file:///environments/';
 
-let configured = false;
-
-/** Configures workers, compiler options and the `tabrl` types; safe to call more than once. */
+/** Configures workers, compiler options and the `tabrl` types; safe to call more than once (Monaco is one per page: its environment, once set, says it is configured). */
 export function setupMonaco(): typeof monaco {
-  if (configured) return monaco;
-  configured = true;
+  if (self.MonacoEnvironment) return monaco;
   self.MonacoEnvironment = {
     getWorker(_workerId: string, label: string) {
       return label === 'typescript' || label === 'javascript' ? new TypeScriptWorker() : new EditorWorker();

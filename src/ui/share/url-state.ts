@@ -28,17 +28,49 @@ export interface SharedState {
   /** Model name sent to the endpoint (never the key). */
   model: string;
   baseURL: string;
+  /** The evaluation settings, as one object (share links and imported setups copy it whole). */
+  evaluation: SharedEvaluation;
+  /** The run panel's mode (absent in links made before training existed). */
+  mode?: 'evaluate' | 'warmup' | 'train';
+  /** Warm-up and GRPO settings by name (numbers only; unknown names are ignored when loading). */
+  training?: Record<string, number>;
+}
+
+/** The run panel's evaluation settings as a setup carries them (the environment's arguments travel beside them, as `args`). */
+export interface SharedEvaluation {
   numTasks: number;
   rolloutsPerTask: number;
   concurrency: number;
   maxTokens: number;
   temperature: number;
   seed: number;
+  /** Milliseconds environment code may run without returning before the sandbox is stopped. */
   timeLimitMs: number;
-  /** The run panel's mode (absent in links made before training existed). */
-  mode?: 'evaluate' | 'warmup' | 'train';
-  /** Warm-up and GRPO settings by name (numbers only; unknown names are ignored when loading). */
-  training?: Record<string, number>;
+}
+
+/** The names of the evaluation settings, in the order a link spells them. */
+const EVALUATION_NAMES = ['numTasks', 'rolloutsPerTask', 'concurrency', 'maxTokens', 'temperature', 'seed', 'timeLimitMs'] as const satisfies readonly (keyof SharedEvaluation)[];
+
+/**
+ * A setup as the link spells it, and as setups were shaped before the evaluation settings were
+ * nested: every field at the top level. The hash keeps this flat form, so links made before the
+ * nesting open unchanged.
+ */
+export type FlatSharedState = Omit<SharedState, 'evaluation'> & SharedEvaluation;
+
+/** The flat form of a setup (what the link's fields hold). */
+export function flattenSharedState(state: SharedState): FlatSharedState {
+  const { evaluation, ...rest } = state;
+  return { ...rest, ...evaluation };
+}
+
+/** A setup in the current shape, from either shape: the nested one as it is, the older flat one with its evaluation settings gathered into `evaluation`. */
+export function migrateSharedState(setup: SharedState | FlatSharedState): SharedState {
+  if ('evaluation' in setup && typeof setup.evaluation === 'object' && setup.evaluation !== null) return setup as SharedState;
+  const flat = { ...(setup as FlatSharedState) };
+  const evaluation = Object.fromEntries(EVALUATION_NAMES.map((name) => [name, flat[name]])) as unknown as SharedEvaluation;
+  for (const name of EVALUATION_NAMES) delete (flat as Partial<FlatSharedState>)[name];
+  return { ...(flat as Omit<FlatSharedState, keyof SharedEvaluation>), evaluation };
 }
 
 /** Why a link could not be opened. */
@@ -47,11 +79,11 @@ export class ShareLinkError extends Error {
 }
 
 /** The link format version; a link of another version is refused with a message. */
-export const SHARE_VERSION = 1;
+const SHARE_VERSION = 1;
 /** Links longer than this are refused before decoding. */
 export const MAX_HASH_LENGTH = 200_000;
 /** Decoded source longer than this is refused. */
-export const MAX_SOURCE_LENGTH = 500_000;
+const MAX_SOURCE_LENGTH = 500_000;
 
 interface Codec<T> {
   encode(value: T): string;
@@ -136,15 +168,15 @@ const jsonObject: Codec<Record<string, unknown>> = {
   },
 };
 
-interface Field<K extends keyof SharedState> {
+interface Field<K extends keyof FlatSharedState> {
   /** The key in the hash (short, stable: changing one breaks old links). */
   key: string;
-  codec: Codec<NonNullable<SharedState[K]>>;
+  codec: Codec<NonNullable<FlatSharedState[K]>>;
   optional?: boolean;
 }
 
-/** The table: each shared field, its key in the hash and its codec. */
-export const SHARE_FIELDS: { [K in keyof SharedState]-?: Field<K> } = {
+/** The table: each field of a link (the evaluation settings spelled flat), its key in the hash and its codec. */
+export const SHARE_FIELDS: { [K in keyof FlatSharedState]-?: Field<K> } = {
   name: { key: 'name', codec: plainText(200) },
   builtin: { key: 'builtin', codec: plainText(100), optional: true },
   policy: { key: 'policy', codec: oneOf(['expert', 'endpoint', 'in-tab', 'webllm'] as const) },
@@ -169,8 +201,9 @@ export const SHARE_FIELDS: { [K in keyof SharedState]-?: Field<K> } = {
 /** Encodes the state as a hash string (without '#'); the source goes last, since it is the longest. */
 export function encodeShareHash(state: SharedState): string {
   const parts = [`v=${SHARE_VERSION}`];
-  for (const [name, field] of Object.entries(SHARE_FIELDS) as [keyof SharedState, Field<keyof SharedState>][]) {
-    const value = state[name];
+  const flat = flattenSharedState(state);
+  for (const [name, field] of Object.entries(SHARE_FIELDS) as [keyof FlatSharedState, Field<keyof FlatSharedState>][]) {
+    const value = flat[name];
     if (value === undefined) continue;
     parts.push(`${field.key}=${encodeURIComponent((field.codec as Codec<typeof value>).encode(value))}`);
   }
@@ -199,8 +232,8 @@ export function decodeShareHash(hash: string): SharedState {
   }
   const version = params.get('v');
   if (version !== String(SHARE_VERSION)) throw new ShareLinkError(`This link has format version ${version ?? '(none)'}; this TabRL reads version ${SHARE_VERSION}. Nothing was loaded.`);
-  const state: Partial<Record<keyof SharedState, unknown>> = {};
-  for (const [name, field] of Object.entries(SHARE_FIELDS) as [keyof SharedState, Field<keyof SharedState>][]) {
+  const state: Partial<Record<keyof FlatSharedState, unknown>> = {};
+  for (const [name, field] of Object.entries(SHARE_FIELDS) as [keyof FlatSharedState, Field<keyof FlatSharedState>][]) {
     const raw = params.get(field.key);
     if (raw === undefined) {
       if (field.optional) continue;
@@ -212,5 +245,5 @@ export function decodeShareHash(hash: string): SharedState {
       throw new ShareLinkError(`This link's "${field.key}" is invalid: ${errorMessage(error)}. Nothing was loaded.`);
     }
   }
-  return state as SharedState;
+  return migrateSharedState(state as FlatSharedState);
 }

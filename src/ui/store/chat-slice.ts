@@ -39,7 +39,7 @@ export interface ChatSlice {
 }
 
 /** Greedy and short, as suits the tiny model. */
-export const DEFAULT_CHAT_SETTINGS: ChatSettings = { temperature: 0, maxTokens: 32 };
+const DEFAULT_CHAT_SETTINGS: ChatSettings = { temperature: 0, maxTokens: 32 };
 
 /** Creates the chat slice. */
 export const createChatSlice: StateCreator<PlaygroundState, [], [], ChatSlice> = (set) => ({

@@ -2,18 +2,11 @@
 import type { StateCreator } from 'zustand';
 import type { EvaluationSummary, RolloutRecord } from '../../envs/index.ts';
 import type { EnvironmentInfo } from '../../workers/sandbox-bridge.ts';
+import type { SharedEvaluation } from '../share/url-state.ts';
 import type { PlaygroundState } from './index.ts';
 
 /** Evaluation settings; each is explained in the panel and carried by share links. */
-export interface EvaluationSettings {
-  numTasks: number;
-  rolloutsPerTask: number;
-  concurrency: number;
-  maxTokens: number;
-  temperature: number;
-  seed: number;
-  /** Milliseconds environment code may run without returning before the sandbox is stopped. */
-  timeLimitMs: number;
+export interface EvaluationSettings extends SharedEvaluation {
   /** JSON text of the arguments passed to `loadEnvironment(args)`. */
   argsJson: string;
 }

@@ -20,7 +20,7 @@ export interface WebLLMStatus {
 }
 
 /** The WebLLM model picked by default: small, and needs no shader-f16. */
-export const DEFAULT_WEBLLM_MODEL = 'SmolLM2-360M-Instruct-q4f32_1-MLC';
+const DEFAULT_WEBLLM_MODEL = 'SmolLM2-360M-Instruct-q4f32_1-MLC';
 
 /** Where loading the in-tab model is: idle, downloading/building (with bytes done and total), or failed with a message. */
 export interface ModelLoadState {

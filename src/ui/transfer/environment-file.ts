@@ -5,7 +5,7 @@
  */
 
 /** Imported environment files larger than this are refused (a share link allows about as much). */
-export const MAX_ENVIRONMENT_FILE_BYTES = 200_000;
+const MAX_ENVIRONMENT_FILE_BYTES = 200_000;
 
 /** The file name a download of environment `name` gets: the name with unsafe characters replaced, plus `.ts`. */
 export function environmentFileName(name: string): string {

@@ -12,6 +12,7 @@ import type { NamedTensors } from '../../gpu/model/backend.ts';
 import { modelConfigToJson, type ModelConfig } from '../../gpu/model/config.ts';
 import { loraLayout, type LoraConfig } from '../../gpu/model/layout.ts';
 import { exportPeftAdapter } from '../../rl/export.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** What an export holds: a PEFT adapter (LoRA) or a whole model folder (full fine-tuning). */
 export type ModelExportKind = 'adapter' | 'model';
@@ -45,7 +46,7 @@ function readAdapter(files: ReadonlyMap<string, Uint8Array>, config: ModelConfig
   try {
     adapterConfig = JSON.parse(new TextDecoder().decode(configBytes)) as typeof adapterConfig;
   } catch (error) {
-    throw new Error(`${label}/adapter_config.json is not valid JSON (${(error as Error).message}).`);
+    throw new Error(`${label}/adapter_config.json is not valid JSON (${errorMessage(error)}).`);
   }
   const modules = Array.isArray(adapterConfig.target_modules) ? [...adapterConfig.target_modules].map(String).sort() : null;
   const expected = [...lora.targetModules].sort();

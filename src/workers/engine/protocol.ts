@@ -5,7 +5,7 @@
  * as comlink proxies. It holds no model code.
  */
 import type { Message, SamplingArgs, ToolSchema } from '../../envs/index.ts';
-import type { ModelDownloadProgress } from '../../gpu/io/model-download.ts';
+import type { ModelDownloadProgress } from '../../models/cache.ts';
 import type { NamedTensors } from '../../gpu/model/backend.ts';
 import type { CheckpointState } from '../../rl/checkpoint.ts';
 import type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';

@@ -7,12 +7,12 @@
  */
 import { loadHfTokenizer } from '../../gpu/io/hf-tokenizer.ts';
 import { localModelReader, type PickedFile } from '../../gpu/io/local-model-files.ts';
-import { browserModelStorage, fetchModelFiles, presetDownloadSpec, readFromFiles, type ModelDownloadProgress } from '../../gpu/io/model-download.ts';
+import { browserModelStorage, fetchModelFiles, presetDownloadSpec, readFromFiles, type ModelDownloadProgress } from '../../models/cache.ts';
 import { modelFitProblem } from '../../gpu/io/model-fit.ts';
 import { loadModelFolder, type ReadFile } from '../../gpu/io/model-folder.ts';
 import type { Tokenizer } from '../../gpu/io/tokenizer.ts';
 import { LocalChatClient } from '../../gpu/inference/local-chat-client.ts';
-import { findRealPreset, REAL_MODEL_PRESETS } from '../../gpu/inference/presets.ts';
+import { findRealPreset, REAL_MODEL_PRESETS } from '../../models/catalogue.ts';
 import type { ModelBackend, NamedTensors, OptimizerState } from '../../gpu/model/backend.ts';
 import type { ModelConfig } from '../../gpu/model/config.ts';
 import { initLoraParameters } from '../../gpu/model/init.ts';

@@ -15,10 +15,10 @@ import {
   type ModelDownloadProgress,
   type ModelDownloadSpec,
   type ModelStorage,
-} from '../../../src/gpu/io/model-download.ts';
+} from '../../../src/models/cache.ts';
 import { loadHfTokenizer } from '../../../src/gpu/io/hf-tokenizer.ts';
 import { loadModelFolder } from '../../../src/gpu/io/model-folder.ts';
-import { HF_MODEL_FILES } from '../../../src/gpu/inference/presets.ts';
+import { HF_MODEL_FILES } from '../../../src/models/catalogue.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { loraLayout } from '../../../src/gpu/model/layout.ts';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';

@@ -2,10 +2,11 @@
 // config.json parsing, sizes that agree with the shapes, and the CLI's message for a real preset.
 import { describe, expect, test } from 'vitest';
 import { openModel } from '../../../src/cli/open-model.ts';
-import { DEFAULT_REAL_PRESET_ID, findRealPreset, huggingFaceFileUrl, MODEL_PRESETS, REAL_MODEL_PRESETS, SMOLLM2_135M_CONFIG, TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
+import { SMOLLM2_135M_CONFIG, TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
+import { DEFAULT_REAL_PRESET_ID, findRealPreset, huggingFaceFileUrl, MODEL_PRESETS, REAL_MODEL_PRESETS } from '../../../src/models/catalogue.ts';
 import { modelConfigToJson, parseModelConfig } from '../../../src/gpu/model/config.ts';
 import { modelFitProblem } from '../../../src/gpu/io/model-fit.ts';
-import { formatBytes, presetDownloadSpec } from '../../../src/gpu/io/model-download.ts';
+import { formatBytes, presetDownloadSpec } from '../../../src/models/cache.ts';
 import { countParameters } from '../../../src/workers/engine/real-model.ts';
 
 describe('real model presets', () => {

@@ -13,8 +13,11 @@ async function layeringErrors(filePath: string, code: string): Promise<string[]>
 describe('layering lint', () => {
   test.each([
     ['src/ui/bad.ts', '../gpu/inference/presets.ts', /src\/ui does not import src\/gpu/],
-    ['src/gpu/io/bad.ts', '../../envs/types.ts', /src\/gpu imports neither src\/envs nor src\/rl/],
-    ['src/gpu/io/bad.ts', '../../rl/checkpoint.ts', /src\/gpu imports neither src\/envs nor src\/rl/],
+    ['src/gpu/io/bad.ts', '../../envs/types.ts', /src\/gpu imports neither src\/envs, src\/rl nor src\/models/],
+    ['src/gpu/io/bad.ts', '../../rl/checkpoint.ts', /src\/gpu imports neither src\/envs, src\/rl nor src\/models/],
+    ['src/gpu/io/bad.ts', '../../models/catalogue.ts', /src\/gpu imports neither src\/envs, src\/rl nor src\/models/],
+    ['src/models/bad.ts', '../workers/engine-bridge.ts', /src\/models \(the model catalogue and cache\) sits just above src\/gpu/],
+    ['src/models/bad.ts', '../envs/types.ts', /src\/models \(the model catalogue and cache\)/],
     ['src/envs/bad.ts', '../gpu/inference/presets.ts', /src\/envs imports neither src\/gpu, src\/rl nor src\/workers/],
     ['src/envs/bad.ts', '../rl/checkpoint.ts', /src\/envs imports neither/],
     ['src/envs/bad.ts', '../workers/engine-bridge.ts', /src\/envs imports neither/],
@@ -26,8 +29,13 @@ describe('layering lint', () => {
     expect(errors[0]).toMatch(message);
   });
 
-  test('allowed imports pass: ui through workers, gpu and envs from the chat protocol', async () => {
-    expect(await layeringErrors('src/ui/good.ts', "import { REAL_MODEL_PRESETS } from '../workers/model-catalogue.ts';\nexport const x = REAL_MODEL_PRESETS;\n")).toEqual([]);
+  test('allowed imports pass: ui and workers from the catalogue, the catalogue from gpu, gpu and envs from the chat protocol, every layer from src/common', async () => {
+    expect(await layeringErrors('src/ui/good.ts', "import { REAL_MODEL_PRESETS } from '../models/catalogue.ts';\nexport const x = REAL_MODEL_PRESETS;\n")).toEqual([]);
+    expect(await layeringErrors('src/workers/good.ts', "import { isModelCached } from '../models/cache.ts';\nexport const x = isModelCached;\n")).toEqual([]);
+    expect(await layeringErrors('src/models/good.ts', "import { TINY_CONFIG } from '../gpu/inference/presets.ts';\nexport const x = TINY_CONFIG;\n")).toEqual([]);
+    for (const layer of ['ui', 'workers', 'rl', 'envs', 'gpu', 'models', 'cli', 'chat']) {
+      expect(await layeringErrors(`src/${layer}/good.ts`, "import { errorMessage } from '../common/error-message.ts';\nexport const x = errorMessage;\n"), layer).toEqual([]);
+    }
     expect(await layeringErrors('src/gpu/io/good.ts', "import type { Message } from '../../chat/protocol.ts';\nexport type X = Message;\n")).toEqual([]);
     expect(await layeringErrors('src/envs/good.ts', "import type { Message } from '../chat/protocol.ts';\nexport type X = Message;\n")).toEqual([]);
   });

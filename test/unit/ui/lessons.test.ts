@@ -60,10 +60,10 @@ describe('lessons table', () => {
 
   test.each(LESSONS.map((lesson, index) => [lesson.id, index] as const))('lesson %i: its settings are ones a share link carries, and its training settings are known', (_id, index) => {
     const { preset } = LESSONS[index]!;
-    const settings = { ...DEFAULT_SETTINGS, ...preset.evaluation };
-    const state = { source: presetFile(preset).source, name: preset.fileName, args: preset.args, policy: preset.policy, model: 'default', baseURL: 'http://localhost:8000/v1', mode: preset.mode, training: { ...DEFAULT_TRAINING_SETTINGS, ...preset.training }, ...settings } as const;
+    const { argsJson: _args, ...evaluation } = { ...DEFAULT_SETTINGS, ...preset.evaluation };
+    const state = { source: presetFile(preset).source, name: preset.fileName, args: preset.args, policy: preset.policy, model: 'default', baseURL: 'http://localhost:8000/v1', mode: preset.mode, training: { ...DEFAULT_TRAINING_SETTINGS, ...preset.training }, evaluation } as const;
     // The codec's ranges are the app's idea of a valid setting: decoding throws on any out of range.
-    expect(decodeShareHash(encodeShareHash(state))).toMatchObject({ policy: preset.policy, numTasks: settings.numTasks, maxTokens: settings.maxTokens, mode: preset.mode });
+    expect(decodeShareHash(encodeShareHash(state))).toMatchObject({ policy: preset.policy, evaluation: { numTasks: evaluation.numTasks, maxTokens: evaluation.maxTokens }, mode: preset.mode });
     for (const [key, value] of Object.entries(preset.training)) {
       expect(Object.keys(DEFAULT_TRAINING_SETTINGS), key).toContain(key);
       expect(Number.isFinite(value) && value >= 0, `${key} = ${value}`).toBe(true);

@@ -35,7 +35,7 @@ vi.mock('../../../src/workers/engine-bridge.ts', () => ({
       loads.push({ spec, ...hooks, resolve, reject });
     }),
 }));
-vi.mock('../../../src/gpu/io/model-download.ts', () => ({
+vi.mock('../../../src/models/cache.ts', () => ({
   browserModelStorage: () => ({}),
   isModelCached: async (spec: { name: string }) => spec.name === 'SmolLM2-135M-Instruct',
   deleteCachedModel: async () => true,

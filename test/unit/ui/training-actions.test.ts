@@ -23,6 +23,8 @@ const sandboxes: { code: string; args: Record<string, unknown> }[] = [];
 const grpoJobs: EngineGrpoOptions[] = [];
 /** How many steps the next GRPO job reports before it returns (as if stopped there). */
 let stepsToRun = 0;
+/** When set, the next sandbox waits for Stop while "loading" and fails as the real bridge does. */
+let hangWhileLoading = false;
 
 vi.mock('../../../src/ui/store/index.ts', () => ({ usePlayground: store }));
 vi.mock('../../../src/ui/editor/monaco-setup.ts', () => ({ compileModel: async (model: { getValue(): string }) => ({ ok: true, code: `compiled:${model.getValue()}` }) }));
@@ -36,13 +38,24 @@ vi.mock('../../../src/ui/run-storage.ts', () => ({
   getCheckpoint: async () => undefined,
   deleteRun: async () => {},
 }));
-vi.mock('../../../src/workers/sandbox-bridge.ts', () => ({
-  SandboxStoppedError: class extends Error {},
-  openSandbox: async (request: { code: string; args: Record<string, unknown> }) => {
+vi.mock('../../../src/workers/sandbox-bridge.ts', () => {
+  class SandboxStoppedError extends Error {
+    constructor(readonly environmentName: string) {
+      super('stopped while loading');
+    }
+  }
+  return {
+  SandboxStoppedError,
+  openSandbox: async (request: { code: string; label: string; args: Record<string, unknown>; signal: AbortSignal }) => {
     sandboxes.push({ code: request.code, args: request.args });
+    if (hangWhileLoading) {
+      await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
+      throw new SandboxStoppedError(request.label);
+    }
     return { info: { name: 'reverse-text', numTasks: 50 }, rollout: async () => ({}), stop: () => {}, dispose: () => {}, evaluate: async () => ({}) };
   },
-}));
+  };
+});
 vi.mock('../../../src/workers/engine-bridge.ts', () => ({
   startEngine: async (seed: number) => ({ adapter: 'fake', model: 'tiny', parameters: 1, seed }),
   resetEngine: async (seed: number) => ({ adapter: 'fake', model: 'tiny', parameters: 1, seed }),
@@ -63,6 +76,7 @@ vi.mock('../../../src/workers/engine-bridge.ts', () => ({
 }));
 
 const actions = await import('../../../src/ui/training-actions.ts');
+const { resetActionState } = await import('../../../src/ui/action-state.ts');
 const questions: string[] = [];
 let answer = false;
 
@@ -117,5 +131,35 @@ describe('training actions: a run is bound to its environment', () => {
     expect(sandboxes.at(-1)).toEqual({ code: 'compiled:SOURCE-B', args: { numTasks: 9 } });
     expect(grpoJobs.at(-1)).toMatchObject({ steps: 99, startStep: 0 });
     expect(store.getState().trainingRun?.lastJob?.environment?.label).toBe('my copy');
+  });
+});
+
+describe('training actions: the job runner\'s endings', () => {
+  test('Stop while the environment loads ends the GRPO job at once, saying nothing ran; no engine job starts', async () => {
+    resetActionState();
+    store.getState().setTrainingRun(null);
+    const jobsBefore = grpoJobs.length;
+    hangWhileLoading = true;
+    const running = actions.startTraining();
+    await vi.waitFor(() => expect(store.getState().job.phase).toBe('starting the engine'));
+    await vi.waitFor(() => expect(sandboxes.length).toBeGreaterThan(0));
+    actions.stopTraining();
+    expect(store.getState().job.status).toBe('stopping');
+    await running;
+    hangWhileLoading = false;
+    expect(store.getState().job).toMatchObject({ status: 'done', phase: 'stopped', note: 'The environment "my copy" was still loading: the sandbox was shut down and nothing ran.' });
+    expect(grpoJobs).toHaveLength(jobsBefore);
+  });
+
+  test('Stop before the job began (while compiling) changes nothing', async () => {
+    resetActionState();
+    const runBefore = store.getState().trainingRun;
+    const sandboxesBefore = sandboxes.length;
+    const running = actions.startTraining();
+    actions.stopTraining();
+    await running;
+    expect(store.getState().job).toMatchObject({ status: 'done', phase: 'stopped', note: 'Stopped before the job began; nothing ran and nothing changed.' });
+    expect(sandboxes).toHaveLength(sandboxesBefore);
+    expect(store.getState().trainingRun).toBe(runBefore);
   });
 });

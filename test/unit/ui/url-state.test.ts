@@ -1,7 +1,18 @@
 /** The share-link codec: every field round-trips, and bad links are refused with a message that says why. */
 import { compressToEncodedURIComponent } from 'lz-string';
 import { describe, expect, test } from 'vitest';
-import { decodeShareHash, encodeShareHash, isShareHash, MAX_HASH_LENGTH, SHARE_FIELDS, ShareLinkError, type SharedState } from '../../../src/ui/share/url-state.ts';
+import {
+  decodeShareHash,
+  encodeShareHash,
+  flattenSharedState,
+  isShareHash,
+  MAX_HASH_LENGTH,
+  migrateSharedState,
+  SHARE_FIELDS,
+  ShareLinkError,
+  type FlatSharedState,
+  type SharedState,
+} from '../../../src/ui/share/url-state.ts';
 
 const FULL: SharedState = {
   source: "import { Environment } from 'tabrl';\n// ünïcødé, & = # % ?\nexport default function loadEnvironment() { return 1; }\n",
@@ -11,13 +22,7 @@ const FULL: SharedState = {
   policy: 'in-tab',
   model: 'gpt-4o-mini',
   baseURL: 'https://example.com/v1?x=1&y=2',
-  numTasks: 400,
-  rolloutsPerTask: 8,
-  concurrency: 16,
-  maxTokens: 12,
-  temperature: 0.7,
-  seed: 2 ** 31 - 1,
-  timeLimitMs: 5000,
+  evaluation: { numTasks: 400, rolloutsPerTask: 8, concurrency: 16, maxTokens: 12, temperature: 0.7, seed: 2 ** 31 - 1, timeLimitMs: 5000 },
   mode: 'train',
   training: { grpoSteps: 200, grpoLr: 5e-4, temperature: 1, groupSize: 4 },
   webllmModel: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC',
@@ -48,8 +53,8 @@ describe('share links', () => {
     expect(decodeShareHash(hash)).toEqual(FULL);
     expect(decodeShareHash(`#${hash}`)).toEqual(FULL);
     expect(isShareHash(`#${hash}`)).toBe(true);
-    // The table covers every field of the state, so none is silently dropped.
-    expect(Object.keys(SHARE_FIELDS).sort()).toEqual(Object.keys(FULL).sort());
+    // The table covers every field of the state (the evaluation settings spelled flat), so none is silently dropped.
+    expect(Object.keys(SHARE_FIELDS).sort()).toEqual(Object.keys(flattenSharedState(FULL)).sort());
   });
 
   test('the version comes first and the source last', () => {
@@ -66,6 +71,26 @@ describe('share links', () => {
     expect(decoded).toEqual(old);
     expect(decoded.mode).toBeUndefined();
     expect(decoded.training).toBeUndefined();
+  });
+
+  test('a link made before the evaluation settings were nested opens into the nested setup', () => {
+    // Made by the encoder of that time (flat fields); the hash keys did not change.
+    const old = 'v=1&name=shared&builtin=reverse-text&policy=expert&model=default&url=http%3A%2F%2Flocalhost%3A8000%2Fv1&tasks=3&k=2&conc=1&maxtok=64&temp=0.5&seed=7&limit=5000&args=N4XyA&code=KYDwDg9gTgLgBAE2AMwIYFcA29noHYDGMAlhHnJhKggKJ4BuxUZAtsHjABQCUcA3gF8gA';
+    const decoded = decodeShareHash(old);
+    expect(decoded.evaluation).toEqual({ numTasks: 3, rolloutsPerTask: 2, concurrency: 1, maxTokens: 64, temperature: 0.5, seed: 7, timeLimitMs: 5000 });
+    expect(decoded).not.toHaveProperty('numTasks');
+    expect(decoded.args).toEqual({});
+    expect(decoded.source).toBe('export default function loadEnvironment() {}');
+    expect(encodeShareHash(decoded)).toBe(old);
+  });
+
+  test('a setup object of the old flat shape migrates to the nested one; a nested one is kept as it is', () => {
+    const flat: FlatSharedState = flattenSharedState(FULL);
+    expect(flat.numTasks).toBe(400);
+    const migrated = migrateSharedState(flat);
+    expect(migrated).toEqual(FULL);
+    expect(Object.keys(migrated)).not.toContain('seed');
+    expect(migrateSharedState(FULL)).toBe(FULL);
   });
 
   test('the in-tab model round-trips as "itm"; a malformed model id is refused', () => {

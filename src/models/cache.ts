@@ -3,16 +3,20 @@
  * keeps them in Cache Storage so a second load is offline and fast. It runs in a page and in a worker
  * (WebWorker lib only); fetch, the cache and the storage estimate are injected, so every failure can
  * be tested without a network. It parses no weights: the bytes go to model-folder.ts and
- * hf-tokenizer.ts through a ReadFile.
+ * hf-tokenizer.ts (src/gpu/io) through a ReadFile.
  *
  * Why Cache Storage and not OPFS: it has the same promise API in a page and a worker (OPFS's fast
  * sync handles are worker-only), it is keyed by the file's URL, an entry is stored only once its
  * whole body is there (no half-written files after a cancel), and removing a model is a delete per
  * URL. A small manifest entry, written after the last file, marks a model as completely cached.
  */
-import { parseModelConfig } from '../model/config.ts';
-import { huggingFaceFileUrl, type ModelFile, type RealModelPreset } from '../inference/presets.ts';
-import type { ReadFile } from './model-folder.ts';
+import { formatBytes } from '../common/format-bytes.ts';
+import { parseModelConfig } from '../gpu/model/config.ts';
+import type { ReadFile } from '../gpu/io/model-folder.ts';
+import { huggingFaceFileUrl, type ModelFile, type RealModelPreset } from './catalogue.ts';
+import { errorMessage } from '../common/error-message.ts';
+
+export { formatBytes };
 
 /** The Cache Storage cache that holds downloaded model files. */
 export const MODEL_CACHE_NAME = 'tabrl-models-v1';
@@ -89,14 +93,6 @@ export function browserModelStorage(): ModelStorage {
   };
 }
 
-/** Formats a byte count for messages ("270 MB", "1.5 GB"). */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`;
-  if (bytes >= 1e6) return `${Math.round(bytes / 1e6)} MB`;
-  if (bytes >= 1e3) return `${Math.round(bytes / 1e3)} kB`;
-  return `${bytes} B`;
-}
-
 interface Manifest {
   /** Bytes of each stored file. */
   files: Record<string, number>;
@@ -125,18 +121,6 @@ export async function isModelCached(spec: ModelDownloadSpec, storage: ModelStora
     if (!(await cache.match(spec.baseUrl + file.name))) return false;
   }
   return true;
-}
-
-/** Bytes of the model's files in the cache now (0 when none). */
-export async function cachedModelBytes(spec: ModelDownloadSpec, storage: ModelStorage): Promise<number> {
-  const cache = await storage.caches.open(MODEL_CACHE_NAME);
-  const manifest = await readManifest(cache, spec);
-  let bytes = 0;
-  for (const file of spec.files) {
-    const hit = await cache.match(spec.baseUrl + file.name);
-    if (hit) bytes += manifest?.files[file.name] ?? Number(hit.headers.get('content-length') ?? 0);
-  }
-  return bytes;
 }
 
 /** Removes the model's files from the cache; returns whether anything was there. */
@@ -290,7 +274,7 @@ async function startDownload(spec: ModelDownloadSpec, storage: ModelStorage, fil
 
 function networkError(spec: ModelDownloadSpec, name: string, url: string, error: unknown): ModelDownloadError {
   return new ModelDownloadError(
-    `${spec.name}: could not download ${name} from ${url} (${error instanceof Error ? error.message : String(error)}). ` +
+    `${spec.name}: could not download ${name} from ${url} (${errorMessage(error)}). ` +
       'This is likely CORS or being offline: the browser got no usable answer (no connection, or a proxy, firewall or extension blocking huggingface.co). ' +
       'Check the connection and try again, or download the files yourself and choose "Local folder…".',
     'network',
@@ -322,7 +306,7 @@ async function readBody(response: Response, length: number | null, name: string,
     void reader.cancel().catch(() => {});
     if (error instanceof ModelDownloadError) throw error;
     throwIfAborted(signal);
-    throw new ModelDownloadError(`the download of ${name} from ${url} broke off after ${formatBytes(loaded)} (${error instanceof Error ? error.message : String(error)}); check the connection and try again.`, 'network');
+    throw new ModelDownloadError(`the download of ${name} from ${url} broke off after ${formatBytes(loaded)} (${errorMessage(error)}); check the connection and try again.`, 'network');
   }
   if (into) return loaded === into.length ? into : into.subarray(0, loaded);
   const bytes = new Uint8Array(loaded);
@@ -357,11 +341,11 @@ function checkConfig(spec: ModelDownloadSpec, bytes: Uint8Array | undefined): vo
   try {
     json = JSON.parse(new TextDecoder().decode(bytes));
   } catch (error) {
-    throw new ModelDownloadError(`${spec.name}/config.json is not valid JSON (${(error as Error).message})`, 'config');
+    throw new ModelDownloadError(`${spec.name}/config.json is not valid JSON (${errorMessage(error)})`, 'config');
   }
   try {
     parseModelConfig(json, `${spec.name}/config.json`);
   } catch (error) {
-    throw new ModelDownloadError(`${(error as Error).message}. TabRL's engine runs Llama, Qwen2 and Qwen3 decoders; choose one of the presets or another such model.`, 'config');
+    throw new ModelDownloadError(`${errorMessage(error)}. TabRL's engine runs Llama, Qwen2 and Qwen3 decoders; choose one of the presets or another such model.`, 'config');
   }
 }
