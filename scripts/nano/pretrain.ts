@@ -17,7 +17,6 @@
  * Run (what made the shipped checkpoint; see public/models/nano/pretraining.json for the log):
  *   nice -n 10 npx tsx scripts/nano/pretrain.ts --minutes 40 --out public/models/nano > pretrain.log 2>&1 &
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -151,5 +150,3 @@ while (step < maxSteps && Date.now() < deadline) {
 }
 await save();
 console.error(`done: ${step} steps, ${tokensSeen} tokens, loss ${smoothed.toFixed(3)}, ${((Date.now() - started) / 1000).toFixed(0)}s → ${join(out, 'model.safetensors')}`);
-await mkdir(out, { recursive: true });
-await writeFile(join(out, 'pretraining.log.txt'), log.map((l) => `${l.step}\t${l.loss}\t${l.tokens}\t${l.seconds}`).join('\n') + '\n');
