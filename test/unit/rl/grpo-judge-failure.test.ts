@@ -1,6 +1,6 @@
 // A judge that fails during GRPO stops the run: its rollouts would otherwise train on rewards of 0.
 import { describe, expect, test } from 'vitest';
-import { ChatClientError, JudgeError, Rubric, SingleTurnEnv, type GroupRewardFunction } from '../../../src/envs/index.ts';
+import { ChatClientError, JudgeError, Rubric, SingleTurnEnv, type ChatClient, type GroupRewardFunction } from '../../../src/envs/index.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { environmentRollouts, GrpoTrainer, TrainingError } from '../../../src/rl/grpo-trainer.ts';
 import { LETTER_MODEL as CONFIG, LetterPolicy } from '../../support/letter-task.ts';
@@ -47,6 +47,24 @@ describe('GRPO with a failing judge', () => {
     // Nothing was trained on the zeros.
     const after = await backend.getParameters();
     for (const [name, tensor] of before) expect(Array.from(after.get(name)!.data), name).toEqual(Array.from(tensor.data));
+
+    // maxAsync 1: step 1 is sampled while step 0 trains. Its rollouts (sampling seeds seed·7919 + 2, 3) wait
+    // until they are aborted; without the abort the failed run would wait for them for ever.
+    calls = 0;
+    const slowAhead: ChatClient = {
+      chat: {
+        completions: {
+          create: (request) => {
+            if (request.seed! % 7919 < 2) return policy.chat.completions.create(request);
+            return new Promise((_, reject) => request.signal!.addEventListener('abort', () => reject(new ChatClientError('aborted', 'aborted'))));
+          },
+        },
+      },
+    };
+    const ahead = new GrpoTrainer(environmentRollouts(judged(new JudgeError('the judge refused the request (auth): bad key', 'rejected')), slowAhead), backend, policy, { ...options, maxAsync: 1 }).run();
+    await expect(ahead).rejects.toThrow('step 0: judgeGroupReward threw: the judge refused the request (auth): bad key');
+    // The aborted group is not shown to the judge.
+    expect(calls).toBe(1);
 
     calls = 0;
     const metrics = await new GrpoTrainer(environmentRollouts(judged(new JudgeError('no verdict', 'no-verdict')), policy), backend, policy, { ...options, steps: 1 }).run();
