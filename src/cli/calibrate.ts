@@ -18,6 +18,7 @@ import { judgeSettingsFromFlags, judgeUsage, createJudgeClient } from './judge.t
 import { onStopSignal } from './stop-signals.ts';
 import { integerFlag, JsonlAppender, jsonObjectFlag, numberFlag, prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { ProgressBar } from './terminal.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl calibrate`. */
 export const CALIBRATE_USAGE = `Usage: tabrl calibrate <name | path/to/env.ts> --base-url URL --model NAME -r K --keep LO-HI --out DIR
@@ -180,6 +181,6 @@ function parseKeep(text: string | undefined): [number, number] {
   try {
     return checkKeepBand([Number(match[1]), Number(match[2])]);
   } catch (error) {
-    throw new CliError(`--keep ${text}: ${(error as Error).message}`, 2);
+    throw new CliError(`--keep ${text}: ${errorMessage(error)}`, 2);
   }
 }

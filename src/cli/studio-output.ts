@@ -7,6 +7,7 @@
 import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError } from './cli-error.ts';
+import { errorMessage } from '../common/error-message.ts';
 
 /** Makes `dir`, refusing one that holds any of `files` unless `overwrite` (then those files are removed). */
 export function prepareStudioFolder(dir: string, files: readonly string[], overwrite: boolean): void {
@@ -19,7 +20,7 @@ export function prepareStudioFolder(dir: string, files: readonly string[], overw
   try {
     mkdirSync(dir, { recursive: true });
   } catch (error) {
-    throw new CliError(`cannot create --out ${dir}: ${(error as Error).message}`, 2);
+    throw new CliError(`cannot create --out ${dir}: ${errorMessage(error)}`, 2);
   }
 }
 
@@ -67,7 +68,7 @@ export function jsonObjectFlag(text: string | undefined, flag: string): Record<s
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CliError(`${flag} is not valid JSON (${(error as Error).message}): ${text}`, 2);
+    throw new CliError(`${flag} is not valid JSON (${errorMessage(error)}): ${text}`, 2);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CliError(`${flag} must be a JSON object, e.g. '{"numTasks": 50}'`, 2);
   return value as Record<string, unknown>;

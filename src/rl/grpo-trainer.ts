@@ -1,9 +1,12 @@
 /**
  * The GRPO training loop. Each step takes a batch of tasks, rolls out G completions per task
- * through the policy's chat client (concurrently, with the environment's own harness and rubric),
- * turns rewards into group-relative advantages, builds the token batch from exactly the sampled
- * tokens, and updates the model with the clipped policy-gradient objective in micro-batches with
- * gradient accumulation, then one clipped AdamW step.
+ * through the policy's chat client (concurrently, with the environment's own harness and rubric,
+ * then the rubric's group rewards on each finished group), optionally draws more tasks while groups
+ * come back flat (dynamic sampling), turns rewards into group-relative advantages (scaled as
+ * `scaleRewards` says), builds the token batch from exactly the sampled tokens (less truncated
+ * rollouts or low-entropy tokens when asked), and updates the model with the clipped
+ * policy-gradient objective (per-token or per-sequence ratios, averaged as `lossType` says, plus KL
+ * and ECHO terms) in micro-batches with gradient accumulation, then one clipped AdamW step.
  *
  * Asynchronous by design: with `maxAsync = k`, rollouts for up to k steps ahead are sampled while
  * the current step trains, so environment work and scoring (a remote judge, say) overlap the

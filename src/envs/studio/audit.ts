@@ -19,6 +19,7 @@ import type { RolloutRecord } from '../evaluate.ts';
 import { recordToJson } from '../results-record.ts';
 import type { Message } from '../types.ts';
 import { askJudge, JudgeError, parseYesNo } from './judge-call.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** One rollout as the audit sees it. */
 export interface AuditRollout {
@@ -159,7 +160,7 @@ export function parseResultsJsonl(text: string): { rollouts: AuditRollout[]; ski
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      skipped.push({ line: i + 1, reason: `not JSON (${(error as Error).message})` });
+      skipped.push({ line: i + 1, reason: `not JSON (${errorMessage(error)})` });
       return;
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -169,7 +170,7 @@ export function parseResultsJsonl(text: string): { rollouts: AuditRollout[]; ski
     try {
       rollouts.push(toAuditRollout(value as Record<string, unknown>, rollouts.length));
     } catch (error) {
-      skipped.push({ line: i + 1, reason: (error as Error).message });
+      skipped.push({ line: i + 1, reason: errorMessage(error) });
     }
   });
   return { rollouts, skipped };

@@ -4,6 +4,7 @@
  * the studio treats it as an error of the run (it stops and says so), never as a silent score of 0.
  */
 import { ChatClientError, type ChatClient } from '../client.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** Why a judge call failed: no answer from the endpoint, a refused request, or a reply without a verdict. */
 export type JudgeErrorKind = 'unreachable' | 'rejected' | 'no-verdict' | 'aborted';
@@ -53,7 +54,7 @@ export async function askJudge(target: JudgeTarget, prompt: string): Promise<str
 /** Turns a client failure into a `JudgeError` that says what happened and what to do. */
 export function toJudgeError(error: unknown): JudgeError {
   if (error instanceof JudgeError) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if (error instanceof ChatClientError) {
     if (error.kind === 'aborted') return new JudgeError('the judge call was cancelled', 'aborted');
     if (error.kind === 'auth' || error.kind === 'not_found' || error.kind === 'bad_request') {

@@ -16,6 +16,7 @@ import { answersMatch, normalizeAnswer } from './answer-match.ts';
 import { parseCandidateList } from './candidate-json.ts';
 import { chunkDocuments, type Chunk, type ChunkOptions, type StudioDocument } from './chunking.ts';
 import { askJudge, JudgeError, parseYesNo } from './judge-call.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** Why a candidate was rejected. */
 export type RejectionCode = 'malformed' | 'duplicate' | 'unanswerable' | 'answerable-closed-book' | 'error' | 'cancelled';
@@ -199,7 +200,7 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
   const reject = (task: SynthesizedTask, rejection: RejectionCode, reason: string): SynthesizedTask => ({ ...task, kept: false, rejection, reason });
   /** Records a failed call; a fatal client error or any judge failure stops the run. Returns the reason. */
   const failure = (role: string, error: unknown): string => {
-    const message = `${role} failed: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `${role} failed: ${errorMessage(error)}`;
     const fatal = error instanceof JudgeError || (error instanceof ChatClientError && error.fatal);
     if (fatal && !stop.signal.aborted) {
       stoppedEarly ??= message;

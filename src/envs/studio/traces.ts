@@ -10,6 +10,7 @@
  * number and the reason; nothing is dropped silently.
  */
 import type { Message, Task } from '../types.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** A task made from a trace. */
 export interface TraceTask extends Task {
@@ -46,7 +47,7 @@ export function tasksFromTraces(text: string): TraceParse {
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      skipped.push({ line, reason: `not JSON (${(error as Error).message})` });
+      skipped.push({ line, reason: `not JSON (${errorMessage(error)})` });
       return;
     }
     const conversation = readConversation(value);

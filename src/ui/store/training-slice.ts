@@ -159,7 +159,7 @@ export interface TrainingSlice {
   /** The rollouts of the latest GRPO step. */
   latestRollouts: EngineTrainingRollout[];
   pastRuns: TrainingRun[];
-  /** The optional charts shown under "More charts" (keys of GRPO_CHARTS), in the order picked. */
+  /** The optional charts shown under "More charts" (keys of GRPO_CHARTS; shown in that table's order). */
   chartPicks: string[];
   setMode(mode: RunMode): void;
   setChartPicks(picks: string[]): void;

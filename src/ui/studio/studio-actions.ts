@@ -15,7 +15,7 @@ import {
   qaEnvironmentFile,
   synthesizeTasks,
   tasksFromTraces,
-  toAuditRollout,
+  auditRolloutsFromRecords,
   type AuditRollout,
   type ChatClient,
   type HeuristicRole,
@@ -323,7 +323,7 @@ function auditSubject(): { subject: string; rollouts: AuditRollout[]; weights?: 
   const weights = environment ? Object.fromEntries(environment.rewardNames.map((name, i) => [name, environment.rewardWeights[i] ?? 1])) : undefined;
   return {
     subject: `the evaluation of ${environment?.name ?? 'the open environment'}: ${records.length} rollouts`,
-    rollouts: records.map((record, i) => toAuditRollout(record as unknown as Record<string, unknown>, i)),
+    rollouts: auditRolloutsFromRecords(records),
     ...(weights ? { weights } : {}),
   };
 }

@@ -21,6 +21,8 @@ export interface EnvironmentInfo {
   answerTemplate?: string;
   /** The names of the rubric's group reward functions (they need the whole group of a task's rollouts). */
   groupRewardNames?: string[];
+  /** Their weights, in the same order. */
+  groupRewardWeights?: number[];
 }
 
 /** What `answerTemplate` holds in place of the answer. */

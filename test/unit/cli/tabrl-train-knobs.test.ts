@@ -70,3 +70,14 @@ test('given knobs reach the trainer: metrics show dynamic sampling, the saved se
   const state = JSON.parse(readFileSync(join(out, 'checkpoint', 'state.json'), 'utf8'));
   expect(state.run.settings.options.grpo).toMatchObject({ lossType: 'grpo', scaleRewards: 'batch', importanceSampling: 'sequence', dynamicSampling: true, maxTasksPerStep: 3, entropyTopQ: 0.5, echoWeight: 0.1, maskTruncated: true });
 });
+
+test('the progress line shows the diagnostics of a step', async () => {
+  const { describeGrpoStep } = await import('../../../src/cli/train.ts');
+  const line = describeGrpoStep({
+    step: 3, reward: { mean: 0.5, std: 0.25 }, rewards: {}, passRate: 0.25, advantage: { meanAbs: 0.2, std: 0.3 }, loss: -0.0123, kl: 0, entropy: 1.234,
+    clipFraction: 0.15, clipFractionLow: 0.05, clipFractionHigh: 0.1, gradNorm: 0.5, learningRate: 1e-3, tokensSampled: 100, tokensTrained: 80, tokensPerSecond: 250,
+    timings: { sampleMs: 1000, updateMs: 500, stepMs: 1500, scoringMs: 10 }, staleness: 1, completionLength: { mean: 6.5, max: 12 }, truncatedFraction: 0.25,
+    zeroStdFraction: 0.5, tasksDrawn: 4, echoLoss: 0.75, rollouts: 32, rolloutsWithErrors: 0, groupsDropped: 2,
+  });
+  expect(line).toBe('reward 0.500 ± 0.250  pass 0.25  loss -0.0123  H 1.23  clip 5/10%  len 6.5/12  trunc 25%  flat 50%  stale 1  echo 0.750  250 tok/s  1.5 s');
+});
