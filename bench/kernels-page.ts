@@ -7,17 +7,22 @@
  * result is first checked against a CPU product. It sets
  * `window.benchResult` when done. It is a measurement, not a test.
  */
-import { init as initJax, numpy as np, blockUntilReady, defaultDevice, type Array as JaxArray } from '@jax-js/jax';
+import { init as initJax, numpy as np, blockUntilReady, defaultDevice, vjp, type Array as JaxArray } from '@jax-js/jax';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgpu';
 import type { ModelConfig } from '../src/gpu/model/config.ts';
 import { requestGPUDevice, type GPUContext } from '../src/gpu/webgpu/device.ts';
-import { createTensor, KernelPlan, Kernels, readTensor, type GPUTensor } from '../src/gpu/webgpu/kernels.ts';
+import { createTensor, KernelPlan, kernelsFor, readTensor, type GPUTensor, type Kernels } from '../src/gpu/webgpu/kernels.ts';
+import { forceMatmul, tuneMatmul } from '../src/gpu/webgpu/matmul-tuning.ts';
+import { parseMatmulChoice } from '../src/gpu/webgpu/matmul-variants.ts';
 import * as ops from '../src/gpu/webgpu/ops.ts';
 import { createWebGPUBackend } from '../src/gpu/webgpu/webgpu-backend.ts';
 
+/** The page's options from its URL: `?quick` (fewer repetitions, no per-op table; for software adapters), `?matmul=forward=tile4x4,...` (force kernels). */
+const QUERY = new URLSearchParams(location.search);
+const QUICK = QUERY.has('quick');
 /** Repetitions per measurement; the median is reported. */
-const REPS = 7;
+const REPS = QUICK ? 3 : 7;
 /** A batch of launches aims at this many floating-point operations (clamped to [2, 32] launches). */
 const BATCH_FLOP = 0.15e9;
 
@@ -201,6 +206,97 @@ async function benchMatmul(kernels: Kernels, name: string, M: number, K: number,
   return row;
 }
 
+/** One backward product of `x·Wᵀ` at M×K×N: ours (dinp = dout·W or dweight = doutᵀ·x) against jax-js's gradient of np.matmul (vjp) on the same adapter. */
+interface BackwardRow {
+  shape: string;
+  product: 'dinp' | 'dweight';
+  M: number;
+  K: number;
+  N: number;
+  oursMs: number;
+  jaxMs: number;
+  oursGflops: number;
+  jaxGflops: number;
+  relErr: { ours: number; jax: number };
+}
+
+async function benchBackward(kernels: Kernels, name: string, M: number, K: number, N: number, product: 'dinp' | 'dweight'): Promise<BackwardRow> {
+  const x = seededArray(M * K, 1); // (M, K)
+  const w = seededArray(N * K, 2); // (N, K): ours
+  const dout = seededArray(M * N, 3); // (M, N)
+  const b = new Float32Array(K * N); // (K, N) = wᵀ: jax-js's layout
+  for (let k = 0; k < K; k++) for (let n = 0; n < N; n++) b[k * N + n] = w[n * K + k]!;
+  // float64 references: dinp (M, K) = dout·W; dweight (N, K) = doutᵀ·x (jax-js's db is its transpose, (K, N))
+  const reference = new Float64Array(product === 'dinp' ? M * K : N * K);
+  const referenceT = new Float64Array(reference.length);
+  if (product === 'dinp') {
+    for (let m = 0; m < M; m++) for (let k = 0; k < K; k++) {
+      let sum = 0;
+      for (let n = 0; n < N; n++) sum += dout[m * N + n]! * w[n * K + k]!;
+      reference[m * K + k] = sum;
+      referenceT[m * K + k] = sum;
+    }
+  } else {
+    for (let n = 0; n < N; n++) for (let k = 0; k < K; k++) {
+      let sum = 0;
+      for (let m = 0; m < M; m++) sum += dout[m * N + n]! * x[m * K + k]!;
+      reference[n * K + k] = sum;
+      referenceT[k * N + n] = sum;
+    }
+  }
+  const flop = 2 * M * K * N;
+  const batch = Math.max(2, Math.min(32, Math.round(BATCH_FLOP / flop)));
+  const device = kernels.device;
+  const [xGpu, wGpu, doutGpu] = [createTensor(device, x), createTensor(device, w), createTensor(device, dout)];
+  const out = createTensor(device, reference.length * 4);
+  const record = (plan: KernelPlan): void => {
+    if (product === 'dinp') ops.matmulBackwardInput(plan, out, doutGpu, wGpu, M, K, N, { accumulate: false });
+    else ops.matmulBackwardWeight(plan, out, doutGpu, xGpu, M, K, N);
+  };
+  const first = new KernelPlan(kernels);
+  record(first);
+  first.submit();
+  const oursErr = relativeError(await readTensor(device, out, reference.length * 4), reference);
+  const batchPlan = new KernelPlan(kernels);
+  for (let i = 0; i < batch; i++) record(batchPlan);
+  const ours: Runner = {
+    run: async () => {
+      batchPlan.submit();
+      await device.queue.onSubmittedWorkDone();
+    },
+  };
+
+  // jax-js: the vector-Jacobian product of np.matmul with respect to one operand, applied to dout
+  const ja = np.array(x, { shape: [M, K] });
+  const jb = np.array(b, { shape: [K, N] });
+  const jdout = np.array(dout, { shape: [M, N] });
+  const [primal, pullback] = product === 'dinp' ? vjp((a: JaxArray) => np.matmul(a, jb.ref), [ja.ref]) : vjp((bb: JaxArray) => np.matmul(ja.ref, bb), [jb.ref]);
+  primal.dispose();
+  const cotangent = (): JaxArray => (pullback(jdout.ref) as unknown as JaxArray[])[0]!;
+  const jaxFirst = cotangent();
+  const jaxErr = relativeError(new Float32Array((await jaxFirst.data()) as Float32Array), referenceT);
+  const jax: Runner = {
+    run: async () => {
+      const pending: JaxArray[] = [];
+      for (let i = 0; i < batch; i++) pending.push(cotangent());
+      await blockUntilReady(pending);
+      for (const result of pending) result.dispose();
+    },
+  };
+  const [oursMs, jaxMs] = (await timeInterleaved([ours, jax])).map((ms) => ms / batch) as [number, number];
+  pullback.dispose();
+  ja.dispose();
+  jb.dispose();
+  jdout.dispose();
+  batchPlan.destroy();
+  first.destroy();
+  for (const tensor of [xGpu, wGpu, doutGpu, out]) tensor.buffer.destroy();
+  const gflops = (ms: number): number => flop / ms / 1e6;
+  const row = { shape: name, product, M, K, N, oursMs, jaxMs, oursGflops: gflops(oursMs), jaxGflops: gflops(jaxMs), relErr: { ours: oursErr, jax: jaxErr } };
+  log(`${name} ${product}: ours ${row.oursGflops.toFixed(2)}  jax ${row.jaxGflops.toFixed(2)} GFLOP/s`);
+  return row;
+}
+
 /** Times a plan (median ms per submit) on our device. */
 async function timePlan(kernels: Kernels, plan: KernelPlan): Promise<number> {
   return timeBatched(1, () => plan.submit(), () => kernels.device.queue.onSubmittedWorkDone());
@@ -336,42 +432,36 @@ async function benchModel(context: GPUContext): Promise<{ forwardMs: number; tra
 
 async function main(): Promise<unknown> {
   const context = await requestGPUDevice({ label: 'bench' });
-  const kernels = new Kernels(context);
-  log(`adapter ${JSON.stringify(context.adapter)}`);
+  const kernels = kernelsFor(context);
+  const forced = QUERY.get('matmul');
+  const choice = forced ? forceMatmul(kernels, parseMatmulChoice(forced)) : await tuneMatmul(kernels);
+  log(`adapter ${JSON.stringify(context.adapter)}; matmul kernels ${JSON.stringify(choice)}`);
   await initJax('webgpu');
   defaultDevice('webgpu');
   await tf.setBackend('webgpu');
   await tf.ready();
 
   const matmul: MatmulRow[] = [];
-  for (const [name, M, K, N] of MATMUL_SHAPES) matmul.push(await benchMatmul(kernels, name, M, K, N));
-
-  // our backward matmuls at the training shape: dinp = dout·W and dweight += doutᵀ·inp
-  const [M, K, N] = [128, 576, 1536];
-  const device = kernels.device;
-  const [dout, inp, weight] = [createTensor(device, seededArray(M * N, 3)), createTensor(device, seededArray(M * K, 4)), createTensor(device, seededArray(N * K, 5))];
-  const backward: Array<{ kernel: string; gflops: number; ms: number }> = [];
-  for (const kernel of ['matmul_backward_dinp', 'matmul_backward_dweight'] as const) {
-    const plan = new KernelPlan(kernels);
-    for (let i = 0; i < 4; i++) {
-      if (kernel === 'matmul_backward_dinp') ops.matmulBackwardInput(plan, createTensor(device, M * K * 4), dout, weight, M, K, N);
-      else ops.matmulBackwardWeight(plan, createTensor(device, N * K * 4), dout, inp, M, K, N);
-    }
-    const ms = (await timePlan(kernels, plan)) / 4;
-    backward.push({ kernel, ms, gflops: (2 * M * K * N) / ms / 1e6 });
-    log(`${kernel} ${M}×${K}×${N}: ${(2 * M * K * N / ms / 1e6).toFixed(2)} GFLOP/s`);
+  const backward: BackwardRow[] = [];
+  for (const [name, M, K, N] of MATMUL_SHAPES) {
+    matmul.push(await benchMatmul(kernels, name, M, K, N));
+    backward.push(await benchBackward(kernels, name, M, K, N, 'dinp'));
+    backward.push(await benchBackward(kernels, name, M, K, N, 'dweight'));
   }
 
-  const opRows = await benchOps(context, kernels);
+  const opRows = QUICK ? [] : await benchOps(context, kernels);
   const model = await benchModel(context);
   log(`model forward ${model.forwardMs.toFixed(1)} ms, train step ${model.trainStepMs.toFixed(1)} ms`);
   return {
     adapter: context.adapter,
     features: context.features,
+    limits: { maxComputeInvocationsPerWorkgroup: context.device.limits.maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupStorageSize: context.device.limits.maxComputeWorkgroupStorageSize },
+    matmulChoice: choice,
+    quick: QUICK,
     userAgent: navigator.userAgent,
     hardwareConcurrency: navigator.hardwareConcurrency,
     matmul,
-    backwardMatmul: { shape: `${M}×${K}×${N}`, kernels: backward },
+    backward,
     ops: opRows,
     model: { config: MODEL, B: MODEL_B, T: MODEL_T, ...model },
   };

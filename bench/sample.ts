@@ -12,14 +12,14 @@
  */
 import { parseArgs } from 'node:util';
 import { createCpuDecoder } from '../src/gpu/inference/cpu-decoder.ts';
-import type { Decoder } from '../src/gpu/inference/decoder.ts';
 import { SMOLLM2_135M_CONFIG, TINY_CONFIG } from '../src/gpu/inference/presets.ts';
-import { Rng, sampleToken, type SamplingParams } from '../src/gpu/inference/sampler.ts';
+import type { SamplingParams } from '../src/gpu/inference/sampler.ts';
 import type { ModelConfig } from '../src/gpu/model/config.ts';
 import { requestGPUDevice } from '../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder } from '../src/gpu/webgpu/webgpu-decoder.ts';
+import { measure } from './sample-measure.ts';
 
 const { values } = parseArgs({ options: { layers: { type: 'string' }, batches: { type: 'string' }, temperature: { type: 'string', default: '1' }, 'skip-peer': { type: 'boolean', default: false } } });
 const params: SamplingParams = { temperature: Number(values.temperature) };
@@ -40,42 +40,20 @@ const CASES: Case[] = [
   { name: `SmolLM2-135M shapes, ${smolLayers}/${SMOLLM2_135M_CONFIG.num_hidden_layers} layers`, config: { ...SMOLLM2_135M_CONFIG, num_hidden_layers: smolLayers }, prompt: 32, steps: 8 },
 ];
 
-/** Prefills B random prompts as one batch and decodes `steps` sampled tokens; returns tokens/s of each phase. */
-async function measure(decoder: Decoder, B: number, prompt: number, steps: number, seed: number, onDevice = true): Promise<{ prefill: number; decode: number }> {
-  const V = decoder.vocabSize;
-  let state = seed;
-  const next = (): number => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) % V;
-  const prompts = Array.from({ length: B }, () => Array.from({ length: prompt }, next));
-  const seqs = prompts.map(() => decoder.newSequence());
-  const rngs = seqs.map((_, b) => new Rng(seed * 1000 + b));
-  const draws = () => rngs.map((rng, row) => ({ row, params, uniform: params.temperature === 0 ? 0 : rng.next() }));
-  const onCpu = (logits: Float32Array): number[] => rngs.map((rng, b) => sampleToken(logits, b * V, V, params, rng).id);
-  let started = performance.now();
-  let tokens = onDevice && decoder.prefillAndSample ? Array.from((await decoder.prefillAndSample(seqs, prompts, draws())).ids) : onCpu(await decoder.prefill(seqs, prompts));
-  const prefillMs = performance.now() - started;
-  started = performance.now();
-  for (let step = 0; step < steps; step++) {
-    tokens = onDevice && decoder.decodeAndSample ? Array.from((await decoder.decodeAndSample(seqs, tokens, draws())).ids) : onCpu(await decoder.decode(seqs, tokens));
-  }
-  const decodeMs = performance.now() - started;
-  for (const seq of seqs) decoder.release(seq);
-  return { prefill: (B * prompt) / (prefillMs / 1000), decode: (B * steps) / (decodeMs / 1000) };
-}
-
 const results = [];
 for (const benchCase of CASES) {
   const backend = await createWebGPUBackend(context, benchCase.config, { seed: 1 });
   const gpu = await createWebGPUDecoder(backend);
   const cpu = !values['skip-peer'] ? await createCpuDecoder(backend) : null; // a snapshot of the same weights
-  if (cpu) await measure(cpu, 1, benchCase.prompt, 1, 98); // JIT warm-up of the peer
+  if (cpu) await measure(cpu, 1, benchCase.prompt, 1, 98, params); // JIT warm-up of the peer
   for (const B of batches) {
     const steps = benchCase.steps;
-    await measure(gpu, B, benchCase.prompt, 1, 99); // records the plans of this batch's buckets
-    const ours = await measure(gpu, B, benchCase.prompt, steps, 1);
+    await measure(gpu, B, benchCase.prompt, 1, 99, params); // records the plans of this batch's buckets
+    const ours = await measure(gpu, B, benchCase.prompt, steps, 1, params);
     // The same decoder reading the (B, V) logits back and sampling on the CPU: what sampling on the GPU changes.
-    await measure(gpu, B, benchCase.prompt, 1, 99, false);
-    const hostSampled = await measure(gpu, B, benchCase.prompt, steps, 1, false);
-    const peer = cpu ? await measure(cpu, B, benchCase.prompt, Math.min(steps, 8), 1) : null;
+    await measure(gpu, B, benchCase.prompt, 1, 99, params, false);
+    const hostSampled = await measure(gpu, B, benchCase.prompt, steps, 1, params, false);
+    const peer = cpu ? await measure(cpu, B, benchCase.prompt, Math.min(steps, 8), 1, params) : null;
     const row = {
       model: benchCase.name,
       B,

@@ -49,6 +49,8 @@ export interface TurnTokens {
   completionIds: number[];
   /** Log-probability of each sampled token under the sampling distribution. */
   completionLogprobs: number[];
+  /** Entropy of the sampling distribution at each sampled token, when the sampler reports it (the WebGPU decoder does). */
+  completionEntropies?: number[];
   /** Version of the weights the tokens were sampled with (the in-tab engine counts weight syncs). */
   policyVersion?: number;
 }

@@ -19,6 +19,7 @@ import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl eval`. */
 export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
@@ -50,6 +51,7 @@ Options:
   --time-limit SECONDS    an environment file's code may run this long without returning, per stretch (default 5,
                           as in the playground; loading it may take twice as long)
 ${judgeUsage(26)}
+  --state-columns A,B     copy these fields of each rollout's final state to the top level of its results.jsonl line
   --no-typecheck          run an environment file without type-checking it first
   --json                  print the summary as JSON instead of a table
 
@@ -69,6 +71,8 @@ interface EvalSettings {
   sampling_args: SamplingArgs;
   concurrency: number;
   judge?: JudgeSettings;
+  /** State fields copied to the top level of each results line. */
+  state_columns?: string[];
   started_at: string;
 }
 
@@ -100,6 +104,7 @@ export async function runEval(argv: string[]): Promise<number> {
       'judge-base-url': { type: 'string' },
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
+      'state-columns': { type: 'string' },
       'no-typecheck': { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -119,7 +124,7 @@ export async function runEval(argv: string[]): Promise<number> {
   let previous: RolloutRecord[] = [];
   let resumedAt: string[] = [];
   if (values.resume !== undefined) {
-    const given = ['base-url', 'model', 'backend', 'num-tasks', 'rollouts-per-task', 'max-tokens', 'temperature', 'top-p', 'seed', 'concurrency', 'env-args', 'out', 'overwrite', 'judge-base-url', 'judge-model', 'judge-api-key-env'].filter((flag) => values[flag as keyof typeof values] !== undefined);
+    const given = ['state-columns', 'base-url', 'model', 'backend', 'num-tasks', 'rollouts-per-task', 'max-tokens', 'temperature', 'top-p', 'seed', 'concurrency', 'env-args', 'out', 'overwrite', 'judge-base-url', 'judge-model', 'judge-api-key-env'].filter((flag) => values[flag as keyof typeof values] !== undefined);
     if (positionals.length > 0 || given.length > 0) throw new CliError(`--resume continues a run with the settings in its metadata.json; leave out ${[...positionals, ...given.map((flag) => `--${flag}`)].join(', ')}`, 2);
     outDir = values.resume;
     const metadata = readMetadata(outDir);
@@ -152,6 +157,7 @@ export async function runEval(argv: string[]): Promise<number> {
       }),
       concurrency: parseInteger(values.concurrency, '--concurrency', 8, 1),
       ...(judge ? { judge } : {}),
+      ...(values['state-columns'] !== undefined ? { state_columns: parseStateColumns(values['state-columns']) } : {}),
       started_at: new Date().toISOString(),
     };
     outDir = values.out ?? join('runs', `eval-${spec.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
@@ -193,8 +199,8 @@ async function runEvaluation(
 ): Promise<number> {
   const total = run.numTasks * settings.rollouts_per_task;
   const resuming = run.resumedAt.length > 0;
-  const writer = new ResultsWriter(run.outDir, { append: resuming });
-  const metadata: Record<string, unknown> = { ...settings, environment_name: env.name, num_tasks: run.numTasks, ...(resuming ? { resumed_at: run.resumedAt } : {}) };
+  const writer = new ResultsWriter(run.outDir, { append: resuming, ...(settings.state_columns ? { stateColumns: settings.state_columns } : {}) });
+  const metadata: Record<string, unknown> = { ...settings, environment_name: env.name, num_tasks: run.numTasks, ...tabrlVersion(), ...(resuming ? { resumed_at: run.resumedAt } : {}) };
   writer.writeMetadata({ ...metadata, status: 'running' });
   if (resuming) console.error(`resuming: ${run.previous.length} of ${total} rollouts are in ${writer.resultsPath}; running the other ${total - run.previous.length}`);
 
@@ -288,6 +294,7 @@ function checkSettings(metadata: Record<string, unknown>, path: string): EvalSet
     sampling_args: object('sampling_args') as SamplingArgs,
     concurrency: count('concurrency'),
     ...(checkJudge(metadata.judge, path) ?? {}),
+    ...(metadata.state_columns !== undefined ? { state_columns: stateColumnsOf(metadata.state_columns, bad) } : {}),
     started_at: text('started_at'),
   };
 }
@@ -336,4 +343,18 @@ function parseNumber(text: string | undefined, flag: string, min: number, max: n
 
 function stripUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** `--state-columns a,b`: the state field names, each a plain identifier. */
+function parseStateColumns(text: string): string[] {
+  const names = text.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const bad = names.find((name) => !/^[A-Za-z_$][\w$]*$/.test(name));
+  if (names.length === 0 || bad !== undefined) throw new CliError(`--state-columns takes state field names separated by commas, e.g. --state-columns guesses,won; got "${text}"`, 2);
+  return names;
+}
+
+/** The saved --state-columns of a run being resumed. */
+function stateColumnsOf(value: unknown, bad: (field: string, expected: string) => CliError): string[] {
+  if (!Array.isArray(value) || !value.every((name) => typeof name === 'string')) throw bad('state_columns', 'a list of state field names');
+  return value as string[];
 }

@@ -18,6 +18,7 @@ import { ChatClientError, type ChatClient, type ChatRequest, type Environment, t
 import { toPlainData } from '../envs/plain-data.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, ModelCallClient, SandboxTrajectory } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
 
 // Taken before any environment code runs, which may replace what it can reach.
 const sendToHost: (message: ChildMessage) => void = process.send!.bind(process);
@@ -128,6 +129,8 @@ async function load(message: Extract<HostMessage, { type: 'load' }>): Promise<vo
     rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
     rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
     passThreshold: loaded.passThreshold,
+    ...(typeof loaded.parser?.formatAnswer === 'function' ? { answerTemplate: String(loaded.parser.formatAnswer(ANSWER_PLACEHOLDER)) } : {}),
+    ...(loaded.rubric.groupRewards?.length > 0 ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name), groupRewardWeights: loaded.rubric.groupRewards.map((reward) => reward.weight) } : {}),
     ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
   };
   const dataset = toPlainData(loaded.dataset) as Task[];
@@ -176,11 +179,40 @@ async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Prom
   }
 }
 
+/** Runs the group reward functions on one task's finished rollouts and sends their verdicts back. */
+async function scoreGroup(message: Extract<HostMessage, { type: 'score-group' }>): Promise<void> {
+  const env = environment;
+  const { rolloutId } = message;
+  sendToHost({ type: 'entered', rolloutId });
+  try {
+    if (!env) throw new Error('no environment is loaded');
+    const scored = await currentRollout.run(rolloutId, () => {
+      reportedRunning = rolloutId;
+      sendToHost({ type: 'running', rolloutId });
+      return env.scoreGroup(message.group);
+    });
+    const verdicts = scored.map((trajectory, i) => {
+      const before = message.group[i]!;
+      const names = env.rubric.groupRewards.map((reward) => reward.name);
+      return {
+        reward: trajectory.reward - before.reward,
+        scores: Object.fromEntries(names.map((name) => [name, trajectory.scores[name] ?? 0])),
+        errors: trajectory.errors.slice(before.errors.length),
+      };
+    });
+    sendToHost({ type: 'group-scored', rolloutId, verdicts: toPlainData(verdicts) as typeof verdicts, passed: scored.map((trajectory) => env.isPassed(trajectory)) });
+  } catch (error) {
+    sendToHost({ type: 'rollout-failed', rolloutId, message: errorMessage(error) });
+  }
+}
+
 process.on('message', (message: HostMessage) => {
   if (message.type === 'load') {
     load(message).catch((error: unknown) => sendToHost({ type: 'load-failed', message: errorMessage(error) }));
   } else if (message.type === 'rollout') {
     void rollout(message);
+  } else if (message.type === 'score-group') {
+    void scoreGroup(message);
   } else if (message.type === 'completion') {
     pendingCalls.get(message.callId)?.(message.outcome);
     pendingCalls.delete(message.callId);

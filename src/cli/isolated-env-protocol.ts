@@ -5,7 +5,7 @@
  * a model call as plain data and its outcome, a finished rollout with its verdict. Only the
  * transport differs: Node IPC messages instead of comlink over a MessagePort.
  */
-import type { Message, SamplingArgs, Task } from '../envs/index.ts';
+import type { Message, RubricScore, SamplingArgs, Task } from '../envs/index.ts';
 import type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../workers/sandbox/protocol.ts';
 
 export type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../workers/sandbox/protocol.ts';
@@ -29,6 +29,8 @@ export type HostMessage =
   | { type: 'load'; code: string; filename: string; args: Record<string, unknown>; judge: boolean; maxMessageBytes: number }
   | { type: 'rollout'; rolloutId: number; task: TaskReference; taskIndex?: number; samplingArgs?: SamplingArgs; model?: string }
   | { type: 'completion'; callId: number; outcome: CompletionOutcome }
+  /** Run the rubric's group reward functions on the finished rollouts of one task (`rolloutId` names this piece of work, as a rollout's). */
+  | { type: 'score-group'; rolloutId: number; group: SandboxTrajectory[] }
   /** Cancel a rollout (the run was interrupted). */
   | { type: 'abort'; rolloutId: number }
   /** Are you there? A child that does not answer is stuck in synchronous code. */
@@ -49,5 +51,7 @@ export type ChildMessage =
   | { type: 'running'; rolloutId: number }
   | { type: 'pong' }
   | { type: 'rollout-done'; rolloutId: number; trajectory: SandboxTrajectory }
+  /** The group functions' verdict on each rollout of a group, and whether each rollout passes with it. */
+  | { type: 'group-scored'; rolloutId: number; verdicts: RubricScore[]; passed: boolean[] }
   /** The environment's own rollout() threw (the library's never does); the message says what. */
   | { type: 'rollout-failed'; rolloutId: number; message: string };

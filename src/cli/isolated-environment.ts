@@ -16,7 +16,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { ChatClientError, Environment, Rubric, type ChatClient, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
+import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
+import { ChatClientError, Environment, Parser, Rubric, type ChatClient, type RubricScore, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
 import { bundleChildRuntime, bundleEnvironmentFile } from './compile-env-file.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
@@ -55,6 +56,8 @@ export class IsolatedLoadError extends Error {
 /** How one attempt at a rollout in the child ended. */
 type RolloutOutcome =
   | { kind: 'done'; trajectory: SandboxTrajectory }
+  /** Group rewards scored (a score-group request). */
+  | { kind: 'scored'; verdicts: RubricScore[]; passed: boolean[] }
   /**
    * `blame`: 'culprit', this rollout's own code failed; 'suspect', it was one of several rollouts in
    * environment code when the child hung or died, so it may run again once; 'bystander', it was
@@ -162,7 +165,18 @@ class ChildSupervisor {
   private loadedCallback: (loaded: Loaded) => void = () => {};
 
   /** Runs one rollout in the child; resolves with its trajectory or with why it failed. */
-  async rollout(task: TaskReference, client: ChatClient, samplingArgs: SamplingArgs | undefined, options: RolloutOptions): Promise<RolloutOutcome> {
+  rollout(task: TaskReference, client: ChatClient, samplingArgs: SamplingArgs | undefined, options: RolloutOptions): Promise<RolloutOutcome> {
+    return this.run(client, options, (rolloutId) => ({ type: 'rollout', rolloutId, task, ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}), ...(samplingArgs ? { samplingArgs } : {}), ...(options.model !== undefined ? { model: options.model } : {}) }));
+  }
+
+  /** Runs the group reward functions on one task's finished rollouts in the child, under the same clock and watchdog as a rollout. */
+  scoreGroup(group: SandboxTrajectory[]): Promise<RolloutOutcome> {
+    const noPolicy: ChatClient = { chat: { completions: { create: async () => { throw new ChatClientError('group reward functions have no policy to call (a judge is args.judgeClient)', 'bad_request'); } } } };
+    return this.run(noPolicy, {}, (rolloutId) => ({ type: 'score-group', rolloutId, group }));
+  }
+
+  /** Sends one piece of work (a rollout, or a group to score) to the child and waits for its outcome. */
+  private async run(client: ChatClient, options: RolloutOptions, message: (rolloutId: number) => HostMessage): Promise<RolloutOutcome> {
     if (this.closed) return { kind: 'failed', message: `the process of "${this.environmentName}" was shut down`, blame: 'culprit', timeout: false };
     if (this.broken) return { kind: 'failed', message: this.broken, blame: 'culprit', timeout: false };
     if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null || this.starting) {
@@ -186,7 +200,7 @@ class ChildSupervisor {
         this.active.set(rolloutId, { taskIndex: options.taskIndex, client, calls, waitingForModel: 0, since: undefined, settle });
         if (child !== this.child || !child.connected) return settle({ kind: 'failed', message: 'the process ended before the rollout started', blame: 'bystander', timeout: false });
         this.startWatchdog();
-        this.send(child, { type: 'rollout', rolloutId, task, ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}), ...(samplingArgs ? { samplingArgs } : {}), ...(options.model !== undefined ? { model: options.model } : {}) });
+        this.send(child, message(rolloutId));
       });
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
@@ -214,6 +228,8 @@ class ChildSupervisor {
       this.pingSentAt = undefined;
     } else if (message.type === 'rollout-done') {
       this.active.get(message.rolloutId)?.settle({ kind: 'done', trajectory: message.trajectory });
+    } else if (message.type === 'group-scored') {
+      this.active.get(message.rolloutId)?.settle({ kind: 'scored', verdicts: message.verdicts, passed: message.passed });
     } else if (message.type === 'rollout-failed') {
       this.active.get(message.rolloutId)?.settle({ kind: 'failed', message: `${this.environmentName}: rollout() threw: ${message.message}`, blame: 'culprit', timeout: false });
     } else if (message.type === 'create-completion') {
@@ -372,6 +388,17 @@ class ChildSupervisor {
   }
 }
 
+/** The host's stand-in for the child's parser: it formats reference answers as the child's would (parsing stays in the child). */
+class TemplateParser extends Parser {
+  constructor(private readonly template: string) {
+    super();
+  }
+
+  override formatAnswer(answer: string): string {
+    return this.template.split(ANSWER_PLACEHOLDER).join(answer);
+  }
+}
+
 /** An environment file running in its own locked-down process; `close()` ends the process. */
 export class IsolatedEnvironment extends Environment {
   /** What the child learned when it loaded the environment (its class, rewards, tools). */
@@ -390,8 +417,12 @@ export class IsolatedEnvironment extends Environment {
       fewShot: setup.fewShot,
       samplingArgs: setup.samplingArgs,
       passThreshold: info.passThreshold,
+      ...(info.answerTemplate !== undefined ? { parser: new TemplateParser(info.answerTemplate) } : {}),
       // The names and weights of the child's reward functions; scoring itself happens in the child.
-      rubric: new Rubric({ rewards: info.rewardNames.map((name, i) => ({ name, weight: info.rewardWeights[i] ?? 0, fn: () => Number.NaN })) }),
+      rubric: new Rubric({
+        rewards: info.rewardNames.map((name, i) => ({ name, weight: info.rewardWeights[i] ?? 0, fn: () => Number.NaN })),
+        groupRewards: (info.groupRewardNames ?? []).map((name, i) => ({ name, weight: info.groupRewardWeights?.[i] ?? 0, fn: () => [] })),
+      }),
     });
     this.info = info;
     loaded.dataset.forEach((task, index) => this.references.set(task, { split: 'train', index }));
@@ -411,6 +442,7 @@ export class IsolatedEnvironment extends Environment {
         this.verdicts.set(trajectory, passed);
         return trajectory;
       }
+      if (outcome.kind === 'scored') return this.failedTrajectory(task, options, 'the environment process answered a rollout with group scores', false, started);
       // A suspect runs again once: a second time under suspicion, it is the culprit.
       if (outcome.blame === 'suspect') suspected += 1;
       else if (outcome.blame === 'bystander') replays += 1;
@@ -418,6 +450,24 @@ export class IsolatedEnvironment extends Environment {
       if (again && !options.signal?.aborted) continue;
       return this.failedTrajectory(task, options, outcome.message, outcome.timeout, started);
     }
+  }
+
+  /** Runs the group reward functions in the child; when that fails (a hang, a crash), every rollout of the group gets the error and fails. */
+  override async scoreGroup<T extends Trajectory>(group: T[]): Promise<T[]> {
+    if (!this.rubric.hasGroupRewards || group.length === 0) return group;
+    const plain = group.map((trajectory) => ({ ...trajectory, passed: this.isPassed(trajectory) })) as SandboxTrajectory[];
+    let outcome = await this.supervisor.scoreGroup(plain);
+    // Stopped with another rollout's process: score again in the fresh one (a few times at most).
+    for (let replays = 0; outcome.kind === 'failed' && outcome.blame === 'bystander' && replays < MAX_REPLAYS; replays++) outcome = await this.supervisor.scoreGroup(plain);
+    const names = this.rubric.groupRewards.map((reward) => reward.name);
+    return group.map((trajectory, i) => {
+      const verdict: RubricScore = outcome.kind === 'scored'
+        ? outcome.verdicts[i]!
+        : { reward: 0, scores: Object.fromEntries(names.map((name) => [name, 0])), errors: names.map((name) => ({ source: 'reward' as const, name, message: `the group reward functions did not finish: ${outcome.kind === 'failed' ? outcome.message : 'no verdict'}` })) };
+      const scored = { ...trajectory, reward: trajectory.reward + verdict.reward, scores: { ...trajectory.scores, ...verdict.scores }, errors: [...trajectory.errors, ...verdict.errors] };
+      this.verdicts.set(scored, outcome.kind === 'scored' ? outcome.passed[i]! : false);
+      return scored;
+    });
   }
 
   /** The child's verdict on a trajectory it returned. */

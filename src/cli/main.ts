@@ -5,11 +5,16 @@
  */
 import { BUILTIN_ENVIRONMENTS } from '../envs/builtin/index.ts';
 import { CliError } from './cli-error.ts';
+import { runAudit } from './audit.ts';
+import { runCalibrate } from './calibrate.ts';
 import { runEval } from './eval.ts';
 import { runForward } from './forward.ts';
 import { runGenerate } from './generate.ts';
+import { runSynth } from './synth.ts';
+import { runTasks } from './tasks.ts';
 import { runTrain } from './train.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { runValidate } from './validate.ts';
 
 /** A subcommand: a one-line description and its entry point. */
 interface Command {
@@ -20,9 +25,14 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   envs: { summary: 'list the built-in environments', run: listEnvironments },
   eval: { summary: 'evaluate an environment against an OpenAI-compatible endpoint', run: runEval },
+  validate: { summary: 'check an environment without a model: its expert or reference answers must pass every task', run: runValidate },
   train: { summary: 'warm a model up with SFT and train it with GRPO on an environment', run: runTrain },
   generate: { summary: 'sample chat completions from a model folder or tiny, with token ids and logprobs', run: runGenerate },
   forward: { summary: 'run a model folder on given tokens and print the logits as JSON', run: runForward },
+  synth: { summary: 'make question/answer tasks grounded in documents, verified by a solver', run: runSynth },
+  tasks: { summary: 'tasks from-traces: turn agent logs into tasks', run: runTasks },
+  calibrate: { summary: 'sort an environment\'s tasks by pass rate and keep the learnable ones', run: runCalibrate },
+  audit: { summary: 'look for reward hacking in finished rollouts (detectors and a judge)', run: runAudit },
 };
 
 const USAGE = `Usage: tabrl <command> [options]

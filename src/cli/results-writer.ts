@@ -21,8 +21,11 @@ export class ResultsWriter {
   private lines = 0;
   private streamError: Error | undefined;
 
-  /** Opens `dir`/results.jsonl, emptied or (with `append`, for --resume) kept and added to. */
-  constructor(readonly dir: string, options: { append?: boolean } = {}) {
+  private readonly stateColumns: readonly string[];
+
+  /** Opens `dir`/results.jsonl, emptied or (with `append`, for --resume) kept and added to; `stateColumns` are copied to each line's top level. */
+  constructor(readonly dir: string, options: { append?: boolean; stateColumns?: readonly string[] } = {}) {
+    this.stateColumns = options.stateColumns ?? [];
     mkdirSync(dir, { recursive: true });
     this.resultsPath = join(dir, 'results.jsonl');
     this.metadataPath = join(dir, 'metadata.json');
@@ -33,7 +36,7 @@ export class ResultsWriter {
   /** Appends one rollout; rejects when the line cannot be written. */
   write(record: RolloutRecord): Promise<void> {
     if (this.streamError) return Promise.reject(this.streamError);
-    const line = recordToJsonLine(record);
+    const line = recordToJsonLine(record, { stateColumns: this.stateColumns });
     return new Promise((resolve, reject) => this.stream.write(line, (error) => {
       if (error) return reject(error);
       this.lines += 1;

@@ -16,7 +16,7 @@ import { LORA_TARGET_MODULES, type LoraConfig } from '../gpu/model/layout.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../rl/checkpoint.ts';
 import { exportMergedModel, exportPeftAdapter } from '../rl/export.ts';
 import type { SftStepMetrics } from '../rl/sft-trainer.ts';
-import type { GrpoStepMetrics } from '../rl/grpo-trainer.ts';
+import { LOSS_TYPES, type GrpoOptions, type GrpoStepMetrics } from '../rl/grpo-trainer.ts';
 import { lessonPreset } from '../rl/lesson.ts';
 import { runTraining, type TrainingEvaluation, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
 import { CliError } from './cli-error.ts';
@@ -27,6 +27,7 @@ import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
 export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | model-dir> [options]
@@ -57,6 +58,30 @@ Options:
   --max-async K          GRPO steps rollouts may run ahead of the weights (default 1; 0 = on-policy)
   --kl-beta B            KL penalty β to the reference policy (default 0): with LoRA the base model (adapters off,
                          no extra memory), with full fine-tuning a frozen copy of the weights GRPO starts from
+
+GRPO knobs (docs/training.md says when to use each):
+  --loss-type T          how token losses are averaged: dapo (default; over the step's tokens), bnpo (per
+                         micro-batch), grpo (per sequence, then over sequences), dr_grpo (a constant: no length bias)
+  --scale-rewards S      divide centred rewards by the group's std (group), the step's (batch) or not (none, default)
+  --importance-sampling L  PPO ratios per token (token, default) or one per sequence (sequence: GSPO)
+  --clip-low E           lower PPO clip ε (default 0.2)
+  --clip-high E          upper PPO clip ε (default 0.28, DAPO's clip-higher)
+  --temperature T        sampling temperature of GRPO rollouts (default 1)
+  --mask-truncated       leave rollouts cut by --max-tokens out of the loss (default: trained on)
+  --keep-equal-groups    train on groups whose rewards are all equal (default: dropped; they carry no signal)
+  --dynamic-sampling     draw more tasks while groups come back with equal rewards (DAPO; default off)
+  --max-tasks-per-step N   the most tasks a step may draw with --dynamic-sampling (default 3 × --tasks-per-step)
+  --entropy-top-q Q      train only on this top share of tokens by sampling entropy, e.g. 0.2 (default 1 = all)
+  --max-staleness K      the most weight versions old rollouts may be (default: no bound; matters with --max-async ≥ 2)
+  --stale-rollouts A     rollouts past --max-staleness: resample (default) or downweight (×0.5 per version past K)
+  --echo-weight L        λ of an SFT loss on the environment's reply tokens in multi-turn rollouts (ECHO; default 0)
+  --micro-batch N        sequences per backward pass (default 8; the step's gradient accumulates over them)
+  --max-grad-norm N      clip the global gradient norm to this (default 1; 0 disables)
+  --weight-decay W       AdamW weight decay (default 0)
+  --lr-warmup N          steps of linear learning-rate warm-up (default 0)
+  --lr-schedule K        constant (default) or cosine (decays to 0.1 × --lr by the last step)
+
+Other options:
   --eval-tasks N         held-out tasks measured before and after each phase (default 32; 0 = none)
   --env-args JSON        arguments for the environment's loadEnvironment(args)
   --seed S               seeds the model init, task order and sampling (default 0)
@@ -123,6 +148,25 @@ export async function runTrain(argv: string[]): Promise<number> {
       'max-tokens': { type: 'string' },
       'max-async': { type: 'string' },
       'kl-beta': { type: 'string' },
+      'loss-type': { type: 'string' },
+      'scale-rewards': { type: 'string' },
+      'importance-sampling': { type: 'string' },
+      'clip-low': { type: 'string' },
+      'clip-high': { type: 'string' },
+      temperature: { type: 'string' },
+      'mask-truncated': { type: 'boolean' },
+      'keep-equal-groups': { type: 'boolean' },
+      'dynamic-sampling': { type: 'boolean' },
+      'max-tasks-per-step': { type: 'string' },
+      'entropy-top-q': { type: 'string' },
+      'max-staleness': { type: 'string' },
+      'stale-rollouts': { type: 'string' },
+      'echo-weight': { type: 'string' },
+      'micro-batch': { type: 'string' },
+      'max-grad-norm': { type: 'string' },
+      'weight-decay': { type: 'string' },
+      'lr-warmup': { type: 'string' },
+      'lr-schedule': { type: 'string' },
       'eval-tasks': { type: 'string' },
       'env-args': { type: 'string' },
       seed: { type: 'string' },
@@ -255,7 +299,7 @@ async function train(
       onGrpoStep: (m) => {
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
-        say(`   grpo ${m.step + 1}/${grpoSteps}  reward ${m.reward.mean.toFixed(3)} ± ${m.reward.std.toFixed(3)}  pass ${m.passRate.toFixed(2)}  loss ${m.loss.toFixed(4)}  ${m.tokensPerSecond.toFixed(0)} tok/s  ${(m.timings.stepMs / 1000).toFixed(1)} s${m.skipped ? `  (${m.skipped})` : ''}`);
+        say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
       },
     });
   } catch (error) {
@@ -267,7 +311,7 @@ async function train(
   await writeExports(outDir, model.backend, settings);
   // The whole run, resumed parts included: what the checkpoint had, and what ran since.
   const whole = { ...report, evaluations: history.evaluations, sft: history.sft, grpo: history.grpo };
-  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
+  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, ...tabrlVersion(), options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
   say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, the checkpoint and the model to ${outDir}`);
   if (interrupt.signal.aborted) say(`interrupted: continue with tabrl train --resume ${outDir}`);
   model.backend.dispose();
@@ -420,9 +464,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
       checkpointEvery: integer('checkpoint-every', 10),
       ...(lesson?.evalTemperature !== undefined ? { evalTemperature: lesson.evalTemperature } : {}),
       warmup: sftSteps > 0 ? { demonstrations: integer('demonstrations', 256, 1), steps: sftSteps, batchSize: integer('sft-batch', 16, 1), lr: positive('sft-lr', 3e-3) } : null,
-      grpo: grpoSteps > 0
-        ? { steps: grpoSteps, tasksPerStep: integer('tasks-per-step', 4, 1), groupSize: integer('group', 8, 2), schedule: { lr: positive('lr', 1e-3) }, maxAsync: integer('max-async', 1), klBeta: nonNegative('kl-beta', 0) }
-        : null,
+      grpo: grpoSteps > 0 ? grpoFromFlags(values, grpoSteps, { integer, positive, nonNegative }) : null,
     },
   };
 }
@@ -445,6 +487,79 @@ function lessonDefault(lesson: TrainingRunOptions, flag: string): number | undef
     'checkpoint-every': lesson.checkpointEvery,
   };
   return byFlag[flag];
+}
+
+type NumberFlag = (flag: string, fallback: number, min?: number) => number;
+
+/** GRPO settings from the flags; only the knobs given are set, so the trainer's defaults (docs/training.md) apply to the rest. */
+function grpoFromFlags(values: Record<string, string | boolean | undefined>, steps: number, parse: { integer: NumberFlag; positive: NumberFlag; nonNegative: NumberFlag }): NonNullable<TrainingRunOptions['grpo']> {
+  const { integer, positive, nonNegative } = parse;
+  const choice = <T extends string>(flag: string, allowed: readonly T[]): T | undefined => {
+    const text = values[flag];
+    if (text === undefined) return undefined;
+    if (!allowed.includes(text as T)) throw new CliError(`--${flag} must be one of ${allowed.join(', ')}, got "${String(text)}"`, 2);
+    return text as T;
+  };
+  const given = (flag: string) => values[flag] !== undefined;
+  const tasksPerStep = integer('tasks-per-step', 4, 1);
+  const lrSchedule = choice('lr-schedule', ['constant', 'cosine'] as const);
+  const grpo: NonNullable<TrainingRunOptions['grpo']> & Partial<GrpoOptions> = {
+    steps,
+    tasksPerStep,
+    groupSize: integer('group', 8, 2),
+    schedule: { lr: positive('lr', 1e-3), ...(given('lr-warmup') ? { warmupSteps: integer('lr-warmup', 0) } : {}), ...(lrSchedule === 'cosine' ? { kind: 'cosine', totalSteps: steps } : {}) },
+    maxAsync: integer('max-async', 1),
+    klBeta: nonNegative('kl-beta', 0),
+  };
+  const lossType = choice('loss-type', LOSS_TYPES);
+  const scaleRewards = choice('scale-rewards', ['group', 'batch', 'none'] as const);
+  const importanceSampling = choice('importance-sampling', ['token', 'sequence'] as const);
+  const staleRollouts = choice('stale-rollouts', ['resample', 'downweight'] as const);
+  if (lossType) grpo.lossType = lossType;
+  if (scaleRewards) grpo.scaleRewards = scaleRewards;
+  if (importanceSampling) grpo.importanceSampling = importanceSampling;
+  if (staleRollouts) grpo.staleRollouts = staleRollouts;
+  if (given('clip-low')) grpo.clipLow = nonNegative('clip-low', 0.2);
+  if (given('clip-high')) grpo.clipHigh = nonNegative('clip-high', 0.28);
+  if (given('temperature')) grpo.temperature = positive('temperature', 1);
+  if (values['mask-truncated'] === true) grpo.maskTruncated = true;
+  if (values['keep-equal-groups'] === true) grpo.dropUninformativeGroups = false;
+  if (values['dynamic-sampling'] === true) grpo.dynamicSampling = true;
+  if (given('max-tasks-per-step')) {
+    if (values['dynamic-sampling'] !== true) throw new CliError('--max-tasks-per-step bounds --dynamic-sampling; give both, or neither', 2);
+    grpo.maxTasksPerStep = integer('max-tasks-per-step', 3 * tasksPerStep, tasksPerStep);
+  }
+  if (given('entropy-top-q')) {
+    const q = positive('entropy-top-q', 1);
+    if (q > 1) throw new CliError(`--entropy-top-q is a share of the tokens, in (0, 1]; got "${String(values['entropy-top-q'])}"`, 2);
+    grpo.entropyTopQ = q;
+  }
+  if (given('max-staleness')) grpo.maxStaleness = integer('max-staleness', 0);
+  if (given('stale-rollouts') && !given('max-staleness')) throw new CliError('--stale-rollouts says what to do past --max-staleness; give --max-staleness too', 2);
+  if (given('echo-weight')) grpo.echoWeight = nonNegative('echo-weight', 0);
+  if (given('micro-batch')) grpo.microBatchSize = integer('micro-batch', 8, 1);
+  if (given('max-grad-norm')) grpo.maxGradNorm = nonNegative('max-grad-norm', 1);
+  if (given('weight-decay')) grpo.weightDecay = nonNegative('weight-decay', 0);
+  return grpo;
+}
+
+/** The progress line of one GRPO step: reward, pass rate, loss, and the diagnostics that explain a run that does not learn. */
+export function describeGrpoStep(m: GrpoStepMetrics): string {
+  const parts = [
+    `reward ${m.reward.mean.toFixed(3)} ± ${m.reward.std.toFixed(3)}`,
+    `pass ${m.passRate.toFixed(2)}`,
+    `loss ${m.loss.toFixed(4)}`,
+    `H ${m.entropy.toFixed(2)}`,
+    `clip ${(m.clipFractionLow * 100).toFixed(0)}/${(m.clipFractionHigh * 100).toFixed(0)}%`,
+    `len ${m.completionLength.mean.toFixed(1)}/${m.completionLength.max}`,
+    `trunc ${(m.truncatedFraction * 100).toFixed(0)}%`,
+    `flat ${(m.zeroStdFraction * 100).toFixed(0)}%`,
+    `stale ${m.staleness}`,
+    ...(m.echoLoss > 0 ? [`echo ${m.echoLoss.toFixed(3)}`] : []),
+    `${m.tokensPerSecond.toFixed(0)} tok/s`,
+    `${(m.timings.stepMs / 1000).toFixed(1)} s`,
+  ];
+  return parts.join('  ') + (m.skipped ? `  (${m.skipped})` : '');
 }
 
 function describeSummary(summary: EvaluationSummary): string {

@@ -85,6 +85,38 @@ export abstract class Environment<S extends State = State> {
     return trajectory.reward >= this.passThreshold && !trajectory.errors.some((error) => error.source === 'reward' && counted.includes(error.name));
   }
 
+  /**
+   * Adds the rubric's group rewards to the finished rollouts of one task (all of its group, in
+   * order): each gets the group functions' scores, their weighted sum added to its reward, and
+   * their errors. Returns new trajectories; without group functions, the same ones.
+   */
+  async scoreGroup<T extends Trajectory>(group: T[]): Promise<T[]> {
+    if (!this.rubric.hasGroupRewards || group.length === 0) return group;
+    const started = globalThis.performance?.now() ?? Date.now();
+    const verdicts = await this.rubric.scoreGroup(
+      group.map((trajectory) => ({
+        prompt: trajectory.prompt,
+        completion: trajectory.completion,
+        answer: trajectory.answer,
+        state: trajectory.state as S,
+        info: trajectory.info,
+        task: trajectory.task,
+        parser: this.parser,
+      })),
+    );
+    const scoringMs = ((globalThis.performance?.now() ?? Date.now()) - started) / group.length;
+    return group.map((trajectory, i) => {
+      const verdict = verdicts[i]!;
+      return {
+        ...trajectory,
+        reward: trajectory.reward + verdict.reward,
+        scores: { ...trajectory.scores, ...verdict.scores },
+        errors: [...trajectory.errors, ...verdict.errors],
+        timings: { ...trajectory.timings, scoringMs: trajectory.timings.scoringMs + scoringMs, totalMs: trajectory.timings.totalMs + scoringMs },
+      };
+    });
+  }
+
   /** Runs one rollout of `task` against `client`, scores it, and returns the trajectory. Never throws on model, env or reward errors: they are recorded. */
   abstract rollout(client: ChatClient, task: Task, samplingArgs?: SamplingArgs, options?: RolloutOptions): Promise<Trajectory>;
 }

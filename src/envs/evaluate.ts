@@ -2,7 +2,8 @@
  * Evaluation: run an environment's tasks against a client, several rollouts per task, with bounded
  * concurrency, and summarise (reward mean/std, per-function means, pass rate and pass@k, errors,
  * truncations, timings). Records stream out through `onRecord` as rollouts finish, so a caller can
- * write them at once and an interrupted run keeps what it had.
+ * write them at once and an interrupted run keeps what it had. With group reward functions in the
+ * rubric, a task's records are held until all its rollouts are in, scored as a group, then sent out.
  */
 import type { ChatClient } from './client.ts';
 import type { Environment } from './environment.ts';
@@ -111,6 +112,17 @@ export async function evaluate<S extends State>(env: Environment<S>, client: Cha
   let next = 0;
   let recordChain = Promise.resolve();
   let timeoutsInARow = 0;
+  // Group rewards: each task's finished rollouts wait here until the group is whole.
+  const grouped = env.rubric.hasGroupRewards;
+  const waiting = new Map<number, RolloutRecord[]>();
+  const emit = async (finished: RolloutRecord[]) => {
+    for (const record of finished) {
+      records.push(record);
+      options.onProgress?.({ done: previous.length + records.length, total: previous.length + jobs.length, record });
+      recordChain = recordChain.then(() => options.onRecord?.(record));
+    }
+    await recordChain;
+  };
 
   const worker = async () => {
     while (next < jobs.length && !stop.signal.aborted) {
@@ -124,7 +136,6 @@ export async function evaluate<S extends State>(env: Environment<S>, client: Cha
       });
       if (trajectory.stopReason === 'aborted') continue;
       const record: RolloutRecord = { ...trajectory, taskIndex: job.taskIndex, rolloutIndex: job.rolloutIndex, passed: env.isPassed(trajectory) };
-      records.push(record);
       const fatal = record.errors.find((error) => error.fatal);
       if (fatal && (options.stopOnFatalError ?? true)) {
         stoppedEarly ??= fatal.message;
@@ -136,9 +147,19 @@ export async function evaluate<S extends State>(env: Environment<S>, client: Cha
         stoppedEarly ??= `${timeoutsInARow} rollouts in a row timed out; the last: ${timeout.message}`;
         stop.abort();
       }
-      options.onProgress?.({ done: previous.length + records.length, total: previous.length + jobs.length, record });
-      recordChain = recordChain.then(() => options.onRecord?.(record));
-      await recordChain;
+      if (!grouped) {
+        await emit([record]);
+        continue;
+      }
+      const group = [...(waiting.get(job.taskIndex) ?? []), record];
+      waiting.set(job.taskIndex, group);
+      const before = previous.filter((r) => r.taskIndex === job.taskIndex);
+      if (before.length + group.length < rolloutsPerTask) continue;
+      waiting.delete(job.taskIndex);
+      // The whole group in rollout order; only this run's records take the group scores (earlier ones have theirs).
+      const whole = [...before, ...group].sort((a, b) => a.rolloutIndex - b.rolloutIndex);
+      const scored = await env.scoreGroup(whole);
+      await emit(scored.filter((_, i) => !before.includes(whole[i]!)).map((r) => ({ ...r, passed: env.isPassed(r) })));
     }
   };
 
@@ -152,7 +173,7 @@ export async function evaluate<S extends State>(env: Environment<S>, client: Cha
   const all = [...previous, ...records].sort((a, b) => a.taskIndex - b.taskIndex || a.rolloutIndex - b.rolloutIndex);
   return {
     records: all,
-    summary: summarizeRollouts(all, rolloutsPerTask, env.rubric.rewards.map((reward) => reward.name)),
+    summary: summarizeRollouts(all, rolloutsPerTask, [...env.rubric.rewards, ...env.rubric.groupRewards].map((reward) => reward.name)),
     ...(stoppedEarly ? { stoppedEarly } : {}),
     wallMs: Date.now() - started,
   };
@@ -186,7 +207,7 @@ export function summarizeRollouts(records: readonly RolloutRecord[], rolloutsPer
     errorsBySource: count(records.flatMap((record) => record.errors.map((error) => error.source))),
     firstErrors,
     truncated: records.filter((record) => record.truncated).length,
-    stopReasons: count(records.map((record) => record.stopReason)),
+    stopReasons: count(records.map((record) => record.stopCondition ?? record.stopReason)),
     timings: {
       meanGenerationMs: mean(records.map((record) => record.timings.generationMs)),
       meanScoringMs: mean(records.map((record) => record.timings.scoringMs)),

@@ -6,10 +6,10 @@ export type { Message, ToolCall, ToolSchema, Task, SamplingArgs, State, Trajecto
 export type { ChatClient, ChatRequest, ChatCompletion, ChatChoice, ChatClientErrorKind } from './client.ts';
 export { ChatClientError } from './client.ts';
 export { Environment, type EnvironmentOptions, type RolloutOptions } from './environment.ts';
-export { MultiTurnEnv, type MultiTurnEnvOptions } from './multiturn-env.ts';
+export { MultiTurnEnv, type MultiTurnEnvOptions, type StopCondition } from './multiturn-env.ts';
 export { SingleTurnEnv, type SingleTurnEnvOptions } from './singleturn-env.ts';
 export { ToolEnv, defineTool, type Tool, type ToolState, type ToolEnvOptions } from './tool-env.ts';
-export { Rubric, type RewardContext, type RewardFunction, type WeightedReward, type RubricScore, type RubricOptions } from './rubric.ts';
+export { Rubric, RubricGroup, type RewardContext, type RewardFunction, type GroupRewardFunction, type WeightedReward, type WeightedGroupReward, type RubricScore, type RubricOptions } from './rubric.ts';
 export { JudgeRubric, parseJudgeScore, fillTemplate, DEFAULT_JUDGE_PROMPT, type JudgeRubricOptions } from './judge-rubric.ts';
 export { Parser, XMLParser, ThinkParser, type XMLField, type XMLParserOptions, type ParsedFields, type ThinkParsed } from './parser.ts';
 export { ScriptedClient, type ScriptedPolicy, type ScriptedReply } from './scripted-client.ts';
@@ -17,3 +17,6 @@ export { MAX_TIMEOUT_MS, OpenAIHttpClient, type OpenAIHttpClientOptions } from '
 export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOptions, type EvaluateProgress, type EvaluationResult, type EvaluationSummary, type RolloutRecord, type MeanStd } from './evaluate.ts';
 export { assistantMessages, lastAssistantText, completionText } from './messages.ts';
 export { toPlainData } from './plain-data.ts';
+export * from './studio/index.ts';
+/** The built-in environments by name: `loadBuiltinEnvironment('countdown', { difficulty: 4 })` in an environment file wraps one (e.g. over fewer tasks with `withTasks`). */
+export { loadBuiltinEnvironment, isBuiltinEnvironment, BUILTIN_ENVIRONMENT_NAMES, type BuiltinEnvironmentName, type BuiltinEnvironmentArgs } from './builtin/index.ts';

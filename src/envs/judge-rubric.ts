@@ -1,11 +1,13 @@
 /**
  * Rewards without a verifier: a judge model reads the question, the reference answer (if any) and
  * the response, and its reply becomes a score. The judge is any ChatClient, so an API model, a
- * WebLLM model or the in-tab model can judge.
+ * WebLLM model or the in-tab model can judge. A judge that cannot be reached or refuses the request
+ * is a fatal error of the run (see studio/judge-call.ts); a reply without a score is a recorded error.
  */
 import type { ChatClient } from './client.ts';
 import { completionText } from './messages.ts';
 import { Rubric, type RewardContext } from './rubric.ts';
+import { toJudgeError } from './studio/judge-call.ts';
 import type { State } from './types.ts';
 
 /** The default judge prompt: a 0–10 grade. Placeholders: {question}, {answer}, {response}. */
@@ -77,7 +79,13 @@ export class JudgeRubric<S extends State = State> extends Rubric<S> {
         answer: ctx.answer ?? '',
         response: ctx.parser.parseAnswer(ctx.completion) ?? completionText(ctx.completion),
       });
-      const reply = await judgeClient.chat.completions.create({ model: judgeModel, messages: [{ role: 'user', content: prompt }], ...sampling });
+      let reply;
+      try {
+        reply = await judgeClient.chat.completions.create({ model: judgeModel, messages: [{ role: 'user', content: prompt }], ...sampling });
+      } catch (error) {
+        // An unreachable or refusing judge is an error of the run (fatal), never a silent 0.
+        throw toJudgeError(error);
+      }
       const text = reply.choices[0]?.message.content ?? '';
       const state: State = ctx.state;
       state.judgeReplies = [...((state.judgeReplies as string[] | undefined) ?? []), text];

@@ -1,6 +1,8 @@
 /**
  * The multi-turn rollout loop: the model speaks, the environment answers, until the environment
- * says the episode is over or the turn limit is hit. The environment always processes the model's
+ * says the episode is over (`isCompleted`, or one of the named stop conditions) or the turn limit
+ * is hit. Why it ended is recorded: `trajectory.stopReason`, `trajectory.stopCondition` (the name of
+ * the condition that fired) and `state.stopReason` (either), so rewards and results can see it. The environment always processes the model's
  * final move (`envResponse` runs before `isCompleted`), so a game that ends still updates its state
  * and emits its last feedback, and rewards never read a state the environment did not update.
  */
@@ -13,17 +15,36 @@ import { errorMessage } from '../common/error-message.ts';
 export interface MultiTurnEnvOptions<S extends State = State> extends EnvironmentOptions<S> {
   /** The most model turns in one rollout (default 10). */
   maxTurns?: number;
+  /** Named predicates checked after each turn (after `envResponse` and `isCompleted`), in order; the first that holds ends the rollout. */
+  stopConditions?: StopCondition<S>[];
+}
+
+/** A named predicate checked after each turn; when it holds the rollout ends, with its name as the stop reason. */
+export interface StopCondition<S extends State = State> {
+  name: string;
+  check(messages: Message[], state: S): boolean | Promise<boolean>;
 }
 
 
 /** A multi-turn environment: subclass it and override `envResponse` and `isCompleted` (and `setupState` for game state). */
 export class MultiTurnEnv<S extends State = State> extends Environment<S> {
   readonly maxTurns: number;
+  readonly stopConditions: StopCondition<S>[] = [];
 
   constructor(options: MultiTurnEnvOptions<S>) {
     super(options);
     this.maxTurns = options.maxTurns ?? 10;
     if (!Number.isInteger(this.maxTurns) || this.maxTurns < 1) throw new Error(`${this.name}: maxTurns must be a positive integer`);
+    for (const condition of options.stopConditions ?? []) this.addStopCondition(condition.name, (messages, state) => condition.check(messages, state));
+  }
+
+  /** Adds a named stop condition, checked after each turn after the ones before it; returns the environment. */
+  addStopCondition(name: string, check: (messages: Message[], state: S) => boolean | Promise<boolean>): this {
+    if (!name) throw new Error(`${this.name}: a stop condition needs a name`);
+    if (typeof check !== 'function') throw new Error(`${this.name}: stop condition "${name}" needs a check function`);
+    if (this.stopConditions.some((condition) => condition.name === name)) throw new Error(`${this.name}: two stop conditions are named "${name}"`);
+    this.stopConditions.push({ name, check });
+    return this;
   }
 
   /** Tools offered to the model with every request (none by default). */
@@ -56,6 +77,7 @@ export class MultiTurnEnv<S extends State = State> extends Environment<S> {
     const errors: RolloutError[] = [];
     const sampling = { ...this.samplingArgs, ...samplingArgs };
     let stopReason: StopReason = 'max_turns';
+    let stopCondition: string | undefined;
 
     const initial: State = {
       prompt: structuredClone(prompt),
@@ -125,12 +147,26 @@ export class MultiTurnEnv<S extends State = State> extends Environment<S> {
           stopReason = 'error';
           break loop;
         }
+        for (const condition of this.stopConditions) {
+          try {
+            if (await condition.check(messages, state)) {
+              stopReason = choice.finish_reason === 'length' ? 'length' : 'completed';
+              stopCondition = condition.name;
+              break loop;
+            }
+          } catch (error) {
+            errors.push({ source: 'env', name: `${this.name}.stopCondition ${condition.name}`, message: errorMessage(error) });
+            stopReason = 'error';
+            break loop;
+          }
+        }
       }
     } catch (error) {
       errors.push({ source: 'env', name: `${this.name}.setupState`, message: errorMessage(error) });
       stopReason = 'error';
     }
 
+    state.stopReason = stopCondition ?? stopReason;
     const generationMs = turns.reduce((sum, turn) => sum + turn.latencyMs, 0);
     const scoringStarted = now();
     const verdict = await this.rubric.score({
@@ -156,6 +192,7 @@ export class MultiTurnEnv<S extends State = State> extends Environment<S> {
       scores: verdict.scores,
       errors: [...errors, ...verdict.errors],
       stopReason,
+      ...(stopCondition !== undefined ? { stopCondition } : {}),
       truncated: stopReason === 'max_turns' || stopReason === 'length',
       turns,
       timings: { generationMs, scoringMs, totalMs: now() - started },

@@ -25,6 +25,11 @@ export class Parser {
     return '';
   }
 
+  /** A reply in this parser's format whose answer is `answer` (how `tabrl validate` plays a dataset's reference answers); the base parser's is the answer itself. */
+  formatAnswer(answer: string): string {
+    return answer;
+  }
+
   /** A reward function scoring format adherence in [0, 1]; the base parser accepts any non-empty reply. */
   formatReward(): RewardFunction {
     const formatReward = (ctx: RewardContext): number => (this.parseAnswer(ctx.completion) === undefined ? 0 : 1);
@@ -93,6 +98,11 @@ export class XMLParser extends Parser {
     return undefined;
   }
 
+  /** Every field's tags in order: the answer field holds `answer`, the others a short placeholder. */
+  override formatAnswer(answer: string): string {
+    return this.fields.map(({ name, tags }) => `<${tags[0]}>\n${name === this.answerField ? answer : 'reference answer'}\n</${tags[0]}>`).join('\n');
+  }
+
   /** Tells the model which tags to write, in order. */
   override formatInstructions(): string {
     const lines = this.fields.map(({ tags }) => `<${tags[0]}>\n...\n</${tags[0]}>`);
@@ -152,6 +162,11 @@ export class ThinkParser extends Parser {
     const { think, answer } = this.parse(completionText(completion));
     if (think === undefined) return undefined;
     return this.inner.parseAnswer(answer);
+  }
+
+  /** A short reasoning block, then the inner parser's reply. */
+  override formatAnswer(answer: string): string {
+    return `<think>reference answer</think>\n${this.inner.formatAnswer(answer)}`;
   }
 
   /** Asks for reasoning in `<think>` tags first, then the inner parser's format. */

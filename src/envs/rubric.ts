@@ -2,7 +2,9 @@
  * A rubric scores a finished rollout with named, weighted reward functions. The reward is the
  * weighted sum; a weight of 0 makes a function a logged metric. A function that throws, or returns
  * something that is not a finite number, scores 0 and its error is recorded: a bad reward never
- * ends a run.
+ * ends a run. Group reward functions see every rollout of one task at once (diversity, ranking)
+ * and return one score per rollout; they run once the group is finished (`scoreGroup`), and their
+ * weighted scores add to each rollout's reward. `RubricGroup` adds up several rubrics.
  */
 import type { Parser } from './parser.ts';
 import type { Message, RolloutError, State } from './types.ts';
@@ -21,6 +23,16 @@ export interface RewardContext<S extends State = State> {
 
 /** A reward function: a pure function of the rollout, named `somethingReward` by convention. */
 export type RewardFunction<S extends State = State> = (ctx: RewardContext<S>) => number | Promise<number>;
+
+/** A group reward function: sees the rollouts of one task (in order) and returns one score per rollout, named `somethingReward` by convention. */
+export type GroupRewardFunction<S extends State = State> = (group: RewardContext<S>[]) => number[] | Promise<number[]>;
+
+/** A group reward function with its name and weight. */
+export interface WeightedGroupReward<S extends State = State> {
+  name: string;
+  fn(group: RewardContext<S>[]): number[] | Promise<number[]>;
+  weight: number;
+}
 
 /** A reward function with its name and weight. */
 export interface WeightedReward<S extends State = State> {
@@ -46,39 +58,81 @@ export interface RubricOptions<S extends State = State> {
   weights?: number[];
   /** Functions with explicit names. */
   rewards?: { fn: RewardFunction<S>; weight?: number; name?: string }[];
+  /** Group reward functions (each sees the whole group of one task's rollouts), with weights and names. */
+  groupRewards?: { fn: GroupRewardFunction<S>; weight?: number; name?: string }[];
+  /** The rubric's name, under which a RubricGroup logs its reward. */
+  name?: string;
 }
 
 /** Named, weighted reward functions; `score()` runs them all on one rollout. */
 export class Rubric<S extends State = State> {
   readonly rewards: WeightedReward<S>[] = [];
+  readonly groupRewards: WeightedGroupReward<S>[] = [];
+  /** The name a RubricGroup logs this rubric's reward under (absent: `rubric<n>`). */
+  readonly name: string | undefined;
 
   constructor(options: RubricOptions<S> = {}) {
-    const { funcs = [], weights, rewards = [] } = options;
+    const { funcs = [], weights, rewards = [], groupRewards = [] } = options;
     if (weights && weights.length !== funcs.length) {
       throw new Error(`Rubric: ${funcs.length} reward functions but ${weights.length} weights`);
     }
+    this.name = options.name;
     funcs.forEach((fn, i) => this.addReward(fn, weights?.[i] ?? 1));
     for (const { fn, weight = 1, name } of rewards) this.addReward(fn, weight, name);
+    for (const { fn, weight = 1, name } of groupRewards) this.addGroupReward(fn, weight, name);
   }
 
   /** Adds a reward function; its name defaults to the function's own name. Returns the rubric. */
   addReward(fn: RewardFunction<S>, weight = 1, name = fn.name): this {
-    if (!name) throw new Error('Rubric: a reward function needs a name (use a named function or pass one)');
-    if (!Number.isFinite(weight)) throw new Error(`Rubric: weight of ${name} must be a finite number, got ${weight}`);
-    if (this.rewards.some((reward) => reward.name === name)) throw new Error(`Rubric: two reward functions are named "${name}"`);
+    this.checkNew(name, weight);
     this.rewards.push({ name, fn, weight });
     return this;
+  }
+
+  /** Adds a group reward function (sees every rollout of one task, returns one score each); its name defaults to the function's own. Returns the rubric. */
+  addGroupReward(fn: GroupRewardFunction<S>, weight = 1, name = fn.name): this {
+    this.checkNew(name, weight);
+    this.groupRewards.push({ name, fn, weight });
+    return this;
+  }
+
+  private checkNew(name: string, weight: number): void {
+    if (!name) throw new Error('Rubric: a reward function needs a name (use a named function or pass one)');
+    if (!Number.isFinite(weight)) throw new Error(`Rubric: weight of ${name} must be a finite number, got ${weight}`);
+    if ([...this.rewards, ...this.groupRewards].some((reward) => reward.name === name)) throw new Error(`Rubric: two reward functions are named "${name}"`);
   }
 
   /** Adds another rubric's functions to this one (for environments that combine rubrics). */
   merge(other: Rubric<S>): this {
     for (const { fn, weight, name } of other.rewards) this.addReward(fn, weight, name);
+    for (const { fn, weight, name } of other.groupRewards) this.addGroupReward(fn, weight, name);
     return this;
   }
 
-  /** The names of the functions that count towards the reward (weight ≠ 0). */
+  /** The names of the functions that count towards the reward (weight ≠ 0), group functions included. */
   get rewardNames(): string[] {
-    return this.rewards.filter((reward) => reward.weight !== 0).map((reward) => reward.name);
+    return [...this.rewards, ...this.groupRewards].filter((reward) => reward.weight !== 0).map((reward) => reward.name);
+  }
+
+  /** Whether the rubric has group reward functions (then a finished group goes through `scoreGroup`). */
+  get hasGroupRewards(): boolean {
+    return this.groupRewards.length > 0;
+  }
+
+  /** Runs the group functions on one task's finished rollouts; returns, per rollout, their weighted sum, scores and errors (the per-rollout functions are not run again). */
+  async scoreGroup(group: RewardContext<S>[]): Promise<RubricScore[]> {
+    const verdicts: RubricScore[] = group.map(() => ({ reward: 0, scores: {}, errors: [] }));
+    for (const { name, fn, weight } of this.groupRewards) {
+      const values = await scoreGroupFunction(name, group.length, () => fn(group));
+      values.forEach((result, i) => {
+        const { value, error } = result;
+        const verdict = verdicts[i]!;
+        verdict.scores[name] = value;
+        if (error) verdict.errors.push({ source: 'reward', name, message: error, ...markOf(result) });
+        verdict.reward += weight * value;
+      });
+    }
+    return verdicts;
   }
 
   /** Runs every function on the rollout, concurrently; failures score 0 and are recorded. */
@@ -90,14 +144,113 @@ export class Rubric<S extends State = State> {
     this.rewards.forEach(({ name, weight }, i) => {
       const { value, error } = results[i]!;
       scores[name] = value;
-      if (error) errors.push({ source: 'reward', name, message: error });
+      if (error) errors.push({ source: 'reward', name, message: error, ...markOf(results[i]!) });
       reward += weight * value;
     });
     return { reward, scores, errors };
   }
 }
 
-async function scoreOne(name: string, run: () => number | Promise<number>): Promise<{ value: number; error?: string }> {
+/**
+ * Several rubrics whose rewards add up: each member scores the rollout (its own `score`, so judge
+ * rubrics keep their behaviour), the rewards are summed, every function's score is kept, and each
+ * member's reward is logged as a score under its name (`rubric.name`, else `rubric<n>`).
+ */
+export class RubricGroup<S extends State = State> extends Rubric<S> {
+  readonly rubrics: Rubric<S>[];
+  /** The names each member's reward is logged under, in order. */
+  readonly rubricNames: string[];
+
+  constructor(rubrics: Rubric<S>[], options: { name?: string } = {}) {
+    super(options.name !== undefined ? { name: options.name } : {});
+    if (rubrics.length === 0) throw new Error('RubricGroup: give at least one rubric');
+    this.rubrics = rubrics;
+    this.rubricNames = rubrics.map((rubric, i) => rubric.name ?? `rubric${i + 1}`);
+    const seen = new Set<string>();
+    for (const name of [...this.rubricNames, ...rubrics.flatMap((rubric) => [...rubric.rewards, ...rubric.groupRewards].map((reward) => reward.name))]) {
+      if (seen.has(name)) throw new Error(`RubricGroup: two rubrics or reward functions are named "${name}"; name them apart (new Rubric({ name }) or the functions' names)`);
+      seen.add(name);
+    }
+    // Listed here too, so rewardNames, hasGroupRewards and isPassed see every member's functions.
+    for (const rubric of rubrics) {
+      this.rewards.push(...rubric.rewards);
+      this.groupRewards.push(...rubric.groupRewards);
+    }
+  }
+
+  /** Adds a reward function to the first member rubric. */
+  override addReward(fn: RewardFunction<S>, weight = 1, name = fn.name): this {
+    if (this.rubrics === undefined) return super.addReward(fn, weight, name);
+    this.rubrics[0]!.addReward(fn, weight, name);
+    this.rewards.push(this.rubrics[0]!.rewards.at(-1)!);
+    return this;
+  }
+
+  /** Adds a group reward function to the first member rubric. */
+  override addGroupReward(fn: GroupRewardFunction<S>, weight = 1, name = fn.name): this {
+    if (this.rubrics === undefined) return super.addGroupReward(fn, weight, name);
+    this.rubrics[0]!.addGroupReward(fn, weight, name);
+    this.groupRewards.push(this.rubrics[0]!.groupRewards.at(-1)!);
+    return this;
+  }
+
+  /** Every member scores the rollout; the rewards add up and each is logged under its rubric's name. */
+  override async score(ctx: RewardContext<S>): Promise<RubricScore> {
+    return combine(await Promise.all(this.rubrics.map((rubric) => rubric.score(ctx))), this.rubricNames);
+  }
+
+  /** Every member's group functions score the group; per rollout the rewards add up and each member's group reward is logged under `<name>Group`. */
+  override async scoreGroup(group: RewardContext<S>[]): Promise<RubricScore[]> {
+    const members = this.rubrics.filter((rubric) => rubric.hasGroupRewards);
+    const verdicts = await Promise.all(members.map((rubric) => rubric.scoreGroup(group)));
+    const names = members.map((rubric) => `${this.rubricNames[this.rubrics.indexOf(rubric)]!}Group`);
+    return group.map((_, i) => combine(verdicts.map((perRollout) => perRollout[i]!), names));
+  }
+}
+
+/** Sums member verdicts, keeping every score and logging each member's reward under its name. */
+function combine(verdicts: RubricScore[], names: string[]): RubricScore {
+  const combined: RubricScore = { reward: 0, scores: {}, errors: [] };
+  verdicts.forEach((verdict, i) => {
+    combined.reward += verdict.reward;
+    Object.assign(combined.scores, verdict.scores);
+    combined.scores[names[i]!] = verdict.reward;
+    combined.errors.push(...verdict.errors);
+  });
+  return combined;
+}
+
+/** The fatal flag and kind of a scored function's result, for its RolloutError. */
+function markOf(result: { fatal?: boolean; kind?: string }): { fatal?: boolean; kind?: string } {
+  return { ...(result.fatal ? { fatal: true } : {}), ...(result.kind !== undefined ? { kind: result.kind } : {}) };
+}
+
+/** How a thrown error is marked on the rollout: `fatal` when every rollout would fail alike (an unreachable judge), so an evaluation or a training run stops on it; its `kind` when it has one. */
+function errorMarks(error: unknown): { fatal?: boolean; kind?: string } {
+  const details = error as { fatal?: unknown; kind?: unknown } | null;
+  if (typeof details !== 'object' || details === null) return {};
+  return { ...(details.fatal === true ? { fatal: true } : {}), ...(typeof details.kind === 'string' ? { kind: details.kind } : {}) };
+}
+
+async function scoreGroupFunction(name: string, size: number, run: () => number[] | Promise<number[]>): Promise<Array<{ value: number; error?: string; fatal?: boolean; kind?: string }>> {
+  const failAll = (error: string, marks: { fatal?: boolean; kind?: string } = {}) => Array.from({ length: size }, () => ({ value: 0, error, ...marks }));
+  let values: unknown;
+  try {
+    values = await run();
+  } catch (error) {
+    return failAll(`${name} threw: ${errorMessage(error)}; scored 0`, errorMarks(error));
+  }
+  if (!Array.isArray(values) || values.length !== size) {
+    return failAll(`${name} returned ${Array.isArray(values) ? `${values.length} scores` : describe(values)} for a group of ${size} rollouts; it must return one number per rollout; scored 0`);
+  }
+  return values.map((value: unknown, i) => {
+    if (typeof value === 'boolean') return { value: value ? 1 : 0 };
+    if (typeof value !== 'number' || !Number.isFinite(value)) return { value: 0, error: `${name} returned ${describe(value)} for rollout ${i}, not a finite number; scored 0` };
+    return { value };
+  });
+}
+
+async function scoreOne(name: string, run: () => number | Promise<number>): Promise<{ value: number; error?: string; fatal?: boolean; kind?: string }> {
   try {
     const value: unknown = await run();
     if (typeof value === 'boolean') return { value: value ? 1 : 0 };
@@ -106,7 +259,7 @@ async function scoreOne(name: string, run: () => number | Promise<number>): Prom
     }
     return { value };
   } catch (error) {
-    return { value: 0, error: `${name} threw: ${errorMessage(error)}; scored 0` };
+    return { value: 0, error: `${name} threw: ${errorMessage(error)}; scored 0`, ...errorMarks(error) };
   }
 }
 

@@ -42,6 +42,8 @@ export interface State {
   turn: number;
   /** Index of the task in the dataset, when known. */
   taskIndex?: number;
+  /** Why the rollout ended, set once it has: a StopReason, or the name of the stop condition that fired. */
+  stopReason?: string;
   [key: string]: unknown;
 }
 
@@ -79,6 +81,8 @@ export interface Trajectory {
   scores: Record<string, number>;
   errors: RolloutError[];
   stopReason: StopReason;
+  /** The name of the stop condition that ended the rollout, when one did (MultiTurnEnv's stopConditions). */
+  stopCondition?: string;
   /** True when the rollout ended on the turn limit or the token limit rather than on its own. */
   truncated: boolean;
   turns: TurnRecord[];

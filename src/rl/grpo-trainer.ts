@@ -1,9 +1,12 @@
 /**
  * The GRPO training loop. Each step takes a batch of tasks, rolls out G completions per task
- * through the policy's chat client (concurrently, with the environment's own harness and rubric),
- * turns rewards into group-relative advantages, builds the token batch from exactly the sampled
- * tokens, and updates the model with the clipped policy-gradient objective in micro-batches with
- * gradient accumulation, then one clipped AdamW step.
+ * through the policy's chat client (concurrently, with the environment's own harness and rubric,
+ * then the rubric's group rewards on each finished group), optionally draws more tasks while groups
+ * come back flat (dynamic sampling), turns rewards into group-relative advantages (scaled as
+ * `scaleRewards` says), builds the token batch from exactly the sampled tokens (less truncated
+ * rollouts or low-entropy tokens when asked), and updates the model with the clipped
+ * policy-gradient objective (per-token or per-sequence ratios, averaged as `lossType` says, plus KL
+ * and ECHO terms) in micro-batches with gradient accumulation, then one clipped AdamW step.
  *
  * Asynchronous by design: with `maxAsync = k`, rollouts for up to k steps ahead are sampled while
  * the current step trains, so environment work and scoring (a remote judge, say) overlap the
@@ -22,12 +25,12 @@
  * uninterrupted one. Task order and sampling seeds are pure functions of (seed, step): nothing else
  * needs saving.
  */
-import type { ChatClient, Environment, SamplingArgs, Trajectory } from '../envs/index.ts';
+import type { ChatClient, Environment, RolloutError, SamplingArgs, Trajectory } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
-import { computeAdvantages, findUninformativeGroups } from './advantages.ts';
-import { grpoLoss } from './policy-loss.ts';
+import { computeAdvantages, findUninformativeGroups, type RewardScaling } from './advantages.ts';
+import { entropyMask, entropyThreshold, grpoLoss } from './policy-loss.ts';
 import { learningRateAt, type LearningRateSchedule } from './schedule.ts';
-import { taskIndicesForStep } from './task-order.ts';
+import { extraTaskIndicesForStep, taskIndicesForStep } from './task-order.ts';
 import { buildTrainBatch, buildTrainSequence, type TrainSequence } from './token-batch.ts';
 
 /** The sampler of the model being trained: which weights version it samples with, and how to refresh it (LocalChatClient is one). */
@@ -57,6 +60,8 @@ export interface RolloutSource {
   readonly numTasks: number;
   /** Rolls out training task `taskIndex` once, for GRPO step `step`. Never throws on model, env or reward errors: they are in the trajectory. */
   rollout(taskIndex: number, samplingArgs: SamplingArgs, options: { signal?: AbortSignal; step: number }): Promise<ScoredTrajectory>;
+  /** Adds the rubric's group rewards (functions that see the whole group of one task's rollouts) to a finished group; absent when the source has none to add. */
+  scoreGroup?(group: ScoredTrajectory[]): Promise<ScoredTrajectory[]>;
 }
 
 /** Rollouts of an environment's training tasks against `client`, in this process. */
@@ -69,6 +74,11 @@ export function environmentRollouts(env: Environment, client: ChatClient, model 
       const trajectory = await env.rollout(client, env.dataset[taskIndex]!, samplingArgs, { model, signal, taskIndex });
       return { ...trajectory, passed: env.isPassed(trajectory) };
     },
+    ...(env.rubric.hasGroupRewards
+      ? {
+          scoreGroup: async (group: ScoredTrajectory[]) => (await env.scoreGroup(group)).map((trajectory) => ({ ...trajectory, passed: env.isPassed(trajectory) })),
+        }
+      : {}),
   };
 }
 
@@ -100,12 +110,37 @@ export interface GrpoOptions {
   reference?: Pick<ModelBackend, 'logprobs'>;
   /** Rollouts sampled ahead before a checkpoint (`rolloutsAhead()`), for steps from startStep on: trained on instead of sampled again. */
   rolloutsAhead?: SavedRolloutBatch[];
-  /** Divide advantages by the group std (default false). */
-  scaleAdvantagesByStd?: boolean;
-  /** 'token-mean' divides the loss by the step's loss tokens; 'constant' by sequences × maxTokens (Dr. GRPO). Default 'token-mean'. */
-  lossNormalization?: 'token-mean' | 'constant';
+  /** After subtracting the group mean, divide by the group's reward std, the step's, or nothing (default 'none', as Dr. GRPO). */
+  scaleRewards?: RewardScaling;
+  /**
+   * How token losses are averaged (default 'dapo'): 'dapo' over every loss token of the step;
+   * 'bnpo' over each micro-batch's loss tokens, then over micro-batches (the same with one micro-batch);
+   * 'grpo' over each sequence's tokens, then over sequences (DeepSeekMath: long answers weigh less per
+   * token); 'dr_grpo' a constant, sequences × maxTokens (no length bias at all).
+   */
+  lossType?: LossType;
+  /** PPO ratios per token (default 'token') or one length-normalised ratio per sequence ('sequence', GSPO). */
+  importanceSampling?: 'token' | 'sequence';
+  /** Leave rollouts cut by the token limit out of the loss (default false); they still count in their group's advantages. */
+  maskTruncated?: boolean;
   /** Skip groups whose rewards are all equal (default true). */
   dropUninformativeGroups?: boolean;
+  /**
+   * Dynamic sampling (DAPO): when groups come back with equal rewards, roll out more tasks (from a
+   * seeded stream of its own) until the step has `tasksPerStep` informative groups or has drawn
+   * `maxTasksPerStep` tasks (default false).
+   */
+  dynamicSampling?: boolean;
+  /** The most tasks one step may draw with dynamic sampling (default 3 × tasksPerStep). */
+  maxTasksPerStep?: number;
+  /** Train only on this top share of the step's loss tokens by sampling entropy (e.g. 0.2; default 1 = every token). */
+  entropyTopQ?: number;
+  /** The most weight versions old a step's rollouts may be (default: no bound); see `staleRollouts`. */
+  maxStaleness?: number;
+  /** Rollouts older than maxStaleness: 'resample' them with the current weights (default), or 'downweight' the step's loss by 0.5 per version past the bound. */
+  staleRollouts?: 'resample' | 'downweight';
+  /** λ of ECHO: an SFT loss on the environment's reply tokens in multi-turn rollouts, so the model learns what the world answers (default 0 = off). */
+  echoWeight?: number;
   /** Sequences per backward pass (default 8); the step's gradient is accumulated over them. */
   microBatchSize?: number;
   /** Clip the global gradient norm to this (default 1; ≤ 0 disables). */
@@ -128,6 +163,12 @@ export interface GrpoOptions {
   maxSequenceLength?: number;
 }
 
+/** How token losses are averaged into the step's loss (see GrpoOptions.lossType). */
+export type LossType = 'grpo' | 'bnpo' | 'dapo' | 'dr_grpo';
+
+/** The loss types, for flags and menus. */
+export const LOSS_TYPES: readonly LossType[] = ['dapo', 'bnpo', 'grpo', 'dr_grpo'];
+
 /** Everything measured in one step. */
 export interface GrpoStepMetrics {
   step: number;
@@ -142,6 +183,10 @@ export interface GrpoStepMetrics {
   /** Mean negative log-probability of the sampled tokens: a Monte Carlo estimate of the policy's entropy. */
   entropy: number;
   clipFraction: number;
+  /** Share of loss tokens clipped below 1 − ε_low (negative advantage). */
+  clipFractionLow: number;
+  /** Share of loss tokens clipped above 1 + ε_high (positive advantage). */
+  clipFractionHigh: number;
   gradNorm: number;
   learningRate: number;
   tokensSampled: number;
@@ -152,6 +197,18 @@ export interface GrpoStepMetrics {
   timings: { sampleMs: number; updateMs: number; stepMs: number; scoringMs: number };
   /** Weight versions between sampling and training (0 = on-policy). */
   staleness: number;
+  /** What maxStaleness did this step: rollouts resampled, or the loss weight (1 = untouched). */
+  stale?: { resampled: number; lossWeight: number };
+  /** Sampled tokens per rollout (all its turns): mean and max. */
+  completionLength: { mean: number; max: number };
+  /** Share of rollouts cut by the token limit. */
+  truncatedFraction: number;
+  /** Share of the step's groups whose rewards were all equal. */
+  zeroStdFraction: number;
+  /** Tasks rolled out this step (more than tasksPerStep with dynamic sampling). */
+  tasksDrawn: number;
+  /** Mean negative log-likelihood of the environment's reply tokens (ECHO's target; 0 without multi-turn token data). */
+  echoLoss: number;
   rollouts: number;
   rolloutsWithErrors: number;
   groupsDropped: number;
@@ -183,9 +240,12 @@ interface RolloutBatch {
   sampleMs: number;
 }
 
+/** GrpoOptions with every default filled in. */
+type ResolvedGrpoOptions = Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead'>;
+
 /** Runs GRPO; call `run()` and read each step's metrics from `onStep`. */
 export class GrpoTrainer {
-  private readonly options: Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead'>;
+  private readonly options: ResolvedGrpoOptions;
   /** The batches started and not yet trained on, in step order. */
   private pending: Array<{ step: number; batch: Promise<RolloutBatch> }> = [];
   /** Aborts the rollouts in flight: follows the run's signal, except while `rolloutsAhead()` waits for them. */
@@ -210,9 +270,17 @@ export class GrpoTrainer {
       clipLow: 0.2,
       clipHigh: 0.28,
       klBeta: 0,
-      scaleAdvantagesByStd: false,
-      lossNormalization: 'token-mean',
+      scaleRewards: 'none',
+      lossType: 'dapo',
+      importanceSampling: 'token',
+      maskTruncated: false,
       dropUninformativeGroups: true,
+      dynamicSampling: false,
+      maxTasksPerStep: 3 * (options.tasksPerStep ?? 4),
+      entropyTopQ: 1,
+      maxStaleness: Infinity,
+      staleRollouts: 'resample',
+      echoWeight: 0,
       microBatchSize: 8,
       maxGradNorm: 1,
       weightDecay: 0,
@@ -223,9 +291,10 @@ export class GrpoTrainer {
       seed: 0,
       startStep: 0,
       padId: 0,
-      ...options,
+      // A key given as undefined keeps its default.
+      ...(Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as GrpoOptions),
     };
-    if (!(this.options.klBeta >= 0)) throw new Error(`GRPO: klBeta must be ≥ 0, got ${this.options.klBeta}`);
+    validateOptions(this.options);
     const ahead = this.options.rolloutsAhead ?? [];
     if (ahead.some((batch, i) => batch.step !== this.options.startStep + i) || ahead.length > this.options.maxAsync) {
       throw new Error(`GRPO: the rollouts sampled ahead are for steps ${ahead.map((b) => b.step).join(', ')}, but a run resuming at step ${this.options.startStep} with maxAsync ${this.options.maxAsync} needs consecutive steps from ${this.options.startStep}, at most ${this.options.maxAsync}`);
@@ -271,6 +340,10 @@ export class GrpoTrainer {
           this.updatePending = false;
         }
       }
+    } catch (error) {
+      // The run fails (e.g. a fatal scoring error): the rollouts sampled ahead would only ask the same broken judge again.
+      this.rolloutAbort.abort();
+      throw error;
     } finally {
       // Rollouts sampled ahead are not trained on when the run stops; let them settle quietly.
       await Promise.allSettled(pending.map((p) => p.batch));
@@ -321,13 +394,41 @@ export class GrpoTrainer {
     await this.backend.setReference(parameters);
   }
 
-  /** Rolls out G completions for each task of `step`. */
+  /**
+   * Rolls out G completions for each task of `step`, scores each finished group with the group
+   * rewards, and, with dynamic sampling, draws more tasks (in a fixed order) while groups come back
+   * with equal rewards, up to maxTasksPerStep tasks.
+   */
   private async sampleStep(step: number, signal?: AbortSignal): Promise<RolloutBatch> {
-    const { tasksPerStep, groupSize, seed, temperature, topP, maxTokens } = this.options;
+    const { tasksPerStep, groupSize, seed, maxTasksPerStep } = this.options;
     const started = now();
     const sampledAtVersion = this.policy.policyVersion;
-    const taskIndices = taskIndicesForStep(step, tasksPerStep, this.source.numTasks, seed);
-    const jobs = taskIndices.flatMap((taskIndex, group) => Array.from({ length: groupSize }, (_, i) => ({ taskIndex, seed: seed * 7919 + (step * tasksPerStep + group) * groupSize + i })));
+    const regular = taskIndicesForStep(step, tasksPerStep, this.source.numTasks, seed);
+    const regularSeeds = regular.map((_, group) => seed * 7919 + (step * tasksPerStep + group) * groupSize);
+    const trajectories = await this.rolloutGroups(regular, regularSeeds, step, signal);
+    if (this.options.dynamicSampling && !signal?.aborted) {
+      const maxExtra = Math.max(0, maxTasksPerStep - tasksPerStep);
+      const extra = extraTaskIndicesForStep(step, maxExtra, this.source.numTasks, seed);
+      // Extra groups' sampling seeds come from a range of their own, so they never repeat a regular group's.
+      const extraSeed = (j: number) => seed * 7919 + 1_000_000_007 + (step * maxExtra + j) * groupSize;
+      let drawn = 0;
+      // A fatal scoring error (a judge that is unreachable or refuses) fails every group alike: draw no more.
+      while (drawn < maxExtra && !signal?.aborted && !firstFatalScoringError(trajectories)) {
+        const informative = findUninformativeGroups(trajectories.map((t) => t.reward), groupSize).filter((flat) => !flat).length;
+        const wanted = Math.min(tasksPerStep - informative, maxExtra - drawn);
+        if (wanted <= 0) break;
+        const tasks = extra.slice(drawn, drawn + wanted);
+        trajectories.push(...(await this.rolloutGroups(tasks, tasks.map((_, j) => extraSeed(drawn + j)), step, signal)));
+        drawn += wanted;
+      }
+    }
+    return { step, trajectories, sampledAtVersion, sampleMs: now() - started };
+  }
+
+  /** Rolls out G completions of each task (group g's rollout i samples with seed seeds[g] + i), concurrently, then adds group rewards; group after group. */
+  private async rolloutGroups(taskIndices: number[], seeds: number[], step: number, signal?: AbortSignal): Promise<ScoredTrajectory[]> {
+    const { groupSize, temperature, topP, maxTokens } = this.options;
+    const jobs = taskIndices.flatMap((taskIndex, group) => Array.from({ length: groupSize }, (_, i) => ({ taskIndex, seed: seeds[group]! + i })));
     const trajectories = new Array<ScoredTrajectory>(jobs.length);
     const concurrency = this.options.concurrency ?? jobs.length;
     let next = 0;
@@ -339,22 +440,43 @@ export class GrpoTrainer {
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
-    return { step, trajectories, sampledAtVersion, sampleMs: now() - started };
+    const scoreGroup = this.source.scoreGroup?.bind(this.source);
+    // Stopped rollouts are never trained on: do not ask the group rewards (a judge, perhaps) about them.
+    if (!scoreGroup || signal?.aborted) return trajectories;
+    const groups = taskIndices.map((_, group) => trajectories.slice(group * groupSize, (group + 1) * groupSize));
+    return (await Promise.all(groups.map((group) => scoreGroup(group)))).flat();
   }
 
   /** Scores → advantages → token batch → accumulated clipped-PG gradient → one AdamW step. */
-  private async trainStep(batch: RolloutBatch): Promise<GrpoStepMetrics> {
+  private async trainStep(sampled: RolloutBatch): Promise<GrpoStepMetrics> {
     const started = now();
     const o = this.options;
+    // Rollouts older than the bound: sampled again with the current weights, or trained on with less weight.
+    let batch = sampled;
+    let stale: GrpoStepMetrics['stale'];
+    const sampledStaleness = this.policy.policyVersion - sampled.sampledAtVersion;
+    if (sampledStaleness > o.maxStaleness) {
+      if (o.staleRollouts === 'resample') {
+        batch = await this.sampleStep(sampled.step, this.rolloutAbort.signal);
+        stale = { resampled: sampled.trajectories.length, lossWeight: 1 };
+      } else {
+        stale = { resampled: 0, lossWeight: 0.5 ** (sampledStaleness - o.maxStaleness) };
+      }
+    }
+    const lossWeight = stale?.lossWeight ?? 1;
     const { trajectories } = batch;
     const failed = trajectories.filter((t) => t.errors.some((e) => e.source !== 'reward') && t.turns.length === 0);
     if (failed.length === trajectories.length) {
       throw new TrainingError(`every rollout of step ${batch.step} failed; the first error: ${failed[0]?.errors[0]?.message ?? 'unknown'}`);
     }
+    // A fatal scoring error (an unreachable or refusing judge) would train on rewards of 0: stop the run instead.
+    const fatalScoring = firstFatalScoringError(trajectories);
+    if (fatalScoring) throw new TrainingError(`step ${batch.step}: ${fatalScoring.message}; the run stops rather than train on rewards that were never given`);
 
     const rewards = trajectories.map((t) => t.reward);
-    const advantages = computeAdvantages(rewards, o.groupSize, { scaleByStd: o.scaleAdvantagesByStd });
+    const advantages = computeAdvantages(rewards, o.groupSize, { scaleRewards: o.scaleRewards });
     const uninformative = findUninformativeGroups(rewards, o.groupSize);
+    const truncated = trajectories.map(isTruncatedByLength);
     const sequences: TrainSequence[] = [];
     let groupsDropped = 0;
     for (let group = 0; group < uninformative.length; group++) {
@@ -363,71 +485,141 @@ export class GrpoTrainer {
         continue;
       }
       for (let i = group * o.groupSize; i < (group + 1) * o.groupSize; i++) {
+        if (o.maskTruncated && truncated[i]) continue;
         const turns = trajectories[i]!.turns.map((turn) => turn.tokens);
         if (turns.length === 0 || turns.some((tokens) => tokens === undefined)) continue;
         sequences.push(buildTrainSequence(turns as NonNullable<(typeof turns)[number]>[], advantages[i]!));
       }
     }
 
-    const tokensSampled = trajectories.reduce((sum, t) => sum + t.turns.reduce((s, turn) => s + (turn.tokens?.completionIds.length ?? turn.usage?.completion_tokens ?? 0), 0), 0);
-    const sampledLogprobSum = sequences.reduce((sum, s) => sum + s.samplingLogprobs.reduce((a, b) => a + b, 0), 0);
-    const sampledTokenCount = sequences.reduce((sum, s) => sum + s.sampled.reduce((a, b) => a + b, 0), 0);
+    const lengths = trajectories.map((t) => t.turns.reduce((s, turn) => s + (turn.tokens?.completionIds.length ?? turn.usage?.completion_tokens ?? 0), 0));
+    const tokensSampled = lengths.reduce((a, b) => a + b, 0);
+    const sampledEntropies = sequences.flatMap((s) => s.entropies!.filter((_, t) => s.sampled[t] === 1).map(Math.fround));
     const learningRate = learningRateAt(batch.step, o.schedule);
     const base = {
       step: batch.step,
       ...rewardStats(trajectories),
       advantage: { meanAbs: mean(advantages.map(Math.abs)), std: Math.sqrt(mean(advantages.map((a) => a * a))) },
-      entropy: sampledTokenCount > 0 ? -sampledLogprobSum / sampledTokenCount : 0,
+      entropy: mean(sampledEntropies),
       learningRate,
       tokensSampled,
       tokensPerSecond: batch.sampleMs > 0 ? (tokensSampled * 1000) / batch.sampleMs : 0,
       staleness: this.policy.policyVersion - batch.sampledAtVersion,
+      ...(stale ? { stale } : {}),
+      completionLength: { mean: mean(lengths), max: lengths.length > 0 ? Math.max(...lengths) : 0 },
+      truncatedFraction: mean(truncated.map((t) => (t ? 1 : 0))),
+      zeroStdFraction: mean(uninformative.map((flat) => (flat ? 1 : 0))),
+      tasksDrawn: uninformative.length,
       rollouts: trajectories.length,
       rolloutsWithErrors: trajectories.filter((t) => t.errors.length > 0).length,
       groupsDropped,
       ...(firstError(trajectories) ? { firstError: firstError(trajectories) } : {}),
     };
-    const finish = (update: { loss: number; kl: number; clipFraction: number; gradNorm: number; tokensTrained: number; skipped?: string }): GrpoStepMetrics => {
+    type Update = { loss: number; kl: number; clipFraction: number; clipFractionLow: number; clipFractionHigh: number; echoLoss: number; gradNorm: number; tokensTrained: number; skipped?: string };
+    const finish = (update: Update): GrpoStepMetrics => {
       const stepMs = now() - started;
       const scoringMs = trajectories.reduce((sum, t) => sum + t.timings.scoringMs, 0);
       return { ...base, ...update, timings: { sampleMs: batch.sampleMs, updateMs: stepMs, stepMs: stepMs + batch.sampleMs, scoringMs } };
     };
 
     if (sequences.length === 0) {
-      return finish({ loss: 0, kl: 0, clipFraction: 0, gradNorm: 0, tokensTrained: 0, skipped: 'every group had equal rewards (no learning signal)' });
+      const why = groupsDropped === uninformative.length ? 'every group had equal rewards (no learning signal)' : 'no rollout was left to train on (all truncated, or without token data)';
+      return finish({ loss: 0, kl: 0, clipFraction: 0, clipFractionLow: 0, clipFractionHigh: 0, echoLoss: 0, gradNorm: 0, tokensTrained: 0, skipped: why });
     }
 
     const totalLossTokens = sequences.reduce((sum, s) => sum + s.sampled.reduce((a, b) => a + b, 0), 0);
-    const normalizer = o.lossNormalization === 'constant' ? sequences.length * o.maxTokens : Math.max(1, totalLossTokens);
+    const totalEchoTokens = sequences.reduce((sum, s) => sum + (s.environment ?? []).reduce((a, b) => a + b, 0), 0);
+    const threshold = o.entropyTopQ < 1 ? entropyThreshold(sampledEntropies, o.entropyTopQ) : -Infinity;
+    const microBatches = Math.ceil(sequences.length / o.microBatchSize);
     await this.backend.zeroGrad();
     let loss = 0;
     let klSum = 0;
     let clipped = 0;
+    let clippedLow = 0;
+    let clippedHigh = 0;
     let lossTokens = 0;
+    let echoNllSum = 0;
+    let echoTokens = 0;
     for (let start = 0; start < sequences.length; start += o.microBatchSize) {
       const micro = buildTrainBatch(sequences.slice(start, start + o.microBatchSize), { padId: o.padId, ...(o.maxSequenceLength ? { maxLength: o.maxSequenceLength } : {}) });
       const logprobs = await this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature);
       const reference = o.klBeta > 0
         ? await (o.reference ? o.reference.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature) : this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature, { weights: 'reference' }))
         : undefined;
-      const result = grpoLoss(logprobs, micro, { clipLow: o.clipLow, clipHigh: o.clipHigh, klBeta: o.klBeta, normalizer }, reference);
-      await this.backend.backward(micro.ids, micro.targets, result.weights, micro.B, micro.T, o.temperature);
-      loss += result.loss;
+      const normalizer = lossNormalizer(o.lossType, { stepTokens: totalLossTokens, microTokens: micro.numLossTokens, microBatches, sequences: sequences.length, maxTokens: o.maxTokens });
+      const tokenMask = o.entropyTopQ < 1 ? entropyMask(micro, threshold) : undefined;
+      const result = grpoLoss(logprobs, micro, {
+        clipLow: o.clipLow,
+        clipHigh: o.clipHigh,
+        klBeta: o.klBeta,
+        normalizer,
+        aggregation: o.lossType === 'grpo' ? 'sequence' : 'token',
+        importanceSampling: o.importanceSampling,
+        ...(tokenMask ? { tokenMask } : {}),
+        ...(o.echoWeight > 0 && totalEchoTokens > 0 ? { echoWeight: o.echoWeight, echoNormalizer: totalEchoTokens } : {}),
+      }, reference);
+      const weights = lossWeight === 1 ? result.weights : result.weights.map((w) => w * lossWeight);
+      await this.backend.backward(micro.ids, micro.targets, weights, micro.B, micro.T, o.temperature);
+      loss += result.loss * lossWeight;
       klSum += result.klSum;
       clipped += result.clippedTokens;
-      lossTokens += result.lossTokens;
+      clippedLow += result.clippedLow;
+      clippedHigh += result.clippedHigh;
+      lossTokens += tokenMask ? tokenMask.reduce((a, b) => a + b, 0) : result.lossTokens;
+      echoNllSum += result.echoNllSum;
+      echoTokens += result.echoTokens;
     }
-    const kl = lossTokens > 0 ? klSum / lossTokens : 0;
-    const clipFraction = lossTokens > 0 ? clipped / lossTokens : 0;
+    const fraction = (count: number) => (totalLossTokens > 0 ? count / totalLossTokens : 0);
+    const metrics = {
+      kl: fraction(klSum),
+      clipFraction: fraction(clipped),
+      clipFractionLow: fraction(clippedLow),
+      clipFractionHigh: fraction(clippedHigh),
+      echoLoss: echoTokens > 0 ? echoNllSum / echoTokens : 0,
+    };
     const gradNorm = await this.backend.gradNorm();
     if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
       await this.backend.zeroGrad();
-      return finish({ loss, kl, clipFraction, gradNorm, tokensTrained: lossTokens, skipped: `non-finite ${Number.isFinite(loss) ? 'gradient' : 'loss'}; the update was skipped and the last good weights kept` });
+      return finish({ loss, ...metrics, gradNorm, tokensTrained: lossTokens, skipped: `non-finite ${Number.isFinite(loss) ? 'gradient' : 'loss'}; the update was skipped and the last good weights kept` });
     }
     await this.backend.step({ lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm });
     await this.backend.zeroGrad();
     this.updatePending = true;
-    return finish({ loss, kl, clipFraction, gradNorm, tokensTrained: lossTokens });
+    return finish({ loss, ...metrics, gradNorm, tokensTrained: lossTokens });
+  }
+}
+
+/** Z of a micro-batch's loss for each loss type (see GrpoOptions.lossType). */
+export function lossNormalizer(lossType: LossType, counts: { stepTokens: number; microTokens: number; microBatches: number; sequences: number; maxTokens: number }): number {
+  switch (lossType) {
+    case 'dapo':
+      return Math.max(1, counts.stepTokens);
+    case 'bnpo':
+      return Math.max(1, counts.microTokens) * counts.microBatches;
+    case 'grpo':
+      return counts.sequences;
+    case 'dr_grpo':
+      return counts.sequences * counts.maxTokens;
+  }
+}
+
+/** Whether a rollout was cut by the token limit (a turn that ended on max_tokens), as TRL's mask_truncated_completions means it. */
+export function isTruncatedByLength(trajectory: Trajectory): boolean {
+  return trajectory.stopReason === 'length' || trajectory.turns.some((turn) => turn.finishReason === 'length');
+}
+
+/** Refuses settings that cannot work, with the setting's name. */
+function validateOptions(o: ResolvedGrpoOptions): void {
+  if (!(o.klBeta >= 0)) throw new Error(`GRPO: klBeta must be ≥ 0, got ${o.klBeta}`);
+  if (!LOSS_TYPES.includes(o.lossType)) throw new Error(`GRPO: lossType must be one of ${LOSS_TYPES.join(', ')}, got ${String(o.lossType)}`);
+  if (!['group', 'batch', 'none'].includes(o.scaleRewards)) throw new Error(`GRPO: scaleRewards must be group, batch or none, got ${String(o.scaleRewards)}`);
+  if (!['token', 'sequence'].includes(o.importanceSampling)) throw new Error(`GRPO: importanceSampling must be token or sequence, got ${String(o.importanceSampling)}`);
+  if (!(o.entropyTopQ > 0 && o.entropyTopQ <= 1)) throw new Error(`GRPO: entropyTopQ must be in (0, 1], got ${o.entropyTopQ}`);
+  if (!(o.maxStaleness >= 0)) throw new Error(`GRPO: maxStaleness must be ≥ 0, got ${o.maxStaleness}`);
+  if (!['resample', 'downweight'].includes(o.staleRollouts)) throw new Error(`GRPO: staleRollouts must be resample or downweight, got ${String(o.staleRollouts)}`);
+  if (!(o.echoWeight >= 0)) throw new Error(`GRPO: echoWeight must be ≥ 0, got ${o.echoWeight}`);
+  if (o.dynamicSampling && !(Number.isInteger(o.maxTasksPerStep) && o.maxTasksPerStep >= o.tasksPerStep)) {
+    throw new Error(`GRPO: maxTasksPerStep must be an integer ≥ tasksPerStep (${o.tasksPerStep}), got ${o.maxTasksPerStep}`);
   }
 }
 
@@ -459,4 +651,13 @@ function mean(values: readonly number[]): number {
 
 function now(): number {
   return globalThis.performance?.now() ?? Date.now();
+}
+
+/** The first fatal reward error of a batch (a judge that is unreachable or refuses, per rollout or per group), whose rewards of 0 were never really given. */
+function firstFatalScoringError(trajectories: readonly ScoredTrajectory[]): RolloutError | undefined {
+  for (const trajectory of trajectories) {
+    const fatal = trajectory.errors.find((error) => error.source === 'reward' && error.fatal);
+    if (fatal) return fatal;
+  }
+  return undefined;
 }

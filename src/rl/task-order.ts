@@ -27,3 +27,12 @@ export function shuffledIndices(start: number, count: number, datasetSize: numbe
 export function taskIndicesForStep(step: number, count: number, datasetSize: number, seed: number): number[] {
   return shuffledIndices(step * count, count, datasetSize, seed);
 }
+
+/**
+ * The extra tasks dynamic sampling may draw for 0-based `step`, in draw order: positions
+ * [step·maxExtra, (step + 1)·maxExtra) of a second seeded shuffle, apart from the regular order, so
+ * a step's extra tasks are a pure function of (seed, step) and never shift the tasks of later steps.
+ */
+export function extraTaskIndicesForStep(step: number, maxExtra: number, datasetSize: number, seed: number): number[] {
+  return shuffledIndices(step * maxExtra, maxExtra, datasetSize, seed + 0x5eed);
+}

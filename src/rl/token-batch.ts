@@ -1,9 +1,11 @@
 /**
  * From sampled turns to a training batch. A rollout's turns are laid end to end as one token
  * sequence: each turn's prompt tokens (the first prompt, then the environment's delta messages)
- * followed by the tokens the model sampled. Only sampled tokens get loss; prompt, environment and
- * tool tokens are masked out. Sequences are right-padded into a (B, T) batch of inputs and targets
- * (next-token prediction: position t predicts token t+1).
+ * followed by the tokens the model sampled. Only sampled tokens get policy loss; prompt, environment
+ * and tool tokens are masked out of it. The environment's own replies (the prompt tokens of every
+ * turn after the first) are marked too, for the optional ECHO loss that teaches the model to predict
+ * them. Sequences are right-padded into a (B, T) batch of inputs and targets (next-token prediction:
+ * position t predicts token t+1), one sequence per row.
  */
 import type { TurnTokens } from '../envs/index.ts';
 
@@ -17,6 +19,10 @@ export interface TrainSequence {
   samplingLogprobs: number[];
   /** The sequence's advantage (GRPO) or 1 (SFT). */
   advantage: number;
+  /** 1 where the token is part of the environment's reply to an earlier turn (ECHO's targets), else 0; absent = none. */
+  environment?: number[];
+  /** Entropy of the sampling distribution at each sampled token (0 elsewhere): the sampler's own when it reported it, else the token's surprisal −logp, its Monte Carlo estimate. */
+  entropies?: number[];
 }
 
 /** A padded batch: B sequences of T positions; position t feeds ids[t] and predicts targets[t]. */
@@ -33,27 +39,36 @@ export interface TrainBatch {
   advantages: Float32Array; // (B, T)
   /** Positions with loss. */
   numLossTokens: number;
+  /** 1 where targets[t] is an environment reply token (ECHO loss); absent when no sequence marks any. */
+  echoMask?: Float32Array; // (B, T)
+  /** Sampling entropy at targets[t] where lossMask is 1 (0 elsewhere); absent when no sequence has entropies. */
+  entropies?: Float32Array; // (B, T)
 }
 
-/** Lays the turns of one rollout end to end. */
+/** Lays the turns of one rollout end to end; the prompt tokens of turns after the first are marked as the environment's replies. */
 export function buildTrainSequence(turns: readonly TurnTokens[], advantage: number): TrainSequence {
   if (turns.length === 0) throw new Error('buildTrainSequence: a rollout without token data cannot be trained on (was it sampled by the in-tab model?)');
-  const sequence: TrainSequence = { tokens: [], sampled: [], samplingLogprobs: [], advantage };
-  for (const turn of turns) {
+  const sequence: TrainSequence = { tokens: [], sampled: [], samplingLogprobs: [], advantage, environment: [], entropies: [] };
+  turns.forEach((turn, turnIndex) => {
     if (turn.completionIds.length !== turn.completionLogprobs.length) {
       throw new Error(`buildTrainSequence: ${turn.completionIds.length} sampled tokens but ${turn.completionLogprobs.length} log-probabilities`);
     }
+    const entropies = turn.completionEntropies?.length === turn.completionIds.length ? turn.completionEntropies : undefined;
     for (const id of turn.promptIds) {
       sequence.tokens.push(id);
       sequence.sampled.push(0);
       sequence.samplingLogprobs.push(0);
+      sequence.environment!.push(turnIndex > 0 ? 1 : 0);
+      sequence.entropies!.push(0);
     }
     turn.completionIds.forEach((id, i) => {
       sequence.tokens.push(id);
       sequence.sampled.push(1);
       sequence.samplingLogprobs.push(turn.completionLogprobs[i]!);
+      sequence.environment!.push(0);
+      sequence.entropies!.push(entropies ? entropies[i]! : -turn.completionLogprobs[i]!);
     });
-  }
+  });
   return sequence;
 }
 
@@ -64,6 +79,8 @@ export function buildTrainBatch(sequences: readonly TrainSequence[], options: { 
   const longest = Math.max(...sequences.map((sequence) => sequence.tokens.length));
   const T = Math.max(1, Math.min(longest, options.maxLength ?? longest) - 1);
   const B = sequences.length;
+  const withEcho = sequences.some((sequence) => sequence.environment?.includes(1));
+  const withEntropies = sequences.some((sequence) => sequence.entropies !== undefined);
   const batch: TrainBatch = {
     B,
     T,
@@ -73,6 +90,8 @@ export function buildTrainBatch(sequences: readonly TrainSequence[], options: { 
     oldLogprobs: new Float32Array(B * T),
     advantages: new Float32Array(B * T),
     numLossTokens: 0,
+    ...(withEcho ? { echoMask: new Float32Array(B * T) } : {}),
+    ...(withEntropies ? { entropies: new Float32Array(B * T) } : {}),
   };
   sequences.forEach((sequence, b) => {
     const length = Math.min(sequence.tokens.length, T + 1);
@@ -85,7 +104,9 @@ export function buildTrainBatch(sequences: readonly TrainSequence[], options: { 
         batch.oldLogprobs[at] = sequence.samplingLogprobs[t + 1]!;
         batch.advantages[at] = sequence.advantage;
         batch.numLossTokens += 1;
+        if (batch.entropies && sequence.entropies) batch.entropies[at] = sequence.entropies[t + 1]!;
       }
+      if (batch.echoMask && sequence.environment?.[t + 1] === 1) batch.echoMask[at] = 1;
     }
   });
   return batch;

@@ -15,11 +15,13 @@ import { TopBar } from './components/TopBar.tsx';
 import { TrainingSettingsPanel } from './components/TrainingSettingsPanel.tsx';
 import { TrainingView } from './components/TrainingView.tsx';
 import { RunsView } from './components/RunsView.tsx';
+import { JudgePanel } from './judge/JudgePanel.tsx';
+import { StudioView } from './studio/StudioView.tsx';
 import { LessonPanel } from './lessons/LessonPanel.tsx';
 import { openLessonFromHash, useLessonView } from './lessons/lesson-state.ts';
 import { usePlayground } from './store/index.ts';
 
-type MainView = 'editor' | 'rollouts' | 'training' | 'runs' | 'chat';
+type MainView = 'editor' | 'rollouts' | 'training' | 'runs' | 'chat' | 'studio';
 
 /** The whole page. */
 export function App() {
@@ -42,14 +44,29 @@ export function App() {
       <TopBar />
       <FirstVisitHint />
       <div className={lessonOpen ? 'workspace with-lesson' : 'workspace'}>
-        <ErrorBoundary area="The lesson panel"><LessonPanel /></ErrorBoundary>
+        <ErrorBoundary area="The lesson panel">
+          <LessonPanel />
+        </ErrorBoundary>
         <main className="main-pane">
           <div className="tabs" role="tablist">
-            <button type="button" role="tab" aria-selected={view === 'editor'} className={view === 'editor' ? 'selected' : ''} onClick={() => setView('editor')} data-testid="tab-editor">Environment</button>
-            <button type="button" role="tab" aria-selected={view === 'rollouts'} className={view === 'rollouts' ? 'selected' : ''} onClick={() => setView('rollouts')} data-testid="tab-rollouts">Rollouts{rollouts > 0 ? ` (${rollouts})` : ''}</button>
-            <button type="button" role="tab" aria-selected={view === 'training'} className={view === 'training' ? 'selected' : ''} onClick={() => setView('training')} data-testid="tab-training">Training</button>
-            <button type="button" role="tab" aria-selected={view === 'runs'} className={view === 'runs' ? 'selected' : ''} onClick={() => setView('runs')} data-testid="tab-runs">Runs</button>
-            <button type="button" role="tab" aria-selected={view === 'chat'} className={view === 'chat' ? 'selected' : ''} onClick={() => setView('chat')} data-testid="tab-chat">Chat</button>
+            <button type="button" role="tab" aria-selected={view === 'editor'} className={view === 'editor' ? 'selected' : ''} onClick={() => setView('editor')} data-testid="tab-editor">
+              Environment
+            </button>
+            <button type="button" role="tab" aria-selected={view === 'rollouts'} className={view === 'rollouts' ? 'selected' : ''} onClick={() => setView('rollouts')} data-testid="tab-rollouts">
+              Rollouts{rollouts > 0 ? ` (${rollouts})` : ''}
+            </button>
+            <button type="button" role="tab" aria-selected={view === 'training'} className={view === 'training' ? 'selected' : ''} onClick={() => setView('training')} data-testid="tab-training">
+              Training
+            </button>
+            <button type="button" role="tab" aria-selected={view === 'runs'} className={view === 'runs' ? 'selected' : ''} onClick={() => setView('runs')} data-testid="tab-runs">
+              Runs
+            </button>
+            <button type="button" role="tab" aria-selected={view === 'chat'} className={view === 'chat' ? 'selected' : ''} onClick={() => setView('chat')} data-testid="tab-chat">
+              Chat
+            </button>
+            <button type="button" role="tab" aria-selected={view === 'studio'} className={view === 'studio' ? 'selected' : ''} onClick={() => setView('studio')} data-testid="tab-studio">
+              Studio
+            </button>
           </div>
           <div className="editor-view" hidden={view !== 'editor'}>
             <ErrorBoundary area="The Environment tab">
@@ -58,17 +75,53 @@ export function App() {
             </ErrorBoundary>
           </div>
           {/* Each tab has its own boundary (keyed by tab), so a failure in one leaves the others and the side pane working. */}
-          {view === 'rollouts' && <ErrorBoundary key="rollouts" area="The Rollouts tab"><RolloutViewer /></ErrorBoundary>}
-          {view === 'training' && <ErrorBoundary key="training" area="The Training tab"><TrainingView onShowRuns={() => setView('runs')} /></ErrorBoundary>}
-          {view === 'chat' && <ErrorBoundary key="chat" area="The Chat tab"><ChatView /></ErrorBoundary>}
-          {view === 'runs' && <ErrorBoundary key="runs" area="The Runs tab"><RunsView onOpened={() => setView('training')} /></ErrorBoundary>}
+          {view === 'rollouts' && (
+            <ErrorBoundary key="rollouts" area="The Rollouts tab">
+              <RolloutViewer />
+            </ErrorBoundary>
+          )}
+          {view === 'training' && (
+            <ErrorBoundary key="training" area="The Training tab">
+              <TrainingView onShowRuns={() => setView('runs')} />
+            </ErrorBoundary>
+          )}
+          {view === 'chat' && (
+            <ErrorBoundary key="chat" area="The Chat tab">
+              <ChatView />
+            </ErrorBoundary>
+          )}
+          {view === 'studio' && (
+            <ErrorBoundary key="studio" area="The Studio tab">
+              <StudioView onOpenedEnvironment={() => setView('editor')} />
+            </ErrorBoundary>
+          )}
+          {view === 'runs' && (
+            <ErrorBoundary key="runs" area="The Runs tab">
+              <RunsView onOpened={() => setView('training')} />
+            </ErrorBoundary>
+          )}
         </main>
         <aside className="side-pane">
-          <ErrorBoundary area="The run panel"><RunPanel onShowRollouts={() => setView('rollouts')} onShowTraining={() => setView('training')} /></ErrorBoundary>
-          {mode !== 'evaluate' && <ErrorBoundary area="The training settings"><TrainingSettingsPanel mode={mode} /></ErrorBoundary>}
-          <ErrorBoundary area="The policy card"><PolicyPanel /></ErrorBoundary>
-          <ErrorBoundary area="The settings"><SettingsPanel /></ErrorBoundary>
-          <ErrorBoundary area="The files card"><ImportExportPanel /></ErrorBoundary>
+          <ErrorBoundary area="The run panel">
+            <RunPanel onShowRollouts={() => setView('rollouts')} onShowTraining={() => setView('training')} />
+          </ErrorBoundary>
+          {mode !== 'evaluate' && (
+            <ErrorBoundary area="The training settings">
+              <TrainingSettingsPanel mode={mode} />
+            </ErrorBoundary>
+          )}
+          <ErrorBoundary area="The policy card">
+            <PolicyPanel />
+          </ErrorBoundary>
+          <ErrorBoundary area="The judge card">
+            <JudgePanel />
+          </ErrorBoundary>
+          <ErrorBoundary area="The settings">
+            <SettingsPanel />
+          </ErrorBoundary>
+          <ErrorBoundary area="The files card">
+            <ImportExportPanel />
+          </ErrorBoundary>
         </aside>
       </div>
       <ReviewDialog />

@@ -7,6 +7,7 @@
  */
 import { readApiKey } from './api-key.ts';
 import { createFromBuiltin, DEFAULT_BUILTIN } from './environment-actions.ts';
+import { restoreJudge } from './judge/judge-actions.ts';
 import { restoreInTabModel } from './model-actions.ts';
 import { restorePolicy } from './policy-actions.ts';
 import { readStoredSetup, rememberSetup } from './setup-storage.ts';
@@ -29,6 +30,7 @@ export async function initPlayground(): Promise<void> {
   restorePolicy();
   restoreInTabModel();
   restoreWebLLMModel();
+  restoreJudge();
   // The setup chosen before the reload (by the person or Start lesson); a share link's, once accepted, replaces it.
   const setup = readStoredSetup();
   store.getState().setSettings(setup.settings);

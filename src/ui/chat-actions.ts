@@ -30,7 +30,14 @@ export function chatBusy(state: Pick<PlaygroundState, 'chatTurns'>): boolean {
 
 /** One column's conversation so far: the person's messages and that column's answers (failed turns left out). */
 function history(turns: readonly ChatTurn[], column: ChatModelChoice): Message[] {
-  return turns.flatMap((turn) => (turn[column].status === 'done' ? [{ role: 'user', content: turn.user }, { role: 'assistant', content: turn[column].text }] : []));
+  return turns.flatMap((turn) =>
+    turn[column].status === 'done'
+      ? [
+          { role: 'user', content: turn.user },
+          { role: 'assistant', content: turn[column].text },
+        ]
+      : [],
+  );
 }
 
 /** Sends `text` to both models; each answer lands in its column. */
@@ -52,7 +59,11 @@ export async function sendChat(text: string): Promise<void> {
     store.getState().setChatAnswer(index, 'trained', failed);
     return;
   }
-  const { chatSettings: { temperature, maxTokens }, trainingRun, importedModel } = store.getState();
+  const {
+    chatSettings: { temperature, maxTokens },
+    trainingRun,
+    importedModel,
+  } = store.getState();
   // The base is the open run's starting point (its seed); imported weights are compared with the engine's own.
   const baseSeed = importedModel ? undefined : trainingRun?.seed;
   const ask = async (column: ChatModelChoice) => {

@@ -2,6 +2,7 @@
  * The environment files' actions: start one from a built-in, add, open, edit (saved shortly after
  * typing stops), rename and delete, in IndexedDB (storage.ts) and the store.
  */
+import { actionState } from './action-state.ts';
 import { BUILTINS } from './builtins.ts';
 import { disposeEnvironmentModel } from './editor/models.ts';
 import { currentEnvironment } from './current-environment.ts';
@@ -12,7 +13,8 @@ const store = usePlayground;
 const SAVE_DELAY_MS = 400;
 /** The built-in a first visit opens. */
 export const DEFAULT_BUILTIN = 'reverse-text';
-const saveTimers = new Map<string, ReturnType<typeof setTimeout>>();
+/** The debounced saves pending, by environment id (see action-state.ts). */
+const saves = actionState(() => ({ timers: new Map<string, ReturnType<typeof setTimeout>>() }));
 
 const newId = () => `env-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
@@ -40,15 +42,18 @@ export function openEnvironment(id: string): void {
 
 /** Records an edit of environment `id`; it is saved to IndexedDB shortly after typing stops. */
 export function editSource(id: string, source: string): void {
-  clearTimeout(saveTimers.get(id));
-  saveTimers.set(id, setTimeout(() => {
-    saveTimers.delete(id);
-    const saved = store.getState().environments.find((item) => item.id === id);
-    if (!saved || saved.source === source) return;
-    const updated = { ...saved, source, updatedAt: Date.now() };
-    store.getState().upsertEnvironment(updated);
-    void storage.putEnvironment(updated);
-  }, SAVE_DELAY_MS));
+  clearTimeout(saves.timers.get(id));
+  saves.timers.set(
+    id,
+    setTimeout(() => {
+      saves.timers.delete(id);
+      const saved = store.getState().environments.find((item) => item.id === id);
+      if (!saved || saved.source === source) return;
+      const updated = { ...saved, source, updatedAt: Date.now() };
+      store.getState().upsertEnvironment(updated);
+      void storage.putEnvironment(updated);
+    }, SAVE_DELAY_MS),
+  );
 }
 
 /** Renames the open environment. */

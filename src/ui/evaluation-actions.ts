@@ -65,10 +65,12 @@ export async function startEvaluation(): Promise<void> {
     sandbox: ({ label, code, args }) => ({ label, code, args, timeLimitMs: settings.timeLimitMs }),
     phase: async ({ prepared, gate, signal, openSession }) => {
       store.getState().updateRun({ status: 'running', startedAt: Date.now(), total: settings.numTasks * settings.rolloutsPerTask });
-      const session = await openSession(pausableClient(prepared.policy.client, gate), (environment) => store.getState().updateRun({
-        environment,
-        total: Math.min(settings.numTasks, environment.numEvaluationTasks) * settings.rolloutsPerTask,
-      }));
+      const session = await openSession(pausableClient(prepared.policy.client, gate), (environment) =>
+        store.getState().updateRun({
+          environment,
+          total: Math.min(settings.numTasks, environment.numEvaluationTasks) * settings.rolloutsPerTask,
+        }),
+      );
       if (signal.aborted) return stoppedEarly();
       const result = await session.evaluate(
         {

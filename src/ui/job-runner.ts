@@ -9,6 +9,7 @@
 import type { ChatClient } from '../envs/index.ts';
 import { PauseGate } from '../workers/engine/pause-gate.ts';
 import { openSandbox, SandboxStoppedError, type EnvironmentInfo, type SandboxSession } from '../workers/sandbox-bridge.ts';
+import { buildJudge } from './judge/judge-actions.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 
 /** What one kind of job keeps between its runs: the Stop of the job in progress and its pause gate. */
@@ -93,7 +94,9 @@ export async function runJob<P>(definition: JobDefinition<P>): Promise<void> {
       prepared,
       gate: jobs.gate,
       openSession: async (client, onLoaded) => {
-        session = await openSandbox({ ...environment, client, createFrame: createIframeSandbox, signal });
+        // The Judge card's judge, lent to the environment as args.judgeClient (its calls come back to this page).
+        const judge = await buildJudge();
+        session = await openSandbox({ ...environment, client, ...(judge ? { judge } : {}), createFrame: createIframeSandbox, signal });
         onLoaded?.(session.info);
         return session;
       },

@@ -29,7 +29,6 @@ const picks = actionState(() => ({
   loadController: null as AbortController | null,
 }));
 
-
 /** Restores the remembered in-tab model ("local" comes back as tiny: picked files do not survive a reload). */
 export function restoreInTabModel(): void {
   const saved = localStorage.getItem(IN_TAB_MODEL_STORAGE);

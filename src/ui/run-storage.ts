@@ -50,7 +50,9 @@ async function guardQuota<T>(what: string, write: () => Promise<T>): Promise<T> 
   } catch (error) {
     const name = (error as { name?: string } | null)?.name;
     if (name === 'QuotaExceededError' || /quota/i.test(String(error))) {
-      throw new StorageFullError(`Browser storage is full, so the ${what} could not be saved. Delete old runs in the Runs list (or free space for this site in the browser's settings); the run goes on in memory.`);
+      throw new StorageFullError(
+        `Browser storage is full, so the ${what} could not be saved. Delete old runs in the Runs list (or free space for this site in the browser's settings); the run goes on in memory.`,
+      );
     }
     throw error;
   }
@@ -64,12 +66,16 @@ export async function listRuns(): Promise<TrainingRun[]> {
 
 /** Saves (creates or replaces) a run's record. */
 export async function putRun(run: TrainingRun): Promise<void> {
-  await guardQuota('run\'s metrics', async () => { await (await openDatabase()).put('runs', run); });
+  await guardQuota("run's metrics", async () => {
+    await (await openDatabase()).put('runs', run);
+  });
 }
 
 /** Saves a run's checkpoint, replacing its previous one. */
 export async function putCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
-  await guardQuota('checkpoint', async () => { await (await openDatabase()).put('checkpoints', checkpoint); });
+  await guardQuota('checkpoint', async () => {
+    await (await openDatabase()).put('checkpoints', checkpoint);
+  });
 }
 
 /** A run's latest checkpoint, if it has one. */

@@ -86,8 +86,9 @@ export async function acceptReview(): Promise<void> {
   store.getState().setPolicy(review.policy);
   if (review.mode) store.getState().setMode(review.mode);
   if (review.training) {
-    const known = Object.keys(DEFAULT_TRAINING_SETTINGS);
-    store.getState().setTrainingSettings(Object.fromEntries(Object.entries(review.training).filter(([key]) => known.includes(key))));
+    // Only settings the playground knows, of the type it expects (a link from another version may differ).
+    const defaults = DEFAULT_TRAINING_SETTINGS as unknown as Record<string, unknown>;
+    store.getState().setTrainingSettings(Object.fromEntries(Object.entries(review.training).filter(([key, value]) => key in defaults && typeof value === typeof defaults[key])));
   }
   store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
   if (review.webllmModel) chooseWebLLMModel(review.webllmModel);

@@ -23,6 +23,7 @@ import {
   type SftStepMetrics,
 } from '../workers/engine-bridge.ts';
 import { actionState } from './action-state.ts';
+import { rememberTrainingRollouts } from './studio/training-rollouts.ts';
 import { createJobController, runJob, stopJob, type JobContext } from './job-runner.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { isBuiltinName } from './builtins.ts';
@@ -169,7 +170,7 @@ function saveCheckpoint(taken?: { files: CheckpointFiles; nextStep: number }): v
   const state = checkpointState(run, taken ? { ...run.lastJob, nextStep: taken.nextStep } : run.lastJob);
   const step = state.run.sftSteps + state.run.grpoSteps;
   saveLater(async () => {
-    const files = new Map(taken?.files ?? await saveEngineCheckpoint(state));
+    const files = new Map(taken?.files ?? (await saveEngineCheckpoint(state)));
     files.set('state.json', new TextEncoder().encode(`${JSON.stringify(state, null, 2)}\n`));
     await runStorage.putCheckpoint({ runId: run.id, step, savedAt: Date.now(), files: Object.fromEntries(files) });
     store.getState().setTrainingRun((current) => (current && current.id === run.id ? { ...current, checkpointStep: step } : current));
@@ -188,9 +189,10 @@ export async function recordEvaluation(summary: EvaluationSummary): Promise<void
   const state = training;
   if (!run || run.id !== state.activeRunId) {
     const environment = store.getState().run.environment?.name;
-    state.baseline = state.activeRunId === null && state.freshSeed !== null && !store.getState().importedModel && environment
-      ? { evaluation: { at: Date.now(), sftSteps: 0, grpoSteps: 0, summary }, environment, seed: state.freshSeed, model: engineModel() }
-      : null;
+    state.baseline =
+      state.activeRunId === null && state.freshSeed !== null && !store.getState().importedModel && environment
+        ? { evaluation: { at: Date.now(), sftSteps: 0, grpoSteps: 0, summary }, environment, seed: state.freshSeed, model: engineModel() }
+        : null;
     return;
   }
   store.getState().setTrainingRun({ ...run, evaluations: [...run.evaluations, { at: Date.now(), sftSteps: run.sft.length, grpoSteps: run.grpo.length, summary }] });
@@ -208,7 +210,9 @@ export async function loadOpenRunWeights(): Promise<void> {
 
 /** A stored checkpoint that cannot be used; the run's record is untouched. */
 function checkpointProblem(run: TrainingRun, what: string): Error {
-  return new Error(`The checkpoint of the open run (${run.environment}, ${run.sft.length} SFT + ${run.grpo.length} GRPO steps) ${what}, so it cannot be continued. Its metrics and evaluations are kept; press "New run" in the Training tab to train from fresh weights.`);
+  return new Error(
+    `The checkpoint of the open run (${run.environment}, ${run.sft.length} SFT + ${run.grpo.length} GRPO steps) ${what}, so it cannot be continued. Its metrics and evaluations are kept; press "New run" in the Training tab to train from fresh weights.`,
+  );
 }
 
 /**
@@ -290,7 +294,8 @@ async function ensureRun(name: string, environment: RunEnvironment, continuing: 
   const sameRun = trainingRun && trainingRun.environment === name && (trainingRun.id === training.activeRunId || trainingRun.checkpointStep !== null);
   if (sameRun && !continuing) {
     const previous = changedCode(trainingRun, environment);
-    const question = `The open run on ${name} (${trainingRun.sft.length} SFT + ${trainingRun.grpo.length} GRPO steps) was trained with other code (from the file “${previous?.label}”) than the open file “${environment.label}” has now. ` +
+    const question =
+      `The open run on ${name} (${trainingRun.sft.length} SFT + ${trainingRun.grpo.length} GRPO steps) was trained with other code (from the file “${previous?.label}”) than the open file “${environment.label}” has now. ` +
       'Train this run further with the changed code? Cancel starts nothing; "New run" in the Training tab starts a fresh run with it.';
     if (previous && !training.askPerson(question)) return null;
   }
@@ -366,14 +371,20 @@ async function prepareJob(mode: 'warmup' | 'train', signal: AbortSignal): Promis
     } catch (error) {
       return fail(errorMessage(error));
     }
-    if (pending && !training.askPerson(`The open run (${pending.run.environment}) was stored before runs kept their code. Continue it with the code of the open file “${saved.name}” and the run's own arguments and settings? Cancel starts nothing.`)) {
+    if (
+      pending &&
+      !training.askPerson(
+        `The open run (${pending.run.environment}) was stored before runs kept their code. Continue it with the code of the open file “${saved.name}” and the run's own arguments and settings? Cancel starts nothing.`,
+      )
+    ) {
       store.getState().updateJob({ status: 'idle' });
       return null;
     }
     environment = { label: saved.name, ...(saved.builtin ? { builtin: saved.builtin } : {}), source: model.getValue(), code: compiled.code, args };
   }
   try {
-    if (mode === 'warmup' && !isBuiltinName(environment.builtin) && !store.getState().importedWarmup && store.getState().teacher === 'expert') throw new Error('The warm-up teacher is the built-in\'s scripted expert, and this file did not start from a built-in: choose the endpoint or a WebLLM model as the teacher.');
+    if (mode === 'warmup' && !isBuiltinName(environment.builtin) && !store.getState().importedWarmup && store.getState().teacher === 'expert')
+      throw new Error("The warm-up teacher is the built-in's scripted expert, and this file did not start from a built-in: choose the endpoint or a WebLLM model as the teacher.");
     if (signal.aborted) throw new Error('stopped');
     store.getState().updateJob({ phase: 'starting the engine' });
     await ensureEngine();
@@ -444,14 +455,16 @@ export async function startWarmup(): Promise<void> {
     const tried: RolloutRecord[] = [];
     // A model teacher samples with the evaluation settings' temperature and length; the expert needs neither.
     const teacherSampling = teacher && teacher.kind !== 'expert' ? { temperature: settings.temperature, max_tokens: settings.maxTokens } : {};
-    const made = imported ? { stoppedEarly: undefined } : await session.evaluate(
-      { numTasks: demonstrations, rolloutsPerTask: 1, concurrency: teacher!.concurrency, samplingArgs: { seed: demonstrationSeed, ...teacherSampling }, model: teacher!.model, split: 'train' },
-      (record, done, total) => {
-        tried.push(record);
-        if (isDemonstration(record)) kept.push({ taskIndex: record.taskIndex, messages: [...record.prompt, ...record.completion] });
-        store.getState().updateJob({ done, total });
-      },
-    );
+    const made = imported
+      ? { stoppedEarly: undefined }
+      : await session.evaluate(
+          { numTasks: demonstrations, rolloutsPerTask: 1, concurrency: teacher!.concurrency, samplingArgs: { seed: demonstrationSeed, ...teacherSampling }, model: teacher!.model, split: 'train' },
+          (record, done, total) => {
+            tried.push(record);
+            if (isDemonstration(record)) kept.push({ taskIndex: record.taskIndex, messages: [...record.prompt, ...record.completion] });
+            store.getState().updateJob({ done, total });
+          },
+        );
     const tools = session.info.tools;
     closeSession();
     if (signal.aborted) return jobFinished(true, 'Stopped while making demonstrations.');
@@ -462,21 +475,34 @@ export async function startWarmup(): Promise<void> {
     store.getState().setLastWarmup(imported ?? { origin: 'made', name: run.environment, transcripts });
 
     const current = store.getState().trainingRun ?? run;
-    const sftJob: RunJob = resume?.phase === 'sft'
-      ? { ...resume, environment }
-      : { phase: 'sft', offset: current.sft.length, nextStep: 0, demonstrations, demonstrationSeed, options: { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) }, environment };
+    const sftJob: RunJob =
+      resume?.phase === 'sft'
+        ? { ...resume, environment }
+        : {
+            phase: 'sft',
+            offset: current.sft.length,
+            nextStep: 0,
+            demonstrations,
+            demonstrationSeed,
+            options: { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) },
+            environment,
+          };
     beginJob(current, sftJob, `SFT on ${transcripts.length} demonstrations`, joinNotes(prepared.note, restoredNote));
     const offset = sftJob.offset;
-    await trainSftInEngine(transcripts, { ...sftJob.options, startStep: sftJob.nextStep, checkpointEvery: ts.checkpointEvery }, {
-      signal,
-      onSteps: (steps: SftStepMetrics[]) => {
-        const renumbered = steps.map((step) => ({ ...step, step: offset + step.step }));
-        store.getState().setTrainingRun((latest) => (latest ? advanceJob({ ...latest, sft: [...latest.sft, ...renumbered] }, steps.at(-1)!.step) : latest));
-        store.getState().updateJob({ done: steps.at(-1)!.step + 1 });
-        persistRun();
+    await trainSftInEngine(
+      transcripts,
+      { ...sftJob.options, startStep: sftJob.nextStep, checkpointEvery: ts.checkpointEvery },
+      {
+        signal,
+        onSteps: (steps: SftStepMetrics[]) => {
+          const renumbered = steps.map((step) => ({ ...step, step: offset + step.step }));
+          store.getState().setTrainingRun((latest) => (latest ? advanceJob({ ...latest, sft: [...latest.sft, ...renumbered] }, steps.at(-1)!.step) : latest));
+          store.getState().updateJob({ done: steps.at(-1)!.step + 1 });
+          persistRun();
+        },
+        onCheckpoint: (files, nextStep) => saveCheckpoint({ files, nextStep }),
       },
-      onCheckpoint: (files, nextStep) => saveCheckpoint({ files, nextStep }),
-    });
+    );
     saveCheckpoint();
     await training.writes;
     jobFinished(signal.aborted, `${transcripts.length} demonstrations kept${signal.aborted ? '; stopped early' : ''}.`, prepared.note, restoredNote);
@@ -497,19 +523,40 @@ export async function startTraining(): Promise<void> {
     if (!ensured) return jobDeclined();
     const { run, note: restoredNote } = ensured;
     const resume = pending && pending.run.id === run.id ? unfinishedJob(run) : null;
-    const grpoJob: RunJob = resume?.phase === 'grpo'
-      ? { ...resume, environment }
-      : {
-        phase: 'grpo',
-        offset: run.grpo.length,
-        nextStep: 0,
-        options: { steps: ts.grpoSteps, tasksPerStep: ts.tasksPerStep, groupSize: ts.groupSize, lr: ts.grpoLr, maxTokens: ts.maxTokens, maxAsync: ts.maxAsync, temperature: ts.temperature, klBeta: ts.klBeta, seed: settings.seed + run.grpo.length },
-        environment,
-      };
+    const grpoJob: RunJob =
+      resume?.phase === 'grpo'
+        ? { ...resume, environment }
+        : {
+            phase: 'grpo',
+            offset: run.grpo.length,
+            nextStep: 0,
+            options: {
+              steps: ts.grpoSteps,
+              tasksPerStep: ts.tasksPerStep,
+              groupSize: ts.groupSize,
+              lr: ts.grpoLr,
+              maxTokens: ts.maxTokens,
+              maxAsync: ts.maxAsync,
+              temperature: ts.temperature,
+              klBeta: ts.klBeta,
+              lossType: ts.lossType,
+              scaleRewards: ts.scaleRewards,
+              dynamicSampling: ts.dynamicSampling,
+              echoWeight: ts.echoWeight,
+              seed: settings.seed + run.grpo.length,
+            },
+            environment,
+          };
     beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));
     const offset = grpoJob.offset;
     await trainGrpoInEngine(
-      { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()) },
+      {
+        name: session.info.name,
+        numTasks: session.info.numTasks,
+        rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()),
+        // Group rewards run in the sandbox too: the engine sends each finished group back here.
+        ...(session.info.groupRewardNames?.length ? { scoreGroup: session.scoreGroup } : {}),
+      },
       { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery },
       {
         signal,
@@ -518,6 +565,7 @@ export async function startTraining(): Promise<void> {
           const latest = reports.at(-1)!;
           store.getState().setTrainingRun((current) => (current ? advanceJob({ ...current, grpo: [...current.grpo, ...metrics] }, latest.metrics.step) : current));
           if (latest.rollouts.length > 0) store.getState().setLatestRollouts(latest.rollouts);
+          for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts);
           store.getState().updateJob({ done: latest.metrics.step + 1 });
           persistRun();
         },

@@ -35,9 +35,10 @@ export interface TeacherSources {
 export async function buildTeacher(kind: TeacherKind, sources: TeacherSources): Promise<Teacher> {
   if (kind === 'expert') {
     if (!sources.expert) throw new Error('The scripted expert belongs to a built-in environment and this file did not start from one: choose the endpoint or a WebLLM model as the warm-up teacher.');
-    return { kind, client: await sources.expert(), model: 'expert', label: 'the built-in\'s expert', concurrency: 16 };
+    return { kind, client: await sources.expert(), model: 'expert', label: "the built-in's expert", concurrency: 16 };
   }
-  if (kind === 'endpoint') return { kind, client: sources.endpoint(), model: sources.endpointModel, label: `the endpoint (${sources.endpointModel} at ${sources.endpointURL})`, concurrency: sources.concurrency };
+  if (kind === 'endpoint')
+    return { kind, client: sources.endpoint(), model: sources.endpointModel, label: `the endpoint (${sources.endpointModel} at ${sources.endpointURL})`, concurrency: sources.concurrency };
   return { kind, client: await sources.webllm(), model: sources.webllmModel, label: `WebLLM ${sources.webllmModel}`, concurrency: 1 };
 }
 
@@ -57,8 +58,6 @@ export function demonstrationTranscripts(records: readonly RolloutRecord[]): Mes
 /** The failure when none of the teacher's rollouts passed: nothing is trained. */
 export function noDemonstrationsMessage(teacher: Pick<Teacher, 'label'>, records: readonly RolloutRecord[]): string {
   const failedCalls = records.filter((record) => record.errors.some((error) => error.source === 'client'));
-  const detail = failedCalls.length > 0
-    ? ` ${failedCalls.length} of them failed to get an answer (first: ${failedCalls[0]!.errors.find((error) => error.source === 'client')!.message}).`
-    : '';
+  const detail = failedCalls.length > 0 ? ` ${failedCalls.length} of them failed to get an answer (first: ${failedCalls[0]!.errors.find((error) => error.source === 'client')!.message}).` : '';
   return `None of the ${records.length} rollouts by ${teacher.label} passed the environment's threshold, so nothing was trained.${detail} Try a stronger teacher, more demonstrations, or check the rewards with Evaluate.`;
 }

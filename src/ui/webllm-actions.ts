@@ -31,7 +31,6 @@ const webllm = actionState(() => ({
   models: null as Promise<WebLLMModelInfo[]> | null,
 }));
 
-
 /** Restores the last picked WebLLM model from localStorage. */
 export function restoreWebLLMModel(): void {
   const saved = localStorage.getItem(WEBLLM_STORAGE);

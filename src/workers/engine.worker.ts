@@ -19,12 +19,13 @@ import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
 import { createWebGPUBackend, WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder, WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type CheckpointState } from '../rl/checkpoint.ts';
-import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
+import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
 import { exportModelFiles, readModelImport } from './engine/model-files.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
 import { PauseGate } from './engine/pause-gate.ts';
+import { sandboxRolloutSource } from './engine/sandbox-rollouts.ts';
 import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
@@ -355,34 +356,19 @@ const api: EngineApi = {
     }
   },
 
-  async grpo(jobId, name, numTasks, rollout, options, onSteps, onCheckpoint) {
+  async grpo(jobId, name, numTasks, rollout, options, onSteps, onCheckpoint, scoreGroup) {
     const signal = startJob(jobId);
     const reporter = boundedReporter<GrpoStepReport>(onSteps);
     const history: GrpoStepMetrics[] = [];
-    // The rollouts of each step, for the viewer (kept until their step's metrics go out).
-    const byStep = new Map<number, ScoredTrajectory[]>();
-    const source: RolloutSource = {
-      name,
-      numTasks,
-      async rollout(taskIndex, samplingArgs, { step }) {
-        await pauseGate.wait(signal);
-        if (signal.aborted) throw new Error('stopped');
-        const trajectory = await rollout(taskIndex, samplingArgs);
-        byStep.set(step, [...(byStep.get(step) ?? []), trajectory]);
-        return trajectory;
-      },
-    };
+    // Rollouts and group rewards come from the app's sandbox; the source keeps each step's rollouts for the viewer.
+    const source = sandboxRolloutSource({ name, numTasks, rollout, ...(scoreGroup ? { scoreGroup } : {}), signal, pauseGate });
     // Continuing from a checkpoint that kept the rollouts sampled ahead: train on them (and show them).
     const ahead = restoredRollouts?.nextStep === (options.startStep ?? 0) && restoredRollouts.batches.length <= options.maxAsync ? restoredRollouts.batches : undefined;
     restoredRollouts = null;
-    for (const batch of ahead ?? []) byStep.set(batch.step, batch.trajectories);
+    for (const batch of ahead ?? []) source.keepStep(batch.step, batch.trajectories);
     // The loaded model's tokenizer decodes the viewer's tokens (set once the model is at hand).
     let tokenizerOf: Tokenizer = new ByteTokenizer();
-    const stepRollouts = (step: number): EngineTrainingRollout[] => {
-      const found = byStep.get(step) ?? [];
-      byStep.delete(step);
-      return found.map((trajectory) => viewerRollout(trajectory, tokenizerOf));
-    };
+    const stepRollouts = (step: number): EngineTrainingRollout[] => source.takeStep(step).map((trajectory) => viewerRollout(trajectory, tokenizerOf));
     try {
       const { backend, tokenizer, client } = await getModel();
       tokenizerOf = tokenizer;
@@ -398,6 +384,10 @@ const api: EngineApi = {
         startStep: options.startStep ?? 0,
         padId: tokenizer.padId,
         klBeta: options.klBeta ?? 0,
+        ...(options.lossType ? { lossType: options.lossType } : {}),
+        ...(options.scaleRewards ? { scaleRewards: options.scaleRewards } : {}),
+        ...(options.dynamicSampling ? { dynamicSampling: true } : {}),
+        ...(options.echoWeight ? { echoWeight: options.echoWeight } : {}),
         ...(ahead ? { rolloutsAhead: ahead } : {}),
       });
       const checkpoint = periodicCheckpoints(backend, 'grpo', options.startStep ?? 0, options.checkpointEvery, onCheckpoint, () => trainer.rolloutsAhead());

@@ -7,16 +7,17 @@
  * environment and the rollout. Stop asks the sandbox to finish, then terminates it after a grace period.
  *
  * One shape of use: `openSandbox`, a session that stays up for a whole job: it evaluates (the
- * playground's evaluation, or a warm-up's demonstrations) and rolls out training tasks one at a time for GRPO.
+ * playground's evaluation, or a warm-up's demonstrations), rolls out training tasks one at a time for
+ * GRPO, and scores each finished group with the rubric's group rewards (under the same time limit).
  *
  * It does not build the frame itself (that needs the DOM, which this layer does not see): the caller
  * passes a `CreateSandboxFrame`, e.g. src/ui/sandbox-frame.ts.
  */
 import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
-import { ChatClientError, type ChatClient, type EvaluationSummary, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
-import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxTrajectory } from './sandbox/protocol.ts';
-import { errorMessage } from '../common/error-message.ts';
+import type { ChatClient, EvaluationSummary, RolloutRecord, SamplingArgs } from '../envs/index.ts';
+import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxJudgeHost, SandboxTrajectory } from './sandbox/protocol.ts';
+import { answerCall } from './sandbox/relay.ts';
 
 export type { EnvironmentInfo, SandboxEvaluateOptions, SandboxTrajectory } from './sandbox/protocol.ts';
 
@@ -53,6 +54,28 @@ export class SandboxTimeoutError extends Error {
   }
 }
 
+/** The judge failed to answer (unreachable, refused, a 4xx): the run was stopped rather than scoring rollouts 0. */
+export class JudgeFailedError extends Error {
+  override readonly name = 'JudgeFailedError';
+
+  constructor(
+    readonly judgeLabel: string,
+    readonly reason: string,
+    readonly kind: string,
+  ) {
+    super(`The judge (${judgeLabel}) failed: ${reason}. The run stopped: a judge that cannot answer would score every rollout 0, which is no reward. Check the Judge card (URL, model, key), or choose the offline heuristic judge.`);
+  }
+}
+
+/** A judge the app lends the environment: its client stays here; the sandbox gets `args.judgeClient`, whose calls come back to it. */
+export interface LentJudge {
+  client: ChatClient;
+  /** The model name the environment receives as `args.judgeModel`. */
+  model: string;
+  /** What the person picked, for messages ("endpoint gpt-4o-mini at https://..."). */
+  label: string;
+}
+
 /** What a sandbox session needs: the environment file, its arguments and the policy that answers its model calls. */
 export interface SandboxSessionRequest {
   /** The environment module as CommonJS JavaScript (`require('tabrl')`, `exports.default`). */
@@ -62,6 +85,8 @@ export interface SandboxSessionRequest {
   args: Record<string, unknown>;
   /** The policy, held by the app: model calls from the sandbox are answered with it. */
   client: ChatClient;
+  /** A judge to lend the environment as `args.judgeClient` (with `args.judgeModel`); its failure stops the session with a `JudgeFailedError`. */
+  judge?: LentJudge;
   /** Milliseconds environment code may run without returning (default 5000). */
   timeLimitMs?: number;
   createFrame: CreateSandboxFrame;
@@ -89,6 +114,12 @@ export interface SandboxSession {
   evaluate(options: SandboxEvaluateOptions, onRecord?: (record: RolloutRecord, done: number, total: number) => void): Promise<Omit<SandboxEvaluation, 'info'>>;
   /** Rolls out training task `taskIndex` once with the session's policy; rejects when the sandbox fails or is stopped. */
   rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string): Promise<SandboxTrajectory>;
+  /**
+   * Adds the group rewards to one task's finished rollouts (returned as they came when the rubric has
+   * none). A throwing group function is an error on the group's rollouts; one that runs past the time
+   * limit terminates the sandbox (a `SandboxTimeoutError`), as a rollout does.
+   */
+  scoreGroup(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]>;
   /** Cancels the model calls in flight and asks the environment to stop; after a grace period the sandbox is terminated. */
   stop(): void;
   /** Terminates the sandbox. */
@@ -103,6 +134,8 @@ const STOP_GRACE_MS = 3_000;
 const WATCH_INTERVAL_MS = 100;
 
 interface ActiveRollout extends RolloutStart {
+  /** Set for a group being scored: what runs, for the time-out message ("the group rewards of task 3"). */
+  group?: string;
   waitingForModel: boolean;
   /** When it last entered environment code (started, or got a model reply). */
   since: number;
@@ -121,8 +154,12 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   let disposed = false;
   let lastSignOfLife = Date.now() + STARTUP_GRACE_MS;
   let pendingModelCalls = 0;
+  /** Judge calls in flight: they are made from environment code, so the rollouts' clocks wait for them. */
+  let pendingJudgeCalls = 0;
   /** Calls into the sandbox in flight: while there are none, silence is no sign of a stuck worker. */
   let callsInFlight = 0;
+  /** Ids of the groups being scored, in the watchdog's table next to the rollouts (negative: the sandbox's own ids are not). */
+  let nextGroupId = -2;
 
   let fail: (error: Error) => void = () => {};
   const failed = new Promise<never>((_resolve, reject) => { fail = reject; });
@@ -130,18 +167,18 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   frame.onError((message) => fail(new Error(`the sandbox failed: ${message}`)));
 
   const stall = (what: string, rollout?: ActiveRollout) => {
-    const where = rollout ? ` in task ${rollout.taskIndex}, rollout ${rollout.rolloutIndex}` : '';
+    const where = rollout?.group ? ` in ${rollout.group}` : rollout ? ` in task ${rollout.taskIndex}, rollout ${rollout.rolloutIndex}` : '';
     fail(new SandboxTimeoutError(
       `Environment "${environmentName}" was stopped: ${what}${where} ran for more than ${(timeLimitMs / 1000).toFixed(1)} s without returning (an infinite loop?). The sandbox was shut down; the next run starts a fresh one.`,
       environmentName,
-      rollout ? { taskIndex: rollout.taskIndex, rolloutIndex: rollout.rolloutIndex } : undefined,
+      rollout && !rollout.group ? { taskIndex: rollout.taskIndex, rolloutIndex: rollout.rolloutIndex } : undefined,
     ));
   };
   const watchdog = setInterval(() => {
     const now = Date.now();
     const envRollouts = [...active.values()].filter((rollout) => !rollout.waitingForModel).sort((a, b) => a.since - b.since);
     const oldest = envRollouts[0];
-    if (oldest && now - oldest.since > timeLimitMs) return stall('environment code', oldest);
+    if (oldest && pendingJudgeCalls === 0 && now - oldest.since > timeLimitMs) return stall('environment code', oldest);
     if (callsInFlight > 0 && pendingModelCalls === 0 && now - lastSignOfLife > timeLimitMs && !stopping) {
       return stall(phase === 'loading' ? 'loading the environment' : 'environment code', oldest);
     }
@@ -155,11 +192,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
       if (rollout) rollout.waitingForModel = true;
       pendingModelCalls += 1;
       try {
-        const completion = await request.client.chat.completions.create({ ...chatRequest, signal: modelCalls.signal });
-        return { ok: true, completion };
-      } catch (error) {
-        if (error instanceof ChatClientError) return { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) };
-        return { ok: false, message: errorMessage(error), kind: 'bad_response' };
+        return await answerCall(request.client, chatRequest, modelCalls.signal);
       } finally {
         pendingModelCalls -= 1;
         if (rollout) {
@@ -183,6 +216,29 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     },
   };
   const hostProxy = Comlink.proxy(host);
+
+  // The lent judge: calls come from environment code (a rubric) without saying which rollout makes
+  // them, so while any is in flight no rollout's clock runs, and each restarts when it returns. A
+  // worker stuck in a loop cannot make judge calls, so the watchdog still catches it after that.
+  const lentJudge = request.judge;
+  const judgeHost: SandboxJudgeHost | undefined = lentJudge && {
+    async judgeCompletion(judgeRequest) {
+      alive();
+      pendingModelCalls += 1;
+      pendingJudgeCalls += 1;
+      try {
+        const outcome = await answerCall(lentJudge.client, judgeRequest, modelCalls.signal);
+        if (!outcome.ok && outcome.kind !== 'aborted' && !stopping && !disposed) fail(new JudgeFailedError(lentJudge.label, outcome.message, outcome.kind));
+        return outcome;
+      } finally {
+        pendingModelCalls -= 1;
+        pendingJudgeCalls -= 1;
+        const now = Date.now();
+        for (const rollout of active.values()) if (!rollout.waitingForModel) rollout.since = Math.max(rollout.since, now);
+        alive();
+      }
+    },
+  };
 
   /** Runs one call into the sandbox, under the watchdog, failing fast when the sandbox fails. */
   const call = async <T>(run: () => Promise<T>): Promise<T> => {
@@ -220,7 +276,8 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     // only then does loading start, with the plain time limit the failure message states.
     await call(() => api.abort());
     lastSignOfLife = Date.now();
-    info = await call(() => api.loadEnvironment(request.code, request.args));
+    const args = lentJudge ? { ...request.args, judgeModel: lentJudge.model } : request.args;
+    info = await call(() => api.loadEnvironment(request.code, args, judgeHost && Comlink.proxy(judgeHost)));
   } catch (error) {
     dispose();
     throw error;
@@ -263,6 +320,19 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     },
     rollout(taskIndex, samplingArgs, model) {
       return call(() => api.rollout(taskIndex, samplingArgs, model, hostProxy));
+    },
+    async scoreGroup(group) {
+      if (!info.groupRewardNames?.length || group.length === 0) return group;
+      // Group functions are environment code with no model calls of their own: the watchdog times
+      // them like a rollout in environment code (a lent judge's calls pause the clock, as for rollouts).
+      const groupId = nextGroupId--;
+      const taskIndex = group[0]!.taskIndex ?? -1;
+      active.set(groupId, { rolloutId: groupId, taskIndex, rolloutIndex: 0, group: `the group rewards of task ${taskIndex}`, waitingForModel: false, since: Date.now() });
+      try {
+        return await call(() => api.scoreGroup(group));
+      } finally {
+        active.delete(groupId);
+      }
     },
     stop() {
       if (stopping || disposed) return;

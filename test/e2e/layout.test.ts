@@ -36,7 +36,7 @@ async function layoutProblems(page: Page): Promise<string[]> {
     };
     const root = document.documentElement;
     if (root.scrollWidth > root.clientWidth) found.push(`page: scrollWidth ${root.scrollWidth} > ${root.clientWidth}`);
-    const selectors = ['.top-bar', '.tabs', '.lesson-pane', '.main-pane', '.side-pane', '.training-view', '.runs-view', '.chat-view', '.viewer', '.card', '.failure', '[role="alert"]'];
+    const selectors = ['.top-bar', '.tabs', '.lesson-pane', '.main-pane', '.side-pane', '.training-view', '.runs-view', '.chat-view', '.studio-view', '.viewer', '.card', '.failure', '[role="alert"]'];
     for (const selector of selectors) {
       for (const element of document.querySelectorAll<HTMLElement>(selector)) {
         if (element.scrollWidth > element.clientWidth + 1) found.push(`${selector}: scrollWidth ${element.scrollWidth} > clientWidth ${element.clientWidth}${culprit(element)}`);
@@ -78,7 +78,7 @@ describe('layout', () => {
     await page.getByRole('alert').filter({ hasText: 'huggingface.co' }).first().waitFor({ timeout: 60_000 });
     await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
 
-    const tabs = ['editor', 'rollouts', 'training', 'runs', 'chat'];
+    const tabs = ['editor', 'rollouts', 'training', 'runs', 'chat', 'studio'];
     for (const presenter of [false, true]) {
       if (presenter) await page.getByTestId('presenter-toggle').click();
       for (const [width, height] of [[800, 720], [1280, 720], [1920, 1080]] as const) {

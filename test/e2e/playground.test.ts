@@ -104,7 +104,7 @@ describe('playground', () => {
     await expect.poll(() => first.page.url()).toContain('#v=1');
     const link = first.page.url();
     const decoded = decodeShareHash(new URL(link).hash);
-    expect(decoded).toMatchObject({ seed: 42, numTasks: 3, name: 'reverse-text', builtin: 'reverse-text', policy: 'expert' });
+    expect(decoded).toMatchObject({ evaluation: { seed: 42, numTasks: 3 }, name: 'reverse-text', builtin: 'reverse-text', policy: 'expert' });
     expect(decoded.source).toContain("from 'tabrl'");
     expect(link).not.toContain('apiKey');
     await first.context.close();

@@ -3,6 +3,7 @@
  * files are the source; the generated map lets plain Node (tsx, the CLI) load them, where Vite's
  * `?raw` import does not exist. After editing a kernel run `npm run gen:kernels` (this test with -u).
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 
@@ -32,4 +33,9 @@ function renderKernelsModule(): string {
 
 test('kernels.generated.ts matches the .wgsl files (regenerate: npm run gen:kernels)', async () => {
   await expect(renderKernelsModule()).toMatchFileSnapshot('../../src/gpu/webgpu/kernels.generated.ts');
+});
+
+test('the 8×16-tile matmul kernels are what scripts/gen-matmul-tiles.mjs writes (regenerate: npm run gen:kernels)', () => {
+  const script = new URL('../../scripts/gen-matmul-tiles.mjs', import.meta.url).pathname;
+  expect(() => execFileSync(process.execPath, [script, '--check'], { stdio: 'pipe' })).not.toThrow();
 });

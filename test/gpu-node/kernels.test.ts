@@ -7,6 +7,7 @@ import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.t
 import { Kernels } from '../../src/gpu/webgpu/kernels.ts';
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { KERNEL_CASES } from '../browser/gpu/kernel-cases.ts';
+import { MATMUL_VARIANT_CASES } from '../browser/gpu/matmul-variant-cases.ts';
 
 let context: GPUContext;
 let kernels: Kernels;
@@ -18,7 +19,8 @@ beforeAll(async () => {
 
 afterAll(() => context?.device.destroy());
 
-for (const kernelCase of KERNEL_CASES) {
+// the forced-variant cases come last: the final one forces a variant on the shared Kernels
+for (const kernelCase of [...KERNEL_CASES, ...MATMUL_VARIANT_CASES]) {
   test(kernelCase.name, async () => {
     context.device.pushErrorScope('validation');
     await kernelCase.run(kernels);

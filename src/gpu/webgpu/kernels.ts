@@ -10,6 +10,7 @@
  */
 import type { GPUContext } from './device.ts';
 import { WGSL, type KernelName } from './kernels.generated.ts';
+import { defaultMatmulChoice, type MatmulChoice } from './matmul-variants.ts';
 
 export type { KernelName } from './kernels.generated.ts';
 
@@ -76,9 +77,34 @@ export class Kernels {
   private readonly pipelines = new Map<string, GPUComputePipeline>();
   private placeholder: GPUTensor | undefined;
   private readonly ropeTables = new Map<string, GPUTensor>();
+  private scratchBuffer: GPUBuffer | undefined;
+  /** Which matmul kernel each product runs (ops.ts reads it): the adapter's default until a trial (matmul-tuning.ts) or `forceMatmul` changes it. */
+  matmul: MatmulChoice;
+  /** The pending or finished timed trial of this device, so that it runs once. */
+  matmulTrial: Promise<MatmulChoice> | undefined;
 
   constructor(readonly gpu: GPUContext) {
     this.device = gpu.device;
+    this.matmul = defaultMatmulChoice(gpu.adapter);
+  }
+
+  /**
+   * A scratch tensor of at least `bytes` bytes (split-K's partial products). One buffer per device,
+   * shared by every dispatch that asks: dispatches run in order, so reuse within and across plans is
+   * safe as long as each user writes before it reads. A larger request allocates a larger buffer; plans
+   * recorded earlier keep the one they bound.
+   */
+  scratch(bytes: number): GPUTensor {
+    const size = Math.max(16, Math.ceil(bytes / 16) * 16);
+    if (!this.scratchBuffer || this.scratchBuffer.size < size) {
+      this.scratchBuffer = this.device.createBuffer({ label: 'matmul scratch', size, usage: GPUBufferUsage.STORAGE });
+    }
+    return { buffer: this.scratchBuffer, offset: 0, size };
+  }
+
+  /** Bytes of the current scratch buffer (for memory accounting). */
+  scratchBytes(): number {
+    return this.scratchBuffer?.size ?? 0;
   }
 
   /** Returns the compute pipeline of a kernel with these override constants, compiling it once. */

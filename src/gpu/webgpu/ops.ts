@@ -5,8 +5,18 @@
  * submitted. Shapes are element counts; GPU tensors are byte ranges (see kernels.ts).
  */
 import { f32, ROPE_TABLE_POSITIONS, u32, type Dispatch, type GPUTensor, type KernelPlan } from './kernels.ts';
+import {
+  MIN_LARGE_TILES,
+  SPLIT_K_MAX_SCRATCH_BYTES,
+  SPLIT_K_MAX_SPLITS,
+  SPLIT_K_MAX_TILES,
+  SPLIT_K_MIN_CHUNK,
+  type ForwardVariant,
+  type InputGradVariant,
+  type WeightGradVariant,
+} from './matmul-variants.ts';
 
-/** Workgroup shape of the register-tiled matmuls: WG_X threads over 4-column groups × WG_Y threads over 4-row groups. */
+/** Workgroup shape of the register-tiled matmuls: WG_X threads over column groups × WG_Y threads over row groups. */
 export const MATMUL_WORKGROUP = { WG_X: 16, WG_Y: 4 } as const;
 
 function requireMultipleOf4(op: string, sizes: Record<string, number>): void {
@@ -19,17 +29,51 @@ function requireMultipleOf4(op: string, sizes: Record<string, number>): void {
 export interface MatmulOptions {
   alpha?: number;
   accumulate?: boolean;
-  /** matmulForward only: force the one-row-per-thread ('narrow') or the 4×4-tiled kernel (tests, benchmarks); by default N decides. */
-  variant?: 'narrow' | 'tiled';
+  /**
+   * matmulForward only: force a kernel (tests, benchmarks): 'narrow' (one row per thread), or one of
+   * FORWARD_VARIANTS; by default N and the device's choice (`kernels.matmul`) decide.
+   */
+  variant?: 'narrow' | ForwardVariant;
 }
 
 /** Rows below which matmulForward runs the one-row-per-thread kernel: one decoding sequence (at N = 1 it took half the time of the 4×4-tiled kernel on SwiftShader; at N = 2 they were even). */
 export const MATMUL_NARROW_ROWS = 2;
 
+/** Below this many workgroups a matmul halves its workgroup (down to 4 threads): software adapters run one workgroup per core, so a single workgroup leaves the other cores idle (a 64×64 weight gradient over 512 tokens: 11.4 ms in one workgroup of 4×16, 5.7 ms in 4×1 ones, SwiftShader; with 2 or more workgroups smaller ones measured no better). */
+export const MATMUL_MIN_WORKGROUPS = 2;
+
+/**
+ * The workgroup of a register-tiled matmul with `columnGroups` × `rowGroups` threads: 16 × 4 normally;
+ * narrower outputs (LoRA's rank-16 side) get fewer columns and more rows so that no thread idles (a
+ * 16-wide workgroup over one column group ran 15 of 16 threads for nothing), and small outputs get
+ * smaller workgroups until there are MATMUL_MIN_WORKGROUPS of them (a 64×64 weight gradient was one
+ * workgroup: one core of a software adapter).
+ */
+function matmulWorkgroup(columnGroups: number, rowGroups: number): { WG_X: number; WG_Y: number } {
+  let WG_X: number = MATMUL_WORKGROUP.WG_X;
+  let WG_Y: number = MATMUL_WORKGROUP.WG_Y;
+  while (WG_X > 1 && WG_X / 2 >= columnGroups) {
+    WG_X /= 2;
+    WG_Y *= 2;
+  }
+  const groups = (): number => Math.ceil(columnGroups / WG_X) * Math.ceil(rowGroups / WG_Y);
+  while (WG_X * WG_Y > 4 && groups() < MATMUL_MIN_WORKGROUPS) {
+    if (WG_Y >= WG_X) WG_Y /= 2;
+    else WG_X /= 2;
+  }
+  return { WG_X, WG_Y };
+}
+
+/** Whether an output of rows × cols is too small for the 8×16 tile (fewer than MIN_LARGE_TILES tiles). */
+function tooFewLargeTiles(rows: number, cols: number): boolean {
+  return Math.ceil(rows / 8) * Math.ceil(cols / 16) < MIN_LARGE_TILES;
+}
+
 /**
  * Records out(N,OC) = alpha·inp(N,IC)·weight(OC,IC)ᵀ + bias(OC) (+ out when accumulate); IC and OC
- * multiples of 4. An f16 weight (dtype 'f16') runs the *_f16w kernels. The kernel follows N: below
- * MATMUL_NARROW_ROWS one thread per (row, 4 columns), otherwise one per 4×4 block.
+ * multiples of 4. An f16 weight (dtype 'f16') runs the *_f16w kernels (4×4 tile). The kernel follows
+ * N and the device's choice: below MATMUL_NARROW_ROWS one thread per (row, 4 columns); otherwise
+ * `kernels.matmul.forward` (the 8×16 tile falls back to the 4×4 one on outputs with few tiles).
  */
 export function matmulForward(
   plan: KernelPlan,
@@ -40,33 +84,40 @@ export function matmulForward(
   N: number,
   IC: number,
   OC: number,
-  { alpha = 1, accumulate = false, variant = N < MATMUL_NARROW_ROWS ? 'narrow' : 'tiled' }: MatmulOptions = {},
+  { alpha = 1, accumulate = false, variant }: MatmulOptions = {},
 ): Dispatch {
   requireMultipleOf4('matmul_forward', { IC, OC });
   const kernels = plan.kernels;
   const f16 = weight.dtype === 'f16';
-  if (variant === 'narrow') {
+  let kernel = variant ?? (N < MATMUL_NARROW_ROWS ? 'narrow' : kernels.matmul.forward);
+  if (variant === undefined && kernel === 'tile8x16' && tooFewLargeTiles(N, OC)) kernel = 'tile4x4';
+  if (f16 && kernel !== 'narrow') kernel = 'tile4x4';
+  const tensors = [out, inp, weight, bias ?? kernels.unusedTensor()];
+  const params = [u32(N), u32(IC), u32(OC), f32(alpha)];
+  const switches = { HAS_BIAS: bias !== null, ACCUMULATE: accumulate };
+  if (kernel === 'narrow') {
     const WG_X = 64;
-    return plan.add(
-      kernels.dispatch(
-        f16 ? 'matmul_forward_narrow_f16w' : 'matmul_forward_narrow',
-        { WG_X, HAS_BIAS: bias !== null, ACCUMULATE: accumulate },
-        [out, inp, weight, bias ?? kernels.unusedTensor()],
-        [u32(N), u32(IC), u32(OC), f32(alpha)],
-        [Math.ceil(OC / 4 / WG_X), N, 1],
-      ),
-    );
+    const name = f16 ? 'matmul_forward_narrow_f16w' : 'matmul_forward_narrow';
+    return plan.add(kernels.dispatch(name, { WG_X, ...switches }, tensors, params, [Math.ceil(OC / 4 / WG_X), N, 1]));
   }
-  const { WG_X, WG_Y } = MATMUL_WORKGROUP;
-  return plan.add(
-    kernels.dispatch(
-      f16 ? 'matmul_forward_f16w' : 'matmul_forward',
-      { WG_X, WG_Y, HAS_BIAS: bias !== null, ACCUMULATE: accumulate },
-      [out, inp, weight, bias ?? kernels.unusedTensor()],
-      [u32(N), u32(IC), u32(OC), f32(alpha)],
-      [Math.ceil(OC / 4 / WG_X), Math.ceil(N / 4 / WG_Y), 1],
-    ),
-  );
+  if (kernel === 'workgroup') {
+    return plan.add(kernels.dispatch('matmul_forward_workgroup', switches, tensors, params, [Math.ceil(OC / 64), Math.ceil(N / 64), 1]));
+  }
+  if (kernel === 'tile8x16') {
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(OC / 16), Math.ceil(N / 8));
+    return plan.add(kernels.dispatch('matmul_forward_tile8x16', { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 16 / WG_X), Math.ceil(N / 8 / WG_Y), 1]));
+  }
+  const { WG_X, WG_Y } = matmulWorkgroup(OC / 4, Math.ceil(N / 4));
+  const name = f16 ? 'matmul_forward_f16w' : 'matmul_forward';
+  return plan.add(kernels.dispatch(name, { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 4 / WG_X), Math.ceil(N / 4 / WG_Y), 1]));
+}
+
+/** Options of matmulBackwardInput: as MatmulOptions, with the input-gradient kernel to force. */
+export interface MatmulInputGradOptions {
+  alpha?: number;
+  accumulate?: boolean;
+  /** Force a kernel (tests, benchmarks); by default the device's choice `kernels.matmul.inputGrad`. */
+  variant?: InputGradVariant;
 }
 
 /** Records dinp += alpha·dout·weight (or = when accumulate is false); the input-gradient half of matmulBackward. An f16 weight runs matmul_backward_dinp_f16w. */
@@ -78,22 +129,40 @@ export function matmulBackwardInput(
   N: number,
   IC: number,
   OC: number,
-  { alpha = 1, accumulate = true }: MatmulOptions = {},
+  { alpha = 1, accumulate = true, variant }: MatmulInputGradOptions = {},
 ): Dispatch {
   requireMultipleOf4('matmul_backward_dinp', { IC, OC });
-  const { WG_X, WG_Y } = MATMUL_WORKGROUP;
+  const f16 = weight.dtype === 'f16';
+  let kernel = variant ?? plan.kernels.matmul.inputGrad;
+  if (variant === undefined && kernel === 'tile8x16' && tooFewLargeTiles(N, IC)) kernel = 'tile4x4';
+  const params = [u32(N), u32(IC), u32(OC), f32(alpha)];
+  if (kernel === 'tile8x16' && !f16) {
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(N / 8));
+    return plan.add(
+      plan.kernels.dispatch('matmul_backward_dinp_tile8x16', { WG_X, WG_Y, ACCUMULATE: accumulate }, [dinp, dout, weight], params, [Math.ceil(IC / 16 / WG_X), Math.ceil(N / 8 / WG_Y), 1]),
+    );
+  }
+  const { WG_X, WG_Y } = matmulWorkgroup(IC / 4, Math.ceil(N / 4));
   return plan.add(
     plan.kernels.dispatch(
-      weight.dtype === 'f16' ? 'matmul_backward_dinp_f16w' : 'matmul_backward_dinp',
+      f16 ? 'matmul_backward_dinp_f16w' : 'matmul_backward_dinp',
       { WG_X, WG_Y, ACCUMULATE: accumulate },
       [dinp, dout, weight],
-      [u32(N), u32(IC), u32(OC), f32(alpha)],
+      params,
       [Math.ceil(IC / 4 / WG_X), Math.ceil(N / 4 / WG_Y), 1],
     ),
   );
 }
 
-/** Records dweight += alpha·doutᵀ·inp; the weight-gradient half of matmulBackward. */
+/** How many ways split-K divides N tokens for an (OC, IC) weight gradient: 1 (no split) when the output is large, the tokens few, or the scratch too big. */
+export function splitKSplits(N: number, IC: number, OC: number): number {
+  if (Math.ceil(OC / 8) * Math.ceil(IC / 16) >= SPLIT_K_MAX_TILES) return 1;
+  const byTokens = Math.floor(N / SPLIT_K_MIN_CHUNK);
+  const byScratch = Math.floor(SPLIT_K_MAX_SCRATCH_BYTES / (OC * IC * 4));
+  return Math.max(1, Math.min(SPLIT_K_MAX_SPLITS, byTokens, byScratch));
+}
+
+/** Records dweight += alpha·doutᵀ·inp; the weight-gradient half of matmulBackward. `variant` forces a kernel (tests, benchmarks); by default `kernels.matmul.weightGrad`. */
 export function matmulBackwardWeight(
   plan: KernelPlan,
   dweight: GPUTensor,
@@ -103,11 +172,34 @@ export function matmulBackwardWeight(
   IC: number,
   OC: number,
   alpha = 1,
+  variant?: WeightGradVariant,
 ): Dispatch {
   requireMultipleOf4('matmul_backward_dweight', { IC, OC });
-  const { WG_X, WG_Y } = MATMUL_WORKGROUP;
+  const kernels = plan.kernels;
+  let kernel = variant ?? kernels.matmul.weightGrad;
+  if (variant === undefined && kernel !== 'tile4x4' && tooFewLargeTiles(OC, IC)) kernel = 'tile4x4';
+  const large = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(OC / 8));
+  const largeGrid = (z: number): [number, number, number] => [Math.ceil(IC / 16 / large.WG_X), Math.ceil(OC / 8 / large.WG_Y), z];
+  if (kernel === 'splitk') {
+    // forced split-K splits at least 2 ways when there are 2 tokens; the device's choice only where it pays
+    const splits = variant === 'splitk' ? Math.max(Math.min(2, N), splitKSplits(N, IC, OC)) : splitKSplits(N, IC, OC);
+    if (splits > 1) {
+      const chunk = Math.ceil(N / splits);
+      const used = Math.ceil(N / chunk);
+      const partials = kernels.scratch(used * OC * IC * 4);
+      plan.add(kernels.dispatch('matmul_backward_dweight_tile8x16', { ...large, SPLIT_K: true }, [partials, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(chunk)], largeGrid(used)));
+      const n4 = (OC * IC) / 4;
+      const grid = kernels.grid(n4, 64);
+      return plan.add(kernels.dispatch('matmul_splitk_reduce', { WG_X: 64 }, [dweight, partials], [u32(n4), u32(used), u32(grid[0] * 64)], grid));
+    }
+    kernel = 'tile8x16';
+  }
+  if (kernel === 'tile8x16') {
+    return plan.add(kernels.dispatch('matmul_backward_dweight_tile8x16', { ...large, SPLIT_K: false }, [dweight, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(N)], largeGrid(1)));
+  }
+  const { WG_X, WG_Y } = matmulWorkgroup(IC / 4, OC / 4);
   return plan.add(
-    plan.kernels.dispatch(
+    kernels.dispatch(
       'matmul_backward_dweight',
       { WG_X, WG_Y },
       [dweight, dout, inp],

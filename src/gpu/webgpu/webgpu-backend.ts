@@ -27,6 +27,8 @@ import {
 } from '../model/layout.ts';
 import type { GPUContext } from './device.ts';
 import { decodeF16, encodeF16 } from './half.ts';
+import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
+import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
 import * as ops from './ops.ts';
 
@@ -60,6 +62,11 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
    * without either is an error, not a silent f32 fallback. Default false: every weight in f32.
    */
   frozenWeightsF16?: boolean;
+  /**
+   * Force matmul kernels on this device (see matmul-variants.ts; tests and benchmarks). By default a
+   * short timed trial picks them once per adapter (matmul-tuning.ts) before the backend is created.
+   */
+  matmul?: Partial<Omit<MatmulChoice, 'source'>>;
 }
 
 /** Returns whether a base parameter is stored as f16 under frozenWeightsF16: the matrices the *_f16w kernels read. */
@@ -86,6 +93,8 @@ export async function createWebGPUBackend(
       );
     }
   }
+  if (options.matmul) forceMatmul(kernelsFor(context), options.matmul);
+  else await tuneMatmul(kernelsFor(context));
   const backend = new WebGPUBackend(context, config, lora, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, options.frozenWeightsF16 === true);
   if ('tensors' in weights) {
     const names = [...backend.paramLayout.slots, ...(backend.halfParamLayout?.slots ?? [])].map((slot) => slot.name);
@@ -183,6 +192,8 @@ export class WebGPUBackend implements ModelBackend {
     }
     if (frozenWeightsF16 && (lora === null || !context.features.shaderF16)) throw new Error('frozenWeightsF16 needs LoRA and shader-f16 (see createWebGPUBackend)');
     const fullLayout = paramLayout(config, { alignment });
+    // f32 weights: check the bindings before the host array of the initial weights exists (a model past the limit used to fill gigabytes first)
+    if (!frozenWeightsF16) checkBindingSizes(this.device, fullLayout, 'parameter');
     const initial = new Float32Array(fullLayout.totalSize);
     initParameters(initial, fullLayout, seed);
     if (frozenWeightsF16) {

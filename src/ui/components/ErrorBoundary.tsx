@@ -28,10 +28,21 @@ export class ErrorBoundary extends Component<Props, State> {
     if (!error) return this.props.children;
     return (
       <div className="error-boundary" role="alert" data-testid="error-boundary">
-        <p><b>{this.props.area} could not be shown:</b> {error.message}</p>
-        <p className="muted">The rest of the page still works and nothing was lost: your files, runs and checkpoints are kept. Try again, or switch tabs; if it happens again, the message above says what broke.</p>
-        {error.stack && <details><summary>Details</summary><pre>{error.stack}</pre></details>}
-        <button type="button" onClick={() => this.setState({ error: null })} data-testid="error-boundary-retry">Try again</button>
+        <p>
+          <b>{this.props.area} could not be shown:</b> {error.message}
+        </p>
+        <p className="muted">
+          The rest of the page still works and nothing was lost: your files, runs and checkpoints are kept. Try again, or switch tabs; if it happens again, the message above says what broke.
+        </p>
+        {error.stack && (
+          <details>
+            <summary>Details</summary>
+            <pre>{error.stack}</pre>
+          </details>
+        )}
+        <button type="button" onClick={() => this.setState({ error: null })} data-testid="error-boundary-retry">
+          Try again
+        </button>
       </div>
     );
   }

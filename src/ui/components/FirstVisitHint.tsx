@@ -28,12 +28,24 @@ export function FirstVisitHint() {
   return (
     <div className="first-visit" role="note" data-testid="first-visit-hint">
       <span>
-        <b>TabRL trains language-model agents in this browser tab.</b> Write an environment (tasks and reward functions) in the editor,
-        evaluate a policy against it with the run panel, then warm up and train a small model right here. New to it? Lesson 1 takes ten minutes.
+        <b>TabRL trains language-model agents in this browser tab.</b> Write an environment (tasks and reward functions) in the editor, evaluate a policy against it with the run panel, then warm up
+        and train a small model right here. New to it? Lesson 1 takes ten minutes.
       </span>
       <span className="row">
-        <button type="button" className="primary" data-testid="first-visit-lesson" onClick={() => { dismiss(); openLesson(1); }}>Open lesson 1</button>
-        <button type="button" className="quiet" data-testid="first-visit-dismiss" onClick={dismiss}>Dismiss</button>
+        <button
+          type="button"
+          className="primary"
+          data-testid="first-visit-lesson"
+          onClick={() => {
+            dismiss();
+            openLesson(1);
+          }}
+        >
+          Open lesson 1
+        </button>
+        <button type="button" className="quiet" data-testid="first-visit-dismiss" onClick={dismiss}>
+          Dismiss
+        </button>
       </span>
     </div>
   );

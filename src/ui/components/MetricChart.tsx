@@ -47,21 +47,27 @@ export function MetricChart({ title, steps, series, testId, yRange }: { title: s
         lines.push({ label: `${item.label} − std`, stroke: item.color, width: 1, dash: [4, 4], alpha: 0.5, spanGaps: true, points: { show: false } });
       }
     }
-    chart.current = new uPlot({
-      width: WIDTH,
-      height: HEIGHT,
-      series: lines,
-      legend: { show: false },
-      cursor: { show: true, drag: { x: false, y: false } },
-      scales: {
-        x: { time: false, range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) },
-        y: { range: yRange ? () => yRange : (_u, min, max) => (min === max ? [min - Math.max(1, Math.abs(min) * 0.1), max + Math.max(1, Math.abs(max) * 0.1)] : uPlot.rangeNum(min, max, 0.1, true)) },
+    chart.current = new uPlot(
+      {
+        width: WIDTH,
+        height: HEIGHT,
+        series: lines,
+        legend: { show: false },
+        cursor: { show: true, drag: { x: false, y: false } },
+        scales: {
+          x: { time: false, range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) },
+          y: {
+            range: yRange ? () => yRange : (_u, min, max) => (min === max ? [min - Math.max(1, Math.abs(min) * 0.1), max + Math.max(1, Math.abs(max) * 0.1)] : uPlot.rangeNum(min, max, 0.1, true)),
+          },
+        },
+        axes: [
+          { size: 28, font: '11px system-ui', incrs: STEP_INCREMENTS },
+          { size: 58, font: '11px system-ui' },
+        ],
       },
-      axes: [
-        { size: 28, font: '11px system-ui', incrs: STEP_INCREMENTS },
-        { size: 58, font: '11px system-ui' },
-      ],
-    }, data(), container.current);
+      data(),
+      container.current,
+    );
     return () => {
       chart.current?.destroy();
       chart.current = null;
@@ -77,7 +83,13 @@ export function MetricChart({ title, steps, series, testId, yRange }: { title: s
     <figure className="chart" data-testid={testId}>
       <figcaption>
         {title}
-        <span className="chart-legend">{series.map((item) => <span key={item.label} style={{ color: item.color }}>● {item.label}</span>)}</span>
+        <span className="chart-legend">
+          {series.map((item) => (
+            <span key={item.label} style={{ color: item.color }}>
+              ● {item.label}
+            </span>
+          ))}
+        </span>
       </figcaption>
       <div ref={container} />
       {steps.length === 0 && <div className="chart-empty">no steps yet</div>}

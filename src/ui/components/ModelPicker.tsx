@@ -56,24 +56,45 @@ export function ModelPicker() {
           const isCached = cached[preset.id] === true;
           return (
             <div key={preset.id} className="model-row">
-              <ModelOption id={preset.id} current={inTabModel} disabled={loading || problem !== null} onPick={pick} label={preset.name}
-                detail={isCached ? `cached · ${formatBytes(preset.downloadBytes)}` : `download ${formatBytes(preset.downloadBytes)}`} />
+              <ModelOption
+                id={preset.id}
+                current={inTabModel}
+                disabled={loading || problem !== null}
+                onPick={pick}
+                label={preset.name}
+                detail={isCached ? `cached · ${formatBytes(preset.downloadBytes)}` : `download ${formatBytes(preset.downloadBytes)}`}
+              />
               {isCached && (
-                <button type="button" className="link" data-testid={`model-uncache-${preset.id}`} disabled={loading}
-                  onClick={() => void removeCachedModel(preset.id)}>Remove from cache</button>
+                <button type="button" className="link" data-testid={`model-uncache-${preset.id}`} disabled={loading} onClick={() => void removeCachedModel(preset.id)}>
+                  Remove from cache
+                </button>
               )}
-              {problem && <p className="warning" data-testid={`model-too-large-${preset.id}`}>Too large for this GPU: {problem}.</p>}
+              {problem && (
+                <p className="warning" data-testid={`model-too-large-${preset.id}`}>
+                  Too large for this GPU: {problem}.
+                </p>
+              )}
             </div>
           );
         })}
         <ModelOption id="local" current={inTabModel} disabled={loading} onPick={() => folderInput.current?.click()} label="Local folder…" detail="config.json, model.safetensors, tokenizer files" />
-        <button type="button" className="link" data-testid="model-files" disabled={loading} onClick={() => filesInput.current?.click()}>or pick the files one by one…</button>
+        <button type="button" className="link" data-testid="model-files" disabled={loading} onClick={() => filesInput.current?.click()}>
+          or pick the files one by one…
+        </button>
         <input ref={folderInput} type="file" multiple hidden data-testid="model-folder-input" {...{ webkitdirectory: '', directory: '' }} onChange={(event) => pickFiles(event.target)} />
         <input ref={filesInput} type="file" multiple hidden data-testid="model-files-input" onChange={(event) => pickFiles(event.target)} />
       </div>
-      {noWebGPU && <p className="warning" data-testid="model-no-webgpu">This browser has no WebGPU, so no model can run in the tab. Use a recent Chrome or Edge, or choose another policy.</p>}
+      {noWebGPU && (
+        <p className="warning" data-testid="model-no-webgpu">
+          This browser has no WebGPU, so no model can run in the tab. Use a recent Chrome or Edge, or choose another policy.
+        </p>
+      )}
       {loading && <LoadProgress loaded={modelLoad.loaded} total={modelLoad.total} />}
-      {modelLoad.status === 'failed' && modelLoad.error && <p className="failure" role="alert" data-testid="model-error">{modelLoad.error}</p>}
+      {modelLoad.status === 'failed' && modelLoad.error && (
+        <p className="failure" role="alert" data-testid="model-error">
+          {modelLoad.error}
+        </p>
+      )}
       <p className="hint">Real models download once from huggingface.co into this browser's cache, then load offline. They train with LoRA (rank 16); tiny and nano train every weight.</p>
     </div>
   );
@@ -81,9 +102,11 @@ export function ModelPicker() {
 
 function ModelOption({ id, current, disabled, onPick, label, detail }: { id: string; current: string; disabled: boolean; onPick: (id: string) => void; label: string; detail: string }) {
   return (
-    <button type="button" role="radio" aria-checked={current === id} className={current === id ? 'selected' : ''} disabled={disabled}
-      data-testid={`model-${id}`} onClick={() => onPick(id)}>
-      <b>{label}</b> <span className="muted" data-testid={`model-detail-${id}`}>{detail}</span>
+    <button type="button" role="radio" aria-checked={current === id} className={current === id ? 'selected' : ''} disabled={disabled} data-testid={`model-${id}`} onClick={() => onPick(id)}>
+      <b>{label}</b>{' '}
+      <span className="muted" data-testid={`model-detail-${id}`}>
+        {detail}
+      </span>
     </button>
   );
 }
@@ -97,7 +120,9 @@ function LoadProgress({ loaded, total }: { loaded: number; total: number }) {
       </div>
       <div className="progress-text">
         <span data-testid="model-progress-text">{total > 0 ? `${(loaded / 1e6).toFixed(1)} / ${(total / 1e6).toFixed(1)} MB` : 'Starting…'}</span>
-        <button type="button" data-testid="model-cancel" onClick={cancelModelLoad}>Cancel</button>
+        <button type="button" data-testid="model-cancel" onClick={cancelModelLoad}>
+          Cancel
+        </button>
       </div>
     </div>
   );

@@ -26,13 +26,22 @@ export function PolicyPanel() {
       </div>
       {policy === 'expert' && (
         <p className="hint">
-          {hasExpert
-            ? <>The built-in <b>{builtin}</b> expert answers every task offline — a quick check that the rewards score a good answer high.</>
-            : <>This file did not start from a built-in, so it has no expert. Choose an endpoint.</>}
+          {hasExpert ? (
+            <>
+              The built-in <b>{builtin}</b> expert answers every task offline — a quick check that the rewards score a good answer high.
+            </>
+          ) : (
+            <>This file did not start from a built-in, so it has no expert. Choose an endpoint.</>
+          )}
         </p>
       )}
       {policy === 'endpoint' && <EndpointFields />}
-      {policy === 'in-tab' && <><ModelPicker /><EngineStatus /></>}
+      {policy === 'in-tab' && (
+        <>
+          <ModelPicker />
+          <EngineStatus />
+        </>
+      )}
       {policy === 'webllm' && <WebLLMFields />}
     </section>
   );
@@ -40,28 +49,59 @@ export function PolicyPanel() {
 
 function PolicyOption({ value, current, onPick, label }: { value: PolicyKind; current: PolicyKind; onPick: (value: PolicyKind) => void; label: string }) {
   return (
-    <button
-      type="button"
-      role="radio"
-      aria-checked={current === value}
-      className={current === value ? 'selected' : ''}
-      data-testid={`policy-${value}`}
-      onClick={() => onPick(value)}
-    >{label}</button>
+    <button type="button" role="radio" aria-checked={current === value} className={current === value ? 'selected' : ''} data-testid={`policy-${value}`} onClick={() => onPick(value)}>
+      {label}
+    </button>
   );
 }
 
 function EngineStatus() {
   const engine = usePlayground((state) => state.engine);
   const run = usePlayground((state) => state.trainingRun);
-  if (engine.status === 'failed') return <p className="failure" role="alert" data-testid="engine-error">{engine.error}</p>;
+  if (engine.status === 'failed')
+    return (
+      <p className="failure" role="alert" data-testid="engine-error">
+        {engine.error}
+      </p>
+    );
   return (
     <p className="hint" data-testid="engine-status">
-      {engine.status === 'ready' && engine.info
-        ? engine.info.model !== 'tiny'
-          ? <><b>{engine.info.modelName ?? engine.info.model}</b>, {engine.info.parameters.toLocaleString()} parameters{engine.info.loraRank ? <> (LoRA rank {engine.info.loraRank}: {(engine.info.trainableParameters ?? 0).toLocaleString()} trainable)</> : ' (full fine-tuning)'}, on <b>{engine.info.adapter}</b>{run && run.model === engine.info.model ? <>, with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).</> : '.'}</>
-          : <>A {engine.info.parameters.toLocaleString()}-parameter model over bytes, on <b>{engine.info.adapter}</b>, {run ? <>with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).</> : <>untrained (random weights): warm it up first.</>}</>
-        : 'Starting the engine (WebGPU)…'}
+      {engine.status === 'ready' && engine.info ? (
+        engine.info.model !== 'tiny' ? (
+          <>
+            <b>{engine.info.modelName ?? engine.info.model}</b>, {engine.info.parameters.toLocaleString()} parameters
+            {engine.info.loraRank ? (
+              <>
+                {' '}
+                (LoRA rank {engine.info.loraRank}: {(engine.info.trainableParameters ?? 0).toLocaleString()} trainable)
+              </>
+            ) : (
+              ' (full fine-tuning)'
+            )}
+            , on <b>{engine.info.adapter}</b>
+            {run && run.model === engine.info.model ? (
+              <>
+                , with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).
+              </>
+            ) : (
+              '.'
+            )}
+          </>
+        ) : (
+          <>
+            A {engine.info.parameters.toLocaleString()}-parameter model over bytes, on <b>{engine.info.adapter}</b>,{' '}
+            {run ? (
+              <>
+                with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).
+              </>
+            ) : (
+              <>untrained (random weights): warm it up first.</>
+            )}
+          </>
+        )
+      ) : (
+        'Starting the engine (WebGPU)…'
+      )}
     </p>
   );
 }
@@ -73,12 +113,27 @@ function EndpointFields() {
   const [key, setKey] = useState(readApiKey);
   return (
     <div className="fields">
-      <label>Base URL<input value={baseURL} onChange={(event) => setEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} /></label>
-      <label>Model<input value={model} onChange={(event) => setEndpoint({ model: event.target.value })} spellCheck={false} /></label>
-      <label>API key
-        <input type="password" value={key} data-testid="api-key" autoComplete="off"
-          onChange={(event) => { setKey(event.target.value); setApiKey(event.target.value); }}
-          placeholder={hasApiKey ? 'stored' : 'optional'} />
+      <label>
+        Base URL
+        <input value={baseURL} onChange={(event) => setEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} />
+      </label>
+      <label>
+        Model
+        <input value={model} onChange={(event) => setEndpoint({ model: event.target.value })} spellCheck={false} />
+      </label>
+      <label>
+        API key
+        <input
+          type="password"
+          value={key}
+          data-testid="api-key"
+          autoComplete="off"
+          onChange={(event) => {
+            setKey(event.target.value);
+            setApiKey(event.target.value);
+          }}
+          placeholder={hasApiKey ? 'stored' : 'optional'}
+        />
       </label>
       <p className="hint">The key stays in this browser's local storage. It is sent only to this URL, never into the sandbox or a share link.</p>
     </div>

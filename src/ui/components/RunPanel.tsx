@@ -21,11 +21,24 @@ export function RunPanel({ onShowRollouts, onShowTraining }: { onShowRollouts: (
   const training = usePlayground(isTraining);
   return (
     <section className="card run-card" aria-labelledby="run-heading">
-      <h2 id="run-heading" className="visually-hidden">Run</h2>
+      <h2 id="run-heading" className="visually-hidden">
+        Run
+      </h2>
       <div className="segmented modes" role="radiogroup" aria-label="Mode">
         {MODES.map((item) => (
-          <button key={item.mode} type="button" role="radio" aria-checked={mode === item.mode} className={mode === item.mode ? 'selected' : ''}
-            disabled={evaluating || training} title={item.help} data-testid={`mode-${item.mode}`} onClick={() => setMode(item.mode)}>{item.label}</button>
+          <button
+            key={item.mode}
+            type="button"
+            role="radio"
+            aria-checked={mode === item.mode}
+            className={mode === item.mode ? 'selected' : ''}
+            disabled={evaluating || training}
+            title={item.help}
+            data-testid={`mode-${item.mode}`}
+            onClick={() => setMode(item.mode)}
+          >
+            {item.label}
+          </button>
         ))}
       </div>
       <p className="hint">{MODES.find((item) => item.mode === mode)?.help}</p>
@@ -44,16 +57,24 @@ function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
     <>
       <div className="run-bar">
         <span />
-        {running
-          ? (
-            <span className="row">
-              {status === 'running' && <PauseButton paused={paused} testId="pause" onPause={pauseEvaluation} onResume={resumeEvaluation} what="No new rollout starts; those under way finish." />}
-              <button type="button" className="danger" data-testid="stop" disabled={status === 'stopping'} onClick={stopEvaluation}>{status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
-            </span>
-          )
-          : <button type="button" className="primary" data-testid="evaluate" disabled={training} onClick={() => void startEvaluation()}>Evaluate</button>}
+        {running ? (
+          <span className="row">
+            {status === 'running' && <PauseButton paused={paused} testId="pause" onPause={pauseEvaluation} onResume={resumeEvaluation} what="No new rollout starts; those under way finish." />}
+            <button type="button" className="danger" data-testid="stop" disabled={status === 'stopping'} onClick={stopEvaluation}>
+              {status === 'stopping' ? 'Stopping…' : 'Stop'}
+            </button>
+          </span>
+        ) : (
+          <button type="button" className="primary" data-testid="evaluate" disabled={training} onClick={() => void startEvaluation()}>
+            Evaluate
+          </button>
+        )}
       </div>
-      {problems > 0 && !running && <p className="warning">The file has {problems} error{problems === 1 ? '' : 's'}; fix {problems === 1 ? 'it' : 'them'} to run.</p>}
+      {problems > 0 && !running && (
+        <p className="warning">
+          The file has {problems} error{problems === 1 ? '' : 's'}; fix {problems === 1 ? 'it' : 'them'} to run.
+        </p>
+      )}
       <Progress />
       <Failure />
       <Summary onShowRollouts={onShowRollouts} />
@@ -82,33 +103,76 @@ function TrainingSection({ mode, onShowTraining }: { mode: 'warmup' | 'train'; o
     <>
       <div className="run-bar">
         <span className="muted">{mode === 'warmup' ? 'SFT warm-up of the in-tab model' : 'GRPO on the in-tab model'}</span>
-        {running
-          ? (
-            <span className="row">
-              {job.status === 'running' && <PauseButton paused={job.pausedAt !== undefined} testId="pause-training" onPause={pauseTraining} onResume={resumeTraining} what="The job holds between steps (the GPU idles) and starts no new rollout; nothing is lost." />}
-              <button type="button" className="danger" data-testid="stop-training" disabled={job.status === 'stopping'} onClick={stopTraining}>{job.status === 'stopping' ? 'Stopping…' : 'Stop'}</button>
-            </span>
-          )
-          : <button type="button" className="primary" data-testid="start-training" disabled={evaluating} onClick={start} title={pending ? 'Continues the open run\'s interrupted job from its checkpoint, with the settings it started with. "New run" in the Training tab starts over.' : undefined}>{startLabel}</button>}
+        {running ? (
+          <span className="row">
+            {job.status === 'running' && (
+              <PauseButton
+                paused={job.pausedAt !== undefined}
+                testId="pause-training"
+                onPause={pauseTraining}
+                onResume={resumeTraining}
+                what="The job holds between steps (the GPU idles) and starts no new rollout; nothing is lost."
+              />
+            )}
+            <button type="button" className="danger" data-testid="stop-training" disabled={job.status === 'stopping'} onClick={stopTraining}>
+              {job.status === 'stopping' ? 'Stopping…' : 'Stop'}
+            </button>
+          </span>
+        ) : (
+          <button
+            type="button"
+            className="primary"
+            data-testid="start-training"
+            disabled={evaluating}
+            onClick={start}
+            title={pending ? 'Continues the open run\'s interrupted job from its checkpoint, with the settings it started with. "New run" in the Training tab starts over.' : undefined}
+          >
+            {startLabel}
+          </button>
+        )}
       </div>
       {pendingJob && !running && (
         <p className="hint" data-testid="continue-note">
-          Continues the open run on <code>{runEnvironment}</code> with {pendingJob.environment ? <>its own code (from the file “{pendingJob.environment.label}”)</> : 'the open file\'s code (this run was stored without its code; you will be asked)'}, arguments and settings ({pendingJob.options.steps} {pendingJob.phase === 'sft' ? 'SFT' : 'GRPO'} steps); the panel's settings and the open file apply to a new run (<b>New run</b> in the Training tab).
+          Continues the open run on <code>{runEnvironment}</code> with{' '}
+          {pendingJob.environment ? <>its own code (from the file “{pendingJob.environment.label}”)</> : "the open file's code (this run was stored without its code; you will be asked)"}, arguments
+          and settings ({pendingJob.options.steps} {pendingJob.phase === 'sft' ? 'SFT' : 'GRPO'} steps); the panel's settings and the open file apply to a new run (<b>New run</b> in the Training tab).
         </p>
       )}
       {running && <JobProgress />}
-      {running && job.note && <p className="warning" data-testid="training-note">{job.note}</p>}
-      {job.status === 'failed' && job.failure && <p className="failure" role="alert" data-testid="training-failure">{job.failure}</p>}
-      {engineError && job.status !== 'failed' && <p className="failure" role="alert" data-testid="training-engine-error">{engineError}</p>}
-      {job.status === 'done' && <p className="hint" data-testid="training-done">{job.mode === 'warmup' ? 'Warm-up' : 'Training'} {job.phase}.{job.note ? ` ${job.note}` : ''}</p>}
+      {running && job.note && (
+        <p className="warning" data-testid="training-note">
+          {job.note}
+        </p>
+      )}
+      {job.status === 'failed' && job.failure && (
+        <p className="failure" role="alert" data-testid="training-failure">
+          {job.failure}
+        </p>
+      )}
+      {engineError && job.status !== 'failed' && (
+        <p className="failure" role="alert" data-testid="training-engine-error">
+          {engineError}
+        </p>
+      )}
+      {job.status === 'done' && (
+        <p className="hint" data-testid="training-done">
+          {job.mode === 'warmup' ? 'Warm-up' : 'Training'} {job.phase}.{job.note ? ` ${job.note}` : ''}
+        </p>
+      )}
     </>
   );
 }
 
 function PauseButton({ paused, testId, what, onPause, onResume }: { paused: boolean; testId: string; what: string; onPause: () => void; onResume: () => void }) {
-  return paused
-    ? <button type="button" className="primary" data-testid={`${testId.replace('pause', 'resume')}`} onClick={onResume}>Resume</button>
-    : <button type="button" data-testid={testId} title={`Pause: ${what} Resume goes on where it held; Stop still works.`} onClick={onPause}>Pause</button>;
+  return paused ? (
+    <button type="button" className="primary" data-testid={`${testId.replace('pause', 'resume')}`} onClick={onResume}>
+      Resume
+    </button>
+  ) : (
+    <button type="button" data-testid={testId} title={`Pause: ${what} Resume goes on where it held; Stop still works.`} onClick={onPause}>
+      Pause
+    </button>
+  );
 }
 
 function JobProgress() {
@@ -133,7 +197,11 @@ function JobProgress() {
       </div>
       <div className="progress-text">
         {job.status === 'stopping' ? 'Stopping…' : `${job.phase}${job.total > 0 ? `: ${job.done} / ${job.total} ${unit}` : '…'}`}
-        <span data-testid="training-eta">{job.pausedAt !== undefined ? `paused · ${((job.pausedAt - job.startedAt) / 1000).toFixed(0)} s elapsed` : `${elapsed.toFixed(0)} s elapsed${eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}`}</span>
+        <span data-testid="training-eta">
+          {job.pausedAt !== undefined
+            ? `paused · ${((job.pausedAt - job.startedAt) / 1000).toFixed(0)} s elapsed`
+            : `${elapsed.toFixed(0)} s elapsed${eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}`}
+        </span>
       </div>
     </div>
   );
@@ -165,7 +233,10 @@ function Progress() {
       </div>
       <div className="progress-text">
         {status === 'compiling' ? 'Compiling…' : `${name ?? 'Environment'}: ${done} / ${total} rollouts`}
-        <span data-testid="evaluation-eta">{pausedAt !== undefined ? 'paused · ' : ''}{elapsed.toFixed(0)} s elapsed{pausedAt === undefined && eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}</span>
+        <span data-testid="evaluation-eta">
+          {pausedAt !== undefined ? 'paused · ' : ''}
+          {elapsed.toFixed(0)} s elapsed{pausedAt === undefined && eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}
+        </span>
       </div>
     </div>
   );
@@ -178,7 +249,11 @@ function formatSeconds(seconds: number): string {
 function Failure() {
   const failure = usePlayground((state) => state.run.failure);
   if (!failure) return null;
-  return <p className="failure" role="alert" data-testid="run-failure">{failure}</p>;
+  return (
+    <p className="failure" role="alert" data-testid="run-failure">
+      {failure}
+    </p>
+  );
 }
 
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
@@ -194,21 +269,51 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
   return (
     <div className="summary" data-testid="summary">
       <div className="headline">
-        <div className="metric"><span className="metric-value" data-testid="reward-mean">{fixed(summary.reward.mean)}<small> ± {fixed(summary.reward.std)}</small></span><span className="metric-label">reward</span></div>
-        <div className="metric"><span className="metric-value" data-testid="pass-rate">{percent(summary.passRate)}</span><span className="metric-label">pass rate</span></div>
-        <div className="metric"><span className="metric-value">{summary.numRollouts}</span><span className="metric-label">rollouts · {summary.numTasks} tasks</span></div>
+        <div className="metric">
+          <span className="metric-value" data-testid="reward-mean">
+            {fixed(summary.reward.mean)}
+            <small> ± {fixed(summary.reward.std)}</small>
+          </span>
+          <span className="metric-label">reward</span>
+        </div>
+        <div className="metric">
+          <span className="metric-value" data-testid="pass-rate">
+            {percent(summary.passRate)}
+          </span>
+          <span className="metric-label">pass rate</span>
+        </div>
+        <div className="metric">
+          <span className="metric-value">{summary.numRollouts}</span>
+          <span className="metric-label">rollouts · {summary.numTasks} tasks</span>
+        </div>
       </div>
       {stoppedEarly && <p className="warning">Stopped early: {stoppedEarly}</p>}
       <table className="scores">
-        <thead><tr><th>Reward function</th><th>weight</th><th>mean</th></tr></thead>
+        <thead>
+          <tr>
+            <th>Reward function</th>
+            <th>weight</th>
+            <th>mean</th>
+          </tr>
+        </thead>
         <tbody>
           {Object.entries(summary.scores).map(([name, value]) => (
-            <tr key={name}><td><code>{name}</code></td><td>{weights.has(name) ? weights.get(name) : '—'}</td><td>{fixed(value)}</td></tr>
+            <tr key={name}>
+              <td>
+                <code>{name}</code>
+              </td>
+              <td>{weights.has(name) ? weights.get(name) : '—'}</td>
+              <td>{fixed(value)}</td>
+            </tr>
           ))}
         </tbody>
       </table>
       <p className="summary-line">
-        {Object.entries(summary.passAtK).map(([k, value]) => <span key={k} className="chip">pass@{k} {percent(value)}</span>)}
+        {Object.entries(summary.passAtK).map(([k, value]) => (
+          <span key={k} className="chip">
+            pass@{k} {percent(value)}
+          </span>
+        ))}
         <span className={`chip ${summary.rolloutsWithErrors > 0 ? 'chip-bad' : ''}`} data-testid="error-count">
           {errorsLine(summary.rolloutsWithErrors, summary.errorsBySource)}
         </span>
@@ -216,8 +321,12 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
         {wallMs !== null && <span className="chip">{(wallMs / 1000).toFixed(1)} s</span>}
       </p>
       <div className="row">
-        <button type="button" data-testid="show-rollouts" onClick={onShowRollouts}>View rollouts</button>
-        <button type="button" className="quiet" data-testid="export" onClick={exportResults}>Export JSONL</button>
+        <button type="button" data-testid="show-rollouts" onClick={onShowRollouts}>
+          View rollouts
+        </button>
+        <button type="button" className="quiet" data-testid="export" onClick={exportResults}>
+          Export JSONL
+        </button>
       </div>
     </div>
   );

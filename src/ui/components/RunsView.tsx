@@ -27,31 +27,73 @@ export function RunsView({ onOpened }: { onOpened: () => void }) {
   };
 
   if (runs.length === 0) {
-    return <div className="runs-view empty" data-testid="runs-view">No stored runs yet. Warm up or train the in-tab model and its runs appear here, kept in this browser.</div>;
+    return (
+      <div className="runs-view empty" data-testid="runs-view">
+        No stored runs yet. Warm up or train the in-tab model and its runs appear here, kept in this browser.
+      </div>
+    );
   }
   return (
     <div className="runs-view" data-testid="runs-view">
       <p className="hint">Runs are kept in this browser (metrics, evaluations and a checkpoint). Tick two or more to compare them.</p>
       <table className="runs-table">
         <thead>
-          <tr><th><span className="visually-hidden">Compare</span></th><th>Environment</th><th>Model</th><th className="runs-started">Started</th><th>Steps</th><th>Final reward</th><th>Pass rate</th><th /></tr>
+          <tr>
+            <th>
+              <span className="visually-hidden">Compare</span>
+            </th>
+            <th>Environment</th>
+            <th>Model</th>
+            <th className="runs-started">Started</th>
+            <th>Steps</th>
+            <th>Final reward</th>
+            <th>Pass rate</th>
+            <th />
+          </tr>
         </thead>
         <tbody>
           {runs.map((run) => {
             const row = runRow(run);
             return (
               <tr key={run.id} className={run.id === current ? 'selected' : ''} data-testid="runs-row">
-                <td><input type="checkbox" checked={present.includes(run.id)} onChange={() => toggle(run.id)} aria-label={`Compare ${runLabel(run)}`} data-testid="runs-compare-check" /></td>
-                <td title={`started ${new Date(row.createdAt).toLocaleString()}`}><code>{row.environment}</code></td>
-                <td data-label="model">{row.model}{run.startedFrom && <div className="hint" data-testid="runs-started-from">from {run.startedFrom}</div>}</td>
-                <td className="runs-started" data-label="started">{new Date(row.createdAt).toLocaleString()}</td>
-                <td data-label="steps">{row.sftSteps} SFT + {row.grpoSteps} GRPO</td>
+                <td>
+                  <input type="checkbox" checked={present.includes(run.id)} onChange={() => toggle(run.id)} aria-label={`Compare ${runLabel(run)}`} data-testid="runs-compare-check" />
+                </td>
+                <td title={`started ${new Date(row.createdAt).toLocaleString()}`}>
+                  <code>{row.environment}</code>
+                </td>
+                <td data-label="model">
+                  {row.model}
+                  {run.startedFrom && (
+                    <div className="hint" data-testid="runs-started-from">
+                      from {run.startedFrom}
+                    </div>
+                  )}
+                </td>
+                <td className="runs-started" data-label="started">
+                  {new Date(row.createdAt).toLocaleString()}
+                </td>
+                <td data-label="steps">
+                  {row.sftSteps} SFT + {row.grpoSteps} GRPO
+                </td>
                 <td data-label="final reward">{fixed(row.finalReward)}</td>
                 <td data-label="pass rate">{percent(row.finalPassRate)}</td>
                 <td>
                   <div className="runs-actions">
-                    <button type="button" disabled={busy} onClick={() => { openRun(run.id); onOpened(); }} data-testid="runs-open">Open</button>
-                    <button type="button" className="quiet" disabled={busy && run.id === current} onClick={() => void remove(run)} data-testid="runs-delete">Delete</button>
+                    <button
+                      type="button"
+                      disabled={busy}
+                      onClick={() => {
+                        openRun(run.id);
+                        onOpened();
+                      }}
+                      data-testid="runs-open"
+                    >
+                      Open
+                    </button>
+                    <button type="button" className="quiet" disabled={busy && run.id === current} onClick={() => void remove(run)} data-testid="runs-delete">
+                      Delete
+                    </button>
                   </div>
                 </td>
               </tr>
@@ -72,18 +114,35 @@ function Comparison({ runs }: { runs: TrainingRun[] }) {
     <section className="comparison" aria-label="Comparison" data-testid="runs-comparison">
       <h2>Comparing {runs.length} runs</h2>
       <ul className="compare-legend" data-testid="compare-legend">
-        {rows.map(({ run, color, label }) => <li key={run.id}><span className="swatch" style={{ background: color }} />{label}</li>)}
+        {rows.map(({ run, color, label }) => (
+          <li key={run.id}>
+            <span className="swatch" style={{ background: color }} />
+            {label}
+          </li>
+        ))}
       </ul>
       <div className="chart-grid">
         <MetricChart testId="compare-reward" title="Reward (mean) by GRPO step" steps={reward.steps} series={reward.series} />
         <MetricChart testId="compare-pass-rate" title="Pass rate by GRPO step" steps={passRate.steps} yRange={[0, 1]} series={passRate.series} />
       </div>
       <table className="scores" data-testid="compare-table">
-        <thead><tr><th>Run</th><th>SFT</th><th>GRPO</th><th>final reward</th><th>final pass rate</th><th>last evaluation</th></tr></thead>
+        <thead>
+          <tr>
+            <th>Run</th>
+            <th>SFT</th>
+            <th>GRPO</th>
+            <th>final reward</th>
+            <th>final pass rate</th>
+            <th>last evaluation</th>
+          </tr>
+        </thead>
         <tbody>
           {rows.map(({ run, row, color, label }) => (
             <tr key={run.id}>
-              <td><span className="swatch" style={{ background: color }} />{label}</td>
+              <td>
+                <span className="swatch" style={{ background: color }} />
+                {label}
+              </td>
               <td>{row.sftSteps}</td>
               <td>{row.grpoSteps}</td>
               <td>{fixed(row.finalReward)}</td>

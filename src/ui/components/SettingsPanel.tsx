@@ -21,7 +21,9 @@ export function SettingsPanel() {
     <section className="card" aria-labelledby="settings-heading">
       <h2 id="settings-heading">Settings</h2>
       <div className="settings-grid">
-        {NUMERIC.map(({ key, ...field }) => <NumericInput key={key} settingKey={key} {...field} />)}
+        {NUMERIC.map(({ key, ...field }) => (
+          <NumericInput key={key} settingKey={key} {...field} />
+        ))}
       </div>
       <ArgsSetting />
     </section>
@@ -63,7 +65,7 @@ function ArgsSetting() {
   const argsJson = usePlayground((state) => state.settings.argsJson);
   const setSettings = usePlayground((state) => state.setSettings);
   return (
-    <Setting label="Environment arguments (JSON)" help="Passed to loadEnvironment(args), e.g. {&quot;numEvalTasks&quot;: 20}.">
+    <Setting label="Environment arguments (JSON)" help='Passed to loadEnvironment(args), e.g. {"numEvalTasks": 20}.'>
       <input value={argsJson} spellCheck={false} data-testid="setting-args" onChange={(event) => setSettings({ argsJson: event.target.value })} />
     </Setting>
   );

@@ -28,12 +28,16 @@ export function TopBar() {
 
   return (
     <header className="top-bar">
-      <h1 className="title">Tab<span>RL</span></h1>
+      <h1 className="title">
+        Tab<span>RL</span>
+      </h1>
       <label className="picker">
         <span className="visually-hidden">Environment</span>
         <select aria-label="Environment" data-testid="environment-picker" value={currentId ?? ''} onChange={(event) => openEnvironment(event.target.value)}>
           {environments.map((item) => (
-            <option key={item.id} value={item.id}>{item.name}</option>
+            <option key={item.id} value={item.id}>
+              {item.name}
+            </option>
           ))}
         </select>
       </label>
@@ -41,11 +45,15 @@ export function TopBar() {
         aria-label="New from built-in"
         data-testid="new-from-builtin"
         value=""
-        onChange={(event) => { if (event.target.value) void createFromBuiltin(event.target.value); }}
+        onChange={(event) => {
+          if (event.target.value) void createFromBuiltin(event.target.value);
+        }}
       >
         <option value="">+ New from built-in…</option>
         {BUILTINS.map((builtin) => (
-          <option key={builtin.name} value={builtin.name} title={builtin.description}>{builtin.name} — {builtin.description}</option>
+          <option key={builtin.name} value={builtin.name} title={builtin.description}>
+            {builtin.name} — {builtin.description}
+          </option>
         ))}
       </select>
       <button
@@ -55,20 +63,52 @@ export function TopBar() {
           const name = prompt('Name of this environment', current?.name ?? '');
           if (name) void renameCurrentEnvironment(name);
         }}
-      >Rename</button>
+      >
+        Rename
+      </button>
       <button
         type="button"
         className="quiet"
-        onClick={() => { if (confirm(`Delete "${current?.name}"? This cannot be undone.`)) void deleteCurrentEnvironment(); }}
-      >Delete</button>
+        onClick={() => {
+          if (confirm(`Delete "${current?.name}"? This cannot be undone.`)) void deleteCurrentEnvironment();
+        }}
+      >
+        Delete
+      </button>
       <span className="spacer" />
-      <select aria-label="Lessons" data-testid="lesson-picker" value={lessonId ?? ''} onChange={(event) => { if (event.target.value) openLesson(Number(event.target.value)); }}>
+      <select
+        aria-label="Lessons"
+        data-testid="lesson-picker"
+        value={lessonId ?? ''}
+        onChange={(event) => {
+          if (event.target.value) openLesson(Number(event.target.value));
+        }}
+      >
         <option value="">Lessons…</option>
-        {LESSONS.map((lesson) => <option key={lesson.id} value={lesson.id}>{lesson.id}. {lesson.title}</option>)}
+        {LESSONS.map((lesson) => (
+          <option key={lesson.id} value={lesson.id}>
+            {lesson.id}. {lesson.title}
+          </option>
+        ))}
       </select>
-      <button type="button" className={presenter ? 'toggle on' : 'toggle'} aria-pressed={presenter} onClick={() => setPresenter(!presenter)} data-testid="presenter-toggle" title="Large type and a layout for a projector (1280×720)">Presenter</button>
-      {shared && <span className="toast" role="status">{shared}</span>}
-      <button type="button" data-testid="share" onClick={() => void share()}>Share</button>
+      <button
+        type="button"
+        className={presenter ? 'toggle on' : 'toggle'}
+        aria-pressed={presenter}
+        onClick={() => setPresenter(!presenter)}
+        data-testid="presenter-toggle"
+        title="Large type and a layout for a projector (1280×720)"
+      >
+        Presenter
+      </button>
+      {shared && (
+        <span className="toast" role="status">
+          {shared}
+        </span>
+      )}
+      <button type="button" data-testid="share" onClick={() => void share()}>
+        Share
+      </button>
     </header>
   );
 }

@@ -3,7 +3,47 @@ import { usePlayground } from '../store/index.ts';
 import type { TeacherKind } from '../store/policy-slice.ts';
 import type { TrainingSettings } from '../store/training-slice.ts';
 
-type Field = { key: keyof TrainingSettings; label: string; help: string; min: number; max: number; step?: number };
+/** The settings that are numbers. */
+type NumberKey = { [K in keyof TrainingSettings]: TrainingSettings[K] extends number ? K : never }[keyof TrainingSettings];
+
+type Field = { key: NumberKey; label: string; help: string; min: number; max: number; step?: number };
+
+/** A setting chosen from a few named options, each option explained. */
+type ChoiceField = { key: 'lossType' | 'scaleRewards'; label: string; help: string; options: { value: string; label: string; help: string }[] };
+
+/** The GRPO objective's knobs a learner reaches for first (docs/training.md has them all, with when to use each). */
+const OBJECTIVE: ChoiceField[] = [
+  {
+    key: 'lossType',
+    label: 'Loss type',
+    help: "How the loss of the step's tokens is averaged.",
+    options: [
+      { value: 'dapo', label: 'dapo (default)', help: 'Every sampled token of the step counts alike: long answers are not diluted.' },
+      { value: 'bnpo', label: 'bnpo', help: 'Like dapo, averaged per micro-batch (the same with one micro-batch).' },
+      { value: 'grpo', label: 'grpo', help: "Each answer's tokens are averaged first: a token of a long answer weighs less (DeepSeekMath)." },
+      { value: 'dr_grpo', label: 'dr_grpo', help: 'Divides by a constant (answers × max tokens): no length bias at all (Dr. GRPO).' },
+    ],
+  },
+  {
+    key: 'scaleRewards',
+    label: 'Reward scaling',
+    help: 'After subtracting the group mean, advantages are divided by…',
+    options: [
+      { value: 'none', label: 'none (default)', help: 'Nothing: tasks the model nearly always or never solves do not get inflated (Dr. GRPO).' },
+      { value: 'group', label: 'group std', help: "The group's reward std, as the original GRPO: every task pushes equally hard." },
+      { value: 'batch', label: 'batch std', help: "The whole step's reward std: one scale for all tasks, robust to tiny groups." },
+    ],
+  },
+];
+
+const ECHO: Field = {
+  key: 'echoWeight',
+  label: 'ECHO weight λ',
+  help: "Multi-turn: also learn to predict the environment's replies (an SFT loss on them, weight λ); 0 = off.",
+  min: 0,
+  max: 10,
+  step: 0.05,
+};
 
 const WARMUP: Field[] = [
   { key: 'demonstrations', label: 'Demonstrations', help: 'Teacher rollouts made; only passing ones are kept.', min: 1, max: 10000 },
@@ -16,7 +56,7 @@ const GRPO: Field[] = [
   { key: 'grpoSteps', label: 'GRPO steps', help: 'Updates; each samples and scores a fresh batch.', min: 1, max: 100000 },
   { key: 'tasksPerStep', label: 'Tasks per step', help: 'Training tasks sampled each step.', min: 1, max: 256 },
   { key: 'groupSize', label: 'Group size G', help: 'Answers per task; advantage = reward − group mean.', min: 2, max: 64 },
-  { key: 'grpoLr', label: 'GRPO learning rate', help: 'Smaller than SFT\'s: RL signal is noisy.', min: 1e-7, max: 1, step: 0.0001 },
+  { key: 'grpoLr', label: 'GRPO learning rate', help: "Smaller than SFT's: RL signal is noisy.", min: 1e-7, max: 1, step: 0.0001 },
   { key: 'maxTokens', label: 'Max tokens', help: 'Longest answer sampled per turn.', min: 1, max: 4096 },
   { key: 'maxAsync', label: 'Max async', help: 'Steps rollouts may run ahead of the weights (0 = on-policy).', min: 0, max: 8 },
   { key: 'temperature', label: 'Temperature', help: 'Sampling temperature of the rollouts (1 = the model as is).', min: 0.1, max: 2, step: 0.1 },
@@ -32,8 +72,22 @@ export function TrainingSettingsPanel({ mode }: { mode: 'warmup' | 'train' }) {
       <h2 id="training-settings-heading">{mode === 'warmup' ? 'Warm-up settings' : 'GRPO settings'}</h2>
       {mode === 'warmup' && <TeacherPicker />}
       <div className="settings-grid">
-        {fields.map((field) => <TrainingInput key={field.key} field={field} />)}
+        {fields.map((field) => (
+          <TrainingInput key={field.key} field={field} />
+        ))}
       </div>
+      {mode === 'train' && (
+        <>
+          <h3 className="settings-subheading">Objective</h3>
+          <div className="settings-grid" data-testid="grpo-objective">
+            {OBJECTIVE.map((field) => (
+              <TrainingChoice key={field.key} field={field} />
+            ))}
+            <DynamicSamplingToggle />
+            <TrainingInput field={ECHO} />
+          </div>
+        </>
+      )}
     </section>
   );
 }
@@ -52,18 +106,37 @@ function TeacherPicker() {
   const webllmModel = usePlayground((state) => state.webllmModel);
   return (
     <div className="fields">
-      <span className="setting-label" id="teacher-label">Teacher</span>
+      <span className="setting-label" id="teacher-label">
+        Teacher
+      </span>
       <div className="segmented" role="radiogroup" aria-labelledby="teacher-label">
         {TEACHERS.map((option) => (
-          <button key={option.value} type="button" role="radio" aria-checked={teacher === option.value} className={teacher === option.value ? 'selected' : ''}
-            data-testid={`teacher-${option.value}`} onClick={() => setTeacher(option.value)}>{option.label}</button>
+          <button
+            key={option.value}
+            type="button"
+            role="radio"
+            aria-checked={teacher === option.value}
+            className={teacher === option.value ? 'selected' : ''}
+            data-testid={`teacher-${option.value}`}
+            onClick={() => setTeacher(option.value)}
+          >
+            {option.label}
+          </button>
         ))}
       </div>
       <p className="hint" data-testid="teacher-hint">
-        {teacher === 'expert' && 'The built-in\'s scripted expert answers every task; its passing rollouts are the demonstrations.'}
-        {teacher === 'endpoint' && <>The endpoint's model <b>{model}</b> (set under Policy) rolls out the tasks; only rollouts that pass the environment's threshold are kept.</>}
-        {teacher === 'webllm' && <>WebLLM <b>{webllmModel}</b> (picked under Policy, loaded on first use) rolls out the tasks, one at a time; only passing rollouts are kept.</>}
-        {' '}The in-tab model is the student.
+        {teacher === 'expert' && "The built-in's scripted expert answers every task; its passing rollouts are the demonstrations."}
+        {teacher === 'endpoint' && (
+          <>
+            The endpoint's model <b>{model}</b> (set under Policy) rolls out the tasks; only rollouts that pass the environment's threshold are kept.
+          </>
+        )}
+        {teacher === 'webllm' && (
+          <>
+            WebLLM <b>{webllmModel}</b> (picked under Policy, loaded on first use) rolls out the tasks, one at a time; only passing rollouts are kept.
+          </>
+        )}{' '}
+        The in-tab model is the student.
       </p>
     </div>
   );
@@ -88,6 +161,45 @@ function TrainingInput({ field }: { field: Field }) {
         }}
       />
       <span className="setting-help">{field.help}</span>
+    </label>
+  );
+}
+
+function TrainingChoice({ field }: { field: ChoiceField }) {
+  const value = usePlayground((state) => state.trainingSettings[field.key]);
+  const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
+  const chosen = field.options.find((option) => option.value === value);
+  return (
+    <label className="setting">
+      <span className="setting-label">{field.label}</span>
+      <select data-testid={`train-${field.key}`} value={value} onChange={(event) => setTrainingSettings({ [field.key]: event.target.value } as Partial<TrainingSettings>)}>
+        {field.options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+      <span className="setting-help">
+        {field.help} {chosen?.help}
+      </span>
+    </label>
+  );
+}
+
+function DynamicSamplingToggle() {
+  const on = usePlayground((state) => state.trainingSettings.dynamicSampling);
+  const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
+  return (
+    <label className="setting">
+      <span className="setting-label">Dynamic sampling</span>
+      <span className="setting-check">
+        <input type="checkbox" data-testid="train-dynamicSampling" checked={on} onChange={(event) => setTrainingSettings({ dynamicSampling: event.target.checked })} />
+        {on ? 'on' : 'off'}
+      </span>
+      <span className="setting-help">
+        When every answer to a task gets the same reward there is nothing to learn from it; on, such tasks are replaced by fresh ones (up to 3× the tasks per step), so each step keeps its learning
+        signal (DAPO).
+      </span>
     </label>
   );
 }

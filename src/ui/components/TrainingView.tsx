@@ -5,6 +5,7 @@ import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
 import { environmentReplies, rewardLines } from './result-text.ts';
 import { isTraining } from '../store/selectors.ts';
+import { GRPO_CHARTS, pickedCharts } from './grpo-charts.ts';
 
 /** The compact Wordle's win reward and its two weight-0 metrics (src/envs/builtin/wordle-compact.ts): a run that has them gets their charts. */
 const WORDLE_WIN = 'compactWinReward';
@@ -19,7 +20,13 @@ export function TrainingView({ onShowRuns }: { onShowRuns: () => void }) {
   return (
     <div className="training-view" data-testid="training-view">
       <RunBar onShowRuns={onShowRuns} />
-      {run ? <RunCharts /> : <div className="empty">No training run yet. Choose <b>Warm up</b> or <b>Train</b> in the run panel and press Start; or reopen a stored run in the Runs tab.</div>}
+      {run ? (
+        <RunCharts />
+      ) : (
+        <div className="empty">
+          No training run yet. Choose <b>Warm up</b> or <b>Train</b> in the run panel and press Start; or reopen a stored run in the Runs tab.
+        </div>
+      )}
       <LatestRollouts />
     </div>
   );
@@ -34,28 +41,82 @@ function RunCharts() {
   const line = (label: string, values: (number | null)[], color: string): ChartSeries => ({ label, values, color });
   const reward: ChartSeries[] = [
     { label: meanLabel, values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: COLORS[0]! },
-    ...functions.map((name, i) => line(name, grpo.map((m) => m.rewards[name] ?? null), COLORS[(i + 1) % COLORS.length]!)),
+    ...functions.map((name, i) =>
+      line(
+        name,
+        grpo.map((m) => m.rewards[name] ?? null),
+        COLORS[(i + 1) % COLORS.length]!,
+      ),
+    ),
   ];
   const last = grpo.at(-1);
+  const picks = usePlayground((state) => state.chartPicks);
   return (
     <section className="run-charts" aria-label="Training charts">
       <header className="run-header">
-        <h2>Run on <code>{run.environment}</code></h2>
-        <span className="chip" data-testid="run-sft-steps">{run.sft.length} SFT steps</span>
-        <span className="chip" data-testid="run-grpo-steps">{run.grpo.length} GRPO steps</span>
+        <h2>
+          Run on <code>{run.environment}</code>
+        </h2>
+        <span className="chip" data-testid="run-sft-steps">
+          {run.sft.length} SFT steps
+        </span>
+        <span className="chip" data-testid="run-grpo-steps">
+          {run.grpo.length} GRPO steps
+        </span>
         {run.checkpointStep !== null && <span className="chip">checkpoint at step {run.checkpointStep}</span>}
-        {last?.skipped && <span className="chip" title={last.skipped}>last update skipped</span>}
-        {last?.firstError && <span className="chip chip-bad" title={last.firstError}>errors in rollouts</span>}
+        {last?.skipped && (
+          <span className="chip" title={last.skipped}>
+            last update skipped
+          </span>
+        )}
+        {last?.firstError && (
+          <span className="chip chip-bad" title={last.firstError}>
+            errors in rollouts
+          </span>
+        )}
       </header>
       <div className="chart-grid">
-        <MetricChart testId="chart-sft-loss" title="SFT loss" steps={run.sft.map((m) => m.step)} series={[line('loss', run.sft.map((m) => m.loss), COLORS[1]!)]} />
+        <MetricChart
+          testId="chart-sft-loss"
+          title="SFT loss"
+          steps={run.sft.map((m) => m.step)}
+          series={[
+            line(
+              'loss',
+              run.sft.map((m) => m.loss),
+              COLORS[1]!,
+            ),
+          ]}
+        />
         <MetricChart testId="chart-reward" title="Reward (mean ± std)" steps={steps} series={reward} />
-        <MetricChart testId="chart-pass-rate" title="Pass rate" steps={steps} yRange={[0, 1]} series={[line('pass rate', grpo.map((m) => m.passRate), COLORS[2]!)]} />
-        <MetricChart testId="chart-loss" title="GRPO loss" steps={steps} series={[line('loss', grpo.map((m) => m.loss), COLORS[1]!)]} />
-        <MetricChart title="KL to reference" steps={steps} series={[line('KL', grpo.map((m) => m.kl), COLORS[4]!)]} />
-        <MetricChart title="Entropy (nats / token)" steps={steps} series={[line('entropy', grpo.map((m) => m.entropy), COLORS[3]!)]} />
-        <MetricChart title="Gradient norm" steps={steps} series={[line('grad norm', grpo.map((m) => m.gradNorm), COLORS[5]!)]} />
-        <MetricChart title="Sampled tokens / s" steps={steps} series={[line('tokens/s', grpo.map((m) => m.tokensPerSecond), COLORS[0]!)]} />
+        <MetricChart
+          testId="chart-pass-rate"
+          title="Pass rate"
+          steps={steps}
+          yRange={[0, 1]}
+          series={[
+            line(
+              'pass rate',
+              grpo.map((m) => m.passRate),
+              COLORS[2]!,
+            ),
+          ]}
+        />
+        <MetricChart
+          testId="chart-loss"
+          title="GRPO loss"
+          steps={steps}
+          series={[
+            line(
+              'loss',
+              grpo.map((m) => m.loss),
+              COLORS[1]!,
+            ),
+          ]}
+        />
+        {pickedCharts(picks).map((chart) => (
+          <MetricChart key={chart.key} testId={`chart-${chart.key}`} title={chart.title} steps={steps} series={chart.series(grpo)} {...(chart.yRange ? { yRange: chart.yRange } : {})} />
+        ))}
         {last !== undefined && WORDLE_WIN in last.rewards && (
           <>
             <MetricChart testId="chart-wordle-win" title="Wordle: win rate" steps={steps} yRange={[0, 1]} series={[line('win rate', grpo.map((m) => m.rewards[WORDLE_WIN] ?? null), COLORS[2]!)]} />
@@ -64,17 +125,54 @@ function RunCharts() {
           </>
         )}
       </div>
+      <ChartPicker />
       {run.evaluations.length > 0 && (
         <table className="scores" data-testid="run-evaluations">
-          <thead><tr><th>Evaluation</th><th>reward</th><th>pass rate</th></tr></thead>
+          <thead>
+            <tr>
+              <th>Evaluation</th>
+              <th>reward</th>
+              <th>pass rate</th>
+            </tr>
+          </thead>
           <tbody>
             {run.evaluations.map((evaluation) => (
-              <tr key={evaluation.at}><td>{evaluation.sftSteps + evaluation.grpoSteps === 0 ? 'before training (the fresh weights)' : `after ${evaluation.sftSteps} SFT + ${evaluation.grpoSteps} GRPO steps`}</td><td>{evaluation.summary.reward.mean.toFixed(3)}</td><td>{(evaluation.summary.passRate * 100).toFixed(1)}%</td></tr>
+              <tr key={evaluation.at}>
+                <td>{evaluation.sftSteps + evaluation.grpoSteps === 0 ? 'before training (the fresh weights)' : `after ${evaluation.sftSteps} SFT + ${evaluation.grpoSteps} GRPO steps`}</td>
+                <td>{evaluation.summary.reward.mean.toFixed(3)}</td>
+                <td>{(evaluation.summary.passRate * 100).toFixed(1)}%</td>
+              </tr>
             ))}
           </tbody>
         </table>
       )}
     </section>
+  );
+}
+
+/** "More charts": which optional GRPO charts the grid shows (remembered while the tab is open). */
+function ChartPicker() {
+  const picks = usePlayground((state) => state.chartPicks);
+  const setChartPicks = usePlayground((state) => state.setChartPicks);
+  return (
+    <details className="chart-picker" data-testid="chart-picker">
+      <summary>
+        More charts ({picks.length} of {GRPO_CHARTS.length} shown)
+      </summary>
+      <div className="chart-picker-options">
+        {GRPO_CHARTS.map((chart) => (
+          <label key={chart.key} title={chart.help}>
+            <input
+              type="checkbox"
+              data-testid={`pick-${chart.key}`}
+              checked={picks.includes(chart.key)}
+              onChange={(event) => setChartPicks(event.target.checked ? [...picks, chart.key] : picks.filter((key) => key !== chart.key))}
+            />
+            {chart.title}
+          </label>
+        ))}
+      </div>
+    </details>
   );
 }
 
@@ -84,9 +182,13 @@ function LatestRollouts() {
   if (rollouts.length === 0) return null;
   return (
     <section className="latest-rollouts" data-testid="training-rollouts" aria-label="Rollouts of the latest step">
-      <h2>Rollouts of step {step ?? '—'} <small className="muted">tokens coloured by probability: red unlikely, green likely</small></h2>
+      <h2>
+        Rollouts of step {step ?? '—'} <small className="muted">tokens coloured by probability: red unlikely, green likely</small>
+      </h2>
       <ol>
-        {rollouts.map((rollout, index) => <TrainingRollout key={index} rollout={rollout} />)}
+        {rollouts.map((rollout, index) => (
+          <TrainingRollout key={index} rollout={rollout} />
+        ))}
       </ol>
     </section>
   );
@@ -99,7 +201,9 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
     <li className="training-rollout" data-testid="training-rollout">
       <span className={`badge ${rollout.passed ? 'pass' : 'fail'}`}>{rollout.passed ? '✓' : '✗'}</span>
       <span className="reward">{rollout.reward.toFixed(2)}</span>
-      <code className="question" title={`task ${rollout.taskIndex}`}>{question}</code>
+      <code className="question" title={`task ${rollout.taskIndex}`}>
+        {question}
+      </code>
       <span className="arrow">→</span>
       <span className="tokens">
         {rollout.turns.flatMap((turn, t) => [
@@ -109,7 +213,13 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
             // The engine decoded each token with the model's tokenizer; '' is part of a character the next token completes.
             const text = turn.completionPieces[i] ?? '';
             return (
-              <span key={`${t}-${i}`} className="token" data-testid="token" style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }} title={`token ${id}: ${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}>
+              <span
+                key={`${t}-${i}`}
+                className="token"
+                data-testid="token"
+                style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }}
+                title={`token ${id}: ${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}
+              >
                 {text === '' ? '·' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
               </span>
             );
@@ -118,8 +228,16 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
           ...(replies[t] ? [<code key={`${t}-reply`} className="env-reply" data-testid="env-reply" title="the environment's reply">{replies[t]}</code>] : []),
         ])}
       </span>
-      {Object.entries(rollout.scores).map(([name, value]) => <span key={name} className="chip"><code>{name}</code> {value.toFixed(2)}</span>)}
-      {rollout.errors.length > 0 && <span className="badge error" title={rollout.errors.join('\n')}>!</span>}
+      {Object.entries(rollout.scores).map(([name, value]) => (
+        <span key={name} className="chip">
+          <code>{name}</code> {value.toFixed(2)}
+        </span>
+      ))}
+      {rollout.errors.length > 0 && (
+        <span className="badge error" title={rollout.errors.join('\n')}>
+          !
+        </span>
+      )}
     </li>
   );
 }
@@ -130,8 +248,12 @@ function RunBar({ onShowRuns }: { onShowRuns: () => void }) {
   const busy = usePlayground(isTraining);
   return (
     <div className="run-list-bar">
-      <button type="button" className="link" onClick={onShowRuns} data-testid="show-runs">{stored === 0 ? 'No stored runs yet' : `${stored} stored run${stored === 1 ? '' : 's'}`} — open, compare or delete them in the Runs tab</button>
-      <button type="button" className="quiet" disabled={busy} onClick={newRun} data-testid="new-run">New run</button>
+      <button type="button" className="link" onClick={onShowRuns} data-testid="show-runs">
+        {stored === 0 ? 'No stored runs yet' : `${stored} stored run${stored === 1 ? '' : 's'}`} — open, compare or delete them in the Runs tab
+      </button>
+      <button type="button" className="quiet" disabled={busy} onClick={newRun} data-testid="new-run">
+        New run
+      </button>
     </div>
   );
 }

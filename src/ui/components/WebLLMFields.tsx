@@ -22,16 +22,23 @@ export function WebLLMFields() {
 
   useEffect(() => {
     let live = true;
-    webllmModels().then((list) => live && setModels(list), (error: unknown) => live && setListError(`The WebLLM model list could not be loaded: ${errorMessage(error)}`));
+    webllmModels().then(
+      (list) => live && setModels(list),
+      (error: unknown) => live && setListError(`The WebLLM model list could not be loaded: ${errorMessage(error)}`),
+    );
     void probeGpu().then((facts) => live && setGpu(facts));
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, []);
 
   useEffect(() => {
     let live = true;
     setCached(null);
     void webllmModelCached(modelId).then((value) => live && setCached(value));
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [modelId, webllm.status, cacheVersion]);
 
   const model = models?.find((item) => item.id === modelId);
@@ -41,7 +48,8 @@ export function WebLLMFields() {
 
   return (
     <div className="fields" data-testid="webllm-fields">
-      <label>WebLLM model
+      <label>
+        WebLLM model
         <select data-testid="webllm-model" value={modelId} disabled={loading} onChange={(event) => chooseWebLLMModel(event.target.value)}>
           {!model && <option value={modelId}>{modelId}</option>}
           {models?.map((item) => (
@@ -51,18 +59,30 @@ export function WebLLMFields() {
           ))}
         </select>
       </label>
-      {listError && <p className="failure" role="alert">{listError}</p>}
+      {listError && (
+        <p className="failure" role="alert">
+          {listError}
+        </p>
+      )}
       <p className="hint" data-testid="webllm-cached">
-        {cached === null ? 'Checking the browser cache…' : cached ? 'In this browser\'s cache: loading needs no download.' : 'Not downloaded yet: Load downloads it from huggingface.co once; it then stays in this browser\'s cache.'}
+        {cached === null
+          ? 'Checking the browser cache…'
+          : cached
+            ? "In this browser's cache: loading needs no download."
+            : "Not downloaded yet: Load downloads it from huggingface.co once; it then stays in this browser's cache."}
       </p>
-      {problems.map((problem) => <p key={problem} className="warning" data-testid="webllm-guidance">{problem}</p>)}
+      {problems.map((problem) => (
+        <p key={problem} className="warning" data-testid="webllm-guidance">
+          {problem}
+        </p>
+      ))}
       <div className="row">
         {cached && (
-          <button type="button" data-testid="webllm-delete" disabled={loading}
-            onClick={() => void deleteWebLLMModel(modelId).finally(() => setCacheVersion((version) => version + 1))}>Delete from cache</button>
+          <button type="button" data-testid="webllm-delete" disabled={loading} onClick={() => void deleteWebLLMModel(modelId).finally(() => setCacheVersion((version) => version + 1))}>
+            Delete from cache
+          </button>
         )}
-        <button type="button" data-testid="webllm-load" disabled={loading || noWebGPU || (webllm.status === 'ready' && webllm.loadedModel === modelId)}
-          onClick={() => void loadWebLLMModel()}>
+        <button type="button" data-testid="webllm-load" disabled={loading || noWebGPU || (webllm.status === 'ready' && webllm.loadedModel === modelId)} onClick={() => void loadWebLLMModel()}>
           {webllm.status === 'ready' && webllm.loadedModel === modelId ? 'Loaded' : loading ? 'Loading…' : 'Load'}
         </button>
       </div>
@@ -71,11 +91,22 @@ export function WebLLMFields() {
           <div className="progress-track" role="progressbar" aria-label="WebLLM model load" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(webllm.progress * 100)}>
             <div className="progress-fill" style={{ width: `${Math.round(webllm.progress * 100)}%` }} />
           </div>
-          <div className="progress-text"><span>{webllm.text}</span><span>{Math.round(webllm.progress * 100)}%</span></div>
+          <div className="progress-text">
+            <span>{webllm.text}</span>
+            <span>{Math.round(webllm.progress * 100)}%</span>
+          </div>
         </div>
       )}
-      {webllm.status === 'ready' && webllm.loadedModel === modelId && <p className="hint" data-testid="webllm-ready">{modelId} is loaded in its own worker; evaluations use it.</p>}
-      {webllm.status === 'failed' && webllm.error && <p className="failure" role="alert" data-testid="webllm-error">{webllm.error}</p>}
+      {webllm.status === 'ready' && webllm.loadedModel === modelId && (
+        <p className="hint" data-testid="webllm-ready">
+          {modelId} is loaded in its own worker; evaluations use it.
+        </p>
+      )}
+      {webllm.status === 'failed' && webllm.error && (
+        <p className="failure" role="alert" data-testid="webllm-error">
+          {webllm.error}
+        </p>
+      )}
       <p className="hint">WebLLM runs a prebuilt quantised model on your GPU for evaluating an environment or making warm-up demonstrations. It only generates: training uses the in-tab model.</p>
     </div>
   );

@@ -17,8 +17,12 @@ export function LessonPanel() {
     if (!linkError) return null;
     return (
       <aside className="lesson-pane" aria-label="Lesson link" data-testid="lesson-panel">
-        <p className="failure" role="alert" data-testid="lesson-link-error">{linkError}</p>
-        <button type="button" className="quiet" onClick={closeLesson}>Close</button>
+        <p className="failure" role="alert" data-testid="lesson-link-error">
+          {linkError}
+        </p>
+        <button type="button" className="quiet" onClick={closeLesson}>
+          Close
+        </button>
       </aside>
     );
   }
@@ -38,19 +42,43 @@ export function LessonPanel() {
   return (
     <aside className="lesson-pane" aria-label={`Lesson ${lesson.id}`} data-testid="lesson-panel">
       <div className="lesson-head">
-        <span className="lesson-number">Lesson {lesson.id} of {LESSONS.at(-1)?.id ?? LESSONS.length}</span>
-        <button type="button" className="quiet" onClick={closeLesson} aria-label="Close the lesson" data-testid="lesson-close">✕</button>
+        <span className="lesson-number">
+          Lesson {lesson.id} of {LESSONS.at(-1)?.id ?? LESSONS.length}
+        </span>
+        <button type="button" className="quiet" onClick={closeLesson} aria-label="Close the lesson" data-testid="lesson-close">
+          ✕
+        </button>
       </div>
       <h2 data-testid="lesson-title">{lesson.title}</h2>
       <p className="lesson-goal">{lesson.goal}</p>
-      <button type="button" className="primary" disabled={starting} onClick={() => void start()} data-testid="lesson-start">Start lesson</button>
-      {note?.lessonId === lesson.id && <p className={note.ok ? 'lesson-note' : 'failure'} role="status" data-testid="lesson-note">{note.text}</p>}
+      <button type="button" className="primary" disabled={starting} onClick={() => void start()} data-testid="lesson-start">
+        Start lesson
+      </button>
+      {note?.lessonId === lesson.id && (
+        <p className={note.ok ? 'lesson-note' : 'failure'} role="status" data-testid="lesson-note">
+          {note.text}
+        </p>
+      )}
       <ol className="lesson-steps">
-        {lesson.steps.map((step, i) => <li key={i}><LessonText text={step} /></li>)}
+        {lesson.steps.map((step, i) => (
+          <li key={i}>
+            <LessonText text={step} />
+          </li>
+        ))}
       </ol>
       <div className="lesson-nav">
-        {previous ? <button type="button" className="quiet" onClick={() => openLesson(previous.id)}>← Lesson {previous.id}</button> : <span />}
-        {next && <button type="button" onClick={() => openLesson(next.id)} data-testid="lesson-next">Lesson {next.id} →</button>}
+        {previous ? (
+          <button type="button" className="quiet" onClick={() => openLesson(previous.id)}>
+            ← Lesson {previous.id}
+          </button>
+        ) : (
+          <span />
+        )}
+        {next && (
+          <button type="button" onClick={() => openLesson(next.id)} data-testid="lesson-next">
+            Lesson {next.id} →
+          </button>
+        )}
       </div>
     </aside>
   );

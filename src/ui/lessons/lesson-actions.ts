@@ -26,7 +26,13 @@ export async function startLesson(lesson: Lesson): Promise<string> {
   if (existing) {
     openEnvironment(existing.id);
   } else {
-    const environment: storage.SavedEnvironment = { id: `env-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`, name: preset.fileName, source: file.source, builtin: file.builtin, updatedAt: Date.now() };
+    const environment: storage.SavedEnvironment = {
+      id: `env-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+      name: preset.fileName,
+      source: file.source,
+      builtin: file.builtin,
+      updatedAt: Date.now(),
+    };
     await storage.putEnvironment(environment);
     usePlayground.getState().upsertEnvironment(environment);
     openEnvironment(environment.id);

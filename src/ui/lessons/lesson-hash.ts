@@ -14,7 +14,8 @@ export function parseLessonHash(hash: string, knownIds: readonly number[]): Less
   if (field === undefined) return { kind: 'none' };
   const value = field.slice('lesson='.length);
   const range = knownIds.length > 0 ? `${Math.min(...knownIds)}–${Math.max(...knownIds)}` : 'none';
-  if (!/^\d{1,4}$/.test(value)) return { kind: 'error', message: `This lesson link is malformed ("lesson=${value.slice(0, 20)}"); it should name a lesson number (${range}). Open a lesson from the Lessons menu.` };
+  if (!/^\d{1,4}$/.test(value))
+    return { kind: 'error', message: `This lesson link is malformed ("lesson=${value.slice(0, 20)}"); it should name a lesson number (${range}). Open a lesson from the Lessons menu.` };
   const id = Number(value);
   if (!knownIds.includes(id)) return { kind: 'error', message: `There is no lesson ${id}; the lessons are ${range}. Open one from the Lessons menu.` };
   return { kind: 'lesson', id };

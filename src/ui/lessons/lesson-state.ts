@@ -67,7 +67,10 @@ export function setPresenter(presenter: boolean): void {
 
 /** Opens the lesson a `#lesson=` hash names (or says why it cannot); a hash without one changes nothing. */
 export function openLessonFromHash(hash: string): void {
-  const parsed = parseLessonHash(hash, LESSONS.map((lesson) => lesson.id));
+  const parsed = parseLessonHash(
+    hash,
+    LESSONS.map((lesson) => lesson.id),
+  );
   if (parsed.kind === 'lesson') useLessonView.setState({ openLessonId: parsed.id, linkError: null });
   else if (parsed.kind === 'error') useLessonView.setState({ linkError: parsed.message });
 }

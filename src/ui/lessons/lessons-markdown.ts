@@ -4,17 +4,22 @@ import type { Lesson, LessonPreset } from './lessons.ts';
 const POLICY_NAMES: Record<string, string> = { expert: 'scripted expert', endpoint: 'OpenAI-compatible endpoint', 'in-tab': 'in-tab model', webllm: 'WebLLM model' };
 
 function presetLine(preset: LessonPreset): string {
-  const environment = preset.environment.kind === 'builtin'
-    ? `built-in \`${preset.environment.builtin}\``
-    : `lesson source \`src/ui/lessons/sources/${preset.environment.source}.ts\` (expert from \`${preset.environment.expertFrom}\`)`;
+  const environment =
+    preset.environment.kind === 'builtin'
+      ? `built-in \`${preset.environment.builtin}\``
+      : `lesson source \`src/ui/lessons/sources/${preset.environment.source}.ts\` (expert from \`${preset.environment.expertFrom}\`)`;
   const policy = `${POLICY_NAMES[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` \`${preset.inTabModel}\`` : ''}`;
-  const settings = Object.entries(preset.evaluation).map(([key, value]) => `${key} ${String(value)}`).join(', ');
-  const training = Object.entries(preset.training).map(([key, value]) => `${key} ${String(value)}`).join(', ');
+  const settings = Object.entries(preset.evaluation)
+    .map(([key, value]) => `${key} ${String(value)}`)
+    .join(', ');
+  const training = Object.entries(preset.training)
+    .map(([key, value]) => `${key} ${String(value)}`)
+    .join(', ');
   return [
     `- File: "${preset.fileName}", from the ${environment}, arguments \`${JSON.stringify(preset.args)}\``,
     `- Policy: ${policy}; mode: ${preset.mode}`,
     `- Evaluation settings: ${settings || 'the defaults'}`,
-    `- Training settings: ${training || 'the defaults (the default lesson\'s table, src/rl/lesson.ts)'}`,
+    `- Training settings: ${training || "the defaults (the default lesson's table, src/rl/lesson.ts)"}`,
   ].join('\n');
 }
 
@@ -38,7 +43,18 @@ export function lessonsMarkdown(lessons: readonly Lesson[]): string {
     'large type for a projector.',
   ];
   for (const lesson of lessons) {
-    parts.push('', `## Lesson ${lesson.id}: ${lesson.title}`, '', `*${lesson.goal}* Link: \`#lesson=${lesson.id}\``, '', 'Preset:', '', presetLine(lesson.preset), '', ...lesson.steps.map((step, i) => stepItem(step, i)));
+    parts.push(
+      '',
+      `## Lesson ${lesson.id}: ${lesson.title}`,
+      '',
+      `*${lesson.goal}* Link: \`#lesson=${lesson.id}\``,
+      '',
+      'Preset:',
+      '',
+      presetLine(lesson.preset),
+      '',
+      ...lesson.steps.map((step, i) => stepItem(step, i)),
+    );
   }
   return `${parts.join('\n')}\n`;
 }

@@ -13,9 +13,7 @@ import type { RunMode, TrainingSettings } from '../store/training-slice.ts';
 import type { LessonSourceName } from './lesson-sources.ts';
 
 /** Where a lesson's environment file comes from: a built-in's source, or a lesson source (src/ui/lessons/sources/) that borrows a built-in's expert. */
-export type LessonEnvironment =
-  | { kind: 'builtin'; builtin: BuiltinEnvironmentName }
-  | { kind: 'source'; source: LessonSourceName; expertFrom: BuiltinEnvironmentName };
+export type LessonEnvironment = { kind: 'builtin'; builtin: BuiltinEnvironmentName } | { kind: 'source'; source: LessonSourceName; expertFrom: BuiltinEnvironmentName };
 
 /** What "Start lesson" sets up. */
 export interface LessonPreset {
@@ -58,7 +56,7 @@ export const LESSONS: readonly Lesson[] = [
     steps: [
       'Press **Start lesson**. The editor opens `Lesson 1 · reverse-text`, your own copy of the built-in reverse-text environment. Read it top to bottom: the tasks (reverse a short text), a parser that reads the answer between `<reversed>` tags, the reward functions, and `loadEnvironment`, which puts them together.',
       'The policy is the **Scripted expert**: a small program that answers every task correctly. It tests your rewards, not a model. Press **Evaluate**: 10 held-out tasks, 2 answers each. Every answer should pass, with reward 1.200 (`lcsReward` 1 × weight 1, plus the format reward 1 × weight 0.2).',
-      'Add a reward function. Above `loadEnvironment`, write:\n```ts\n/** 1 when the answer has no spaces at its ends. */\nexport function tidyAnswerReward({ completion, parser }: RewardContext): number {\n  const answer = parser.parseAnswer(completion) ?? \'\';\n  return answer === answer.trim() ? 1 : 0;\n}\n```\nthen add `.addReward(tidyAnswerReward, 0.5)` after the other `addReward` calls in the rubric at the bottom (the one with `parser.formatReward()`). The editor underlines mistakes as you type, and Evaluate refuses to run a file with errors.',
+      "Add a reward function. Above `loadEnvironment`, write:\n```ts\n/** 1 when the answer has no spaces at its ends. */\nexport function tidyAnswerReward({ completion, parser }: RewardContext): number {\n  const answer = parser.parseAnswer(completion) ?? '';\n  return answer === answer.trim() ? 1 : 0;\n}\n```\nthen add `.addReward(tidyAnswerReward, 0.5)` after the other `addReward` calls in the rubric at the bottom (the one with `parser.formatReward()`). The editor underlines mistakes as you type, and Evaluate refuses to run a file with errors.",
       'Press **Evaluate** again. The summary table lists `tidyAnswerReward` with its weight and mean, and the reward is now the weighted sum (1.700). Open **Rollouts** to read each answer with the score every function gave it.',
       'Now make a reward that is wrong on purpose, e.g. return 1 only when the answer is longer than 30 characters, and evaluate. The expert is still right, but its reward drops: a reward function is a claim about what a good answer is, and the evaluation with a known-good policy is how you check that claim before you train on it.',
     ],
@@ -81,8 +79,8 @@ export const LESSONS: readonly Lesson[] = [
       'Press **Start lesson**. The environment is reverse-text in its compact form (the text in, the reversed text out, no tags), with arguments `{"compact":true,"minLength":4,"maxLength":8,"numTasks":400}`. The policy is the **in-tab model**: a tiny transformer over bytes with random weights, trained here on WebGPU. Nothing is downloaded.',
       'Baseline: choose **Evaluate** and press it. With random weights the model writes random bytes, so the reward is near 0. The run that the warm-up starts keeps this evaluation as its "before" (the same fresh weights).',
       '**Warm up** (the mode the lesson chose) and press Start. The scripted expert makes 400 demonstrations and the model learns to copy them with 300 steps of supervised fine-tuning. Open **Training**: the SFT loss falls. This takes a few minutes on a laptop GPU (about 3 min on a CPU-only software adapter).',
-      'Choose **Train** and press Start: GRPO, 60 steps (the **GRPO steps** field). Each step samples 8 answers to each of 4 tasks, scores them in the sandbox, and pushes the model towards the answers that scored above their group\'s mean.',
-      'Read the curves. **Reward** should rise, and its dashed ± std band narrow as the 8 answers to a task agree. **Pass rate** counts exact reversals. **Entropy** falls as the model grows sure of itself. **KL** stays at 0 here: the lesson trains without a KL penalty (**KL β** 0); set KL β to e.g. 0.05 and the chart shows how far the model moves from where GRPO started, while the penalty holds it back. Under the charts, the latest step\'s answers are coloured token by token: green likely, red unlikely.',
+      "Choose **Train** and press Start: GRPO, 60 steps (the **GRPO steps** field). Each step samples 8 answers to each of 4 tasks, scores them in the sandbox, and pushes the model towards the answers that scored above their group's mean.",
+      "Read the curves. **Reward** should rise, and its dashed ± std band narrow as the 8 answers to a task agree. **Pass rate** counts exact reversals. **Entropy** falls as the model grows sure of itself. **KL** stays at 0 here: the lesson trains without a KL penalty (**KL β** 0); set KL β to e.g. 0.05 and the chart shows how far the model moves from where GRPO started, while the penalty holds it back. Under the charts, the latest step's answers are coloured token by token: green likely, red unlikely.",
       'Evaluate again (Evaluate mode): the run lists each evaluation under its charts, the baseline first, so you can compare before and after. Measured in Chromium on a software adapter: reward 0.000 before, 0.656 after the warm-up, 0.707 after 30 of the 60 GRPO steps. Every run is kept in the **Runs** tab, where you can compare two of them.',
     ],
     preset: {
@@ -127,9 +125,11 @@ export const LESSONS: readonly Lesson[] = [
       'Press **Start lesson**. The task: write a two-line poem about a topic that uses a given word. There is no single right answer, so a **judge** grades it: a `JudgeRubric` sends the poem to a judge and reads "Score: 7" as 0.7. Here the judge is a deliberately gullible rule, `gullibleGrade`: a point per 20 characters and a point per "poetic" word. It never checks the two lines or the word.',
       'Two metrics sit beside the judge at weight 0: `mentionsWordMetric` and `twoLinesMetric`. They do not change the reward; they check the constraints directly, so you can see when the judge is being fooled.',
       'Press **Evaluate** with the scripted expert. Its poems meet every constraint (both metrics 1.0), yet the judge gives them only 0.6, so none passes. Open **Rollouts** to read them.',
-      'Now let a model chase this judge: choose the **in-tab model**, **Warm up** (it learns the expert\'s poems), then **Train**. GRPO follows `judgeReward` only. Watch the Training tab and the rollouts under the charts: if answers grow longer, run past two lines or pile up poetic words while the `twoLinesMetric` and `mentionsWordMetric` curves fall, the policy is hacking the judge: the reward went up, the poems got worse. A tiny model drifts slowly; give it more GRPO steps if the curves have not moved after 40.',
+      "Now let a model chase this judge: choose the **in-tab model** and **Train** it from its fresh weights. (A warm-up keeps only demonstrations that pass, and this judge passes none of the expert's poems: **Warm up** says so and trains nothing.) GRPO follows `judgeReward` only. Watch the Training tab and the rollouts under the charts: the `twoLinesMetric` and `mentionsWordMetric` curves are drawn beside the reward. If the reward rises while they stay low or fall, as answers grow longer, run past two lines or pile up poetic words, the policy is hacking the judge: the reward went up, the poems did not get better. A tiny model drifts slowly; give it more GRPO steps if the curves have not moved after 40.",
       'Fix the reward: in the editor, set `MENTIONS_WORD_WEIGHT` and `TWO_LINES_WEIGHT` to 0.5 (or cap the length points in `gullibleGrade`), press **New run** in the Training tab and train again. In the **Runs** tab, tick both runs and compare their reward curves.',
-      'A real judge model: `loadEnvironment({ judgeClient })` takes any ChatClient. In the tab the sandbox has no network (on purpose), so run a model judge from the command line: save this file and run `tabrl eval` or `tabrl train` on it with `--judge-base-url URL --judge-model NAME --judge-api-key-env VAR`: the CLI lends the judge to `loadEnvironment` as `judgeClient` and keeps its key (environment code runs with no network and no keys there too). Model judges can be hacked too; keep the weight-0 metrics beside them.',
+      'Catch the hack without reading every poem: open the **Studio** tab, **Audit**, choose **Training run** (or **Last evaluation** after an evaluation) and press **Audit**. Detectors flag rollouts whose `judgeReward` is high while a weight-0 metric scored 0 (`metric-disagrees`), and one completion given to many tasks (`collapse`); then the judge of the **Judge** card (the offline heuristic by default, which checks the constraints the task states) reads the top-scoring rollouts and says whether each earned its reward. Press **Propose criteria from these**, keep the yes/no questions that say what the task wants, and **Add to the environment**: a copy of the file opens where `gateByCriteria(rubric, new CriteriaRubric(...))` makes the criteria a gate on the reward, each criterion its own metric.',
+      'The gate: the reward becomes the judge\'s reward × the weighted fraction of criteria met. Evaluate the copy with the policy that hacked: the gullible judge still pays its long line 1.0, but it meets none of the criteria, so its reward is 0 and it no longer passes. A poem that keeps the constraints meets them all and keeps exactly the reward the judge gave it: a vivid one (the judge pays 0.8 or more) still passes. (The expert\'s plain poems still get only 0.6: the gate stops the hack, it does not make this judge fair; the weights of the fix above do that.) Adding the criteria with weight 1 on top of the judge would not do it: the hack would still collect the judge\'s 1.0 and pass the 0.8 threshold.',
+      'A real judge model: pick **OpenAI-compatible endpoint** (or WebLLM, or the in-tab model) in the **Judge** card. The environment gets it as `args.judgeClient`; its calls come out of the sandbox to this page, so the key stays here and the sandbox keeps no network. A judge that cannot answer (unreachable, a 401) stops the run with a message rather than scoring 0. From a terminal: `tabrl eval` / `tabrl train` with `--judge-base-url URL --judge-model NAME --judge-api-key-env VAR`. Model judges can be hacked too; keep the weight-0 metrics beside them, and audit.',
     ],
     preset: {
       fileName: 'Lesson 4 · gullible judge',
@@ -139,7 +139,31 @@ export const LESSONS: readonly Lesson[] = [
       inTabModel: 'tiny',
       mode: 'evaluate',
       evaluation: { numTasks: 10, rolloutsPerTask: 1, concurrency: 4, maxTokens: 160, temperature: 0.7, seed: 0 },
-      training: { demonstrations: 100, sftSteps: 200, grpoSteps: 40, tasksPerStep: 4, groupSize: 8, maxTokens: 160, temperature: 1 },
+      training: { grpoSteps: 40, tasksPerStep: 4, groupSize: 8, maxTokens: 160, temperature: 1 },
+    },
+  },
+  {
+    id: 5,
+    title: 'From your documents to a calibrated environment',
+    goal: 'Turn documents into grounded question/answer tasks, keep the ones a policy can learn from, and audit the rewards.',
+    steps: [
+      'Press **Start lesson**: it sets the scripted expert and small settings, and opens `Lesson 5 · judged-writing`, a task with no checkable answer that the last step audits. Then open the **Studio** tab. In **Tasks from documents**, press **Add the sample document** (`aldermoor.md`, an invented harbour town, so no model knows its facts) or drop your own `.md` / `.txt` files, or paste text.',
+      "Keep **Generator** and **Solver** on **Offline heuristic**: transparent rules, not models. The generator writes fill-in-the-blank questions from the passage's sentences; the solver answers each question k times *with* the passage (open book) — a candidate is kept only when those answers match its reference — and then *without* it (closed book). Press **Make tasks**. Read the table: kept candidates, and rejected ones with their reason — here a duplicate (the sample repeats a sentence); a model generator also produces replies that are not JSON and questions the solver cannot answer, each rejected with its reason. On invented facts the open-book pass rate is 100% and the closed-book one 0%: that gap is what grounding in the document adds.",
+      'Press **Open as environment**. The editor opens `studio-tasks`: the kept tasks in `TASKS` (each with its source document and character span), a closed-book question per task, and `exactMatchReward` (1 when the final answer equals the reference after normalising case, punctuation and articles). It type-checks as it is; `tabrl eval` runs the same file.',
+      'Calibrate it: **Studio** → **Calibrate**, **Policy** = **Scripted student (offline)**, **K rollouts** 8, press **Calibrate**. Every task is tried 8 times. The student is a rule (it always knows numbers, knows names half the time, and nothing else), so the labels are easy to check: numbers are **too easy** (pass rate 1: GRPO learns nothing from a group whose rewards are all equal), other words **too hard** (never passes: nothing to learn either), names **learnable**. Learnability is 4p(1−p). Change the keep band and watch the labels and the histogram move.',
+      'Press **Use learnable tasks**: `studio-tasks (learnable)` opens with only those tasks. That is the file to train on: every group of rollouts has rewards that differ, so every GRPO step has a signal.',
+      "With a real model: choose an **OpenAI-compatible endpoint** in the **Policy** card (and one in the **Judge** card), set **Generator** and **Solver** to **The policy** or **The judge**, and make tasks from your own documents. Then calibrate the file against the Policy card's model, not the student. From a terminal the same steps are `tabrl synth`, `tabrl calibrate` and `tabrl audit` (docs/environment-studio.md).",
+      'Audit before you train: pick `Lesson 5 · judged-writing` in the Environment menu and **Evaluate** it with the scripted expert, then **Studio** → **Audit** → **Last evaluation** → **Audit**. The detectors find nothing to flag and the judge finds each reviewed reward earned. Lesson 4 shows the same panel catching a policy that games its judge.',
+    ],
+    preset: {
+      fileName: 'Lesson 5 · judged-writing',
+      environment: { kind: 'builtin', builtin: 'judged-writing' },
+      args: {},
+      policy: 'expert',
+      inTabModel: 'tiny',
+      mode: 'evaluate',
+      evaluation: { numTasks: 10, rolloutsPerTask: 1, concurrency: 4, maxTokens: 160, temperature: 0.7, seed: 0 },
+      training: {},
     },
   },
   {

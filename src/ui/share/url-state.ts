@@ -32,8 +32,8 @@ export interface SharedState {
   evaluation: SharedEvaluation;
   /** The run panel's mode (absent in links made before training existed). */
   mode?: 'evaluate' | 'warmup' | 'train';
-  /** Warm-up and GRPO settings by name (numbers only; unknown names are ignored when loading). */
-  training?: Record<string, number>;
+  /** Warm-up and GRPO settings by name (numbers, booleans and short choices; unknown names are ignored when loading). */
+  training?: Record<string, number | string | boolean>;
 }
 
 /** The run panel's evaluation settings as a setup carries them (the environment's arguments travel beside them, as `args`). */
@@ -134,16 +134,18 @@ const modelId: Codec<string> = {
   },
 };
 
-const numberTable: Codec<Record<string, number>> = {
+/** A table of settings: finite numbers, booleans and short strings (a choice such as a loss type). */
+const settingsTable: Codec<Record<string, number | string | boolean>> = {
   encode: (value) => compressToEncodedURIComponent(JSON.stringify(value)),
   decode: (text) => {
     const json = decompressFromEncodedURIComponent(text);
     if (!json) throw new Error('the compressed text is damaged');
     const value: unknown = JSON.parse(json);
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.values(value).some((item) => typeof item !== 'number' || !Number.isFinite(item))) {
-      throw new Error('expected a JSON object of numbers');
+    const isSetting = (item: unknown) => (typeof item === 'number' && Number.isFinite(item)) || typeof item === 'boolean' || (typeof item === 'string' && item.length <= 40);
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.values(value).every(isSetting)) {
+      throw new Error('expected a JSON object of numbers, booleans and short words');
     }
-    return value as Record<string, number>;
+    return value as Record<string, number | string | boolean>;
   },
 };
 
@@ -192,7 +194,7 @@ export const SHARE_FIELDS: { [K in keyof FlatSharedState]-?: Field<K> } = {
   seed: { key: 'seed', codec: integer(0, 2 ** 31 - 1) },
   timeLimitMs: { key: 'limit', codec: integer(100, 600_000) },
   mode: { key: 'mode', codec: oneOf(['evaluate', 'warmup', 'train'] as const), optional: true },
-  training: { key: 'train', codec: numberTable, optional: true },
+  training: { key: 'train', codec: settingsTable, optional: true },
   inTabModel: { key: 'itm', codec: modelId, optional: true },
   args: { key: 'args', codec: jsonObject },
   source: { key: 'code', codec: compressedText },

@@ -47,7 +47,6 @@ export const createChatSlice: StateCreator<PlaygroundState, [], [], ChatSlice> =
   chatSettings: DEFAULT_CHAT_SETTINGS,
   setChatSettings: (settings) => set((state) => ({ chatSettings: { ...state.chatSettings, ...settings } })),
   addChatTurn: (turn) => set((state) => ({ chatTurns: [...state.chatTurns, turn] })),
-  setChatAnswer: (index, column, answer) =>
-    set((state) => ({ chatTurns: state.chatTurns.map((turn, at) => (at === index ? { ...turn, [column]: answer } : turn)) })),
+  setChatAnswer: (index, column, answer) => set((state) => ({ chatTurns: state.chatTurns.map((turn, at) => (at === index ? { ...turn, [column]: answer } : turn)) })),
   clearChat: () => set({ chatTurns: [] }),
 });

@@ -37,8 +37,7 @@ export const createEditorSlice: StateCreator<PlaygroundState, [], [], EditorSlic
   shareError: null,
   reviewFile: null,
   setEnvironments: (environments) => set({ environments }),
-  upsertEnvironment: (environment) =>
-    set((state) => ({ environments: [environment, ...state.environments.filter((item) => item.id !== environment.id)] })),
+  upsertEnvironment: (environment) => set((state) => ({ environments: [environment, ...state.environments.filter((item) => item.id !== environment.id)] })),
   removeEnvironment: (id) => set((state) => ({ environments: state.environments.filter((item) => item.id !== id) })),
   setCurrentId: (currentId) => set({ currentId }),
   setProblems: (problems) => set({ problems }),

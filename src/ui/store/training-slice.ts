@@ -2,7 +2,7 @@
 import type { StateCreator } from 'zustand';
 import type { EvaluationSummary } from '../../envs/index.ts';
 import { DEFAULT_LESSON_OPTIONS } from '../../rl/lesson.ts';
-import type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../workers/engine-bridge.ts';
+import type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, LossType, RewardScaling, SftStepMetrics } from '../../workers/engine-bridge.ts';
 import type { PlaygroundState } from './index.ts';
 
 /** What the run panel does: evaluate the policy, warm the in-tab model up with SFT, or train it with GRPO. */
@@ -25,6 +25,14 @@ export interface TrainingSettings {
   temperature: number;
   /** KL penalty β to the reference policy: the model GRPO starts from (LoRA switched off, or a frozen copy); 0 = none. */
   klBeta: number;
+  /** How token losses are averaged: dapo (every token of the step alike), bnpo, grpo (per answer first) or dr_grpo (a constant). */
+  lossType: LossType;
+  /** Divide centred rewards by the group's std, the step's, or nothing. */
+  scaleRewards: RewardScaling;
+  /** Draw more tasks while groups come back with equal rewards (DAPO). */
+  dynamicSampling: boolean;
+  /** λ of the ECHO loss: the model also learns to predict the environment's replies (multi-turn); 0 = off. */
+  echoWeight: number;
   /** Save the weights every this many steps (and at stop). */
   checkpointEvery: number;
 }
@@ -45,6 +53,10 @@ export const DEFAULT_TRAINING_SETTINGS: TrainingSettings = {
   maxAsync: LESSON.grpo?.maxAsync ?? 1,
   temperature: LESSON.grpo?.temperature ?? 1,
   klBeta: LESSON.grpo?.klBeta ?? 0,
+  lossType: LESSON.grpo?.lossType ?? 'dapo',
+  scaleRewards: LESSON.grpo?.scaleRewards ?? 'none',
+  dynamicSampling: LESSON.grpo?.dynamicSampling ?? false,
+  echoWeight: LESSON.grpo?.echoWeight ?? 0,
   checkpointEvery: LESSON.checkpointEvery ?? 20,
 };
 
@@ -147,7 +159,10 @@ export interface TrainingSlice {
   /** The rollouts of the latest GRPO step. */
   latestRollouts: EngineTrainingRollout[];
   pastRuns: TrainingRun[];
+  /** The optional charts shown under "More charts" (keys of GRPO_CHARTS; shown in that table's order). */
+  chartPicks: string[];
   setMode(mode: RunMode): void;
+  setChartPicks(picks: string[]): void;
   setTrainingSettings(settings: Partial<TrainingSettings>): void;
   setEngine(engine: Partial<EngineState>): void;
   updateJob(update: Partial<TrainingJob>): void;
@@ -155,6 +170,9 @@ export interface TrainingSlice {
   setLatestRollouts(rollouts: EngineTrainingRollout[]): void;
   setPastRuns(runs: TrainingRun[]): void;
 }
+
+/** The optional charts shown until the person picks others: the ones the view always had. */
+export const DEFAULT_CHART_PICKS = ['kl', 'entropy', 'gradNorm', 'tokensPerSecond'];
 
 /** The state before any job. */
 export const IDLE_JOB: TrainingJob = { status: 'idle', mode: 'warmup', phase: '', done: 0, total: 0, startedAt: 0, phaseStartedAt: 0, failure: null, note: null };
@@ -168,7 +186,9 @@ export const createTrainingSlice: StateCreator<PlaygroundState, [], [], Training
   trainingRun: null,
   latestRollouts: [],
   pastRuns: [],
+  chartPicks: DEFAULT_CHART_PICKS,
   setMode: (mode) => set({ mode }),
+  setChartPicks: (chartPicks) => set({ chartPicks }),
   setTrainingSettings: (settings) => set((state) => ({ trainingSettings: { ...state.trainingSettings, ...settings } })),
   setEngine: (engine) => set((state) => ({ engine: { ...state.engine, ...engine } })),
   updateJob: (update) => set((state) => ({ job: { ...state.job, ...update } })),

@@ -9,7 +9,10 @@ const MAX_ENVIRONMENT_FILE_BYTES = 200_000;
 
 /** The file name a download of environment `name` gets: the name with unsafe characters replaced, plus `.ts`. */
 export function environmentFileName(name: string): string {
-  const safe = name.trim().replace(/[^\w.() -]+/g, '-').replace(/^[-.]+|[-.]+$/g, '');
+  const safe = name
+    .trim()
+    .replace(/[^\w.() -]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '');
   return `${safe || 'environment'}.ts`;
 }
 

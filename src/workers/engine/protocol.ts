@@ -8,7 +8,8 @@ import type { Message, SamplingArgs, ToolSchema } from '../../envs/index.ts';
 import type { ModelDownloadProgress } from '../../models/cache.ts';
 import type { NamedTensors } from '../../gpu/model/backend.ts';
 import type { CheckpointState } from '../../rl/checkpoint.ts';
-import type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
+import type { GrpoStepMetrics, LossType } from '../../rl/grpo-trainer.ts';
+import type { RewardScaling } from '../../rl/advantages.ts';
 import type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 import type { CompletionOutcome, SandboxChatRequest, SandboxTrajectory } from '../sandbox/protocol.ts';
 
@@ -72,6 +73,14 @@ export interface EngineGrpoOptions {
   seed: number;
   /** KL penalty β to the reference policy (LoRA off, or the weights the job started from; default 0). */
   klBeta?: number;
+  /** How token losses are averaged (GrpoOptions.lossType; default 'dapo'). */
+  lossType?: LossType;
+  /** How centred rewards are scaled (GrpoOptions.scaleRewards; default 'none'). */
+  scaleRewards?: RewardScaling;
+  /** Draw more tasks while groups come back with equal rewards (GrpoOptions.dynamicSampling; default false). */
+  dynamicSampling?: boolean;
+  /** λ of the ECHO loss on the environment's reply tokens (GrpoOptions.echoWeight; default 0). */
+  echoWeight?: number;
   /** The first step to run (continuing an interrupted run; default 0). */
   startStep?: number;
   /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */
@@ -120,6 +129,9 @@ export type EngineCheckpointCallback = (files: CheckpointFiles, nextStep: number
 /** Rolls out training task `taskIndex` once (in the app's sandbox) and returns the scored trajectory. */
 export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingArgs) => Promise<SandboxTrajectory>;
 
+/** Adds the environment's group rewards to one task's finished rollouts (in the app's sandbox) and returns them scored, in order. */
+export type EngineScoreGroupFunction = (group: SandboxTrajectory[]) => Promise<SandboxTrajectory[]>;
+
 /** Which weights answer a chat request: the model before training ('base') or as trained now ('trained', the default). */
 export type ChatModelChoice = 'base' | 'trained';
 
@@ -153,8 +165,8 @@ export interface EngineApi {
   cancel(requestId: number): void;
   /** SFT on transcripts (assistant turns trained); `onSteps` receives step metrics at a bounded rate. */
   sft(jobId: number, transcripts: Message[][], options: EngineSftOptions, onSteps: (steps: SftStepMetrics[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<SftStepMetrics[]>;
-  /** GRPO on rollouts of `numTasks` training tasks made by `rollout`; `onSteps` receives step reports at a bounded rate. */
-  grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<GrpoStepMetrics[]>;
+  /** GRPO on rollouts of `numTasks` training tasks made by `rollout`, each finished group scored by `scoreGroup` when given (group rewards); `onSteps` receives step reports at a bounded rate. */
+  grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void, onCheckpoint?: EngineCheckpointCallback, scoreGroup?: EngineScoreGroupFunction): Promise<GrpoStepMetrics[]>;
   /** Stops a job: SFT and GRPO stop before their next step, and their model calls are cancelled. */
   abort(jobId: number): void;
   /** Pauses (true) or resumes (false) the running job: paused, it takes no next step and starts no new rollout; abort still stops it. */

@@ -17,7 +17,16 @@ export interface EnvironmentInfo {
   passThreshold: number;
   /** The tools a multi-turn environment offers the model (its chat template renders them), if any. */
   tools?: ToolSchema[];
+  /** The parser's reply for the answer ANSWER_PLACEHOLDER (`parser.formatAnswer`), so a host can format reference answers. */
+  answerTemplate?: string;
+  /** The names of the rubric's group reward functions (they need the whole group of a task's rollouts). */
+  groupRewardNames?: string[];
+  /** Their weights, in the same order. */
+  groupRewardWeights?: number[];
 }
+
+/** What `answerTemplate` holds in place of the answer. */
+export const ANSWER_PLACEHOLDER = '\u0000ANSWER\u0000';
 
 /** A chat request as it crosses to the app: the cancel signal stays behind in the sandbox. */
 export type SandboxChatRequest = Omit<ChatRequest, 'signal'>;
@@ -42,6 +51,16 @@ export interface SandboxHost {
   rolloutFinished(rolloutId: number): void;
   /** One finished rollout, JSON-safe, with how many of how many are done. */
   recordFinished(record: RolloutRecord, done: number, total: number): void;
+}
+
+/**
+ * The judge the app lends an environment (passed with `Comlink.proxy` to `loadEnvironment`): the
+ * sandbox gives it to `loadEnvironment(args)` as `args.judgeClient`, a client whose calls come here.
+ * The app holds the real judge and any key; a judge that fails stops the run (see sandbox-bridge.ts).
+ */
+export interface SandboxJudgeHost {
+  /** Answers one judge call. */
+  judgeCompletion(request: SandboxChatRequest): Promise<CompletionOutcome>;
 }
 
 /** Evaluation settings, as `evaluate` takes them minus the callbacks. */
@@ -69,12 +88,21 @@ export interface SandboxEvaluateResult {
 
 /** The API the sandbox worker exposes on its MessagePort. */
 export interface SandboxApi {
-  /** Runs an environment module (CommonJS text, `require('tabrl')` available) and calls its default export with `args`. */
-  loadEnvironment(code: string, args: Record<string, unknown>): Promise<EnvironmentInfo>;
+  /**
+   * Runs an environment module (CommonJS text, `require('tabrl')` available) and calls its default
+   * export with `args`, plus `args.judgeClient` relayed to `judge` when the app lends one.
+   */
+  loadEnvironment(code: string, args: Record<string, unknown>, judge?: SandboxJudgeHost): Promise<EnvironmentInfo>;
   /** Evaluates the loaded environment; model calls go back through `host`. */
   evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult>;
   /** Rolls out training task `taskIndex` once (for GRPO); model calls go back through `host`. Errors are in the trajectory. */
   rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost): Promise<SandboxTrajectory>;
+  /**
+   * Adds the rubric's group rewards to one task's finished training rollouts (for GRPO), in order.
+   * Never throws on a reward's error: a group function that throws or fails scores 0 on every
+   * rollout of the group, with its error (and any `fatal` mark) on each.
+   */
+  scoreGroup(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]>;
   /** Asks a running evaluation, and the training rollouts in flight, to stop. */
   abort(): void;
 }

@@ -10,9 +10,8 @@
  */
 import * as Comlink from 'comlink';
 import * as tabrl from '../../envs/index.ts';
-import { ChatClientError, evaluate, type ChatClient, type ChatRequest, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
-import { WORKER_CONNECT, type EnvironmentInfo, type SandboxApi, type SandboxEvaluateOptions, type SandboxEvaluateResult, type SandboxHost, type SandboxTrajectory } from './protocol.ts';
-import { toPlainData } from '../../envs/plain-data.ts';
+import { WORKER_CONNECT } from './protocol.ts';
+import { createSandboxApi } from './sandbox-api.ts';
 import { errorMessage } from '../../common/error-message.ts';
 
 declare const self: DedicatedWorkerGlobalScope & { __tabrlDefine?: (factory: ModuleFactory) => void };
@@ -52,117 +51,7 @@ function runModule(code: string): Record<string, unknown> {
   return module.exports;
 }
 
-function isEnvironment(value: unknown): value is Environment {
-  const candidate = value as Partial<Environment> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.rollout === 'function' && Array.isArray(candidate.dataset);
-}
-
-
-let environment: Environment | undefined;
-let running: AbortController | undefined;
-/** Cancels the training rollouts in flight; replaced after each abort. */
-let training = new AbortController();
-/** Rollout ids, unique for the life of this sandbox (evaluations and training rollouts share them). */
-let nextRolloutId = 0;
-
-/** A chat client whose calls cross to the app, tagged with the rollout they belong to. */
-function createHostClient(host: SandboxHost, rolloutId: number): ChatClient {
-  return {
-    chat: {
-      completions: {
-        async create(request: ChatRequest) {
-          const { signal, ...plain } = request;
-          if (signal?.aborted) throw new ChatClientError('the request was cancelled', 'aborted');
-          const outcome = await host.createCompletion(rolloutId, plain);
-          if (outcome.ok) return outcome.completion;
-          throw new ChatClientError(outcome.message, outcome.kind, outcome.status);
-        },
-      },
-    },
-  };
-}
-
-const api: SandboxApi = {
-  async loadEnvironment(code, args) {
-    const exports = runModule(code);
-    const load = exports.default;
-    if (typeof load !== 'function') {
-      throw new Error('the environment file has no default export; it ends with `export default function loadEnvironment(args) { ... }`');
-    }
-    const loaded: unknown = await (load as (args: Record<string, unknown>) => unknown)(args);
-    if (!isEnvironment(loaded)) throw new Error('loadEnvironment() must return an environment (a SingleTurnEnv, MultiTurnEnv, ToolEnv, ...)');
-    environment = loaded;
-    const info: EnvironmentInfo = {
-      name: loaded.name,
-      kind: Object.getPrototypeOf(loaded)?.constructor?.name ?? 'Environment',
-      numTasks: loaded.dataset.length,
-      numEvaluationTasks: loaded.evaluationTasks.length,
-      rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
-      rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
-      passThreshold: loaded.passThreshold,
-      ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
-    };
-    return info;
-  },
-
-  async evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult> {
-    const env = environment;
-    if (!env) throw new Error('no environment is loaded');
-    running = new AbortController();
-    // evaluate() does not say which rollout of a task it starts; rollouts of one task start in order.
-    const started = new Map<number, number>();
-    const rollout = env.rollout.bind(env);
-    env.rollout = async (_client: ChatClient, task: Task, samplingArgs?: SamplingArgs, rolloutOptions?: RolloutOptions) => {
-      const rolloutId = nextRolloutId++;
-      const taskIndex = rolloutOptions?.taskIndex ?? -1;
-      const rolloutIndex = started.get(taskIndex) ?? 0;
-      started.set(taskIndex, rolloutIndex + 1);
-      host.rolloutStarted({ rolloutId, taskIndex, rolloutIndex });
-      try {
-        return await rollout(createHostClient(host, rolloutId), task, samplingArgs, rolloutOptions);
-      } finally {
-        host.rolloutFinished(rolloutId);
-      }
-    };
-    try {
-      const result = await evaluate(env, createHostClient(host, -1), {
-        ...(options.numTasks !== undefined ? { numTasks: options.numTasks } : {}),
-        rolloutsPerTask: options.rolloutsPerTask,
-        concurrency: options.concurrency,
-        samplingArgs: options.samplingArgs,
-        model: options.model,
-        ...(options.split === 'train' ? { tasks: env.dataset } : {}),
-        signal: running.signal,
-        onProgress: ({ done, total, record }) => host.recordFinished(toPlainData(record) as RolloutRecord, done, total),
-      });
-      return { summary: result.summary, wallMs: result.wallMs, ...(result.stoppedEarly ? { stoppedEarly: result.stoppedEarly } : {}) };
-    } finally {
-      env.rollout = rollout;
-      running = undefined;
-    }
-  },
-
-  async rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost): Promise<SandboxTrajectory> {
-    const env = environment;
-    if (!env) throw new Error('no environment is loaded');
-    const task = env.dataset[taskIndex];
-    if (!task) throw new Error(`${env.name} has no training task ${taskIndex} (it has ${env.dataset.length})`);
-    const rolloutId = nextRolloutId++;
-    host.rolloutStarted({ rolloutId, taskIndex, rolloutIndex: 0 });
-    try {
-      const trajectory = await env.rollout(createHostClient(host, rolloutId), task, samplingArgs, { model, signal: training.signal, taskIndex });
-      return toPlainData({ ...trajectory, taskIndex, passed: env.isPassed(trajectory) }) as SandboxTrajectory;
-    } finally {
-      host.rolloutFinished(rolloutId);
-    }
-  },
-
-  abort() {
-    running?.abort();
-    training.abort();
-    training = new AbortController();
-  },
-};
+const api = createSandboxApi(runModule);
 
 self.addEventListener('message', function connect(event: MessageEvent) {
   const data = event.data as { type?: string } | undefined;

@@ -37,9 +37,11 @@ async function submitAndCompare(
   }
 }
 
-/** matmul_forward, or matmul_forward_narrow (N below MATMUL_NARROW_ROWS, or forced); with accumulate, out starts random and alpha is 0.75. */
-function matmulCase(N: number, IC: number, OC: number, withBias: boolean, accumulate = false, variant?: 'narrow'): KernelCase {
-  const kernel = variant === 'narrow' || N < gpu.MATMUL_NARROW_ROWS ? 'matmul_forward_narrow' : 'matmul_forward';
+/** matmul_forward (forced: the 4×4 tile), or matmul_forward_narrow (N below MATMUL_NARROW_ROWS, or forced); with accumulate, out starts random and alpha is 0.75. The other variants: matmul-variant-cases.ts. */
+function matmulCase(N: number, IC: number, OC: number, withBias: boolean, accumulate = false, forced?: 'narrow'): KernelCase {
+  const narrow = forced === 'narrow' || N < gpu.MATMUL_NARROW_ROWS;
+  const kernel = narrow ? 'matmul_forward_narrow' : 'matmul_forward';
+  const variant = narrow ? forced : 'tile4x4';
   return {
     name: `${kernel} matches reference (N=${N}, IC=${IC}, OC=${OC}${withBias ? ', bias' : ''}${accumulate ? ', alpha, accumulate' : ''})`,
     run: async (kernels) => {

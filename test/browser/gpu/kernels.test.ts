@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';
 import { Kernels } from '../../../src/gpu/webgpu/kernels.ts';
 import { KERNEL_CASES } from './kernel-cases.ts';
+import { MATMUL_VARIANT_CASES } from './matmul-variant-cases.ts';
 
 let context: GPUContext;
 let kernels: Kernels;
@@ -17,7 +18,8 @@ beforeAll(async () => {
 
 afterAll(() => context?.device.destroy());
 
-for (const kernelCase of KERNEL_CASES) {
+// the forced-variant cases come last: the final one forces a variant on the shared Kernels
+for (const kernelCase of [...KERNEL_CASES, ...MATMUL_VARIANT_CASES]) {
   test(kernelCase.name, async () => {
     context.device.pushErrorScope('validation');
     await kernelCase.run(kernels);

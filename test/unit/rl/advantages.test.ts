@@ -8,10 +8,24 @@ describe('computeAdvantages', () => {
   });
 
   test('optionally divides by the group std', () => {
-    const [a, b] = computeAdvantages([1, 0], 2, { scaleByStd: true, eps: 0 });
+    const [a, b] = computeAdvantages([1, 0], 2, { scaleRewards: 'group', eps: 0 });
     expect(a).toBeCloseTo(1); // (1 - 0.5) / 0.5
     expect(b).toBeCloseTo(-1);
-    expect(computeAdvantages([3, 3], 2, { scaleByStd: true })).toEqual([0, 0]);
+    expect(computeAdvantages([3, 3], 2, { scaleRewards: 'group' })).toEqual([0, 0]);
+  });
+
+  test('scaleRewards by hand: none (the default), group and batch on two groups of 4', () => {
+    const rewards = [1, 0, 0, 1, 0.5, 0.5, 0.5, 2.5];
+    // none: reward − group mean (means 0.5 and 1).
+    expect(computeAdvantages(rewards, 4)).toEqual(computeAdvantages(rewards, 4, { scaleRewards: 'none' }));
+    expect(computeAdvantages(rewards, 4, { scaleRewards: 'none' })).toEqual([0.5, -0.5, -0.5, 0.5, -0.5, -0.5, -0.5, 1.5]);
+    // group: group stds 0.5 and √(3/4) = 0.8660.
+    const group = computeAdvantages(rewards, 4, { scaleRewards: 'group', eps: 0 });
+    [1, -1, -1, 1, -0.5 / Math.sqrt(0.75), -0.5 / Math.sqrt(0.75), -0.5 / Math.sqrt(0.75), 1.5 / Math.sqrt(0.75)].forEach((value, i) => expect(group[i]).toBeCloseTo(value, 10));
+    // batch: the 8 rewards have mean 0.75 and std 0.75 (Σ squared deviations 4.5 over 8), so each centred reward is divided by 0.75.
+    const batch = computeAdvantages(rewards, 4, { scaleRewards: 'batch', eps: 0 });
+    [2 / 3, -2 / 3, -2 / 3, 2 / 3, -2 / 3, -2 / 3, -2 / 3, 2].forEach((value, i) => expect(batch[i]).toBeCloseTo(value, 10));
+    expect(() => computeAdvantages(rewards, 4, { scaleRewards: 'std' as never })).toThrow("scaleRewards must be 'group', 'batch' or 'none'");
   });
 
   test('rejects rewards that do not split into groups', () => {

@@ -135,7 +135,7 @@ describe('share links', () => {
     expect(errorOf(hash.replace(/code=[^&]+$/, 'code=%21%21%21'))).toMatch(/"code" is invalid: the compressed text is damaged/);
     const array = encodeURIComponent(compressToEncodedURIComponent('[1,2]'));
     expect(errorOf(hash.replace(/args=[^&]+/, `args=${array}`))).toMatch(/"args" is invalid: expected a JSON object/);
-    const strings = encodeURIComponent(compressToEncodedURIComponent('{"grpoSteps":"many"}'));
+    const strings = encodeURIComponent(compressToEncodedURIComponent('{"grpoSteps":{"many":true}}'));
     expect(errorOf(hash.replace(/train=[^&]+/, `train=${strings}`))).toMatch(/"train" is invalid: expected a JSON object of numbers/);
   });
 

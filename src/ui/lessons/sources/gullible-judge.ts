@@ -97,7 +97,10 @@ export class GullibleJudgeClient implements ChatClient {
 
 /** Non-empty lines of a text. */
 function linesOf(text: string): string[] {
-  return text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
 }
 
 /** 1 when the poem uses the required word (checked without the judge). */

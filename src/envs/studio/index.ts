@@ -1,0 +1,62 @@
+/**
+ * The environment studio: building environments for tasks without a verifier — tasks from documents
+ * (grounded synthesis) and from traces, difficulty calibration, reward-hack audits, criteria judges
+ * and rubric extraction. Plain library code over ChatClients (no files, no network of its own), so
+ * the CLI (`tabrl synth`, `tasks from-traces`, `calibrate`, `audit`) and the playground share it.
+ */
+export { chunkDocuments, chunkDocument, EmptyDocumentError, type StudioDocument, type Chunk, type ChunkOptions } from './chunking.ts';
+export { parseCandidateList, type CandidatePair, type CandidateParse, type MalformedItem } from './candidate-json.ts';
+export { parseJsonLeniently } from './lenient-json.ts';
+export { normalizeAnswer, extractFinalAnswer, answersMatch } from './answer-match.ts';
+export { JudgeError, askJudge, toJudgeError, parseYesNo, type JudgeErrorKind, type JudgeTarget } from './judge-call.ts';
+export {
+  synthesizeTasks,
+  generatorPrompt,
+  solverPrompt,
+  answerMatchPrompt,
+  PASSAGE_OPEN,
+  type SynthesisOptions,
+  type SynthesisResult,
+  type SynthesisReport,
+  type SynthesisProgress,
+  type SynthesizedTask,
+  type TaskSource,
+  type RejectionCode,
+} from './synthesize.ts';
+export { synthesizedTaskLine, synthesisReportJson, keptTasks, qaEnvironmentFile, type QaEnvironmentFileOptions } from './task-files.ts';
+export { tasksFromTraces, traceTaskLine, type TraceTask, type TraceParse } from './traces.ts';
+export {
+  calibrate,
+  calibrateRecords,
+  calibrationLabel,
+  checkKeepBand,
+  learnability,
+  calibrationLine,
+  passRateHistogram,
+  withTasks,
+  calibratedEnvironmentFile,
+  calibratedBuiltinEnvironmentFile,
+  type CalibrationLabel,
+  type TaskCalibration,
+  type CalibrateOptions,
+  type CalibrationResult,
+} from './calibrate.ts';
+export {
+  audit,
+  auditRolloutsFromRecords,
+  formatAuditReport,
+  parseResultsJsonl,
+  toAuditRollout,
+  hindsightPrompt,
+  reviewSample,
+  type AuditRollout,
+  type AuditDetector,
+  type AuditFinding,
+  type AuditReview,
+  type FlaggedRollout,
+  type AuditResult,
+  type AuditOptions,
+} from './audit.ts';
+export { CriteriaRubric, gateByCriteria, criteriaPrompt, parseCriteriaVerdicts, type Criterion, type CriterionVerdict, type CriteriaRubricOptions } from './criteria-rubric.ts';
+export { proposeCriteria, proposeCriteriaPrompt, criteriaRubricSnippet, slug, type CriteriaExample, type ProposeCriteriaOptions } from './propose-criteria.ts';
+export { HeuristicStudioClient, createHeuristicStudioClients, type HeuristicRole } from './heuristic-clients.ts';

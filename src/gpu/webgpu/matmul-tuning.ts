@@ -1,0 +1,116 @@
+/**
+ * The short timed trial that picks each matmul product's kernel on a device (matmul-variants.ts lists
+ * the variants): every candidate runs a representative product a few times, the fastest wins, and the
+ * choice is cached per adapter so that later devices on the same adapter (and, in a page, later
+ * visits through localStorage) skip the trial. A forced choice (`forceMatmul`) is never overridden.
+ */
+import { isSoftwareAdapter } from './device.ts';
+import { createTensor, KernelPlan, type Kernels } from './kernels.ts';
+import {
+  cachedMatmulChoice,
+  FORWARD_VARIANTS,
+  INPUT_GRAD_VARIANTS,
+  rememberMatmulChoice,
+  WEIGHT_GRAD_VARIANTS,
+  type ForwardVariant,
+  type InputGradVariant,
+  type MatmulChoice,
+  type WeightGradVariant,
+} from './matmul-variants.ts';
+import * as ops from './ops.ts';
+
+/** Forces the matmul kernels of a device (any subset of the three products); later trials leave them alone. */
+export function forceMatmul(kernels: Kernels, choice: Partial<Omit<MatmulChoice, 'source'>>): MatmulChoice {
+  kernels.matmul = { ...kernels.matmul, ...choice, source: 'forced' };
+  kernels.matmulTrial = Promise.resolve(kernels.matmul);
+  return kernels.matmul;
+}
+
+/** Sizes of the trial's products: M tokens, K inputs, N outputs (the weight gradient reduces over M). */
+interface TrialShape {
+  M: number;
+  K: number;
+  N: number;
+  /** Launches per timed batch. */
+  launches: number;
+}
+
+/** Software adapters run ~1–5 GFLOP/s: 128×256×512 (34 MFLOP) takes ~10–30 ms. Real GPUs: 2048×1024×1024 (4.3 GFLOP) ~0.1–2 ms, batched. */
+function trialShape(software: boolean): TrialShape {
+  return software ? { M: 128, K: 256, N: 512, launches: 1 } : { M: 2048, K: 1024, N: 1024, launches: 8 };
+}
+
+/**
+ * Runs the trial once per device (later calls return the same promise) unless the choice is forced or
+ * cached for this adapter, and sets `kernels.matmul`. On a software adapter the workgroup-memory
+ * forward is not tried (its barriers made it 10× slower on SwiftShader), nor split-K (no idle cores to
+ * fill). Takes about 1–3 s on SwiftShader (compiling the candidates, then 5 rounds); errors leave the default choice in place.
+ */
+export function tuneMatmul(kernels: Kernels): Promise<MatmulChoice> {
+  kernels.matmulTrial ??= runTrial(kernels).catch(() => kernels.matmul);
+  return kernels.matmulTrial;
+}
+
+async function runTrial(kernels: Kernels): Promise<MatmulChoice> {
+  const adapter = kernels.gpu.adapter;
+  const cached = cachedMatmulChoice(adapter);
+  if (cached) {
+    kernels.matmul = cached;
+    return cached;
+  }
+  const software = isSoftwareAdapter(adapter);
+  const shape = trialShape(software);
+  const { M, K, N } = shape;
+  const device = kernels.device;
+  const buffers = [createTensor(device, M * K * 4, 'trial x'), createTensor(device, N * K * 4, 'trial w'), createTensor(device, M * N * 4, 'trial y')];
+  const [x, w, y] = buffers as [typeof buffers[0], typeof buffers[0], typeof buffers[0]];
+  const dx = createTensor(device, M * K * 4, 'trial dx');
+  const dw = createTensor(device, N * K * 4, 'trial dw');
+  try {
+    const forwardCandidates = FORWARD_VARIANTS.filter((v) => !(software && v === 'workgroup'));
+    const weightCandidates = WEIGHT_GRAD_VARIANTS.filter((v) => !(software && v === 'splitk'));
+    const forward = await fastest<ForwardVariant>(kernels, shape, forwardCandidates, (plan, v) => ops.matmulForward(plan, y, x, w, null, M, K, N, { variant: v }));
+    const inputGrad = await fastest<InputGradVariant>(kernels, shape, INPUT_GRAD_VARIANTS, (plan, v) => ops.matmulBackwardInput(plan, dx, y, w, M, K, N, { variant: v }));
+    const weightGrad = await fastest<WeightGradVariant>(kernels, shape, weightCandidates, (plan, v) => ops.matmulBackwardWeight(plan, dw, y, x, M, K, N, 1, v));
+    const choice: MatmulChoice = { forward, inputGrad, weightGrad, source: 'trial' };
+    if (kernels.matmul.source !== 'forced') {
+      kernels.matmul = choice;
+      rememberMatmulChoice(adapter, choice);
+    }
+    return kernels.matmul;
+  } finally {
+    for (const tensor of [...buffers, dx, dw]) tensor.buffer.destroy();
+  }
+}
+
+/** Rounds of the trial: every candidate runs once per round, in rotating order, and keeps its best time (a loaded machine slows some rounds, not a candidate). */
+const TRIAL_ROUNDS = 5;
+
+/** Times each candidate (one untimed run each, then TRIAL_ROUNDS interleaved rounds, best time per candidate) and returns the fastest. */
+async function fastest<V extends string>(kernels: Kernels, shape: TrialShape, candidates: readonly V[], record: (plan: KernelPlan, variant: V) => void): Promise<V> {
+  const plans = candidates.map((candidate) => {
+    const plan = new KernelPlan(kernels);
+    for (let i = 0; i < shape.launches; i++) record(plan, candidate);
+    return plan;
+  });
+  const best = candidates.map(() => Infinity);
+  try {
+    for (const plan of plans) await run(kernels, plan);
+    for (let round = 0; round < TRIAL_ROUNDS; round++) {
+      for (let j = 0; j < plans.length; j++) {
+        const index = (round + j) % plans.length;
+        const start = performance.now();
+        await run(kernels, plans[index]!);
+        best[index] = Math.min(best[index]!, performance.now() - start);
+      }
+    }
+  } finally {
+    for (const plan of plans) plan.destroy();
+  }
+  return candidates[best.indexOf(Math.min(...best))]!;
+}
+
+async function run(kernels: Kernels, plan: KernelPlan): Promise<void> {
+  plan.submit();
+  await kernels.device.queue.onSubmittedWorkDone();
+}

@@ -1,0 +1,129 @@
+/**
+ * Which matmul kernels a device runs: the variants of each of the three products (forward x·Wᵀ,
+ * input gradient dout·W, weight gradient doutᵀ·x), the default per kind of adapter, and a per-adapter
+ * cache of the choice a timed trial made (matmul-tuning.ts runs the trial). The op wrappers in ops.ts
+ * read the choice from their `Kernels`; tests and benchmarks force a variant through `forceMatmul`.
+ */
+import { isSoftwareAdapter, type AdapterDescription } from './device.ts';
+
+/** Kernels of the forward product: the 4×4 register tile, the 8×16 register tile (software adapters), the 64×64 workgroup-memory tile (real GPUs). */
+export const FORWARD_VARIANTS = ['tile4x4', 'tile8x16', 'workgroup'] as const;
+/** Kernels of the input gradient: the 4×4 or the 8×16 register tile. */
+export const INPUT_GRAD_VARIANTS = ['tile4x4', 'tile8x16'] as const;
+/** Kernels of the weight gradient: the 4×4 or 8×16 register tile, or the 8×16 tile split over the tokens (split-K) then reduced. */
+export const WEIGHT_GRAD_VARIANTS = ['tile4x4', 'tile8x16', 'splitk'] as const;
+
+/** A forward matmul kernel. */
+export type ForwardVariant = (typeof FORWARD_VARIANTS)[number];
+/** An input-gradient matmul kernel. */
+export type InputGradVariant = (typeof INPUT_GRAD_VARIANTS)[number];
+/** A weight-gradient matmul kernel. */
+export type WeightGradVariant = (typeof WEIGHT_GRAD_VARIANTS)[number];
+
+/** The kernel each product runs on one device. */
+export interface MatmulChoice {
+  forward: ForwardVariant;
+  inputGrad: InputGradVariant;
+  weightGrad: WeightGradVariant;
+  /** Where the choice came from: the adapter's kind, a timed trial (this run or cached), or forced by the caller. */
+  source: 'default' | 'trial' | 'cached' | 'forced';
+}
+
+/**
+ * Below this many 8×16 tiles of output the 8×16 kernels fall back to the 4×4 tile: too few threads
+ * to keep even a CPU's cores busy (the LoRA-skinny 64×576×16 ran at half the 4×4 tile's rate on SwiftShader).
+ */
+export const MIN_LARGE_TILES = 16;
+
+/** Split-K splits the tokens into chunks of at least this many. */
+export const SPLIT_K_MIN_CHUNK = 64;
+/** Split-K at most this many ways. */
+export const SPLIT_K_MAX_SPLITS = 16;
+/** Split-K's partial products take at most this many bytes of scratch (else fewer splits, or none). */
+export const SPLIT_K_MAX_SCRATCH_BYTES = 64 * 1024 * 1024;
+/** Split-K only where the output has fewer 8×16 tiles than this: larger outputs already fill a GPU. */
+export const SPLIT_K_MAX_TILES = 8192;
+
+/** The choice before any trial: register tiles without barriers on software adapters, the workgroup-memory tile for the forward on real GPUs. */
+export function defaultMatmulChoice(adapter: AdapterDescription): MatmulChoice {
+  if (isSoftwareAdapter(adapter)) return { forward: 'tile8x16', inputGrad: 'tile8x16', weightGrad: 'tile8x16', source: 'default' };
+  return { forward: 'workgroup', inputGrad: 'tile4x4', weightGrad: 'splitk', source: 'default' };
+}
+
+/** The cache key of an adapter: what `adapter.info` says about it. */
+export function adapterKey(adapter: AdapterDescription): string {
+  return [adapter.vendor, adapter.architecture, adapter.device, adapter.description, adapter.isFallbackAdapter ? 'fallback' : ''].join('|');
+}
+
+const TRIAL_CACHE = new Map<string, MatmulChoice>();
+const STORAGE_PREFIX = 'tabrl.matmul-choice.v1:';
+
+/** Returns the choice a trial made earlier for this adapter (this process, or a page's localStorage), or undefined. */
+export function cachedMatmulChoice(adapter: AdapterDescription): MatmulChoice | undefined {
+  const key = adapterKey(adapter);
+  const inMemory = TRIAL_CACHE.get(key);
+  if (inMemory) return { ...inMemory, source: 'cached' };
+  const stored = storage()?.getItem(STORAGE_PREFIX + key);
+  if (!stored) return undefined;
+  try {
+    const parsed = JSON.parse(stored) as Partial<MatmulChoice>;
+    if (isChoice(parsed)) {
+      TRIAL_CACHE.set(key, { ...parsed, source: 'trial' });
+      return { ...parsed, source: 'cached' };
+    }
+  } catch {
+    // a corrupt entry is ignored and overwritten by the next trial
+  }
+  return undefined;
+}
+
+/** Remembers a trial's choice for this adapter (this process, and localStorage where there is one). */
+export function rememberMatmulChoice(adapter: AdapterDescription, choice: MatmulChoice): void {
+  const key = adapterKey(adapter);
+  TRIAL_CACHE.set(key, choice);
+  try {
+    storage()?.setItem(STORAGE_PREFIX + key, JSON.stringify({ forward: choice.forward, inputGrad: choice.inputGrad, weightGrad: choice.weightGrad }));
+  } catch {
+    // a full or blocked storage only costs a trial next time
+  }
+}
+
+/** Forgets every cached trial (tests). */
+export function clearMatmulChoiceCache(): void {
+  TRIAL_CACHE.clear();
+}
+
+function isChoice(value: Partial<MatmulChoice>): value is MatmulChoice {
+  return (
+    (FORWARD_VARIANTS as readonly string[]).includes(value.forward ?? '') &&
+    (INPUT_GRAD_VARIANTS as readonly string[]).includes(value.inputGrad ?? '') &&
+    (WEIGHT_GRAD_VARIANTS as readonly string[]).includes(value.weightGrad ?? '')
+  );
+}
+
+/** The part of a page's localStorage the cache uses (absent in Node and workers). */
+interface KeyValueStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
+
+function storage(): KeyValueStorage | undefined {
+  try {
+    return (globalThis as { localStorage?: KeyValueStorage }).localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses a forced choice such as "forward=tile8x16,inputGrad=tile4x4,weightGrad=splitk" (any subset); throws on an unknown name. */
+export function parseMatmulChoice(text: string): Partial<Omit<MatmulChoice, 'source'>> {
+  const choice: Partial<Omit<MatmulChoice, 'source'>> = {};
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [product = '', variant = ''] = part.split('=').map((s) => s.trim());
+    const allowed = product === 'forward' ? FORWARD_VARIANTS : product === 'inputGrad' ? INPUT_GRAD_VARIANTS : product === 'weightGrad' ? WEIGHT_GRAD_VARIANTS : null;
+    if (!allowed) throw new Error(`unknown matmul product "${product}" in "${text}": use forward, inputGrad or weightGrad`);
+    if (!(allowed as readonly string[]).includes(variant)) throw new Error(`unknown ${product} variant "${variant}": use one of ${allowed.join(', ')}`);
+    (choice as Record<string, string>)[product] = variant;
+  }
+  return choice;
+}

@@ -1,0 +1,426 @@
+/**
+ * The Studio tab's actions: tasks from documents (synthesis with Cancel, "Open as environment"),
+ * tasks from traces, calibration of the open environment (its training tasks, K rollouts each, in a
+ * fresh sandbox) with "Use learnable tasks", and the audit of an evaluation's or a training run's
+ * rollouts with rubric extraction. Library code from src/envs does the work; the roles are played
+ * by the offline heuristic rules, the Policy card's model or the Judge card's.
+ */
+import {
+  audit,
+  calibrateRecords,
+  calibratedBuiltinEnvironmentFile,
+  HeuristicStudioClient,
+  keptTasks,
+  proposeCriteria,
+  qaEnvironmentFile,
+  synthesizeTasks,
+  tasksFromTraces,
+  auditRolloutsFromRecords,
+  type AuditRollout,
+  type ChatClient,
+  type HeuristicRole,
+  type RolloutRecord,
+  type Task,
+} from '../../envs/index.ts';
+import { errorMessage } from '../../common/error-message.ts';
+import { openSandbox } from '../../workers/sandbox-bridge.ts';
+import { actionState } from '../action-state.ts';
+import { currentEnvironment, parseArgs } from '../current-environment.ts';
+import { compileModel } from '../editor/monaco-setup.ts';
+import { environmentModel } from '../editor/models.ts';
+import { addEnvironment } from '../environment-actions.ts';
+import { buildJudge, judgeLabel } from '../judge/judge-actions.ts';
+import { buildPolicyClient } from '../policy-actions.ts';
+import { createIframeSandbox } from '../sandbox-frame.ts';
+import { usePlayground } from '../store/index.ts';
+import { addCriteriaToSource } from './criteria-source.ts';
+import { scriptedStudent } from './scripted-student.ts';
+import { tasksFromSource, withTasksList } from './task-list.ts';
+import { studioStore, type AuditState, type CalibrationState, type StudioDocumentEntry, type StudioRoleSource, type SynthesisState } from './studio-store.ts';
+import { trainingRollouts } from './training-rollouts.ts';
+
+const studio = studioStore;
+/** The studio's unrendered state: the Cancel of each job in progress, and the calibration's rollouts (the first of each task makes the task of "Use learnable tasks"). */
+const jobs = actionState(() => ({
+  synthesis: undefined as AbortController | undefined,
+  calibration: undefined as AbortController | undefined,
+  audit: undefined as AbortController | undefined,
+  calibrationRecords: [] as RolloutRecord[],
+}));
+
+function setSynthesis(update: Partial<SynthesisState>): void {
+  studio.setState((state) => ({ synthesis: { ...state.synthesis, ...update } }));
+}
+function setCalibration(update: Partial<CalibrationState>): void {
+  studio.setState((state) => ({ calibration: { ...state.calibration, ...update } }));
+}
+function setAudit(update: Partial<AuditState>): void {
+  studio.setState((state) => ({ audit: { ...state.audit, ...update } }));
+}
+
+// ---------------------------------------------------------------- documents
+
+/** Adds documents (dropped files or pasted text); an empty one is refused with its name. */
+export function addDocuments(documents: StudioDocumentEntry[]): void {
+  const empty = documents.find((document) => document.text.trim() === '');
+  studio.setState((state) => ({
+    documents: [...state.documents, ...documents.filter((document) => document.text.trim() !== '')],
+    synthesis: empty ? { ...state.synthesis, error: `"${empty.name}" is empty: it holds no text to make tasks from.` } : state.synthesis,
+  }));
+}
+
+/** Reads dropped or picked files as documents (plain text and Markdown). */
+export async function addDocumentFiles(files: readonly File[]): Promise<void> {
+  addDocuments(await Promise.all(files.map(async (file) => ({ name: file.name, text: await file.text() }))));
+}
+
+/** Removes document `index`. */
+export function removeDocument(index: number): void {
+  studio.setState((state) => ({ documents: state.documents.filter((_document, i) => i !== index) }));
+}
+
+/** The client and model name that play `role` from `source`. */
+export async function roleClient(source: StudioRoleSource, role: HeuristicRole): Promise<{ client: ChatClient; model: string; label: string }> {
+  if (source === 'policy') {
+    if (usePlayground.getState().policy === 'expert')
+      throw new Error(
+        `The scripted expert cannot play the ${role}: it only answers its built-in's tasks. Pick "Offline heuristic", or choose an endpoint, the in-tab model or WebLLM in the Policy card.`,
+      );
+    const policy = await buildPolicyClient(currentEnvironment()?.builtin, {});
+    return { ...policy, label: `the policy (${policy.model})` };
+  }
+  if (source === 'judge') {
+    const judge = await buildJudge();
+    if (judge) return { client: judge.client, model: judge.model, label: judge.label };
+  }
+  return { client: new HeuristicStudioClient(role), model: `heuristic-${role}`, label: `the offline heuristic ${role}` };
+}
+
+/** Synthesizes tasks from the documents: generator → candidates → open-book and closed-book checks by the solver. */
+export async function startSynthesis(): Promise<void> {
+  if (studio.getState().synthesis.status === 'running') return;
+  const { documents, generator, solver, k, questionsPerChunk } = studio.getState();
+  if (documents.length === 0) {
+    setSynthesis({ status: 'failed', error: 'Add a document first: drop a .txt or .md file, or paste text.' });
+    return;
+  }
+  const controller = new AbortController();
+  jobs.synthesis = controller;
+  setSynthesis({ status: 'running', progress: null, tasks: [], report: null, error: null });
+  try {
+    const generatorClient = await roleClient(generator, 'generator');
+    const solverClient = await roleClient(solver, 'solver');
+    const result = await synthesizeTasks({
+      documents: documents.map(({ name, text }) => ({ name, text })),
+      generator: generatorClient.client,
+      generatorModel: generatorClient.model,
+      solver: solverClient.client,
+      solverModel: solverClient.model,
+      k,
+      questionsPerChunk,
+      concurrency: 4,
+      signal: controller.signal,
+      onProgress: (progress) => setSynthesis({ progress }),
+      onCandidate: (task) => studio.setState((state) => ({ synthesis: { ...state.synthesis, tasks: [...state.synthesis.tasks, task] } })),
+    });
+    const stopped = result.report.stoppedEarly;
+    setSynthesis({
+      status: controller.signal.aborted ? 'cancelled' : stopped ? 'failed' : 'done',
+      tasks: result.tasks,
+      report: result.report,
+      error: stopped && !controller.signal.aborted ? `Stopped early: ${stopped}. The candidates decided before that are kept below.` : null,
+    });
+  } catch (error) {
+    setSynthesis({ status: controller.signal.aborted ? 'cancelled' : 'failed', error: controller.signal.aborted ? null : errorMessage(error) });
+  } finally {
+    jobs.synthesis = undefined;
+  }
+}
+
+/** Cancels the synthesis: calls in flight are aborted; decided candidates stay. */
+export function cancelSynthesis(): void {
+  jobs.synthesis?.abort();
+}
+
+/** Opens the kept tasks as a new environment file in the editor (closed-book questions, exact-match reward). */
+export async function openSynthesisAsEnvironment(): Promise<boolean> {
+  const { synthesis, documents } = studio.getState();
+  const tasks = keptTasks(synthesis.tasks);
+  if (tasks.length === 0) {
+    setSynthesis({ error: 'No task was kept, so there is no environment to open. Try other documents, more questions per chunk, or a stronger generator.' });
+    return false;
+  }
+  const origin = `from ${documents.map((document) => document.name).join(', ')}`;
+  await addEnvironment({ name: 'studio-tasks', source: qaEnvironmentFile(tasks, { name: 'studio-tasks', origin }) });
+  return true;
+}
+
+// ---------------------------------------------------------------- traces
+
+/** Reads a JSONL of traces (chat logs or results.jsonl) into tasks; malformed lines are reported by number. */
+export function importTraces(fileName: string, text: string): void {
+  if (text.trim() === '') {
+    studio.setState({ traces: null, tracesError: `"${fileName}" is empty: a traces file has one JSON conversation per line.` });
+    return;
+  }
+  const parse = tasksFromTraces(text);
+  studio.setState({
+    traces: { fileName, parse },
+    tracesError: parse.tasks.length === 0 ? `No task could be read from "${fileName}": ${parse.skipped.length} line${parse.skipped.length === 1 ? '' : 's'} skipped (see below).` : null,
+  });
+}
+
+/** Opens the traces' tasks as an environment a judge grades with the original answers as a guide (it needs a judge from the Judge card). */
+export async function openTracesAsEnvironment(): Promise<boolean> {
+  const traces = studio.getState().traces;
+  if (!traces || traces.parse.tasks.length === 0) return false;
+  // As `tabrl tasks from-traces` writes it: the conversation up to the last user turn, graded 0–10 by the judge with the original answer as a guide.
+  const tasks: Task[] = traces.parse.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } }));
+  await addEnvironment({ name: 'trace-tasks', source: qaEnvironmentFile(tasks, { name: 'trace-tasks', scoring: 'judge-grade', origin: `from ${traces.fileName}` }) });
+  return true;
+}
+
+// ---------------------------------------------------------------- calibration
+
+/** Sets the keep band [lo, hi] and relabels the calibrated tasks. */
+export function setKeepBand(keep: [number, number]): void {
+  studio.setState({ keep });
+  const { calibration } = studio.getState();
+  if (calibration.tasks.length > 0 && keep[0] < keep[1]) setCalibration({ tasks: calibrateRecords(jobs.calibrationRecords, [], keep) });
+}
+
+/** Runs K rollouts of each training task of the open environment against the policy and calibrates every task. */
+export async function startCalibration(): Promise<void> {
+  if (studio.getState().calibration.status === 'running') return;
+  const saved = currentEnvironment();
+  if (!saved) return;
+  const { calibrationK, calibrationTasks, keep } = studio.getState();
+  const { settings } = usePlayground.getState();
+  const controller = new AbortController();
+  jobs.calibration = controller;
+  jobs.calibrationRecords = [];
+  setCalibration({ status: 'running', environment: saved.name, done: 0, total: calibrationTasks * calibrationK, tasks: [], error: null });
+  try {
+    if (!(keep[0] < keep[1])) throw new Error(`The keep band must have lo < hi, got ${keep[0]}–${keep[1]}.`);
+    const compiled = await compileModel(environmentModel(saved.id, saved.source));
+    if (!compiled.ok) throw new Error(`The environment has ${compiled.problems.length} compile error(s); fix them first. Line ${compiled.problems[0]!.line}: ${compiled.problems[0]!.message}`);
+    const args = parseArgs(settings.argsJson);
+    const policy = studio.getState().calibrationPolicy === 'student' ? studentPolicy(environmentModel(saved.id, saved.source).getValue(), settings.seed) : await buildPolicyClient(saved.builtin, args);
+    const judge = await buildJudge();
+    const session = await openSandbox({
+      code: compiled.code,
+      label: saved.name,
+      args,
+      client: policy.client,
+      ...(judge ? { judge } : {}),
+      timeLimitMs: settings.timeLimitMs,
+      signal: controller.signal,
+      createFrame: createIframeSandbox,
+    });
+    const onStop = () => session.stop();
+    controller.signal.addEventListener('abort', onStop, { once: true });
+    let result: { stoppedEarly?: string };
+    try {
+      setCalibration({ total: Math.min(calibrationTasks, session.info.numTasks) * calibrationK });
+      result = await session
+        .evaluate(
+          {
+            numTasks: calibrationTasks,
+            rolloutsPerTask: calibrationK,
+            concurrency: settings.concurrency,
+            // Calibration needs varied samples: at temperature 0 every rollout of a task is the same.
+            samplingArgs: { max_tokens: settings.maxTokens, temperature: Math.max(settings.temperature, 0.7), seed: settings.seed },
+            model: policy.model,
+            split: 'train',
+          },
+          (record, done, total) => {
+            jobs.calibrationRecords.push(record);
+            setCalibration({ done, total });
+          },
+        )
+        .catch((error: unknown) => {
+          if (controller.signal.aborted) return { stoppedEarly: 'cancelled' };
+          throw error;
+        });
+    } finally {
+      controller.signal.removeEventListener('abort', onStop);
+      session.dispose();
+    }
+    setCalibration({
+      status: result.stoppedEarly ? 'cancelled' : 'done',
+      tasks: calibrateRecords(jobs.calibrationRecords, [], keep),
+      error: result.stoppedEarly && result.stoppedEarly !== 'cancelled' ? `Stopped early: ${result.stoppedEarly}` : null,
+    });
+  } catch (error) {
+    setCalibration({ status: 'failed', tasks: calibrateRecords(jobs.calibrationRecords, [], keep), error: errorMessage(error) });
+  } finally {
+    jobs.calibration = undefined;
+  }
+}
+
+/** The offline scripted student over the file's TASKS, or a clear error when the file has none. */
+function studentPolicy(source: string, seed: number): { client: ChatClient; model: string } {
+  const tasks = tasksFromSource(source);
+  if (!tasks)
+    throw new Error("The scripted student answers only files with an `export const TASKS: Task[] = [...]` list (those the studio generates). Calibrate against the Policy card's model instead.");
+  return { client: scriptedStudent(tasks, seed), model: 'scripted-student' };
+}
+
+/** Stops the calibration; the tasks calibrated so far stay. */
+export function cancelCalibration(): void {
+  jobs.calibration?.abort();
+}
+
+/** The tasks the learnable rows were made from (question, answer and info of each task's first rollout). */
+function learnableTasks(): Task[] {
+  const learnable = new Set(
+    studio
+      .getState()
+      .calibration.tasks.filter((task) => task.label === 'learnable')
+      .map((task) => task.taskIndex),
+  );
+  const seen = new Set<number>();
+  const tasks: Task[] = [];
+  for (const record of [...jobs.calibrationRecords].sort((a, b) => a.taskIndex - b.taskIndex)) {
+    if (!learnable.has(record.taskIndex) || seen.has(record.taskIndex)) continue;
+    seen.add(record.taskIndex);
+    const question = [...record.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
+    tasks.push({ question, ...(record.answer !== undefined ? { answer: record.answer } : {}), info: record.info, ...(record.task ? { task: record.task } : {}) });
+  }
+  return tasks;
+}
+
+/** The arguments the calibration ran with, for the calibrated file to remember (none when the settings' JSON does not parse). */
+function calibrationArgs(): Record<string, unknown> {
+  try {
+    return parseArgs(usePlayground.getState().settings.argsJson);
+  } catch {
+    return {};
+  }
+}
+
+/** Opens a new environment file over the learnable tasks only (a built-in restricted with withTasks, or a generated file's TASKS replaced). */
+export async function openLearnableTasks(): Promise<boolean> {
+  const saved = currentEnvironment();
+  const tasks = learnableTasks();
+  if (!saved) return false;
+  if (tasks.length === 0) {
+    setCalibration({ error: 'No task is learnable in the keep band: widen the band, or calibrate more tasks.' });
+    return false;
+  }
+  const source = saved.builtin
+    ? // The same file tabrl calibrate writes, so a downloaded copy also runs under tabrl eval (which knows only plain 'tabrl').
+      calibratedBuiltinEnvironmentFile(saved.builtin, tasks, `calibrated in the playground, ${studio.getState().calibrationK} rollouts per task`, calibrationArgs())
+    : withTasksList(saved.source, tasks);
+  if (!source) {
+    setCalibration({
+      error: 'This file has no `export const TASKS: Task[] = [...]` list to filter, and it does not start from a built-in: download calibration.jsonl and keep the learnable tasks by hand.',
+    });
+    return false;
+  }
+  await addEnvironment({ name: `${saved.name} (learnable)`, source });
+  return true;
+}
+
+// ---------------------------------------------------------------- audit
+
+function auditSubject(): { subject: string; rollouts: AuditRollout[]; weights?: Record<string, number> } {
+  if (studio.getState().auditSource === 'training') {
+    const { environment, rollouts } = trainingRollouts();
+    return { subject: `the training run on ${environment ?? '(none yet)'}: ${rollouts.length} rollouts`, rollouts: [...rollouts] };
+  }
+  const { records, environment } = usePlayground.getState().run;
+  const weights = environment ? Object.fromEntries(environment.rewardNames.map((name, i) => [name, environment.rewardWeights[i] ?? 1])) : undefined;
+  return {
+    subject: `the evaluation of ${environment?.name ?? 'the open environment'}: ${records.length} rollouts`,
+    rollouts: auditRolloutsFromRecords(records),
+    ...(weights ? { weights } : {}),
+  };
+}
+
+/** Audits the chosen rollouts: the cheap detectors, then the judge's hindsight review of the top and a random sample. */
+export async function startAudit(): Promise<void> {
+  if (studio.getState().audit.status === 'running') return;
+  const { subject, rollouts, weights } = auditSubject();
+  const controller = new AbortController();
+  jobs.audit = controller;
+  setAudit({ status: 'running', subject, result: null, error: null, proposed: [], criteriaNote: null, criteriaSnippet: null });
+  try {
+    if (rollouts.length === 0)
+      throw new Error(
+        studio.getState().auditSource === 'training' ? 'No training rollouts yet: train a few GRPO steps, then audit.' : 'No evaluation yet: evaluate the environment first, then audit its rollouts.',
+      );
+    const judge = await roleClient('judge', 'judge');
+    const rubricDescription = weights
+      ? `reward = ${Object.entries(weights)
+          .map(([name, weight]) => `${weight} × ${name}`)
+          .join(' + ')} (weight 0 = a metric, not paid)`
+      : undefined;
+    const result = await audit(rollouts, {
+      judge: judge.client,
+      judgeModel: judge.model,
+      ...(weights ? { weights } : {}),
+      ...(rubricDescription ? { rubricDescription } : {}),
+      signal: controller.signal,
+    });
+    setAudit({ status: 'done', result, error: result.stoppedEarly ? `The judge's review stopped early: ${result.stoppedEarly}. The detectors' findings stand.` : null });
+  } catch (error) {
+    setAudit({ status: controller.signal.aborted ? 'cancelled' : 'failed', error: errorMessage(error) });
+  } finally {
+    jobs.audit = undefined;
+  }
+}
+
+/** Cancels the audit's judge review. */
+export function cancelAudit(): void {
+  jobs.audit?.abort();
+}
+
+/** Asks the judge for yes/no criteria that would catch the flagged rollouts; the person reviews them. */
+export async function proposeCriteriaFromAudit(): Promise<void> {
+  const { result } = studio.getState().audit;
+  if (!result || result.flagged.length === 0) return;
+  const { rollouts } = auditSubject();
+  const byId = new Map(rollouts.map((rollout) => [rollout.id, rollout]));
+  const examples = result.flagged.slice(0, 10).flatMap((flag) => {
+    const rollout = byId.get(flag.id);
+    return rollout ? [{ question: rollout.question, response: rollout.completion, note: `flagged: ${flag.reasons.join('; ')}` }] : [];
+  });
+  setAudit({ proposing: true, error: null });
+  try {
+    const judge = await roleClient('judge', 'judge');
+    const criteria = await proposeCriteria({ judge: judge.client, judgeModel: judge.model, examples, purpose: 'failures' });
+    setAudit({ proposed: criteria.map((criterion) => ({ criterion, accepted: true })) });
+  } catch (error) {
+    setAudit({ error: `Proposing criteria failed (${judgeLabel()}): ${errorMessage(error)}` });
+  } finally {
+    setAudit({ proposing: false });
+  }
+}
+
+/** Accepts or rejects proposed criterion `index`. */
+export function toggleCriterion(index: number): void {
+  setAudit({ proposed: studio.getState().audit.proposed.map((item, i) => (i === index ? { ...item, accepted: !item.accepted } : item)) });
+}
+
+/** Opens a copy of the open environment with the accepted criteria as a criteria judge gating its reward (or shows the code to paste). */
+export async function addAcceptedCriteria(): Promise<boolean> {
+  const saved = currentEnvironment();
+  const accepted = studio
+    .getState()
+    .audit.proposed.filter((item) => item.accepted)
+    .map((item) => item.criterion);
+  if (!saved) return false;
+  const source = environmentModel(saved.id, saved.source).getValue();
+  const edit = addCriteriaToSource(source, accepted);
+  if (!edit.ok) {
+    setAudit({ criteriaNote: `Could not add the criteria to "${saved.name}" automatically: ${edit.reason}. Paste this into its loadEnvironment:`, criteriaSnippet: edit.snippet });
+    return false;
+  }
+  await addEnvironment({ name: `${saved.name} + criteria`, source: edit.source, ...(saved.builtin ? { builtin: saved.builtin } : {}) });
+  setAudit({
+    criteriaNote: `Opened "${saved.name} + criteria" with ${accepted.length} criteria judged by the Judge card's judge; each is logged as criterion_<name>. They gate the reward: it is the file's own reward × the weighted fraction of criteria met, so a response that breaks them no longer passes. Evaluate or train on it.`,
+    criteriaSnippet: null,
+  });
+  return true;
+}

@@ -1,0 +1,226 @@
+/**
+ * The Studio tab end to end in Chromium, offline: tasks from the sample document with the heuristic
+ * generator and solver (kept and rejected candidates with reasons, Cancel of a generator that never
+ * answers, "Open as environment"), traces with malformed lines reported by number, calibration of
+ * the generated file against the scripted student (histogram, labels, "Use learnable tasks"), and
+ * the Audit panel catching lesson 4's gullible-judge hack and turning it into criteria that gate the
+ * reward (the hack then fails), and lesson 5's
+ * last step (its file passes the audit).
+ * Screenshots at 1280×720 and 800 wide go to test-results/screenshots/.
+ */
+import type { Browser, Page } from 'playwright';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { fillFields, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+
+const appUrl = inject('appUrl');
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function openStudio(page: Page, section: 'documents' | 'traces' | 'calibrate' | 'audit'): Promise<void> {
+  await page.getByTestId('tab-studio').click();
+  await page.getByTestId(`studio-section-${section}`).click();
+}
+
+/** Makes tasks from the sample document with the offline heuristic roles and opens them as an environment. */
+async function sampleTasksEnvironment(page: Page): Promise<void> {
+  await openStudio(page, 'documents');
+  await page.getByTestId('document-add-sample').click();
+  await page.getByTestId('synthesis-start').click();
+  await page.getByTestId('synthesis-report').waitFor({ timeout: 30_000 });
+}
+
+describe('studio', () => {
+  test('tasks from documents: candidates kept and rejected with reasons, then opened as an environment', async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await openStudio(page, 'documents');
+    await page.getByTestId('synthesis-start').click();
+    expect(await page.getByTestId('synthesis-error').textContent()).toContain('Add a document first');
+    // Files: an empty one is refused by name; a Markdown one is added.
+    await page.getByTestId('document-files').setInputFiles([
+      { name: 'empty.md', mimeType: 'text/markdown', buffer: Buffer.from('  \n') },
+      { name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# Notes\n\nThe ferry to Kells leaves at 7 every weekday morning from the old pier.\n') },
+    ]);
+    await expect.poll(() => page.getByTestId('synthesis-error').textContent()).toContain('"empty.md" is empty');
+    await expect.poll(() => page.getByTestId('document-list').textContent()).toContain('notes.md');
+    expect(await page.getByTestId('document-list').textContent()).not.toContain('empty.md');
+    // A pasted document and the sample (which repeats a sentence: its second question is a rejected duplicate).
+    await page.getByTestId('document-paste').fill('The committee meets on 14 March in the Granary Hall every spring season.');
+    await page.getByTestId('document-add-pasted').click();
+    await sampleTasksEnvironment(page);
+    const rows = page.getByTestId('candidate-row');
+    const kept = await page.locator('[data-testid="candidate-row"][data-kept="true"]').count();
+    const total = await rows.count();
+    expect(kept).toBeGreaterThanOrEqual(6);
+    expect(total).toBeGreaterThan(kept);
+    // Every rejected candidate says why.
+    const reasons = await page.locator('[data-testid="candidate-row"][data-kept="false"] [data-testid="candidate-reason"]').allTextContents();
+    expect(reasons.length).toBe(total - kept);
+    expect(reasons.every((reason) => reason.trim().length > 0)).toBe(true);
+    expect(reasons).toContain('the same question was proposed before');
+    expect(await page.getByTestId('synthesis-report').textContent()).toContain(`${kept} kept`);
+    await page.getByTestId('synthesis-report').scrollIntoViewIfNeeded();
+    await screenshot(page, 'studio-documents');
+    await page.setViewportSize({ width: 800, height: 720 });
+    await screenshot(page, 'studio-documents-800');
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.getByTestId('synthesis-open').click();
+    await waitForEditor(page, 'closed-book questions');
+    await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('studio-tasks');
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  test('a generator that never answers can be cancelled: the run ends without an error and can start again', async () => {
+    const { context, page } = await openPage(browser, appUrl);
+    await page.route('http://hang.invalid/v1/chat/completions', () => { /* never answered */ });
+    await waitForEditor(page);
+    await page.getByTestId('judge-endpoint').click();
+    await fillFields(page, { 'judge-base-url': 'http://hang.invalid/v1' });
+    await openStudio(page, 'documents');
+    await page.getByTestId('document-add-sample').click();
+    await page.getByTestId('studio-generator').selectOption('judge');
+    await page.getByTestId('synthesis-start').click();
+    await page.getByTestId('synthesis-cancel').click();
+    await page.getByTestId('synthesis-start').waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId('synthesis-error').count()).toBe(0);
+    await context.close();
+  });
+
+  test('traces: tasks from a chat log, duplicates merged, malformed lines reported by number', async () => {
+    const { context, page } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await openStudio(page, 'traces');
+    const lines = [
+      JSON.stringify({ messages: [{ role: 'user', content: 'How do I reset my password?' }, { role: 'assistant', content: 'Use the "Forgot password" link.' }] }),
+      JSON.stringify({ messages: [{ role: 'user', content: 'How do I reset my password?' }, { role: 'assistant', content: 'Click "Forgot password".' }] }),
+      JSON.stringify({ prompt: [{ role: 'user', content: 'Where is my invoice?' }], completion: [{ role: 'assistant', content: 'Under Billing.' }] }),
+      '{not json',
+      JSON.stringify({ hello: 'world' }),
+      JSON.stringify({ messages: [{ role: 'user', content: 'Can I change my plan?' }, { role: 'assistant', content: 'Yes, in Settings.' }] }),
+    ];
+    await page.getByTestId('traces-file').setInputFiles({ name: 'support.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.join('\n')) });
+    await page.getByTestId('traces-summary').waitFor();
+    const summary = await page.getByTestId('traces-summary').textContent();
+    expect(summary).toContain('6 lines');
+    expect(summary).toContain('3 tasks');
+    expect(summary).toContain('1 duplicates merged');
+    expect(summary).toContain('2 skipped');
+    const skipped = await page.getByTestId('traces-skipped').locator('li').allTextContents();
+    expect(skipped.map((line) => line.split(':')[0])).toEqual(['line 4', 'line 5']);
+    expect(await page.getByTestId('trace-task-row').count()).toBe(3);
+    await screenshot(page, 'studio-traces');
+    await page.getByTestId('traces-open').click();
+    await waitForEditor(page, 'trace-tasks');
+    await context.close();
+  });
+
+  test('calibration of the generated file against the scripted student: labels, histogram, Use learnable tasks', async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await sampleTasksEnvironment(page);
+    const kept = await page.locator('[data-testid="candidate-row"][data-kept="true"]').count();
+    await page.getByTestId('synthesis-open').click();
+    await waitForEditor(page, 'closed-book questions');
+    await openStudio(page, 'calibrate');
+    await page.getByTestId('calibration-policy').selectOption('student');
+    await fillFields(page, { 'calibration-tasks': '50', 'calibration-k': '8' });
+    await page.getByTestId('calibration-start').click();
+    await page.getByTestId('calibration-histogram').waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('calibration-row').count()).toBe(kept);
+    const counts = await page.getByTestId('calibration-counts').textContent();
+    for (const label of ['too hard', 'learnable', 'too easy']) expect(counts).toMatch(new RegExp(`${label} [1-9]`));
+    const learnable = await page.locator('[data-testid="calibration-row"][data-label="learnable"]').count();
+    await screenshot(page, 'studio-calibration');
+    await page.setViewportSize({ width: 800, height: 720 });
+    await screenshot(page, 'studio-calibration-800');
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.getByTestId('calibration-use').click();
+    await waitForEditor(page, 'closed-book questions');
+    await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('studio-tasks (learnable)');
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');
+    expect(learnable).toBeGreaterThan(0);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  test("the Audit panel catches lesson 4's hack and its criteria, added to the file as a gate on the reward, make the hack fail", async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await page.getByTestId('lesson-picker').selectOption('4');
+    await page.getByTestId('lesson-start').click();
+    await waitForEditor(page, 'Lesson 4: a judge that can be fooled');
+    // The hack, typed as the policy: one long line of poetic words (an endpoint answered here).
+    await page.route('http://policy.invalid/v1/chat/completions', (route) => route.fulfill({
+      status: 200,
+      headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*' },
+      body: JSON.stringify({ id: 'p', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'Golden dreams whisper softly, gentle silver gleams glow in golden dreams and soft gentle whispers forever and ever in the golden night' }, finish_reason: 'stop' }] }),
+    }));
+    await page.getByTestId('policy-endpoint').click();
+    await page.locator('input[placeholder="http://localhost:8000/v1"]').first().fill('http://policy.invalid/v1');
+    await fillFields(page, { 'setting-numTasks': '4', 'setting-rolloutsPerTask': '1' });
+    await page.getByTestId('evaluate').click();
+    await waitForSummary(page);
+    expect(await page.getByTestId('pass-rate').textContent()).toBe('100.0%');
+    await openStudio(page, 'audit');
+    await page.getByTestId('audit-start').click();
+    await page.getByTestId('audit-summary').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('audit-summary').textContent()).toContain('4 flagged');
+    expect(await page.getByTestId('audit-findings').textContent()).toContain('metric-disagrees');
+    await page.getByTestId('criteria-propose').click();
+    await page.getByTestId('criteria-list').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('criterion-accept').count()).toBeGreaterThanOrEqual(2);
+    await page.getByTestId('audit-flagged').scrollIntoViewIfNeeded();
+    await screenshot(page, 'studio-audit');
+    await page.setViewportSize({ width: 800, height: 720 });
+    await screenshot(page, 'studio-audit-800');
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.getByTestId('criteria-add').click();
+    await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('Lesson 4 · gullible judge + criteria');
+    await waitForEditor(page, "import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl';");
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');
+    // The hack earns none of the criteria, and they gate the reward: the gullible judge still pays 1, but the reward is 0 and nothing passes.
+    await page.getByTestId('evaluate').click();
+    await waitForSummary(page);
+    const summary = (await page.getByTestId('summary').textContent()) ?? '';
+    // Each criterion's row: name, weight 1, mean 0.000; the judge's row: weight 1, mean 1.000.
+    expect(summary).toMatch(/criterion_uses_required_word\s*1\s*0\.000/);
+    expect(summary).toMatch(/judgeReward\s*1\s*1\.000/);
+    expect(await page.getByTestId('reward-mean').textContent()).toMatch(/^0\.000/);
+    expect(await page.getByTestId('pass-rate').textContent()).toBe('0.0%');
+    await screenshot(page, 'studio-audit-gated');
+    await openStudio(page, 'audit');
+    expect(await page.getByTestId('criteria-note').textContent()).toContain('criteria judged by the Judge card');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  test("lesson 5's last step: its judged-writing file, evaluated by the expert, passes the audit with nothing flagged", async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await page.getByTestId('lesson-picker').selectOption('5');
+    await expect.poll(() => page.getByTestId('lesson-title').textContent()).toBe('From your documents to a calibrated environment');
+    await page.getByTestId('lesson-start').click();
+    await waitForEditor(page, 'A short creative-writing task');
+    await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('Lesson 5 · judged-writing');
+    await page.getByTestId('evaluate').click();
+    await waitForSummary(page);
+    expect(await page.getByTestId('pass-rate').textContent()).toBe('100.0%');
+    await openStudio(page, 'audit');
+    await page.getByTestId('audit-start').click();
+    await page.getByTestId('audit-summary').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('audit-summary').textContent()).toContain('0 flagged');
+    expect(await page.getByTestId('audit-clean').count()).toBe(1);
+    await screenshot(page, 'lesson-5-audit');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+});

@@ -1,0 +1,91 @@
+// `tabrl validate` and `tabrl eval --state-columns` end to end through the real binary: a reference
+// that fails is reported with a non-zero exit; state fields become top-level result columns; the
+// metadata records the TabRL version and commit.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test } from 'vitest';
+import { wordleExpertPolicy } from '../../../src/envs/builtin/wordle.ts';
+import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
+
+const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
+
+function tabrl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+// Reverse a word, answer in <reversed> tags; the data of the third task has a wrong answer.
+const ENV = `
+import { SingleTurnEnv, Rubric, XMLParser, type RewardContext } from 'tabrl';
+
+const parser = new XMLParser(['reversed']);
+const words = ['stressed', 'drawer', 'live', 'star'];
+const exactReward = (ctx: RewardContext) => (ctx.parser.parseAnswer(ctx.completion) === [...(ctx.info.word as string)].reverse().join('') ? 1 : 0);
+
+export default function loadEnvironment(args: { broken?: boolean } = {}) {
+  return new SingleTurnEnv({
+    name: 'reverse-words',
+    dataset: words.map((word, i) => ({ question: 'Reverse: ' + word, info: { word }, answer: args.broken && i === 2 ? 'live' : [...word].reverse().join('') })),
+    parser,
+    rubric: new Rubric({ funcs: [exactReward] }),
+  });
+}
+`;
+
+test('tabrl validate: reference answers in the parser’s format pass; a wrong one is named and the exit code is 1', { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tabrl-validate-'));
+  const path = join(dir, 'env.ts');
+  writeFileSync(path, ENV);
+  const good = await tabrl(['validate', path]);
+  expect(good.stderr).toBe('');
+  expect(good.code).toBe(0);
+  expect(good.stdout).toContain('reverse-words: the reference answers passed 4 of 4 tasks');
+
+  const broken = await tabrl(['validate', path, '--env-args', '{"broken": true}', '--json']);
+  expect(broken.code).toBe(1);
+  const report = JSON.parse(broken.stdout);
+  expect([report.tasks, report.passed]).toEqual([4, 3]);
+  expect(report.failures).toEqual([expect.objectContaining({ split: 'train', taskIndex: 2, reward: 0, scores: { exactReward: 0 }, reply: '<reversed>\nlive\n</reversed>' })]);
+
+  const noExpert = await tabrl(['validate', path, '--reference', 'expert']);
+  expect(noExpert.code).toBe(2);
+  expect(noExpert.stderr).toContain('only built-in environments');
+});
+
+test('tabrl validate: a built-in environment’s expert passes every task', { timeout: 120_000 }, async () => {
+  const { code, stdout } = await tabrl(['validate', 'wordle', '-n', '5', '--split', 'train']);
+  expect(code).toBe(0);
+  expect(stdout).toContain('wordle: the expert passed 5 of 5 tasks');
+});
+
+test('tabrl eval --state-columns puts state fields at the top level of each line and saves them for --resume; metadata has the version and commit', { timeout: 120_000 }, async () => {
+  const expert = await startFakeOpenAIServer(async (messages, request) => String(await wordleExpertPolicy(messages, request)));
+  try {
+    const out = join(mkdtempSync(join(tmpdir(), 'tabrl-columns-')), 'run');
+    const { code, stderr } = await tabrl(['eval', 'wordle', '--base-url', expert.baseURL, '--model', 'expert', '-n', '2', '--state-columns', 'won,guesses,missing', '--out', out]);
+    expect(stderr).not.toContain('Error');
+    expect(code).toBe(0);
+    const lines = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    for (const line of lines) {
+      expect(line.won).toBe(true);
+      expect(line.guesses).toEqual(line.state.guesses);
+      expect(line.guesses.length).toBeGreaterThan(0);
+      expect(line.missing).toBeNull();
+    }
+    const metadata = JSON.parse(readFileSync(join(out, 'metadata.json'), 'utf8'));
+    expect(metadata.state_columns).toEqual(['won', 'guesses', 'missing']);
+    expect(metadata.tabrl_version).toBe(JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')).version);
+    expect(metadata.tabrl_commit === null || /^[0-9a-f]{40}$/.test(metadata.tabrl_commit)).toBe(true);
+    const bad = await tabrl(['eval', 'wordle', '--base-url', expert.baseURL, '--model', 'expert', '--state-columns', 'won,', '--state-columns', 'a b']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--state-columns takes state field names separated by commas');
+  } finally {
+    await expert.close();
+  }
+});

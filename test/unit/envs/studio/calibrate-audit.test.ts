@@ -1,0 +1,157 @@
+import { describe, expect, test } from 'vitest';
+import {
+  audit,
+  calibrate,
+  calibrationLabel,
+  evaluate,
+  formatAuditReport,
+  HeuristicStudioClient,
+  learnability,
+  parseResultsJsonl,
+  passRateHistogram,
+  Rubric,
+  ScriptedClient,
+  SingleTurnEnv,
+  toAuditRollout,
+  withTasks,
+  type AuditRollout,
+  type RewardContext,
+} from '../../../../src/envs/index.ts';
+import { recordToJson } from '../../../../src/envs/results-record.ts';
+import loadGullibleJudge from '../../../../src/ui/lessons/sources/gullible-judge.ts';
+import { judgedWritingExpertPolicy } from '../../../../src/envs/builtin/judged-writing.ts';
+
+const exactReward = (ctx: RewardContext) => (ctx.completion.at(-1)?.content === ctx.answer ? 1 : 0);
+const env = new SingleTurnEnv({
+  name: 'passes',
+  dataset: ['always', 'never', 'half', 'quarter'].map((question) => ({ question, answer: 'right' })),
+  rubric: new Rubric({ funcs: [exactReward] }),
+});
+/** Passes "always" every time, "never" never, "half" on 2 of 4 calls, "quarter" on 1 of 4 — whatever the order. */
+function knownPassRates() {
+  const calls = new Map<string, number>();
+  return new ScriptedClient((messages) => {
+    const question = messages.at(-1)!.content;
+    const n = calls.get(question) ?? 0;
+    calls.set(question, n + 1);
+    const passes = { always: 4, never: 0, half: 2, quarter: 1 }[question]!;
+    return n < passes ? 'right' : 'wrong';
+  });
+}
+
+describe('calibrate', () => {
+  test('scripted policies with known pass rates get exact labels, learnability and a filtered set', async () => {
+    const result = await calibrate(env, knownPassRates(), { rolloutsPerTask: 4, concurrency: 3 });
+    expect(result.tasks.map((task) => [task.question, task.passRate, task.label, task.learnability])).toEqual([
+      ['always', 1, 'too-easy', 0],
+      ['never', 0, 'too-hard', 0],
+      ['half', 0.5, 'learnable', 1],
+      ['quarter', 0.25, 'learnable', 0.75],
+    ]);
+    expect(result.tasks[2]).toMatchObject({ rewardMean: 0.5, rewardStd: 0.5, rollouts: 4, answer: 'right' });
+    expect(result.counts).toEqual({ 'too-easy': 1, 'too-hard': 1, learnable: 2 });
+    expect(result.kept.map((task) => task.question)).toEqual(['half', 'quarter']);
+    expect(result.meanLearnability).toBeCloseTo(1.75 / 4);
+  });
+
+  test('a keep band moves the edges: 0.3-0.9 makes "quarter" too hard', async () => {
+    const result = await calibrate(env, knownPassRates(), { rolloutsPerTask: 4, keep: [0.3, 0.9] });
+    expect(result.tasks.map((task) => task.label)).toEqual(['too-easy', 'too-hard', 'learnable', 'too-hard']);
+    expect(calibrationLabel(0.9, [0.3, 0.9])).toBe('too-easy');
+    expect(learnability(0.5)).toBe(1);
+    await expect(calibrate(env, knownPassRates(), { rolloutsPerTask: 2, keep: [0.8, 0.2] })).rejects.toThrow('0 ≤ lo < hi ≤ 1');
+  });
+
+  test('the histogram counts tasks per pass-rate bin and the labels', async () => {
+    const result = await calibrate(env, knownPassRates(), { rolloutsPerTask: 4 });
+    const lines = passRateHistogram(result.tasks, { bins: 4, width: 10 }).split('\n');
+    expect(lines).toEqual([
+      'pass rate   tasks',
+      '0.00–0.25     1  ██████████',
+      '0.25–0.50     1  ██████████',
+      '0.50–0.75     1  ██████████',
+      '0.75–1.00     1  ██████████',
+      'too-hard 1 · learnable 2 · too-easy 1',
+    ]);
+  });
+
+  test('withTasks keeps the environment and swaps its tasks', async () => {
+    const view = withTasks(env, [env.dataset[2]!]);
+    expect(view.evaluationTasks.map((task) => task.question)).toEqual(['half']);
+    expect(env.dataset).toHaveLength(4);
+    const { summary } = await evaluate(view, new ScriptedClient(['right']));
+    expect(summary).toMatchObject({ numRollouts: 1, passRate: 1 });
+  });
+});
+
+/** One long line of poetic words: the gullible judge pays 1.0 for it; it is neither two lines nor uses the word. */
+const hackPolicy = new ScriptedClient(['Golden dreams whisper softly, gentle silver gleams glow in golden dreams and soft gentle whispers forever and ever in the golden night']);
+
+async function gullibleRollouts(): Promise<AuditRollout[]> {
+  const lesson = await loadGullibleJudge({ numEvalTasks: 4 });
+  const hacked = await evaluate(lesson, hackPolicy, { numTasks: 4 });
+  const honest = await evaluate(lesson, new ScriptedClient(judgedWritingExpertPolicy), { numTasks: 4 });
+  return [
+    ...hacked.records.map((record, i) => toAuditRollout(recordToJson(record), i)),
+    ...honest.records.map((record, i) => toAuditRollout({ ...recordToJson(record), rollout_index: 1 }, i)),
+  ];
+}
+
+describe('audit', () => {
+  test("the gullible judge's hacked rollouts are flagged, by the detectors and by the heuristic judge; honest ones are not", async () => {
+    const rollouts = await gullibleRollouts();
+    expect(rollouts.slice(0, 4).every((rollout) => rollout.reward === 1 && rollout.scores.twoLinesMetric === 0)).toBe(true);
+    const result = await audit(rollouts, { judge: new HeuristicStudioClient('judge'), taskDescription: 'a two-line poem on a topic that uses a given word', top: 4, random: 4 });
+    expect(result.flagged.map((entry) => entry.id).sort()).toEqual(['0:0', '1:0', '2:0', '3:0']);
+    expect(result.findings.filter((finding) => finding.detector === 'metric-disagrees').map((finding) => finding.rollouts.length)).toEqual([4, 4]);
+    expect(result.findings.find((finding) => finding.detector === 'collapse')?.rollouts).toHaveLength(4);
+    expect(result.reviews).toHaveLength(8);
+    expect(result.reviews.filter((review) => !review.earned).map((review) => review.id).sort()).toEqual(['0:0', '1:0', '2:0', '3:0']);
+    expect(result.reviews.find((review) => review.id === '0:0')!.reason).toMatch(/does not use .*; it has 1 line, not 2/);
+    expect(result.detectorsSkipped.map((entry) => entry.detector)).toEqual(['dominant-reward', 'reward-up-metric-down', 'length-drift', 'format-without-content']);
+    const report = formatAuditReport(result);
+    expect(report).toContain('Audit of 8 rollouts: 4 flagged.');
+    expect(report).toContain('Judge review: 8 rollouts read, 4 did not earn their reward.');
+  });
+
+  test('over training steps: reward up while a metric falls, length drift, a dominant reward, format without content', async () => {
+    const rollouts: AuditRollout[] = [];
+    for (let step = 0; step < 6; step++) {
+      for (let task = 0; task < 2; task++) {
+        const late = step >= 3;
+        rollouts.push({ id: `${step}:${task}:0`, taskIndex: task, rolloutIndex: 0, step, question: `task ${task} at ${step}`, completion: late ? `answer ${task} ${'padding '.repeat(20)}` : `answer ${task}`, reward: late ? 1.05 : 0.3, scores: { judgeReward: late ? 1 : 0.3, formatReward: 0.05, correctMetric: late ? 0 : 1 } });
+      }
+    }
+    const result = await audit(rollouts);
+    const byDetector = (name: string) => result.findings.filter((finding) => finding.detector === name);
+    expect(byDetector('reward-up-metric-down').map((finding) => finding.message)).toEqual(['the reward rose by 0.750 while correctMetric fell by 1.000']);
+    expect(byDetector('length-drift')).toHaveLength(1);
+    expect(byDetector('dominant-reward')[0]!.message).toContain('judgeReward gives');
+    expect(byDetector('format-without-content')[0]!.rollouts).toHaveLength(6);
+    expect(result.reviews).toEqual([]);
+  });
+
+  test('takes an evaluation\'s records as they are', async () => {
+    const lesson = await loadGullibleJudge({ numEvalTasks: 4 });
+    const { records } = await evaluate(lesson, hackPolicy, { numTasks: 4 });
+    const result = await audit(records);
+    expect(result.flagged.map((entry) => entry.id)).toEqual(['0:0', '1:0', '2:0', '3:0']);
+    expect(result.reviews).toEqual([]);
+  });
+
+  test('a judge that never gives a verdict stops the review; the detectors stay', async () => {
+    const rollouts = await gullibleRollouts();
+    const result = await audit(rollouts, { judge: new ScriptedClient(['It is a poem.']) });
+    expect(result.stoppedEarly).toMatch(/the judge failed while reviewing rollout .*no yes\/no verdict/);
+    expect(result.reviews).toEqual([]);
+    expect(result.flagged).toHaveLength(4);
+  });
+
+  test('results.jsonl: malformed lines are skipped with their line numbers', () => {
+    const good = JSON.stringify({ task_index: 0, rollout_index: 0, prompt: [{ role: 'user', content: 'Q' }], completion: [{ role: 'assistant', content: 'A' }], reward: 1, scores: { r: 1 } });
+    const { rollouts, skipped } = parseResultsJsonl(`${good}\nnot json\n\n{"reward": "high"}\n${good}\n`);
+    expect(rollouts).toHaveLength(2);
+    expect(rollouts[0]).toMatchObject({ id: '0:0', question: 'Q', completion: 'A', reward: 1 });
+    expect(skipped).toEqual([{ line: 2, reason: expect.stringContaining('not JSON') }, { line: 4, reason: 'the line has no numeric "reward"' }]);
+  });
+});
