@@ -119,9 +119,43 @@ function RunCharts() {
         ))}
         {last !== undefined && WORDLE_WIN in last.rewards && (
           <>
-            <MetricChart testId="chart-wordle-win" title="Wordle: win rate" steps={steps} yRange={[0, 1]} series={[line('win rate', grpo.map((m) => m.rewards[WORDLE_WIN] ?? null), COLORS[2]!)]} />
-            <MetricChart testId="chart-wordle-turns" title="Wordle: valid guesses per game" steps={steps} series={[line('guesses', grpo.map((m) => m.rewards[WORDLE_GUESSES] ?? null), COLORS[3]!)]} />
-            <MetricChart testId="chart-wordle-invalid" title="Wordle: invalid guesses per game" steps={steps} series={[line('invalid', grpo.map((m) => m.rewards[WORDLE_INVALID] ?? null), COLORS[1]!)]} />
+            <MetricChart
+              testId="chart-wordle-win"
+              title="Wordle: win rate"
+              steps={steps}
+              yRange={[0, 1]}
+              series={[
+                line(
+                  'win rate',
+                  grpo.map((m) => m.rewards[WORDLE_WIN] ?? null),
+                  COLORS[2]!,
+                ),
+              ]}
+            />
+            <MetricChart
+              testId="chart-wordle-turns"
+              title="Wordle: valid guesses per game"
+              steps={steps}
+              series={[
+                line(
+                  'guesses',
+                  grpo.map((m) => m.rewards[WORDLE_GUESSES] ?? null),
+                  COLORS[3]!,
+                ),
+              ]}
+            />
+            <MetricChart
+              testId="chart-wordle-invalid"
+              title="Wordle: invalid guesses per game"
+              steps={steps}
+              series={[
+                line(
+                  'invalid',
+                  grpo.map((m) => m.rewards[WORDLE_INVALID] ?? null),
+                  COLORS[1]!,
+                ),
+              ]}
+            />
           </>
         )}
       </div>
@@ -225,7 +259,13 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
             );
           }),
           // Multi-turn: the environment's answer to this turn (a Wordle board), between the model's turns.
-          ...(replies[t] ? [<code key={`${t}-reply`} className="env-reply" data-testid="env-reply" title="the environment's reply">{replies[t]}</code>] : []),
+          ...(replies[t]
+            ? [
+                <code key={`${t}-reply`} className="env-reply" data-testid="env-reply" title="the environment's reply">
+                  {replies[t]}
+                </code>,
+              ]
+            : []),
         ])}
       </span>
       {Object.entries(rollout.scores).map(([name, value]) => (
