@@ -16,7 +16,9 @@ export default defineConfig({
           name: 'unit',
           environment: 'node',
           include: ['test/unit/**/*.test.ts'],
-          testTimeout: 20_000,
+          // Many unit tests run the real \`tabrl\` binary (a process start and a TypeScript load each);
+          // a limit that leaves room for a loaded 2-core machine, not a speed assertion.
+          testTimeout: 90_000,
         },
       },
       {

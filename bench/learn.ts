@@ -25,6 +25,7 @@ const { values } = parseArgs({
     'sft-steps': { type: 'string' },
     steps: { type: 'string' },
     compare: { type: 'boolean' },
+    model: { type: 'string' },
     only: { type: 'string' },
   },
 });
@@ -41,7 +42,9 @@ const options: TrainingRunOptions = {
 
 const env = await loadBuiltinEnvironment(DEFAULT_LESSON_ENVIRONMENT.name, { ...DEFAULT_LESSON_ENVIRONMENT.args });
 const expert = new ScriptedClient(await loadBuiltinExpert(DEFAULT_LESSON_ENVIRONMENT.name, env));
-const model = await openModel('tiny', { backend: backendName, seed: options.seed });
+// --model nano: the same lesson on nano (is the pretrained model a better default?).
+const modelName = values.model ?? 'tiny';
+const model = await openModel(modelName, { backend: backendName, seed: options.seed });
 const fmt = (value: number | string | undefined, digits = 3) => (typeof value === 'number' ? value.toFixed(digits) : (value ?? ''));
 
 if (values.compare) await compare();
@@ -50,7 +53,7 @@ model.backend.dispose();
 
 /** The lesson once: the table of phases. */
 async function lessonOnce(): Promise<void> {
-  console.error(`bench:learn on ${model.device}: ${sftSteps} SFT steps, ${grpoSteps} GRPO steps`);
+  console.error(`bench:learn ${modelName} on ${model.device}: ${sftSteps} SFT steps, ${grpoSteps} GRPO steps`);
   const phaseTime = { sft: 0, grpo: 0 };
   const phaseTokens = { sft: 0, grpo: 0 };
   const report = await runTraining(env, model, expert, options, {

@@ -2,12 +2,13 @@
  * `tabrl calibrate ENV --base-url URL --model NAME -r K --keep LO-HI --out DIR`: runs the policy K
  * times on each task (src/envs/studio/calibrate.ts) and writes DIR/results.jsonl (every rollout, as
  * it finishes), DIR/calibration.jsonl (one line per task: pass rate, reward mean/std, learnability,
- * label), DIR/kept-tasks.jsonl (the learnable tasks), DIR/report.json and, for an environment file,
- * DIR/env.ts — the same environment restricted to the learnable tasks. Prints a pass-rate histogram.
+ * label), DIR/kept-tasks.jsonl (the learnable tasks), DIR/report.json and DIR/env.ts — the same
+ * environment (a file, or a built-in loaded by name) restricted to the learnable tasks. Prints a
+ * pass-rate histogram.
  */
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { calibratedEnvironmentFile, calibrationLine, calibrateRecords, checkKeepBand, passRateHistogram, summarizeRollouts, evaluate, type RolloutRecord, type ChatClient } from '../envs/index.ts';
+import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibrationLine, calibrateRecords, checkKeepBand, passRateHistogram, summarizeRollouts, evaluate, type RolloutRecord, type ChatClient } from '../envs/index.ts';
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
@@ -142,18 +143,29 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     const complete = !interrupted && !evaluation.stoppedEarly;
     writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: interrupted ? 'interrupted' : evaluation.stoppedEarly ? 'failed' : 'completed', environment: spec, env_args: envArgs, policy: policySettings satisfies RoleSettings, ...(judgeSettings ? { judge: judgeSettings } : {}), rollouts_per_task: rolloutsPerTask, keep, counts, tasks: calibration.length, mean_learnability: calibration.reduce((sum, task) => sum + task.learnability, 0) / Math.max(1, calibration.length), summary: summarizeRollouts(evaluation.records, rolloutsPerTask), ...(evaluation.stoppedEarly ? { stopped_early: evaluation.stoppedEarly } : {}) }, null, 2)}\n`);
     let envNote: string;
-    if (kept.length > 0 && complete && isEnvironmentPath(spec)) {
-      let importPath = relative(resolve(out), resolve(spec)).split('\\').join('/');
-      if (!importPath.startsWith('.')) importPath = `./${importPath}`;
-      writeWhole(join(out, 'env.ts'), calibratedEnvironmentFile(importPath, kept, `K = ${rolloutsPerTask}, keep ${keep[0]}-${keep[1]}`));
+    if (kept.length > 0 && complete) {
+      const origin = `K = ${rolloutsPerTask}, keep ${keep[0]}-${keep[1]}`;
+      let source: string;
+      if (isEnvironmentPath(spec)) {
+        let importPath = relative(resolve(out), resolve(spec)).split('\\').join('/');
+        if (!importPath.startsWith('.')) importPath = `./${importPath}`;
+        source = calibratedEnvironmentFile(importPath, kept, origin);
+      } else {
+        // A built-in: the file loads it by name from 'tabrl' with the same --env-args.
+        source = calibratedBuiltinEnvironmentFile(spec, kept, origin, envArgs);
+      }
+      writeWhole(join(out, 'env.ts'), source);
       envNote = ` and ${join(out, 'env.ts')} (the environment over the learnable tasks)`;
     } else {
-      envNote = kept.length === 0 ? '; no task is learnable, so there is no env.ts' : !complete ? '; the run did not finish, so there is no env.ts' : `; ${spec} is built in, so there is no env.ts (save it as a file to get one)`;
+      envNote = !complete ? '; the run did not finish, so there is no env.ts' : '; no task is learnable, so there is no env.ts';
     }
     if (values.json) console.log(JSON.stringify({ counts, tasks: calibration.length, kept: kept.length }));
     else console.log(`${env.name} · ${policySettings.model} · ${rolloutsPerTask} rollouts per task\n${passRateHistogram(calibration)}`);
     console.error(`wrote ${results.count} rollouts to ${results.path}, ${calibration.length} tasks to ${lines.path}, ${kept.length} learnable tasks to ${keptLines.path}${envNote}`);
-    if (interrupted) return stop.exitCode;
+    if (interrupted) {
+      console.error(`interrupted: ${results.path} holds every rollout that finished, and ${lines.path} calibrates the tasks from them; run again to calibrate all`);
+      return stop.exitCode;
+    }
     if (evaluation.stoppedEarly) throw new CliError(`stopped: ${evaluation.stoppedEarly} (the calibration covers the rollouts that finished)`);
     return 0;
   } finally {

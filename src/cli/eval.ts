@@ -23,14 +23,14 @@ import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl eval`. */
 export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
-       tabrl eval <name | path/to/env.ts> --model local:<tiny | model-dir> [--backend cpu|webgpu] [options]
+       tabrl eval <name | path/to/env.ts> --model local:<tiny | nano | model-dir> [--backend cpu|webgpu] [options]
 
 Runs an environment against an OpenAI-compatible chat-completions endpoint, or against a model
 running in this process (local:), which also records the sampled token ids and logprobs.
 
 Options:
   --base-url URL          endpoint base URL, e.g. http://localhost:8000/v1
-  --model NAME            model name sent to the endpoint, or local:tiny / local:<model-dir>
+  --model NAME            model name sent to the endpoint, or local:tiny / local:nano / local:<model-dir>
   --backend B             with local:, where the weights live: cpu (default) or webgpu (Dawn)
   --api-key-env VAR       read the API key from this environment variable (default: OPENAI_API_KEY if set)
   -n, --num-tasks N       tasks to evaluate, from the start of the eval set (default 10)

@@ -13,10 +13,11 @@ import { openModel, parseBackendName } from './open-model.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl generate`. */
-export const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny> (--prompt TEXT | --messages JSON) [options]
+export const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny | nano> (--prompt TEXT | --messages JSON) [options]
 
 Samples chat completions from a model folder (config.json, model.safetensors, tokenizer.json,
-tokenizer_config.json) or from "tiny" (a seeded random tiny Llama with the byte tokenizer), on the
+tokenizer_config.json) or from "tiny" (a seeded random tiny Llama with the byte tokenizer) or "nano" (the pretrained
+byte-level folder the app ships, public/models/nano), on the
 CPU backend, and prints each completion with its token ids and per-token logprobs.
 
 Options:

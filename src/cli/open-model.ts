@@ -1,12 +1,15 @@
 /**
  * Opens a model for the CLI: `tiny` (TabRL's from-scratch preset with the byte tokenizer, seeded
- * random weights) or a Hugging Face-style folder (config.json + safetensors + tokenizer files), on
- * the CPU backend or on WebGPU through Dawn (the software adapter where there is no GPU).
+ * random weights), `nano` (TabRL's small pretrained byte-level model, the folder shipped under
+ * public/models/nano) or a Hugging Face-style folder (config.json + safetensors + tokenizer files,
+ * or a byte-model folder like nano's), on the CPU backend or on WebGPU through Dawn (the software
+ * adapter where there is no GPU).
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
-import { loadHfTokenizer } from '../gpu/io/hf-tokenizer.ts';
+import { loadFolderTokenizer } from '../gpu/io/byte-model-folder.ts';
 import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import type { Decoder } from '../gpu/inference/decoder.ts';
@@ -50,7 +53,15 @@ export function checkFinite(tensors: NamedTensors, label: string): void {
   }
 }
 
-/** Opens `tiny` or a model folder on the chosen backend. */
+/** The folder of the shipped `nano` model, in this repository (public/models/nano). */
+export const NANO_MODEL_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'public', 'models', 'nano');
+
+/** The folder a `--model` value names: `nano` is the shipped folder; anything else but `tiny` is a path. */
+export function modelFolderOf(spec: string): string {
+  return spec === 'nano' ? NANO_MODEL_FOLDER : spec;
+}
+
+/** Opens `tiny`, `nano` or a model folder on the chosen backend. */
 export async function openModel(spec: string, options: { backend: BackendName; seed: number } & ModelBackendOptions): Promise<OpenedModel> {
   let config: ModelConfig;
   let weights: ModelWeights;
@@ -70,15 +81,17 @@ export async function openModel(spec: string, options: { backend: BackendName; s
   } else if (spec in MODEL_PRESETS) {
     throw new CliError(`preset "${spec}" has shapes but no tokenizer or weights; give a model folder or "tiny"`, 2);
   } else {
-    const read = async (name: string) => new Uint8Array(await readFile(join(spec, name)));
+    const folder = modelFolderOf(spec);
+    const read = async (name: string) => new Uint8Array(await readFile(join(folder, name)));
     try {
-      const model = await loadModelFolder(read, spec);
-      checkFinite(model.tensors, `${spec}/model.safetensors`);
+      const model = await loadModelFolder(read, folder);
+      checkFinite(model.tensors, `${folder}/model.safetensors`);
       config = model.config;
       weights = { tensors: model.tensors };
-      tokenizer = await loadHfTokenizer(read, spec);
+      tokenizer = await loadFolderTokenizer(read, folder);
     } catch (error) {
-      throw new CliError(`${errorMessage(error)}\n(--model takes "tiny" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json)`);
+      const hint = spec === 'nano' ? 'the shipped nano folder is broken or missing; restore public/models/nano from git, or rebuild it with scripts/nano/pretrain.ts' : '--model takes "tiny", "nano" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
+      throw new CliError(`${errorMessage(error)}\n(${hint})`);
     }
   }
   const backendOptions: ModelBackendOptions = { lora: options.lora ?? null, ...(options.loraSeed !== undefined ? { loraSeed: options.loraSeed } : {}) };
@@ -96,7 +109,7 @@ export async function openModel(spec: string, options: { backend: BackendName; s
     const backend = await createWebGPUBackend(context, config, weights, backendOptions);
     const { vendor, architecture, isFallbackAdapter } = context.adapter;
     // A real checkpoint's KV cache needs more room than the decoder's default.
-    const cacheBytes = spec === 'tiny' ? undefined : 2 ** 30;
+    const cacheBytes = spec === 'tiny' || spec === 'nano' ? undefined : 2 ** 30;
     return {
       backend,
       tokenizer,

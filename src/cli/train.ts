@@ -17,6 +17,7 @@ import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../rl/c
 import { exportMergedModel, exportPeftAdapter } from '../rl/export.ts';
 import type { SftStepMetrics } from '../rl/sft-trainer.ts';
 import { LOSS_TYPES, type GrpoOptions, type GrpoStepMetrics } from '../rl/grpo-trainer.ts';
+import { lessonPreset } from '../rl/lesson.ts';
 import { runTraining, type TrainingEvaluation, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
 import { CliError } from './cli-error.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
@@ -29,13 +30,19 @@ import { errorMessage } from '../common/error-message.ts';
 import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
-export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | model-dir> [options]
+export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | model-dir> [options]
+       tabrl train <wordle | reverse-text> --lesson | --quick [options]
 
 Measures the model on held-out tasks, warms it up with SFT on demonstrations made by the
 environment's expert (built-in environments), measures again, trains with GRPO, and measures a last time.
 
 Options:
-  --model M              tiny (TabRL's from-scratch preset) or a Hugging Face-style folder (required)
+  --model M              tiny (TabRL's from-scratch preset), nano (TabRL's small pretrained byte-level model,
+                         shipped in public/models/nano) or a Hugging Face-style folder (required without --lesson)
+  --lesson               the lesson's preset for the environment (wordle: lesson 6, nano on the compact Wordle;
+                         reverse-text: the default lesson, tiny): its model, --env-args and settings, which
+                         other flags override
+  --quick                the lesson's preset cut to a few minutes on a software adapter or the CPU (implies --lesson)
   --backend B            cpu (default) or webgpu (Dawn; the software adapter where there is no GPU)
   --demonstrations N     expert rollouts for warm-up data (default 256)
   --sft-steps K          SFT warm-up steps (default 100; 0 skips the warm-up)
@@ -172,6 +179,8 @@ export async function runTrain(argv: string[]): Promise<number> {
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
       json: { type: 'boolean' },
+      lesson: { type: 'boolean' },
+      quick: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -403,16 +412,23 @@ function writeFolderAtomically(dir: string, files: Map<string, Uint8Array>, opti
 function settingsFromFlags(positionals: string[], values: Record<string, string | boolean | undefined>): RunSettings {
   const given = positionals[0];
   if (!given || positionals.length > 1) throw new CliError(`give exactly one environment\n\n${TRAIN_USAGE}`, 2);
-  if (typeof values.model !== 'string') throw new CliError(`--model is required (tiny, or a model folder)\n\n${TRAIN_USAGE}`, 2);
-  const integer = (flag: string, fallback: number, min = 0): number => {
+  const quick = values.quick === true;
+  const preset = values.lesson === true || quick ? lessonPreset(given, quick) : undefined;
+  if ((values.lesson === true || quick) && preset === undefined) throw new CliError(`--lesson and --quick know the lessons' environments (wordle, reverse-text), not "${given}"`, 2);
+  const modelName = typeof values.model === 'string' ? values.model : preset?.model;
+  if (modelName === undefined) throw new CliError(`--model is required (tiny, nano, or a model folder)\n\n${TRAIN_USAGE}`, 2);
+  const lesson = preset?.options;
+  const integer = (flag: string, generic: number, min = 0): number => {
     const text = values[flag];
+    const fallback = lesson === undefined ? generic : (lessonDefault(lesson, flag) ?? generic);
     if (text === undefined) return fallback;
     const value = Number(text);
     if (!Number.isInteger(value) || value < min) throw new CliError(`--${flag} must be an integer ≥ ${min}, got "${String(text)}"`, 2);
     return value;
   };
-  const positive = (flag: string, fallback: number): number => {
+  const positive = (flag: string, generic: number): number => {
     const text = values[flag];
+    const fallback = lesson === undefined ? generic : (lessonDefault(lesson, flag) ?? generic);
     if (text === undefined) return fallback;
     const value = Number(text);
     if (!(value > 0)) throw new CliError(`--${flag} must be a positive number, got "${String(text)}"`, 2);
@@ -428,13 +444,13 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   const judge = judgeSettingsFromFlags(values as Record<string, string | undefined>);
   const sftSteps = integer('sft-steps', 100);
   const grpoSteps = integer('steps', 50);
-  const model = values.model === 'tiny' ? 'tiny' : resolve(values.model);
-  // Real checkpoints train LoRA adapters by default; the tiny model is small enough to train whole.
-  const loraRank = integer('lora-rank', model === 'tiny' ? 0 : 16);
+  const model = modelName === 'tiny' || modelName === 'nano' ? modelName : resolve(modelName);
+  // Real checkpoints train LoRA adapters by default; tiny and nano are small enough to train whole.
+  const loraRank = integer('lora-rank', model === 'tiny' || model === 'nano' ? 0 : 16);
   return {
     // A file path is kept absolute, so that --resume works from any folder.
     spec: isEnvironmentPath(given) ? resolve(given) : given,
-    envArgs: parseEnvArgs(values['env-args'] as string | undefined),
+    envArgs: { ...(preset?.envArgs ?? {}), ...parseEnvArgs(values['env-args'] as string | undefined) },
     model,
     backend: parseBackendName(values.backend as string | undefined),
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
@@ -446,10 +462,31 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
       maxTokens: integer('max-tokens', 32, 1),
       evalTasks: integer('eval-tasks', 32),
       checkpointEvery: integer('checkpoint-every', 10),
+      ...(lesson?.evalTemperature !== undefined ? { evalTemperature: lesson.evalTemperature } : {}),
       warmup: sftSteps > 0 ? { demonstrations: integer('demonstrations', 256, 1), steps: sftSteps, batchSize: integer('sft-batch', 16, 1), lr: positive('sft-lr', 3e-3) } : null,
       grpo: grpoSteps > 0 ? grpoFromFlags(values, grpoSteps, { integer, positive, nonNegative }) : null,
     },
   };
+}
+
+/** A lesson preset's value for a flag (the fallback when the flag is not given), or undefined when the preset has none. */
+function lessonDefault(lesson: TrainingRunOptions, flag: string): number | undefined {
+  const byFlag: Record<string, number | undefined> = {
+    'sft-steps': lesson.warmup?.steps ?? 0,
+    demonstrations: lesson.warmup?.demonstrations,
+    'sft-batch': lesson.warmup?.batchSize,
+    'sft-lr': lesson.warmup?.lr,
+    steps: lesson.grpo?.steps ?? 0,
+    'tasks-per-step': lesson.grpo?.tasksPerStep,
+    group: lesson.grpo?.groupSize,
+    lr: lesson.grpo?.schedule?.lr,
+    'max-async': lesson.grpo?.maxAsync,
+    'max-tokens': lesson.maxTokens,
+    'eval-tasks': lesson.evalTasks,
+    seed: lesson.seed,
+    'checkpoint-every': lesson.checkpointEvery,
+  };
+  return byFlag[flag];
 }
 
 type NumberFlag = (flag: string, fallback: number, min?: number) => number;

@@ -18,3 +18,5 @@ export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOpt
 export { assistantMessages, lastAssistantText, completionText } from './messages.ts';
 export { toPlainData } from './plain-data.ts';
 export * from './studio/index.ts';
+/** The built-in environments by name: `loadBuiltinEnvironment('countdown', { difficulty: 4 })` in an environment file wraps one (e.g. over fewer tasks with `withTasks`). */
+export { loadBuiltinEnvironment, isBuiltinEnvironment, BUILTIN_ENVIRONMENT_NAMES, type BuiltinEnvironmentName, type BuiltinEnvironmentArgs } from './builtin/index.ts';

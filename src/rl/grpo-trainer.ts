@@ -25,7 +25,7 @@
  * uninterrupted one. Task order and sampling seeds are pure functions of (seed, step): nothing else
  * needs saving.
  */
-import type { ChatClient, Environment, SamplingArgs, Trajectory } from '../envs/index.ts';
+import type { ChatClient, Environment, RolloutError, SamplingArgs, Trajectory } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
 import { computeAdvantages, findUninformativeGroups, type RewardScaling } from './advantages.ts';
 import { entropyMask, entropyThreshold, grpoLoss } from './policy-loss.ts';
@@ -340,6 +340,10 @@ export class GrpoTrainer {
           this.updatePending = false;
         }
       }
+    } catch (error) {
+      // The run fails (e.g. a fatal scoring error): the rollouts sampled ahead would only ask the same broken judge again.
+      this.rolloutAbort.abort();
+      throw error;
     } finally {
       // Rollouts sampled ahead are not trained on when the run stops; let them settle quietly.
       await Promise.allSettled(pending.map((p) => p.batch));
@@ -408,7 +412,8 @@ export class GrpoTrainer {
       // Extra groups' sampling seeds come from a range of their own, so they never repeat a regular group's.
       const extraSeed = (j: number) => seed * 7919 + 1_000_000_007 + (step * maxExtra + j) * groupSize;
       let drawn = 0;
-      while (drawn < maxExtra && !signal?.aborted) {
+      // A fatal scoring error (a judge that is unreachable or refuses) fails every group alike: draw no more.
+      while (drawn < maxExtra && !signal?.aborted && !firstFatalScoringError(trajectories)) {
         const informative = findUninformativeGroups(trajectories.map((t) => t.reward), groupSize).filter((flat) => !flat).length;
         const wanted = Math.min(tasksPerStep - informative, maxExtra - drawn);
         if (wanted <= 0) break;
@@ -436,7 +441,8 @@ export class GrpoTrainer {
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
     const scoreGroup = this.source.scoreGroup?.bind(this.source);
-    if (!scoreGroup) return trajectories;
+    // Stopped rollouts are never trained on: do not ask the group rewards (a judge, perhaps) about them.
+    if (!scoreGroup || signal?.aborted) return trajectories;
     const groups = taskIndices.map((_, group) => trajectories.slice(group * groupSize, (group + 1) * groupSize));
     return (await Promise.all(groups.map((group) => scoreGroup(group)))).flat();
   }
@@ -464,7 +470,7 @@ export class GrpoTrainer {
       throw new TrainingError(`every rollout of step ${batch.step} failed; the first error: ${failed[0]?.errors[0]?.message ?? 'unknown'}`);
     }
     // A fatal scoring error (an unreachable or refusing judge) would train on rewards of 0: stop the run instead.
-    const fatalScoring = trajectories.flatMap((t) => t.errors).find((e) => e.source === 'reward' && e.fatal);
+    const fatalScoring = firstFatalScoringError(trajectories);
     if (fatalScoring) throw new TrainingError(`step ${batch.step}: ${fatalScoring.message}; the run stops rather than train on rewards that were never given`);
 
     const rewards = trajectories.map((t) => t.reward);
@@ -645,4 +651,13 @@ function mean(values: readonly number[]): number {
 
 function now(): number {
   return globalThis.performance?.now() ?? Date.now();
+}
+
+/** The first fatal reward error of a batch (a judge that is unreachable or refuses, per rollout or per group), whose rewards of 0 were never really given. */
+function firstFatalScoringError(trajectories: readonly ScoredTrajectory[]): RolloutError | undefined {
+  for (const trajectory of trajectories) {
+    const fatal = trajectory.errors.find((error) => error.source === 'reward' && error.fatal);
+    if (fatal) return fatal;
+  }
+  return undefined;
 }

@@ -2,7 +2,8 @@
  * The default lesson: what `npm start` opens and what runs offline. TabRL's tiny from-scratch model
  * (byte-level tokenizer) learns to reverse short texts — first by SFT on demonstrations made by the
  * environment's expert, then by GRPO on its own samples, scored by LCS similarity. One table of
- * settings, shared by the playground, `npm run bench:learn` and the docs.
+ * settings, shared by the playground, `npm run bench:learn` and the docs; and lesson 6 (Wordle with
+ * nano), with `lessonPreset` for `tabrl train --lesson`.
  */
 import type { TrainingRunOptions } from './training-run.ts';
 
@@ -21,3 +22,56 @@ export const DEFAULT_LESSON_OPTIONS: TrainingRunOptions = {
   grpo: { steps: 60, tasksPerStep: 4, groupSize: 8, schedule: { lr: 5e-4 }, maxAsync: 1 },
   checkpointEvery: 20,
 };
+
+/** Lesson 6's environment: the compact Wordle (board lines, bare-word replies, 100 held-out answers). */
+export const WORDLE_LESSON_ENVIRONMENT = {
+  name: 'wordle',
+  args: { compact: true, numTasks: 1000 },
+} as const;
+
+/** The model lesson 6 trains: nano, TabRL's small pretrained byte-level model. */
+export const WORDLE_LESSON_MODEL = 'nano';
+
+/**
+ * Lesson 6's settings ("Train a Wordle agent in this tab"): measure nano on the 100 held-out
+ * answers, warm it up on the imperfect teacher's games, measure, GRPO with groups of 8 games, measure.
+ */
+export const WORDLE_LESSON_OPTIONS: TrainingRunOptions = {
+  seed: 0,
+  maxTokens: 8,
+  evalTasks: 100,
+  warmup: { demonstrations: 400, steps: 100, batchSize: 16, lr: 1e-3 },
+  grpo: { steps: 60, tasksPerStep: 8, groupSize: 8, schedule: { lr: 5e-4 }, maxAsync: 1 },
+  checkpointEvery: 20,
+};
+
+/** The same run, cut to fit a software adapter (or the CPU) in a few minutes: fewer steps, games and measurements. */
+export const WORDLE_LESSON_QUICK_OPTIONS: TrainingRunOptions = {
+  seed: 0,
+  maxTokens: 8,
+  evalTasks: 16,
+  warmup: { demonstrations: 64, steps: 8, batchSize: 8, lr: 1e-3 },
+  grpo: { steps: 3, tasksPerStep: 2, groupSize: 4, schedule: { lr: 5e-4 }, maxAsync: 1 },
+  checkpointEvery: 0,
+};
+
+/** A lesson's preset as `tabrl train --lesson` applies it: environment arguments, model and settings. */
+export interface LessonPreset {
+  envArgs: Record<string, unknown>;
+  model: string;
+  options: TrainingRunOptions;
+}
+
+/** The preset of the lesson that trains `envName` (reverse-text: the default lesson; wordle: lesson 6), full or quick; undefined for other environments. */
+export function lessonPreset(envName: string, quick: boolean): LessonPreset | undefined {
+  if (envName === WORDLE_LESSON_ENVIRONMENT.name) return { envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: WORDLE_LESSON_MODEL, options: quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS };
+  if (envName === DEFAULT_LESSON_ENVIRONMENT.name) {
+    const options = DEFAULT_LESSON_OPTIONS;
+    return {
+      envArgs: { ...DEFAULT_LESSON_ENVIRONMENT.args },
+      model: 'tiny',
+      options: quick ? { ...options, evalTasks: 16, warmup: { ...options.warmup!, steps: 60 }, grpo: { ...options.grpo!, steps: 5 }, checkpointEvery: 0 } : options,
+    };
+  }
+  return undefined;
+}

@@ -1,5 +1,5 @@
 /**
- * Which model the in-tab engine runs: choosing it (tiny, a real preset, or a local folder; the
+ * Which model the in-tab engine runs: choosing it (tiny, nano, a real preset, or a local folder; the
  * choice is remembered in localStorage), loading it into the engine with download progress and
  * cancel, and the browser cache of real presets (which are complete, removing one). The model
  * picker and ensureEngine (training-actions.ts) call these; they write only the policy slice and
@@ -32,10 +32,10 @@ const picks = actionState(() => ({
 /** Restores the remembered in-tab model ("local" comes back as tiny: picked files do not survive a reload). */
 export function restoreInTabModel(): void {
   const saved = localStorage.getItem(IN_TAB_MODEL_STORAGE);
-  if (saved && (saved === 'tiny' || findRealPreset(saved))) store.getState().setInTabModel(saved);
+  if (saved && (saved === 'tiny' || saved === 'nano' || findRealPreset(saved))) store.getState().setInTabModel(saved);
 }
 
-/** Chooses the in-tab model ("tiny" or a preset id) and remembers it; the next ensureEngine loads it. */
+/** Chooses the in-tab model ("tiny", "nano" or a preset id) and remembers it; the next ensureEngine loads it. */
 export function chooseInTabModel(id: string): void {
   store.getState().setInTabModel(id);
   store.getState().setModelLoad({ status: 'idle', error: null });
@@ -57,11 +57,12 @@ export function cancelModelLoad(): void {
 
 function specFor(target: string, seed: number): EngineModelSpec {
   if (target === 'tiny') return { kind: 'tiny', seed };
+  if (target === 'nano') return { kind: 'nano', url: `${import.meta.env.BASE_URL}models/nano/`, seed };
   if (target === 'local') {
     if (!picks.pickedFiles) throw new Error('Choose the model folder again ("Local folder…"): picked files are not kept across page loads.');
     return { kind: 'local', files: picks.pickedFiles, seed };
   }
-  if (!findRealPreset(target)) throw new Error(`Unknown in-tab model "${target}"; choose tiny or one of ${REAL_MODEL_PRESETS.map((preset) => preset.id).join(', ')}.`);
+  if (!findRealPreset(target)) throw new Error(`Unknown in-tab model "${target}"; choose tiny, nano or one of ${REAL_MODEL_PRESETS.map((preset) => preset.id).join(', ')}.`);
   return { kind: 'preset', id: target, seed };
 }
 

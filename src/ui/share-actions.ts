@@ -93,7 +93,7 @@ export async function acceptReview(): Promise<void> {
   store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
   if (review.webllmModel) chooseWebLLMModel(review.webllmModel);
   if (review.teacher) store.getState().setTeacher(review.teacher);
-  if (review.inTabModel && (review.inTabModel === 'tiny' || findRealPreset(review.inTabModel))) chooseInTabModel(review.inTabModel);
+  if (review.inTabModel && (review.inTabModel === 'tiny' || review.inTabModel === 'nano' || findRealPreset(review.inTabModel))) chooseInTabModel(review.inTabModel);
   await addEnvironment({ name: `${review.name} (${store.getState().reviewFile ? 'imported' : 'shared'})`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   dismissReview();
 }

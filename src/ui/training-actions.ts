@@ -550,7 +550,13 @@ export async function startTraining(): Promise<void> {
     beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));
     const offset = grpoJob.offset;
     await trainGrpoInEngine(
-      { name: session.info.name, numTasks: session.info.numTasks, rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()) },
+      {
+        name: session.info.name,
+        numTasks: session.info.numTasks,
+        rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()),
+        // Group rewards run in the sandbox too: the engine sends each finished group back here.
+        ...(session.info.groupRewardNames?.length ? { scoreGroup: session.scoreGroup } : {}),
+      },
       { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery },
       {
         signal,

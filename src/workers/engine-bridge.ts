@@ -125,11 +125,13 @@ export function trainSftInEngine(
   return runJob(hooks.signal, (jobId) => engine().sft(jobId, transcripts, options, Comlink.proxy((steps: SftStepMetrics[]) => hooks.onSteps?.(steps)), checkpointCallback(hooks.onCheckpoint)));
 }
 
-/** Where GRPO's rollouts come from, on the app side: a sandbox that rolls out training task i. */
+/** Where GRPO's rollouts come from, on the app side: a sandbox that rolls out training task i and scores finished groups. */
 export interface AppRolloutSource {
   name: string;
   numTasks: number;
   rollout(taskIndex: number, samplingArgs: SamplingArgs): Promise<SandboxTrajectory>;
+  /** Adds the environment's group rewards to one task's finished rollouts; absent when it has none. */
+  scoreGroup?(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]>;
 }
 
 /** GRPO in the engine on rollouts made by `source`; `onSteps` receives each step's metrics and rollouts. */
@@ -139,7 +141,8 @@ export function trainGrpoInEngine(
   hooks: { onSteps?: (steps: GrpoStepReport[]) => void; onCheckpoint?: EngineCheckpointCallback; signal?: AbortSignal } = {},
 ): Promise<GrpoStepMetrics[]> {
   const rollout = Comlink.proxy((taskIndex: number, samplingArgs: SamplingArgs) => source.rollout(taskIndex, samplingArgs));
-  return runJob(hooks.signal, (jobId) => engine().grpo(jobId, source.name, source.numTasks, rollout, options, Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps)), checkpointCallback(hooks.onCheckpoint)));
+  const scoreGroup = source.scoreGroup && Comlink.proxy((group: SandboxTrajectory[]) => source.scoreGroup!(group));
+  return runJob(hooks.signal, (jobId) => engine().grpo(jobId, source.name, source.numTasks, rollout, options, Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps)), checkpointCallback(hooks.onCheckpoint), scoreGroup));
 }
 
 /** Pauses (true) or resumes (false) the running warm-up or training job in the engine; it holds between steps until resumed or stopped. */

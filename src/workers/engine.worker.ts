@@ -11,18 +11,21 @@ import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { TINY_CONFIG } from '../gpu/inference/presets.ts';
+import { loadModelFolder } from '../gpu/io/model-folder.ts';
+import type { ModelConfig } from '../gpu/model/config.ts';
 import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
 import { tokenPieces } from '../gpu/io/token-pieces.ts';
 import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
 import { createWebGPUBackend, WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder, WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type CheckpointState } from '../rl/checkpoint.ts';
-import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type RolloutSource, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
+import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
 import { exportModelFiles, readModelImport } from './engine/model-files.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
 import { PauseGate } from './engine/pause-gate.ts';
+import { sandboxRolloutSource } from './engine/sandbox-rollouts.ts';
 import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
@@ -88,16 +91,39 @@ async function buildModel(seed: number): Promise<Model> {
   return createModel(context, adapter, seed);
 }
 
-/** The tiny preset on `context`, seeded, with a fresh optimizer and a chat client over it. */
-async function createModel(context: GPUContext, adapter: string, seed: number): Promise<Model> {
-  const backend = await createWebGPUBackend(context, TINY_CONFIG, { seed });
+/** nano's pretrained weights, as fetched once (a reset starts again from them without fetching). */
+interface PretrainedByteModel {
+  config: ModelConfig;
+  tensors: NamedTensors;
+}
+
+/**
+ * The tiny preset on `context`, seeded, or — given `pretrained` — nano from its shipped weights;
+ * either with a fresh optimizer and a chat client over it. Both are byte-level and fully fine-tuned.
+ */
+async function createModel(context: GPUContext, adapter: string, seed: number, pretrained?: PretrainedByteModel): Promise<Model> {
+  const backend = pretrained ? await createWebGPUBackend(context, pretrained.config, { tensors: pretrained.tensors }) : await createWebGPUBackend(context, TINY_CONFIG, { seed });
   const tokenizer = new ByteTokenizer();
+  const id = pretrained ? 'nano' : 'tiny';
   // Decoded and sampled on the GPU (the KV-cache decoder reads the backend's weights in place; only token ids come back).
-  const client = new LocalChatClient({ backend, tokenizer, model: 'tiny', defaultMaxTokens: 64, createDecoder: (model) => createWebGPUDecoder(model, { cacheBytes: TINY_CACHE_BYTES }) });
+  const client = new LocalChatClient({ backend, tokenizer, model: id, defaultMaxTokens: 64, createDecoder: (model) => createWebGPUDecoder(model, { cacheBytes: TINY_CACHE_BYTES }) });
   const weights = await backend.getParameters();
   const parameters = [...weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
-  // The tiny model is fully fine-tuned, so its base is a copy of these initial weights (~100k parameters).
-  return { context, backend, tokenizer, client, info: { adapter, model: 'tiny', modelName: 'tiny (from scratch)', parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: presetFitProblems(context) }, initial: backend.lora ? null : weights, base: null };
+  const modelName = pretrained ? `nano (pretrained, ${(parameters / 1e6).toFixed(2)}M)` : 'tiny (from scratch)';
+  // Fully fine-tuned, so the base is a copy of these initial weights (tiny ~100k parameters, nano a few hundred thousand).
+  return { context, backend, tokenizer, client, info: { adapter, model: id, modelName, parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: presetFitProblems(context) }, initial: backend.lora ? null : weights, base: null };
+}
+
+/** Fetches nano's folder (config, f16 weights, byte tokenizer files) from the app's own files at `url`. */
+async function fetchNano(url: string, signal: AbortSignal): Promise<PretrainedByteModel> {
+  const folder = new URL(url, self.location.href);
+  const read = async (name: string) => {
+    const response = await fetch(new URL(name, folder), { signal });
+    if (!response.ok) throw new Error(`nano: ${name} could not be fetched (HTTP ${response.status}); the app's models/nano folder is missing`);
+    return new Uint8Array(await response.arrayBuffer());
+  };
+  const loaded = await loadModelFolder(read, 'nano');
+  return { config: loaded.config, tensors: loaded.tensors };
 }
 
 /** A real checkpoint on `context` (LoRA adapters initialised from `seed`), with a chat client over it. */
@@ -128,7 +154,8 @@ async function createBaseModel(model: Model, seed: number): Promise<BaseModel> {
   }
   // The kept copy for the engine's own seed; a run begun from another seed gets that seed's initialisation (the same initialiser).
   const backend = await createWebGPUBackend(model.context, model.backend.config, { seed });
-  if (seed === model.info.seed) await backend.setParameters(model.initial);
+  // nano's base is its pretrained weights whatever the seed.
+  if (seed === model.info.seed || model.info.model === 'nano') await backend.setParameters(model.initial);
   return { client: new LocalChatClient({ ...options, backend, createDecoder: (model) => createWebGPUDecoder(model, { cacheBytes: TINY_CACHE_BYTES }) }), backend };
 }
 
@@ -234,7 +261,8 @@ const api: EngineApi = {
       old.info = { ...old.info, seed };
       return old.info;
     }
-    const fresh = createModel(old.context, old.info.adapter, seed);
+    const pretrained = old.info.model === 'nano' && old.initial ? { config: old.backend.config, tensors: old.initial } : undefined;
+    const fresh = createModel(old.context, old.info.adapter, seed, pretrained);
     model = fresh;
     await disposeBaseModel(old);
     await old.client.forget();
@@ -251,7 +279,11 @@ const api: EngineApi = {
       await old.client.forget();
       old.backend.dispose();
       const source: RealModelSource | null = spec.kind === 'preset' ? { kind: 'preset', id: spec.id } : spec.kind === 'local' ? { kind: 'local', files: spec.files } : null;
-      const fresh = source ? createLoadedModel(old.context, old.info.adapter, source, spec.seed, (progress) => void Promise.resolve(onProgress(progress)).catch(() => {}), signal) : createModel(old.context, old.info.adapter, spec.seed);
+      const fresh = source
+        ? createLoadedModel(old.context, old.info.adapter, source, spec.seed, (progress) => void Promise.resolve(onProgress(progress)).catch(() => {}), signal)
+        : spec.kind === 'nano'
+          ? fetchNano(spec.url, signal).then((pretrained) => createModel(old.context, old.info.adapter, spec.seed, pretrained))
+          : createModel(old.context, old.info.adapter, spec.seed);
       model = fresh;
       try {
         return (await fresh).info;
@@ -324,34 +356,19 @@ const api: EngineApi = {
     }
   },
 
-  async grpo(jobId, name, numTasks, rollout, options, onSteps, onCheckpoint) {
+  async grpo(jobId, name, numTasks, rollout, options, onSteps, onCheckpoint, scoreGroup) {
     const signal = startJob(jobId);
     const reporter = boundedReporter<GrpoStepReport>(onSteps);
     const history: GrpoStepMetrics[] = [];
-    // The rollouts of each step, for the viewer (kept until their step's metrics go out).
-    const byStep = new Map<number, ScoredTrajectory[]>();
-    const source: RolloutSource = {
-      name,
-      numTasks,
-      async rollout(taskIndex, samplingArgs, { step }) {
-        await pauseGate.wait(signal);
-        if (signal.aborted) throw new Error('stopped');
-        const trajectory = await rollout(taskIndex, samplingArgs);
-        byStep.set(step, [...(byStep.get(step) ?? []), trajectory]);
-        return trajectory;
-      },
-    };
+    // Rollouts and group rewards come from the app's sandbox; the source keeps each step's rollouts for the viewer.
+    const source = sandboxRolloutSource({ name, numTasks, rollout, ...(scoreGroup ? { scoreGroup } : {}), signal, pauseGate });
     // Continuing from a checkpoint that kept the rollouts sampled ahead: train on them (and show them).
     const ahead = restoredRollouts?.nextStep === (options.startStep ?? 0) && restoredRollouts.batches.length <= options.maxAsync ? restoredRollouts.batches : undefined;
     restoredRollouts = null;
-    for (const batch of ahead ?? []) byStep.set(batch.step, batch.trajectories);
+    for (const batch of ahead ?? []) source.keepStep(batch.step, batch.trajectories);
     // The loaded model's tokenizer decodes the viewer's tokens (set once the model is at hand).
     let tokenizerOf: Tokenizer = new ByteTokenizer();
-    const stepRollouts = (step: number): EngineTrainingRollout[] => {
-      const found = byStep.get(step) ?? [];
-      byStep.delete(step);
-      return found.map((trajectory) => viewerRollout(trajectory, tokenizerOf));
-    };
+    const stepRollouts = (step: number): EngineTrainingRollout[] => source.takeStep(step).map((trajectory) => viewerRollout(trajectory, tokenizerOf));
     try {
       const { backend, tokenizer, client } = await getModel();
       tokenizerOf = tokenizer;

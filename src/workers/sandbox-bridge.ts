@@ -7,7 +7,8 @@
  * environment and the rollout. Stop asks the sandbox to finish, then terminates it after a grace period.
  *
  * One shape of use: `openSandbox`, a session that stays up for a whole job: it evaluates (the
- * playground's evaluation, or a warm-up's demonstrations) and rolls out training tasks one at a time for GRPO.
+ * playground's evaluation, or a warm-up's demonstrations), rolls out training tasks one at a time for
+ * GRPO, and scores each finished group with the rubric's group rewards (under the same time limit).
  *
  * It does not build the frame itself (that needs the DOM, which this layer does not see): the caller
  * passes a `CreateSandboxFrame`, e.g. src/ui/sandbox-frame.ts.
@@ -113,6 +114,12 @@ export interface SandboxSession {
   evaluate(options: SandboxEvaluateOptions, onRecord?: (record: RolloutRecord, done: number, total: number) => void): Promise<Omit<SandboxEvaluation, 'info'>>;
   /** Rolls out training task `taskIndex` once with the session's policy; rejects when the sandbox fails or is stopped. */
   rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string): Promise<SandboxTrajectory>;
+  /**
+   * Adds the group rewards to one task's finished rollouts (returned as they came when the rubric has
+   * none). A throwing group function is an error on the group's rollouts; one that runs past the time
+   * limit terminates the sandbox (a `SandboxTimeoutError`), as a rollout does.
+   */
+  scoreGroup(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]>;
   /** Cancels the model calls in flight and asks the environment to stop; after a grace period the sandbox is terminated. */
   stop(): void;
   /** Terminates the sandbox. */
@@ -127,6 +134,8 @@ const STOP_GRACE_MS = 3_000;
 const WATCH_INTERVAL_MS = 100;
 
 interface ActiveRollout extends RolloutStart {
+  /** Set for a group being scored: what runs, for the time-out message ("the group rewards of task 3"). */
+  group?: string;
   waitingForModel: boolean;
   /** When it last entered environment code (started, or got a model reply). */
   since: number;
@@ -149,6 +158,8 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   let pendingJudgeCalls = 0;
   /** Calls into the sandbox in flight: while there are none, silence is no sign of a stuck worker. */
   let callsInFlight = 0;
+  /** Ids of the groups being scored, in the watchdog's table next to the rollouts (negative: the sandbox's own ids are not). */
+  let nextGroupId = -2;
 
   let fail: (error: Error) => void = () => {};
   const failed = new Promise<never>((_resolve, reject) => { fail = reject; });
@@ -156,11 +167,11 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   frame.onError((message) => fail(new Error(`the sandbox failed: ${message}`)));
 
   const stall = (what: string, rollout?: ActiveRollout) => {
-    const where = rollout ? ` in task ${rollout.taskIndex}, rollout ${rollout.rolloutIndex}` : '';
+    const where = rollout?.group ? ` in ${rollout.group}` : rollout ? ` in task ${rollout.taskIndex}, rollout ${rollout.rolloutIndex}` : '';
     fail(new SandboxTimeoutError(
       `Environment "${environmentName}" was stopped: ${what}${where} ran for more than ${(timeLimitMs / 1000).toFixed(1)} s without returning (an infinite loop?). The sandbox was shut down; the next run starts a fresh one.`,
       environmentName,
-      rollout ? { taskIndex: rollout.taskIndex, rolloutIndex: rollout.rolloutIndex } : undefined,
+      rollout && !rollout.group ? { taskIndex: rollout.taskIndex, rolloutIndex: rollout.rolloutIndex } : undefined,
     ));
   };
   const watchdog = setInterval(() => {
@@ -309,6 +320,19 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     },
     rollout(taskIndex, samplingArgs, model) {
       return call(() => api.rollout(taskIndex, samplingArgs, model, hostProxy));
+    },
+    async scoreGroup(group) {
+      if (!info.groupRewardNames?.length || group.length === 0) return group;
+      // Group functions are environment code with no model calls of their own: the watchdog times
+      // them like a rollout in environment code (a lent judge's calls pause the clock, as for rollouts).
+      const groupId = nextGroupId--;
+      const taskIndex = group[0]!.taskIndex ?? -1;
+      active.set(groupId, { rolloutId: groupId, taskIndex, rolloutIndex: 0, group: `the group rewards of task ${taskIndex}`, waitingForModel: false, since: Date.now() });
+      try {
+        return await call(() => api.scoreGroup(group));
+      } finally {
+        active.delete(groupId);
+      }
     },
     stop() {
       if (stopping || disposed) return;

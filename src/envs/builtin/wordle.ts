@@ -22,6 +22,8 @@
 import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
 import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
+import { compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactWordleState } from './wordle-compact.ts';
+import { scoreGuess } from './wordle-rules.ts';
 
 /** Letters in a word. */
 export const WORD_LENGTH = 5;
@@ -51,6 +53,11 @@ export interface WordleArgs {
   evalSeed?: number;
   /** Model turns allowed, invalid moves included (default 8). */
   maxTurns?: number;
+  /**
+   * The compact form for small byte-level models (lesson 6): board lines instead of G/Y/X rows, the
+   * bare word as the reply, a 300-word answer pool with 100 held-out answers; see wordle-compact.ts.
+   */
+  compact?: boolean;
 }
 
 function wordleTasks(words: readonly string[], count: number, seed: number): Task[] {
@@ -59,22 +66,7 @@ function wordleTasks(words: readonly string[], count: number, seed: number): Tas
 
 // ---------------------------------------------------------------- game rules
 
-/** A word's feedback against the secret, as a G/Y/X string: greens consume letters first, then yellows left to right. */
-export function scoreGuess(guess: string, secret: string): string {
-  const marks: string[] = Array.from({ length: guess.length }, () => 'X');
-  const unused = new Map<string, number>();
-  for (let i = 0; i < guess.length; i++) {
-    if (guess[i] === secret[i]) marks[i] = 'G';
-    else unused.set(secret[i]!, (unused.get(secret[i]!) ?? 0) + 1);
-  }
-  for (let i = 0; i < guess.length; i++) {
-    const left = unused.get(guess[i]!) ?? 0;
-    if (marks[i] === 'G' || left === 0) continue;
-    marks[i] = 'Y';
-    unused.set(guess[i]!, left - 1);
-  }
-  return marks.join('');
-}
+export { scoreGuess };
 
 /** The two feedback lines shown to the model: "A R I S E\nX Y X Y X". */
 export function formatFeedback(guess: string, marks: string): string {
@@ -192,7 +184,8 @@ const PASS_THRESHOLD = 1.1;
 // ---------------------------------------------------------------- environment
 
 /** Builds the Wordle environment: 6 guesses, G/Y/X feedback, held-out evaluation words. */
-export default function loadEnvironment(args: WordleArgs = {}): Environment<WordleState> {
+export default function loadEnvironment(args: WordleArgs = {}): Environment<WordleState> | Environment<CompactWordleState> {
+  if (args.compact === true) return loadCompactWordle(args);
   const { numTasks = 2000, numEvalTasks = 20, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8 } = args;
   const split = createRng(ANSWER_SPLIT_SEED).shuffle(WORDLE_ANSWERS);
   const heldOut = split.slice(0, HELD_OUT_ANSWERS);
@@ -296,5 +289,11 @@ export function chooseWordleGuess(history: readonly { guess: string; marks: stri
   return best;
 }
 
-/** A scripted Wordle expert: plays `chooseWordleGuess` from the feedback in the transcript, in the expected format. */
-export const wordleExpertPolicy: ScriptedPolicy = (messages) => `<guess>${chooseWordleGuess(readFeedback(messages))}</guess>`;
+const compactTeacher = compactWordleTeacher();
+
+/**
+ * A scripted Wordle expert: plays `chooseWordleGuess` from the feedback in the transcript, in the
+ * expected format; in the compact game, the deliberately imperfect `compactWordleTeacher`.
+ */
+export const wordleExpertPolicy: ScriptedPolicy = (messages, request) =>
+  isCompactWordleTranscript(messages) ? compactTeacher(messages, request) : `<guess>${chooseWordleGuess(readFeedback(messages))}</guess>`;

@@ -160,6 +160,30 @@ export function withTasks<E extends Environment>(env: E, tasks: Task[]): E {
 }
 
 /**
+ * The source of an environment file that loads the built-in environment `name` (with the
+ * `envArgs` it was calibrated with) through `loadBuiltinEnvironment` and keeps only `tasks`.
+ */
+export function calibratedBuiltinEnvironmentFile(name: string, tasks: readonly Task[], origin = '', envArgs: Record<string, unknown> = {}): string {
+  return `/**
+ * The learnable tasks of the built-in environment ${name}${origin ? ` (${origin})` : ''}, kept by \`tabrl calibrate\`:
+ * the same environment (prompt, parser, rubric), trained only on tasks the policy sometimes passes.
+ */
+import { loadBuiltinEnvironment, withTasks, type Environment, type Task } from 'tabrl';
+
+/** The arguments ${name} was calibrated with; arguments given at load time override them. */
+export const ENV_ARGS: Record<string, unknown> = ${JSON.stringify(envArgs, null, 2)};
+
+/** The kept tasks. */
+export const TASKS: Task[] = ${JSON.stringify(tasks, null, 2)};
+
+/** Loads ${name} with ENV_ARGS and \`args\` and restricts it to TASKS. */
+export default async function loadEnvironment(args: Record<string, unknown> = {}): Promise<Environment> {
+  return withTasks(await loadBuiltinEnvironment(${JSON.stringify(name)}, { ...ENV_ARGS, ...args }), TASKS);
+}
+`;
+}
+
+/**
  * The source of an environment file that loads the environment file at `originalImport` (a
  * relative import path, e.g. './original.ts' or '../my-env.ts') and keeps only `tasks`.
  */

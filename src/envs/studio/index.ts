@@ -35,6 +35,7 @@ export {
   passRateHistogram,
   withTasks,
   calibratedEnvironmentFile,
+  calibratedBuiltinEnvironmentFile,
   type CalibrationLabel,
   type TaskCalibration,
   type CalibrateOptions,

@@ -25,6 +25,20 @@ export const TINY_CONFIG: ModelConfig = {
   qk_norm: false,
 };
 
+/**
+ * nano, TabRL's small pretrained byte-level model (shipped under public/models/nano, made by
+ * scripts/nano/pretrain.ts on the CPU): 3 layers, hidden 96, 3 heads over 1 KV head, tied embeddings.
+ */
+export const NANO_CONFIG: ModelConfig = {
+  ...TINY_CONFIG,
+  hidden_size: 96,
+  intermediate_size: 256,
+  num_hidden_layers: 3,
+  num_attention_heads: 3,
+  num_key_value_heads: 1,
+  head_dim: 32,
+};
+
 /** The shapes of HuggingFaceTB/SmolLM2-135M-Instruct (its config.json), for random-weight benchmarks. */
 export const SMOLLM2_135M_CONFIG: ModelConfig = {
   architecture: 'LlamaForCausalLM',

@@ -1,7 +1,7 @@
 /**
  * The safetensors format (https://huggingface.co/docs/safetensors): an 8-byte little-endian header
  * length, a JSON header {name: {dtype, shape, data_offsets}, __metadata__}, then raw little-endian
- * data. Parses F32, F16, BF16 (exact conversions to f32) and F64 (rounded) tensors; writes F32.
+ * data. Parses F32, F16, BF16 (exact conversions to f32) and F64 (rounded) tensors; writes F32 or F16.
  * Every error names the file and what is wrong with it. Integer tensors are deliberately unsupported.
  */
 import type { NamedTensor, NamedTensors } from '../model/backend.ts';
@@ -94,8 +94,35 @@ export function parseSafetensors(bytes: Uint8Array, fileName = 'model.safetensor
   return { tensors, dtypes, metadata };
 }
 
-/** Serialises tensors as an F32 safetensors file (header padded with spaces to 8 bytes, as the reference writer does). */
-export function serializeSafetensors(tensors: NamedTensors, metadata: Record<string, string> = {}): Uint8Array {
+/** Returns the float16 bit pattern nearest to an f32 value (round to nearest even; overflow to ±infinity; subnormals kept). */
+export function f32ToF16Bits(value: number): number {
+  const f32 = new Float32Array([value]);
+  const bits = new Uint32Array(f32.buffer)[0]!;
+  const sign = (bits >>> 16) & 0x8000;
+  const exponent = (bits >>> 23) & 0xff;
+  const mantissa = bits & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa !== 0 ? 0x200 : 0); // infinity or NaN
+  const e = exponent - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign; // rounds to zero
+    const full = mantissa | 0x800000; // 24 bits with the implicit one
+    const shift = 14 - e; // bits dropped
+    let half = full >>> shift;
+    const rest = full & ((1 << shift) - 1);
+    const midpoint = 1 << (shift - 1);
+    if (rest > midpoint || (rest === midpoint && (half & 1) === 1)) half++;
+    return sign | half;
+  }
+  let half = (e << 10) | (mantissa >>> 13);
+  const rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && (half & 1) === 1)) half++; // a carry into the exponent is still right
+  return sign | half;
+}
+
+/** Serialises tensors as an F32 (or, with dtype 'F16', float16) safetensors file (header padded with spaces to 8 bytes, as the reference writer does). */
+export function serializeSafetensors(tensors: NamedTensors, metadata: Record<string, string> = {}, dtype: 'F32' | 'F16' = 'F32'): Uint8Array {
+  const itemBytes = dtype === 'F16' ? 2 : 4;
   const header: Record<string, unknown> = {};
   if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
   let offset = 0;
@@ -103,9 +130,9 @@ export function serializeSafetensors(tensors: NamedTensors, metadata: Record<str
   for (const [name, tensor] of tensors) {
     const count = tensor.shape.reduce((a, b) => a * b, 1);
     if (count !== tensor.data.length) throw new Error(`tensor ${name}: shape [${tensor.shape}] does not match its ${tensor.data.length} values`);
-    header[name] = { dtype: 'F32', shape: tensor.shape, data_offsets: [offset, offset + count * 4] };
+    header[name] = { dtype, shape: tensor.shape, data_offsets: [offset, offset + count * itemBytes] };
     entries.push([offset, tensor]);
-    offset += count * 4;
+    offset += count * itemBytes;
   }
   let headerBytes = new TextEncoder().encode(JSON.stringify(header));
   const padded = Math.ceil(headerBytes.length / 8) * 8;
@@ -117,7 +144,8 @@ export function serializeSafetensors(tensors: NamedTensors, metadata: Record<str
   bytes.set(headerBytes, 8);
   const dataStart = 8 + headerBytes.length;
   for (const [start, tensor] of entries) {
-    for (let i = 0; i < tensor.data.length; i++) view.setFloat32(dataStart + start + i * 4, tensor.data[i]!, true);
+    if (dtype === 'F16') for (let i = 0; i < tensor.data.length; i++) view.setUint16(dataStart + start + i * 2, f32ToF16Bits(tensor.data[i]!), true);
+    else for (let i = 0; i < tensor.data.length; i++) view.setFloat32(dataStart + start + i * 4, tensor.data[i]!, true);
   }
   return bytes;
 }

@@ -1,6 +1,7 @@
 /**
  * Linear layer as PyTorch's nn.Linear stores it: out = inp · weightᵀ + bias, weight (OC, IC).
- * CPU reference of `matmul_forward.wgsl` / `matmul_backward.wgsl`: three plain loops, float64 sums.
+ * CPU reference of `matmul_forward.wgsl` / `matmul_backward.wgsl`: plain loops, float64 sums (backward
+ * walks contiguous rows so a CPU training run is usable; the sums keep the plain loops' order).
  */
 
 /** Computes out[n,o] = Σ_i inp[n,i]·weight[o,i] + bias[o] (bias optional); overwrites out. */
@@ -40,21 +41,31 @@ export function matmulBackward(
   OC: number,
 ): void {
   if (dinp !== null) {
+    // Row-wise over contiguous weight rows; each sum still runs over o in order, in float64 (same result as the plain loops).
+    const sums = new Float64Array(IC);
     for (let n = 0; n < N; n++) {
-      for (let i = 0; i < IC; i++) {
-        let sum = 0;
-        for (let o = 0; o < OC; o++) sum += dout[n * OC + o]! * weight[o * IC + i]!;
-        dinp[n * IC + i]! += sum;
+      sums.fill(0);
+      for (let o = 0; o < OC; o++) {
+        const d = dout[n * OC + o]!;
+        const weightRow = o * IC;
+        for (let i = 0; i < IC; i++) sums[i]! += d * weight[weightRow + i]!;
       }
+      const inpRow = n * IC;
+      for (let i = 0; i < IC; i++) dinp[inpRow + i]! += sums[i]!;
     }
   }
   if (dweight !== null) {
+    // Row-wise over contiguous input rows; each sum still runs over n in order, in float64.
+    const sums = new Float64Array(IC);
     for (let o = 0; o < OC; o++) {
-      for (let i = 0; i < IC; i++) {
-        let sum = 0;
-        for (let n = 0; n < N; n++) sum += dout[n * OC + o]! * inp[n * IC + i]!;
-        dweight[o * IC + i]! += sum;
+      sums.fill(0);
+      for (let n = 0; n < N; n++) {
+        const d = dout[n * OC + o]!;
+        const inpRow = n * IC;
+        for (let i = 0; i < IC; i++) sums[i]! += d * inp[inpRow + i]!;
       }
+      const weightRow = o * IC;
+      for (let i = 0; i < IC; i++) dweight[weightRow + i]! += sums[i]!;
     }
   }
   if (dbias !== null) {

@@ -1,5 +1,5 @@
 /**
- * The in-tab model picker: tiny (from scratch), each real preset with its size and whether it is in
+ * The in-tab model picker: tiny (from scratch), nano (pretrained, shipped with the app), each real preset with its size and whether it is in
  * the browser's cache ("cached · 272 MB" / "download 272 MB"), or a local model folder. Loading shows
  * a progress bar (MB done / total) with Cancel; errors show as alerts; a cached preset can be removed.
  * It says before any download when this browser has no WebGPU or a preset is too large for the GPU.
@@ -50,6 +50,7 @@ export function ModelPicker() {
     <div className="fields model-picker" data-testid="model-picker">
       <div role="radiogroup" aria-label="In-tab model" className="model-options">
         <ModelOption id="tiny" current={inTabModel} disabled={loading} onPick={pick} label="Tiny, from scratch" detail="byte tokenizer · no download" />
+        <ModelOption id="nano" current={inTabModel} disabled={loading} onPick={pick} label="Nano, pretrained" detail="byte tokenizer · ships with the app · Wordle, reverse-text" />
         {REAL_MODEL_PRESETS.map((preset) => {
           const problem = presetFit?.[preset.id] ?? null;
           const isCached = cached[preset.id] === true;
@@ -94,7 +95,7 @@ export function ModelPicker() {
           {modelLoad.error}
         </p>
       )}
-      <p className="hint">Real models download once from huggingface.co into this browser's cache, then load offline. They train with LoRA (rank 16); tiny trains every weight.</p>
+      <p className="hint">Real models download once from huggingface.co into this browser's cache, then load offline. They train with LoRA (rank 16); tiny and nano train every weight.</p>
     </div>
   );
 }

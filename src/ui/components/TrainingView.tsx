@@ -3,9 +3,14 @@ import type { EngineTrainingRollout } from '../../workers/engine-bridge.ts';
 import { newRun } from '../training-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
-import { rewardLines } from './result-text.ts';
+import { environmentReplies, rewardLines } from './result-text.ts';
 import { isTraining } from '../store/selectors.ts';
 import { GRPO_CHARTS, pickedCharts } from './grpo-charts.ts';
+
+/** The compact Wordle's win reward and its two weight-0 metrics (src/envs/builtin/wordle-compact.ts): a run that has them gets their charts. */
+const WORDLE_WIN = 'compactWinReward';
+const WORDLE_GUESSES = 'guessesMetric';
+const WORDLE_INVALID = 'compactInvalidGuessesMetric';
 
 const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
 
@@ -112,6 +117,47 @@ function RunCharts() {
         {pickedCharts(picks).map((chart) => (
           <MetricChart key={chart.key} testId={`chart-${chart.key}`} title={chart.title} steps={steps} series={chart.series(grpo)} {...(chart.yRange ? { yRange: chart.yRange } : {})} />
         ))}
+        {last !== undefined && WORDLE_WIN in last.rewards && (
+          <>
+            <MetricChart
+              testId="chart-wordle-win"
+              title="Wordle: win rate"
+              steps={steps}
+              yRange={[0, 1]}
+              series={[
+                line(
+                  'win rate',
+                  grpo.map((m) => m.rewards[WORDLE_WIN] ?? null),
+                  COLORS[2]!,
+                ),
+              ]}
+            />
+            <MetricChart
+              testId="chart-wordle-turns"
+              title="Wordle: valid guesses per game"
+              steps={steps}
+              series={[
+                line(
+                  'guesses',
+                  grpo.map((m) => m.rewards[WORDLE_GUESSES] ?? null),
+                  COLORS[3]!,
+                ),
+              ]}
+            />
+            <MetricChart
+              testId="chart-wordle-invalid"
+              title="Wordle: invalid guesses per game"
+              steps={steps}
+              series={[
+                line(
+                  'invalid',
+                  grpo.map((m) => m.rewards[WORDLE_INVALID] ?? null),
+                  COLORS[1]!,
+                ),
+              ]}
+            />
+          </>
+        )}
       </div>
       <ChartPicker />
       {run.evaluations.length > 0 && (
@@ -184,6 +230,7 @@ function LatestRollouts() {
 
 function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
   const question = rollout.prompt.filter((message) => message.role === 'user').at(-1)?.content ?? '';
+  const replies = environmentReplies(rollout.completion);
   return (
     <li className="training-rollout" data-testid="training-rollout">
       <span className={`badge ${rollout.passed ? 'pass' : 'fail'}`}>{rollout.passed ? '✓' : '✗'}</span>
@@ -193,8 +240,8 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
       </code>
       <span className="arrow">→</span>
       <span className="tokens">
-        {rollout.turns.flatMap((turn, t) =>
-          turn.completionIds.map((id, i) => {
+        {rollout.turns.flatMap((turn, t) => [
+          ...turn.completionIds.map((id, i) => {
             const logprob = turn.completionLogprobs[i] ?? 0;
             const probability = Math.exp(logprob);
             // The engine decoded each token with the model's tokenizer; '' is part of a character the next token completes.
@@ -211,7 +258,15 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
               </span>
             );
           }),
-        )}
+          // Multi-turn: the environment's answer to this turn (a Wordle board), between the model's turns.
+          ...(replies[t]
+            ? [
+                <code key={`${t}-reply`} className="env-reply" data-testid="env-reply" title="the environment's reply">
+                  {replies[t]}
+                </code>,
+              ]
+            : []),
+        ])}
       </span>
       {Object.entries(rollout.scores).map(([name, value]) => (
         <span key={name} className="chip">

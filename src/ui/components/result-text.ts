@@ -36,3 +36,13 @@ export function rewardLines(steps: { reward: { mean: number }; rewards: Record<s
   const same = names.filter((name) => steps.length > 0 && steps.every((step) => step.rewards[name] !== undefined && Math.abs(step.rewards[name] - step.reward.mean) < 1e-9));
   return { meanLabel: same.length > 0 ? `reward (= ${same.join(' = ')})` : 'reward', functions: names.filter((name) => !same.includes(name)) };
 }
+
+/** The environment's reply after each model turn of a rollout (empty strings for a single-turn task), so a game reads turn by turn. */
+export function environmentReplies(completion: readonly { role: string; content: string }[]): string[] {
+  const replies: string[] = [];
+  for (const message of completion) {
+    if (message.role === 'assistant') replies.push('');
+    else if (replies.length > 0) replies[replies.length - 1] = `${replies[replies.length - 1]}${replies[replies.length - 1] === '' ? '' : ' '}${message.content}`;
+  }
+  return replies;
+}

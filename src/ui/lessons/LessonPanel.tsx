@@ -43,7 +43,7 @@ export function LessonPanel() {
     <aside className="lesson-pane" aria-label={`Lesson ${lesson.id}`} data-testid="lesson-panel">
       <div className="lesson-head">
         <span className="lesson-number">
-          Lesson {lesson.id} of {LESSONS.length}
+          Lesson {lesson.id} of {LESSONS.at(-1)?.id ?? LESSONS.length}
         </span>
         <button type="button" className="quiet" onClick={closeLesson} aria-label="Close the lesson" data-testid="lesson-close">
           ✕

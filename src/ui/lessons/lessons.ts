@@ -6,7 +6,7 @@
  * `code`, **bold**, and fenced ``` blocks.
  */
 import type { BuiltinEnvironmentName } from '../../envs/builtin/index.ts';
-import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS } from '../../rl/lesson.ts';
+import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS, WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_MODEL, WORDLE_LESSON_OPTIONS } from '../../rl/lesson.ts';
 import type { EvaluationSettings } from '../store/evaluation-slice.ts';
 import type { PolicyKind } from '../store/policy-slice.ts';
 import type { RunMode, TrainingSettings } from '../store/training-slice.ts';
@@ -23,7 +23,7 @@ export interface LessonPreset {
   /** Arguments passed to `loadEnvironment(args)`. */
   args: Record<string, unknown>;
   policy: PolicyKind;
-  /** The in-tab engine's model ('tiny' or a preset id such as 'smollm2-135m-instruct'). */
+  /** The in-tab engine's model ('tiny', 'nano' or a preset id such as 'smollm2-135m-instruct'). */
   inTabModel: string;
   mode: RunMode;
   /** Evaluation settings that differ from the panel's defaults. */
@@ -45,6 +45,7 @@ export interface Lesson {
 }
 
 const TINY_ARGS: Record<string, unknown> = { ...DEFAULT_LESSON_ENVIRONMENT.args };
+const WORDLE = WORDLE_LESSON_OPTIONS;
 
 /** The lessons, in order. */
 export const LESSONS: readonly Lesson[] = [
@@ -127,7 +128,7 @@ export const LESSONS: readonly Lesson[] = [
       "Now let a model chase this judge: choose the **in-tab model** and **Train** it from its fresh weights. (A warm-up keeps only demonstrations that pass, and this judge passes none of the expert's poems: **Warm up** says so and trains nothing.) GRPO follows `judgeReward` only. Watch the Training tab and the rollouts under the charts: the `twoLinesMetric` and `mentionsWordMetric` curves are drawn beside the reward. If the reward rises while they stay low or fall, as answers grow longer, run past two lines or pile up poetic words, the policy is hacking the judge: the reward went up, the poems did not get better. A tiny model drifts slowly; give it more GRPO steps if the curves have not moved after 40.",
       'Fix the reward: in the editor, set `MENTIONS_WORD_WEIGHT` and `TWO_LINES_WEIGHT` to 0.5 (or cap the length points in `gullibleGrade`), press **New run** in the Training tab and train again. In the **Runs** tab, tick both runs and compare their reward curves.',
       'Catch the hack without reading every poem: open the **Studio** tab, **Audit**, choose **Training run** (or **Last evaluation** after an evaluation) and press **Audit**. Detectors flag rollouts whose `judgeReward` is high while a weight-0 metric scored 0 (`metric-disagrees`), and one completion given to many tasks (`collapse`); then the judge of the **Judge** card (the offline heuristic by default, which checks the constraints the task states) reads the top-scoring rollouts and says whether each earned its reward. Press **Propose criteria from these**, keep the yes/no questions that say what the task wants, and **Add to the environment**: a copy of the file opens where `gateByCriteria(rubric, new CriteriaRubric(...))` makes the criteria a gate on the reward, each criterion its own metric.',
-      'The gate: the reward becomes the judge\'s reward × the weighted fraction of criteria met. Evaluate the copy with the policy that hacked: the gullible judge still pays its long line 1.0, but it meets none of the criteria, so its reward is 0 and it no longer passes. A poem that keeps the constraints meets them all and keeps exactly the reward the judge gave it: a vivid one (the judge pays 0.8 or more) still passes. (The expert\'s plain poems still get only 0.6: the gate stops the hack, it does not make this judge fair; the weights of the fix above do that.) Adding the criteria with weight 1 on top of the judge would not do it: the hack would still collect the judge\'s 1.0 and pass the 0.8 threshold.',
+      "The gate: the reward becomes the judge's reward × the weighted fraction of criteria met. Evaluate the copy with the policy that hacked: the gullible judge still pays its long line 1.0, but it meets none of the criteria, so its reward is 0 and it no longer passes. A poem that keeps the constraints meets them all and keeps exactly the reward the judge gave it: a vivid one (the judge pays 0.8 or more) still passes. (The expert's plain poems still get only 0.6: the gate stops the hack, it does not make this judge fair; the weights of the fix above do that.) Adding the criteria with weight 1 on top of the judge would not do it: the hack would still collect the judge's 1.0 and pass the 0.8 threshold.",
       'A real judge model: pick **OpenAI-compatible endpoint** (or WebLLM, or the in-tab model) in the **Judge** card. The environment gets it as `args.judgeClient`; its calls come out of the sandbox to this page, so the key stays here and the sandbox keeps no network. A judge that cannot answer (unreachable, a 401) stops the run with a message rather than scoring 0. From a terminal: `tabrl eval` / `tabrl train` with `--judge-base-url URL --judge-model NAME --judge-api-key-env VAR`. Model judges can be hacked too; keep the weight-0 metrics beside them, and audit.',
     ],
     preset: {
@@ -163,6 +164,42 @@ export const LESSONS: readonly Lesson[] = [
       mode: 'evaluate',
       evaluation: { numTasks: 10, rolloutsPerTask: 1, concurrency: 4, maxTokens: 160, temperature: 0.7, seed: 0 },
       training: {},
+    },
+  },
+  {
+    id: 6,
+    title: 'Train a Wordle agent in this tab',
+    goal: "Warm a small pretrained model up on a solver's Wordle games, then let GRPO train it on its own games, and measure whether RL beat the imitation.",
+    steps: [
+      'Press **Start lesson**. The environment is Wordle in its compact form (`{"compact":true}`): each board is one short line, `s?a?e +rt -bcdl` — the green letters in place, `+` letters known to be in the word but not yet placed, `-` letters known not to be in it — and the model answers with a bare five-letter word. Secret words come from a 300-word pool; 100 of them are held out: they are the evaluation answers and never the answer of a training game.',
+      "The policy is the in-tab model **nano**: a 0.32M-parameter byte-level Llama that ships with the app (no download), pretrained on the CPU by `scripts/nano/pretrain.ts` on word lists, the teacher's Wordle games and reverse-text. Press **Evaluate**: all 100 held-out words, greedy. Open **Rollouts** to read the games turn by turn.",
+      'Rewards: 1 for a win, up to 0.5 for winning in fewer turns, 0.2 × the share of valid words, 0.3 × the share of guesses that fit the board they answered. `guessesMetric` and `compactInvalidGuessesMetric` (weight 0) count valid and invalid guesses. A pass is a win.',
+      'Choose **Warm up** and press Start. The teacher is a deliberately imperfect solver: it guesses a random pool word that fits the board, but on 30% of moves one that fits only the greens. It plays 400 games; the model imitates the ones it won for 100 SFT steps. Evaluate again.',
+      "Choose **Train** and press Start: GRPO plays 8 games for each of 8 words per step. The Training tab charts **Wordle: win rate**, **valid guesses per game** and **invalid guesses per game** beside the reward; under the charts each game of the latest step reads turn by turn, the model's guess (coloured by probability) followed by the board it got back.",
+      "Evaluate once more and compare the measurements in the run's table. Is the gain RL's? Only if it beats the same time spent on more warm-up. Measured on the CPU with fewer steps (15 SFT, 6 GRPO; BENCHMARKS.md): greedy win rate 0 % before, 2 % after the warm-up, 2 % after GRPO, 3 % for the warm-up given GRPO's time instead; 42–48 % of moves are not words. This nano is too small and too briefly pretrained for GRPO to find wins to learn from; watch how often a step's games contain a win at all.",
+    ],
+    preset: {
+      fileName: 'Lesson 6 · Wordle (nano)',
+      environment: { kind: 'builtin', builtin: 'wordle' },
+      args: { ...WORDLE_LESSON_ENVIRONMENT.args },
+      policy: 'in-tab',
+      inTabModel: WORDLE_LESSON_MODEL,
+      mode: 'evaluate',
+      evaluation: { numTasks: WORDLE.evalTasks, rolloutsPerTask: 1, concurrency: 8, maxTokens: WORDLE.maxTokens, temperature: 0, seed: 0 },
+      training: {
+        demonstrations: WORDLE.warmup!.demonstrations,
+        sftSteps: WORDLE.warmup!.steps,
+        sftBatchSize: WORDLE.warmup!.batchSize,
+        sftLr: WORDLE.warmup!.lr,
+        grpoSteps: WORDLE.grpo!.steps,
+        tasksPerStep: WORDLE.grpo!.tasksPerStep,
+        groupSize: WORDLE.grpo!.groupSize,
+        grpoLr: WORDLE.grpo!.schedule!.lr,
+        maxTokens: WORDLE.maxTokens,
+        maxAsync: WORDLE.grpo!.maxAsync ?? 1,
+        temperature: 1,
+        checkpointEvery: WORDLE.checkpointEvery ?? 20,
+      },
     },
   },
 ];

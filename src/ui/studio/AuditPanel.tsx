@@ -137,7 +137,8 @@ export function AuditPanel({ onOpened }: { onOpened: () => void }) {
         <section className="card" aria-labelledby="criteria-heading">
           <h2 id="criteria-heading">Proposed criteria</h2>
           <p className="hint">
-            Yes/no questions a criteria judge asks of every rollout; each becomes its own metric (<code>criterion_name</code>). Keep the ones that say what the task really wants: they gate the reward (the file&apos;s own reward × the fraction of criteria met).
+            Yes/no questions a criteria judge asks of every rollout; each becomes its own metric (<code>criterion_name</code>). Keep the ones that say what the task really wants: they gate the reward
+            (the file&apos;s own reward × the fraction of criteria met).
           </p>
           <ul className="criteria-list" data-testid="criteria-list">
             {auditState.proposed.map((item, i) => (

@@ -8,7 +8,7 @@
 import {
   audit,
   calibrateRecords,
-  calibratedEnvironmentFile,
+  calibratedBuiltinEnvironmentFile,
   HeuristicStudioClient,
   keptTasks,
   proposeCriteria,
@@ -290,6 +290,15 @@ function learnableTasks(): Task[] {
   return tasks;
 }
 
+/** The arguments the calibration ran with, for the calibrated file to remember (none when the settings' JSON does not parse). */
+function calibrationArgs(): Record<string, unknown> {
+  try {
+    return parseArgs(usePlayground.getState().settings.argsJson);
+  } catch {
+    return {};
+  }
+}
+
 /** Opens a new environment file over the learnable tasks only (a built-in restricted with withTasks, or a generated file's TASKS replaced). */
 export async function openLearnableTasks(): Promise<boolean> {
   const saved = currentEnvironment();
@@ -300,7 +309,8 @@ export async function openLearnableTasks(): Promise<boolean> {
     return false;
   }
   const source = saved.builtin
-    ? calibratedEnvironmentFile(`tabrl/builtin/${saved.builtin}`, tasks, `calibrated in the playground, ${studio.getState().calibrationK} rollouts per task`)
+    ? // The same file tabrl calibrate writes, so a downloaded copy also runs under tabrl eval (which knows only plain 'tabrl').
+      calibratedBuiltinEnvironmentFile(saved.builtin, tasks, `calibrated in the playground, ${studio.getState().calibrationK} rollouts per task`, calibrationArgs())
     : withTasksList(saved.source, tasks);
   if (!source) {
     setCalibration({

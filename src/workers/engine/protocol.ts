@@ -37,9 +37,10 @@ export interface EngineInfo {
   presetFit?: Record<string, string | null>;
 }
 
-/** Which model the engine should run: tiny from a seed, a real preset by id (downloaded and cached), or files the person picked (`File`s clone into the worker). */
+/** Which model the engine should run: tiny from a seed, nano (the pretrained byte-level model the app ships, fetched from `url`, a folder URL), a real preset by id (downloaded and cached), or files the person picked (`File`s clone into the worker). */
 export type EngineModelSpec =
   | { kind: 'tiny'; seed: number }
+  | { kind: 'nano'; url: string; seed: number }
   | { kind: 'preset'; id: string; seed: number }
   | { kind: 'local'; files: File[]; seed: number };
 
@@ -128,6 +129,9 @@ export type EngineCheckpointCallback = (files: CheckpointFiles, nextStep: number
 /** Rolls out training task `taskIndex` once (in the app's sandbox) and returns the scored trajectory. */
 export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingArgs) => Promise<SandboxTrajectory>;
 
+/** Adds the environment's group rewards to one task's finished rollouts (in the app's sandbox) and returns them scored, in order. */
+export type EngineScoreGroupFunction = (group: SandboxTrajectory[]) => Promise<SandboxTrajectory[]>;
+
 /** Which weights answer a chat request: the model before training ('base') or as trained now ('trained', the default). */
 export type ChatModelChoice = 'base' | 'trained';
 
@@ -161,8 +165,8 @@ export interface EngineApi {
   cancel(requestId: number): void;
   /** SFT on transcripts (assistant turns trained); `onSteps` receives step metrics at a bounded rate. */
   sft(jobId: number, transcripts: Message[][], options: EngineSftOptions, onSteps: (steps: SftStepMetrics[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<SftStepMetrics[]>;
-  /** GRPO on rollouts of `numTasks` training tasks made by `rollout`; `onSteps` receives step reports at a bounded rate. */
-  grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<GrpoStepMetrics[]>;
+  /** GRPO on rollouts of `numTasks` training tasks made by `rollout`, each finished group scored by `scoreGroup` when given (group rewards); `onSteps` receives step reports at a bounded rate. */
+  grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void, onCheckpoint?: EngineCheckpointCallback, scoreGroup?: EngineScoreGroupFunction): Promise<GrpoStepMetrics[]>;
   /** Stops a job: SFT and GRPO stop before their next step, and their model calls are cancelled. */
   abort(jobId: number): void;
   /** Pauses (true) or resumes (false) the running job: paused, it takes no next step and starts no new rollout; abort still stops it. */

@@ -97,6 +97,12 @@ export interface SandboxApi {
   evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult>;
   /** Rolls out training task `taskIndex` once (for GRPO); model calls go back through `host`. Errors are in the trajectory. */
   rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost): Promise<SandboxTrajectory>;
+  /**
+   * Adds the rubric's group rewards to one task's finished training rollouts (for GRPO), in order.
+   * Never throws on a reward's error: a group function that throws or fails scores 0 on every
+   * rollout of the group, with its error (and any `fatal` mark) on each.
+   */
+  scoreGroup(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]>;
   /** Asks a running evaluation, and the training rollouts in flight, to stop. */
   abort(): void;
 }

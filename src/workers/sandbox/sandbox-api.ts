@@ -1,14 +1,15 @@
 /**
  * The API the sandbox worker exposes, apart from how a module's text is run (that needs the
  * worker's `importScripts`, see runtime.ts): load an environment (with a lent judge as
- * `args.judgeClient`), evaluate it, roll out training tasks, abort. Model and judge calls go back
+ * `args.judgeClient`), evaluate it, roll out training tasks and score their groups, abort. Model and judge calls go back
  * to the app through the host objects it is given. Pure enough to run in Node against a fake port.
  */
 import * as tabrl from '../../envs/index.ts';
-import { evaluate, type ChatClient, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
+import { evaluate, type ChatClient, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions, type Trajectory } from '../../envs/index.ts';
 import type { EnvironmentInfo, SandboxApi, SandboxEvaluateOptions, SandboxEvaluateResult, SandboxHost, SandboxTrajectory } from './protocol.ts';
 import { toPlainData } from '../../envs/plain-data.ts';
 import { relayedClient } from './relay.ts';
+import { errorMessage } from '../../common/error-message.ts';
 
 /** Runs an environment module's text and returns its exports (CommonJS `module.exports`). */
 export type RunModule = (code: string) => Record<string, unknown>;
@@ -53,6 +54,9 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
         rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
         passThreshold: loaded.passThreshold,
         ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
+        ...(loaded.rubric.hasGroupRewards
+          ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name), groupRewardWeights: loaded.rubric.groupRewards.map((reward) => reward.weight) }
+          : {}),
       };
       return info;
     },
@@ -109,10 +113,34 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       }
     },
 
+    async scoreGroup(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]> {
+      const env = environment;
+      if (!env) throw new Error('no environment is loaded');
+      if (!env.rubric.hasGroupRewards || group.length === 0) return group;
+      let scored: Trajectory[];
+      try {
+        scored = await env.scoreGroup(group);
+      } catch (error) {
+        // The rubric records a throwing function itself; this is an environment whose own scoreGroup threw.
+        scored = groupFailed(env, group, errorMessage(error));
+      }
+      return toPlainData(scored.map((trajectory) => ({ ...trajectory, passed: env.isPassed(trajectory) }))) as SandboxTrajectory[];
+    },
+
     abort() {
       running?.abort();
       training.abort();
       training = new AbortController();
     },
   };
+}
+
+/** The group scored 0 by every group reward function, each with `message` as its error on every rollout (as the CLI's isolated environment does). */
+function groupFailed(env: Environment, group: Trajectory[], message: string): Trajectory[] {
+  const names = env.rubric.groupRewards.map((reward) => reward.name);
+  return group.map((trajectory) => ({
+    ...trajectory,
+    scores: { ...trajectory.scores, ...Object.fromEntries(names.map((name) => [name, 0])) },
+    errors: [...trajectory.errors, ...names.map((name) => ({ source: 'reward' as const, name, message: `the group reward functions did not finish: ${message}` }))],
+  }));
 }

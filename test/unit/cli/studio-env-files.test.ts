@@ -3,11 +3,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { calibratedEnvironmentFile, qaEnvironmentFile } from '../../../src/envs/index.ts';
+import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, qaEnvironmentFile } from '../../../src/envs/index.ts';
 import { typecheckEnvironmentFile } from '../../../src/cli/typecheck-env.ts';
 
 describe('generated environment files', () => {
-  test('exact-match and judge-scored question files, prompt tasks from traces, and a calibrated wrapper type-check', { timeout: 180_000 }, () => {
+  test('exact-match and judge-scored question files, prompt tasks from traces, and calibrated wrappers of a file and of a built-in type-check', { timeout: 180_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'tabrl-studio-files-'));
     const tasks = [{ question: 'When was it "founded"?', answer: '1962', info: { source: { document: 'a.md', start: 0, end: 10 } } }];
     const files = {
@@ -15,6 +15,7 @@ describe('generated environment files', () => {
       'judged.ts': qaEnvironmentFile(tasks, { scoring: 'judge' }),
       'traces.ts': qaEnvironmentFile([{ prompt: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Reset my password?' }], answer: 'Click "forgot".' }], { scoring: 'judge-grade', name: 'trace-tasks' }),
       'calibrated/env.ts': calibratedEnvironmentFile('../exact.ts', tasks, 'K = 4'),
+      'calibrated-builtin.ts': calibratedBuiltinEnvironmentFile('countdown', [{ question: 'Numbers: 3 7 / Target: 10', answer: '10' }], 'K = 4', { difficulty: 2, seed: 5 }),
     };
     mkdirSync(join(dir, 'calibrated'));
     for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);

@@ -1,6 +1,6 @@
 // The studio commands end to end: the real `tabrl` binary against the fake OpenAI server, whose
 // models play the studio's roles by rule (the library's offline heuristic clients).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +23,25 @@ function tabrl(args: string[], env: Record<string, string> = {}): Promise<{ code
 }
 const jsonl = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+/** Runs tabrl and sends it Ctrl-C (SIGINT) once `file` holds `lines` lines; resolves with its exit code and stderr. */
+function tabrlInterrupted(args: string[], file: string, lines: number): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setInterval(() => {
+      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      if (text.split('\n').length - 1 >= lines) {
+        clearInterval(timer);
+        child.kill('SIGINT');
+      }
+    }, 20);
+    child.on('close', (code) => {
+      clearInterval(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
 /** One line of stderr: the error message, no stack. */
 const lastLine = (text: string) => text.trim().split('\n').at(-1)!;
 
@@ -30,6 +49,7 @@ const STATION = '# The station\n\nThe research station was founded in 1957 by Ma
 const ROLES = { gen: new HeuristicStudioClient('generator'), solver: new HeuristicStudioClient('solver'), judge: new HeuristicStudioClient('judge') };
 const QUARTERS: Record<string, number> = { always: 4, never: 0, half: 2, quarter: 1 };
 const seen = new Map<string, number>();
+const charCodeSum = (text: string) => [...text].reduce((sum, char) => sum + char.charCodeAt(0), 0);
 
 let server: FakeOpenAIServer;
 let dir: string;
@@ -39,6 +59,20 @@ beforeAll(async () => {
     if (role) return (await role.chat.completions.create(request)).choices[0]!.message.content;
     if (request.model === 'prose') return 'I would rather write an essay about this passage.';
     if (request.model === 'knows-1957') return 'Answer: 1957';
+    if (request.model.startsWith('slow-')) {
+      // The same role a beat later, so that a run can be interrupted halfway.
+      await new Promise((wait) => setTimeout(wait, 250));
+      const slow = request.model.slice('slow-'.length);
+      if (slow === 'reverser') return [...messages.at(-1)!.content].reverse().join('');
+      return (await ROLES[slow as keyof typeof ROLES].chat.completions.create({ ...request, model: slow })).choices[0]!.message.content;
+    }
+    if (request.model === 'reverses-even') {
+      // Compact reverse-text: reverses a text whose character codes sum to an even number on its first try only, never an odd one.
+      const text = messages.at(-1)!.content;
+      const n = seen.get(text) ?? 0;
+      seen.set(text, n + 1);
+      return n === 0 && charCodeSum(text) % 2 === 0 ? [...text].reverse().join('') : 'no idea';
+    }
     if (request.model === 'quarters') {
       // Passes "always" 4 times, "half" 2, "quarter" 1, "never" 0, in whatever order the calls come.
       const question = messages.at(-1)!.content;
@@ -105,6 +139,18 @@ describe('tabrl synth', () => {
     expect(unreachable.code).toBe(1);
     expect(lastLine(unreachable.stderr)).toMatch(/^tabrl synth: stopped: the generator failed: /);
     expect(json(join(out, 'report.json'))).toMatchObject({ status: 'failed', candidates: 1, rejections: { error: 1 } });
+  });
+
+  test('Ctrl-C stops it with exit code 130, says so, and keeps every candidate decided so far', { timeout: 120_000 }, async () => {
+    const out = join(dir, 'synth-interrupted');
+    const run = await tabrlInterrupted(['synth', join(dir, 'station.md'), '--generator-base-url', server.baseURL, '--generator-model', 'gen', '--solver-base-url', server.baseURL, '--solver-model', 'slow-solver', '-k', '2', '--questions-per-chunk', '3', '-c', '1', '--out', out], join(out, 'tasks.jsonl'), 1);
+    expect(run.code).toBe(130);
+    expect(run.stderr).toContain('interrupted: tasks.jsonl holds every candidate decided so far');
+    const lines = jsonl(join(out, 'tasks.jsonl'));
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    expect(lines[0]).toMatchObject({ answer: '1957', kept: true });
+    expect(json(join(out, 'report.json'))).toMatchObject({ status: 'interrupted' });
+    expect(run.stderr).toContain(`wrote ${lines.length} candidates to ${join(out, 'tasks.jsonl')}`);
   });
 
   test('offline: --<role>-model heuristic needs no endpoint', { timeout: 60_000 }, async () => {
@@ -188,6 +234,48 @@ export default function loadEnvironment() {
     const badKeep = await tabrl(['calibrate', join(dir, 'quarters.ts'), '--model', 'quarters', '--base-url', server.baseURL, '--keep', '0.9-0.1', '--out', join(dir, 'cal-bad')]);
     expect(badKeep.code).toBe(2);
     expect(lastLine(badKeep.stderr)).toContain('--keep 0.9-0.1: the keep band must satisfy 0 ≤ lo < hi ≤ 1');
+  });
+
+  test('a built-in environment gets an env.ts that loads it by name over exactly the learnable tasks', { timeout: 120_000 }, async () => {
+    seen.clear();
+    const out = join(dir, 'calibration-builtin');
+    const envArgs = { compact: true, numTasks: 4, numEvalTasks: 8, minLength: 4, maxLength: 8, seed: 3 };
+    const run = await tabrl(['calibrate', 'reverse-text', '--env-args', JSON.stringify(envArgs), '--base-url', server.baseURL, '--model', 'reverses-even', '-r', '2', '-c', '1', '--out', out]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(`and ${join(out, 'env.ts')} (the environment over the learnable tasks)`);
+    const calibration = jsonl(join(out, 'calibration.jsonl'));
+    expect(calibration).toHaveLength(8);
+    for (const line of calibration) expect(line.label).toBe(charCodeSum(line.question as string) % 2 === 0 ? 'learnable' : 'too-hard');
+    const learnable = calibration.filter((line) => line.label === 'learnable').map((line) => line.question);
+    expect(learnable.length).toBeGreaterThan(0);
+    expect(learnable.length).toBeLessThan(8);
+    const source = readFileSync(join(out, 'env.ts'), 'utf8');
+    expect(source).toContain("loadBuiltinEnvironment(\"reverse-text\", { ...ENV_ARGS, ...args })");
+    expect(source).toContain('"compact": true');
+
+    // tabrl eval type-checks the file, runs it isolated, and sees only the kept tasks.
+    const evalOut = join(dir, 'calibrated-builtin-eval');
+    const evaluation = await tabrl(['eval', join(out, 'env.ts'), '--base-url', server.baseURL, '--model', 'knows-1957', '--out', evalOut]);
+    expect(evaluation.stderr).toContain(`wrote ${learnable.length} rollouts`);
+    expect(evaluation.code).toBe(0);
+    expect(jsonl(join(evalOut, 'results.jsonl')).map((line) => (line.prompt as Message[]).at(-1)!.content)).toEqual(learnable);
+  });
+
+  test('Ctrl-C stops it with exit code 130, says so, keeps the finished rollouts and calibrates them, and writes no env.ts', { timeout: 120_000 }, async () => {
+    const out = join(dir, 'calibration-interrupted');
+    const args = ['calibrate', 'reverse-text', '--env-args', '{"compact": true, "numTasks": 4, "numEvalTasks": 8, "minLength": 4, "maxLength": 8}', '--base-url', server.baseURL, '--model', 'slow-reverser', '-r', '2', '-c', '1', '--out', out];
+    const run = await tabrlInterrupted(args, join(out, 'results.jsonl'), 3);
+    expect(run.code).toBe(130);
+    expect(run.stderr).toContain(`interrupted: ${join(out, 'results.jsonl')} holds every rollout that finished`);
+    const results = jsonl(join(out, 'results.jsonl'));
+    expect(results.length).toBeGreaterThanOrEqual(3);
+    expect(results.length).toBeLessThan(16);
+    for (const line of results) expect(line.reward).toBe(1);
+    expect(run.stderr).toContain(`wrote ${results.length} rollouts`);
+    expect(run.stderr).toContain('the run did not finish, so there is no env.ts');
+    expect(existsSync(join(out, 'env.ts'))).toBe(false);
+    expect(json(join(out, 'report.json'))).toMatchObject({ status: 'interrupted' });
+    for (const line of jsonl(join(out, 'calibration.jsonl'))) expect(line.passRate === 1 || line.rollouts === 0).toBe(true);
   });
 });
 

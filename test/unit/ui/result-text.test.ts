@@ -1,6 +1,6 @@
 /** The words of results: the summary's errors line, the expected-answer chip, and which reward lines a chart draws. */
 import { describe, expect, test } from 'vitest';
-import { errorsLine, expectedAnswerChip, rewardLines } from '../../../src/ui/components/result-text.ts';
+import { environmentReplies, errorsLine, expectedAnswerChip, rewardLines } from '../../../src/ui/components/result-text.ts';
 
 describe('errorsLine', () => {
   test('no errors keeps the short form; errors say how many rollouts and where, most first', () => {
@@ -31,5 +31,24 @@ describe('rewardLines', () => {
     // Equal at one step only is not equal.
     expect(rewardLines([step(0.2, { lcsReward: 0.2 }), step(0.5, { lcsReward: 0.4 })]).functions).toEqual(['lcsReward']);
     expect(rewardLines([])).toEqual({ meanLabel: 'reward', functions: [] });
+  });
+});
+
+describe('environmentReplies', () => {
+  test('a multi-turn game reads turn by turn: the environment reply after each model turn', () => {
+    const completion = [
+      { role: 'assistant', content: 'might' },
+      { role: 'user', content: '????? +i -ghmt' },
+      { role: 'assistant', content: 'xxxxx' },
+      { role: 'user', content: 'not a word; ????? +i -ghmt' },
+      { role: 'assistant', content: 'spine' },
+      { role: 'user', content: 'won in 2' },
+    ];
+    expect(environmentReplies(completion)).toEqual(['????? +i -ghmt', 'not a word; ????? +i -ghmt', 'won in 2']);
+  });
+
+  test('a single-turn answer has no reply, and several messages after one turn are joined', () => {
+    expect(environmentReplies([{ role: 'assistant', content: 'olleh' }])).toEqual(['']);
+    expect(environmentReplies([{ role: 'assistant', content: 'a' }, { role: 'tool', content: '4' }, { role: 'user', content: 'go on' }])).toEqual(['4 go on']);
   });
 });

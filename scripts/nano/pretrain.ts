@@ -1,0 +1,152 @@
+/**
+ * Pretrains `nano`, TabRL's small byte-level Llama shipped under public/models/nano, on the CPU
+ * backend of TabRL's own engine (no GPU, nothing downloaded). Deterministic given --seed: the data,
+ * the init and the batch order all come from it (wall-clock time decides only how many steps run
+ * when --minutes is the limit; the step count of the shipped checkpoint is in its pretraining.json).
+ *
+ * Data, all generated here (see `makeCorpus`):
+ *   - word lists: lines of 12 words drawn from the compact Wordle's 300-word pool (held-out
+ *     answers included: they are words, and may be guessed) and from the full Wordle guess list;
+ *   - compact Wordle games played by the deliberately imperfect teacher, on training answers only
+ *     (no held-out answer is ever a game's answer here);
+ *   - compact reverse-text tasks (4–8 characters) solved by its expert.
+ * Every sequence is a chat transcript in the byte tokenizer's format; transcripts are packed end to
+ * end into rows of --row-length tokens, and the loss covers every token (a language model of the
+ * whole transcript), not only the assistant's.
+ *
+ * Run (what made the shipped checkpoint; see public/models/nano/pretraining.json for the log):
+ *   nice -n 10 npx tsx scripts/nano/pretrain.ts --minutes 40 --out public/models/nano > pretrain.log 2>&1 &
+ */
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
+import { COMPACT_ANSWER_POOL } from '../../src/envs/builtin/wordle-compact.ts';
+import { WORDLE_EXTRA_GUESSES } from '../../src/envs/builtin/data/wordle-words.ts';
+import { createRng } from '../../src/envs/builtin/random.ts';
+import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
+import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
+import { NANO_CONFIG } from '../../src/gpu/inference/presets.ts';
+import { createCpuBackend } from '../../src/gpu/model/cpu-backend.ts';
+import { writeNanoFolder } from './nano-folder.ts';
+
+const { values } = parseArgs({
+  options: {
+    seed: { type: 'string', default: '0' },
+    minutes: { type: 'string', default: '40' },
+    'max-steps': { type: 'string', default: '100000' },
+    'batch-size': { type: 'string', default: '12' },
+    'row-length': { type: 'string', default: '128' },
+    lr: { type: 'string', default: '3e-3' },
+    games: { type: 'string', default: '4000' },
+    out: { type: 'string', default: 'public/models/nano' },
+    'save-every': { type: 'string', default: '25' },
+  },
+});
+const seed = Number(values.seed);
+const deadline = Date.now() + Number(values.minutes) * 60_000;
+const maxSteps = Number(values['max-steps']);
+const batchSize = Number(values['batch-size']);
+const rowLength = Number(values['row-length']);
+const peakLr = Number(values.lr);
+const out = values.out!;
+const tokenizer = new ByteTokenizer();
+
+/** The pretraining corpus: transcripts in the byte chat format, in a seeded order. */
+async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, number> }> {
+  const rng = createRng(seed);
+  const texts: string[] = [];
+  const counts = { wordLists: 0, wordleGames: 0, reverseText: 0, teacherWinRate: 0 };
+  // Word lists (the pool three times as often as the rest of the guess list).
+  for (let i = 0; i < 1500; i++) {
+    const words = Array.from({ length: 12 }, () => (rng.next() < 0.75 ? rng.pick(COMPACT_ANSWER_POOL.all) : rng.pick(WORDLE_EXTRA_GUESSES)));
+    texts.push(tokenizer.renderChat([{ role: 'user', content: 'words' }, { role: 'assistant', content: words.join(' ') }]));
+    counts.wordLists++;
+  }
+  // Compact Wordle games by the imperfect teacher, on training answers only.
+  const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: Number(values.games), seed });
+  const teacher = new ScriptedClient(await loadBuiltinExpert('wordle', wordle));
+  const heldOut = new Set(COMPACT_ANSWER_POOL.heldOut);
+  const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32 });
+  counts.teacherWinRate = games.summary.passRate;
+  for (const record of games.records) {
+    if (heldOut.has(String(record.answer))) throw new Error('pretraining would see a held-out answer');
+    texts.push(tokenizer.renderChat([...record.prompt, ...record.completion] as Message[]));
+    counts.wordleGames++;
+  }
+  // Compact reverse-text.
+  const reverse = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: 1500, seed: seed + 7 });
+  const reverser = new ScriptedClient(await loadBuiltinExpert('reverse-text', reverse));
+  for (const record of (await evaluate(reverse, reverser, { tasks: reverse.dataset, concurrency: 32 })).records) {
+    texts.push(tokenizer.renderChat([...record.prompt, ...record.completion] as Message[]));
+    counts.reverseText++;
+  }
+  return { texts: rng.shuffle(texts), counts };
+}
+
+const started = Date.now();
+const { texts, counts } = await makeCorpus();
+const sequences = texts.map((text) => tokenizer.encode(text));
+const corpusTokens = sequences.reduce((sum, s) => sum + s.length, 0);
+console.error(`corpus: ${JSON.stringify(counts)}, ${corpusTokens} tokens, longest ${Math.max(...sequences.map((s) => s.length))}`);
+
+const backend = await createCpuBackend(NANO_CONFIG, { seed });
+const order = createRng(seed + 1);
+let tokensSeen = 0;
+let step = 0;
+let smoothed = NaN;
+const log: { step: number; loss: number; tokens: number; seconds: number }[] = [];
+
+async function save(): Promise<void> {
+  const seconds = (Date.now() - started) / 1000;
+  await writeNanoFolder(out, await backend.getParameters(), {
+    seed,
+    steps: step,
+    batchSize,
+    rowLength,
+    peakLr,
+    tokensSeen,
+    corpus: { ...counts, tokens: corpusTokens },
+    wallSeconds: Math.round(seconds),
+    machine: `${cpus()[0]?.model ?? 'cpu'} (${cpus().length} logical cores, shared), Node ${process.version}, TabRL CPU backend`,
+    finalLoss: smoothed,
+    command: `npx tsx scripts/nano/pretrain.ts ${process.argv.slice(2).join(' ')}`,
+    lossCurve: log,
+  });
+}
+
+const warmupSteps = 30;
+while (step < maxSteps && Date.now() < deadline) {
+  // Packed rows: random transcripts laid end to end (each starts with <|bos|>), cut at T tokens.
+  const T = rowLength;
+  const ids = new Int32Array(batchSize * T);
+  const targets = new Int32Array(batchSize * T);
+  const weights = new Float32Array(batchSize * T).fill(1);
+  const trained = batchSize * T;
+  for (let b = 0; b < batchSize; b++) {
+    const row: number[] = [];
+    while (row.length < T + 1) row.push(...order.pick(sequences));
+    for (let t = 0; t < T; t++) {
+      ids[b * T + t] = row[t]!;
+      targets[b * T + t] = row[t + 1]!;
+    }
+  }
+  for (let i = 0; i < weights.length; i++) weights[i] = -weights[i]! / trained; // backward maximises Σ w·logp: mean NLL descent
+  await backend.zeroGrad();
+  const objective = await backend.backward(ids, targets, weights, batchSize, T, 1);
+  // Linear warm-up, then constant: the run's length is set by wall time, so no decay to a fixed end.
+  const lr = peakLr * Math.min(1, (step + 1) / warmupSteps);
+  await backend.step({ lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 });
+  const loss = objective; // Σ w·logp with w = −1/N: the mean NLL
+  smoothed = Number.isNaN(smoothed) ? loss : 0.95 * smoothed + 0.05 * loss;
+  tokensSeen += trained;
+  step++;
+  if (step % 5 === 0) {
+    const seconds = (Date.now() - started) / 1000;
+    log.push({ step, loss: Number(smoothed.toFixed(4)), tokens: tokensSeen, seconds: Math.round(seconds) });
+    console.error(`step ${step} loss ${smoothed.toFixed(3)} tokens ${tokensSeen} ${seconds.toFixed(0)}s`);
+  }
+  if (step % Number(values['save-every']) === 0) await save();
+}
+await save();
+console.error(`done: ${step} steps, ${tokensSeen} tokens, loss ${smoothed.toFixed(3)}, ${((Date.now() - started) / 1000).toFixed(0)}s → ${join(out, 'model.safetensors')}`);

@@ -1,0 +1,112 @@
+/**
+ * Measures lesson 6 on the CPU backend: nano's Wordle win rate on the held-out answers (greedy and
+ * sampled), turns per win and invalid-guess rate — before the warm-up, after it, after GRPO, and for
+ * a control that spends GRPO's wall time on more warm-up SFT instead (so a gain is RL's, not more
+ * SFT). Prints a markdown table and one JSON line (with the GRPO curve), for BENCHMARKS.md.
+ *
+ *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--eval-tasks 100] [--sft-steps N] [--grpo-steps N] [--tasks-per-step N] [--quick]
+ */
+import { parseArgs } from 'node:util';
+import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
+import { evaluate, ScriptedClient, type EvaluationResult } from '../../src/envs/index.ts';
+import { LocalChatClient } from '../../src/gpu/inference/local-chat-client.ts';
+import { openModel } from '../../src/cli/open-model.ts';
+import { WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS } from '../../src/rl/lesson.ts';
+import { runTraining, type TrainingRunOptions } from '../../src/rl/training-run.ts';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    'eval-tasks': { type: 'string' },
+    'sft-steps': { type: 'string' },
+    'grpo-steps': { type: 'string' },
+    'tasks-per-step': { type: 'string' },
+    model: { type: 'string', default: 'nano' },
+    temperature: { type: 'string', default: '1' },
+  },
+});
+const lesson = values.quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS;
+const evalTasks = Number(values['eval-tasks'] ?? lesson.evalTasks);
+const sftSteps = Number(values['sft-steps'] ?? lesson.warmup!.steps);
+const grpoSteps = Number(values['grpo-steps'] ?? lesson.grpo!.steps);
+const tasksPerStep = Number(values['tasks-per-step'] ?? lesson.grpo!.tasksPerStep);
+const sampledTemperature = Number(values.temperature);
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)}s`;
+
+const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...WORDLE_LESSON_ENVIRONMENT.args });
+const expert = new ScriptedClient(await loadBuiltinExpert('wordle', env));
+const model = await openModel(values.model!, { backend: 'cpu', seed: lesson.seed });
+const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: lesson.maxTokens });
+
+/** Win rate, turns per win and invalid-guess rate of one evaluation. */
+interface Measurement {
+  winRate: number;
+  turnsPerWin: number | null;
+  invalidRate: number;
+  consistency: number;
+  reward: number;
+}
+
+function summarise(result: EvaluationResult): Measurement {
+  const records = result.records;
+  const wins = records.filter((record) => record.scores.compactWinReward === 1);
+  const moves = records.reduce((sum, record) => sum + (record.scores.guessesMetric ?? 0) + (record.scores.compactInvalidGuessesMetric ?? 0), 0);
+  const invalid = records.reduce((sum, record) => sum + (record.scores.compactInvalidGuessesMetric ?? 0), 0);
+  return {
+    winRate: wins.length / records.length,
+    turnsPerWin: wins.length === 0 ? null : wins.reduce((sum, record) => sum + record.scores.guessesMetric!, 0) / wins.length,
+    invalidRate: moves === 0 ? 0 : invalid / moves,
+    consistency: result.summary.scores.consistencyReward ?? 0,
+    reward: result.summary.reward.mean,
+  };
+}
+
+async function measure(label: string): Promise<{ label: string; greedy: Measurement; sampled: Measurement }> {
+  await policy.syncWeights();
+  const greedy = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } }));
+  const sampled = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: sampledTemperature, max_tokens: lesson.maxTokens, seed: 1 } }));
+  console.error(`[${elapsed()}] ${label}: greedy win ${greedy.winRate.toFixed(2)} invalid ${greedy.invalidRate.toFixed(2)} · sampled win ${sampled.winRate.toFixed(2)}`);
+  return { label, greedy, sampled };
+}
+
+const rows = [await measure('before warm-up')];
+
+const warmupOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: { ...lesson.warmup!, steps: sftSteps }, grpo: null };
+const warm = await runTraining(env, model, expert, warmupOnly);
+const sftMsPerStep = warm.sft.reduce((sum, step) => sum + step.stepMs, 0) / Math.max(1, warm.sft.length);
+console.error(`[${elapsed()}] warm-up: ${sftSteps} steps, ${sftMsPerStep.toFixed(0)} ms/step, last loss ${warm.sft.at(-1)?.loss.toFixed(3)}`);
+rows.push(await measure('after warm-up'));
+const afterWarmup = await model.backend.getParameters();
+const optimizerAfterWarmup = await model.backend.getOptimizerState();
+
+const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep } };
+const curve: { step: number; reward: number; passRate: number }[] = [];
+const grpoStarted = Date.now();
+const rl = await runTraining(env, model, null, grpoOnly, {
+  onGrpoStep: (m) => {
+    curve.push({ step: m.step + 1, reward: Number(m.reward.mean.toFixed(4)), passRate: m.passRate });
+    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}`);
+  },
+});
+const grpoSeconds = (Date.now() - grpoStarted) / 1000;
+rows.push(await measure('after GRPO'));
+
+// The control: from the same warmed-up weights and optimizer state, the warm-up goes on (new
+// batches of the same demonstrations) for GRPO's wall time instead.
+await model.backend.setParameters(afterWarmup);
+await model.backend.setOptimizerState(optimizerAfterWarmup);
+const controlSteps = Math.max(1, Math.round((grpoSeconds * 1000) / sftMsPerStep));
+await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...lesson.warmup!, steps: sftSteps + controlSteps }, resumeFrom: { phase: 'sft', nextStep: sftSteps } });
+rows.push(await measure(`control: warm-up + ${controlSteps} more SFT steps`));
+
+const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
+console.log(`model: ${values.model} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
+console.log(`warm-up ${sftSteps} SFT steps; GRPO ${grpoSteps} steps of ${tasksPerStep} words × ${lesson.grpo!.groupSize} games (${grpoSeconds.toFixed(0)} s); control ${controlSteps} extra SFT steps (${(controlSteps * sftMsPerStep / 1000).toFixed(0)} s)\n`);
+console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | reward (greedy) |');
+console.log('|---|---|---|---|---|---|---|');
+for (const { label, greedy, sampled } of rows) {
+  console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistency)} | ${greedy.reward.toFixed(3)} |`);
+}
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, tasksPerStep, controlSteps, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+model.backend.dispose();

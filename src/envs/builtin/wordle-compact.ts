@@ -1,0 +1,292 @@
+/**
+ * The compact Wordle for small byte-level models (`wordle` with `{ compact: true }`), the game of
+ * lesson 6. No system prompt and no tags: the model's whole reply is its guess, and each
+ * environment message is one short board line that already sums up all the feedback so far:
+ *
+ *   s?a?e +rt -bcdl
+ *
+ * the green letters in place (`?` where unknown), `+` the letters known to be in the word but not
+ * yet placed (repeated when the word has two), `-` the letters known not to be in it. The opening
+ * board is `????? + -`. Secret words come from a restricted pool: a fixed 300-word slice of the
+ * Wordle answer list, of which 100 are held out as evaluation answers (they may still be guessed,
+ * and appear in word lists and as other games' guesses, but are never a training game's answer).
+ * Guesses may be any word of the full Wordle list (12972 words).
+ *
+ * Rewards: win 1; fewer turns 0.5·(7 − guesses)/6 when won; valid words 0.2 × the share of moves
+ * that were valid guesses; consistency 0.3 × the share of valid guesses that agreed with every fact
+ * on the board they answered. A win scores at least 1; a loss at most 0.5, so passing = winning.
+ *
+ * Also exports `compactWordleTeacher`, a deliberately imperfect solver for warm-up demonstrations
+ * and pretraining: it guesses a random pool word that fits the board, but now and then (30% of
+ * moves) one that fits only the greens, so RL has room to do better than imitation.
+ */
+import { MultiTurnEnv, Rubric, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
+import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
+import { EVAL_SEED_OFFSET, createRng } from './random.ts';
+import { scoreGuess } from './wordle-rules.ts';
+
+/** Letters in a word. */
+const WORD_LENGTH = 5;
+/** Valid guesses in a game. */
+export const COMPACT_MAX_GUESSES = 6;
+/** Invalid moves in a row that end the game. */
+const MAX_CONSECUTIVE_INVALID = 2;
+
+/** Size of the compact game's answer pool (a fixed slice of a fixed shuffle of the Wordle answers). */
+export const COMPACT_POOL_SIZE = 300;
+/** Pool words held out as evaluation answers. */
+export const COMPACT_HELD_OUT = 100;
+const POOL_SEED = 20260515;
+
+const POOL: readonly string[] = createRng(POOL_SEED).shuffle(WORDLE_ANSWERS).slice(0, COMPACT_POOL_SIZE);
+
+/** The compact game's answer pool: `heldOut` (evaluation answers only) and `training` (training answers). */
+export const COMPACT_ANSWER_POOL: { readonly all: readonly string[]; readonly heldOut: readonly string[]; readonly training: readonly string[] } = {
+  all: POOL,
+  heldOut: POOL.slice(0, COMPACT_HELD_OUT),
+  training: POOL.slice(COMPACT_HELD_OUT),
+};
+
+const ALLOWED_GUESSES: ReadonlySet<string> = new Set([...WORDLE_ANSWERS, ...WORDLE_EXTRA_GUESSES]);
+
+// ---------------------------------------------------------------- the board
+
+/** What the feedback so far says: greens by position, letters in the word with their known counts, letters not in it. */
+export interface BoardFacts {
+  greens: (string | null)[]; // (5) the letter known at each position
+  minCounts: Map<string, number>; // letter → how many copies the word has at least
+  excluded: Set<string>; // letters the word does not contain
+}
+
+/** The facts of a list of guesses and their G/Y/X marks (repeated letters: a letter's count is its G+Y marks in one guess). */
+export function boardFacts(guesses: readonly string[], marks: readonly string[]): BoardFacts {
+  const greens: (string | null)[] = Array.from({ length: WORD_LENGTH }, () => null);
+  const minCounts = new Map<string, number>();
+  const marked = new Set<string>();
+  guesses.forEach((guess, g) => {
+    const counts = new Map<string, number>();
+    for (let i = 0; i < WORD_LENGTH; i++) {
+      const letter = guess[i]!;
+      const mark = marks[g]![i];
+      if (mark === 'G') greens[i] = letter;
+      if (mark === 'G' || mark === 'Y') counts.set(letter, (counts.get(letter) ?? 0) + 1);
+      else marked.add(letter);
+    }
+    for (const [letter, count] of counts) minCounts.set(letter, Math.max(minCounts.get(letter) ?? 0, count));
+  });
+  const excluded = new Set([...marked].filter((letter) => !minCounts.has(letter)));
+  return { greens, minCounts, excluded };
+}
+
+/** The board line: greens in place, `+` unplaced known letters, `-` excluded letters (each in alphabetical order). */
+export function renderBoard(facts: BoardFacts): string {
+  const pattern = facts.greens.map((letter) => letter ?? '?').join('');
+  const unplaced: string[] = [];
+  for (const [letter, count] of facts.minCounts) {
+    const placed = facts.greens.filter((green) => green === letter).length;
+    for (let k = placed; k < count; k++) unplaced.push(letter);
+  }
+  return `${pattern} +${unplaced.sort().join('')} -${[...facts.excluded].sort().join('')}`;
+}
+
+/** Whether a word agrees with every fact on the board: its greens, its known letters (with counts) and its excluded letters. */
+export function fitsBoard(word: string, facts: BoardFacts): boolean {
+  for (let i = 0; i < WORD_LENGTH; i++) {
+    const green = facts.greens[i];
+    if (green !== null && green !== undefined && word[i] !== green) return false;
+    if (facts.excluded.has(word[i]!)) return false;
+  }
+  for (const [letter, count] of facts.minCounts) {
+    let have = 0;
+    for (const c of word) if (c === letter) have++;
+    if (have < count) return false;
+  }
+  return true;
+}
+
+/** Reads a board line back into its facts (for the teacher, which sees only the transcript); undefined when the text is not a board. */
+export function parseBoard(text: string): BoardFacts | undefined {
+  const match = /([a-z?]{5}) \+([a-z]*) -([a-z]*)\s*$/.exec(text);
+  if (match === null) return undefined;
+  const greens = [...match[1]!].map((c) => (c === '?' ? null : c));
+  const minCounts = new Map<string, number>();
+  for (const letter of [...greens.filter((g): g is string => g !== null), ...match[2]!]) minCounts.set(letter, (minCounts.get(letter) ?? 0) + 1);
+  return { greens, minCounts, excluded: new Set(match[3]!) };
+}
+
+// ---------------------------------------------------------------- the game
+
+/** State of one compact game. */
+export interface CompactWordleState extends State {
+  secret: string;
+  /** Valid guesses so far, lower case. */
+  guesses: string[];
+  /** The G/Y/X marks of each valid guess. */
+  marks: string[];
+  /** Valid guesses that fitted the board they answered. */
+  consistentGuesses: number;
+  invalidGuesses: number;
+  consecutiveInvalid: number;
+  won: boolean;
+  gameOver: boolean;
+}
+
+/** Why a reply is not a valid guess, or undefined when it is one. */
+function invalidReason(guess: string, state: CompactWordleState): string | undefined {
+  if (!/^[a-z]{5}$/.test(guess)) return 'not five letters';
+  if (state.guesses.includes(guess)) return 'already guessed';
+  if (!ALLOWED_GUESSES.has(guess)) return 'not a word';
+  return undefined;
+}
+
+class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
+  override setupState(state: State): CompactWordleState {
+    if (typeof state.answer !== 'string' || state.answer.length !== WORD_LENGTH) throw new Error(`wordle: the task's answer must be a ${WORD_LENGTH}-letter word`);
+    return { ...state, secret: state.answer.toLowerCase(), guesses: [], marks: [], consistentGuesses: 0, invalidGuesses: 0, consecutiveInvalid: 0, won: false, gameOver: false };
+  }
+
+  override envResponse(messages: Message[], state: CompactWordleState): Message[] {
+    const guess = (messages.at(-1)?.content ?? '').trim().toLowerCase();
+    const before = boardFacts(state.guesses, state.marks);
+    const reason = invalidReason(guess, state);
+    if (reason !== undefined) {
+      state.invalidGuesses += 1;
+      state.consecutiveInvalid += 1;
+      if (state.consecutiveInvalid >= MAX_CONSECUTIVE_INVALID) {
+        state.gameOver = true;
+        return [{ role: 'user', content: `${reason}; lost: ${state.secret}` }];
+      }
+      return [{ role: 'user', content: `${reason}; ${renderBoard(before)}` }];
+    }
+    state.consecutiveInvalid = 0;
+    if (fitsBoard(guess, before)) state.consistentGuesses += 1;
+    state.guesses.push(guess);
+    state.marks.push(scoreGuess(guess, state.secret));
+    if (guess === state.secret) {
+      state.won = true;
+      state.gameOver = true;
+      return [{ role: 'user', content: `won in ${state.guesses.length}` }];
+    }
+    if (state.guesses.length >= COMPACT_MAX_GUESSES) {
+      state.gameOver = true;
+      return [{ role: 'user', content: `lost: ${state.secret}` }];
+    }
+    return [{ role: 'user', content: renderBoard(boardFacts(state.guesses, state.marks)) }];
+  }
+
+  override isCompleted(_messages: Message[], state: CompactWordleState): boolean {
+    return state.gameOver;
+  }
+}
+
+// ---------------------------------------------------------------- rewards
+
+/** 1 when the secret word was guessed. */
+export function compactWinReward({ state }: RewardContext<CompactWordleState>): number {
+  return state.won ? 1 : 0;
+}
+
+/** (7 − guesses)/6 when won: 1 for a first-guess win, 1/6 for a sixth-guess win; 0 when lost. */
+export function fewerTurnsReward({ state }: RewardContext<CompactWordleState>): number {
+  return state.won ? (COMPACT_MAX_GUESSES + 1 - state.guesses.length) / COMPACT_MAX_GUESSES : 0;
+}
+
+/** The share of moves that were valid guesses (0 with no move). */
+export function validWordsReward({ state }: RewardContext<CompactWordleState>): number {
+  const moves = state.guesses.length + state.invalidGuesses;
+  return moves === 0 ? 0 : state.guesses.length / moves;
+}
+
+/** The share of valid guesses that fitted every fact on the board they answered (0 with no valid guess). */
+export function consistencyReward({ state }: RewardContext<CompactWordleState>): number {
+  return state.guesses.length === 0 ? 0 : state.consistentGuesses / state.guesses.length;
+}
+
+/** Valid guesses made (a metric, weight 0): turns per game, and per win when won. */
+export function guessesMetric({ state }: RewardContext<CompactWordleState>): number {
+  return state.guesses.length;
+}
+
+/** Invalid moves in the game (a metric, weight 0). */
+export function compactInvalidGuessesMetric({ state }: RewardContext<CompactWordleState>): number {
+  return state.invalidGuesses;
+}
+
+/** The compact game's reward weights, by reward function name. */
+export const COMPACT_REWARD_WEIGHTS = { win: 1, fewerTurns: 0.5, validWords: 0.2, consistency: 0.3 } as const;
+
+// ---------------------------------------------------------------- environment
+
+/** Arguments of the compact game (a subset of WordleArgs). */
+export interface CompactWordleArgs {
+  numTasks?: number;
+  numEvalTasks?: number;
+  seed?: number;
+  evalSeed?: number;
+  maxTurns?: number;
+}
+
+function compactTasks(words: readonly string[], count: number, seed: number): Task[] {
+  const start = renderBoard(boardFacts([], []));
+  // Cycle through shuffled copies when more games than words are asked for.
+  const rng = createRng(seed);
+  const tasks: Task[] = [];
+  while (tasks.length < count) for (const answer of rng.shuffle(words).slice(0, count - tasks.length)) tasks.push({ question: start, answer, task: 'wordle' });
+  return tasks;
+}
+
+/** Builds the compact Wordle: board lines, bare-word replies, a 300-word answer pool with 100 held-out answers. */
+export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<CompactWordleState> {
+  const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8 } = args;
+  if (numEvalTasks > COMPACT_HELD_OUT) throw new Error(`wordle (compact): numEvalTasks is at most ${COMPACT_HELD_OUT}, got ${numEvalTasks}`);
+  const rubric = new Rubric<CompactWordleState>()
+    .addReward(compactWinReward, COMPACT_REWARD_WEIGHTS.win)
+    .addReward(fewerTurnsReward, COMPACT_REWARD_WEIGHTS.fewerTurns)
+    .addReward(validWordsReward, COMPACT_REWARD_WEIGHTS.validWords)
+    .addReward(consistencyReward, COMPACT_REWARD_WEIGHTS.consistency)
+    .addReward(guessesMetric, 0)
+    .addReward(compactInvalidGuessesMetric, 0);
+  return new CompactWordleEnv({
+    name: 'wordle',
+    dataset: compactTasks(COMPACT_ANSWER_POOL.training, numTasks, seed),
+    evalDataset: createRng(evalSeed).shuffle(COMPACT_ANSWER_POOL.heldOut).slice(0, numEvalTasks).map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
+    parser: new Parser(),
+    rubric,
+    maxTurns,
+    passThreshold: COMPACT_REWARD_WEIGHTS.win,
+  });
+}
+
+// ---------------------------------------------------------------- teacher
+
+/** A 32-bit FNV-1a hash of a text, to seed the teacher's choice from the transcript (deterministic demonstrations). */
+function hashText(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return hash;
+}
+
+/** Whether a transcript is a compact Wordle game (its last user message is a board line). */
+export function isCompactWordleTranscript(messages: readonly Message[]): boolean {
+  const last = messages.filter((message) => message.role === 'user').at(-1)?.content ?? '';
+  return parseBoard(last) !== undefined;
+}
+
+/**
+ * A deliberately imperfect compact-Wordle solver: a random pool word (not yet guessed) that fits
+ * the board, except with probability `mistakeRate` one that fits only the greens. Its randomness is
+ * seeded by the transcript, so the same game always gets the same move.
+ */
+export function compactWordleTeacher(mistakeRate = 0.3): ScriptedPolicy {
+  return (messages) => {
+    const last = messages.filter((message) => message.role === 'user').at(-1)?.content ?? '';
+    const facts = parseBoard(last) ?? boardFacts([], []);
+    const guessed = new Set(messages.filter((message) => message.role === 'assistant').map((message) => message.content.trim()));
+    const rng = createRng(hashText(messages.map((message) => message.content).join('|')));
+    const fresh = POOL.filter((word) => !guessed.has(word));
+    const greensOnly: BoardFacts = { greens: facts.greens, minCounts: new Map(), excluded: new Set() };
+    const careless = rng.next() < mistakeRate;
+    const fitting = fresh.filter((word) => fitsBoard(word, careless ? greensOnly : facts));
+    return rng.pick(fitting.length > 0 ? fitting : fresh.length > 0 ? fresh : POOL);
+  };
+}

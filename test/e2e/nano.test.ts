@@ -1,0 +1,48 @@
+/**
+ * nano in real Chromium: lesson 6's link and Start lesson choose nano in the model picker, the
+ * engine loads the folder the app ships (public/models/nano, no download), and an evaluation plays
+ * compact Wordle games with it, shown turn by turn. Screenshots: nano-picker.png, nano-lesson-6.png.
+ */
+import type { Browser } from 'playwright';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+
+const appUrl = inject('appUrl');
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('nano', () => {
+  test('lesson 6 selects nano, the engine loads the shipped folder, and it plays Wordle games', { timeout: 180_000 }, async () => {
+    const { context, page, pageErrors } = await openPage(browser, `${appUrl}#lesson=6`);
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+    await page.getByTestId('lesson-panel').waitFor();
+    expect(await page.getByTestId('lesson-title').textContent()).toBe('Train a Wordle agent in this tab');
+    await waitForEditor(page, 'Reverse a short text');
+    await page.getByTestId('lesson-start').click();
+    await expect.poll(() => page.getByTestId('lesson-note').textContent()).toMatch(/Opened "Lesson 6 · Wordle \(nano\)".*in-tab model \(nano\)/);
+    await page.getByTestId('model-picker').waitFor();
+    expect(await page.getByTestId('model-nano').getAttribute('aria-checked')).toBe('true');
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano \(pretrained, 0\.\d+M\)/);
+    expect(requested.filter((url) => url.includes('/models/nano/')).map((url) => url.slice(url.lastIndexOf('/') + 1)).sort()).toEqual(['config.json', 'model.safetensors']);
+    expect(requested.some((url) => !url.startsWith(appUrl.replace(/\/$/, '')) && !url.startsWith('blob:') && !url.startsWith('data:'))).toBe(false);
+    await screenshot(page, 'nano-picker');
+
+    // A short evaluation: 4 held-out words, greedy.
+    await page.getByTestId('setting-numTasks').fill('4');
+    await page.getByTestId('evaluate').click();
+    await waitForSummary(page, 120_000);
+    await page.getByTestId('tab-rollouts').click();
+    await expect.poll(() => page.locator('body').textContent()).toContain('????? + -');
+    await screenshot(page, 'nano-lesson-6');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+});

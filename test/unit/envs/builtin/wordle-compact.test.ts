@@ -1,0 +1,134 @@
+import { describe, expect, test } from 'vitest';
+import { ScriptedClient, evaluate, type Task } from '../../../../src/envs/index.ts';
+import loadWordle from '../../../../src/envs/builtin/wordle.ts';
+import {
+  COMPACT_ANSWER_POOL,
+  COMPACT_HELD_OUT,
+  boardFacts,
+  compactWordleTeacher,
+  fitsBoard,
+  parseBoard,
+  renderBoard,
+  type CompactWordleState,
+} from '../../../../src/envs/builtin/wordle-compact.ts';
+import { scoreGuess } from '../../../../src/envs/builtin/wordle-rules.ts';
+import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../../src/envs/builtin/index.ts';
+
+const env = loadWordle({ compact: true, numTasks: 50 });
+const task = (answer: string): Task => ({ question: env.dataset[0]!.question, answer, task: 'wordle' });
+const play = async (answer: string, replies: string[]) => {
+  const trajectory = await env.rollout(new ScriptedClient(replies), task(answer));
+  const userMessages = trajectory.completion.filter((message) => message.role === 'user').map((message) => message.content);
+  return { trajectory, state: trajectory.state as CompactWordleState, userMessages };
+};
+const board = (secret: string, guesses: string[]) => renderBoard(boardFacts(guesses, guesses.map((guess) => scoreGuess(guess, secret))));
+
+describe('compact wordle board', () => {
+  test('the opening board knows nothing', () => {
+    expect(env.dataset[0]!.question).toBe('????? + -');
+    expect(env.systemPrompt).toBeUndefined();
+  });
+
+  test('greens in place, unplaced letters after +, excluded letters after -', () => {
+    expect(board('crane', ['slate'])).toBe('??a?e + -lst'); // a and e green; s, l, t absent
+    expect(board('crane', ['react'])).toBe('??a?? +cer -t'); // a green; r, e, c yellow (alphabetical); t absent
+  });
+
+  test('repeated letters: a second copy is listed, a gray copy of a present letter is not excluded', () => {
+    // speed vs geese: s Y, p X, e G, e Y, d X → e placed once and known twice, so one e is unplaced, and s.
+    expect(board('geese', ['speed'])).toBe('??e?? +es -dp');
+    // eerie vs crane: only the last e is green; the other e's are gray but e is in the word, so not excluded.
+    expect(board('crane', ['eerie'])).toBe('????e +r -i');
+    // abbey vs babes: a Y, b Y, b G, e G, y X → b known twice, one placed, so b is listed once more.
+    expect(board('babes', ['abbey'])).toBe('??be? +ab -y');
+  });
+
+  test('a guess fits the board only if it keeps the greens, the known letters (with counts) and avoids excluded letters', () => {
+    const facts = boardFacts(['speed'], [scoreGuess('speed', 'geese')]);
+    expect(fitsBoard('geese', facts)).toBe(true);
+    expect(fitsBoard('treed', facts)).toBe(false); // d excluded
+    expect(fitsBoard('there', facts)).toBe(false); // e not at position 3
+    expect(fitsBoard('sleek', facts)).toBe(true);
+    expect(fitsBoard('obeys', facts)).toBe(false); // only one e, and s excluded
+  });
+
+  test('a board line parses back into the same facts', () => {
+    for (const [secret, guesses] of [['geese', ['speed']], ['crane', ['eerie', 'slate']], ['babes', ['abbey']]] as const) {
+      const text = board(secret, [...guesses]);
+      expect(renderBoard(parseBoard(text)!)).toBe(text);
+    }
+    expect(parseBoard('won in 3')).toBeUndefined();
+  });
+});
+
+describe('compact wordle game and rewards', () => {
+  test('a game shows the board after each guess and ends on a win', async () => {
+    const { state, userMessages, trajectory } = await play('crane', ['slate', 'crane']);
+    expect(userMessages).toEqual(['??a?e + -lst', 'won in 2']);
+    expect(state.won).toBe(true);
+    expect(trajectory.scores.compactWinReward).toBe(1);
+    expect(trajectory.scores.fewerTurnsReward).toBeCloseTo(5 / 6);
+    expect(trajectory.scores.validWordsReward).toBe(1);
+    expect(trajectory.scores.consistencyReward).toBe(1); // crane fits "??a?e + -lst"
+    expect(trajectory.reward).toBeCloseTo(1 + 0.5 * (5 / 6) + 0.2 + 0.3);
+  });
+
+  test('invalid moves do not use a guess, lower the valid-word reward, and two in a row end the game', async () => {
+    const { state, userMessages, trajectory } = await play('crane', ['slate', 'xxxxx', 'slate', 'qqqqq']);
+    expect(userMessages[1]).toBe('not a word; ??a?e + -lst');
+    expect(userMessages[2]).toBe('already guessed; lost: crane');
+    expect(state.guesses).toEqual(['slate']);
+    expect(state.invalidGuesses).toBe(2);
+    expect(trajectory.scores.validWordsReward).toBeCloseTo(1 / 3);
+    expect(trajectory.scores.compactWinReward).toBe(0);
+    expect(trajectory.reward).toBeLessThan(env.passThreshold);
+  });
+
+  test('a guess that ignores the board counts against consistency', async () => {
+    // after slate on crane, "bloke" keeps neither the greens nor the excluded l
+    const { trajectory } = await play('crane', ['slate', 'bloke', 'crane']);
+    expect(trajectory.scores.consistencyReward).toBeCloseTo(2 / 3);
+    expect(trajectory.scores.fewerTurnsReward).toBeCloseTo(4 / 6);
+  });
+
+  test('six valid misses lose, and a loss scores below the pass threshold', async () => {
+    const { state, userMessages, trajectory } = await play('crane', ['slate', 'bloke', 'pious', 'dumpy', 'fight', 'whizz']);
+    expect(state.won).toBe(false);
+    expect(userMessages.at(-1)).toBe('lost: crane');
+    expect(trajectory.reward).toBeLessThan(env.passThreshold);
+  });
+});
+
+describe('compact wordle answers and teacher', () => {
+  test('held-out answers are evaluation answers only, never training answers', () => {
+    const full = loadWordle({ compact: true, numTasks: 1000 });
+    const heldOut = new Set(COMPACT_ANSWER_POOL.heldOut);
+    expect(heldOut.size).toBe(COMPACT_HELD_OUT);
+    expect(full.dataset.every((t) => !heldOut.has(t.answer!))).toBe(true);
+    expect(full.evaluationTasks.length).toBe(COMPACT_HELD_OUT);
+    expect(full.evaluationTasks.every((t) => heldOut.has(t.answer!))).toBe(true);
+  });
+
+  test('the teacher fits the board on most moves but not all, and wins most games', async () => {
+    const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: 200 });
+    const teacher = await loadBuiltinExpert('wordle', wordle);
+    const result = await evaluate(wordle, new ScriptedClient(teacher), { tasks: wordle.dataset });
+    expect(result.summary.passRate).toBeGreaterThan(0.85);
+    expect(result.summary.scores.consistencyReward).toBeGreaterThan(0.7);
+    expect(result.summary.scores.consistencyReward).toBeLessThan(0.98); // deliberately imperfect
+    expect(result.summary.scores.validWordsReward).toBe(1);
+  });
+
+  test('the teacher is deterministic for a transcript, and never careless with mistakeRate 0', async () => {
+    const careful = compactWordleTeacher(0);
+    const messages = [
+      { role: 'user' as const, content: '????? + -' },
+      { role: 'assistant' as const, content: 'slate' },
+      { role: 'user' as const, content: '??a?e + -lst' },
+    ];
+    const request = { model: 'x', messages };
+    const first = await careful(messages, request);
+    expect(await careful(messages, request)).toBe(first);
+    expect(fitsBoard(String(first), parseBoard('??a?e + -lst')!)).toBe(true);
+  });
+});

@@ -1,0 +1,85 @@
+// The shipped nano folder (public/models/nano) loads like any model folder, matches its config and
+// NANO_CONFIG, holds f16 weights, names the byte tokenizer, and documents how it was made.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { loadFolderTokenizer, serializeByteModelFolder } from '../../../src/gpu/io/byte-model-folder.ts';
+import { ByteTokenizer } from '../../../src/gpu/io/byte-tokenizer.ts';
+import { loadModelFolder } from '../../../src/gpu/io/model-folder.ts';
+import { f16BitsToF32, f32ToF16Bits, parseSafetensors } from '../../../src/gpu/io/safetensors.ts';
+import { NANO_CONFIG } from '../../../src/gpu/inference/presets.ts';
+import { paramShapes } from '../../../src/gpu/model/layout.ts';
+import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
+import { NANO_MODEL_FOLDER, openModel } from '../../../src/cli/open-model.ts';
+
+const folder = fileURLToPath(new URL('../../../public/models/nano', import.meta.url));
+const read = async (name: string) => new Uint8Array(await readFile(join(folder, name)));
+
+describe('the shipped nano folder', () => {
+  test('loads, matches NANO_CONFIG, and every weight is f16 with its config shape', async () => {
+    const model = await loadModelFolder(read, folder);
+    expect(model.config).toEqual(NANO_CONFIG);
+    expect(model.ignored).toEqual([]);
+    const { dtypes } = parseSafetensors(await read('model.safetensors'));
+    expect([...dtypes.keys()].sort()).toEqual(paramShapes(NANO_CONFIG).map(([name]) => name).sort());
+    expect([...dtypes.values()].every((dtype) => dtype === 'F16')).toBe(true);
+    const parameters = [...model.tensors.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
+    expect(parameters).toBeGreaterThan(200_000);
+    expect(parameters).toBeLessThan(5_000_000);
+    for (const tensor of model.tensors.values()) expect(tensor.data.every(Number.isFinite)).toBe(true);
+  });
+
+  test('names the byte tokenizer, and records its seed, data, time and machine', async () => {
+    expect(await loadFolderTokenizer(read, folder)).toBeInstanceOf(ByteTokenizer);
+    const record = JSON.parse(new TextDecoder().decode(await read('pretraining.json')));
+    expect(Number.isInteger(record.seed)).toBe(true);
+    expect(record.steps).toBeGreaterThan(0);
+    expect(record.wallSeconds).toBeGreaterThan(0);
+    expect(typeof record.machine).toBe('string');
+    expect(record.corpus.wordleGames).toBeGreaterThan(0);
+    expect(record.command).toContain('scripts/nano/pretrain.ts');
+  });
+
+  test('opens as --model nano, and is pretrained: it predicts a Wordle transcript far better than a random init', async () => {
+    expect(NANO_MODEL_FOLDER).toBe(folder);
+    const nano = await openModel('nano', { backend: 'cpu', seed: 0 });
+    const random = await createCpuBackend(NANO_CONFIG, { seed: 0 });
+    const ids = nano.tokenizer.encode(nano.tokenizer.renderChat([{ role: 'user', content: '????? + -' }, { role: 'assistant', content: 'might' }, { role: 'user', content: '?i??? +t -ghm' }]));
+    const input = Int32Array.from(ids.slice(0, -1));
+    const targets = Int32Array.from(ids.slice(1));
+    const mean = (values: Float32Array) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    const trained = mean(await nano.backend.logprobs(input, targets, 1, input.length, 1));
+    const untrained = mean(await random.logprobs(input, targets, 1, input.length, 1));
+    expect(trained).toBeGreaterThan(untrained + 1); // at least one nat per token better
+    nano.backend.dispose();
+    random.dispose();
+  });
+});
+
+describe('byte-model folders', () => {
+  test('f32 → f16 rounds to the nearest f16 (ties to even) and keeps subnormals, infinities and NaN', () => {
+    for (const bits of [0x0000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x3c01, 0x7bff, 0x8001, 0xbc00, 0xfbff]) expect(f32ToF16Bits(f16BitsToF32(bits))).toBe(bits);
+    expect(f32ToF16Bits(1 + 2 ** -11)).toBe(0x3c00); // halfway between 1 and the next f16: ties to even
+    expect(f32ToF16Bits(1 + 3 * 2 ** -11)).toBe(0x3c02); // halfway, odd below: rounds up
+    expect(f32ToF16Bits(70000)).toBe(0x7c00);
+    expect(f32ToF16Bits(-Infinity)).toBe(0xfc00);
+    expect(Number.isNaN(f16BitsToF32(f32ToF16Bits(NaN)))).toBe(true);
+    expect(f32ToF16Bits(2 ** -26)).toBe(0); // below half the smallest subnormal
+  });
+
+  test('a written byte-model folder reads back with the same config and the weights rounded to f16', async () => {
+    const backend = await createCpuBackend(NANO_CONFIG, { seed: 3 });
+    const tensors = await backend.getParameters();
+    const files = serializeByteModelFolder(NANO_CONFIG, tensors);
+    const readBack = async (name: string) => files.get(name) ?? Promise.reject(new Error(`no ${name}`));
+    const model = await loadModelFolder(readBack, 'written');
+    expect(model.config).toEqual(NANO_CONFIG);
+    for (const [name, tensor] of tensors) {
+      const loaded = model.tensors.get(name)!;
+      for (let i = 0; i < tensor.data.length; i += 97) expect(loaded.data[i]).toBe(f16BitsToF32(f32ToF16Bits(tensor.data[i]!)));
+    }
+    expect(await loadFolderTokenizer(readBack, 'written')).toBeInstanceOf(ByteTokenizer);
+    backend.dispose();
+  });
+});

@@ -1,0 +1,36 @@
+// Lesson 6's preset (nano on the compact Wordle) and how `tabrl train --lesson/--quick` reads presets.
+import { describe, expect, test } from 'vitest';
+import { loadBuiltinEnvironment } from '../../../src/envs/builtin/index.ts';
+import { DEFAULT_LESSON_OPTIONS, WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_MODEL, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS, lessonPreset } from '../../../src/rl/lesson.ts';
+
+describe('lesson 6 preset', () => {
+  test('trains nano on the compact Wordle and measures on all 100 held-out answers', async () => {
+    expect(WORDLE_LESSON_MODEL).toBe('nano');
+    expect(WORDLE_LESSON_ENVIRONMENT).toMatchObject({ name: 'wordle', args: { compact: true } });
+    const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...WORDLE_LESSON_ENVIRONMENT.args });
+    expect(env.evaluationTasks.length).toBe(WORDLE_LESSON_OPTIONS.evalTasks);
+    expect(env.dataset[0]!.question).toBe('????? + -');
+    // A guess is five letters and the end-of-turn token; a few spare tokens, no more.
+    expect(WORDLE_LESSON_OPTIONS.maxTokens).toBeGreaterThanOrEqual(6);
+    expect(WORDLE_LESSON_OPTIONS.maxTokens).toBeLessThanOrEqual(12);
+    expect(WORDLE_LESSON_OPTIONS.warmup!.steps).toBeGreaterThan(0);
+    expect(WORDLE_LESSON_OPTIONS.grpo!.groupSize).toBeGreaterThanOrEqual(4);
+  });
+
+  test('the quick form runs every phase with much less work', () => {
+    const work = (o: typeof WORDLE_LESSON_OPTIONS): number => o.warmup!.steps * o.warmup!.batchSize + o.grpo!.steps * (o.grpo!.tasksPerStep ?? 0) * (o.grpo!.groupSize ?? 0) + o.evalTasks;
+    expect(WORDLE_LESSON_QUICK_OPTIONS.warmup!.steps).toBeGreaterThan(0);
+    expect(WORDLE_LESSON_QUICK_OPTIONS.grpo!.steps).toBeGreaterThan(0);
+    expect(work(WORDLE_LESSON_QUICK_OPTIONS) * 10).toBeLessThan(work(WORDLE_LESSON_OPTIONS));
+  });
+
+  test('lessonPreset maps wordle to lesson 6 and reverse-text to the default lesson, nothing else', () => {
+    expect(lessonPreset('wordle', false)).toEqual({ envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: 'nano', options: WORDLE_LESSON_OPTIONS });
+    expect(lessonPreset('wordle', true)!.options).toBe(WORDLE_LESSON_QUICK_OPTIONS);
+    const reverse = lessonPreset('reverse-text', false)!;
+    expect(reverse.model).toBe('tiny');
+    expect(reverse.options).toBe(DEFAULT_LESSON_OPTIONS);
+    expect(lessonPreset('reverse-text', true)!.options.warmup!.steps).toBeLessThan(DEFAULT_LESSON_OPTIONS.warmup!.steps);
+    expect(lessonPreset('countdown', false)).toBeUndefined();
+  });
+});
