@@ -3,29 +3,23 @@
  * lavapipe (shader-f16; see f16-weights.test.ts for how it is found): KV-cache logits against the
  * same backend's full forward at every position, and a fork. No lavapipe is a failure, never a skip.
  */
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { NamedTensors } from '../../src/gpu/model/backend.ts';
 import type { LoraConfig } from '../../src/gpu/model/layout.ts';
-import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
-import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
+import type { GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { createWebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder } from '../../src/gpu/webgpu/webgpu-decoder.ts';
 import { TINY_CONFIG } from '../browser/gpu/backend-cases.ts';
 import { expectClose, randomInts } from '../unit/gpu/expect-close.ts';
+import { requestLavapipeDevice } from '../support/lavapipe.ts';
 
-const LAVAPIPE_ICD = new URL('../../node_modules/.cache/tabrl-lavapipe/lvp_icd.json', import.meta.url).pathname;
 const LORA: LoraConfig = { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'gate_proj', 'down_proj'] };
 const TOL = { atol: 2e-5, rtol: 1e-4 };
 
 let context: GPUContext;
 
 beforeAll(async () => {
-  if (!existsSync(LAVAPIPE_ICD)) {
-    throw new Error(`no lavapipe ICD at ${LAVAPIPE_ICD}: run node scripts/ensure-lavapipe.mjs (npm test runs it) and see what it reports`);
-  }
-  process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
-  context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'gpu-node decoder f16 tests' });
+  context = await requestLavapipeDevice('gpu-node decoder f16 tests');
 });
 
 afterAll(() => context?.device.destroy());

@@ -8,22 +8,20 @@
  * backend holding the same rounded weights (logits, log-probs, LoRA gradients, one AdamW step), and
  * the cost of the rounding against the unrounded f32 weights.
  */
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { NamedTensors } from '../../src/gpu/model/backend.ts';
 import type { ModelConfig } from '../../src/gpu/model/config.ts';
 import type { LoraConfig } from '../../src/gpu/model/layout.ts';
 import * as ref from '../../src/gpu/reference/index.ts';
-import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
+import type { GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { decodeF16, encodeF16, f16BitsToF32, f32ToF16Bits, roundToF16 } from '../../src/gpu/webgpu/half.ts';
 import { createTensor, KernelPlan, Kernels, readTensor, type GPUTensor } from '../../src/gpu/webgpu/kernels.ts';
-import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import * as gpu from '../../src/gpu/webgpu/ops.ts';
 import { createWebGPUBackend, isF16StorableWeight } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { TINY_CONFIG } from '../browser/gpu/backend-cases.ts';
 import { expectClose, randomArray, randomInts } from '../unit/gpu/expect-close.ts';
+import { requestLavapipeDevice } from '../support/lavapipe.ts';
 
-const LAVAPIPE_ICD = new URL('../../node_modules/.cache/tabrl-lavapipe/lvp_icd.json', import.meta.url).pathname;
 const TOLERANCE = { atol: 2e-5, rtol: 1e-4 };
 const GRAD_TOLERANCE = { atol: 2e-6, rtol: 2e-3 };
 
@@ -31,11 +29,7 @@ let context: GPUContext;
 let kernels: Kernels;
 
 beforeAll(async () => {
-  if (!existsSync(LAVAPIPE_ICD)) {
-    throw new Error(`no lavapipe ICD at ${LAVAPIPE_ICD}: run node scripts/ensure-lavapipe.mjs (npm test runs it) and see what it reports`);
-  }
-  process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
-  context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'gpu-node f16 weight tests' });
+  context = await requestLavapipeDevice('gpu-node f16 weight tests');
   kernels = new Kernels(context);
 });
 

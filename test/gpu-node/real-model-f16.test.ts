@@ -5,31 +5,26 @@
  * rounded to f16, a greedy chat reply from the decoder that matches the backend's own forward, and a
  * checkpoint of only the adapters. No lavapipe is a failure, never a skip.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadModelFolder } from '../../src/gpu/io/model-folder.ts';
 import type { NamedTensors } from '../../src/gpu/model/backend.ts';
 import type { LocalChatChoice } from '../../src/gpu/inference/local-chat-client.ts';
 import { createCpuBackend } from '../../src/gpu/model/cpu-backend.ts';
-import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
+import type { GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { roundToF16 } from '../../src/gpu/webgpu/half.ts';
-import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { isF16StorableWeight } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { createRealModel, trainableParameters } from '../../src/workers/engine/real-model.ts';
 import { TINY_HF_CONFIG, tinyHfModelFiles } from '../support/tiny-hf-model.ts';
 import { expectClose } from '../unit/gpu/expect-close.ts';
+import { requestLavapipeDevice } from '../support/lavapipe.ts';
 
-const LAVAPIPE_ICD = new URL('../../node_modules/.cache/tabrl-lavapipe/lvp_icd.json', import.meta.url).pathname;
 const TEMPLATE = readFileSync(new URL('../fixtures/tokenizers/smollm2-chat-template.jinja', import.meta.url), 'utf8');
 
 let context: GPUContext;
 
 beforeAll(async () => {
-  if (!existsSync(LAVAPIPE_ICD)) {
-    throw new Error(`no lavapipe ICD at ${LAVAPIPE_ICD}: run node scripts/ensure-lavapipe.mjs (npm test runs it) and see what it reports`);
-  }
-  process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
-  context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'gpu-node real model f16 tests' });
+  context = await requestLavapipeDevice('gpu-node real model f16 tests');
 });
 
 afterAll(() => context?.device.destroy());

@@ -1,39 +1,9 @@
 /**
- * The GPU sampler (sample_tokens.wgsl) on Mesa's lavapipe, the second CPU Vulkan driver (see
- * f16-weights.test.ts for how it is found): the checks of test/browser/gpu/sampler-cases.ts on an
- * adapter with other rounding and scheduling than SwiftShader. No lavapipe is a failure, never a skip.
+ * The GPU sampler (sample_tokens.wgsl) on Mesa's lavapipe, the second CPU Vulkan driver: the checks of
+ * test/browser/gpu/sampler-cases.ts on an adapter with other rounding and scheduling than SwiftShader.
+ * No lavapipe is a failure, never a skip.
  */
-import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
-import { Kernels } from '../../src/gpu/webgpu/kernels.ts';
-import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { SAMPLER_CASES } from '../browser/gpu/sampler-cases.ts';
+import { testKernelCasesOnLavapipe } from '../support/lavapipe.ts';
 
-const LAVAPIPE_ICD = new URL('../../node_modules/.cache/tabrl-lavapipe/lvp_icd.json', import.meta.url).pathname;
-
-let context: GPUContext;
-let kernels: Kernels;
-
-beforeAll(async () => {
-  if (!existsSync(LAVAPIPE_ICD)) {
-    throw new Error(`no lavapipe ICD at ${LAVAPIPE_ICD}: run node scripts/ensure-lavapipe.mjs (npm test runs it) and see what it reports`);
-  }
-  process.env.VK_ICD_FILENAMES = LAVAPIPE_ICD;
-  context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'gpu-node sampler tests on lavapipe' });
-  if (!/llvmpipe/.test(context.adapter.architecture + context.adapter.description)) {
-    throw new Error(`expected lavapipe, got ${context.adapter.vendor} ${context.adapter.architecture} ${context.adapter.description}`);
-  }
-  kernels = new Kernels(context);
-});
-
-afterAll(() => context?.device.destroy());
-
-for (const samplerCase of SAMPLER_CASES) {
-  test(samplerCase.name, async () => {
-    context.device.pushErrorScope('validation');
-    await samplerCase.run(kernels);
-    const error = await context.device.popErrorScope();
-    expect(error?.message, 'WebGPU validation error').toBeUndefined();
-  });
-}
+testKernelCasesOnLavapipe('gpu-node sampler tests on lavapipe', SAMPLER_CASES);
