@@ -56,9 +56,32 @@ export interface CompileProblem {
 /** The result of compiling an environment model: CommonJS JavaScript, or the errors that block running it. */
 export type CompileResult = { ok: true; code: string } | { ok: false; problems: CompileProblem[] };
 
+/** How long compileModel waits for Monaco to set up its TypeScript mode before it gives up. */
+const TYPESCRIPT_SETUP_TIMEOUT_MS = 10_000;
+
+/**
+ * Monaco's TypeScript worker getter. Monaco sets the TypeScript mode up lazily (a dynamic import once
+ * the first TypeScript model is seen), and until then `getTypeScriptWorker` rejects with the string
+ * "TypeScript not registered!" — which a compile right after a page opens (a share link's Run) can
+ * meet. This waits for the set-up instead, and gives any other failure back at once.
+ */
+async function typeScriptWorkerGetter(): Promise<Awaited<ReturnType<typeof typescript.getTypeScriptWorker>>> {
+  const deadline = Date.now() + TYPESCRIPT_SETUP_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return await typescript.getTypeScriptWorker();
+    } catch (error) {
+      const notYetSetUp = typeof error === 'string' && error.includes('not registered');
+      if (!notYetSetUp) throw error;
+      if (Date.now() > deadline) throw new Error(`The TypeScript checker did not start within ${TYPESCRIPT_SETUP_TIMEOUT_MS / 1000} s; reload the page.`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
 /** Type-checks the model and emits it as CommonJS through Monaco's TypeScript worker. */
 export async function compileModel(model: monaco.editor.ITextModel): Promise<CompileResult> {
-  const getWorker = await typescript.getTypeScriptWorker();
+  const getWorker = await typeScriptWorkerGetter();
   const worker = await getWorker(model.uri);
   const fileName = model.uri.toString();
   const diagnostics = [...(await worker.getSyntacticDiagnostics(fileName)), ...(await worker.getSemanticDiagnostics(fileName))];
