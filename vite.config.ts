@@ -22,7 +22,7 @@ const ROOT = dirname(fileURLToPath(import.meta.url));
 const ENVS_DIR = resolve(ROOT, 'src/envs');
 const SANDBOX_DIR = resolve(ROOT, 'src/workers/sandbox');
 
-/** The policy the sandbox frame runs under (shared/reference/sandbox-facts.md). */
+/** The policy the sandbox frame runs under: no network, scripts only inline or from blobs (docs/environments.md, what environment code may do). */
 export const SANDBOX_CSP = "default-src 'none'; script-src 'unsafe-inline' blob:; worker-src blob:; connect-src 'none'";
 
 const TYPES_ID = 'virtual:tabrl-types';

@@ -1,6 +1,6 @@
 /**
  * Where Debian's Chromium lives and the flags that give it WebGPU on a GPU-less machine
- * (see shared/WEBGPU-ON-CPU.md). Shared by the test config, the e2e tests and the benchmarks.
+ * (docs/engine-webgpu.md, "WebGPU without a GPU"). Shared by the test config, the e2e tests and the benchmarks.
  */
 import { existsSync } from 'node:fs';
 
