@@ -12,7 +12,8 @@ import { parseArgs } from 'node:util';
 import { audit, criteriaRubricSnippet, formatAuditReport, JudgeError, parseResultsJsonl, proposeCriteria, type AuditResult, type AuditReview } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
-import { integerFlag, jsonObjectFlag, numberFlag, prepareStudioFolder, writeWhole } from './studio-output.ts';
+import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
+import { prepareStudioFolder, writeWhole } from './studio-output.ts';
 
 /** Usage text of `tabrl audit`. */
 export const AUDIT_USAGE = `Usage: tabrl audit <RUN_DIR | results.jsonl> --out DIR [--judge-base-url URL --judge-model NAME] [options]

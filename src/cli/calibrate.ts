@@ -16,7 +16,8 @@ import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load
 import { createEndpointClient, createRoleClient, roleOptions, roleSettingsFromFlags, type RoleSettings } from './model-roles.ts';
 import { judgeSettingsFromFlags, judgeUsage, createJudgeClient } from './judge.ts';
 import { onStopSignal } from './stop-signals.ts';
-import { integerFlag, JsonlAppender, jsonObjectFlag, numberFlag, prepareStudioFolder, writeWhole } from './studio-output.ts';
+import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
+import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { ProgressBar } from './terminal.ts';
 import { errorMessage } from '../common/error-message.ts';
 

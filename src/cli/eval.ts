@@ -18,8 +18,8 @@ import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter }
 import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
-import { errorMessage } from '../common/error-message.ts';
 import { tabrlVersion } from './version.ts';
+import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
 
 /** Usage text of `tabrl eval`. */
 export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
@@ -114,10 +114,10 @@ export async function runEval(argv: string[]): Promise<number> {
     console.log(EVAL_USAGE);
     return 0;
   }
-  const timeoutSeconds = parseNumber(values.timeout, '--timeout', 0.001, MAX_TIMEOUT_MS / 1000) ?? 120;
-  const maxRetries = parseInteger(values['max-retries'], '--max-retries', 3, 0);
-  const maxConsecutiveTimeouts = parseInteger(values['max-consecutive-timeouts'], '--max-consecutive-timeouts', 5, 0);
-  const timeLimitMs = (parseNumber(values['time-limit'], '--time-limit', 0.1, 3600) ?? DEFAULT_TIME_LIMIT_MS / 1000) * 1000;
+  const timeoutSeconds = numberFlag(values.timeout, '--timeout', undefined, 0.001, MAX_TIMEOUT_MS / 1000) ?? 120;
+  const maxRetries = integerFlag(values['max-retries'], '--max-retries', 3, 0);
+  const maxConsecutiveTimeouts = integerFlag(values['max-consecutive-timeouts'], '--max-consecutive-timeouts', 5, 0);
+  const timeLimitMs = (numberFlag(values['time-limit'], '--time-limit', undefined, 0.1, 3600) ?? DEFAULT_TIME_LIMIT_MS / 1000) * 1000;
 
   let settings: EvalSettings;
   let outDir: string;
@@ -138,24 +138,24 @@ export async function runEval(argv: string[]): Promise<number> {
     if (!spec || positionals.length > 1) throw new CliError(`give exactly one environment (a built-in name or a file path)\n\n${EVAL_USAGE}`, 2);
     if (!values.model) throw new CliError(`--model is required (the model name the endpoint serves, or local:tiny)\n\n${EVAL_USAGE}`, 2);
     if (!values.model.startsWith('local:') && !values['base-url']) throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1), or use --model local:tiny\n\n${EVAL_USAGE}`, 2);
-    const seed = values.seed === undefined ? undefined : parseInteger(values.seed, '--seed', 0, 0);
+    const seed = values.seed === undefined ? undefined : integerFlag(values.seed, '--seed', 0, 0);
     const judge = judgeSettingsFromFlags(values);
     settings = {
       environment: isEnvironmentPath(spec) ? resolve(spec) : spec,
       environment_name: spec,
-      env_args: parseJsonObject(values['env-args'], '--env-args'),
+      env_args: jsonObjectFlag(values['env-args'], '--env-args'),
       model: values.model,
       base_url: values['base-url'] ?? null,
       ...(values.backend !== undefined ? { backend: parseBackendName(values.backend) } : {}),
-      num_tasks: parseInteger(values['num-tasks'], '--num-tasks', 10, 1),
-      rollouts_per_task: parseInteger(values['rollouts-per-task'], '--rollouts-per-task', 1, 1),
+      num_tasks: integerFlag(values['num-tasks'], '--num-tasks', 10, 1),
+      rollouts_per_task: integerFlag(values['rollouts-per-task'], '--rollouts-per-task', 1, 1),
       sampling_args: stripUndefined({
-        max_tokens: values['max-tokens'] === undefined ? undefined : parseInteger(values['max-tokens'], '--max-tokens', 0, 1),
-        temperature: parseNumber(values.temperature, '--temperature', 0, 10),
-        top_p: parseNumber(values['top-p'], '--top-p', 0, 1),
+        max_tokens: values['max-tokens'] === undefined ? undefined : integerFlag(values['max-tokens'], '--max-tokens', 0, 1),
+        temperature: numberFlag(values.temperature, '--temperature', undefined, 0, 10),
+        top_p: numberFlag(values['top-p'], '--top-p', undefined, 0, 1),
         seed,
       }),
-      concurrency: parseInteger(values.concurrency, '--concurrency', 8, 1),
+      concurrency: integerFlag(values.concurrency, '--concurrency', 8, 1),
       ...(judge ? { judge } : {}),
       ...(values['state-columns'] !== undefined ? { state_columns: parseStateColumns(values['state-columns']) } : {}),
       started_at: new Date().toISOString(),
@@ -313,32 +313,6 @@ function readApiKey(variable: string | undefined): string | undefined {
   const key = process.env[variable];
   if (!key) throw new CliError(`--api-key-env ${variable}: the environment variable ${variable} is not set`, 2);
   return key;
-}
-
-function parseJsonObject(text: string | undefined, flag: string): Record<string, unknown> {
-  if (text === undefined) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new CliError(`${flag} is not valid JSON (${errorMessage(error)}): ${text}`, 2);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CliError(`${flag} must be a JSON object, e.g. '{"numTasks": 50}'`, 2);
-  return value as Record<string, unknown>;
-}
-
-function parseInteger(text: string | undefined, flag: string, fallback: number, min: number): number {
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < min) throw new CliError(`${flag} must be an integer ≥ ${min}, got "${text}"`, 2);
-  return value;
-}
-
-function parseNumber(text: string | undefined, flag: string, min: number, max: number): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!Number.isFinite(value) || text.trim() === '' || value < min || value > max) throw new CliError(`${flag} must be a number from ${min} to ${max}, got "${text}"`, 2);
-  return value;
 }
 
 function stripUndefined<T extends object>(value: T): T {

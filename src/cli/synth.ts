@@ -13,7 +13,8 @@ import { EmptyDocumentError, keptTasks, qaEnvironmentFile, synthesizedTaskLine, 
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { onStopSignal } from './stop-signals.ts';
-import { integerFlag, JsonlAppender, numberFlag, prepareStudioFolder, writeWhole } from './studio-output.ts';
+import { integerFlag, numberFlag } from './flags.ts';
+import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { ProgressBar } from './terminal.ts';
 
 /** Usage text of `tabrl synth`. */

@@ -12,7 +12,8 @@ import { parseArgs } from 'node:util';
 import { criteriaRubricSnippet, JudgeError, proposeCriteria, qaEnvironmentFile, tasksFromTraces, traceTaskLine, type Criterion } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
-import { integerFlag, JsonlAppender, numberFlag, prepareStudioFolder, writeWhole } from './studio-output.ts';
+import { integerFlag, numberFlag } from './flags.ts';
+import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 
 /** Usage text of `tabrl tasks`. */
 export const TASKS_USAGE = `Usage: tabrl tasks from-traces FILE --out DIR [options]
