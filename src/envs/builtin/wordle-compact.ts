@@ -10,7 +10,10 @@
  * board is `????? + -`. Secret words come from a restricted pool: a fixed 300-word slice of the
  * Wordle answer list, of which 100 are held out as evaluation answers (they may still be guessed,
  * and appear in word lists and as other games' guesses, but are never a training game's answer).
- * Guesses may be any word of the full Wordle list (12972 words).
+ * The game's dictionary is that same 300-word list: a guess outside it is "not a word". A small
+ * model can learn 300 words (it cannot learn the 12972 of the full Wordle list from the few hundred
+ * thousand tokens a CPU gives it), so validity is something it can master, and every valid guess
+ * is a possible answer.
  *
  * Rewards: win 1; fewer turns 0.5·(7 − guesses)/6 when won; valid words 0.2 × the share of moves
  * that were valid guesses; consistency 0.3 × the share of valid guesses that agreed with every fact
@@ -21,7 +24,7 @@
  * moves) one that fits only the greens, so RL has room to do better than imitation.
  */
 import { MultiTurnEnv, Rubric, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
-import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
+import { WORDLE_ANSWERS } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
 import { scoreGuess } from './wordle-rules.ts';
 
@@ -47,7 +50,8 @@ export const COMPACT_ANSWER_POOL: { readonly all: readonly string[]; readonly he
   training: POOL.slice(COMPACT_HELD_OUT),
 };
 
-const ALLOWED_GUESSES: ReadonlySet<string> = new Set([...WORDLE_ANSWERS, ...WORDLE_EXTRA_GUESSES]);
+/** The compact game's dictionary: a guess is valid only if it is one of the pool's 300 words. */
+export const COMPACT_DICTIONARY: ReadonlySet<string> = new Set(POOL);
 
 // ---------------------------------------------------------------- the board
 
@@ -135,7 +139,7 @@ export interface CompactWordleState extends State {
 function invalidReason(guess: string, state: CompactWordleState): string | undefined {
   if (!/^[a-z]{5}$/.test(guess)) return 'not five letters';
   if (state.guesses.includes(guess)) return 'already guessed';
-  if (!ALLOWED_GUESSES.has(guess)) return 'not a word';
+  if (!COMPACT_DICTIONARY.has(guess)) return 'not a word';
   return undefined;
 }
 
