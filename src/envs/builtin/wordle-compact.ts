@@ -16,8 +16,11 @@
  * is a possible answer.
  *
  * Rewards: win 1; fewer turns 0.5·(7 − guesses)/6 when won; valid words 0.2 × the share of moves
- * that were valid guesses; consistency 0.3 × the share of valid guesses that agreed with every fact
- * on the board they answered. A win scores at least 1; a loss at most 0.5, so passing = winning.
+ * that were valid guesses; consistency 0.3 × the share of informed guesses (the second valid guess
+ * on: the first answers an empty board, so it cannot be inconsistent) that agreed with every fact
+ * on the board they answered, and 1 for a first-guess win. A game that makes one valid guess and
+ * then gives up (two invalid moves) earns no consistency, so quitting never pays more than playing
+ * on. A win scores at least 1; a loss at most 0.5, so passing = winning.
  *
  * Also exports `compactWordleTeacher`, a deliberately imperfect solver for warm-up demonstrations
  * and pretraining: it guesses a random pool word that fits the board, but now and then (30% of
@@ -127,7 +130,7 @@ export interface CompactWordleState extends State {
   guesses: string[];
   /** The G/Y/X marks of each valid guess. */
   marks: string[];
-  /** Valid guesses that fitted the board they answered. */
+  /** Informed valid guesses (the second on) that fitted the board they answered. */
   consistentGuesses: number;
   invalidGuesses: number;
   consecutiveInvalid: number;
@@ -163,7 +166,7 @@ class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
       return [{ role: 'user', content: `${reason}; ${renderBoard(before)}` }];
     }
     state.consecutiveInvalid = 0;
-    if (fitsBoard(guess, before)) state.consistentGuesses += 1;
+    if (state.guesses.length > 0 && fitsBoard(guess, before)) state.consistentGuesses += 1;
     state.guesses.push(guess);
     state.marks.push(scoreGuess(guess, state.secret));
     if (guess === state.secret) {
@@ -201,9 +204,11 @@ export function validWordsReward({ state }: RewardContext<CompactWordleState>): 
   return moves === 0 ? 0 : state.guesses.length / moves;
 }
 
-/** The share of valid guesses that fitted every fact on the board they answered (0 with no valid guess). */
+/** The share of informed guesses (valid guesses after the first) that fitted every fact on the board they answered; 1 for a first-guess win, 0 with no informed guess otherwise. */
 export function consistencyReward({ state }: RewardContext<CompactWordleState>): number {
-  return state.guesses.length === 0 ? 0 : state.consistentGuesses / state.guesses.length;
+  const informed = state.guesses.length - 1;
+  if (informed <= 0) return state.won ? 1 : 0;
+  return state.consistentGuesses / informed;
 }
 
 /** Valid guesses made (a metric, weight 0): turns per game, and per win when won. */

@@ -98,8 +98,34 @@ describe('compact wordle game and rewards', () => {
   test('a guess that ignores the board counts against consistency', async () => {
     // after slate on crane, "those" keeps the green e but uses the excluded t and s
     const { trajectory } = await play('crane', ['slate', 'those', 'crane']);
-    expect(trajectory.scores.consistencyReward).toBeCloseTo(2 / 3);
+    expect(trajectory.scores.consistencyReward).toBeCloseTo(1 / 2); // of the informed guesses, crane fits and those does not
     expect(trajectory.scores.fewerTurnsReward).toBeCloseTo(4 / 6);
+  });
+
+  test('the opening guess earns no consistency: giving up after it scores less than playing on with fitting guesses', async () => {
+    const quit = await play('crane', ['slate', 'xxxxx', 'qqqqq']);
+    expect(quit.state.gameOver).toBe(true);
+    expect(quit.trajectory.scores.consistencyReward).toBe(0);
+    // valid guesses on 'crane' that all fit their boards (as long as a word other than crane fits), then the same two invalid moves
+    const facts = (guesses: string[]) => boardFacts(guesses, guesses.map((guess) => scoreGuess(guess, 'crane')));
+    const guesses = ['slate'];
+    for (;;) {
+      const next = COMPACT_ANSWER_POOL.all.find((word) => word !== 'crane' && !guesses.includes(word) && fitsBoard(word, facts(guesses)));
+      if (next === undefined || guesses.length === 5) break;
+      guesses.push(next);
+    }
+    expect(guesses.length).toBeGreaterThan(1);
+    const played = await play('crane', [...guesses, 'xxxxx', 'qqqqq']);
+    expect(played.state.won).toBe(false);
+    expect(played.trajectory.scores.consistencyReward).toBe(1);
+    expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
+    expect(played.trajectory.reward).toBeLessThan(env.passThreshold);
+  });
+
+  test('a first-guess win is fully consistent', async () => {
+    const { trajectory } = await play('crane', ['crane']);
+    expect(trajectory.scores.consistencyReward).toBe(1);
+    expect(trajectory.reward).toBeCloseTo(1 + 0.5 + 0.2 + 0.3);
   });
 
   test('six valid misses lose, and a loss scores below the pass threshold', async () => {
