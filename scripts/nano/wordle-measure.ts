@@ -5,15 +5,22 @@
  * SFT). Prints a markdown table and one JSON line (with the GRPO curve), for BENCHMARKS.md.
  *
  *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--model nano|FOLDER] [--eval-tasks 100] [--sft-steps N] [--sft-lr X]
- *     [--grpo-steps N] [--tasks-per-step N] [--group-size N] [--grpo-lr X] [--quick]
+ *     [--grpo-steps N] [--tasks-per-step N] [--group-size N] [--grpo-lr X] [--curve-every N] [--quick]
+ *     [--only grpo|control] [--control-steps N] [--warm-state FILE]
+ * The two arms can run at once: `--only grpo --warm-state F` warms up and writes F; then
+ * `--only control --control-steps N --warm-state F` (started once F exists) reads it.
  */
+import { existsSync } from 'node:fs';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { deserialize, serialize } from 'node:v8';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
 import { evaluate, ScriptedClient, type EvaluationResult } from '../../src/envs/index.ts';
 import { LocalChatClient } from '../../src/gpu/inference/local-chat-client.ts';
 import { openModel } from '../../src/cli/open-model.ts';
 import { WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS } from '../../src/rl/lesson.ts';
 import { runTraining, type TrainingRunOptions } from '../../src/rl/training-run.ts';
+import type { NamedTensors, OptimizerState } from '../../src/gpu/model/backend.ts';
 
 const { values } = parseArgs({
   options: {
@@ -25,6 +32,10 @@ const { values } = parseArgs({
     'group-size': { type: 'string' },
     'sft-lr': { type: 'string' },
     'grpo-lr': { type: 'string' },
+    'curve-every': { type: 'string', default: '0' },
+    only: { type: 'string' },
+    'control-steps': { type: 'string' },
+    'warm-state': { type: 'string' },
     model: { type: 'string', default: 'nano' },
     temperature: { type: 'string', default: '1' },
   },
@@ -77,43 +88,81 @@ async function measure(label: string): Promise<{ label: string; greedy: Measurem
   return { label, greedy, sampled };
 }
 
-const rows = [await measure('before warm-up')];
+// --only grpo: no control; --only control: the warm-up and the control only (with --control-steps),
+// so the two arms can run as two processes at once (the CPU backend is deterministic: both warm up
+// to the same weights).
+const only = values.only;
+if (only !== undefined && only !== 'grpo' && only !== 'control') throw new Error(`--only must be grpo or control, got ${only}`);
+if (only === 'control' && values['control-steps'] === undefined) throw new Error('--only control needs --control-steps');
+const rows = only === 'control' ? [] : [await measure('before warm-up')];
 
 const warmupOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: { ...lesson.warmup!, steps: sftSteps, lr: sftLr }, grpo: null };
-const warm = await runTraining(env, model, expert, warmupOnly);
-const sftMsPerStep = warm.sft.reduce((sum, step) => sum + step.stepMs, 0) / Math.max(1, warm.sft.length);
-console.error(`[${elapsed()}] warm-up: ${sftSteps} steps, ${sftMsPerStep.toFixed(0)} ms/step, last loss ${warm.sft.at(-1)?.loss.toFixed(3)}`);
-rows.push(await measure('after warm-up'));
+// --warm-state FILE: the warmed-up weights and optimizer state, written by the run that warms up and
+// read by one started later with the same settings (the other arm), so the warm-up runs once.
+const warmState = values['warm-state'];
+let sftMsPerStep = 0;
+if (warmState !== undefined && existsSync(warmState)) {
+  const saved = deserialize(await readFile(warmState)) as { parameters: NamedTensors; optimizer: OptimizerState; sftMsPerStep: number };
+  await model.backend.setParameters(saved.parameters);
+  await model.backend.setOptimizerState(saved.optimizer);
+  sftMsPerStep = saved.sftMsPerStep;
+  console.error(`[${elapsed()}] warm-up: read from ${warmState}`);
+} else {
+  const warm = await runTraining(env, model, expert, warmupOnly);
+  sftMsPerStep = warm.sft.reduce((sum, step) => sum + step.stepMs, 0) / Math.max(1, warm.sft.length);
+  console.error(`[${elapsed()}] warm-up: ${sftSteps} steps, ${sftMsPerStep.toFixed(0)} ms/step, last loss ${warm.sft.at(-1)?.loss.toFixed(3)}`);
+  if (warmState !== undefined) {
+    await writeFile(`${warmState}.tmp`, serialize({ parameters: await model.backend.getParameters(), optimizer: await model.backend.getOptimizerState(), sftMsPerStep }));
+    await rename(`${warmState}.tmp`, warmState);
+  }
+}
+if (only !== 'control') rows.push(await measure('after warm-up'));
 const afterWarmup = await model.backend.getParameters();
 const optimizerAfterWarmup = await model.backend.getOptimizerState();
 
 const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr } } };
-const curve: { step: number; reward: number; passRate: number }[] = [];
+const curve: { step: number; reward: number; passRate: number; heldOutGreedyWin?: number }[] = [];
+const curveEvery = Number(values['curve-every']);
+let curveEvalMs = 0; // time spent measuring the curve, not training: left out of GRPO's time
 const grpoStarted = Date.now();
-const rl = await runTraining(env, model, null, grpoOnly, {
-  onGrpoStep: (m) => {
-    curve.push({ step: m.step + 1, reward: Number(m.reward.mean.toFixed(4)), passRate: m.passRate });
-    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}`);
+const rl = only === 'control' ? { grpo: [] } : await runTraining(env, model, null, grpoOnly, {
+  onGrpoStep: async (m) => {
+    const point: (typeof curve)[number] = { step: m.step + 1, reward: Number(m.reward.mean.toFixed(4)), passRate: m.passRate };
+    // --curve-every N: the held-out greedy win rate every N steps (the trained weights of this step).
+    if (curveEvery > 0 && (m.step + 1) % curveEvery === 0 && m.step + 1 < grpoSteps) {
+      const evalStarted = Date.now();
+      await policy.syncWeights();
+      point.heldOutGreedyWin = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } })).winRate;
+      curveEvalMs += Date.now() - evalStarted;
+    }
+    curve.push(point);
+    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}${point.heldOutGreedyWin !== undefined ? ` · held-out greedy win ${point.heldOutGreedyWin.toFixed(2)}` : ''}`);
   },
 });
-const grpoSeconds = (Date.now() - grpoStarted) / 1000;
-rows.push(await measure('after GRPO'));
+const grpoSeconds = (Date.now() - grpoStarted - curveEvalMs) / 1000;
+if (only !== 'control') rows.push(await measure('after GRPO'));
 
 // The control: from the same warmed-up weights and optimizer state, the warm-up goes on (new
 // batches of the same demonstrations) for GRPO's wall time instead.
-await model.backend.setParameters(afterWarmup);
-await model.backend.setOptimizerState(optimizerAfterWarmup);
-const controlSteps = Math.max(1, Math.round((grpoSeconds * 1000) / sftMsPerStep));
-await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...warmupOnly.warmup!, steps: sftSteps + controlSteps }, resumeFrom: { phase: 'sft', nextStep: sftSteps } });
-rows.push(await measure(`control: warm-up + ${controlSteps} more SFT steps`));
+// With --control-steps, that many steps instead (a count fixed in advance, for --only control).
+const controlSteps = values['control-steps'] !== undefined ? Number(values['control-steps']) : Math.max(1, Math.round((grpoSeconds * 1000) / sftMsPerStep));
+let controlSeconds = 0;
+if (only !== 'grpo') {
+  await model.backend.setParameters(afterWarmup);
+  await model.backend.setOptimizerState(optimizerAfterWarmup);
+  const controlStarted = Date.now();
+  await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...warmupOnly.warmup!, steps: sftSteps + controlSteps }, resumeFrom: { phase: 'sft', nextStep: sftSteps } });
+  controlSeconds = (Date.now() - controlStarted) / 1000;
+  rows.push(await measure(`control: warm-up + ${controlSteps} more SFT steps`));
+}
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 console.log(`model: ${values.model} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
-console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}) (${grpoSeconds.toFixed(0)} s); control ${controlSteps} extra SFT steps (${(controlSteps * sftMsPerStep / 1000).toFixed(0)} s)\n`);
+console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}) (${grpoSeconds.toFixed(0)} s); control ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | reward (greedy) |');
 console.log('|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistency)} | ${greedy.reward.toFixed(3)} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

@@ -38,6 +38,8 @@ describe('the shipped nano folder', () => {
     expect(record.wallSeconds).toBeGreaterThan(0);
     expect(typeof record.machine).toBe('string');
     expect(record.corpus.wordleGames).toBeGreaterThan(0);
+    expect(record.corpus.wordLists).toBeGreaterThan(0);
+    expect(record.corpus.fitsLists).toBeGreaterThan(0);
     expect(record.command).toContain('scripts/nano/pretrain.ts');
   });
 
@@ -45,7 +47,8 @@ describe('the shipped nano folder', () => {
     expect(NANO_MODEL_FOLDER).toBe(folder);
     const nano = await openModel('nano', { backend: 'cpu', seed: 0 });
     const random = await createCpuBackend(NANO_CONFIG, { seed: 0 });
-    const ids = nano.tokenizer.encode(nano.tokenizer.renderChat([{ role: 'user', content: '????? + -' }, { role: 'assistant', content: 'might' }, { role: 'user', content: '?i??? +t -ghm' }]));
+    // a game on a training answer (crane): the opening board, a dictionary word, and the board it got back
+    const ids = nano.tokenizer.encode(nano.tokenizer.renderChat([{ role: 'user', content: '????? + -' }, { role: 'assistant', content: 'slate' }, { role: 'user', content: '??a?e + -lst' }]));
     const input = Int32Array.from(ids.slice(0, -1));
     const targets = Int32Array.from(ids.slice(1));
     const mean = (values: Float32Array) => values.reduce((sum, value) => sum + value, 0) / values.length;
