@@ -31,6 +31,16 @@ export function fusedWorkgroupSize(software: boolean): number {
   return software ? 4 : 64;
 }
 
+/** vec4s of the kernel's shared input vector: the longest product input (C, NH·HS, I) / 4. */
+function inputVec4s(config: ModelConfig): number {
+  return Math.ceil(Math.max(config.hidden_size, config.num_attention_heads * config.head_dim, config.intermediate_size) / 4);
+}
+
+/** Bytes of workgroup memory the kernel declares at a workgroup size: the input vector, the reduction arrays, the state and draw. */
+function workgroupBytes(config: ModelConfig, workgroupSize: number): number {
+  return 16 * inputVec4s(config) + 24 * workgroupSize + 96;
+}
+
 /** Where the model's weights sit for the kernel: the parameter buffer and, per name, the offset in floats. */
 interface WeightOffsets {
   buffer: GPUBuffer;
@@ -44,6 +54,10 @@ export function fusedDecoderProblem(config: ModelConfig, lora: LoraConfig | null
   const { num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = config;
   if (NH % KVH !== 0) return `${NH} query heads are not a multiple of ${KVH} key/value heads`;
   if (HS % 2 !== 0) return `odd head_dim ${HS}`;
+  const inputs = [config.hidden_size, NH * HS, config.intermediate_size];
+  if (inputs.some((n) => n % 4 !== 0)) return `a product input size (hidden ${inputs[0]}, heads·head_dim ${inputs[1]}, intermediate ${inputs[2]}) is not a multiple of 4`;
+  const shared = workgroupBytes(config, 64);
+  if (shared > device.limits.maxComputeWorkgroupStorageSize) return `its input vector needs ${shared} bytes of workgroup memory, past the device's ${device.limits.maxComputeWorkgroupStorageSize}`;
   const limits = device.limits;
   if (limits.maxStorageBuffersPerShaderStage < 8) return `the device binds ${limits.maxStorageBuffersPerShaderStage} storage buffers per stage; the kernel needs 8`;
   const embed = weights.param('model.embed_tokens.weight');
@@ -113,7 +127,6 @@ export interface FusedDecoderContext {
 /** decode_steps recorded for up to `batch` sequences: its buffers and dispatch. */
 export class FusedDecodePlan {
   private readonly ints: GPUTensor;
-  private readonly draws: GPUTensor;
   private readonly out: GPUTensor;
   private readonly scratch: GPUTensor;
   private readonly plan: KernelPlan;
@@ -122,6 +135,8 @@ export class FusedDecodePlan {
   private readonly stateBase: number;
   private readonly tableBase: number;
   private readonly stopBase: number;
+  private readonly drawBase: number;
+  private readonly rowsBase: number;
 
   constructor(
     private readonly context: FusedDecoderContext,
@@ -145,9 +160,11 @@ export class FusedDecodePlan {
     this.stateBase = GLOBAL_WORDS + L * LAYER_WORDS;
     this.tableBase = this.stateBase + batch * STATE_WORDS;
     this.stopBase = this.tableBase + batch * maxPages;
-    const intWords = this.stopBase + batch * MAX_STOP_IDS;
+    this.rowsBase = this.stopBase + batch * MAX_STOP_IDS;
+    this.drawBase = this.rowsBase + batch * maxLen;
+    const intWords = this.drawBase + batch * DRAW_WORDS + MAX_FUSED_STEPS * batch;
     this.ints = createTensor(device, intWords * 4, 'fused decoder tables');
-    this.draws = createTensor(device, (batch * DRAW_WORDS + MAX_FUSED_STEPS * batch) * 4, 'fused decoder draws');
+    if (workgroupBytes(config, context.workgroupSize) > device.limits.maxComputeWorkgroupStorageSize) throw new Error(`fused decoder: workgroup size ${context.workgroupSize} needs more than the device's ${device.limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory`);
     this.out = createTensor(device, MAX_FUSED_STEPS * batch * DRAWN_BYTES, 'fused decoder drawn tokens');
 
     // The globals and per-layer weight offsets, written once (the weights are read in place).
@@ -183,11 +200,11 @@ export class FusedDecodePlan {
 
     const table = kernels.ropeTable(HS, config.rope_theta);
     this.params = [
-      u32(batch), u32(1), u32(L), u32(C), u32(I), u32(NH), u32(KVH), u32(HS), u32(V), u32(pageSize), u32(maxPages),
+      u32(batch), u32(1), u32(L), u32(C), u32(I), u32(NH), u32(KVH), u32(HS), u32(V), u32(maxPages),
       u32(context.layerFloats), f32(config.rms_norm_eps), u32(ROPE_TABLE_POSITIONS),
       u32(w.offset('model.embed_tokens.weight')), u32(w.offset('model.norm.weight')),
       u32(w.offset(config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight')),
-      u32(stride), u32(maxLen), u32(this.stateBase), u32(this.tableBase),
+      u32(stride), u32(maxLen), u32(this.stateBase), u32(this.tableBase), u32(this.rowsBase), u32(this.drawBase),
       u32(layout.ln), u32(layout.q), u32(layout.k), u32(layout.v), u32(layout.att), u32(layout.mlp), u32(inv), u32(scores), u32(logits),
     ];
     this.plan = new KernelPlan(kernels);
@@ -195,8 +212,8 @@ export class FusedDecodePlan {
     this.dispatch = this.plan.add(
       kernels.dispatch(
         'decode_steps',
-        { WG: context.workgroupSize, QK_NORM: config.qk_norm },
-        [whole(w.buffer), whole(context.keys), whole(context.values), this.scratch, this.ints, this.draws, this.out, table],
+        { WG: context.workgroupSize, QK_NORM: config.qk_norm, VIN4: inputVec4s(config), PAGE: pageSize },
+        [whole(w.buffer), whole(w.buffer), whole(context.keys), whole(context.values), this.scratch, this.ints, this.out, table],
         this.params,
         [batch, 1, 1],
       ),
@@ -236,8 +253,8 @@ export class FusedDecodePlan {
       if (input.plan.params.temperature === 0) return;
       for (let s = 0; s < Math.min(steps, input.plan.maxDraws); s++) uniforms[s * B + b] = Math.min(Math.fround(input.plan.uniforms[s]!), 1 - 2 ** -24);
     });
-    device.queue.writeBuffer(this.draws.buffer, this.draws.offset, drawBytes, 0, B * DRAW_WORDS * 4);
-    device.queue.writeBuffer(this.draws.buffer, this.draws.offset + B * DRAW_WORDS * 4, uniforms);
+    device.queue.writeBuffer(this.ints.buffer, this.ints.offset + this.drawBase * 4, drawBytes, 0, B * DRAW_WORDS * 4);
+    device.queue.writeBuffer(this.ints.buffer, this.ints.offset + (this.drawBase + B * DRAW_WORDS) * 4, uniforms);
     this.params[1] = u32(steps);
     kernels.writeParams(this.dispatch, this.params);
 
@@ -267,7 +284,7 @@ export class FusedDecodePlan {
   /** Frees the plan's buffers. */
   destroy(): void {
     this.plan.destroy();
-    for (const tensor of [this.ints, this.draws, this.out, this.scratch]) tensor.buffer.destroy();
+    for (const tensor of [this.ints, this.out, this.scratch]) tensor.buffer.destroy();
   }
 }
 

@@ -8,14 +8,17 @@
 // generator), which is fed to the next step. A sequence stops in the kernel when it draws one of its
 // stop ids or has made its allowed number of draws (it then writes nothing more).
 // The arithmetic is the layered decoder's (same formulas and RoPE table), only the summation order
-// of the reductions differs.
+// of the reductions differs. Matrix-vector products: the input vector in workgroup memory (vin),
+// each thread four weight rows at a time read as vec4 (product inputs must be multiples of 4).
 // Bindings: weights = the backend's whole f32 parameter buffer (offsets in floats from `ints`);
 // keys, values (L, pages, PAGE, KVH, HS) the decoder's cache; scratch (B, stride) per-sequence
-// activations; ints (u32): per-layer weight offsets, per-sequence state, page tables, stop ids;
-// draws (u32): per-sequence Draw, then (steps, B) uniforms as f32 bits; out (steps, B) vec4 =
+// activations; ints (u32): per-layer weight offsets, per-sequence state, page tables, stop ids,
+// per-sequence cache row of every position (from the page table, once per call, then one per step);
+// ints also hold per-sequence Draw words, then (steps, B) uniforms as f32 bits; out (steps, B) vec4 =
 // (id bits, log-prob, entropy, kept mass); table (tableRows, HS/2) RoPE cos, sin.
 override WG: u32 = 64; // threads per sequence, a power of two
 override QK_NORM: bool = false;
+override PAGE: u32 = 16u; // tokens per cache page
 
 struct Params {
   B: u32,
@@ -27,7 +30,6 @@ struct Params {
   KVH: u32,
   HS: u32,
   V: u32,
-  PAGE: u32,
   MP: u32,
   layerFloats: u32, // floats of one layer's keys (pages · PAGE · KVH · HS)
   eps: f32,
@@ -39,6 +41,8 @@ struct Params {
   maxLen: u32,     // scores per head (the longest sequence)
   stateBase: u32,  // word offset of the sequence states in ints
   tableBase: u32,  // word offset of the page tables in ints
+  rowsBase: u32,   // word offset of the (B, maxLen) cache rows of each position
+  drawBase: u32,   // word offset of the draws in ints: (B, 8) Draw words, then (steps, B) uniforms
   oLn: u32,
   oQ: u32,
   oK: u32,
@@ -78,15 +82,19 @@ const NONE: u32 = 0xffffffffu;
 const LOWEST: f32 = -3.0e38;
 
 @group(0) @binding(0) var<storage, read> weights: array<f32>;
-@group(0) @binding(1) var<storage, read_write> keys: array<f32>;
-@group(0) @binding(2) var<storage, read_write> values: array<f32>;
-@group(0) @binding(3) var<storage, read_write> scratch: array<f32>;
-@group(0) @binding(4) var<storage, read_write> ints: array<u32>;
-@group(0) @binding(5) var<storage, read> draws: array<u32>;
+@group(0) @binding(1) var<storage, read> weights4: array<vec4<f32>>; // the same buffer, read 4 floats at a time
+@group(0) @binding(2) var<storage, read_write> keys: array<f32>;
+@group(0) @binding(3) var<storage, read_write> values: array<f32>;
+@group(0) @binding(4) var<storage, read_write> scratch: array<f32>;
+@group(0) @binding(5) var<storage, read_write> ints: array<u32>;
 @group(0) @binding(6) var<storage, read_write> out: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> table: array<vec2<f32>>;
 @group(0) @binding(8) var<uniform> params: Params;
 
+// The input vector of the matrix-vector products (a norm's output, the attention output, the MLP's
+// hidden row), shared by the workgroup; VIN4 · 4 ≥ the longest input (C, NH·HS, I).
+override VIN4: u32 = 1;
+var<workgroup> vin: array<vec4<f32>, VIN4>;
 var<workgroup> state: SeqState;
 var<workgroup> draw: Draw;
 var<workgroup> chosen: u32;
@@ -173,19 +181,6 @@ fn fromKey(k: u32) -> f32 {
 
 // ---- the model's pieces on one sequence (scratch offsets are absolute) ----
 
-// dot(scratch[a .. a+n), weights[w .. w+n)), four products per iteration.
-fn dotRow(a: u32, w: u32, n: u32) -> f32 {
-  var acc = vec4<f32>(0.0);
-  var i = 0u;
-  for (; i + 4u <= n; i += 4u) {
-    acc += vec4<f32>(scratch[a + i], scratch[a + i + 1u], scratch[a + i + 2u], scratch[a + i + 3u]) *
-      vec4<f32>(weights[w + i], weights[w + i + 1u], weights[w + i + 2u], weights[w + i + 3u]);
-  }
-  var sum = (acc.x + acc.y) + (acc.z + acc.w);
-  for (; i < n; i++) { sum += scratch[a + i] * weights[w + i]; }
-  return sum;
-}
-
 // scratch[dst .. dst+n) = scratch[src ..]·rstd·weights[w ..], rstd = 1/sqrt(mean(x²) + eps).
 fn rmsnorm(dst: u32, src: u32, w: u32, n: u32, t: u32) {
   var sumSquares = 0.0;
@@ -199,10 +194,58 @@ fn rmsnorm(dst: u32, src: u32, w: u32, n: u32, t: u32) {
   storageBarrier();
 }
 
+// vin = scratch[src .. src+n) (n a multiple of 4), for the products that read it.
+fn loadVin(src: u32, n: u32, t: u32) {
+  workgroupBarrier(); // every thread is done reading the previous vector
+  for (var i = t; i < n / 4u; i += WG) {
+    let at = src + 4u * i;
+    vin[i] = vec4<f32>(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
+  }
+  workgroupBarrier();
+}
+
+// Four rows o..o+3 of W·vin (W (OC, IC) at float offset w, a multiple of 4; IC a multiple of 4):
+// rows past OC repeat row OC − 1 (the caller does not store them). One weight vec4 per 4 products.
+fn rows4(w: u32, o: u32, IC: u32, OC: u32) -> vec4<f32> {
+  let n4 = IC / 4u;
+  let r0 = w / 4u + o * n4;
+  let r1 = w / 4u + min(o + 1u, OC - 1u) * n4;
+  let r2 = w / 4u + min(o + 2u, OC - 1u) * n4;
+  let r3 = w / 4u + min(o + 3u, OC - 1u) * n4;
+  var a0 = vec4<f32>(0.0);
+  var a1 = vec4<f32>(0.0);
+  var a2 = vec4<f32>(0.0);
+  var a3 = vec4<f32>(0.0);
+  for (var i = 0u; i < n4; i++) {
+    let x = vin[i];
+    a0 += x * weights4[r0 + i];
+    a1 += x * weights4[r1 + i];
+    a2 += x * weights4[r2 + i];
+    a3 += x * weights4[r3 + i];
+  }
+  return vec4<f32>(dot(a0, vec4<f32>(1.0)), dot(a1, vec4<f32>(1.0)), dot(a2, vec4<f32>(1.0)), dot(a3, vec4<f32>(1.0)));
+}
+
+// scratch[dst + o] (+)= (W·vin)[o] + bias[o] for o < OC (bias NONE = none); no barrier.
+fn matvec(dst: u32, w: u32, bias: u32, IC: u32, OC: u32, accumulate: bool, t: u32) {
+  for (var g = t; 4u * g < OC; g += WG) {
+    let o = 4u * g;
+    let y = rows4(w, o, IC, OC);
+    for (var k = 0u; k < 4u; k++) {
+      if (o + k < OC) {
+        var value = y[k];
+        if (bias != NONE) { value += weights[bias + o + k]; }
+        if (accumulate) { value += scratch[dst + o + k]; }
+        scratch[dst + o + k] = value;
+      }
+    }
+  }
+}
+
 // The cache index of position p (head kvh) of the sequence whose page table starts at pageRow, in layer l.
 fn cacheIndex(l: u32, pageRow: u32, p: u32, kvh: u32) -> u32 {
-  let page = ints[pageRow + p / params.PAGE];
-  return l * params.layerFloats + ((page * params.PAGE + p % params.PAGE) * params.KVH + kvh) * params.HS;
+  let page = ints[pageRow + p / PAGE];
+  return l * params.layerFloats + ((page * PAGE + p % PAGE) * params.KVH + kvh) * params.HS;
 }
 
 fn rotation(position: u32, i: u32) -> vec2<f32> {
@@ -213,7 +256,7 @@ fn rotation(position: u32, i: u32) -> vec2<f32> {
 }
 
 // One transformer layer on the sequence's residual row x (scratch[base ..]) at position pos.
-fn layer(l: u32, base: u32, pos: u32, pageRow: u32, t: u32) {
+fn layer(l: u32, base: u32, pos: u32, pageRow: u32, rowsAt: u32, t: u32) {
   let C = params.C;
   let NH = params.NH;
   let KVH = params.KVH;
@@ -229,29 +272,10 @@ fn layer(l: u32, base: u32, pos: u32, pageRow: u32, t: u32) {
 
   // attention block
   rmsnorm(ln, base, ints[lw], C, t);
-  let qW = ints[lw + 1u];
-  let qB = ints[lw + 2u];
-  let kW = ints[lw + 3u];
-  let kB = ints[lw + 4u];
-  let vW = ints[lw + 5u];
-  let vB = ints[lw + 6u];
-  for (var j = t; j < QD + 2u * KVD; j += WG) {
-    if (j < QD) {
-      var y = dotRow(ln, qW + j * C, C);
-      if (qB != NONE) { y += weights[qB + j]; }
-      scratch[qAt + j] = y;
-    } else if (j < QD + KVD) {
-      let o = j - QD;
-      var y = dotRow(ln, kW + o * C, C);
-      if (kB != NONE) { y += weights[kB + o]; }
-      scratch[kAt + o] = y;
-    } else {
-      let o = j - QD - KVD;
-      var y = dotRow(ln, vW + o * C, C);
-      if (vB != NONE) { y += weights[vB + o]; }
-      scratch[vAt + o] = y;
-    }
-  }
+  loadVin(ln, C, t);
+  matvec(qAt, ints[lw + 1u], ints[lw + 2u], C, QD, false, t);
+  matvec(kAt, ints[lw + 3u], ints[lw + 4u], C, KVD, false, t);
+  matvec(vAt, ints[lw + 5u], ints[lw + 6u], C, KVD, false, t);
   storageBarrier();
   if (QK_NORM) {
     // per head rmsnorm over HS (q heads then k heads), in place
@@ -304,10 +328,11 @@ fn layer(l: u32, base: u32, pos: u32, pageRow: u32, t: u32) {
   let scale = inverseSqrt(f32(HS));
   let group = NH / KVH;
   let scores = base + params.oScores;
+  let layerAt = l * params.layerFloats;
   for (var j = t; j < NH * n; j += WG) {
     let h = j / n;
     let p = j % n;
-    let kBase = cacheIndex(l, pageRow, p, h / group);
+    let kBase = layerAt + ints[rowsAt + p] + (h / group) * HS;
     let qBase = qAt + h * HS;
     var score = 0.0;
     for (var i = 0u; i < HS; i++) { score += scratch[qBase + i] * keys[kBase + i]; }
@@ -333,17 +358,13 @@ fn layer(l: u32, base: u32, pos: u32, pageRow: u32, t: u32) {
     let kvh = h / group;
     let row = scores + h * params.maxLen;
     var acc = 0.0;
-    for (var p = 0u; p < n; p++) { acc += scratch[row + p] * values[cacheIndex(l, pageRow, p, kvh) + i]; }
+    let offset = layerAt + kvh * HS + i;
+    for (var p = 0u; p < n; p++) { acc += scratch[row + p] * values[ints[rowsAt + p] + offset]; }
     scratch[att + j] = acc * scratch[base + params.oInv + h];
   }
   storageBarrier();
-  let oW = ints[lw + 9u];
-  let oB = ints[lw + 10u];
-  for (var o = t; o < C; o += WG) {
-    var y = dotRow(att, oW + o * QD, QD);
-    if (oB != NONE) { y += weights[oB + o]; }
-    scratch[base + o] += y;
-  }
+  loadVin(att, QD, t);
+  matvec(base, ints[lw + 9u], ints[lw + 10u], QD, C, true, t);
   storageBarrier();
 
   // MLP block
@@ -353,13 +374,19 @@ fn layer(l: u32, base: u32, pos: u32, pageRow: u32, t: u32) {
   let uW = ints[lw + 13u];
   let dW = ints[lw + 14u];
   let mlp = base + params.oMlp;
-  for (var o = t; o < I; o += WG) {
-    let g = dotRow(ln, gW + o * C, C);
-    let u = dotRow(ln, uW + o * C, C);
-    scratch[mlp + o] = g / (1.0 + exp(-g)) * u;
+  loadVin(ln, C, t);
+  for (var g4 = t; 4u * g4 < I; g4 += WG) {
+    let o = 4u * g4;
+    let g = rows4(gW, o, C, I);
+    let u = rows4(uW, o, C, I);
+    let y = g / (vec4<f32>(1.0) + exp(-g)) * u;
+    for (var k = 0u; k < 4u; k++) {
+      if (o + k < I) { scratch[mlp + o + k] = y[k]; }
+    }
   }
   storageBarrier();
-  for (var o = t; o < C; o += WG) { scratch[base + o] += dotRow(mlp, dW + o * I, I); }
+  loadVin(mlp, I, t);
+  matvec(base, dW, NONE, I, C, true, t);
   storageBarrier();
 }
 
@@ -559,9 +586,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let stateAt = params.stateBase + b * 8u;
   let base = b * params.stride;
   let pageRow = params.tableBase + b * params.MP;
+  let rowsAt = params.rowsBase + b * params.maxLen;
   let C = params.C;
   if (t == 0u) {
-    let words = array<u32, 8>(draws[b * 8u], draws[b * 8u + 1u], draws[b * 8u + 2u], draws[b * 8u + 3u], draws[b * 8u + 4u], draws[b * 8u + 5u], 0u, 0u);
+    let words = array<u32, 8>(ints[params.drawBase + b * 8u], ints[params.drawBase + b * 8u + 1u], ints[params.drawBase + b * 8u + 2u], ints[params.drawBase + b * 8u + 3u], ints[params.drawBase + b * 8u + 4u], ints[params.drawBase + b * 8u + 5u], 0u, 0u);
     draw = Draw(words[0], bitcast<f32>(words[1]), words[2], bitcast<f32>(words[3]), words[4], 0.0, 0u, 0u);
   }
   let dr = workgroupUniformLoad(&draw);
@@ -574,19 +602,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (st.done != 0u) { break; }
     let pos = st.position;
 
-    // embedding of the fed token
+    // embedding of the fed token; the cache rows (within a layer) of positions 0..pos, all at the first step, then the new one
     for (var c = t; c < C; c += WG) { scratch[base + c] = weights[params.embed + st.token * C + c]; }
+    for (var p = select(pos, t, s == 0u); p <= pos; p += WG) {
+      ints[rowsAt + p] = (ints[pageRow + p / PAGE] * PAGE + p % PAGE) * params.KVH * params.HS;
+    }
     storageBarrier();
-    for (var l = 0u; l < params.L; l++) { layer(l, base, pos, pageRow, t); }
+    for (var l = 0u; l < params.L; l++) { layer(l, base, pos, pageRow, rowsAt, t); }
 
     // final norm and LM head
     let ln = base + params.oLn;
     rmsnorm(ln, base, params.finalNorm, C, t);
     let logits = base + params.oLogits;
-    for (var v = t; v < params.V; v += WG) { scratch[logits + v] = dotRow(ln, params.head + v * C, C); }
+    loadVin(ln, C, t);
+    matvec(logits, params.head, NONE, C, params.V, false, t);
     storageBarrier();
 
-    let u01 = bitcast<f32>(draws[params.B * 8u + s * params.B + b]);
+    let u01 = bitcast<f32>(ints[params.drawBase + params.B * 8u + s * params.B + b]);
     let result = sampleRow(logits, dr, u01, t);
     if (t == 0u) {
       out[s * params.B + b] = result;
