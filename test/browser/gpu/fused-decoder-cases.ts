@@ -10,6 +10,8 @@
  * layered step per call. Shapes: vocabularies of 512 and 1000 and hidden sizes that are not
  * multiples of the workgroup size (both workgroup sizes forced).
  */
+import { ByteTokenizer } from '../../../src/gpu/io/byte-tokenizer.ts';
+import { generate, type GenerationRequest } from '../../../src/gpu/inference/generate.ts';
 import { createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
 import type { Decoder, DeviceDecodePlan, SequenceId } from '../../../src/gpu/inference/decoder.ts';
 import { TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
@@ -285,5 +287,39 @@ const trialCase: FusedDecoderCase = {
     }),
 };
 
+const generateCase: FusedDecoderCase = {
+  name: 'generate() decodes in chunks through decodeSteps: greedy tokens equal the CPU decoder\'s, and a stop string ends a kept sequence holding the tokens a call per step would have fed',
+  run: (context) =>
+    withBackend(context, TINY_CONFIG, null, async (backend) => {
+      const tokenizer = new ByteTokenizer();
+      const gpu = await fusedDecoder(backend, { decodePath: 'fused' });
+      const cpu = await createCpuDecoder(backend);
+      try {
+        const prompt = tokenizer.encode('hello there');
+        const request: GenerationRequest = { prompt, temperature: 0, maxTokens: 24, seed: 1 }; // 24 > one chunk of 16
+        const [onGpu] = await generate(gpu, tokenizer, [request]);
+        const [onCpu] = await generate(cpu, tokenizer, [request]);
+        const ids = onGpu!.samples[0]!.tokenIds;
+        if (ids.join() !== onCpu!.samples[0]!.tokenIds.join()) throw new Error(`greedy tokens differ: ${ids.join()} vs ${onCpu!.samples[0]!.tokenIds.join()}`);
+        if (onGpu!.samples[0]!.entropies?.length !== ids.length) throw new Error('no entropies: generate did not sample on the device');
+        const text = tokenizer.decode(ids, { skipSpecialTokens: true });
+        if (text.length < 6) throw new Error(`the greedy completion is too short for a stop string: ${JSON.stringify(text)}`);
+        const stop = text.slice(3, 5);
+        let m = 1;
+        while (!tokenizer.decode(ids.slice(0, m), { skipSpecialTokens: true }).includes(stop)) m++;
+        const [kept] = await generate(gpu, tokenizer, [{ ...request, stopStrings: [stop], keepSequences: true }]);
+        const sample = kept!.samples[0]!;
+        if (sample.tokenIds.join() !== ids.slice(0, m).join()) throw new Error(`the stop string should end the sample after ${m} tokens: ${sample.tokenIds.join()}`);
+        const length = gpu.sequenceLength(sample.sequence!);
+        if (length !== prompt.length + m - 1) throw new Error(`the kept sequence holds ${length} tokens, expected the prompt and every sampled token but the last (${prompt.length + m - 1})`);
+        if (gpu.sequenceTokens(sample.sequence!).join() !== [...prompt, ...ids.slice(0, m - 1)].join()) throw new Error('the kept sequence holds other tokens');
+        gpu.release(sample.sequence!);
+      } finally {
+        gpu.dispose();
+        cpu.dispose();
+      }
+    }),
+};
+
 /** Every fused-decoder check, in the order they run. */
-export const FUSED_DECODER_CASES: FusedDecoderCase[] = [...greedyCases, sampledCase, stopCase, fallbackCase, trialCase];
+export const FUSED_DECODER_CASES: FusedDecoderCase[] = [...greedyCases, sampledCase, stopCase, fallbackCase, trialCase, generateCase];
