@@ -1,7 +1,7 @@
 /**
  * Every matmul kernel variant (src/gpu/webgpu/matmul-variants.ts), forced, against the CPU reference:
- * the forward product (4×4 tile, 8×16 tile, workgroup-memory tile), the input gradient (4×4, 8×16)
- * and the weight gradient (4×4, 8×16, split-K), at sizes that are not multiples of any tile, with
+ * the forward product (4×4, 8×16 and 16×16 tiles, workgroup-memory tile), the input gradient (4×4, 8×16,
+ * 16×16) and the weight gradient (4×4, 8×16, 16×16, split-K), at sizes that are not multiples of any tile, with
  * bias, alpha and accumulation. Run by test/browser/gpu/kernels.test.ts (Chromium, SwiftShader),
  * test/gpu-node/kernels.test.ts (Node + Dawn, SwiftShader) and test/gpu-node/matmul-lavapipe.test.ts
  * (Mesa's lavapipe); also checks that the timed trial picks a valid choice and that a forced choice sticks.
@@ -26,6 +26,7 @@ const TOLERANCE = { atol: 2e-5, rtol: 1e-4 };
 const FORWARD_KERNEL: Record<ForwardVariant, string> = {
   tile4x4: 'matmul_forward',
   tile8x16: 'matmul_forward_tile8x16',
+  tile16x16: 'matmul_forward_tile16x16',
   workgroup: 'matmul_forward_workgroup',
 };
 
@@ -58,7 +59,7 @@ function forwardCase(variant: ForwardVariant, N: number, IC: number, OC: number,
 }
 
 function inputGradCase(variant: InputGradVariant, N: number, IC: number, OC: number, accumulate: boolean): KernelCase {
-  const kernel = variant === 'tile4x4' ? 'matmul_backward_dinp' : 'matmul_backward_dinp_tile8x16';
+  const kernel = variant === 'tile4x4' ? 'matmul_backward_dinp' : `matmul_backward_dinp_${variant}`;
   return {
     name: `matmul input gradient ${variant} (${kernel}) matches reference (N=${N}, IC=${IC}, OC=${OC}${accumulate ? ', alpha, accumulate' : ''})`,
     run: async (kernels) => {
@@ -81,7 +82,7 @@ function inputGradCase(variant: InputGradVariant, N: number, IC: number, OC: num
 }
 
 function weightGradCase(variant: WeightGradVariant, N: number, IC: number, OC: number): KernelCase {
-  const kernel = variant === 'tile4x4' ? 'matmul_backward_dweight' : variant === 'tile8x16' ? 'matmul_backward_dweight_tile8x16' : 'matmul_splitk_reduce';
+  const kernel = variant === 'tile4x4' ? 'matmul_backward_dweight' : variant === 'splitk' ? 'matmul_splitk_reduce' : `matmul_backward_dweight_${variant}`;
   return {
     name: `matmul weight gradient ${variant} (${kernel}) matches reference (N=${N}, IC=${IC}, OC=${OC}, alpha, accumulate)`,
     run: async (kernels) => {
