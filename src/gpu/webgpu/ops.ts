@@ -330,7 +330,7 @@ export function ropeBackward(
   plan.add(plan.kernels.dispatch('rope_backward', {}, [dinp, dout, positions, table], params, plan.kernels.grid((B * T * NH * HS) / 2)));
 }
 
-/** Records causal GQA attention: out(B,T,NH,HS) and the probabilities att(B,NH,T,T) from q, k, v. */
+/** Records causal GQA attention: out(B,T,NH,HS) and the probabilities att(B,NH,T,T) from q, k, v; head sizes that are multiples of 4 run the vec4 kernel. */
 export function attentionForward(
   plan: KernelPlan,
   out: GPUTensor,
@@ -345,12 +345,14 @@ export function attentionForward(
   HS: number,
 ): void {
   const params = [u32(B), u32(T), u32(NH), u32(KVH), u32(HS)];
-  plan.add(plan.kernels.dispatch('attention_forward', {}, [out, att, q, k, v], params, plan.kernels.grid(B * NH * T)));
+  const name = HS % 4 === 0 ? 'attention_forward_vec4' : 'attention_forward';
+  plan.add(plan.kernels.dispatch(name, {}, [out, att, q, k, v], params, plan.kernels.grid(B * NH * T)));
 }
 
 /**
  * Records the gradients of attentionForward into dq, dk and dv; dscores (B,NH,T,T) is scratch the
- * GPU needs (the softmax gradient, passed from the dq kernel to the dk/dv kernel), overwritten.
+ * GPU needs (the softmax gradient, passed from the dq kernel to the dk/dv kernel), overwritten. Head
+ * sizes that are multiples of 4 run the vec4 kernels.
  */
 export function attentionBackward(
   plan: KernelPlan,
@@ -371,6 +373,11 @@ export function attentionBackward(
 ): void {
   const kernels = plan.kernels;
   const params = [u32(B), u32(T), u32(NH), u32(KVH), u32(HS)];
+  if (HS % 4 === 0) {
+    plan.add(kernels.dispatch('attention_backward_dq_vec4', {}, [dq, dscores, dout, k, v, att], params, kernels.grid(B * NH * T)));
+    plan.add(kernels.dispatch('attention_backward_dkv_vec4', {}, [dk, dv, dout, q, att, dscores], params, kernels.grid((B * T * KVH * HS) / 4)));
+    return;
+  }
   plan.add(kernels.dispatch('attention_backward_dq', {}, [dq, dscores, dout, k, v, att], params, kernels.grid(B * NH * T)));
   plan.add(kernels.dispatch('attention_backward_dkv', {}, [dk, dv, dout, q, att, dscores], params, kernels.grid(B * T * KVH * HS)));
 }
