@@ -41,6 +41,13 @@ export const MIN_LARGE_TILES = 16;
  */
 export const MIN_ROWS_16 = 16;
 
+/**
+ * The 16×16 weight gradient falls back to the 8×16 tile below this many tokens: with few tokens its 64
+ * accumulator read-modify-writes per thread outweigh the loads it saves (0.73× the 8×16 tile at 8 tokens,
+ * 8×576×1536, SwiftShader; 0.94–1.8× at 64 tokens).
+ */
+export const MIN_TOKENS_16 = 32;
+
 /** Split-K splits the tokens into chunks of at least this many. */
 export const SPLIT_K_MIN_CHUNK = 64;
 /** Split-K at most this many ways. */

@@ -8,6 +8,7 @@ import { f32, ROPE_TABLE_POSITIONS, u32, type Dispatch, type GPUTensor, type Ker
 import {
   MIN_LARGE_TILES,
   MIN_ROWS_16,
+  MIN_TOKENS_16,
   SPLIT_K_MAX_SCRATCH_BYTES,
   SPLIT_K_MAX_SPLITS,
   SPLIT_K_MAX_TILES,
@@ -194,6 +195,7 @@ export function matmulBackwardWeight(
   requireMultipleOf4('matmul_backward_dweight', { IC, OC });
   const kernels = plan.kernels;
   let kernel = variant ?? kernels.matmul.weightGrad;
+  if (variant === undefined && kernel === 'tile16x16' && N < MIN_TOKENS_16) kernel = 'tile8x16';
   if (variant === undefined && kernel !== 'splitk') kernel = fitTile(kernel, OC, IC);
   if (variant === undefined && kernel === 'splitk' && fitTile('tile8x16', OC, IC) === 'tile4x4') kernel = 'tile4x4';
   const large = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(OC / 8));

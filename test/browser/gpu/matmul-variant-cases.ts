@@ -111,6 +111,33 @@ export const MATMUL_VARIANT_CASES: KernelCase[] = [
   ...INPUT_GRAD_VARIANTS.flatMap((variant) => [inputGradCase(variant, 37, 68, 52, false), inputGradCase(variant, 19, 20, 132, true)]),
   ...WEIGHT_GRAD_VARIANTS.flatMap((variant) => [weightGradCase(variant, 37, 52, 68), weightGradCase(variant, 131, 20, 36)]),
   {
+    name: 'a device choosing the 16×16 tiles steps down to 8×16 for few rows or tokens and to 4×4 for tiny outputs',
+    run: async (kernels: Kernels) => {
+      const [saved, savedTrial] = [kernels.matmul, kernels.matmulTrial];
+      try {
+        forceMatmul(kernels, { forward: 'tile16x16', inputGrad: 'tile16x16', weightGrad: 'tile16x16' });
+        const plan = new KernelPlan(kernels);
+        const t = createTensor(kernels.device, 64 * 576 * 4);
+        const cases: Array<[string, string]> = [
+          [gpu.matmulForward(plan, t, t, t, null, 64, 64, 64).label, 'matmul_forward_tile16x16'],
+          [gpu.matmulForward(plan, t, t, t, null, 8, 576, 576).label, 'matmul_forward_tile8x16'],
+          [gpu.matmulForward(plan, t, t, t, null, 64, 8, 8).label, 'matmul_forward'],
+          [gpu.matmulBackwardInput(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dinp_tile16x16'],
+          [gpu.matmulBackwardInput(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dinp_tile8x16'],
+          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dweight_tile16x16'],
+          [gpu.matmulBackwardWeight(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dweight_tile8x16'],
+          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 8, 8).label, 'matmul_backward_dweight'],
+        ];
+        plan.destroy();
+        t.buffer.destroy();
+        for (const [label, kernel] of cases) expectKernel(label, kernel);
+      } finally {
+        kernels.matmul = saved;
+        kernels.matmulTrial = savedTrial;
+      }
+    },
+  },
+  {
     name: 'the timed trial picks a valid choice per product, and a forced choice sticks',
     run: async (kernels: Kernels) => {
       const choice = await tuneMatmul(kernels);
