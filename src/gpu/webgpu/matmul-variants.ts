@@ -48,6 +48,12 @@ export const MIN_ROWS_16 = 16;
  */
 export const MIN_TOKENS_16 = 32;
 
+/**
+ * The 16×16 weight gradient falls back to the 8×16 tile below this many output rows (OC): a single row
+ * of 16×16 tiles (LoRA A's rank-16 side, 64×576×16) ran 0.79–0.94× the 8×16 tile on SwiftShader.
+ */
+export const MIN_WEIGHT_ROWS_16 = 32;
+
 /** Split-K splits the tokens into chunks of at least this many. */
 export const SPLIT_K_MIN_CHUNK = 64;
 /** Split-K at most this many ways. */

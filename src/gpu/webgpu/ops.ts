@@ -9,6 +9,7 @@ import {
   MIN_LARGE_TILES,
   MIN_ROWS_16,
   MIN_TOKENS_16,
+  MIN_WEIGHT_ROWS_16,
   SPLIT_K_MAX_SCRATCH_BYTES,
   SPLIT_K_MAX_SPLITS,
   SPLIT_K_MAX_TILES,
@@ -41,8 +42,14 @@ export interface MatmulOptions {
 /** Rows below which matmulForward runs the one-row-per-thread kernel: one decoding sequence (at N = 1 it took half the time of the 4×4-tiled kernel on SwiftShader; at N = 2 they were even). */
 export const MATMUL_NARROW_ROWS = 2;
 
-/** Below this many workgroups a matmul halves its workgroup (down to 4 threads): software adapters run one workgroup per core, so a single workgroup leaves the other cores idle (a 64×64 weight gradient over 512 tokens: 11.4 ms in one workgroup of 4×16, 5.7 ms in 4×1 ones, SwiftShader; with 2 or more workgroups smaller ones measured no better). */
-export const MATMUL_MIN_WORKGROUPS = 2;
+/**
+ * Below this many workgroups a matmul halves its workgroup (down to 4 threads, one SIMD group of a
+ * software adapter): software adapters run one workgroup per core at a time, so a single workgroup leaves
+ * the other cores idle (a 64×64 weight gradient over 512 tokens: 11.4 ms in one workgroup of 4×16, 5.7 ms
+ * in 4×1 ones, SwiftShader), and a handful of large ones balance badly on a loaded machine (256² weight
+ * gradient, 16×16 tiles: 40 ms wall in 4 workgroups of 16×4, 29–32 ms in 8–32 smaller ones).
+ */
+export const MATMUL_MIN_WORKGROUPS = 8;
 
 /**
  * The workgroup of a register-tiled matmul with `columnGroups` × `rowGroups` threads: 16 × 4 normally;
@@ -195,7 +202,7 @@ export function matmulBackwardWeight(
   requireMultipleOf4('matmul_backward_dweight', { IC, OC });
   const kernels = plan.kernels;
   let kernel = variant ?? kernels.matmul.weightGrad;
-  if (variant === undefined && kernel === 'tile16x16' && N < MIN_TOKENS_16) kernel = 'tile8x16';
+  if (variant === undefined && kernel === 'tile16x16' && (N < MIN_TOKENS_16 || OC < MIN_WEIGHT_ROWS_16)) kernel = 'tile8x16';
   if (variant === undefined && kernel !== 'splitk') kernel = fitTile(kernel, OC, IC);
   if (variant === undefined && kernel === 'splitk' && fitTile('tile8x16', OC, IC) === 'tile4x4') kernel = 'tile4x4';
   const large = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(OC / 8));

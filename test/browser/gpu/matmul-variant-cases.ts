@@ -111,7 +111,7 @@ export const MATMUL_VARIANT_CASES: KernelCase[] = [
   ...INPUT_GRAD_VARIANTS.flatMap((variant) => [inputGradCase(variant, 37, 68, 52, false), inputGradCase(variant, 19, 20, 132, true)]),
   ...WEIGHT_GRAD_VARIANTS.flatMap((variant) => [weightGradCase(variant, 37, 52, 68), weightGradCase(variant, 131, 20, 36)]),
   {
-    name: 'a device choosing the 16×16 tiles steps down to 8×16 for few rows or tokens and to 4×4 for tiny outputs',
+    name: 'a device choosing the 16×16 tiles steps down to 8×16 for few rows, tokens or weight rows and to 4×4 for tiny outputs',
     run: async (kernels: Kernels) => {
       const [saved, savedTrial] = [kernels.matmul, kernels.matmulTrial];
       try {
@@ -126,6 +126,7 @@ export const MATMUL_VARIANT_CASES: KernelCase[] = [
           [gpu.matmulBackwardInput(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dinp_tile8x16'],
           [gpu.matmulBackwardWeight(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dweight_tile16x16'],
           [gpu.matmulBackwardWeight(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dweight_tile8x16'],
+          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 576, 16).label, 'matmul_backward_dweight_tile8x16'],
           [gpu.matmulBackwardWeight(plan, t, t, t, 64, 8, 8).label, 'matmul_backward_dweight'],
         ];
         plan.destroy();
