@@ -12,6 +12,10 @@ import { NANO_CONFIG } from '../../../src/gpu/inference/presets.ts';
 import { paramShapes } from '../../../src/gpu/model/layout.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { NANO_MODEL_FOLDER, openModel } from '../../../src/cli/open-model.ts';
+import { loadBuiltinEnvironment } from '../../../src/envs/builtin/index.ts';
+import { COMPACT_DICTIONARY } from '../../../src/envs/builtin/wordle-compact.ts';
+import { evaluate } from '../../../src/envs/index.ts';
+import { LocalChatClient } from '../../../src/gpu/inference/local-chat-client.ts';
 
 const folder = fileURLToPath(new URL('../../../public/models/nano', import.meta.url));
 const read = async (name: string) => new Uint8Array(await readFile(join(folder, name)));
@@ -57,6 +61,20 @@ describe('the shipped nano folder', () => {
     expect(trained).toBeGreaterThan(untrained + 1); // at least one nat per token better
     nano.backend.dispose();
     random.dispose();
+  });
+});
+
+describe('the shipped nano plays the compact Wordle', () => {
+  test('most of its greedy moves on held-out answers are dictionary words (the first checkpoint: about half were not)', { timeout: 60_000 }, async () => {
+    const env = await loadBuiltinEnvironment('wordle', { compact: true });
+    const nano = await openModel('nano', { backend: 'cpu', seed: 0 });
+    const policy = new LocalChatClient({ backend: nano.backend, tokenizer: nano.tokenizer, defaultMaxTokens: 8 });
+    const result = await evaluate(env, policy, { numTasks: 16, samplingArgs: { temperature: 0, max_tokens: 8, seed: 1 } });
+    const valid = result.records.reduce((sum, record) => sum + record.scores.guessesMetric!, 0);
+    const invalid = result.records.reduce((sum, record) => sum + record.scores.compactInvalidGuessesMetric!, 0);
+    expect(invalid / (valid + invalid)).toBeLessThan(0.4);
+    expect(result.records.every((record) => COMPACT_DICTIONARY.has(String(record.completion[0]?.content).trim()))).toBe(true); // its opening guess is a word
+    nano.backend.dispose();
   });
 });
 
