@@ -17,7 +17,7 @@
  * whole transcript), not only the assistant's.
  *
  * Run (what made the shipped checkpoint; see public/models/nano/pretraining.json for the log):
- *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 600 --minutes 55 --out public/models/nano > pretrain.log 2>&1 &
+ *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 1000 --minutes 65 --out public/models/nano > pretrain.log 2>&1 &
  * The learning rate warms up over 30 steps, stays at --lr, and decays linearly to a tenth of it
  * over the last quarter of --max-steps (so --max-steps, not the clock, fixes the schedule).
  */
@@ -37,7 +37,7 @@ const { values } = parseArgs({
   options: {
     seed: { type: 'string', default: '0' },
     minutes: { type: 'string', default: '40' },
-    'max-steps': { type: 'string', default: '600' },
+    'max-steps': { type: 'string', default: '1000' },
     'batch-size': { type: 'string', default: '12' },
     'row-length': { type: 'string', default: '128' },
     lr: { type: 'string', default: '3e-3' },
