@@ -35,7 +35,7 @@ test('kernels.generated.ts matches the .wgsl files (regenerate: npm run gen:kern
   await expect(renderKernelsModule()).toMatchFileSnapshot('../../src/gpu/webgpu/kernels.generated.ts');
 });
 
-test('the 8×16-tile matmul kernels are what scripts/gen-matmul-tiles.mjs writes (regenerate: npm run gen:kernels)', () => {
+test('the 8×16- and 16×16-tile matmul kernels are what scripts/gen-matmul-tiles.mjs writes (regenerate: npm run gen:kernels)', () => {
   const script = new URL('../../scripts/gen-matmul-tiles.mjs', import.meta.url).pathname;
   expect(() => execFileSync(process.execPath, [script, '--check'], { stdio: 'pipe' })).not.toThrow();
 });

@@ -6,12 +6,12 @@
  */
 import { isSoftwareAdapter, type AdapterDescription } from './device.ts';
 
-/** Kernels of the forward product: the 4×4 register tile, the 8×16 register tile (software adapters), the 64×64 workgroup-memory tile (real GPUs). */
-export const FORWARD_VARIANTS = ['tile4x4', 'tile8x16', 'workgroup'] as const;
-/** Kernels of the input gradient: the 4×4 or the 8×16 register tile. */
-export const INPUT_GRAD_VARIANTS = ['tile4x4', 'tile8x16'] as const;
-/** Kernels of the weight gradient: the 4×4 or 8×16 register tile, or the 8×16 tile split over the tokens (split-K) then reduced. */
-export const WEIGHT_GRAD_VARIANTS = ['tile4x4', 'tile8x16', 'splitk'] as const;
+/** Kernels of the forward product: the 4×4, 8×16 or 16×16 register tile (the larger ones for software adapters), the 64×64 workgroup-memory tile (real GPUs). */
+export const FORWARD_VARIANTS = ['tile4x4', 'tile8x16', 'tile16x16', 'workgroup'] as const;
+/** Kernels of the input gradient: the 4×4, 8×16 or 16×16 register tile. */
+export const INPUT_GRAD_VARIANTS = ['tile4x4', 'tile8x16', 'tile16x16'] as const;
+/** Kernels of the weight gradient: the 4×4, 8×16 or 16×16 register tile (the last reading 4 tokens per accumulator update), or the 8×16 tile split over the tokens (split-K) then reduced. */
+export const WEIGHT_GRAD_VARIANTS = ['tile4x4', 'tile8x16', 'tile16x16', 'splitk'] as const;
 
 /** A forward matmul kernel. */
 export type ForwardVariant = (typeof FORWARD_VARIANTS)[number];
@@ -30,10 +30,29 @@ export interface MatmulChoice {
 }
 
 /**
- * Below this many 8×16 tiles of output the 8×16 kernels fall back to the 4×4 tile: too few threads
- * to keep even a CPU's cores busy (the LoRA-skinny 64×576×16 ran at half the 4×4 tile's rate on SwiftShader).
+ * Below this many tiles of output the 16×16 and 8×16 kernels fall back to the next smaller tile: too few
+ * threads to keep even a CPU's cores busy (the LoRA-skinny 64×576×16 ran at half the 4×4 tile's rate on SwiftShader).
  */
 export const MIN_LARGE_TILES = 16;
+
+/**
+ * The 16×16 kernels fall back to the 8×16 tile below this many rows of output (a decoding batch of 8
+ * rows: half of every 16-row tile idle; 0.55–0.8× the 8×16 tile at 8×576×576 and 8×576×1536, SwiftShader).
+ */
+export const MIN_ROWS_16 = 16;
+
+/**
+ * The 16×16 weight gradient falls back to the 8×16 tile below this many tokens: with few tokens its 64
+ * accumulator read-modify-writes per thread outweigh the loads it saves (0.73× the 8×16 tile at 8 tokens,
+ * 8×576×1536, SwiftShader; 0.94–1.8× at 64 tokens).
+ */
+export const MIN_TOKENS_16 = 32;
+
+/**
+ * The 16×16 weight gradient falls back to the 8×16 tile below this many output rows (OC): a single row
+ * of 16×16 tiles (LoRA A's rank-16 side, 64×576×16) ran 0.79–0.94× the 8×16 tile on SwiftShader.
+ */
+export const MIN_WEIGHT_ROWS_16 = 32;
 
 /** Split-K splits the tokens into chunks of at least this many. */
 export const SPLIT_K_MIN_CHUNK = 64;
@@ -46,7 +65,7 @@ export const SPLIT_K_MAX_TILES = 8192;
 
 /** The choice before any trial: register tiles without barriers on software adapters, the workgroup-memory tile for the forward on real GPUs. */
 export function defaultMatmulChoice(adapter: AdapterDescription): MatmulChoice {
-  if (isSoftwareAdapter(adapter)) return { forward: 'tile8x16', inputGrad: 'tile8x16', weightGrad: 'tile8x16', source: 'default' };
+  if (isSoftwareAdapter(adapter)) return { forward: 'tile16x16', inputGrad: 'tile16x16', weightGrad: 'tile16x16', source: 'default' };
   return { forward: 'workgroup', inputGrad: 'tile4x4', weightGrad: 'splitk', source: 'default' };
 }
 
@@ -56,7 +75,8 @@ export function adapterKey(adapter: AdapterDescription): string {
 }
 
 const TRIAL_CACHE = new Map<string, MatmulChoice>();
-const STORAGE_PREFIX = 'tabrl.matmul-choice.v1:';
+/** v2: the 16×16 tiles joined the candidates, so choices cached before them are tried again. */
+const STORAGE_PREFIX = 'tabrl.matmul-choice.v2:';
 
 /** Returns the choice a trial made earlier for this adapter (this process, or a page's localStorage), or undefined. */
 export function cachedMatmulChoice(adapter: AdapterDescription): MatmulChoice | undefined {

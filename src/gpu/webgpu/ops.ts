@@ -7,6 +7,9 @@
 import { f32, ROPE_TABLE_POSITIONS, u32, type Dispatch, type GPUTensor, type KernelPlan } from './kernels.ts';
 import {
   MIN_LARGE_TILES,
+  MIN_ROWS_16,
+  MIN_TOKENS_16,
+  MIN_WEIGHT_ROWS_16,
   SPLIT_K_MAX_SCRATCH_BYTES,
   SPLIT_K_MAX_SPLITS,
   SPLIT_K_MAX_TILES,
@@ -39,8 +42,14 @@ export interface MatmulOptions {
 /** Rows below which matmulForward runs the one-row-per-thread kernel: one decoding sequence (at N = 1 it took half the time of the 4×4-tiled kernel on SwiftShader; at N = 2 they were even). */
 export const MATMUL_NARROW_ROWS = 2;
 
-/** Below this many workgroups a matmul halves its workgroup (down to 4 threads): software adapters run one workgroup per core, so a single workgroup leaves the other cores idle (a 64×64 weight gradient over 512 tokens: 11.4 ms in one workgroup of 4×16, 5.7 ms in 4×1 ones, SwiftShader; with 2 or more workgroups smaller ones measured no better). */
-export const MATMUL_MIN_WORKGROUPS = 2;
+/**
+ * Below this many workgroups a matmul halves its workgroup (down to 4 threads, one SIMD group of a
+ * software adapter): software adapters run one workgroup per core at a time, so a single workgroup leaves
+ * the other cores idle (a 64×64 weight gradient over 512 tokens: 11.4 ms in one workgroup of 4×16, 5.7 ms
+ * in 4×1 ones, SwiftShader), and a handful of large ones balance badly on a loaded machine (256² weight
+ * gradient, 16×16 tiles: 40 ms wall in 4 workgroups of 16×4, 29–32 ms in 8–32 smaller ones).
+ */
+export const MATMUL_MIN_WORKGROUPS = 8;
 
 /**
  * The workgroup of a register-tiled matmul with `columnGroups` × `rowGroups` threads: 16 × 4 normally;
@@ -64,9 +73,23 @@ export function matmulWorkgroup(columnGroups: number, rowGroups: number): { WG_X
   return { WG_X, WG_Y };
 }
 
-/** Whether an output of rows × cols is too small for the 8×16 tile (fewer than MIN_LARGE_TILES tiles). */
-function tooFewLargeTiles(rows: number, cols: number): boolean {
-  return Math.ceil(rows / 8) * Math.ceil(cols / 16) < MIN_LARGE_TILES;
+/** A register tile the device's choice may name. */
+type RegisterTile = 'tile4x4' | 'tile8x16' | 'tile16x16';
+
+/** Rows of output per thread of each large register tile (16 columns each). */
+const TILE_ROWS = { tile8x16: 8, tile16x16: 16 } as const;
+
+/**
+ * The tile an output of rows × cols gets when the device's choice is `tile`: the 16×16 tile steps down
+ * to 8×16 below MIN_ROWS_16 rows, and a large tile steps down when the output has fewer than
+ * MIN_LARGE_TILES of its tiles (8×16 to 4×4).
+ */
+function fitTile(tile: RegisterTile, rows: number, cols: number): RegisterTile {
+  const tiles = (tileRows: number): number => Math.ceil(rows / tileRows) * Math.ceil(cols / 16);
+  let fitted = tile;
+  if (fitted === 'tile16x16' && (rows < MIN_ROWS_16 || tiles(16) < MIN_LARGE_TILES)) fitted = 'tile8x16';
+  if (fitted === 'tile8x16' && tiles(8) < MIN_LARGE_TILES) fitted = 'tile4x4';
+  return fitted;
 }
 
 /**
@@ -90,7 +113,7 @@ export function matmulForward(
   const kernels = plan.kernels;
   const f16 = weight.dtype === 'f16';
   let kernel = variant ?? (N < MATMUL_NARROW_ROWS ? 'narrow' : kernels.matmul.forward);
-  if (variant === undefined && kernel === 'tile8x16' && tooFewLargeTiles(N, OC)) kernel = 'tile4x4';
+  if (variant === undefined && kernel !== 'narrow' && kernel !== 'workgroup') kernel = fitTile(kernel, N, OC);
   if (f16 && kernel !== 'narrow') kernel = 'tile4x4';
   const tensors = [out, inp, weight, bias ?? kernels.unusedTensor()];
   const params = [u32(N), u32(IC), u32(OC), f32(alpha)];
@@ -103,9 +126,10 @@ export function matmulForward(
   if (kernel === 'workgroup') {
     return plan.add(kernels.dispatch('matmul_forward_workgroup', switches, tensors, params, [Math.ceil(OC / 64), Math.ceil(N / 64), 1]));
   }
-  if (kernel === 'tile8x16') {
-    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(OC / 16), Math.ceil(N / 8));
-    return plan.add(kernels.dispatch('matmul_forward_tile8x16', { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 16 / WG_X), Math.ceil(N / 8 / WG_Y), 1]));
+  if (kernel === 'tile8x16' || kernel === 'tile16x16') {
+    const rows = TILE_ROWS[kernel];
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(OC / 16), Math.ceil(N / rows));
+    return plan.add(kernels.dispatch(kernel === 'tile8x16' ? 'matmul_forward_tile8x16' : 'matmul_forward_tile16x16', { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 16 / WG_X), Math.ceil(N / rows / WG_Y), 1]));
   }
   const { WG_X, WG_Y } = matmulWorkgroup(OC / 4, Math.ceil(N / 4));
   const name = f16 ? 'matmul_forward_f16w' : 'matmul_forward';
@@ -134,12 +158,13 @@ export function matmulBackwardInput(
   requireMultipleOf4('matmul_backward_dinp', { IC, OC });
   const f16 = weight.dtype === 'f16';
   let kernel = variant ?? plan.kernels.matmul.inputGrad;
-  if (variant === undefined && kernel === 'tile8x16' && tooFewLargeTiles(N, IC)) kernel = 'tile4x4';
+  if (variant === undefined) kernel = fitTile(kernel, N, IC);
   const params = [u32(N), u32(IC), u32(OC), f32(alpha)];
-  if (kernel === 'tile8x16' && !f16) {
-    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(N / 8));
+  if ((kernel === 'tile8x16' || kernel === 'tile16x16') && !f16) {
+    const rows = TILE_ROWS[kernel];
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(N / rows));
     return plan.add(
-      plan.kernels.dispatch('matmul_backward_dinp_tile8x16', { WG_X, WG_Y, ACCUMULATE: accumulate }, [dinp, dout, weight], params, [Math.ceil(IC / 16 / WG_X), Math.ceil(N / 8 / WG_Y), 1]),
+      plan.kernels.dispatch(kernel === 'tile8x16' ? 'matmul_backward_dinp_tile8x16' : 'matmul_backward_dinp_tile16x16', { WG_X, WG_Y, ACCUMULATE: accumulate }, [dinp, dout, weight], params, [Math.ceil(IC / 16 / WG_X), Math.ceil(N / rows / WG_Y), 1]),
     );
   }
   const { WG_X, WG_Y } = matmulWorkgroup(IC / 4, Math.ceil(N / 4));
@@ -177,7 +202,9 @@ export function matmulBackwardWeight(
   requireMultipleOf4('matmul_backward_dweight', { IC, OC });
   const kernels = plan.kernels;
   let kernel = variant ?? kernels.matmul.weightGrad;
-  if (variant === undefined && kernel !== 'tile4x4' && tooFewLargeTiles(OC, IC)) kernel = 'tile4x4';
+  if (variant === undefined && kernel === 'tile16x16' && (N < MIN_TOKENS_16 || OC < MIN_WEIGHT_ROWS_16)) kernel = 'tile8x16';
+  if (variant === undefined && kernel !== 'splitk') kernel = fitTile(kernel, OC, IC);
+  if (variant === undefined && kernel === 'splitk' && fitTile('tile8x16', OC, IC) === 'tile4x4') kernel = 'tile4x4';
   const large = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(OC / 8));
   const largeGrid = (z: number): [number, number, number] => [Math.ceil(IC / 16 / large.WG_X), Math.ceil(OC / 8 / large.WG_Y), z];
   if (kernel === 'splitk') {
@@ -196,6 +223,11 @@ export function matmulBackwardWeight(
   }
   if (kernel === 'tile8x16') {
     return plan.add(kernels.dispatch('matmul_backward_dweight_tile8x16', { ...large, SPLIT_K: false }, [dweight, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(N)], largeGrid(1)));
+  }
+  if (kernel === 'tile16x16') {
+    const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(OC / 16));
+    const grid: [number, number, number] = [Math.ceil(IC / 16 / WG_X), Math.ceil(OC / 16 / WG_Y), 1];
+    return plan.add(kernels.dispatch('matmul_backward_dweight_tile16x16', { WG_X, WG_Y, SPLIT_K: false }, [dweight, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(N)], grid));
   }
   const { WG_X, WG_Y } = matmulWorkgroup(IC / 4, OC / 4);
   return plan.add(
@@ -307,7 +339,7 @@ export function ropeBackward(
   plan.add(plan.kernels.dispatch('rope_backward', {}, [dinp, dout, positions, table], params, plan.kernels.grid((B * T * NH * HS) / 2)));
 }
 
-/** Records causal GQA attention: out(B,T,NH,HS) and the probabilities att(B,NH,T,T) from q, k, v. */
+/** Records causal GQA attention: out(B,T,NH,HS) and the probabilities att(B,NH,T,T) from q, k, v; head sizes that are multiples of 4 run the vec4 kernel. */
 export function attentionForward(
   plan: KernelPlan,
   out: GPUTensor,
@@ -322,12 +354,14 @@ export function attentionForward(
   HS: number,
 ): void {
   const params = [u32(B), u32(T), u32(NH), u32(KVH), u32(HS)];
-  plan.add(plan.kernels.dispatch('attention_forward', {}, [out, att, q, k, v], params, plan.kernels.grid(B * NH * T)));
+  const name = HS % 4 === 0 ? 'attention_forward_vec4' : 'attention_forward';
+  plan.add(plan.kernels.dispatch(name, {}, [out, att, q, k, v], params, plan.kernels.grid(B * NH * T)));
 }
 
 /**
  * Records the gradients of attentionForward into dq, dk and dv; dscores (B,NH,T,T) is scratch the
- * GPU needs (the softmax gradient, passed from the dq kernel to the dk/dv kernel), overwritten.
+ * GPU needs (the softmax gradient, passed from the dq kernel to the dk/dv kernel), overwritten. Head
+ * sizes that are multiples of 4 run the vec4 kernels.
  */
 export function attentionBackward(
   plan: KernelPlan,
@@ -348,6 +382,11 @@ export function attentionBackward(
 ): void {
   const kernels = plan.kernels;
   const params = [u32(B), u32(T), u32(NH), u32(KVH), u32(HS)];
+  if (HS % 4 === 0) {
+    plan.add(kernels.dispatch('attention_backward_dq_vec4', {}, [dq, dscores, dout, k, v, att], params, kernels.grid(B * NH * T)));
+    plan.add(kernels.dispatch('attention_backward_dkv_vec4', {}, [dk, dv, dout, q, att, dscores], params, kernels.grid((B * T * KVH * HS) / 4)));
+    return;
+  }
   plan.add(kernels.dispatch('attention_backward_dq', {}, [dq, dscores, dout, k, v, att], params, kernels.grid(B * NH * T)));
   plan.add(kernels.dispatch('attention_backward_dkv', {}, [dk, dv, dout, q, att, dscores], params, kernels.grid(B * T * KVH * HS)));
 }

@@ -63,6 +63,38 @@ function matmulCase(N: number, IC: number, OC: number, withBias: boolean, accumu
   };
 }
 
+/** attention forward and backward against the reference; HS a multiple of 4 runs the *_vec4 kernels, otherwise the scalar ones. */
+function attentionCase(HS: number): KernelCase {
+  const kernel = HS % 4 === 0 ? 'attention_*_vec4' : 'attention_forward, attention_backward_dq/dkv';
+  return {
+    name: `attention forward and backward (${kernel}) match reference (causal, GQA, HS=${HS})`,
+    run: async (kernels) => {
+      const [B, T, NH, KVH] = [2, 11, 4, 2];
+      const [nq, nkv, natt] = [B * T * NH * HS, B * T * KVH * HS, B * NH * T * T];
+      const [q, k, v, dout] = [randomArray(nq, 1), randomArray(nkv, 2), randomArray(nkv, 3), randomArray(nq, 4)];
+      const [dq0, dk0, dv0] = [randomArray(nq, 5), randomArray(nkv, 6), randomArray(nkv, 7)];
+      const out = new Float32Array(nq);
+      const att = new Float32Array(natt);
+      ref.attentionForward(out, att, q, k, v, B, T, NH, KVH, HS);
+      const [dq, dk, dv] = [dq0.slice(), dk0.slice(), dv0.slice()];
+      ref.attentionBackward(dq, dk, dv, dout, q, k, v, att, B, T, NH, KVH, HS);
+      const plan = new KernelPlan(kernels);
+      const [outGpu, attGpu, dscores] = [createTensor(kernels.device, nq * 4), createTensor(kernels.device, natt * 4), createTensor(kernels.device, natt * 4)];
+      const [qGpu, kGpu, vGpu] = [upload(kernels, q), upload(kernels, k), upload(kernels, v)];
+      const [dqGpu, dkGpu, dvGpu] = [upload(kernels, dq0), upload(kernels, dk0), upload(kernels, dv0)];
+      gpu.attentionForward(plan, outGpu, attGpu, qGpu, kGpu, vGpu, B, T, NH, KVH, HS);
+      gpu.attentionBackward(plan, dqGpu, dkGpu, dvGpu, dscores, upload(kernels, dout), qGpu, kGpu, vGpu, attGpu, B, T, NH, KVH, HS);
+      const names = plan.commands.map((command) => ('clear' in command ? 'clear' : command.label.split('|')[0]));
+      const expected = HS % 4 === 0 ? ['attention_forward_vec4', 'attention_backward_dq_vec4', 'attention_backward_dkv_vec4'] : ['attention_forward', 'attention_backward_dq', 'attention_backward_dkv'];
+      if (names.join() !== expected.join()) throw new Error(`dispatched ${names.join(', ')}, expected ${expected.join(', ')}`);
+      await submitAndCompare(plan, [['out', outGpu, out], ['att', attGpu, att], ['dq', dqGpu, dq], ['dk', dkGpu, dk], ['dv', dvGpu, dv]]);
+    },
+  };
+}
+
+/** The attention checks: the vec4 kernels (HS = 8) and the scalar ones (HS = 6); also run on lavapipe (test/gpu-node/attention-lavapipe.test.ts). */
+export const ATTENTION_CASES: KernelCase[] = [8, 6].map((HS) => attentionCase(HS));
+
 /** All kernel cases, in the order of the ops in src/gpu/reference. */
 export const KERNEL_CASES: KernelCase[] = [
   {
@@ -152,27 +184,7 @@ export const KERNEL_CASES: KernelCase[] = [
       await submitAndCompare(plan, [['out', outGpu, out], ['dinp', dinpGpu, dinp]]);
     },
   },
-  {
-    name: 'attention_forward and attention_backward match reference (causal, GQA)',
-    run: async (kernels) => {
-      const [B, T, NH, KVH, HS] = [2, 11, 4, 2, 8];
-      const [nq, nkv, natt] = [B * T * NH * HS, B * T * KVH * HS, B * NH * T * T];
-      const [q, k, v, dout] = [randomArray(nq, 1), randomArray(nkv, 2), randomArray(nkv, 3), randomArray(nq, 4)];
-      const [dq0, dk0, dv0] = [randomArray(nq, 5), randomArray(nkv, 6), randomArray(nkv, 7)];
-      const out = new Float32Array(nq);
-      const att = new Float32Array(natt);
-      ref.attentionForward(out, att, q, k, v, B, T, NH, KVH, HS);
-      const [dq, dk, dv] = [dq0.slice(), dk0.slice(), dv0.slice()];
-      ref.attentionBackward(dq, dk, dv, dout, q, k, v, att, B, T, NH, KVH, HS);
-      const plan = new KernelPlan(kernels);
-      const [outGpu, attGpu, dscores] = [createTensor(kernels.device, nq * 4), createTensor(kernels.device, natt * 4), createTensor(kernels.device, natt * 4)];
-      const [qGpu, kGpu, vGpu] = [upload(kernels, q), upload(kernels, k), upload(kernels, v)];
-      const [dqGpu, dkGpu, dvGpu] = [upload(kernels, dq0), upload(kernels, dk0), upload(kernels, dv0)];
-      gpu.attentionForward(plan, outGpu, attGpu, qGpu, kGpu, vGpu, B, T, NH, KVH, HS);
-      gpu.attentionBackward(plan, dqGpu, dkGpu, dvGpu, dscores, upload(kernels, dout), qGpu, kGpu, vGpu, attGpu, B, T, NH, KVH, HS);
-      await submitAndCompare(plan, [['out', outGpu, out], ['att', attGpu, att], ['dq', dqGpu, dq], ['dk', dkGpu, dk], ['dv', dvGpu, dv]]);
-    },
-  },
+  ...ATTENTION_CASES,
   {
     name: 'swiglu_forward, swiglu_backward, residual_forward and residual_backward match reference',
     run: async (kernels) => {

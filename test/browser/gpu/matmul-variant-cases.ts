@@ -1,7 +1,7 @@
 /**
  * Every matmul kernel variant (src/gpu/webgpu/matmul-variants.ts), forced, against the CPU reference:
- * the forward product (4×4 tile, 8×16 tile, workgroup-memory tile), the input gradient (4×4, 8×16)
- * and the weight gradient (4×4, 8×16, split-K), at sizes that are not multiples of any tile, with
+ * the forward product (4×4, 8×16 and 16×16 tiles, workgroup-memory tile), the input gradient (4×4, 8×16,
+ * 16×16) and the weight gradient (4×4, 8×16, 16×16, split-K), at sizes that are not multiples of any tile, with
  * bias, alpha and accumulation. Run by test/browser/gpu/kernels.test.ts (Chromium, SwiftShader),
  * test/gpu-node/kernels.test.ts (Node + Dawn, SwiftShader) and test/gpu-node/matmul-lavapipe.test.ts
  * (Mesa's lavapipe); also checks that the timed trial picks a valid choice and that a forced choice sticks.
@@ -26,6 +26,7 @@ const TOLERANCE = { atol: 2e-5, rtol: 1e-4 };
 const FORWARD_KERNEL: Record<ForwardVariant, string> = {
   tile4x4: 'matmul_forward',
   tile8x16: 'matmul_forward_tile8x16',
+  tile16x16: 'matmul_forward_tile16x16',
   workgroup: 'matmul_forward_workgroup',
 };
 
@@ -58,7 +59,7 @@ function forwardCase(variant: ForwardVariant, N: number, IC: number, OC: number,
 }
 
 function inputGradCase(variant: InputGradVariant, N: number, IC: number, OC: number, accumulate: boolean): KernelCase {
-  const kernel = variant === 'tile4x4' ? 'matmul_backward_dinp' : 'matmul_backward_dinp_tile8x16';
+  const kernel = variant === 'tile4x4' ? 'matmul_backward_dinp' : `matmul_backward_dinp_${variant}`;
   return {
     name: `matmul input gradient ${variant} (${kernel}) matches reference (N=${N}, IC=${IC}, OC=${OC}${accumulate ? ', alpha, accumulate' : ''})`,
     run: async (kernels) => {
@@ -81,7 +82,7 @@ function inputGradCase(variant: InputGradVariant, N: number, IC: number, OC: num
 }
 
 function weightGradCase(variant: WeightGradVariant, N: number, IC: number, OC: number): KernelCase {
-  const kernel = variant === 'tile4x4' ? 'matmul_backward_dweight' : variant === 'tile8x16' ? 'matmul_backward_dweight_tile8x16' : 'matmul_splitk_reduce';
+  const kernel = variant === 'tile4x4' ? 'matmul_backward_dweight' : variant === 'splitk' ? 'matmul_splitk_reduce' : `matmul_backward_dweight_${variant}`;
   return {
     name: `matmul weight gradient ${variant} (${kernel}) matches reference (N=${N}, IC=${IC}, OC=${OC}, alpha, accumulate)`,
     run: async (kernels) => {
@@ -109,6 +110,34 @@ export const MATMUL_VARIANT_CASES: KernelCase[] = [
   ...FORWARD_VARIANTS.flatMap((variant) => [forwardCase(variant, 37, 52, 68, true, false), forwardCase(variant, 70, 132, 20, false, true)]),
   ...INPUT_GRAD_VARIANTS.flatMap((variant) => [inputGradCase(variant, 37, 68, 52, false), inputGradCase(variant, 19, 20, 132, true)]),
   ...WEIGHT_GRAD_VARIANTS.flatMap((variant) => [weightGradCase(variant, 37, 52, 68), weightGradCase(variant, 131, 20, 36)]),
+  {
+    name: 'a device choosing the 16×16 tiles steps down to 8×16 for few rows, tokens or weight rows and to 4×4 for tiny outputs',
+    run: async (kernels: Kernels) => {
+      const [saved, savedTrial] = [kernels.matmul, kernels.matmulTrial];
+      try {
+        forceMatmul(kernels, { forward: 'tile16x16', inputGrad: 'tile16x16', weightGrad: 'tile16x16' });
+        const plan = new KernelPlan(kernels);
+        const t = createTensor(kernels.device, 64 * 576 * 4);
+        const cases: Array<[string, string]> = [
+          [gpu.matmulForward(plan, t, t, t, null, 64, 64, 64).label, 'matmul_forward_tile16x16'],
+          [gpu.matmulForward(plan, t, t, t, null, 8, 576, 576).label, 'matmul_forward_tile8x16'],
+          [gpu.matmulForward(plan, t, t, t, null, 64, 8, 8).label, 'matmul_forward'],
+          [gpu.matmulBackwardInput(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dinp_tile16x16'],
+          [gpu.matmulBackwardInput(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dinp_tile8x16'],
+          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dweight_tile16x16'],
+          [gpu.matmulBackwardWeight(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dweight_tile8x16'],
+          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 576, 16).label, 'matmul_backward_dweight_tile8x16'],
+          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 8, 8).label, 'matmul_backward_dweight'],
+        ];
+        plan.destroy();
+        t.buffer.destroy();
+        for (const [label, kernel] of cases) expectKernel(label, kernel);
+      } finally {
+        kernels.matmul = saved;
+        kernels.matmulTrial = savedTrial;
+      }
+    },
+  },
   {
     name: 'the timed trial picks a valid choice per product, and a forced choice sticks',
     run: async (kernels: Kernels) => {
