@@ -327,8 +327,9 @@ const generateCase: FusedDecoderCase = {
 };
 
 /**
- * The checks run on lavapipe, whose LLVM compiles the fused kernel slowly (minutes per pipeline):
- * GQA with q/k norm greedy at 64 threads, and the stop ids over two dispatches.
+ * The checks run on lavapipe, whose LLVM compiles the fused kernel slowly (the 64-thread pipeline
+ * took ~5 min on 2 shared cores, 2026-12-03): GQA with q/k norm greedy at 64 threads, and the stop
+ * ids over two dispatches at lavapipe's default 4 threads.
  */
 export const FUSED_DECODER_LAVAPIPE_CASES: FusedDecoderCase[] = [greedyCase(CONFIGS[2]!.name, GQA_QK_NORM, [64]), stopCase];
 
