@@ -187,20 +187,25 @@ async function compareWithOracle(backend: WebGPUBackend, options: WebGPUDecoderO
   }
 }
 
-const greedyCases: FusedDecoderCase[] = CONFIGS.map(({ name, config }) => ({
-  name: `${name}: greedy draws equal the CPU decoder's, log-probs and entropies close, the layered plan reads the cache it wrote (workgroup sizes 4 and 64)`,
-  run: (context) =>
-    withBackend(context, config, null, async (backend) => {
-      const V = config.vocab_size;
-      const prompts = [randomTokens(5, V, 1), randomTokens(19, V, 2), randomTokens(11, V, 3)]; // ragged, crossing a 16-token page
-      for (const fusedWorkgroupSize of [4, 64]) {
-        const decoder = await fusedDecoder(backend, { decodePath: 'fused' });
-        if (decoder.fusedProblem !== null) throw new Error(`the fused kernel refuses ${name}: ${decoder.fusedProblem}`);
-        decoder.dispose();
-        await compareWithOracle(backend, { decodePath: 'fused', fusedWorkgroupSize }, prompts, plansFor(3, { temperature: 0 }, 14, 1), 14, `${name}, WG ${fusedWorkgroupSize}`);
-      }
-    }),
-}));
+/** The greedy comparison of one config at the given threads per sequence. */
+function greedyCase(name: string, config: ModelConfig, workgroupSizes: readonly number[]): FusedDecoderCase {
+  return {
+    name: `${name}: greedy draws equal the CPU decoder's, log-probs and entropies close, the layered plan reads the cache it wrote (workgroup sizes ${workgroupSizes.join(' and ')})`,
+    run: (context) =>
+      withBackend(context, config, null, async (backend) => {
+        const V = config.vocab_size;
+        const prompts = [randomTokens(5, V, 1), randomTokens(19, V, 2), randomTokens(11, V, 3)]; // ragged, crossing a 16-token page
+        for (const fusedWorkgroupSize of workgroupSizes) {
+          const decoder = await fusedDecoder(backend, { decodePath: 'fused' });
+          if (decoder.fusedProblem !== null) throw new Error(`the fused kernel refuses ${name}: ${decoder.fusedProblem}`);
+          decoder.dispose();
+          await compareWithOracle(backend, { decodePath: 'fused', fusedWorkgroupSize }, prompts, plansFor(3, { temperature: 0 }, 14, 1), 14, `${name}, WG ${fusedWorkgroupSize}`);
+        }
+      }),
+  };
+}
+
+const greedyCases: FusedDecoderCase[] = CONFIGS.map(({ name, config }) => greedyCase(name, config, [4, 64]));
 
 const sampledCase: FusedDecoderCase = {
   name: 'seeded sampling (temperature, top-k, top-p, drawable ids) draws the reference sampler\'s tokens from the same uniforms and is reproducible by seed',
@@ -320,6 +325,13 @@ const generateCase: FusedDecoderCase = {
       }
     }),
 };
+
+/**
+ * The checks run on lavapipe, whose LLVM compiles the fused kernel slowly (the 64-thread pipeline
+ * took ~5 min on 2 shared cores, 2026-12-03): GQA with q/k norm greedy at 64 threads, and the stop
+ * ids over two dispatches at lavapipe's default 4 threads.
+ */
+export const FUSED_DECODER_LAVAPIPE_CASES: FusedDecoderCase[] = [greedyCase(CONFIGS[2]!.name, GQA_QK_NORM, [64]), stopCase];
 
 /** Every fused-decoder check, in the order they run. */
 export const FUSED_DECODER_CASES: FusedDecoderCase[] = [...greedyCases, sampledCase, stopCase, fallbackCase, trialCase, generateCase];
