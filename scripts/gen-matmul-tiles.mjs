@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Writes the register-tiled matmul kernels with large tiles (src/gpu/webgpu/kernels/*_tile8x16.wgsl)
- * as fully unrolled WGSL. A tile of 8 rows × 16 columns needs 32 vec4 accumulators; written as
+ * Writes the register-tiled matmul kernels with large tiles (src/gpu/webgpu/kernels/*_tile8x16.wgsl and
+ * *_tile16x16.wgsl) as fully unrolled WGSL. A tile of 8 rows × 16 columns needs 32 vec4 accumulators; written as
  * arrays with loops, SwiftShader keeps them in memory and ran 4–5× slower than the unrolled code
  * (measured), so the unrolled text is generated here instead of typed by hand. The .wgsl files are
  * committed; `npm run gen:kernels` runs this script first, and test/gpu-node/kernels-generated.test.ts
