@@ -1,8 +1,9 @@
 /**
  * One measurement of bench:sample, shared by bench/sample.ts (Node) and bench/gpu-page.ts (Chromium):
  * prefill B random prompts as one ragged batch and decode sampled tokens, on the device (WebGPU
- * decoder: prefillAndSample / decodeAndSample, only ids come back) or with the CPU sampler over the
- * logits. No Node APIs. Not a test.
+ * decoder: prefillAndSample, then decodeSteps when it has it — all steps in one call, the fused kernel
+ * running many per dispatch — or else decodeAndSample per step; only ids come back) or with the CPU
+ * sampler over the logits. No Node APIs. Not a test.
  */
 import type { Decoder } from '../src/gpu/inference/decoder.ts';
 import { Rng, sampleToken, type SamplingParams } from '../src/gpu/inference/sampler.ts';
@@ -21,6 +22,14 @@ export async function measure(decoder: Decoder, B: number, prompt: number, steps
   let tokens = onDevice && decoder.prefillAndSample ? Array.from((await decoder.prefillAndSample(seqs, prompts, draws())).ids) : onCpu(await decoder.prefill(seqs, prompts));
   const prefillMs = performance.now() - started;
   started = performance.now();
+  if (onDevice && decoder.decodeSteps && steps > 0) {
+    // Every sequence decodes all steps (no stop ids), drawing with its own generator's uniforms.
+    const plans = rngs.map((rng) => ({ params, uniforms: Array.from({ length: steps }, () => (params.temperature === 0 ? 0 : rng.next())), stopIds: [], maxDraws: steps }));
+    await decoder.decodeSteps(seqs, tokens, plans, steps);
+    const decodeMs = performance.now() - started;
+    for (const seq of seqs) decoder.release(seq);
+    return { prefill: (B * prompt) / (prefillMs / 1000), decode: (B * steps) / (decodeMs / 1000) };
+  }
   for (let step = 0; step < steps; step++) {
     tokens = onDevice && decoder.decodeAndSample ? Array.from((await decoder.decodeAndSample(seqs, tokens, draws())).ids) : onCpu(await decoder.decode(seqs, tokens));
   }

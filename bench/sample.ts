@@ -5,9 +5,11 @@
  * the same run as the peer (ratio = WebGPU / CPU). WebGPU through Dawn in Node. Each (model, batch)
  * runs once untimed on WebGPU (pipelines, plans; the CPU peer warms up once per model), then B prompts of --prompt random tokens are prefilled as one
  * ragged batch and decoded for --steps steps, drawing each token at --temperature (default 1, the
- * lessons' setting; 0 = greedy): the WebGPU decoder on the GPU (prefillAndSample / decodeAndSample:
- * only the ids come back), the CPU decoder with the CPU sampler over its logits, one seeded generator
- * per sequence. Prints a table and one JSON line.
+ * lessons' setting; 0 = greedy): the WebGPU decoder on the GPU (prefillAndSample, then decodeSteps:
+ * only the ids come back) as it ships (decodePath 'auto': the cached timed trial picks the fused
+ * multi-step kernel or the layered plan per batch bucket), and with each path forced; the CPU decoder
+ * with the CPU sampler over its logits, one seeded generator per sequence. With --host-sampling also
+ * the layered plan reading the (B, V) logits back for the CPU sampler. Prints a table and one JSON line.
  * Not a test: on SwiftShader only the ratios mean anything.
  */
 import { parseArgs } from 'node:util';
@@ -18,10 +20,10 @@ import type { ModelConfig } from '../src/gpu/model/config.ts';
 import { requestGPUDevice } from '../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../src/gpu/webgpu/webgpu-backend.ts';
-import { createWebGPUDecoder } from '../src/gpu/webgpu/webgpu-decoder.ts';
+import { createWebGPUDecoder, type DecodePath } from '../src/gpu/webgpu/webgpu-decoder.ts';
 import { measure } from './sample-measure.ts';
 
-const { values } = parseArgs({ options: { layers: { type: 'string' }, batches: { type: 'string' }, temperature: { type: 'string', default: '1' }, 'skip-peer': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { layers: { type: 'string' }, batches: { type: 'string' }, temperature: { type: 'string', default: '1' }, 'skip-peer': { type: 'boolean', default: false }, 'host-sampling': { type: 'boolean', default: false } } });
 const params: SamplingParams = { temperature: Number(values.temperature) };
 const context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'bench:sample' });
 const software = context.adapter.isFallbackAdapter;
@@ -44,42 +46,58 @@ const results = [];
 for (const benchCase of CASES) {
   const backend = await createWebGPUBackend(context, benchCase.config, { seed: 1 });
   const gpu = await createWebGPUDecoder(backend);
+  const forced = { fused: await createWebGPUDecoder(backend, { decodePath: 'fused' }), layered: await createWebGPUDecoder(backend, { decodePath: 'layered' }) };
   const cpu = !values['skip-peer'] ? await createCpuDecoder(backend) : null; // a snapshot of the same weights
   if (cpu) await measure(cpu, 1, benchCase.prompt, 1, 98, params); // JIT warm-up of the peer
   for (const B of batches) {
     const steps = benchCase.steps;
-    await measure(gpu, B, benchCase.prompt, 1, 99, params); // records the plans of this batch's buckets
+    await measure(gpu, B, benchCase.prompt, 1, 99, params); // the trial of this batch's bucket, and its plans
+    const path: DecodePath = await gpu.pathFor(B);
     const ours = await measure(gpu, B, benchCase.prompt, steps, 1, params);
-    // The same decoder reading the (B, V) logits back and sampling on the CPU: what sampling on the GPU changes.
-    await measure(gpu, B, benchCase.prompt, 1, 99, params, false);
-    const hostSampled = await measure(gpu, B, benchCase.prompt, steps, 1, params, false);
+    const byPath: Record<DecodePath, number> = { fused: 0, layered: 0 };
+    for (const which of ['fused', 'layered'] as const) {
+      await measure(forced[which], B, benchCase.prompt, 1, 99, params);
+      byPath[which] = (await measure(forced[which], B, benchCase.prompt, steps, 1, params)).decode;
+    }
+    // The layered plan reading the (B, V) logits back and sampling on the CPU: what sampling on the GPU changes.
+    let hostSampled: { prefill: number; decode: number } | null = null;
+    if (values['host-sampling']) {
+      await measure(forced.layered, B, benchCase.prompt, 1, 99, params, false);
+      hostSampled = await measure(forced.layered, B, benchCase.prompt, steps, 1, params, false);
+    }
     const peer = cpu ? await measure(cpu, B, benchCase.prompt, Math.min(steps, 8), 1, params) : null;
     const row = {
       model: benchCase.name,
       B,
       promptTokens: benchCase.prompt,
       decodeSteps: steps,
+      path,
       webgpu: { prefillTokensPerSecond: ours.prefill, decodeTokensPerSecond: ours.decode },
-      webgpuCpuSampling: { prefillTokensPerSecond: hostSampled.prefill, decodeTokensPerSecond: hostSampled.decode },
+      fusedDecodeTokensPerSecond: gpu.fusedProblem === null ? byPath.fused : null,
+      layeredDecodeTokensPerSecond: byPath.layered,
+      webgpuCpuSampling: hostSampled ? { prefillTokensPerSecond: hostSampled.prefill, decodeTokensPerSecond: hostSampled.decode } : null,
       cpu: peer ? { prefillTokensPerSecond: peer.prefill, decodeTokensPerSecond: peer.decode } : null,
       ratio: peer ? { prefill: ours.prefill / peer.prefill, decode: ours.decode / peer.decode } : null,
     };
-    console.error(`  ${row.model} B=${B}: prefill ${ours.prefill.toFixed(0)} tok/s, decode ${ours.decode.toFixed(1)} tok/s`);
+    console.error(`  ${row.model} B=${B}: prefill ${ours.prefill.toFixed(0)} tok/s, decode ${ours.decode.toFixed(1)} tok/s (${path}; fused ${byPath.fused.toFixed(1)}, layered ${byPath.layered.toFixed(1)}), cpu ${peer?.decode.toFixed(1)}`);
     results.push(row);
   }
   gpu.dispose();
+  forced.fused.dispose();
+  forced.layered.dispose();
   cpu?.dispose();
   backend.dispose();
 }
 
 const fmt = (x: number | undefined): string => (x === undefined ? '–' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
 console.log(`adapter: webgpu ${adapter}; peer: CPU decoder (reference ops) and CPU sampler on the same weights; tokens drawn at temperature ${params.temperature}, random prompts\n`);
-console.log('| model | B | prompt | webgpu prefill tok/s | cpu prefill tok/s | ratio | webgpu decode tok/s | webgpu decode, CPU sampling | cpu decode tok/s | ratio |');
-console.log('|---|---|---|---|---|---|---|---|---|---|');
+console.log('| model | B | prompt | webgpu prefill tok/s | cpu prefill tok/s | ratio | path | webgpu decode tok/s | fused | layered | layered, CPU sampling | cpu decode tok/s | ratio |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
     `| ${r.model} | ${r.B} | ${r.promptTokens} | ${fmt(r.webgpu.prefillTokensPerSecond)} | ${fmt(r.cpu?.prefillTokensPerSecond)} | ${r.ratio ? r.ratio.prefill.toFixed(2) : '–'} ` +
-      `| ${fmt(r.webgpu.decodeTokensPerSecond)} | ${fmt(r.webgpuCpuSampling.decodeTokensPerSecond)} | ${fmt(r.cpu?.decodeTokensPerSecond)} | ${r.ratio ? r.ratio.decode.toFixed(2) : '–'} |`,
+      `| ${r.path} | ${fmt(r.webgpu.decodeTokensPerSecond)} | ${fmt(r.fusedDecodeTokensPerSecond ?? undefined)} | ${fmt(r.layeredDecodeTokensPerSecond)} | ${fmt(r.webgpuCpuSampling?.decodeTokensPerSecond)} ` +
+      `| ${fmt(r.cpu?.decodeTokensPerSecond)} | ${r.ratio ? r.ratio.decode.toFixed(2) : '–'} |`,
   );
 }
 console.log(JSON.stringify({ bench: 'sample', adapter, date: new Date().toISOString(), temperature: params.temperature, smolLayers, results }));

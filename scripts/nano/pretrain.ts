@@ -5,24 +5,27 @@
  * when --minutes is the limit; the step count of the shipped checkpoint is in its pretraining.json).
  *
  * Data, all generated here (see `makeCorpus`):
- *   - word lists: lines of 12 words drawn from the compact Wordle's 300-word pool (held-out
- *     answers included: they are words, and may be guessed) and from the full Wordle guess list;
+ *   - word lists: lines of 12 words drawn from the compact Wordle's 300-word list, which is also
+ *     the game's dictionary (held-out answers included: they are words, and may be guessed);
  *   - compact Wordle games played by the deliberately imperfect teacher, on training answers only
  *     (no held-out answer is ever a game's answer here);
+ *   - "fits" lists: a board line from one of those games (so from a training answer) and up to 8
+ *     dictionary words that agree with it, the skill a consistent guess needs;
  *   - compact reverse-text tasks (4–8 characters) solved by its expert.
  * Every sequence is a chat transcript in the byte tokenizer's format; transcripts are packed end to
  * end into rows of --row-length tokens, and the loss covers every token (a language model of the
  * whole transcript), not only the assistant's.
  *
  * Run (what made the shipped checkpoint; see public/models/nano/pretraining.json for the log):
- *   nice -n 10 npx tsx scripts/nano/pretrain.ts --minutes 40 --out public/models/nano > pretrain.log 2>&1 &
+ *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 600 --minutes 55 --out public/models/nano > pretrain.log 2>&1 &
+ * The learning rate warms up over 30 steps, stays at --lr, and decays linearly to a tenth of it
+ * over the last quarter of --max-steps (so --max-steps, not the clock, fixes the schedule).
  */
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
-import { COMPACT_ANSWER_POOL } from '../../src/envs/builtin/wordle-compact.ts';
-import { WORDLE_EXTRA_GUESSES } from '../../src/envs/builtin/data/wordle-words.ts';
+import { COMPACT_ANSWER_POOL, fitsBoard, parseBoard } from '../../src/envs/builtin/wordle-compact.ts';
 import { createRng } from '../../src/envs/builtin/random.ts';
 import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
 import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
@@ -34,11 +37,14 @@ const { values } = parseArgs({
   options: {
     seed: { type: 'string', default: '0' },
     minutes: { type: 'string', default: '40' },
-    'max-steps': { type: 'string', default: '100000' },
+    'max-steps': { type: 'string', default: '600' },
     'batch-size': { type: 'string', default: '12' },
     'row-length': { type: 'string', default: '128' },
     lr: { type: 'string', default: '3e-3' },
     games: { type: 'string', default: '4000' },
+    'word-lists': { type: 'string', default: '2000' },
+    fits: { type: 'string', default: '3000' },
+    reverse: { type: 'string', default: '800' },
     out: { type: 'string', default: 'public/models/nano' },
     'save-every': { type: 'string', default: '25' },
   },
@@ -56,10 +62,10 @@ const tokenizer = new ByteTokenizer();
 async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, number> }> {
   const rng = createRng(seed);
   const texts: string[] = [];
-  const counts = { wordLists: 0, wordleGames: 0, reverseText: 0, teacherWinRate: 0 };
-  // Word lists (the pool three times as often as the rest of the guess list).
-  for (let i = 0; i < 1500; i++) {
-    const words = Array.from({ length: 12 }, () => (rng.next() < 0.75 ? rng.pick(COMPACT_ANSWER_POOL.all) : rng.pick(WORDLE_EXTRA_GUESSES)));
+  const counts = { wordLists: 0, wordleGames: 0, fitsLists: 0, reverseText: 0, teacherWinRate: 0 };
+  // Word lists: the game's 300-word dictionary, each word about equally often.
+  for (let i = 0; i < Number(values['word-lists']); i++) {
+    const words = Array.from({ length: 12 }, () => rng.pick(COMPACT_ANSWER_POOL.all));
     texts.push(tokenizer.renderChat([{ role: 'user', content: 'words' }, { role: 'assistant', content: words.join(' ') }]));
     counts.wordLists++;
   }
@@ -69,13 +75,23 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
   const heldOut = new Set(COMPACT_ANSWER_POOL.heldOut);
   const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32 });
   counts.teacherWinRate = games.summary.passRate;
+  const boards: string[] = []; // the boards after a first guess, of training-answer games only
   for (const record of games.records) {
     if (heldOut.has(String(record.answer))) throw new Error('pretraining would see a held-out answer');
-    texts.push(tokenizer.renderChat([...record.prompt, ...record.completion] as Message[]));
+    const messages = [...record.prompt, ...record.completion] as Message[];
+    texts.push(tokenizer.renderChat(messages));
     counts.wordleGames++;
+    for (const message of messages.slice(1)) if (message.role === 'user' && parseBoard(message.content) !== undefined) boards.push(message.content.replace(/^.*; /, ''));
+  }
+  // "fits" lists: a board and dictionary words that agree with all of it, in a seeded order.
+  for (let i = 0; i < Number(values.fits) && boards.length > 0; i++) {
+    const board = rng.pick(boards);
+    const fitting = rng.shuffle(COMPACT_ANSWER_POOL.all.filter((word) => fitsBoard(word, parseBoard(board)!))).slice(0, 8);
+    texts.push(tokenizer.renderChat([{ role: 'user', content: `fits ${board}` }, { role: 'assistant', content: fitting.join(' ') }]));
+    counts.fitsLists++;
   }
   // Compact reverse-text.
-  const reverse = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: 1500, seed: seed + 7 });
+  const reverse = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: Number(values.reverse), seed: seed + 7 });
   const reverser = new ScriptedClient(await loadBuiltinExpert('reverse-text', reverse));
   for (const record of (await evaluate(reverse, reverser, { tasks: reverse.dataset, concurrency: 32 })).records) {
     texts.push(tokenizer.renderChat([...record.prompt, ...record.completion] as Message[]));
@@ -134,8 +150,10 @@ while (step < maxSteps && Date.now() < deadline) {
   for (let i = 0; i < weights.length; i++) weights[i] = -weights[i]! / trained; // backward maximises Σ w·logp: mean NLL descent
   await backend.zeroGrad();
   const objective = await backend.backward(ids, targets, weights, batchSize, T, 1);
-  // Linear warm-up, then constant: the run's length is set by wall time, so no decay to a fixed end.
-  const lr = peakLr * Math.min(1, (step + 1) / warmupSteps);
+  // Linear warm-up, constant, then a linear decay to peakLr/10 over the last quarter of maxSteps.
+  const decayStart = Math.floor(0.75 * maxSteps);
+  const decay = step < decayStart ? 1 : 1 - (0.9 * (step - decayStart)) / Math.max(1, maxSteps - decayStart);
+  const lr = peakLr * Math.min(1, (step + 1) / warmupSteps) * decay;
   await backend.step({ lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 });
   const loss = objective; // Σ w·logp with w = −1/N: the mean NLL
   smoothed = Number.isNaN(smoothed) ? loss : 0.95 * smoothed + 0.05 * loss;

@@ -4,7 +4,8 @@
  * a control that spends GRPO's wall time on more warm-up SFT instead (so a gain is RL's, not more
  * SFT). Prints a markdown table and one JSON line (with the GRPO curve), for BENCHMARKS.md.
  *
- *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--eval-tasks 100] [--sft-steps N] [--grpo-steps N] [--tasks-per-step N] [--quick]
+ *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--model nano|FOLDER] [--eval-tasks 100] [--sft-steps N] [--sft-lr X]
+ *     [--grpo-steps N] [--tasks-per-step N] [--group-size N] [--grpo-lr X] [--quick]
  */
 import { parseArgs } from 'node:util';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
@@ -21,6 +22,9 @@ const { values } = parseArgs({
     'sft-steps': { type: 'string' },
     'grpo-steps': { type: 'string' },
     'tasks-per-step': { type: 'string' },
+    'group-size': { type: 'string' },
+    'sft-lr': { type: 'string' },
+    'grpo-lr': { type: 'string' },
     model: { type: 'string', default: 'nano' },
     temperature: { type: 'string', default: '1' },
   },
@@ -30,6 +34,9 @@ const evalTasks = Number(values['eval-tasks'] ?? lesson.evalTasks);
 const sftSteps = Number(values['sft-steps'] ?? lesson.warmup!.steps);
 const grpoSteps = Number(values['grpo-steps'] ?? lesson.grpo!.steps);
 const tasksPerStep = Number(values['tasks-per-step'] ?? lesson.grpo!.tasksPerStep);
+const groupSize = Number(values['group-size'] ?? lesson.grpo!.groupSize);
+const sftLr = Number(values['sft-lr'] ?? lesson.warmup!.lr);
+const grpoLr = Number(values['grpo-lr'] ?? lesson.grpo!.schedule?.lr ?? 5e-4);
 const sampledTemperature = Number(values.temperature);
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)}s`;
@@ -72,7 +79,7 @@ async function measure(label: string): Promise<{ label: string; greedy: Measurem
 
 const rows = [await measure('before warm-up')];
 
-const warmupOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: { ...lesson.warmup!, steps: sftSteps }, grpo: null };
+const warmupOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: { ...lesson.warmup!, steps: sftSteps, lr: sftLr }, grpo: null };
 const warm = await runTraining(env, model, expert, warmupOnly);
 const sftMsPerStep = warm.sft.reduce((sum, step) => sum + step.stepMs, 0) / Math.max(1, warm.sft.length);
 console.error(`[${elapsed()}] warm-up: ${sftSteps} steps, ${sftMsPerStep.toFixed(0)} ms/step, last loss ${warm.sft.at(-1)?.loss.toFixed(3)}`);
@@ -80,7 +87,7 @@ rows.push(await measure('after warm-up'));
 const afterWarmup = await model.backend.getParameters();
 const optimizerAfterWarmup = await model.backend.getOptimizerState();
 
-const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep } };
+const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr } } };
 const curve: { step: number; reward: number; passRate: number }[] = [];
 const grpoStarted = Date.now();
 const rl = await runTraining(env, model, null, grpoOnly, {
@@ -97,16 +104,16 @@ rows.push(await measure('after GRPO'));
 await model.backend.setParameters(afterWarmup);
 await model.backend.setOptimizerState(optimizerAfterWarmup);
 const controlSteps = Math.max(1, Math.round((grpoSeconds * 1000) / sftMsPerStep));
-await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...lesson.warmup!, steps: sftSteps + controlSteps }, resumeFrom: { phase: 'sft', nextStep: sftSteps } });
+await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...warmupOnly.warmup!, steps: sftSteps + controlSteps }, resumeFrom: { phase: 'sft', nextStep: sftSteps } });
 rows.push(await measure(`control: warm-up + ${controlSteps} more SFT steps`));
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 console.log(`model: ${values.model} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
-console.log(`warm-up ${sftSteps} SFT steps; GRPO ${grpoSteps} steps of ${tasksPerStep} words × ${lesson.grpo!.groupSize} games (${grpoSeconds.toFixed(0)} s); control ${controlSteps} extra SFT steps (${(controlSteps * sftMsPerStep / 1000).toFixed(0)} s)\n`);
+console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}) (${grpoSeconds.toFixed(0)} s); control ${controlSteps} extra SFT steps (${(controlSteps * sftMsPerStep / 1000).toFixed(0)} s)\n`);
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | reward (greedy) |');
 console.log('|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistency)} | ${greedy.reward.toFixed(3)} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, tasksPerStep, controlSteps, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

@@ -10,18 +10,24 @@
  * board is `????? + -`. Secret words come from a restricted pool: a fixed 300-word slice of the
  * Wordle answer list, of which 100 are held out as evaluation answers (they may still be guessed,
  * and appear in word lists and as other games' guesses, but are never a training game's answer).
- * Guesses may be any word of the full Wordle list (12972 words).
+ * The game's dictionary is that same 300-word list: a guess outside it is "not a word". A small
+ * model can learn 300 words (it cannot learn the 12972 of the full Wordle list from the few hundred
+ * thousand tokens a CPU gives it), so validity is something it can master, and every valid guess
+ * is a possible answer.
  *
  * Rewards: win 1; fewer turns 0.5·(7 − guesses)/6 when won; valid words 0.2 × the share of moves
- * that were valid guesses; consistency 0.3 × the share of valid guesses that agreed with every fact
- * on the board they answered. A win scores at least 1; a loss at most 0.5, so passing = winning.
+ * that were valid guesses; consistency 0.3 × the share of informed guesses (the second valid guess
+ * on: the first answers an empty board, so it cannot be inconsistent) that agreed with every fact
+ * on the board they answered, and 1 for a first-guess win. A game that makes one valid guess and
+ * then gives up (two invalid moves) earns no consistency, so quitting never pays more than playing
+ * on. A win scores at least 1; a loss at most 0.5, so passing = winning.
  *
  * Also exports `compactWordleTeacher`, a deliberately imperfect solver for warm-up demonstrations
  * and pretraining: it guesses a random pool word that fits the board, but now and then (30% of
  * moves) one that fits only the greens, so RL has room to do better than imitation.
  */
 import { MultiTurnEnv, Rubric, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
-import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
+import { WORDLE_ANSWERS } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
 import { scoreGuess } from './wordle-rules.ts';
 
@@ -47,7 +53,8 @@ export const COMPACT_ANSWER_POOL: { readonly all: readonly string[]; readonly he
   training: POOL.slice(COMPACT_HELD_OUT),
 };
 
-const ALLOWED_GUESSES: ReadonlySet<string> = new Set([...WORDLE_ANSWERS, ...WORDLE_EXTRA_GUESSES]);
+/** The compact game's dictionary: a guess is valid only if it is one of the pool's 300 words. */
+export const COMPACT_DICTIONARY: ReadonlySet<string> = new Set(POOL);
 
 // ---------------------------------------------------------------- the board
 
@@ -123,7 +130,7 @@ export interface CompactWordleState extends State {
   guesses: string[];
   /** The G/Y/X marks of each valid guess. */
   marks: string[];
-  /** Valid guesses that fitted the board they answered. */
+  /** Informed valid guesses (the second on) that fitted the board they answered. */
   consistentGuesses: number;
   invalidGuesses: number;
   consecutiveInvalid: number;
@@ -135,7 +142,7 @@ export interface CompactWordleState extends State {
 function invalidReason(guess: string, state: CompactWordleState): string | undefined {
   if (!/^[a-z]{5}$/.test(guess)) return 'not five letters';
   if (state.guesses.includes(guess)) return 'already guessed';
-  if (!ALLOWED_GUESSES.has(guess)) return 'not a word';
+  if (!COMPACT_DICTIONARY.has(guess)) return 'not a word';
   return undefined;
 }
 
@@ -159,7 +166,7 @@ class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
       return [{ role: 'user', content: `${reason}; ${renderBoard(before)}` }];
     }
     state.consecutiveInvalid = 0;
-    if (fitsBoard(guess, before)) state.consistentGuesses += 1;
+    if (state.guesses.length > 0 && fitsBoard(guess, before)) state.consistentGuesses += 1;
     state.guesses.push(guess);
     state.marks.push(scoreGuess(guess, state.secret));
     if (guess === state.secret) {
@@ -197,9 +204,11 @@ export function validWordsReward({ state }: RewardContext<CompactWordleState>): 
   return moves === 0 ? 0 : state.guesses.length / moves;
 }
 
-/** The share of valid guesses that fitted every fact on the board they answered (0 with no valid guess). */
+/** The share of informed guesses (valid guesses after the first) that fitted every fact on the board they answered; 1 for a first-guess win, 0 with no informed guess otherwise. */
 export function consistencyReward({ state }: RewardContext<CompactWordleState>): number {
-  return state.guesses.length === 0 ? 0 : state.consistentGuesses / state.guesses.length;
+  const informed = state.guesses.length - 1;
+  if (informed <= 0) return state.won ? 1 : 0;
+  return state.consistentGuesses / informed;
 }
 
 /** Valid guesses made (a metric, weight 0): turns per game, and per win when won. */

@@ -38,6 +38,17 @@ export interface Decoder {
   prefillAndSample?(seqs: readonly SequenceId[], tokens: ReadonlyArray<ArrayLike<number>>, draws: readonly DeviceDraw[]): Promise<DeviceDrawn>;
   /** Optional: decode, then draw as prefillAndSample does. */
   decodeAndSample?(seqs: readonly SequenceId[], tokens: ArrayLike<number>, draws: readonly DeviceDraw[]): Promise<DeviceDrawn>;
+  /**
+   * Optional, for decoders that run several decode steps per device call: feeds tokens[i] to seqs[i],
+   * then up to `steps` times draws the next token on the device (plans[i]: its params and one uniform
+   * per step) and feeds it back, a sequence stopping once it draws one of its stop ids or has made
+   * plans[i].maxDraws draws. Returns each sequence's draws in order; a sequence that made n draws
+   * has n new tokens in its cache (the fed token and all its draws but the last), as n calls of
+   * decodeAndSample would leave it.
+   */
+  decodeSteps?(seqs: readonly SequenceId[], tokens: ArrayLike<number>, plans: readonly DeviceDecodePlan[], steps: number): Promise<DeviceDrawn[]>;
+  /** Optional: drops the tokens of a sequence past `length` (a sequence decoded further than its sample kept). */
+  truncate?(seq: SequenceId, length: number): void;
   /** Frees a sequence's cache; the handle may not be used afterwards. */
   release(seq: SequenceId): void;
   /** Returns the number of live sequences and the tokens their caches hold. */
@@ -51,6 +62,14 @@ export interface DeviceDraw {
   row: number;
   params: SamplingParams;
   uniform: number;
+}
+
+/** One sequence's part of a multi-step decode (`decodeSteps`): its sampling params, one uniform in [0, 1) per step (from its seeded generator; ignored when greedy), the ids that end it, and the most draws it may make. */
+export interface DeviceDecodePlan {
+  params: SamplingParams;
+  uniforms: ArrayLike<number>;
+  stopIds: readonly number[];
+  maxDraws: number;
 }
 
 /** Tokens drawn on a device, one per draw: ids, log_softmax(logits / T)[id] over the whole row, and the row's entropy at T (T = 1 when greedy). */

@@ -296,7 +296,31 @@ export class Generator {
     const decoder = this.decoderValue;
     const seqs = live.map((sample) => sample.seq);
     const lastTokens = live.map((sample) => sample.tokenIds.at(-1)!);
-    if (decoder.decodeAndSample !== undefined) {
+    if (decoder.decodeSteps !== undefined && decoder.truncate !== undefined) {
+      // Up to DECODE_CHUNK steps per device call (the WebGPU decoder's fused kernel runs them in one
+      // dispatch): stop ids and token limits end a sample on the device, stop strings are checked
+      // here over the draws in order. Each sample's generator gives its uniforms in the order a
+      // call per step would, so a seed draws the same tokens either way.
+      const remaining = live.map((sample) => sample.job.maxTokens - sample.tokenIds.length);
+      const steps = Math.max(1, Math.min(DECODE_CHUNK, Math.max(...remaining)));
+      const plans = live.map((sample, row) => {
+        const maxDraws = Math.max(1, remaining[row]!);
+        const { params } = sample.job;
+        return { params, uniforms: Array.from({ length: params.temperature === 0 ? 0 : Math.min(steps, maxDraws) }, () => sample.rng.next()), stopIds: [...sample.job.stopIds], maxDraws };
+      });
+      const lengths = live.map((sample) => decoder.sequenceLength(sample.seq));
+      const results = await decoder.decodeSteps(seqs, lastTokens, plans, steps);
+      live.forEach((sample, row) => {
+        const drawn = results[row]!;
+        let accepted = 0;
+        while (accepted < drawn.ids.length && sample.result === null) {
+          this.accept(sample, { id: drawn.ids[accepted]!, logprob: drawn.logprobs[accepted]!, entropy: drawn.entropies[accepted]! });
+          accepted++;
+        }
+        // A sample that ended before its last draw (a stop string) keeps only the tokens a call per step would have fed.
+        if (accepted < drawn.ids.length && sample.job.request.keepSequences) decoder.truncate!(sample.seq, lengths[row]! + accepted);
+      });
+    } else if (decoder.decodeAndSample !== undefined) {
       // The GPU draws: only B ids, log-probabilities and entropies come back.
       const result = await decoder.decodeAndSample(seqs, lastTokens, live.map((sample, row) => deviceDraw(row, sample.job.params, sample.rng)));
       live.forEach((sample, row) => {
@@ -400,6 +424,9 @@ export class Generator {
 }
 
 /** A draw for a decoder that samples on its device: the uniform comes from the sample's generator exactly as sampleToken takes it (one number per draw, none when greedy), so both paths consume a seed's stream alike. */
+/** Most decode steps per decodeSteps call: longer chunks cost fewer device round trips, shorter ones waste less past a stop string and admit new requests sooner. */
+const DECODE_CHUNK = 16;
+
 function deviceDraw(row: number, params: SamplingParams, rng: Rng): DeviceDraw {
   return { row, params, uniform: params.temperature === 0 ? 0 : rng.next() };
 }

@@ -13,12 +13,15 @@
  * read back for the CPU sampler. Plans are recorded once per (rows, sequences) bucket (powers of
  * two; padding rows write to a scratch page). It is not a sampler and not a backend.
  */
-import type { Decoder, DeviceDraw, DeviceDrawn, SequenceId } from '../inference/decoder.ts';
+import type { Decoder, DeviceDecodePlan, DeviceDraw, DeviceDrawn, SequenceId } from '../inference/decoder.ts';
+import { checkDecodeSteps, decodeStepsOneByOne } from '../inference/decode-steps.ts';
 import type { ModelBackend } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { linearModuleName, linearSizes, loraParamName, type LoraConfig, type LoraTargetModule } from '../model/layout.ts';
 import { PageAllocator } from '../inference/paged-kv-cache.ts';
 import * as decoderOps from './decoder-ops.ts';
+import { FusedDecodePlan, fusedDecoderProblem, fusedWorkgroupSizeFor, MAX_FUSED_STEPS, MAX_STOP_IDS } from './fused-decoder.ts';
+import { adapterKey } from './matmul-variants.ts';
 import { createTensor, KernelPlan, type Dispatch, type GPUTensor, type Kernels } from './kernels.ts';
 import * as ops from './ops.ts';
 import { DRAW_WORDS, DRAWN_BYTES, packDraws, readStaged, sampleOnDevice, sampleTokens, setDrawCount, stageRead, toTokenDraw, unpackDrawn } from './sampling.ts';
@@ -35,7 +38,21 @@ export interface WebGPUDecoderOptions {
   maxSequenceLength?: number;
   /** Most rows (new tokens) per submitted batch; longer prefills run in several batches; default 1024. */
   maxRows?: number;
+  /**
+   * How decodeSteps runs: 'fused' (decode_steps.wgsl, many steps per dispatch, where the model
+   * allows it), 'layered' (the recorded per-layer plan, one submit per step), or 'auto' (default):
+   * a short timed trial of both per adapter, model shape and batch bucket, cached for the process.
+   */
+  decodePath?: DecodePath | 'auto';
+  /** Threads per sequence of the fused kernel (a power of two); default 4 on a software adapter, 64 on a GPU. Tests force both. */
+  fusedWorkgroupSize?: number;
 }
+
+/** The two ways decodeSteps runs; see WebGPUDecoderOptions.decodePath. */
+export type DecodePath = 'fused' | 'layered';
+
+/** Trial results per adapter, model shape and batch bucket (this process). */
+const PATH_CHOICES = new Map<string, Promise<DecodePath>>();
 
 /** One sequence: its tokens and the cache pages that hold them. */
 interface SequenceState {
@@ -96,6 +113,11 @@ export class WebGPUDecoder implements Decoder {
   private readonly allocator: PageAllocator;
   private readonly sequences = new Map<SequenceId, SequenceState>();
   private readonly plans = new Map<string, StepPlan>();
+  private readonly fusedPlans = new Map<number, FusedDecodePlan>();
+  /** Why the fused kernel cannot run this model here, or null. */
+  readonly fusedProblem: string | null;
+  private readonly decodePath: DecodePath | 'auto';
+  private readonly fusedWorkgroupSize: number;
   private nextId = 1;
   private disposed = false;
 
@@ -104,9 +126,12 @@ export class WebGPUDecoder implements Decoder {
     readonly config: ModelConfig,
     readonly lora: LoraConfig | null,
     private readonly weights: BackendWeightsView,
-    { cacheBytes = 256 * 2 ** 20, maxSequenceLength = 8192, maxRows = 1024 }: WebGPUDecoderOptions = {},
+    { cacheBytes = 256 * 2 ** 20, maxSequenceLength = 8192, maxRows = 1024, decodePath = 'auto', fusedWorkgroupSize }: WebGPUDecoderOptions = {},
   ) {
     this.device = kernels.device;
+    this.fusedProblem = fusedDecoderProblem(config, lora, weights, kernels.device);
+    this.decodePath = decodePath;
+    this.fusedWorkgroupSize = fusedWorkgroupSize ?? fusedWorkgroupSizeFor(kernels);
     this.vocabSize = config.vocab_size;
     const KVD = config.num_key_value_heads * config.head_dim;
     const L = config.num_hidden_layers;
@@ -190,6 +215,155 @@ export class WebGPUDecoder implements Decoder {
     return this.appendAndSample(seqs, Array.from(seqs, (_, i) => [tokens[i]!]), draws);
   }
 
+  /**
+   * Runs decode steps as Decoder.decodeSteps says: with the fused kernel (decode_steps.wgsl: up to
+   * MAX_FUSED_STEPS steps per submit, only the draws read back) when the model allows it and the
+   * path chosen for this batch (decodePath, or the cached trial) is 'fused'; else one layered step per call.
+   */
+  async decodeSteps(seqs: readonly SequenceId[], tokens: ArrayLike<number>, plans: readonly DeviceDecodePlan[], steps: number): Promise<DeviceDrawn[]> {
+    checkDecodeSteps(seqs, tokens, plans, steps);
+    this.checkAppend(seqs, Array.from(seqs, (_, i) => [tokens[i]!]));
+    if (seqs.length === 0) return [];
+    const path = await this.pathFor(seqs.length);
+    if (path === 'layered' || plans.some((plan) => plan.stopIds.length > MAX_STOP_IDS)) return decodeStepsOneByOne(this, seqs, tokens, plans, steps);
+    return this.decodeFused(seqs, tokens, plans, steps);
+  }
+
+  /** The path decodeSteps takes for a batch of B sequences (running the trial on first use when 'auto'). */
+  async pathFor(B: number): Promise<DecodePath> {
+    if (this.fusedProblem !== null) return 'layered';
+    if (this.decodePath !== 'auto') return this.decodePath;
+    const { hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size } = this.config;
+    const shape = [hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size].join('x');
+    const key = `${adapterKey(this.kernels.gpu.adapter)}|${shape}|${bucket(B)}`;
+    let choice = PATH_CHOICES.get(key);
+    if (choice === undefined) {
+      choice = this.trial(bucket(B)).catch(() => 'layered' as const);
+      PATH_CHOICES.set(key, choice);
+    }
+    return choice;
+  }
+
+  /** Drops the tokens of a sequence past `length` and the pages they alone used (their cache rows are overwritten when it grows again). */
+  truncate(seq: SequenceId, length: number): void {
+    const state = this.sequence(seq);
+    if (!Number.isInteger(length) || length < 0 || length > state.tokens.length) throw new Error(`truncate: sequence ${seq} holds ${state.tokens.length} tokens, cannot keep ${length}`);
+    state.tokens.length = length;
+    this.allocator.give(state.pages.splice(Math.ceil(length / KV_PAGE_SIZE)));
+  }
+
+  /**
+   * The timed trial behind 'auto': B throw-away sequences of one token each decode 2 steps at
+   * temperature 1 with each path (one untimed run each for pipelines and plans, then two interleaved
+   * timed rounds, best time per path); the faster path wins. A failure (e.g. a full cache) means layered.
+   */
+  private async trial(B: number): Promise<DecodePath> {
+    const steps = 2;
+    const seqs = Array.from({ length: B }, () => this.newSequence());
+    try {
+      await this.prefill(seqs, seqs.map((_, b) => [b % this.vocabSize]));
+      const plans = seqs.map(() => ({ params: { temperature: 1 }, uniforms: [0.25, 0.5], stopIds: [], maxDraws: steps }));
+      const tokens = seqs.map((_, b) => (3 * b) % this.vocabSize);
+      const time = async (path: DecodePath, count: number): Promise<number> => {
+        const start = performance.now();
+        if (path === 'fused') await this.decodeFused(seqs, tokens, plans, count);
+        else await decodeStepsOneByOne(this, seqs, tokens, plans, count);
+        return performance.now() - start;
+      };
+      await time('fused', 1);
+      await time('layered', 1);
+      let fused = Infinity;
+      let layered = Infinity;
+      for (let round = 0; round < 2; round++) {
+        fused = Math.min(fused, await time('fused', steps));
+        layered = Math.min(layered, await time('layered', steps));
+      }
+      return fused <= layered ? 'fused' : 'layered';
+    } finally {
+      for (const seq of seqs) this.release(seq);
+    }
+  }
+
+  /** decodeSteps on the fused kernel, in chunks of at most MAX_FUSED_STEPS steps (the sequences still going feed their last draw to the next chunk). */
+  private async decodeFused(seqs: readonly SequenceId[], tokens: ArrayLike<number>, plans: readonly DeviceDecodePlan[], steps: number): Promise<DeviceDrawn[]> {
+    const made = seqs.map(() => ({ ids: [] as number[], logprobs: [] as number[], entropies: [] as number[] }));
+    let live = seqs.map((_, b) => b);
+    const fed = Array.from(tokens);
+    for (let done = 0; done < steps && live.length > 0; ) {
+      const count = Math.min(MAX_FUSED_STEPS, steps - done);
+      const chunkPlans = live.map((b) => ({ ...plans[b]!, uniforms: Array.from(plans[b]!.uniforms).slice(done, done + count), maxDraws: plans[b]!.maxDraws - made[b]!.ids.length }));
+      const drawn = await this.runFused(live.map((b) => seqs[b]!), live.map((b) => fed[b]!), chunkPlans, count);
+      live.forEach((b, i) => {
+        const result = drawn[i]!;
+        made[b]!.ids.push(...result.ids);
+        made[b]!.logprobs.push(...result.logprobs);
+        made[b]!.entropies.push(...result.entropies);
+        fed[b] = result.ids[result.ids.length - 1]!;
+      });
+      live = live.filter((_, i) => drawn[i]!.ids.length === count && !plans[live[i]!]!.stopIds.includes(fed[live[i]!]!) && made[live[i]!]!.ids.length < plans[live[i]!]!.maxDraws);
+      done += count;
+    }
+    return made.map((m) => ({ ids: Int32Array.from(m.ids), logprobs: Float32Array.from(m.logprobs), entropies: Float32Array.from(m.entropies) }));
+  }
+
+  /** One fused submit of `steps` ≤ MAX_FUSED_STEPS: pages for every position a sequence may reach (all or none), the kernel, then the token lists and the pages past them given back. */
+  private async runFused(seqs: readonly SequenceId[], tokens: readonly number[], plans: readonly DeviceDecodePlan[], steps: number): Promise<DeviceDrawn[]> {
+    const states = seqs.map((seq) => this.sequence(seq));
+    const limited = plans.map((plan, b) => {
+      const room = this.capacity.maxSequenceLength - states[b]!.tokens.length;
+      if (room < 1) throw new Error(`sequence ${seqs[b]} would hold ${states[b]!.tokens.length + 1} tokens, past this decoder's maxSequenceLength ${this.capacity.maxSequenceLength}`);
+      return { ...plan, maxDraws: Math.min(plan.maxDraws, room) };
+    });
+    const taken: number[][] = [];
+    try {
+      states.forEach((state, b) => {
+        const reach = state.tokens.length + Math.min(steps, limited[b]!.maxDraws);
+        taken.push(this.allocator.take(Math.max(0, Math.ceil(reach / KV_PAGE_SIZE) - state.pages.length)));
+      });
+    } catch (error) {
+      for (const pages of taken) this.allocator.give(pages);
+      throw error;
+    }
+    states.forEach((state, b) => state.pages.push(...taken[b]!));
+    const plan = this.fusedPlanFor(bucket(seqs.length));
+    let drawn: DeviceDrawn[];
+    try {
+      drawn = await plan.run(states.map((state, b) => ({ position: state.tokens.length, token: tokens[b]!, pages: state.pages, plan: limited[b]! })), steps);
+    } catch (error) {
+      states.forEach((state) => this.allocator.give(state.pages.splice(Math.ceil(state.tokens.length / KV_PAGE_SIZE))));
+      throw error;
+    }
+    states.forEach((state, b) => {
+      const ids = drawn[b]!.ids;
+      state.tokens.push(tokens[b]!, ...Array.from(ids.subarray(0, ids.length - 1)));
+      this.allocator.give(state.pages.splice(Math.ceil(state.tokens.length / KV_PAGE_SIZE)));
+    });
+    return drawn;
+  }
+
+  /** Returns the fused plan of a batch bucket, recording it on first use. */
+  private fusedPlanFor(batch: number): FusedDecodePlan {
+    let plan = this.fusedPlans.get(batch);
+    if (plan === undefined) {
+      plan = new FusedDecodePlan(
+        {
+          kernels: this.kernels,
+          config: this.config,
+          weights: this.weights,
+          keys: this.keys,
+          values: this.values,
+          layerFloats: this.layerBytes / 4,
+          pageSize: KV_PAGE_SIZE,
+          maxPages: this.MP,
+          workgroupSize: this.fusedWorkgroupSize,
+        },
+        batch,
+      );
+      this.fusedPlans.set(batch, plan);
+    }
+    return plan;
+  }
+
   release(seq: SequenceId): void {
     const state = this.sequence(seq);
     this.allocator.give(state.pages);
@@ -211,6 +385,8 @@ export class WebGPUDecoder implements Decoder {
     if (this.disposed) return;
     for (const plan of this.plans.values()) this.destroyPlan(plan);
     this.plans.clear();
+    for (const plan of this.fusedPlans.values()) plan.destroy();
+    this.fusedPlans.clear();
     this.sequences.clear();
     this.keys.destroy();
     this.values.destroy();

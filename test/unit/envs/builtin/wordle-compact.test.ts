@@ -3,6 +3,7 @@ import { ScriptedClient, evaluate, type Task } from '../../../../src/envs/index.
 import loadWordle from '../../../../src/envs/builtin/wordle.ts';
 import {
   COMPACT_ANSWER_POOL,
+  COMPACT_DICTIONARY,
   COMPACT_HELD_OUT,
   boardFacts,
   compactWordleTeacher,
@@ -84,15 +85,51 @@ describe('compact wordle game and rewards', () => {
     expect(trajectory.reward).toBeLessThan(env.passThreshold);
   });
 
+  test("the dictionary is the game's own 300-word list: an English word outside it is not a word", async () => {
+    expect(COMPACT_DICTIONARY.size).toBe(COMPACT_ANSWER_POOL.all.length);
+    expect(COMPACT_ANSWER_POOL.all.every((word) => COMPACT_DICTIONARY.has(word))).toBe(true);
+    expect(COMPACT_DICTIONARY.has('pious')).toBe(false); // a Wordle guess, but not in the compact list
+    const { userMessages, state, trajectory } = await play('crane', ['pious', 'crane']);
+    expect(userMessages[0]).toBe('not a word; ????? + -');
+    expect(state.won).toBe(true);
+    expect(trajectory.scores.validWordsReward).toBeCloseTo(1 / 2);
+  });
+
   test('a guess that ignores the board counts against consistency', async () => {
-    // after slate on crane, "bloke" keeps neither the greens nor the excluded l
-    const { trajectory } = await play('crane', ['slate', 'bloke', 'crane']);
-    expect(trajectory.scores.consistencyReward).toBeCloseTo(2 / 3);
+    // after slate on crane, "those" keeps the green e but uses the excluded t and s
+    const { trajectory } = await play('crane', ['slate', 'those', 'crane']);
+    expect(trajectory.scores.consistencyReward).toBeCloseTo(1 / 2); // of the informed guesses, crane fits and those does not
     expect(trajectory.scores.fewerTurnsReward).toBeCloseTo(4 / 6);
   });
 
+  test('the opening guess earns no consistency: giving up after it scores less than playing on with fitting guesses', async () => {
+    const quit = await play('crane', ['slate', 'xxxxx', 'qqqqq']);
+    expect(quit.state.gameOver).toBe(true);
+    expect(quit.trajectory.scores.consistencyReward).toBe(0);
+    // valid guesses on 'crane' that all fit their boards (as long as a word other than crane fits), then the same two invalid moves
+    const facts = (guesses: string[]) => boardFacts(guesses, guesses.map((guess) => scoreGuess(guess, 'crane')));
+    const guesses = ['slate'];
+    for (;;) {
+      const next = COMPACT_ANSWER_POOL.all.find((word) => word !== 'crane' && !guesses.includes(word) && fitsBoard(word, facts(guesses)));
+      if (next === undefined || guesses.length === 5) break;
+      guesses.push(next);
+    }
+    expect(guesses.length).toBeGreaterThan(1);
+    const played = await play('crane', [...guesses, 'xxxxx', 'qqqqq']);
+    expect(played.state.won).toBe(false);
+    expect(played.trajectory.scores.consistencyReward).toBe(1);
+    expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
+    expect(played.trajectory.reward).toBeLessThan(env.passThreshold);
+  });
+
+  test('a first-guess win is fully consistent', async () => {
+    const { trajectory } = await play('crane', ['crane']);
+    expect(trajectory.scores.consistencyReward).toBe(1);
+    expect(trajectory.reward).toBeCloseTo(1 + 0.5 + 0.2 + 0.3);
+  });
+
   test('six valid misses lose, and a loss scores below the pass threshold', async () => {
-    const { state, userMessages, trajectory } = await play('crane', ['slate', 'bloke', 'pious', 'dumpy', 'fight', 'whizz']);
+    const { state, userMessages, trajectory } = await play('crane', ['slate', 'those', 'orbit', 'sulky', 'macaw', 'bacon']);
     expect(state.won).toBe(false);
     expect(userMessages.at(-1)).toBe('lost: crane');
     expect(trajectory.reward).toBeLessThan(env.passThreshold);

@@ -1,0 +1,637 @@
+// decode_steps: the fused multi-step decoder ("persistent decoder"). ONE dispatch runs up to `steps`
+// decode steps of B sequences, one workgroup per sequence: per step the whole model on that
+// sequence's next token (embedding, per layer rmsnorm, q/k/v (+ bias), optional q/k norm, RoPE,
+// the key and value stored in the paged KV cache at the token's position, grouped-query attention
+// over the sequence's cache, o_proj + residual, rmsnorm, silu(gate)·up, down_proj + residual; then
+// the final norm, the LM head) and then the draw of the next token exactly as sample_tokens.wgsl
+// draws it (temperature, top-k, top-p, greedy; the uniform of step s comes from the caller's seeded
+// generator), which is fed to the next step. A sequence stops in the kernel when it draws one of its
+// stop ids or has made its allowed number of draws (it then writes nothing more).
+// The arithmetic is the layered decoder's (same formulas and RoPE table), only the summation order
+// of the reductions differs. Matrix-vector products: the input vector in workgroup memory (vin),
+// each thread four weight rows at a time read as vec4 (product inputs must be multiples of 4).
+// Bindings: weights = the backend's whole f32 parameter buffer (offsets in floats from `ints`);
+// keys, values (L, pages, PAGE, KVH, HS) the decoder's cache; scratch (B, stride) per-sequence
+// activations; ints (u32): per-layer weight offsets, per-sequence state, page tables, stop ids,
+// per-sequence cache row of every position (from the page table, once per call, then one per step);
+// ints also hold per-sequence Draw words, then (steps, B) uniforms as f32 bits; out (steps, B) vec4 =
+// (id bits, log-prob, entropy, kept mass); table (tableRows, HS/2) RoPE cos, sin.
+override WG: u32 = 64; // threads per sequence, a power of two
+override QK_NORM: bool = false;
+override PAGE: u32 = 16u; // tokens per cache page
+
+struct Params {
+  B: u32,
+  steps: u32,
+  L: u32,
+  C: u32,
+  I: u32,
+  NH: u32,
+  KVH: u32,
+  HS: u32,
+  V: u32,
+  MP: u32,
+  layerFloats: u32, // floats of one layer's keys (pages · PAGE · KVH · HS)
+  eps: f32,
+  tableRows: u32,
+  embed: u32,      // offset (floats) of the embedding in weights
+  finalNorm: u32,  // offset of model.norm.weight
+  head: u32,       // offset of the LM head (the embedding when tied)
+  stride: u32,     // scratch floats per sequence
+  maxLen: u32,     // scores per head (the longest sequence)
+  stateBase: u32,  // word offset of the sequence states in ints
+  tableBase: u32,  // word offset of the page tables in ints
+  rowsBase: u32,   // word offset of the (B, maxLen) cache rows of each position
+  drawBase: u32,   // word offset of the draws in ints: (B, 8) Draw words, then (steps, B) uniforms
+  oLn: u32,
+  oQ: u32,
+  oK: u32,
+  oV: u32,
+  oAtt: u32,
+  oMlp: u32,
+  oInv: u32,
+  oScores: u32,
+  oLogits: u32,
+}
+
+struct Draw {
+  row: u32,         // unused here (the sequence's own logits)
+  temperature: f32, // 0 = greedy
+  topK: u32,        // 0 = off
+  topP: f32,        // 1 = off
+  drawable: u32,    // ids below this may be drawn
+  uniform: f32,     // unused here (per step in the uniforms)
+  pad0: u32,
+  pad1: u32,
+}
+
+// One sequence's state in ints (8 words).
+struct SeqState {
+  position: u32,  // where the next token goes (tokens in the cache)
+  token: u32,     // the next token to feed
+  done: u32,      // 1 = no more steps
+  maxDraws: u32,  // draws allowed in this call
+  stopStart: u32, // word offset of its stop ids in ints
+  stopCount: u32,
+  drawn: u32,     // draws made in this call
+  pad: u32,
+}
+
+const LAYER_WORDS: u32 = 16u; // per layer: inNorm, q, qb, k, kb, v, vb, qNorm, kNorm, o, ob, postNorm, gate, up, down, pad
+const NONE: u32 = 0xffffffffu;
+const LOWEST: f32 = -3.0e38;
+
+@group(0) @binding(0) var<storage, read> weights: array<f32>;
+@group(0) @binding(1) var<storage, read> weights4: array<vec4<f32>>; // the same buffer, read 4 floats at a time
+@group(0) @binding(2) var<storage, read_write> keys: array<f32>;
+@group(0) @binding(3) var<storage, read_write> values: array<f32>;
+@group(0) @binding(4) var<storage, read_write> scratch: array<f32>;
+@group(0) @binding(5) var<storage, read_write> ints: array<u32>;
+@group(0) @binding(6) var<storage, read_write> out: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read> table: array<vec2<f32>>;
+@group(0) @binding(8) var<uniform> params: Params;
+
+// The input vector of the matrix-vector products (a norm's output, the attention output, the MLP's
+// hidden row), shared by the workgroup; VIN4 · 4 ≥ the longest input (C, NH·HS, I).
+override VIN4: u32 = 1;
+var<workgroup> vin: array<vec4<f32>, VIN4>;
+var<workgroup> state: SeqState;
+var<workgroup> draw: Draw;
+var<workgroup> chosen: u32;
+var<workgroup> sharedF: array<f32, WG>;
+var<workgroup> sharedU: array<u32, WG>;
+var<workgroup> sharedV: array<vec4<f32>, WG>;
+
+// ---- reductions over the workgroup (as in sample_tokens.wgsl) ----
+
+fn reduceSum4(value: vec4<f32>, t: u32) -> vec4<f32> {
+  sharedV[t] = value;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+    if (t < stride) { sharedV[t] += sharedV[t + stride]; }
+    workgroupBarrier();
+  }
+  return workgroupUniformLoad(&sharedV[0]);
+}
+
+fn reduceMax(value: f32, t: u32) -> f32 {
+  sharedF[t] = value;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+    if (t < stride) { sharedF[t] = max(sharedF[t], sharedF[t + stride]); }
+    workgroupBarrier();
+  }
+  return workgroupUniformLoad(&sharedF[0]);
+}
+
+// The largest value and, among equal values, the lowest id (id NONE = no value).
+fn reduceArgmax(value: f32, id: u32, t: u32) -> u32 {
+  sharedF[t] = value;
+  sharedU[t] = id;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+    if (t < stride) {
+      let otherId = sharedU[t + stride];
+      let otherValue = sharedF[t + stride];
+      let mine = sharedU[t];
+      if (otherId != NONE && (mine == NONE || otherValue > sharedF[t] || (otherValue == sharedF[t] && otherId < mine))) {
+        sharedF[t] = otherValue;
+        sharedU[t] = otherId;
+      }
+    }
+    workgroupBarrier();
+  }
+  return workgroupUniformLoad(&sharedU[0]);
+}
+
+// Inclusive prefix sums over the threads, left in sharedF.
+fn scanSum(value: f32, t: u32) {
+  sharedF[t] = value;
+  workgroupBarrier();
+  for (var offset = 1u; offset < WG; offset = offset * 2u) {
+    var sum = sharedF[t];
+    if (t >= offset) { sum += sharedF[t - offset]; }
+    workgroupBarrier();
+    sharedF[t] = sum;
+    workgroupBarrier();
+  }
+}
+
+// Inclusive prefix counts over the threads, left in sharedU.
+fn scanCount(value: u32, t: u32) {
+  sharedU[t] = value;
+  workgroupBarrier();
+  for (var offset = 1u; offset < WG; offset = offset * 2u) {
+    var sum = sharedU[t];
+    if (t >= offset) { sum += sharedU[t - offset]; }
+    workgroupBarrier();
+    sharedU[t] = sum;
+    workgroupBarrier();
+  }
+}
+
+fn orderKey(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
+}
+
+fn fromKey(k: u32) -> f32 {
+  return bitcast<f32>(select(~k, k ^ 0x80000000u, (k & 0x80000000u) != 0u));
+}
+
+// ---- the model's pieces on one sequence (scratch offsets are absolute) ----
+
+// scratch[dst .. dst+n) = scratch[src ..]·rstd·weights[w ..], rstd = 1/sqrt(mean(x²) + eps).
+fn rmsnorm(dst: u32, src: u32, w: u32, n: u32, t: u32) {
+  var sumSquares = 0.0;
+  for (var c = t; c < n; c += WG) {
+    let x = scratch[src + c];
+    sumSquares += x * x;
+  }
+  let total = reduceSum4(vec4<f32>(sumSquares, 0.0, 0.0, 0.0), t).x;
+  let s = inverseSqrt(total / f32(n) + params.eps);
+  for (var c = t; c < n; c += WG) { scratch[dst + c] = scratch[src + c] * s * weights[w + c]; }
+  storageBarrier();
+}
+
+// vin = scratch[src .. src+n) (n a multiple of 4), for the products that read it.
+fn loadVin(src: u32, n: u32, t: u32) {
+  workgroupBarrier(); // every thread is done reading the previous vector
+  for (var i = t; i < n / 4u; i += WG) {
+    let at = src + 4u * i;
+    vin[i] = vec4<f32>(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
+  }
+  workgroupBarrier();
+}
+
+// Four rows o..o+3 of W·vin (W (OC, IC) at float offset w, a multiple of 4; IC a multiple of 4):
+// rows past OC repeat row OC − 1 (the caller does not store them). One weight vec4 per 4 products.
+fn rows4(w: u32, o: u32, IC: u32, OC: u32) -> vec4<f32> {
+  let n4 = IC / 4u;
+  let r0 = w / 4u + o * n4;
+  let r1 = w / 4u + min(o + 1u, OC - 1u) * n4;
+  let r2 = w / 4u + min(o + 2u, OC - 1u) * n4;
+  let r3 = w / 4u + min(o + 3u, OC - 1u) * n4;
+  var a0 = vec4<f32>(0.0);
+  var a1 = vec4<f32>(0.0);
+  var a2 = vec4<f32>(0.0);
+  var a3 = vec4<f32>(0.0);
+  for (var i = 0u; i < n4; i++) {
+    let x = vin[i];
+    a0 += x * weights4[r0 + i];
+    a1 += x * weights4[r1 + i];
+    a2 += x * weights4[r2 + i];
+    a3 += x * weights4[r3 + i];
+  }
+  return vec4<f32>(dot(a0, vec4<f32>(1.0)), dot(a1, vec4<f32>(1.0)), dot(a2, vec4<f32>(1.0)), dot(a3, vec4<f32>(1.0)));
+}
+
+// scratch[dst + o] (+)= (W·vin)[o] + bias[o] for o < OC (bias NONE = none); no barrier.
+fn matvec(dst: u32, w: u32, bias: u32, IC: u32, OC: u32, accumulate: bool, t: u32) {
+  for (var g = t; 4u * g < OC; g += WG) {
+    let o = 4u * g;
+    let y = rows4(w, o, IC, OC);
+    for (var k = 0u; k < 4u; k++) {
+      if (o + k < OC) {
+        var value = y[k];
+        if (bias != NONE) { value += weights[bias + o + k]; }
+        if (accumulate) { value += scratch[dst + o + k]; }
+        scratch[dst + o + k] = value;
+      }
+    }
+  }
+}
+
+// The cache index of position p (head kvh) of the sequence whose page table starts at pageRow, in layer l.
+fn cacheIndex(l: u32, pageRow: u32, p: u32, kvh: u32) -> u32 {
+  let page = ints[pageRow + p / PAGE];
+  return l * params.layerFloats + ((page * PAGE + p % PAGE) * params.KVH + kvh) * params.HS;
+}
+
+fn rotation(position: u32, i: u32) -> vec2<f32> {
+  let half = params.HS / 2u;
+  if (position < params.tableRows) { return table[position * half + i]; }
+  let angle = f32(position) * pow(bitcast<f32>(ints[0]), -2.0 * f32(i) / f32(params.HS)); // ints[0]: theta bits
+  return vec2<f32>(cos(angle), sin(angle));
+}
+
+// One transformer layer on the sequence's residual row x (scratch[base ..]) at position pos.
+fn layer(l: u32, base: u32, pos: u32, pageRow: u32, rowsAt: u32, t: u32) {
+  let C = params.C;
+  let NH = params.NH;
+  let KVH = params.KVH;
+  let HS = params.HS;
+  let QD = NH * HS;
+  let KVD = KVH * HS;
+  let lw = 16u + l * LAYER_WORDS; // ints[0..16) hold globals
+  let ln = base + params.oLn;
+  let qAt = base + params.oQ;
+  let kAt = base + params.oK;
+  let vAt = base + params.oV;
+  let att = base + params.oAtt;
+
+  // attention block
+  rmsnorm(ln, base, ints[lw], C, t);
+  loadVin(ln, C, t);
+  matvec(qAt, ints[lw + 1u], ints[lw + 2u], C, QD, false, t);
+  matvec(kAt, ints[lw + 3u], ints[lw + 4u], C, KVD, false, t);
+  matvec(vAt, ints[lw + 5u], ints[lw + 6u], C, KVD, false, t);
+  storageBarrier();
+  if (QK_NORM) {
+    // per head rmsnorm over HS (q heads then k heads), in place
+    let qN = ints[lw + 7u];
+    let kN = ints[lw + 8u];
+    for (var h = t; h < NH + KVH; h += WG) {
+      var at = qAt + h * HS;
+      var w = qN;
+      if (h >= NH) {
+        at = kAt + (h - NH) * HS;
+        w = kN;
+      }
+      var sumSquares = 0.0;
+      for (var i = 0u; i < HS; i++) {
+        let x = scratch[at + i];
+        sumSquares += x * x;
+      }
+      let s = inverseSqrt(sumSquares / f32(HS) + params.eps);
+      for (var i = 0u; i < HS; i++) { scratch[at + i] = scratch[at + i] * s * weights[w + i]; }
+    }
+    storageBarrier();
+  }
+  // RoPE of q in place; keys rotated on their way into the cache with the values.
+  let half = HS / 2u;
+  for (var j = t; j < (NH + KVH) * half; j += WG) {
+    let head = j / half;
+    let i = j % half;
+    let r = rotation(pos, i);
+    if (head < NH) {
+      let at = qAt + head * HS;
+      let x1 = scratch[at + i];
+      let x2 = scratch[at + i + half];
+      scratch[at + i] = x1 * r.x - x2 * r.y;
+      scratch[at + i + half] = x2 * r.x + x1 * r.y;
+    } else {
+      let kvh = head - NH;
+      let at = kAt + kvh * HS;
+      let x1 = scratch[at + i];
+      let x2 = scratch[at + i + half];
+      let dst = cacheIndex(l, pageRow, pos, kvh);
+      keys[dst + i] = x1 * r.x - x2 * r.y;
+      keys[dst + i + half] = x2 * r.x + x1 * r.y;
+      values[dst + i] = scratch[vAt + kvh * HS + i];
+      values[dst + i + half] = scratch[vAt + kvh * HS + i + half];
+    }
+  }
+  storageBarrier();
+  // Attention over positions 0..pos: scores per (head, position), softmax per head, weighted values per (head, dim).
+  let n = pos + 1u;
+  let scale = inverseSqrt(f32(HS));
+  let group = NH / KVH;
+  let scores = base + params.oScores;
+  let layerAt = l * params.layerFloats;
+  for (var j = t; j < NH * n; j += WG) {
+    let h = j / n;
+    let p = j % n;
+    let kBase = layerAt + ints[rowsAt + p] + (h / group) * HS;
+    let qBase = qAt + h * HS;
+    var score = 0.0;
+    for (var i = 0u; i < HS; i++) { score += scratch[qBase + i] * keys[kBase + i]; }
+    scratch[scores + h * params.maxLen + p] = score * scale;
+  }
+  storageBarrier();
+  for (var h = t; h < NH; h += WG) {
+    let row = scores + h * params.maxLen;
+    var maxScore = LOWEST;
+    for (var p = 0u; p < n; p++) { maxScore = max(maxScore, scratch[row + p]); }
+    var sumExp = 0.0;
+    for (var p = 0u; p < n; p++) {
+      let e = exp(scratch[row + p] - maxScore);
+      scratch[row + p] = e;
+      sumExp += e;
+    }
+    scratch[base + params.oInv + h] = 1.0 / sumExp;
+  }
+  storageBarrier();
+  for (var j = t; j < QD; j += WG) {
+    let h = j / HS;
+    let i = j % HS;
+    let kvh = h / group;
+    let row = scores + h * params.maxLen;
+    var acc = 0.0;
+    let offset = layerAt + kvh * HS + i;
+    for (var p = 0u; p < n; p++) { acc += scratch[row + p] * values[ints[rowsAt + p] + offset]; }
+    scratch[att + j] = acc * scratch[base + params.oInv + h];
+  }
+  storageBarrier();
+  loadVin(att, QD, t);
+  matvec(base, ints[lw + 9u], ints[lw + 10u], QD, C, true, t);
+  storageBarrier();
+
+  // MLP block
+  rmsnorm(ln, base, ints[lw + 11u], C, t);
+  let I = params.I;
+  let gW = ints[lw + 12u];
+  let uW = ints[lw + 13u];
+  let dW = ints[lw + 14u];
+  let mlp = base + params.oMlp;
+  loadVin(ln, C, t);
+  for (var g4 = t; 4u * g4 < I; g4 += WG) {
+    let o = 4u * g4;
+    let g = rows4(gW, o, C, I);
+    let u = rows4(uW, o, C, I);
+    let y = g / (vec4<f32>(1.0) + exp(-g)) * u;
+    for (var k = 0u; k < 4u; k++) {
+      if (o + k < I) { scratch[mlp + o + k] = y[k]; }
+    }
+  }
+  storageBarrier();
+  loadVin(mlp, I, t);
+  matvec(base, dW, NONE, I, C, true, t);
+  storageBarrier();
+}
+
+// Draws one token from the logits at scratch[base ..] as sample_tokens.wgsl does; returns (id bits, logprob, entropy, kept mass).
+fn sampleRow(base: u32, dr: Draw, u01: f32, t: u32) -> vec4<f32> {
+  let V = params.V;
+  let greedy = dr.temperature == 0.0;
+  let invT = select(1.0 / dr.temperature, 1.0, greedy);
+  let drawable = min(dr.drawable, V);
+  let chunk = (V + WG - 1u) / WG;
+  let lo = min(t * chunk, V);
+  let hi = min(lo + chunk, V);
+
+  var localMax = LOWEST;
+  var bestValue = LOWEST;
+  var bestId = NONE;
+  for (var v = lo; v < hi; v++) {
+    let x = scratch[base + v];
+    localMax = max(localMax, x * invT);
+    if (v < drawable && (bestId == NONE || x > bestValue)) {
+      bestValue = x;
+      bestId = v;
+    }
+  }
+  let zMax = reduceMax(localMax, t);
+  var argmaxId = 0u;
+  if (greedy) { argmaxId = reduceArgmax(bestValue, bestId, t); }
+
+  var localSum = 0.0;
+  var localSumZ = 0.0;
+  var localDrawable = 0.0;
+  for (var v = lo; v < hi; v++) {
+    let y = scratch[base + v] * invT - zMax;
+    let w = exp(y);
+    localSum += w;
+    localSumZ += w * y;
+    if (v < drawable) { localDrawable += w; }
+  }
+  let sums = reduceSum4(vec4<f32>(localSum, localSumZ, localDrawable, 0.0), t);
+  let total = sums.x;
+  let totalZ = sums.y;
+  let drawableMass = sums.z;
+  let logTotal = log(total);
+  let entropy = logTotal - totalZ / total;
+  let logZ = zMax + logTotal;
+
+  if (greedy) {
+    return vec4<f32>(bitcast<f32>(argmaxId), scratch[base + argmaxId] - logZ, entropy, 1.0);
+  }
+
+  let useK = dr.topK > 0u && dr.topK < drawable;
+  let useP = dr.topP < 1.0;
+  var tau = 0u;
+  var keepEq = NONE;
+  var keptMass = drawableMass;
+  if (useK) {
+    var found = 0u;
+    var exact = false;
+    for (var shift = 32u; shift > 0u; shift -= 2u) {
+      let c1 = found | (1u << (shift - 2u));
+      let c2 = found | (2u << (shift - 2u));
+      let c3 = found | (3u << (shift - 2u));
+      var counts = vec4<f32>(0.0);
+      for (var v = lo; v < min(hi, drawable); v++) {
+        let key = orderKey(scratch[base + v]);
+        counts += vec4<f32>(select(0.0, 1.0, key >= c1), select(0.0, 1.0, key >= c2), select(0.0, 1.0, key >= c3), 0.0);
+      }
+      let totals = reduceSum4(counts, t);
+      let k = f32(dr.topK);
+      var foundCount = 0.0;
+      if (totals.z >= k) { found = c3; foundCount = totals.z; } else if (totals.y >= k) { found = c2; foundCount = totals.y; } else if (totals.x >= k) { found = c1; foundCount = totals.x; }
+      if (foundCount == k) {
+        exact = true;
+        break;
+      }
+    }
+    if (exact) { found = found - 1u; }
+    var above = 0u;
+    var aboveMass = 0.0;
+    for (var v = lo; v < min(hi, drawable); v++) {
+      let x = scratch[base + v];
+      if (orderKey(x) > found) {
+        above++;
+        aboveMass += exp(x * invT - zMax);
+      }
+    }
+    let aboveTotals = reduceSum4(vec4<f32>(f32(above), aboveMass, 0.0, 0.0), t);
+    let aboveCount = u32(aboveTotals.x);
+    tau = found;
+    keepEq = dr.topK - aboveCount;
+    keptMass = aboveTotals.y + f32(keepEq) * exp(fromKey(found) * invT - zMax);
+  }
+  if (useP) {
+    let goal = dr.topP * keptMass;
+    var found = 0u;
+    for (var shift = 32u; shift > 0u; shift -= 2u) {
+      let c1 = found | (1u << (shift - 2u));
+      let c2 = found | (2u << (shift - 2u));
+      let c3 = found | (3u << (shift - 2u));
+      var masses = vec4<f32>(0.0);
+      for (var v = lo; v < min(hi, drawable); v++) {
+        let x = scratch[base + v];
+        let key = orderKey(x);
+        if (key >= c1) {
+          let w = exp(x * invT - zMax);
+          masses += vec4<f32>(w, select(0.0, w, key >= c2), select(0.0, w, key >= c3), 0.0);
+        }
+      }
+      let totals = reduceSum4(masses, t);
+      let reaches = vec3<bool>(totals.x >= goal, totals.y >= goal, totals.z >= goal) | (vec3<bool>(useK) & (vec3<u32>(c1, c2, c3) <= vec3<u32>(tau)));
+      if (reaches.z) { found = c3; } else if (reaches.y) { found = c2; } else if (reaches.x) { found = c1; }
+    }
+    var above = 0.0;
+    var equal = 0u;
+    for (var v = lo; v < min(hi, drawable); v++) {
+      let x = scratch[base + v];
+      let key = orderKey(x);
+      if (key > found) { above += exp(x * invT - zMax); }
+      if (key == found) { equal++; }
+    }
+    let totals = reduceSum4(vec4<f32>(above, f32(equal), 0.0, 0.0), t);
+    let massAbove = totals.x;
+    var equalCount = u32(totals.y);
+    if (useK && found == tau) { equalCount = min(equalCount, keepEq); }
+    let atThreshold = exp(fromKey(found) * invT - zMax);
+    let needed = ceil((goal - massAbove) / atThreshold);
+    tau = found;
+    keepEq = u32(clamp(needed, 1.0, f32(max(equalCount, 1u))));
+  }
+  let truncated = useK || useP;
+
+  var equalHere = 0u;
+  if (truncated) {
+    for (var v = lo; v < min(hi, drawable); v++) {
+      if (orderKey(scratch[base + v]) == tau) { equalHere++; }
+    }
+  }
+  var rankStart = 0u;
+  if (truncated) {
+    scanCount(equalHere, t);
+    rankStart = sharedU[t] - equalHere;
+  }
+  var rank = rankStart;
+  var chunkMass = 0.0;
+  var lastKept = NONE;
+  for (var v = lo; v < min(hi, drawable); v++) {
+    let x = scratch[base + v];
+    let key = orderKey(x);
+    var kept = !truncated || key > tau;
+    if (truncated && key == tau) {
+      kept = rank < keepEq;
+      rank++;
+    }
+    if (kept) {
+      chunkMass += exp(x * invT - zMax);
+      lastKept = v;
+    }
+  }
+  scanSum(chunkMass, t);
+  let after = sharedF[t];
+  var before = 0.0;
+  if (t > 0u) { before = sharedF[t - 1u]; }
+  let keptTotal = workgroupUniformLoad(&sharedF[WG - 1u]);
+  let pickAt = u01 * keptTotal;
+  if (chunkMass > 0.0 && pickAt >= before && pickAt < after) {
+    var cumulative = before;
+    var pick = lastKept;
+    rank = rankStart;
+    for (var v = lo; v < min(hi, drawable); v++) {
+      let x = scratch[base + v];
+      let key = orderKey(x);
+      var kept = !truncated || key > tau;
+      if (truncated && key == tau) {
+        kept = rank < keepEq;
+        rank++;
+      }
+      if (kept) {
+        cumulative += exp(x * invT - zMax);
+        if (pickAt < cumulative) {
+          pick = v;
+          break;
+        }
+      }
+    }
+    chosen = pick;
+  }
+  let fallback = reduceArgmax(f32(select(0u, lastKept, lastKept != NONE)), lastKept, t);
+  let picked = workgroupUniformLoad(&chosen);
+  let id = select(picked, fallback, picked == NONE);
+  return vec4<f32>(bitcast<f32>(id), scratch[base + id] * invT - logZ, entropy, keptTotal);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let b = wid.x;
+  if (b >= params.B) { return; }
+  let stateAt = params.stateBase + b * 8u;
+  let base = b * params.stride;
+  let pageRow = params.tableBase + b * params.MP;
+  let rowsAt = params.rowsBase + b * params.maxLen;
+  let C = params.C;
+  if (t == 0u) {
+    let words = array<u32, 8>(ints[params.drawBase + b * 8u], ints[params.drawBase + b * 8u + 1u], ints[params.drawBase + b * 8u + 2u], ints[params.drawBase + b * 8u + 3u], ints[params.drawBase + b * 8u + 4u], ints[params.drawBase + b * 8u + 5u], 0u, 0u);
+    draw = Draw(words[0], bitcast<f32>(words[1]), words[2], bitcast<f32>(words[3]), words[4], 0.0, 0u, 0u);
+  }
+  let dr = workgroupUniformLoad(&draw);
+  for (var s = 0u; s < params.steps; s++) {
+    if (t == 0u) {
+      state = SeqState(ints[stateAt], ints[stateAt + 1u], ints[stateAt + 2u], ints[stateAt + 3u], ints[stateAt + 4u], ints[stateAt + 5u], ints[stateAt + 6u], 0u);
+      chosen = NONE;
+    }
+    let st = workgroupUniformLoad(&state);
+    if (st.done != 0u) { break; }
+    let pos = st.position;
+
+    // embedding of the fed token; the cache rows (within a layer) of positions 0..pos, all at the first step, then the new one
+    for (var c = t; c < C; c += WG) { scratch[base + c] = weights[params.embed + st.token * C + c]; }
+    for (var p = select(pos, t, s == 0u); p <= pos; p += WG) {
+      ints[rowsAt + p] = (ints[pageRow + p / PAGE] * PAGE + p % PAGE) * params.KVH * params.HS;
+    }
+    storageBarrier();
+    for (var l = 0u; l < params.L; l++) { layer(l, base, pos, pageRow, rowsAt, t); }
+
+    // final norm and LM head
+    let ln = base + params.oLn;
+    rmsnorm(ln, base, params.finalNorm, C, t);
+    let logits = base + params.oLogits;
+    loadVin(ln, C, t);
+    matvec(logits, params.head, NONE, C, params.V, false, t);
+    storageBarrier();
+
+    let u01 = bitcast<f32>(ints[params.drawBase + params.B * 8u + s * params.B + b]);
+    let result = sampleRow(logits, dr, u01, t);
+    if (t == 0u) {
+      out[s * params.B + b] = result;
+      let id = bitcast<u32>(result.x);
+      var stop = st.drawn + 1u >= st.maxDraws;
+      for (var i = 0u; i < st.stopCount; i++) {
+        if (ints[st.stopStart + i] == id) { stop = true; }
+      }
+      ints[stateAt] = pos + 1u;
+      ints[stateAt + 1u] = id;
+      ints[stateAt + 2u] = select(0u, 1u, stop);
+      ints[stateAt + 6u] = st.drawn + 1u;
+    }
+    storageBarrier();
+  }
+}
