@@ -396,7 +396,7 @@ export function swigluForward(plan: KernelPlan, out: GPUTensor, gate: GPUTensor,
   plan.add(plan.kernels.dispatch('swiglu_forward', {}, [out, gate, up], [u32(N)], plan.kernels.grid(N)));
 }
 
-/** Records the gradients of swigluForward into dgate and dup. */
+/** Records the gradients of swigluForward into dgate and dup (4 elements per thread when N is a multiple of 4). */
 export function swigluBackward(
   plan: KernelPlan,
   dgate: GPUTensor,
@@ -406,7 +406,8 @@ export function swigluBackward(
   up: GPUTensor,
   N: number,
 ): void {
-  plan.add(plan.kernels.dispatch('swiglu_backward', {}, [dgate, dup, dout, gate, up], [u32(N)], plan.kernels.grid(N)));
+  if (N % 4 === 0) plan.add(plan.kernels.dispatch('swiglu_backward_vec4', {}, [dgate, dup, dout, gate, up], [u32(N / 4)], plan.kernels.grid(N / 4)));
+  else plan.add(plan.kernels.dispatch('swiglu_backward', {}, [dgate, dup, dout, gate, up], [u32(N)], plan.kernels.grid(N)));
 }
 
 /** Records out = a + b over N elements. */
@@ -414,9 +415,10 @@ export function residualForward(plan: KernelPlan, out: GPUTensor, a: GPUTensor, 
   plan.add(plan.kernels.dispatch('residual_forward', {}, [out, a, b], [u32(N)], plan.kernels.grid(N)));
 }
 
-/** Records da += dout and db += dout (da, db and dout must not overlap). */
+/** Records da += dout and db += dout (da, db and dout must not overlap; 4 elements per thread when N is a multiple of 4). */
 export function residualBackward(plan: KernelPlan, da: GPUTensor, db: GPUTensor, dout: GPUTensor, N: number): void {
-  plan.add(plan.kernels.dispatch('residual_backward', {}, [da, db, dout], [u32(N)], plan.kernels.grid(N)));
+  if (N % 4 === 0) plan.add(plan.kernels.dispatch('residual_backward_vec4', {}, [da, db, dout], [u32(N / 4)], plan.kernels.grid(N / 4)));
+  else plan.add(plan.kernels.dispatch('residual_backward', {}, [da, db, dout], [u32(N)], plan.kernels.grid(N)));
 }
 
 /** Records logprobs(N) = log_softmax(logits(N,V)/temperature) at targets(N); returns the dispatch (its params hold the temperature). */
@@ -469,10 +471,10 @@ export interface AdamWSettings {
   step: number;
 }
 
-/** Returns the uniform fields of adamw_update for n parameters and these settings. */
+/** Returns the uniform fields of adamwUpdate's kernel for n parameters and these settings (the first is n, or n/4 for adamw_update_vec4 when n is a multiple of 4). */
 export function adamwParams(n: number, { lr, beta1, beta2, eps, weightDecay, step }: AdamWSettings) {
   return [
-    u32(n),
+    u32(n % 4 === 0 ? n / 4 : n),
     f32(lr),
     f32(beta1),
     f32(beta2),
@@ -498,7 +500,8 @@ export function adamwUpdate(
   n: number,
   settings: AdamWSettings,
 ): Dispatch {
-  return plan.add(plan.kernels.dispatch('adamw_update', {}, [params, m, v, grads, gradScale], adamwParams(n, settings), plan.kernels.grid(n)));
+  const vec4 = n % 4 === 0;
+  return plan.add(plan.kernels.dispatch(vec4 ? 'adamw_update_vec4' : 'adamw_update', {}, [params, m, v, grads, gradScale], adamwParams(n, settings), plan.kernels.grid(vec4 ? n / 4 : n)));
 }
 
 /** Number of partial sums of the first stage of globalGradNorm. */

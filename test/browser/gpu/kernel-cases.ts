@@ -63,6 +63,12 @@ function matmulCase(N: number, IC: number, OC: number, withBias: boolean, accumu
   };
 }
 
+/** Throws unless every named kernel is among the plan's dispatches. */
+function expectDispatched(plan: KernelPlan, kernels: readonly string[]): void {
+  const names = plan.commands.map((command) => ('clear' in command ? 'clear' : command.label.split('|')[0]!));
+  for (const kernel of kernels) if (!names.includes(kernel)) throw new Error(`expected ${kernel} among ${names.join(', ')}`);
+}
+
 /** attention forward and backward against the reference; HS a multiple of 4 runs the *_vec4 kernels, otherwise the scalar ones. */
 function attentionCase(HS: number): KernelCase {
   const kernel = HS % 4 === 0 ? 'attention_*_vec4' : 'attention_forward, attention_backward_dq/dkv';
@@ -92,8 +98,67 @@ function attentionCase(HS: number): KernelCase {
   };
 }
 
-/** The attention checks: the vec4 kernels (HS = 8) and the scalar ones (HS = 6); also run on lavapipe (test/gpu-node/attention-lavapipe.test.ts). */
+/** The attention checks: the vec4 kernels (HS = 8) and the scalar ones (HS = 6); also run on lavapipe (test/gpu-node/train-kernels-lavapipe.test.ts). */
 export const ATTENTION_CASES: KernelCase[] = [8, 6].map((HS) => attentionCase(HS));
+
+/** swiglu and residual forward and backward (the vec4 backward kernels at N = 1000, the scalar ones at N = 1001). */
+export const SWIGLU_RESIDUAL_CASES: KernelCase[] = [1000, 1001].map((N) => ({
+  name: `swiglu_forward, swiglu_backward${N % 4 === 0 ? '_vec4' : ''}, residual_forward and residual_backward${N % 4 === 0 ? '_vec4' : ''} match reference (N=${N})`,
+  run: async (kernels: Kernels) => {
+    const [gate, up, dout] = [randomArray(N, 1, 4), randomArray(N, 2), randomArray(N, 3)];
+    const [dgate0, dup0] = [randomArray(N, 4), randomArray(N, 5)];
+    const out = new Float32Array(N);
+    ref.swigluForward(out, gate, up, N);
+    const [dgate, dup] = [dgate0.slice(), dup0.slice()];
+    ref.swigluBackward(dgate, dup, dout, gate, up, N);
+    const sum = new Float32Array(N);
+    ref.residualForward(sum, gate, up, N);
+    const [da, db] = [dgate0.slice(), dup0.slice()];
+    ref.residualBackward(da, db, dout, N);
+    const plan = new KernelPlan(kernels);
+    const [gateGpu, upGpu, doutGpu] = [upload(kernels, gate), upload(kernels, up), upload(kernels, dout)];
+    const [outGpu, sumGpu] = [createTensor(kernels.device, N * 4), createTensor(kernels.device, N * 4)];
+    const [dgateGpu, dupGpu, daGpu, dbGpu] = [upload(kernels, dgate0), upload(kernels, dup0), upload(kernels, dgate0), upload(kernels, dup0)];
+    gpu.swigluForward(plan, outGpu, gateGpu, upGpu, N);
+    gpu.swigluBackward(plan, dgateGpu, dupGpu, doutGpu, gateGpu, upGpu, N);
+    gpu.residualForward(plan, sumGpu, gateGpu, upGpu, N);
+    gpu.residualBackward(plan, daGpu, dbGpu, doutGpu, N);
+    expectDispatched(plan, N % 4 === 0 ? ['swiglu_backward_vec4', 'residual_backward_vec4'] : ['swiglu_backward', 'residual_backward']);
+    await submitAndCompare(plan, [['swiglu out', outGpu, out], ['dgate', dgateGpu, dgate], ['dup', dupGpu, dup], ['residual out', sumGpu, sum], ['da', daGpu, da], ['db', dbGpu, db]]);
+  },
+}));
+
+/** grad norm, clipping and AdamW (adamw_update_vec4 at n = 5004, adamw_update at n = 5003). */
+export const ADAMW_CASES: KernelCase[] = [5003, 5004].map((n) => ({
+  name: `global_grad_norm, scale_in_place and adamw_update${n % 4 === 0 ? '_vec4' : ''} match reference (with clipping, n=${n})`,
+  run: async (kernels: Kernels) => {
+    const [params0, grads, m0, v0] = [randomArray(n, 1), randomArray(n, 2), randomArray(n, 3, 0.1), randomArray(n, 4, 0.1).map(Math.abs)];
+    const maxNorm = 10;
+    const norm = ref.globalGradNorm(grads, n);
+    const factor = ref.clipFactor(norm, maxNorm);
+    const clipped = grads.slice();
+    ref.scaleInPlace(clipped, n, factor);
+    const settings = { lr: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1, step: 3 };
+    const [params, m, v] = [params0.slice(), m0.slice(), v0.slice()];
+    ref.adamwUpdate(params, clipped, m, v, n, settings);
+    const plan = new KernelPlan(kernels);
+    const [paramsGpu, gradsGpu, mGpu, vGpu] = [upload(kernels, params0), upload(kernels, grads), upload(kernels, m0), upload(kernels, v0)];
+    const result = createTensor(kernels.device, 8);
+    const partials = createTensor(kernels.device, gpu.GRAD_NORM_PARTIALS * 4);
+    const scaled = upload(kernels, grads);
+    gpu.globalGradNorm(plan, result, partials, gradsGpu, n, maxNorm);
+    gpu.adamwUpdate(plan, paramsGpu, gradsGpu, mGpu, vGpu, result, n, settings);
+    gpu.scaleInPlace(plan, scaled, n, factor);
+    expectDispatched(plan, [n % 4 === 0 ? 'adamw_update_vec4' : 'adamw_update']);
+    await submitAndCompare(plan, [
+      ['clip factor and norm', result, Float32Array.of(factor, norm)],
+      ['scaled grads', scaled, clipped],
+      ['params', paramsGpu, params],
+      ['m', mGpu, m],
+      ['v', vGpu, v],
+    ], { atol: 1e-6, rtol: 1e-5 });
+  },
+}));
 
 /** All kernel cases, in the order of the ops in src/gpu/reference. */
 export const KERNEL_CASES: KernelCase[] = [
@@ -185,31 +250,7 @@ export const KERNEL_CASES: KernelCase[] = [
     },
   },
   ...ATTENTION_CASES,
-  {
-    name: 'swiglu_forward, swiglu_backward, residual_forward and residual_backward match reference',
-    run: async (kernels) => {
-      const N = 1000;
-      const [gate, up, dout] = [randomArray(N, 1, 4), randomArray(N, 2), randomArray(N, 3)];
-      const [dgate0, dup0] = [randomArray(N, 4), randomArray(N, 5)];
-      const out = new Float32Array(N);
-      ref.swigluForward(out, gate, up, N);
-      const [dgate, dup] = [dgate0.slice(), dup0.slice()];
-      ref.swigluBackward(dgate, dup, dout, gate, up, N);
-      const sum = new Float32Array(N);
-      ref.residualForward(sum, gate, up, N);
-      const [da, db] = [dgate0.slice(), dup0.slice()];
-      ref.residualBackward(da, db, dout, N);
-      const plan = new KernelPlan(kernels);
-      const [gateGpu, upGpu, doutGpu] = [upload(kernels, gate), upload(kernels, up), upload(kernels, dout)];
-      const [outGpu, sumGpu] = [createTensor(kernels.device, N * 4), createTensor(kernels.device, N * 4)];
-      const [dgateGpu, dupGpu, daGpu, dbGpu] = [upload(kernels, dgate0), upload(kernels, dup0), upload(kernels, dgate0), upload(kernels, dup0)];
-      gpu.swigluForward(plan, outGpu, gateGpu, upGpu, N);
-      gpu.swigluBackward(plan, dgateGpu, dupGpu, doutGpu, gateGpu, upGpu, N);
-      gpu.residualForward(plan, sumGpu, gateGpu, upGpu, N);
-      gpu.residualBackward(plan, daGpu, dbGpu, doutGpu, N);
-      await submitAndCompare(plan, [['swiglu out', outGpu, out], ['dgate', dgateGpu, dgate], ['dup', dupGpu, dup], ['residual out', sumGpu, sum], ['da', daGpu, da], ['db', dbGpu, db]]);
-    },
-  },
+  ...SWIGLU_RESIDUAL_CASES,
   {
     name: 'logprobs_forward, logprobs_backward, cross_entropy_forward and entropy_forward match reference',
     run: async (kernels) => {
@@ -236,36 +277,7 @@ export const KERNEL_CASES: KernelCase[] = [
       await submitAndCompare(plan, [['logprobs', logprobsGpu, logprobs], ['dlogits', dlogitsGpu, dlogits], ['losses', lossesGpu, losses], ['entropy', entropyGpu, entropy]], { atol: 5e-5, rtol: 1e-4 });
     },
   },
-  {
-    name: 'global_grad_norm, scale_in_place and adamw_update match reference (with clipping)',
-    run: async (kernels) => {
-      const n = 5003;
-      const [params0, grads, m0, v0] = [randomArray(n, 1), randomArray(n, 2), randomArray(n, 3, 0.1), randomArray(n, 4, 0.1).map(Math.abs)];
-      const maxNorm = 10;
-      const norm = ref.globalGradNorm(grads, n);
-      const factor = ref.clipFactor(norm, maxNorm);
-      const clipped = grads.slice();
-      ref.scaleInPlace(clipped, n, factor);
-      const settings = { lr: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0.1, step: 3 };
-      const [params, m, v] = [params0.slice(), m0.slice(), v0.slice()];
-      ref.adamwUpdate(params, clipped, m, v, n, settings);
-      const plan = new KernelPlan(kernels);
-      const [paramsGpu, gradsGpu, mGpu, vGpu] = [upload(kernels, params0), upload(kernels, grads), upload(kernels, m0), upload(kernels, v0)];
-      const result = createTensor(kernels.device, 8);
-      const partials = createTensor(kernels.device, gpu.GRAD_NORM_PARTIALS * 4);
-      const scaled = upload(kernels, grads);
-      gpu.globalGradNorm(plan, result, partials, gradsGpu, n, maxNorm);
-      gpu.adamwUpdate(plan, paramsGpu, gradsGpu, mGpu, vGpu, result, n, settings);
-      gpu.scaleInPlace(plan, scaled, n, factor);
-      await submitAndCompare(plan, [
-        ['clip factor and norm', result, Float32Array.of(factor, norm)],
-        ['scaled grads', scaled, clipped],
-        ['params', paramsGpu, params],
-        ['m', mGpu, m],
-        ['v', vGpu, v],
-      ], { atol: 1e-6, rtol: 1e-5 });
-    },
-  },
+  ...ADAMW_CASES,
   {
     name: 'scale_in_place covers more threads than one grid dimension holds (2-D grid)',
     run: async (kernels) => {
