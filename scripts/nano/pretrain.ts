@@ -7,9 +7,10 @@
  * Data, all generated here (see `makeCorpus`):
  *   - word lists: lines of 12 words drawn from the compact Wordle's 300-word list, which is also
  *     the game's dictionary (held-out answers included: they are words, and may be guessed);
- *   - compact Wordle games played by the deliberately imperfect teacher, on training answers only
- *     (no held-out answer is ever a game's answer here);
- *   - "fits" lists: a board line from one of those games (so from a training answer) and up to 8
+ *   - compact Wordle games played by the deliberately imperfect teacher, on demonstration answers
+ *     only (no held-out or practice answer is ever a game's answer here: practice answers are for
+ *     RL, held-out ones for evaluation);
+ *   - "fits" lists: a board line from one of those games (so from a demonstration answer) and up to 8
  *     dictionary words that agree with it, the skill a consistent guess needs;
  *   - compact reverse-text tasks (4–8 characters) solved by its expert.
  * Every sequence is a chat transcript in the byte tokenizer's format; transcripts are packed end to
@@ -70,14 +71,14 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
     counts.wordLists++;
   }
   // Compact Wordle games by the imperfect teacher, on training answers only.
-  const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: Number(values.games), seed });
+  const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: Number(values.games), seed, answers: 'demonstration' });
   const teacher = new ScriptedClient(await loadBuiltinExpert('wordle', wordle));
-  const heldOut = new Set(COMPACT_ANSWER_POOL.heldOut);
+  const notShown = new Set([...COMPACT_ANSWER_POOL.heldOut, ...COMPACT_ANSWER_POOL.practice]);
   const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32 });
   counts.teacherWinRate = games.summary.passRate;
-  const boards: string[] = []; // the boards after a first guess, of training-answer games only
+  const boards: string[] = []; // the boards after a first guess, of demonstration-answer games only
   for (const record of games.records) {
-    if (heldOut.has(String(record.answer))) throw new Error('pretraining would see a held-out answer');
+    if (notShown.has(String(record.answer))) throw new Error('pretraining would see a held-out or practice answer');
     const messages = [...record.prompt, ...record.completion] as Message[];
     texts.push(tokenizer.renderChat(messages));
     counts.wordleGames++;

@@ -23,10 +23,15 @@ export const DEFAULT_LESSON_OPTIONS: TrainingRunOptions = {
   checkpointEvery: 20,
 };
 
-/** Lesson 6's environment: the compact Wordle (board lines, bare-word replies, 100 held-out answers). */
+/**
+ * Lesson 6's environment: the compact Wordle (board lines, bare-word replies, 100 held-out answers),
+ * with RL on the 100 practice answers and the warm-up on the 100 demonstration answers, so that GRPO
+ * is never rewarded for an answer the model was shown played (nano's pretraining games use the
+ * demonstration answers too).
+ */
 export const WORDLE_LESSON_ENVIRONMENT = {
   name: 'wordle',
-  args: { compact: true, numTasks: 1000 },
+  args: { compact: true, numTasks: 1000, answers: 'practice' },
 } as const;
 
 /** The model lesson 6 trains: nano, TabRL's small pretrained byte-level model. */
