@@ -25,9 +25,9 @@ export const DEFAULT_LESSON_OPTIONS: TrainingRunOptions = {
 
 /**
  * Lesson 6's environment: the compact Wordle (board lines, bare-word replies, 100 held-out answers),
- * with RL on the 100 practice answers and the warm-up on the 100 demonstration answers, so that GRPO
- * is never rewarded for an answer the model was shown played (nano's pretraining games use the
- * demonstration answers too).
+ * with RL on the 100 practice answers and the warm-up on the 100 demonstration answers, so the
+ * warm-up never shows GRPO's answers. (The shipped nano's pretraining games used both sets; a nano
+ * pretrained with `--game-answers demonstration` has never seen a practice answer played.)
  */
 export const WORDLE_LESSON_ENVIRONMENT = {
   name: 'wordle',
