@@ -11,7 +11,8 @@
 // of the reductions differs. Matrix-vector products: the input vector in workgroup memory (vin),
 // each thread four weight rows at a time read as vec4 (product inputs must be multiples of 4).
 // Bindings: weights = the backend's whole f32 parameter buffer (offsets in floats from `ints`);
-// keys, values (L, pages, PAGE, KVH, HS) the decoder's cache; scratch (B, stride) per-sequence
+// keys, values (L, pages, PAGE, KVH, HS) the decoder's cache, bound as vec4 arrays (attention reads
+// them 4 floats at a time when HS is a multiple of 4, one float otherwise); scratch (B, stride) per-sequence
 // activations; ints (u32): per-layer weight offsets, per-sequence state, page tables, stop ids,
 // per-sequence cache row of every position (from the page table, once per call, then one per step);
 // ints also hold per-sequence Draw words, then (steps, B) uniforms as f32 bits; out (steps, B) vec4 =
@@ -83,8 +84,8 @@ const LOWEST: f32 = -3.0e38;
 
 @group(0) @binding(0) var<storage, read> weights: array<f32>;
 @group(0) @binding(1) var<storage, read> weights4: array<vec4<f32>>; // the same buffer, read 4 floats at a time
-@group(0) @binding(2) var<storage, read_write> keys: array<f32>;
-@group(0) @binding(3) var<storage, read_write> values: array<f32>;
+@group(0) @binding(2) var<storage, read_write> keys: array<vec4<f32>>;   // the cache, read 4 floats at a time when HS % 4 == 0
+@group(0) @binding(3) var<storage, read_write> values: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> scratch: array<f32>;
 @group(0) @binding(5) var<storage, read_write> ints: array<u32>;
 @group(0) @binding(6) var<storage, read_write> out: array<vec4<f32>>;
@@ -242,6 +243,12 @@ fn matvec(dst: u32, w: u32, bias: u32, IC: u32, OC: u32, accumulate: bool, t: u3
   }
 }
 
+// One float of the cache at float index i (the bindings are vec4 arrays).
+fn setKey(i: u32, x: f32) { keys[i >> 2u][i & 3u] = x; }
+fn setValue(i: u32, x: f32) { values[i >> 2u][i & 3u] = x; }
+fn keyAt(i: u32) -> f32 { return keys[i >> 2u][i & 3u]; }
+fn valueAt(i: u32) -> f32 { return values[i >> 2u][i & 3u]; }
+
 // The cache index of position p (head kvh) of the sequence whose page table starts at pageRow, in layer l.
 fn cacheIndex(l: u32, pageRow: u32, p: u32, kvh: u32) -> u32 {
   let page = ints[pageRow + p / PAGE];
@@ -316,10 +323,10 @@ fn layer(l: u32, base: u32, pos: u32, pageRow: u32, rowsAt: u32, t: u32) {
       let x1 = scratch[at + i];
       let x2 = scratch[at + i + half];
       let dst = cacheIndex(l, pageRow, pos, kvh);
-      keys[dst + i] = x1 * r.x - x2 * r.y;
-      keys[dst + i + half] = x2 * r.x + x1 * r.y;
-      values[dst + i] = scratch[vAt + kvh * HS + i];
-      values[dst + i + half] = scratch[vAt + kvh * HS + i + half];
+      setKey(dst + i, x1 * r.x - x2 * r.y);
+      setKey(dst + i + half, x2 * r.x + x1 * r.y);
+      setValue(dst + i, scratch[vAt + kvh * HS + i]);
+      setValue(dst + i + half, scratch[vAt + kvh * HS + i + half]);
     }
   }
   storageBarrier();
@@ -329,13 +336,26 @@ fn layer(l: u32, base: u32, pos: u32, pageRow: u32, rowsAt: u32, t: u32) {
   let group = NH / KVH;
   let scores = base + params.oScores;
   let layerAt = l * params.layerFloats;
+  // With HS a multiple of 4 (every cache row then starts on a vec4) q goes to vin and the cache is
+  // read as vec4: a quarter of the loads, which decide the speed on a software adapter.
+  let vectorHeads = HS % 4u == 0u;
+  let HS4 = HS / 4u;
+  if (vectorHeads) { loadVin(qAt, QD, t); }
   for (var j = t; j < NH * n; j += WG) {
     let h = j / n;
     let p = j % n;
     let kBase = layerAt + ints[rowsAt + p] + (h / group) * HS;
-    let qBase = qAt + h * HS;
     var score = 0.0;
-    for (var i = 0u; i < HS; i++) { score += scratch[qBase + i] * keys[kBase + i]; }
+    if (vectorHeads) {
+      let k4 = kBase / 4u;
+      let q4 = h * HS4;
+      var acc = vec4<f32>(0.0);
+      for (var i = 0u; i < HS4; i++) { acc += vin[q4 + i] * keys[k4 + i]; }
+      score = acc.x + acc.y + acc.z + acc.w;
+    } else {
+      let qBase = qAt + h * HS;
+      for (var i = 0u; i < HS; i++) { score += scratch[qBase + i] * keyAt(kBase + i); }
+    }
     scratch[scores + h * params.maxLen + p] = score * scale;
   }
   storageBarrier();
@@ -352,15 +372,32 @@ fn layer(l: u32, base: u32, pos: u32, pageRow: u32, rowsAt: u32, t: u32) {
     scratch[base + params.oInv + h] = 1.0 / sumExp;
   }
   storageBarrier();
-  for (var j = t; j < QD; j += WG) {
-    let h = j / HS;
-    let i = j % HS;
-    let kvh = h / group;
-    let row = scores + h * params.maxLen;
-    var acc = 0.0;
-    let offset = layerAt + kvh * HS + i;
-    for (var p = 0u; p < n; p++) { acc += scratch[row + p] * values[ints[rowsAt + p] + offset]; }
-    scratch[att + j] = acc * scratch[base + params.oInv + h];
+  if (vectorHeads) {
+    for (var j = t; j < NH * HS4; j += WG) {
+      let h = j / HS4;
+      let i4 = j % HS4;
+      let row = scores + h * params.maxLen;
+      let offset = (layerAt + (h / group) * HS) / 4u + i4;
+      var acc = vec4<f32>(0.0);
+      for (var p = 0u; p < n; p++) { acc += scratch[row + p] * values[ints[rowsAt + p] / 4u + offset]; }
+      let y = acc * scratch[base + params.oInv + h];
+      let at = att + h * HS + 4u * i4;
+      scratch[at] = y.x;
+      scratch[at + 1u] = y.y;
+      scratch[at + 2u] = y.z;
+      scratch[at + 3u] = y.w;
+    }
+  } else {
+    for (var j = t; j < QD; j += WG) {
+      let h = j / HS;
+      let i = j % HS;
+      let kvh = h / group;
+      let row = scores + h * params.maxLen;
+      var acc = 0.0;
+      let offset = layerAt + kvh * HS + i;
+      for (var p = 0u; p < n; p++) { acc += scratch[row + p] * valueAt(ints[rowsAt + p] + offset); }
+      scratch[att + j] = acc * scratch[base + params.oInv + h];
+    }
   }
   storageBarrier();
   loadVin(att, QD, t);
