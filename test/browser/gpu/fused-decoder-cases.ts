@@ -23,6 +23,7 @@ import { sampleTokens as referenceSample } from '../../../src/gpu/reference/samp
 import type { GPUContext } from '../../../src/gpu/webgpu/device.ts';
 import { createWebGPUBackend, type WebGPUBackend } from '../../../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder, type WebGPUDecoder, type WebGPUDecoderOptions } from '../../../src/gpu/webgpu/webgpu-decoder.ts';
+import type { FusedSequencesPerWorkgroup } from '../../../src/gpu/webgpu/fused-decoder.ts';
 import { expectClose, seededUniform } from '../../unit/gpu/expect-close.ts';
 
 /** One fused-decoder check: a name for the test and a body that throws on mismatch. */
@@ -187,28 +188,38 @@ async function compareWithOracle(backend: WebGPUBackend, options: WebGPUDecoderO
   }
 }
 
-/** The greedy comparison of one config at the given threads per sequence. */
-function greedyCase(name: string, config: ModelConfig, workgroupSizes: readonly number[]): FusedDecoderCase {
+/** One forced shape of the fused kernel: threads per workgroup and sequences per workgroup. */
+interface FusedShape {
+  workgroupSize: number;
+  sequences: FusedSequencesPerWorkgroup;
+}
+
+/** The greedy comparison of one config at the given kernel shapes (3 sequences: with 2 or 4 per workgroup a slot is padding). */
+function greedyCase(name: string, config: ModelConfig, shapes: readonly FusedShape[]): FusedDecoderCase {
+  const described = shapes.map(({ workgroupSize, sequences }) => `${workgroupSize} threads × ${sequences} sequence${sequences > 1 ? 's' : ''}`);
   return {
-    name: `${name}: greedy draws equal the CPU decoder's, log-probs and entropies close, the layered plan reads the cache it wrote (workgroup sizes ${workgroupSizes.join(' and ')})`,
+    name: `${name}: greedy draws equal the CPU decoder's, log-probs and entropies close, the layered plan reads the cache it wrote (workgroups of ${described.join(', ')})`,
     run: (context) =>
       withBackend(context, config, null, async (backend) => {
         const V = config.vocab_size;
         const prompts = [randomTokens(5, V, 1), randomTokens(19, V, 2), randomTokens(11, V, 3)]; // ragged, crossing a 16-token page
-        for (const fusedWorkgroupSize of workgroupSizes) {
+        for (const { workgroupSize, sequences } of shapes) {
           const decoder = await fusedDecoder(backend, { decodePath: 'fused' });
           if (decoder.fusedProblem !== null) throw new Error(`the fused kernel refuses ${name}: ${decoder.fusedProblem}`);
           decoder.dispose();
-          await compareWithOracle(backend, { decodePath: 'fused', fusedWorkgroupSize }, prompts, plansFor(3, { temperature: 0 }, 14, 1), 14, `${name}, WG ${fusedWorkgroupSize}`);
+          const options = { decodePath: 'fused', fusedWorkgroupSize: workgroupSize, fusedSequencesPerWorkgroup: sequences } as const;
+          await compareWithOracle(backend, options, prompts, plansFor(3, { temperature: 0 }, 14, 1), 14, `${name}, WG ${workgroupSize} × ${sequences}`);
         }
       }),
   };
 }
 
-const greedyCases: FusedDecoderCase[] = CONFIGS.map(({ name, config }) => greedyCase(name, config, [4, 64]));
+// Every config at 4 and 64 threads with one sequence per workgroup, and once with 2 or 4 sharing a workgroup.
+const GROUPED: FusedShape[] = [{ workgroupSize: 4, sequences: 4 }, { workgroupSize: 4, sequences: 2 }, { workgroupSize: 64, sequences: 4 }];
+const greedyCases: FusedDecoderCase[] = CONFIGS.map(({ name, config }, i) => greedyCase(name, config, [{ workgroupSize: 4, sequences: 1 }, { workgroupSize: 64, sequences: 1 }, GROUPED[i]!]));
 
 const sampledCase: FusedDecoderCase = {
-  name: 'seeded sampling (temperature, top-k, top-p, drawable ids) draws the reference sampler\'s tokens from the same uniforms and is reproducible by seed',
+  name: 'seeded sampling (temperature, top-k, top-p, drawable ids) draws the reference sampler\'s tokens from the same uniforms and is reproducible by seed, also with the four sequences (each its own parameters) in one workgroup',
   run: (context) =>
     withBackend(context, GQA_QK_NORM, null, async (backend) => {
       const V = GQA_QK_NORM.vocab_size;
@@ -224,28 +235,36 @@ const sampledCase: FusedDecoderCase = {
       const again = await compareWithOracle(backend, { decodePath: 'fused' }, prompts, plans, steps, 'sampled again');
       if (first.map((ids) => ids.join()).join(' | ') !== again.map((ids) => ids.join()).join(' | ')) throw new Error('one seed drew different tokens');
       if (first[3]!.some((id) => id >= 700)) throw new Error(`drew an id past sampleableIds 700: ${first[3]!.join()}`);
+      const grouped = await compareWithOracle(backend, { decodePath: 'fused', fusedSequencesPerWorkgroup: 4 }, prompts, plans, steps, 'sampled, 4 sequences per workgroup');
+      if (grouped[3]!.some((id) => id >= 700)) throw new Error(`drew an id past sampleableIds 700 with 4 sequences per workgroup: ${grouped[3]!.join()}`);
     }),
 };
 
 const stopCase: FusedDecoderCase = {
-  name: 'a stop id ends a sequence inside the kernel (the others go on to their draw limits), over more steps than one dispatch runs',
+  name: 'a stop id ends a sequence inside the kernel (the others go on to their draw limits), over more steps than one dispatch runs, with 1 and with 4 sequences per workgroup',
   run: (context) =>
     withBackend(context, QKV_BIAS, null, async (backend) => {
-      const V = QKV_BIAS.vocab_size;
-      const prompts = [randomTokens(6, V, 8), randomTokens(10, V, 9), randomTokens(4, V, 10)];
-      // Learn sequence 0's greedy draw at step 3, then make it a stop id of sequence 0 only.
-      const probe = await compareWithOracle(backend, { decodePath: 'fused' }, prompts, plansFor(3, { temperature: 0 }, 6, 1), 6, 'probe');
-      const stopId = probe[0]![3]!;
-      const firstAt = probe[0]!.indexOf(stopId);
-      const plans = plansFor(3, { temperature: 0 }, 40, 1);
-      plans[0] = { ...plans[0]!, stopIds: [V - 1, stopId] };
-      plans[1] = { ...plans[1]!, maxDraws: 5 };
-      const drawn = await compareWithOracle(backend, { decodePath: 'fused' }, prompts, plans, 40, 'stop ids'); // 40 > MAX_FUSED_STEPS: two dispatches
-      if (drawn[0]!.length !== firstAt + 1 || drawn[0]!.at(-1) !== stopId) throw new Error(`sequence 0 should stop at its first ${stopId} (draw ${firstAt + 1}): drew ${drawn[0]!.join()}`);
-      if (drawn[1]!.length !== 5) throw new Error(`sequence 1 may draw 5 tokens, drew ${drawn[1]!.length}`);
-      if (drawn[2]!.length !== 40) throw new Error(`sequence 2 should draw all 40 steps, drew ${drawn[2]!.length}`);
+      for (const sequences of [1, 4] as const) await stopIds(backend, sequences);
     }),
 };
+
+/** The stop-id check at a number of sequences per workgroup (4: the stopped one shares its workgroup with the two going on). */
+async function stopIds(backend: WebGPUBackend, sequences: FusedSequencesPerWorkgroup): Promise<void> {
+  const V = QKV_BIAS.vocab_size;
+  const prompts = [randomTokens(6, V, 8), randomTokens(10, V, 9), randomTokens(4, V, 10)];
+  // Learn sequence 0's greedy draw at step 3, then make it a stop id of sequence 0 only.
+  const options = { decodePath: 'fused', fusedSequencesPerWorkgroup: sequences } as const;
+  const probe = await compareWithOracle(backend, options, prompts, plansFor(3, { temperature: 0 }, 6, 1), 6, `probe, ${sequences} per workgroup`);
+  const stopId = probe[0]![3]!;
+  const firstAt = probe[0]!.indexOf(stopId);
+  const plans = plansFor(3, { temperature: 0 }, 40, 1);
+  plans[0] = { ...plans[0]!, stopIds: [V - 1, stopId] };
+  plans[1] = { ...plans[1]!, maxDraws: 5 };
+  const drawn = await compareWithOracle(backend, options, prompts, plans, 40, `stop ids, ${sequences} per workgroup`); // 40 > MAX_FUSED_STEPS: two dispatches
+  if (drawn[0]!.length !== firstAt + 1 || drawn[0]!.at(-1) !== stopId) throw new Error(`sequence 0 should stop at its first ${stopId} (draw ${firstAt + 1}): drew ${drawn[0]!.join()}`);
+  if (drawn[1]!.length !== 5) throw new Error(`sequence 1 may draw 5 tokens, drew ${drawn[1]!.length}`);
+  if (drawn[2]!.length !== 40) throw new Error(`sequence 2 should draw all 40 steps, drew ${drawn[2]!.length}`);
+}
 
 const fallbackCase: FusedDecoderCase = {
   name: 'a model the fused kernel does not run (LoRA) decodes steps on the layered plan, and a forced layered path gives the fused path\'s greedy draws',
@@ -331,7 +350,7 @@ const generateCase: FusedDecoderCase = {
  * took ~5 min on 2 shared cores, 2026-12-03): GQA with q/k norm greedy at 64 threads, and the stop
  * ids over two dispatches at lavapipe's default 4 threads.
  */
-export const FUSED_DECODER_LAVAPIPE_CASES: FusedDecoderCase[] = [greedyCase(CONFIGS[2]!.name, GQA_QK_NORM, [64]), stopCase];
+export const FUSED_DECODER_LAVAPIPE_CASES: FusedDecoderCase[] = [greedyCase(CONFIGS[2]!.name, GQA_QK_NORM, [{ workgroupSize: 64, sequences: 1 }]), stopCase];
 
 /** Every fused-decoder check, in the order they run. */
 export const FUSED_DECODER_CASES: FusedDecoderCase[] = [...greedyCases, sampledCase, stopCase, fallbackCase, trialCase, generateCase];
