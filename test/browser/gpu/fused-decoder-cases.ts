@@ -214,9 +214,11 @@ function greedyCase(name: string, config: ModelConfig, shapes: readonly FusedSha
   };
 }
 
-// Every config at 4 and 64 threads with one sequence per workgroup, and once with 2 or 4 sharing a workgroup.
-const GROUPED: FusedShape[] = [{ workgroupSize: 4, sequences: 4 }, { workgroupSize: 4, sequences: 2 }, { workgroupSize: 64, sequences: 4 }];
-const greedyCases: FusedDecoderCase[] = CONFIGS.map(({ name, config }, i) => greedyCase(name, config, [{ workgroupSize: 4, sequences: 1 }, { workgroupSize: 64, sequences: 1 }, GROUPED[i]!]));
+// Every config at 4 and 64 threads with one sequence per workgroup; the plain one (scalar cache reads:
+// head_dim 18) also with 4 sequences sharing a workgroup, the QKV-bias one with 2 (the sampled case
+// runs the q/k-norm config with 4).
+const GROUPED: FusedShape[][] = [[{ workgroupSize: 4, sequences: 4 }], [{ workgroupSize: 4, sequences: 2 }], []];
+const greedyCases: FusedDecoderCase[] = CONFIGS.map(({ name, config }, i) => greedyCase(name, config, [{ workgroupSize: 4, sequences: 1 }, { workgroupSize: 64, sequences: 1 }, ...GROUPED[i]!]));
 
 const sampledCase: FusedDecoderCase = {
   name: 'seeded sampling (temperature, top-k, top-p, drawable ids) draws the reference sampler\'s tokens from the same uniforms and is reproducible by seed, also with the four sequences (each its own parameters) in one workgroup',
