@@ -640,20 +640,26 @@ fn sampleRow(base: u32, dr: Draw, u01: f32, t: u32) -> vec4<f32> {
     scanCount(equalHere, t);
     rankStart = sharedU[t] - equalHere;
   }
-  var rank = rankStart;
-  var chunkMass = 0.0;
-  var lastKept = NONE;
-  for (var v = lo; v < min(hi, drawable); v++) {
-    let x = scratch[base + v];
-    let key = orderKey(x);
-    var kept = !truncated || key > tau;
-    if (truncated && key == tau) {
-      kept = rank < keepEq;
-      rank++;
-    }
-    if (kept) {
-      chunkMass += exp(x * invT - zMax);
-      lastKept = v;
+  // Untruncated, every drawable id is kept: the chunk's mass is localDrawable (the same terms summed
+  // in the same order), so the pass over the logits is only needed with top-k or top-p.
+  var chunkMass = localDrawable;
+  var lastKept = select(NONE, min(hi, drawable) - 1u, lo < min(hi, drawable));
+  if (truncated) {
+    var rank = rankStart;
+    chunkMass = 0.0;
+    lastKept = NONE;
+    for (var v = lo; v < min(hi, drawable); v++) {
+      let x = scratch[base + v];
+      let key = orderKey(x);
+      var kept = key > tau;
+      if (key == tau) {
+        kept = rank < keepEq;
+        rank++;
+      }
+      if (kept) {
+        chunkMass += exp(x * invT - zMax);
+        lastKept = v;
+      }
     }
   }
   scanSum(chunkMass, t);
@@ -665,7 +671,7 @@ fn sampleRow(base: u32, dr: Draw, u01: f32, t: u32) -> vec4<f32> {
   if (chunkMass > 0.0 && pickAt >= before && pickAt < after) {
     var cumulative = before;
     var pick = lastKept;
-    rank = rankStart;
+    var rank = rankStart;
     for (var v = lo; v < min(hi, drawable); v++) {
       let x = scratch[base + v];
       let key = orderKey(x);
