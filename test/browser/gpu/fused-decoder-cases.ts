@@ -352,7 +352,7 @@ const generateCase: FusedDecoderCase = {
 
 /**
  * The checks run on lavapipe, whose LLVM compiles the fused kernel slowly (the 64-thread pipeline
- * took ~5 min on 2 shared cores, 2026-12-03; two more pipelines in one test passed its 10 min):
+ * took ~5 min on 2 shared cores, 2026-12-03; a test compiling two more ran past its 10-minute limit at load 7):
  * GQA with q/k norm greedy at 64 threads and one sequence per workgroup, and the stop ids over two
  * dispatches at lavapipe's default 4 threads with 4 sequences sharing a workgroup.
  */
