@@ -138,7 +138,7 @@ function plansFor(B: number, params: SamplingParams, steps: number, seed: number
  * draw; then one layered decode step of every sequence against the CPU decoder's logits (the cache
  * the kernel wrote). Returns the fused draws.
  */
-async function compareWithOracle(backend: WebGPUBackend, options: WebGPUDecoderOptions, prompts: number[][], plans: DeviceDecodePlan[], steps: number, label: string): Promise<number[][]> {
+async function compareWithOracle(backend: WebGPUBackend, options: WebGPUDecoderOptions, prompts: number[][], plans: DeviceDecodePlan[], steps: number, label: string, logprobsOut?: number[][]): Promise<number[][]> {
   const gpu = await fusedDecoder(backend, options);
   const cpu = await createCpuDecoder(backend);
   try {
@@ -181,6 +181,7 @@ async function compareWithOracle(backend: WebGPUBackend, options: WebGPUDecoderO
       expectClose(gpuLogits, cpuLogits, { ...LOGITS_TOL, label: `${label}: layered logits after the fused steps` });
       if (gpuLogits.length !== keep.length * V) throw new Error('logits shape');
     }
+    logprobsOut?.push(...drawn.map((result) => Array.from(result.logprobs)));
     return drawn.map((result) => Array.from(result.ids));
   } finally {
     gpu.dispose();
@@ -221,7 +222,7 @@ const GROUPED: FusedShape[][] = [[{ workgroupSize: 4, sequences: 4 }], [{ workgr
 const greedyCases: FusedDecoderCase[] = CONFIGS.map(({ name, config }, i) => greedyCase(name, config, [{ workgroupSize: 4, sequences: 1 }, { workgroupSize: 64, sequences: 1 }, ...GROUPED[i]!]));
 
 const sampledCase: FusedDecoderCase = {
-  name: 'seeded sampling (temperature, top-k, top-p, drawable ids) draws the reference sampler\'s tokens from the same uniforms and is reproducible by seed, also with the four sequences (each its own parameters) in one workgroup',
+  name: 'seeded sampling (temperature, top-k, top-p, drawable ids) draws the reference sampler\'s tokens from the same uniforms and is reproducible by seed, and four sequences (each its own parameters) sharing one workgroup draw exactly what they draw one per workgroup',
   run: (context) =>
     withBackend(context, GQA_QK_NORM, null, async (backend) => {
       const V = GQA_QK_NORM.vocab_size;
@@ -233,12 +234,16 @@ const sampledCase: FusedDecoderCase = {
         ...plansFor(1, { temperature: 1, topP: 0.85 }, steps, 4),
         ...plansFor(1, { temperature: 1.1, topK: 50, topP: 0.9, sampleableIds: 700 }, steps, 5),
       ];
-      const first = await compareWithOracle(backend, { decodePath: 'fused' }, prompts, plans, steps, 'sampled');
-      const again = await compareWithOracle(backend, { decodePath: 'fused' }, prompts, plans, steps, 'sampled again');
+      const firstLogprobs: number[][] = [];
+      const first = await compareWithOracle(backend, { decodePath: 'fused', fusedSequencesPerWorkgroup: 1 }, prompts, plans, steps, 'sampled', firstLogprobs);
+      const again = await compareWithOracle(backend, { decodePath: 'fused', fusedSequencesPerWorkgroup: 1 }, prompts, plans, steps, 'sampled again');
       if (first.map((ids) => ids.join()).join(' | ') !== again.map((ids) => ids.join()).join(' | ')) throw new Error('one seed drew different tokens');
       if (first[3]!.some((id) => id >= 700)) throw new Error(`drew an id past sampleableIds 700: ${first[3]!.join()}`);
-      const grouped = await compareWithOracle(backend, { decodePath: 'fused', fusedSequencesPerWorkgroup: 4 }, prompts, plans, steps, 'sampled, 4 sequences per workgroup');
-      if (grouped[3]!.some((id) => id >= 700)) throw new Error(`drew an id past sampleableIds 700 with 4 sequences per workgroup: ${grouped[3]!.join()}`);
+      // Sharing a workgroup changes nothing a sequence draws: the same ids and bit-equal log-probs.
+      const groupedLogprobs: number[][] = [];
+      const grouped = await compareWithOracle(backend, { decodePath: 'fused', fusedSequencesPerWorkgroup: 4 }, prompts, plans, steps, 'sampled, 4 sequences per workgroup', groupedLogprobs);
+      if (grouped.map((ids) => ids.join()).join(' | ') !== first.map((ids) => ids.join()).join(' | ')) throw new Error(`4 sequences per workgroup drew ${grouped.join(' | ')}, one per workgroup ${first.join(' | ')}`);
+      if (groupedLogprobs.map((row) => row.join()).join(' | ') !== firstLogprobs.map((row) => row.join()).join(' | ')) throw new Error('4 sequences per workgroup gave other log-probs than one per workgroup');
     }),
 };
 

@@ -230,28 +230,14 @@ fn loadVins(rel: u32, n: u32, w: u32, t: u32) {
 
 // Four rows o..o+3 of W·vin for every slot (column s = slot s; W (OC, IC) at float offset w, a
 // multiple of 4; IC a multiple of 4): rows past OC repeat row OC − 1 (the caller does not store
-// them). Each weight vec4 is loaded once for the SEQS slots.
+// them). Each weight vec4 is loaded once for the SEQS slots, and every slot sums in the same order
+// whatever SEQS is, so a sequence's draws do not depend on the batch it decodes in.
 fn rows4(w: u32, o: u32, IC: u32, OC: u32) -> mat4x4<f32> {
   let n4 = IC / 4u;
   let r0 = w / 4u + o * n4;
   let r1 = w / 4u + min(o + 1u, OC - 1u) * n4;
   let r2 = w / 4u + min(o + 2u, OC - 1u) * n4;
   let r3 = w / 4u + min(o + 3u, OC - 1u) * n4;
-  if (SEQS == 1u) {
-    var a0 = vec4<f32>(0.0);
-    var a1 = vec4<f32>(0.0);
-    var a2 = vec4<f32>(0.0);
-    var a3 = vec4<f32>(0.0);
-    for (var i = 0u; i < n4; i++) {
-      let x = vin[i];
-      a0 += x * weights4[r0 + i];
-      a1 += x * weights4[r1 + i];
-      a2 += x * weights4[r2 + i];
-      a3 += x * weights4[r3 + i];
-    }
-    let one = vec4<f32>(1.0);
-    return mat4x4<f32>(vec4<f32>(dot(a0, one), dot(a1, one), dot(a2, one), dot(a3, one)), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-  }
   var y0 = vec4<f32>(0.0);
   var y1 = vec4<f32>(0.0);
   var y2 = vec4<f32>(0.0);
@@ -263,8 +249,10 @@ fn rows4(w: u32, o: u32, IC: u32, OC: u32) -> mat4x4<f32> {
     let w3 = weights4[r3 + i];
     let x0 = vin[i];
     y0 += vec4<f32>(dot(x0, w0), dot(x0, w1), dot(x0, w2), dot(x0, w3));
-    let x1 = vin[VIN4 + i];
-    y1 += vec4<f32>(dot(x1, w0), dot(x1, w1), dot(x1, w2), dot(x1, w3));
+    if (SEQS >= 2u) {
+      let x1 = vin[VIN4 + i];
+      y1 += vec4<f32>(dot(x1, w0), dot(x1, w1), dot(x1, w2), dot(x1, w3));
+    }
     if (SEQS == 4u) {
       let x2 = vin[2u * VIN4 + i];
       y2 += vec4<f32>(dot(x2, w0), dot(x2, w1), dot(x2, w2), dot(x2, w3));
