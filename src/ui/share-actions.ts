@@ -93,7 +93,9 @@ export async function acceptReview(): Promise<void> {
   store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
   if (review.webllmModel) chooseWebLLMModel(review.webllmModel);
   if (review.teacher) store.getState().setTeacher(review.teacher);
-  if (review.inTabModel && (review.inTabModel === 'tiny' || review.inTabModel === 'nano' || findRealPreset(review.inTabModel))) chooseInTabModel(review.inTabModel);
+  // A link or setup from before the choice existed meant tiny, then the only in-tab model (the default is nano now).
+  const inTabModel = review.inTabModel ?? 'tiny';
+  if (inTabModel === 'tiny' || inTabModel === 'nano' || findRealPreset(inTabModel)) chooseInTabModel(inTabModel);
   await addEnvironment({ name: `${review.name} (${store.getState().reviewFile ? 'imported' : 'shared'})`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   dismissReview();
 }
