@@ -28,9 +28,9 @@ export interface OpenPageOptions {
 export async function openPage(browser: Browser, url: string, options: OpenPageOptions = {}): Promise<{ context: BrowserContext; page: Page; pageErrors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, acceptDownloads: true });
   if (options.inTabModel) {
-    // Init scripts run in every frame: only the app's own page, not the environment's sandboxed frame (no storage there).
+    // Init scripts run in every frame and page: only the app's own page, not the environment's sandboxed frame or about:blank (no storage there).
     await context.addInitScript((model) => {
-      if (window !== window.top) return;
+      if (window !== window.top || location.protocol === 'about:') return;
       if (localStorage.getItem('tabrl.inTabModel') === null) localStorage.setItem('tabrl.inTabModel', model);
     }, options.inTabModel);
   }
