@@ -357,11 +357,12 @@ const generateCase: FusedDecoderCase = {
 
 /**
  * The checks run on lavapipe, whose LLVM compiles the fused kernel slowly (the 64-thread pipeline
- * took ~5 min on 2 shared cores, 2026-12-03; a test compiling two more ran past its 10-minute limit at load 7):
- * GQA with q/k norm greedy at 64 threads and one sequence per workgroup, and the stop ids over two
- * dispatches at lavapipe's default 4 threads with 4 sequences sharing a workgroup.
+ * took ~5 min on 2 shared cores, 2026-12-03): GQA with q/k norm greedy at 64 threads, and the stop
+ * ids over two dispatches at lavapipe's default 4 threads, one sequence per workgroup. With 4
+ * sequences per workgroup the stop check passed on lavapipe too, by hand (2026-12-03: 569 s at load
+ * 8, most of it compiling), too slow for CI's budget.
  */
-export const FUSED_DECODER_LAVAPIPE_CASES: FusedDecoderCase[] = [greedyCase(CONFIGS[2]!.name, GQA_QK_NORM, [{ workgroupSize: 64, sequences: 1 }]), stopCase([4])];
+export const FUSED_DECODER_LAVAPIPE_CASES: FusedDecoderCase[] = [greedyCase(CONFIGS[2]!.name, GQA_QK_NORM, [{ workgroupSize: 64, sequences: 1 }]), stopCase([1])];
 
 /** Every fused-decoder check, in the order they run. */
 export const FUSED_DECODER_CASES: FusedDecoderCase[] = [...greedyCases, sampledCase, stopCase([1, 4]), fallbackCase, trialCase, generateCase];
