@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../src/envs/builtin/index.ts';
 import { ScriptedClient } from '../src/envs/index.ts';
 import { openModel, parseBackendName } from '../src/cli/open-model.ts';
-import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_OPTIONS } from '../src/rl/lesson.ts';
+import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_MODEL, DEFAULT_LESSON_OPTIONS } from '../src/rl/lesson.ts';
 import type { GrpoOptions } from '../src/rl/grpo-trainer.ts';
 import { runTraining, type TrainingRunOptions } from '../src/rl/training-run.ts';
 
@@ -42,8 +42,8 @@ const options: TrainingRunOptions = {
 
 const env = await loadBuiltinEnvironment(DEFAULT_LESSON_ENVIRONMENT.name, { ...DEFAULT_LESSON_ENVIRONMENT.args });
 const expert = new ScriptedClient(await loadBuiltinExpert(DEFAULT_LESSON_ENVIRONMENT.name, env));
-// --model nano: the same lesson on nano (is the pretrained model a better default?).
-const modelName = values.model ?? 'tiny';
+// The lesson's own model (nano) unless --model says otherwise (--model tiny: the from-scratch one).
+const modelName = values.model ?? DEFAULT_LESSON_MODEL;
 const model = await openModel(modelName, { backend: backendName, seed: options.seed });
 const fmt = (value: number | string | undefined, digits = 3) => (typeof value === 'number' ? value.toFixed(digits) : (value ?? ''));
 

@@ -9,7 +9,10 @@
  * only the ids come back) as it ships (decodePath 'auto': the cached timed trial picks the fused
  * multi-step kernel or the layered plan per batch bucket), and with each path forced; the CPU decoder
  * with the CPU sampler over its logits, one seeded generator per sequence. With --host-sampling also
- * the layered plan reading the (B, V) logits back for the CPU sampler. Prints a table and one JSON line.
+ * the layered plan reading the (B, V) logits back for the CPU sampler. The peer decodes as many steps
+ * as ours; ours, each forced path and the peer run interleaved in --rounds rounds (default 2) and each
+ * keeps its best round, so that a burst of load from elsewhere does not decide a ratio. Prints a
+ * table and one JSON line.
  * Not a test: on SwiftShader only the ratios mean anything.
  */
 import { parseArgs } from 'node:util';
@@ -23,13 +26,20 @@ import { createWebGPUBackend } from '../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder, type DecodePath } from '../src/gpu/webgpu/webgpu-decoder.ts';
 import { measure } from './sample-measure.ts';
 
-const { values } = parseArgs({ options: { layers: { type: 'string' }, batches: { type: 'string' }, temperature: { type: 'string', default: '1' }, 'skip-peer': { type: 'boolean', default: false }, 'host-sampling': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { layers: { type: 'string' }, batches: { type: 'string' }, rounds: { type: 'string', default: '2' }, temperature: { type: 'string', default: '1' }, 'skip-peer': { type: 'boolean', default: false }, 'host-sampling': { type: 'boolean', default: false } } });
 const params: SamplingParams = { temperature: Number(values.temperature) };
 const context = await requestGPUDevice({ gpu: createNodeGPU(), label: 'bench:sample' });
 const software = context.adapter.isFallbackAdapter;
 const adapter = `${context.adapter.vendor} ${context.adapter.architecture}${software ? ' (software)' : ''}`;
 const smolLayers = Number(values.layers ?? (software ? 2 : SMOLLM2_135M_CONFIG.num_hidden_layers));
 const batches = (values.batches ?? '1,8,32').split(',').map(Number);
+const rounds = Number(values.rounds);
+
+/** Tokens per second of a measurement's two phases. */
+interface Speed {
+  prefill: number;
+  decode: number;
+}
 
 interface Case {
   name: string;
@@ -53,19 +63,22 @@ for (const benchCase of CASES) {
     const steps = benchCase.steps;
     await measure(gpu, B, benchCase.prompt, 1, 99, params); // the trial of this batch's bucket, and its plans
     const path: DecodePath = await gpu.pathFor(B);
-    const ours = await measure(gpu, B, benchCase.prompt, steps, 1, params);
-    const byPath: Record<DecodePath, number> = { fused: 0, layered: 0 };
-    for (const which of ['fused', 'layered'] as const) {
-      await measure(forced[which], B, benchCase.prompt, 1, 99, params);
-      byPath[which] = (await measure(forced[which], B, benchCase.prompt, steps, 1, params)).decode;
+    for (const which of ['fused', 'layered'] as const) await measure(forced[which], B, benchCase.prompt, 1, 99, params);
+    if (values['host-sampling']) await measure(forced.layered, B, benchCase.prompt, 1, 99, params, false);
+    // Rounds of (ours, each path forced, the peer), interleaved so that a change in the machine's load
+    // hits all of them; every measurement keeps its best round. The peer decodes as many steps as ours.
+    const best = (a: Speed | null, b: Speed): Speed => (a === null ? b : { prefill: Math.max(a.prefill, b.prefill), decode: Math.max(a.decode, b.decode) });
+    let ours: Speed | null = null;
+    let peer: Speed | null = null;
+    let hostSampled: Speed | null = null; // the layered plan reading the (B, V) logits back and sampling on the CPU
+    const byPath: Record<DecodePath, Speed | null> = { fused: null, layered: null };
+    for (let round = 0; round < rounds; round++) {
+      ours = best(ours, await measure(gpu, B, benchCase.prompt, steps, 1 + round, params));
+      for (const which of ['fused', 'layered'] as const) byPath[which] = best(byPath[which], await measure(forced[which], B, benchCase.prompt, steps, 1 + round, params));
+      if (values['host-sampling']) hostSampled = best(hostSampled, await measure(forced.layered, B, benchCase.prompt, steps, 1 + round, params, false));
+      if (cpu) peer = best(peer, await measure(cpu, B, benchCase.prompt, steps, 1 + round, params));
     }
-    // The layered plan reading the (B, V) logits back and sampling on the CPU: what sampling on the GPU changes.
-    let hostSampled: { prefill: number; decode: number } | null = null;
-    if (values['host-sampling']) {
-      await measure(forced.layered, B, benchCase.prompt, 1, 99, params, false);
-      hostSampled = await measure(forced.layered, B, benchCase.prompt, steps, 1, params, false);
-    }
-    const peer = cpu ? await measure(cpu, B, benchCase.prompt, Math.min(steps, 8), 1, params) : null;
+    if (ours === null || byPath.fused === null || byPath.layered === null) throw new Error('bench:sample: --rounds must be at least 1');
     const row = {
       model: benchCase.name,
       B,
@@ -73,13 +86,13 @@ for (const benchCase of CASES) {
       decodeSteps: steps,
       path,
       webgpu: { prefillTokensPerSecond: ours.prefill, decodeTokensPerSecond: ours.decode },
-      fusedDecodeTokensPerSecond: gpu.fusedProblem === null ? byPath.fused : null,
-      layeredDecodeTokensPerSecond: byPath.layered,
+      fusedDecodeTokensPerSecond: gpu.fusedProblem === null ? byPath.fused.decode : null,
+      layeredDecodeTokensPerSecond: byPath.layered.decode,
       webgpuCpuSampling: hostSampled ? { prefillTokensPerSecond: hostSampled.prefill, decodeTokensPerSecond: hostSampled.decode } : null,
       cpu: peer ? { prefillTokensPerSecond: peer.prefill, decodeTokensPerSecond: peer.decode } : null,
       ratio: peer ? { prefill: ours.prefill / peer.prefill, decode: ours.decode / peer.decode } : null,
     };
-    console.error(`  ${row.model} B=${B}: prefill ${ours.prefill.toFixed(0)} tok/s, decode ${ours.decode.toFixed(1)} tok/s (${path}; fused ${byPath.fused.toFixed(1)}, layered ${byPath.layered.toFixed(1)}), cpu ${peer?.decode.toFixed(1)}`);
+    console.error(`  ${row.model} B=${B}: prefill ${ours.prefill.toFixed(0)} tok/s, decode ${ours.decode.toFixed(1)} tok/s (${path}; fused ${byPath.fused.decode.toFixed(1)}, layered ${byPath.layered.decode.toFixed(1)}), cpu ${peer?.decode.toFixed(1)}`);
     results.push(row);
   }
   gpu.dispose();
@@ -100,5 +113,5 @@ for (const r of results) {
       `| ${fmt(r.cpu?.decodeTokensPerSecond)} | ${r.ratio ? r.ratio.decode.toFixed(2) : '–'} |`,
   );
 }
-console.log(JSON.stringify({ bench: 'sample', adapter, date: new Date().toISOString(), temperature: params.temperature, smolLayers, results }));
+console.log(JSON.stringify({ bench: 'sample', adapter, date: new Date().toISOString(), temperature: params.temperature, smolLayers, rounds, results }));
 context.device.destroy();

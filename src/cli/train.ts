@@ -40,7 +40,7 @@ Options:
   --model M              tiny (TabRL's from-scratch preset), nano (TabRL's small pretrained byte-level model,
                          shipped in public/models/nano) or a Hugging Face-style folder (required without --lesson)
   --lesson               the lesson's preset for the environment (wordle: lesson 6, nano on the compact Wordle;
-                         reverse-text: the default lesson, tiny): its model, --env-args and settings, which
+                         reverse-text: the default lesson, nano): its model, --env-args and settings, which
                          other flags override
   --quick                the lesson's preset cut to a few minutes on a software adapter or the CPU (implies --lesson)
   --backend B            cpu (default) or webgpu (Dawn; the software adapter where there is no GPU)

@@ -20,8 +20,8 @@ import { restoreWebLLMModel } from './webllm-actions.ts';
 export { currentEnvironment, parseArgs } from './current-environment.ts';
 export { createFromBuiltin, deleteCurrentEnvironment, editSource, openEnvironment, renameCurrentEnvironment } from './environment-actions.ts';
 export { exportResults, pauseEvaluation, resultsAsJsonl, resumeEvaluation, startEvaluation, stopEvaluation } from './evaluation-actions.ts';
-export { choosePolicy, setApiKey, setEndpoint, TINY_LESSON_ARGS } from './policy-actions.ts';
-export { acceptReview, createShareLink, currentSetup, dismissReview, openHash } from './share-actions.ts';
+export { choosePolicy, setApiKey, setEndpoint } from './policy-actions.ts';
+export { acceptReview, createShareLink, currentSetup, dismissReview, openHash, reviewEndpointChanges } from './share-actions.ts';
 
 const store = usePlayground;
 

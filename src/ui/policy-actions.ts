@@ -26,8 +26,8 @@ export function restorePolicy(): void {
   }
 }
 
-/** The arguments of the default lesson: reverse-text in its compact form, short enough for the tiny model. */
-export const TINY_LESSON_ARGS: Record<string, unknown> = { ...DEFAULT_LESSON_ENVIRONMENT.args };
+// The arguments of the default lesson: reverse-text in its compact form, short enough for the byte-level models (nano, tiny).
+const BYTE_MODEL_LESSON_ARGS: Record<string, unknown> = { ...DEFAULT_LESSON_ENVIRONMENT.args };
 
 /** Chooses the policy; picking the in-tab model on reverse-text with default arguments switches to the default lesson's. */
 export function choosePolicy(policy: PolicyKind): void {
@@ -35,7 +35,7 @@ export function choosePolicy(policy: PolicyKind): void {
   if (policy !== 'in-tab') return;
   const { settings } = store.getState();
   if (currentEnvironment()?.builtin === DEFAULT_LESSON_ENVIRONMENT.name && settings.argsJson.trim() === '{}') {
-    store.getState().setSettings({ argsJson: JSON.stringify(TINY_LESSON_ARGS), maxTokens: Math.min(settings.maxTokens, DEFAULT_LESSON_OPTIONS.maxTokens) });
+    store.getState().setSettings({ argsJson: JSON.stringify(BYTE_MODEL_LESSON_ARGS), maxTokens: Math.min(settings.maxTokens, DEFAULT_LESSON_OPTIONS.maxTokens) });
   }
   void ensureEngine().catch(() => {});
 }

@@ -8,7 +8,10 @@ import { findRealPreset } from '../models/catalogue.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { environmentModel } from './editor/models.ts';
 import { addEnvironment } from './environment-actions.ts';
+import { chooseJudge, setJudgeEndpoint } from './judge/judge-actions.ts';
+import { judgeStore } from './judge/judge-store.ts';
 import { chooseInTabModel } from './model-actions.ts';
+import { endpointChangesNeedingConsent, type EndpointChange } from './share/endpoint-consent.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedEvaluation, type SharedState } from './share/url-state.ts';
 import type { EvaluationSettings } from './store/evaluation-slice.ts';
 import { usePlayground } from './store/index.ts';
@@ -36,6 +39,7 @@ function currentSource(saved: SavedEnvironment): string {
 /** The playground's setup (policy, mode, settings, seed) around an environment `source`, as a share link or an imported file carries it. */
 export function currentSetup(environment: { source: string; name: string; builtin?: string | undefined }): SharedState {
   const { settings, policy, model, baseURL, mode, trainingSettings, webllmModel, teacher, inTabModel } = store.getState();
+  const judge = judgeStore.getState();
   return {
     mode,
     training: { ...trainingSettings },
@@ -49,6 +53,9 @@ export function currentSetup(environment: { source: string; name: string; builti
     webllmModel,
     inTabModel,
     teacher,
+    judgeKind: judge.kind,
+    judgeBaseURL: judge.baseURL,
+    judgeModel: judge.model,
     evaluation: sharedEvaluation(settings),
   };
 }
@@ -77,10 +84,24 @@ function safeArgs(argsJson: string): Record<string, unknown> {
   }
 }
 
-/** Loads a reviewed link: its file becomes a new saved environment and its settings apply. It does not run. */
-export async function acceptReview(): Promise<void> {
+/** The endpoint URLs the link under review would take a stored API key to; the review asks before applying them. */
+export function reviewEndpointChanges(): EndpointChange[] {
+  const review = store.getState().review;
+  if (!review) return [];
+  const { baseURL, hasApiKey } = store.getState();
+  const judge = judgeStore.getState();
+  return endpointChangesNeedingConsent(review, { baseURL, hasApiKey, judgeBaseURL: judge.baseURL, judgeHasApiKey: judge.hasApiKey });
+}
+
+/**
+ * Loads a reviewed link: its file becomes a new saved environment and its settings apply. It does
+ * not run. An endpoint URL that would take a stored key elsewhere (`reviewEndpointChanges`) applies
+ * only with `useLinkEndpoints`; otherwise that endpoint (URL and model) stays the person's own.
+ */
+export async function acceptReview(options: { useLinkEndpoints?: boolean } = {}): Promise<void> {
   const review = store.getState().review;
   if (!review) return;
+  const held = options.useLinkEndpoints ? [] : reviewEndpointChanges().map((change) => change.role);
   const settings: EvaluationSettings = { ...review.evaluation, argsJson: JSON.stringify(review.args) };
   store.getState().setSettings(settings);
   store.getState().setPolicy(review.policy);
@@ -90,10 +111,14 @@ export async function acceptReview(): Promise<void> {
     const defaults = DEFAULT_TRAINING_SETTINGS as unknown as Record<string, unknown>;
     store.getState().setTrainingSettings(Object.fromEntries(Object.entries(review.training).filter(([key, value]) => key in defaults && typeof value === typeof defaults[key])));
   }
-  store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
+  if (!held.includes('policy')) store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
+  if (review.judgeKind) chooseJudge(review.judgeKind);
+  if (review.judgeBaseURL !== undefined && !held.includes('judge')) setJudgeEndpoint({ baseURL: review.judgeBaseURL, ...(review.judgeModel !== undefined ? { model: review.judgeModel } : {}) });
   if (review.webllmModel) chooseWebLLMModel(review.webllmModel);
   if (review.teacher) store.getState().setTeacher(review.teacher);
-  if (review.inTabModel && (review.inTabModel === 'tiny' || review.inTabModel === 'nano' || findRealPreset(review.inTabModel))) chooseInTabModel(review.inTabModel);
+  // A link or setup from before the choice existed meant tiny, then the only in-tab model (the default is nano now).
+  const inTabModel = review.inTabModel ?? 'tiny';
+  if (inTabModel === 'tiny' || inTabModel === 'nano' || findRealPreset(inTabModel)) chooseInTabModel(inTabModel);
   await addEnvironment({ name: `${review.name} (${store.getState().reviewFile ? 'imported' : 'shared'})`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   dismissReview();
 }

@@ -15,9 +15,25 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }
 
+/** What a fresh page starts with besides empty storage. */
+export interface OpenPageOptions {
+  /**
+   * The in-tab model remembered before the app first loads ('tiny': the from-scratch model, for tests
+   * about training mechanics rather than about nano, the default); a choice made later in the test wins.
+   */
+  inTabModel?: string;
+}
+
 /** A fresh context (empty storage) and page at presenter size, with page errors collected. */
-export async function openPage(browser: Browser, url: string): Promise<{ context: BrowserContext; page: Page; pageErrors: string[] }> {
+export async function openPage(browser: Browser, url: string, options: OpenPageOptions = {}): Promise<{ context: BrowserContext; page: Page; pageErrors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, acceptDownloads: true });
+  if (options.inTabModel) {
+    // Init scripts run in every frame and page: only the app's own page, not the environment's sandboxed frame or about:blank (no storage there).
+    await context.addInitScript((model) => {
+      if (window !== window.top || location.protocol === 'about:') return;
+      if (localStorage.getItem('tabrl.inTabModel') === null) localStorage.setItem('tabrl.inTabModel', model);
+    }, options.inTabModel);
+  }
   const page = await context.newPage();
   const pageErrors: string[] = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));

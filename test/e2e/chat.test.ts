@@ -31,7 +31,7 @@ async function chat(page: Page, text: string, turn: number): Promise<{ base: str
 
 describe('chat and pause', () => {
   test('the chat answers with the base and the trained model side by side; a paused GRPO job holds and then finishes', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
     await page.getByTestId('tab-chat').click();
     expect(await page.getByTestId('chat-no-run').textContent()).toMatch(/no trained model yet/);

@@ -30,7 +30,7 @@ async function storedJobOptions(page: Page): Promise<Record<string, unknown>> {
 }
 
 test('the objective settings reach the trainer, and "More charts" adds and removes charts', { timeout: 300_000 }, async () => {
-  const { context, page, pageErrors } = await openPage(browser, appUrl);
+  const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
   await waitForEditor(page);
   await page.getByTestId('policy-in-tab').click();
   await page.getByTestId('mode-train').click();

@@ -41,7 +41,7 @@ async function trainedAnswer(page: Page, text: string): Promise<string> {
 
 describe('import and export', () => {
   test('environment file, results, warm-up data and model weights go out and come back', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
 
     // The environment file: download, then import it back (shown for review first).
@@ -101,7 +101,7 @@ describe('import and export', () => {
     await context.close();
 
     // A fresh page: import the zip; the trained column answers as before.
-    const fresh = await openPage(browser, appUrl);
+    const fresh = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     await waitForEditor(fresh.page);
     await fresh.page.getByTestId('tab-chat').click();
     expect(await fresh.page.getByTestId('chat-no-run').textContent()).toMatch(/no trained model yet/);

@@ -1,6 +1,6 @@
 /**
  * The layout at 800, 1280 and 1920 px wide, in normal and presenter mode, with a lesson open and a
- * run present (a short warm-up of the tiny model, an evaluation, and a model download that failed
+ * run present (a short warm-up of nano, the default model, an evaluation, and a model download that failed
  * with a long URL in its message): in every tab no pane scrolls sideways, nothing sticks out of the
  * window, the main pane keeps a usable width, and the Runs table's Open and Delete stay in view.
  * Screenshots: layout-<width>-<mode>-<tab>.png.
@@ -65,7 +65,7 @@ describe('layout', () => {
     await waitForEditor(page);
     await page.getByTestId('lesson-panel').waitFor();
     await page.getByTestId('policy-in-tab').click();
-    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano \(pretrained/);
     await page.getByTestId('mode-warmup').click();
     await fillFields(page, { 'train-demonstrations': '4', 'train-sftSteps': '2', 'train-sftBatchSize': '2' });
     await page.getByTestId('start-training').click();
@@ -76,6 +76,7 @@ describe('layout', () => {
     await waitForSummary(page);
     await page.getByTestId('model-smollm2-135m-instruct').click();
     await page.getByRole('alert').filter({ hasText: 'huggingface.co' }).first().waitFor({ timeout: 60_000 });
+    // A failed load leaves the engine on tiny, the from-scratch model it starts with.
     await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
 
     const tabs = ['editor', 'rollouts', 'training', 'runs', 'chat', 'studio'];

@@ -104,7 +104,7 @@ describe('lesson presets, end to end', () => {
     await context.close();
   });
 
-  test('lesson 2: its arguments, warm-up and GRPO numbers are the fields\'; the baseline is near 0 and is the run\'s "before"', { timeout: 300_000 }, async () => {
+  test('lesson 2: its arguments, warm-up and GRPO numbers are the fields\'; nano loads from the app\'s files, its baseline is the text\'s (about 0.4) and is the run\'s "before"', { timeout: 300_000 }, async () => {
     const { context, page, pageErrors } = await openPage(browser, appUrl);
     const text = lessonText(2);
     await startLesson(page, 2, 'Reverse a short text');
@@ -118,12 +118,16 @@ describe('lesson presets, end to end', () => {
     expect(text).toContain(`samples ${await field(page, 'train-groupSize')} answers to each of ${await field(page, 'train-tasksPerStep')} tasks`);
     expect(text).toContain(`(**KL β** ${await field(page, 'train-klBeta')})`);
 
-    // Baseline with the preset's evaluation: fresh random weights score near 0.
+    // Baseline with the preset's evaluation: nano, pretrained, gets part of most reversals right ("reward about 0.4").
+    expect(await page.getByTestId('model-nano').getAttribute('aria-checked')).toBe('true');
+    expect(text).toContain('reward about 0.4');
     await page.getByTestId('mode-evaluate').click();
     await page.getByTestId('evaluate').click();
     await waitForSummary(page, 180_000);
+    expect(await page.getByTestId('engine-status').textContent()).toMatch(/nano \(pretrained, 0\.\d+M\)/);
     const baseline = (await page.getByTestId('reward-mean').textContent())!.split(' ')[0]!;
-    expect(Number(baseline)).toBeLessThan(0.2);
+    expect(Number(baseline)).toBeGreaterThan(0.25);
+    expect(Number(baseline)).toBeLessThan(0.55);
 
     // The warm-up and GRPO the text describes, shortened.
     await page.getByTestId('mode-warmup').click();
@@ -137,7 +141,7 @@ describe('lesson presets, end to end', () => {
     // The charts the text reads: Reward, Pass rate, Entropy, KL (flat at 0 with KL β 0).
     for (const title of ['Reward', 'Pass rate', 'Entropy', 'KL']) expect(await page.locator('.chart figcaption').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining(title)]));
     const evaluations = page.getByTestId('run-evaluations').locator('tbody tr');
-    expect(await evaluations.first().locator('td').allTextContents()).toEqual(['before training (the fresh weights)', baseline, expect.stringMatching(/%$/)]);
+    expect(await evaluations.first().locator('td').allTextContents()).toEqual(['before training (the starting weights)', baseline, expect.stringMatching(/%$/)]);
     await screenshot(page, 'lesson-preset-2');
     expect(pageErrors).toEqual([]);
     await context.close();
@@ -187,7 +191,7 @@ describe('lesson presets, end to end', () => {
     await page.getByTestId('tab-training').click();
     const rows = page.getByTestId('run-evaluations').locator('tbody tr');
     await expect.poll(() => rows.count()).toBe(2);
-    expect(await rows.nth(0).locator('td').allTextContents()).toEqual(['before training (the fresh weights)', baseline, expect.stringMatching(/%$/)]);
+    expect(await rows.nth(0).locator('td').allTextContents()).toEqual(['before training (the starting weights)', baseline, expect.stringMatching(/%$/)]);
     expect(await rows.nth(1).locator('td').first().textContent()).toBe('after 0 SFT + 1 GRPO steps');
     expect(await page.getByTestId('error-boundary').count()).toBe(0);
     await screenshot(page, 'lesson-preset-3');

@@ -50,7 +50,7 @@ async function openInTabPolicy(page: Page): Promise<void> {
 
 describe('real models in the tab', () => {
   test('a preset downloads with progress, loads, evaluates, and loads again offline from the cache', { timeout: 240_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     page.on('console', (message) => { if (message.type() === 'error') console.log(`page: ${message.text()}`); });
     let release = () => {};
     const hold = new Promise<void>((resolve) => { release = resolve; });
@@ -101,7 +101,7 @@ describe('real models in the tab', () => {
   });
 
   test('a missing file (404) shows a message naming it, and the engine keeps tiny', { timeout: 180_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     await serveModel(context, { without: 'tokenizer.json' });
     await openInTabPolicy(page);
     await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
@@ -116,7 +116,7 @@ describe('real models in the tab', () => {
   });
 
   test('local files: missing ones are listed, a complete set loads without the network', { timeout: 180_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     const requested: string[] = [];
     await context.route('https://huggingface.co/**', (route) => { requested.push(route.request().url()); return route.abort(); });
     await openInTabPolicy(page);
@@ -137,7 +137,7 @@ describe('real models in the tab', () => {
   });
 
   test('a run trained on tiny is never loaded into another model: evaluation leaves it alone, training says which model to choose', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     await serveModel(context);
     await openInTabPolicy(page);
     await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);

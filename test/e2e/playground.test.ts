@@ -128,6 +128,46 @@ describe('playground', () => {
     await second.context.close();
   });
 
+  test('a link that points the policy and judge endpoints elsewhere keeps the stored keys\' endpoints unless the person ticks the box', async () => {
+    const { context, page, pageErrors } = await openPage(browser, 'about:blank');
+    // This person has both endpoints set up, with keys stored.
+    await context.addInitScript(() => {
+      if (window !== window.top || location.protocol === 'about:' || localStorage.getItem('tabrl.endpoint.apiKey') !== null) return;
+      localStorage.setItem('tabrl.policy', JSON.stringify({ baseURL: 'https://api.mine.example/v1', model: 'mine' }));
+      localStorage.setItem('tabrl.endpoint.apiKey', 'sk-mine');
+      localStorage.setItem('tabrl.judge', JSON.stringify({ kind: 'heuristic', baseURL: 'https://judge.mine.example/v1', model: 'judge-mine' }));
+      localStorage.setItem('tabrl.judge.apiKey', 'jk-mine');
+    });
+    const source = "import { SingleTurnEnv, Rubric } from 'tabrl';\nexport default function loadEnvironment() {\n  return new SingleTurnEnv({ name: 'elsewhere', dataset: [{ question: 'hi' }], rubric: new Rubric() });\n}\n";
+    const link = shareLink(appUrl, source, { name: 'elsewhere', policy: 'endpoint', baseURL: 'https://evil.example/v1', model: 'evil', judgeKind: 'endpoint', judgeBaseURL: 'https://evil.example/judge', judgeModel: 'evil-judge' });
+
+    await page.goto(link);
+    const warning = page.getByTestId('review-endpoints');
+    await warning.waitFor();
+    for (const url of ['https://evil.example/v1', 'https://api.mine.example/v1', 'https://evil.example/judge', 'https://judge.mine.example/v1']) expect(await warning.textContent()).toContain(url);
+    await screenshot(page, '05-share-review-endpoints');
+    await page.getByTestId('review-load').click();
+    await page.getByTestId('review').waitFor({ state: 'detached' });
+    // Unticked: the link's policy and judge kind apply, the endpoints (URL and model) stay this person's.
+    expect(await page.getByTestId('endpoint-base-url').inputValue()).toBe('https://api.mine.example/v1');
+    expect(await page.getByTestId('endpoint-model').inputValue()).toBe('mine');
+    expect(await page.getByTestId('judge-base-url').inputValue()).toBe('https://judge.mine.example/v1');
+    expect(await page.getByTestId('judge-model').inputValue()).toBe('judge-mine');
+
+    // The same link again, box ticked: both endpoints are the link's.
+    await page.goto('about:blank');
+    await page.goto(link);
+    await page.getByTestId('review-use-endpoints').check();
+    await page.getByTestId('review-load').click();
+    await page.getByTestId('review').waitFor({ state: 'detached' });
+    expect(await page.getByTestId('endpoint-base-url').inputValue()).toBe('https://evil.example/v1');
+    expect(await page.getByTestId('endpoint-model').inputValue()).toBe('evil');
+    expect(await page.getByTestId('judge-base-url').inputValue()).toBe('https://evil.example/judge');
+    expect(await page.getByTestId('judge-model').inputValue()).toBe('evil-judge');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
   test('Stop ends a running evaluation early and keeps the rollouts it finished', async () => {
     const source = [
       "import { SingleTurnEnv, Rubric } from 'tabrl';",

@@ -44,7 +44,7 @@ async function rows(page: Page): Promise<string[]> {
 
 describe('runs', () => {
   test('two short runs are listed, compared on one chart, reopened, and one is deleted for good', { timeout: 400_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
     await page.getByTestId('policy-in-tab').click();
     await page.getByTestId('mode-train').click();

@@ -61,7 +61,7 @@ describe('Stop', () => {
   });
 
   test('during environment loading stops a GRPO job at once, with the run panel saying so', { timeout: 180_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, shareLink(appUrl, SPINNING_SOURCE, { name: 'never', timeLimitMs: 60_000 }));
+    const { context, page, pageErrors } = await openPage(browser, shareLink(appUrl, SPINNING_SOURCE, { name: 'never', timeLimitMs: 60_000 }), { inTabModel: 'tiny' });
     await page.getByTestId('review-load').click();
     await waitForEditor(page, 'spin');
     await page.getByTestId('policy-in-tab').click();

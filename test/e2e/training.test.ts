@@ -34,7 +34,7 @@ async function storedGrpoSteps(page: Page): Promise<number[]> {
 
 describe('in-tab model', () => {
   test('evaluates reverse-text with the tiny model through the engine worker', { timeout: 120_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
     await page.getByTestId('policy-in-tab').click();
     expect(await page.getByTestId('setting-args').inputValue()).toContain('"compact":true');
@@ -50,7 +50,7 @@ describe('in-tab model', () => {
   });
 
   test('warms up with SFT, trains with GRPO, shows charts and rollouts, and keeps the run across a reload', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
     page.on('console', (message) => { if (message.type() === 'error') console.log(`page: ${message.text()}`); });
     await waitForEditor(page);
     await page.getByTestId('policy-in-tab').click();
@@ -68,7 +68,7 @@ describe('in-tab model', () => {
     await expect.poll(() => page.getByTestId('run-sft-steps').textContent()).toBe('3 SFT steps');
     const evaluations = page.getByTestId('run-evaluations').locator('tbody tr');
     expect(await evaluations.count()).toBe(1);
-    expect(await evaluations.first().locator('td').allTextContents()).toEqual(['before training (the fresh weights)', baselineReward!.split(' ')[0], expect.stringMatching(/%$/)]);
+    expect(await evaluations.first().locator('td').allTextContents()).toEqual(['before training (the starting weights)', baselineReward!.split(' ')[0], expect.stringMatching(/%$/)]);
     expect(await page.getByTestId('chart-sft-loss').locator('canvas').count()).toBe(1);
     await screenshot(page, '11-warmup');
 

@@ -2,7 +2,8 @@
  * The fused multi-step decode (`decode_steps.wgsl`): which models it runs (f32 weights in the
  * backend's one parameter buffer, no LoRA, no MLP bias, shapes within the device's limits; anything
  * else stays on the layered plan), and one recorded dispatch per batch bucket that runs up to
- * MAX_FUSED_STEPS decode steps of every sequence, one workgroup per sequence, over the decoder's own
+ * MAX_FUSED_STEPS decode steps of every sequence, one workgroup per 1, 2 or 4 sequences (they share
+ * each weight load of the products), over the decoder's own
  * paged KV cache (so prefill, the layered plan and this kernel share one cache). Only the draws
  * ((steps, B) × 16 bytes) are read back, once per call. The decoder (webgpu-decoder.ts) owns the
  * pages and the token lists; this module packs the kernel's inputs and unpacks its results.
@@ -31,14 +32,29 @@ export function fusedWorkgroupSize(software: boolean): number {
   return software ? 4 : 64;
 }
 
+/** The sequences one workgroup of the kernel serves: 1, 2 or 4. */
+export type FusedSequencesPerWorkgroup = 1 | 2 | 4;
+
+/**
+ * How many sequences a workgroup serves by default: on a software adapter 4 once the batch keeps
+ * both of a 2-core machine's cores busy with them (8 or more: loads decide the speed there, and the
+ * 4 share each weight load), else 1; on a GPU 1 (its many cores want many workgroups). Fewer when the
+ * input vectors would not fit the device's workgroup memory.
+ */
+export function fusedSequencesPerWorkgroup(software: boolean, batch: number, config: ModelConfig, workgroupSize: number, device: GPUDevice): FusedSequencesPerWorkgroup {
+  let seqs: FusedSequencesPerWorkgroup = software && batch >= 8 ? 4 : 1;
+  while (seqs > 1 && workgroupBytes(config, workgroupSize, seqs) > device.limits.maxComputeWorkgroupStorageSize) seqs = seqs === 4 ? 2 : 1;
+  return seqs;
+}
+
 /** vec4s of the kernel's shared input vector: the longest product input (C, NH·HS, I) / 4. */
 function inputVec4s(config: ModelConfig): number {
   return Math.ceil(Math.max(config.hidden_size, config.num_attention_heads * config.head_dim, config.intermediate_size) / 4);
 }
 
-/** Bytes of workgroup memory the kernel declares at a workgroup size: the input vector, the reduction arrays, the state and draw. */
-function workgroupBytes(config: ModelConfig, workgroupSize: number): number {
-  return 16 * inputVec4s(config) + 24 * workgroupSize + 96;
+/** Bytes of workgroup memory the kernel declares at a workgroup size and sequences per workgroup: the input vectors, the reduction arrays, the states and draws. */
+function workgroupBytes(config: ModelConfig, workgroupSize: number, seqs: number): number {
+  return 16 * inputVec4s(config) * seqs + 24 * workgroupSize + 272;
 }
 
 /** Where the model's weights sit for the kernel: the parameter buffer and, per name, the offset in floats. */
@@ -56,7 +72,7 @@ export function fusedDecoderProblem(config: ModelConfig, lora: LoraConfig | null
   if (HS % 2 !== 0) return `odd head_dim ${HS}`;
   const inputs = [config.hidden_size, NH * HS, config.intermediate_size];
   if (inputs.some((n) => n % 4 !== 0)) return `a product input size (hidden ${inputs[0]}, heads·head_dim ${inputs[1]}, intermediate ${inputs[2]}) is not a multiple of 4`;
-  const shared = workgroupBytes(config, 64);
+  const shared = workgroupBytes(config, 64, 1);
   if (shared > device.limits.maxComputeWorkgroupStorageSize) return `its input vector needs ${shared} bytes of workgroup memory, past the device's ${device.limits.maxComputeWorkgroupStorageSize}`;
   const limits = device.limits;
   if (limits.maxStorageBuffersPerShaderStage < 8) return `the device binds ${limits.maxStorageBuffersPerShaderStage} storage buffers per stage; the kernel needs 8`;
@@ -122,6 +138,7 @@ export interface FusedDecoderContext {
   pageSize: number;
   maxPages: number; // MP, pages per sequence
   workgroupSize: number;
+  sequencesPerWorkgroup: FusedSequencesPerWorkgroup;
 }
 
 /** decode_steps recorded for up to `batch` sequences: its buffers and dispatch. */
@@ -154,7 +171,9 @@ export class FusedDecodePlan {
     const scores = inv + NH;
     const logits = scores + NH * maxLen;
     const stride = Math.ceil((logits + V) / 4) * 4;
-    const scratchBytes = batch * stride * 4;
+    const seqs = context.sequencesPerWorkgroup;
+    const workgroups = Math.ceil(batch / seqs);
+    const scratchBytes = workgroups * seqs * stride * 4; // whole workgroups: the products run on every slot
     if (scratchBytes > device.limits.maxStorageBufferBindingSize) throw new Error(`fused decoder: ${batch} sequences need ${scratchBytes} bytes of activations in one binding, past maxStorageBufferBindingSize`);
     this.scratch = createTensor(device, scratchBytes, 'fused decoder activations');
     this.stateBase = GLOBAL_WORDS + L * LAYER_WORDS;
@@ -164,7 +183,7 @@ export class FusedDecodePlan {
     this.drawBase = this.rowsBase + batch * maxLen;
     const intWords = this.drawBase + batch * DRAW_WORDS + MAX_FUSED_STEPS * batch;
     this.ints = createTensor(device, intWords * 4, 'fused decoder tables');
-    if (workgroupBytes(config, context.workgroupSize) > device.limits.maxComputeWorkgroupStorageSize) throw new Error(`fused decoder: workgroup size ${context.workgroupSize} needs more than the device's ${device.limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory`);
+    if (workgroupBytes(config, context.workgroupSize, seqs) > device.limits.maxComputeWorkgroupStorageSize) throw new Error(`fused decoder: workgroup size ${context.workgroupSize} with ${seqs} sequences needs more than the device's ${device.limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory`);
     this.out = createTensor(device, MAX_FUSED_STEPS * batch * DRAWN_BYTES, 'fused decoder drawn tokens');
 
     // The globals and per-layer weight offsets, written once (the weights are read in place).
@@ -212,10 +231,10 @@ export class FusedDecodePlan {
     this.dispatch = this.plan.add(
       kernels.dispatch(
         'decode_steps',
-        { WG: context.workgroupSize, QK_NORM: config.qk_norm, VIN4: inputVec4s(config), PAGE: pageSize },
+        { WG: context.workgroupSize, SEQS: seqs, QK_NORM: config.qk_norm, VIN4: inputVec4s(config), PAGE: pageSize },
         [whole(w.buffer), whole(w.buffer), whole(context.keys), whole(context.values), this.scratch, this.ints, this.out, table],
         this.params,
-        [batch, 1, 1],
+        [workgroups, 1, 1],
       ),
     );
   }

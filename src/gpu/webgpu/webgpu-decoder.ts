@@ -20,7 +20,8 @@ import type { ModelConfig } from '../model/config.ts';
 import { linearModuleName, linearSizes, loraParamName, type LoraConfig, type LoraTargetModule } from '../model/layout.ts';
 import { PageAllocator } from '../inference/paged-kv-cache.ts';
 import * as decoderOps from './decoder-ops.ts';
-import { FusedDecodePlan, fusedDecoderProblem, fusedWorkgroupSizeFor, MAX_FUSED_STEPS, MAX_STOP_IDS } from './fused-decoder.ts';
+import { isSoftwareAdapter } from './device.ts';
+import { FusedDecodePlan, fusedDecoderProblem, fusedSequencesPerWorkgroup, fusedWorkgroupSizeFor, MAX_FUSED_STEPS, MAX_STOP_IDS, type FusedSequencesPerWorkgroup } from './fused-decoder.ts';
 import { adapterKey } from './matmul-variants.ts';
 import { createTensor, KernelPlan, type Dispatch, type GPUTensor, type Kernels } from './kernels.ts';
 import * as ops from './ops.ts';
@@ -46,6 +47,8 @@ export interface WebGPUDecoderOptions {
   decodePath?: DecodePath | 'auto';
   /** Threads per sequence of the fused kernel (a power of two); default 4 on a software adapter, 64 on a GPU. Tests force both. */
   fusedWorkgroupSize?: number;
+  /** Sequences per workgroup of the fused kernel (1, 2 or 4); by default fusedSequencesPerWorkgroup's choice per batch bucket. Tests force them. */
+  fusedSequencesPerWorkgroup?: FusedSequencesPerWorkgroup;
 }
 
 /** The two ways decodeSteps runs; see WebGPUDecoderOptions.decodePath. */
@@ -118,6 +121,7 @@ export class WebGPUDecoder implements Decoder {
   readonly fusedProblem: string | null;
   private readonly decodePath: DecodePath | 'auto';
   private readonly fusedWorkgroupSize: number;
+  private readonly fusedSequences: FusedSequencesPerWorkgroup | undefined;
   private nextId = 1;
   private disposed = false;
 
@@ -126,12 +130,13 @@ export class WebGPUDecoder implements Decoder {
     readonly config: ModelConfig,
     readonly lora: LoraConfig | null,
     private readonly weights: BackendWeightsView,
-    { cacheBytes = 256 * 2 ** 20, maxSequenceLength = 8192, maxRows = 1024, decodePath = 'auto', fusedWorkgroupSize }: WebGPUDecoderOptions = {},
+    { cacheBytes = 256 * 2 ** 20, maxSequenceLength = 8192, maxRows = 1024, decodePath = 'auto', fusedWorkgroupSize, fusedSequencesPerWorkgroup: fusedSequences }: WebGPUDecoderOptions = {},
   ) {
     this.device = kernels.device;
     this.fusedProblem = fusedDecoderProblem(config, lora, weights, kernels.device);
     this.decodePath = decodePath;
     this.fusedWorkgroupSize = fusedWorkgroupSize ?? fusedWorkgroupSizeFor(kernels);
+    this.fusedSequences = fusedSequences;
     this.vocabSize = config.vocab_size;
     const KVD = config.num_key_value_heads * config.head_dim;
     const L = config.num_hidden_layers;
@@ -356,6 +361,7 @@ export class WebGPUDecoder implements Decoder {
           pageSize: KV_PAGE_SIZE,
           maxPages: this.MP,
           workgroupSize: this.fusedWorkgroupSize,
+          sequencesPerWorkgroup: this.fusedSequences ?? fusedSequencesPerWorkgroup(isSoftwareAdapter(this.kernels.gpu.adapter), batch, this.config, this.fusedWorkgroupSize, this.device),
         },
         batch,
       );

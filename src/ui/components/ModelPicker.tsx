@@ -49,8 +49,8 @@ export function ModelPicker() {
   return (
     <div className="fields model-picker" data-testid="model-picker">
       <div role="radiogroup" aria-label="In-tab model" className="model-options">
-        <ModelOption id="tiny" current={inTabModel} disabled={loading} onPick={pick} label="Tiny, from scratch" detail="byte tokenizer · no download" />
-        <ModelOption id="nano" current={inTabModel} disabled={loading} onPick={pick} label="Nano, pretrained" detail="byte tokenizer · ships with the app · Wordle, reverse-text" />
+        <ModelOption id="nano" current={inTabModel} disabled={loading} onPick={pick} label="Nano, pretrained (default)" detail="byte tokenizer · ships with the app · Wordle, reverse-text" />
+        <ModelOption id="tiny" current={inTabModel} disabled={loading} onPick={pick} label="Tiny, from scratch" detail="byte tokenizer · random weights · no download" />
         {REAL_MODEL_PRESETS.map((preset) => {
           const problem = presetFit?.[preset.id] ?? null;
           const isCached = cached[preset.id] === true;

@@ -115,11 +115,11 @@ function EndpointFields() {
     <div className="fields">
       <label>
         Base URL
-        <input value={baseURL} onChange={(event) => setEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} />
+        <input value={baseURL} data-testid="endpoint-base-url" onChange={(event) => setEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} />
       </label>
       <label>
         Model
-        <input value={model} onChange={(event) => setEndpoint({ model: event.target.value })} spellCheck={false} />
+        <input value={model} data-testid="endpoint-model" onChange={(event) => setEndpoint({ model: event.target.value })} spellCheck={false} />
       </label>
       <label>
         API key

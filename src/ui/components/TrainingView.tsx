@@ -172,7 +172,7 @@ function RunCharts() {
           <tbody>
             {run.evaluations.map((evaluation) => (
               <tr key={evaluation.at}>
-                <td>{evaluation.sftSteps + evaluation.grpoSteps === 0 ? 'before training (the fresh weights)' : `after ${evaluation.sftSteps} SFT + ${evaluation.grpoSteps} GRPO steps`}</td>
+                <td>{evaluation.sftSteps + evaluation.grpoSteps === 0 ? 'before training (the starting weights)' : `after ${evaluation.sftSteps} SFT + ${evaluation.grpoSteps} GRPO steps`}</td>
                 <td>{evaluation.summary.reward.mean.toFixed(3)}</td>
                 <td>{(evaluation.summary.passRate * 100).toFixed(1)}%</td>
               </tr>

@@ -23,11 +23,16 @@ export interface SharedState {
   webllmModel?: string;
   /** Who makes the warm-up's demonstrations (absent in older links: the built-in's expert). */
   teacher?: 'expert' | 'endpoint' | 'webllm';
-  /** The in-tab model: "tiny", a real preset's id, or "local" (absent in older links, which mean tiny). */
+  /** The in-tab model: "nano", "tiny", a real preset's id, or "local" (absent in older links, which mean tiny). */
   inTabModel?: string;
   /** Model name sent to the endpoint (never the key). */
   model: string;
   baseURL: string;
+  /** The judge lent to the environment (absent in older links: the recipient's own choice stays). */
+  judgeKind?: 'heuristic' | 'endpoint' | 'webllm' | 'in-tab';
+  /** The judge endpoint's base URL and model name (never its key); absent in older links. */
+  judgeBaseURL?: string;
+  judgeModel?: string;
   /** The evaluation settings, as one object (share links and imported setups copy it whole). */
   evaluation: SharedEvaluation;
   /** The run panel's mode (absent in links made before training existed). */
@@ -196,6 +201,9 @@ export const SHARE_FIELDS: { [K in keyof FlatSharedState]-?: Field<K> } = {
   mode: { key: 'mode', codec: oneOf(['evaluate', 'warmup', 'train'] as const), optional: true },
   training: { key: 'train', codec: settingsTable, optional: true },
   inTabModel: { key: 'itm', codec: modelId, optional: true },
+  judgeKind: { key: 'judge', codec: oneOf(['heuristic', 'endpoint', 'webllm', 'in-tab'] as const), optional: true },
+  judgeBaseURL: { key: 'jurl', codec: plainText(2000), optional: true },
+  judgeModel: { key: 'jmodel', codec: plainText(200), optional: true },
   args: { key: 'args', codec: jsonObject },
   source: { key: 'code', codec: compressedText },
 };

@@ -1,5 +1,6 @@
 /** The policy slice: which model answers the environment's requests (the key itself lives in api-key.ts, not here). */
 import type { StateCreator } from 'zustand';
+import { DEFAULT_LESSON_MODEL } from '../../rl/lesson.ts';
 import type { PlaygroundState } from './index.ts';
 
 /** Where completions come from: a built-in's scripted expert, an OpenAI-compatible endpoint, the in-tab model, or a WebLLM model. */
@@ -40,7 +41,7 @@ export interface PolicySlice {
   model: string;
   /** Whether an API key is stored (its value is never in the store). */
   hasApiKey: boolean;
-  /** Which model the in-tab engine runs: 'tiny' (from scratch), a real preset's id (see src/gpu/inference/presets.ts), or 'local' (files the person picked). */
+  /** Which model the in-tab engine runs: 'nano' (the default: pretrained, shipped with the app), 'tiny' (from scratch), a real preset's id (see src/gpu/inference/presets.ts), or 'local' (files the person picked). */
   inTabModel: string;
   /** Loading the in-tab model (the model picker's progress bar and errors). */
   modelLoad: ModelLoadState;
@@ -67,7 +68,7 @@ export const createPolicySlice: StateCreator<PlaygroundState, [], [], PolicySlic
   baseURL: 'http://localhost:8000/v1',
   model: 'default',
   hasApiKey: false,
-  inTabModel: 'tiny',
+  inTabModel: DEFAULT_LESSON_MODEL,
   modelLoad: { status: 'idle', target: null, loaded: 0, total: 0, error: null },
   cachedModels: {},
   webllmModel: DEFAULT_WEBLLM_MODEL,

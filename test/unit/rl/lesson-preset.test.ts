@@ -34,7 +34,7 @@ describe('lesson 6 preset', () => {
     expect(lessonPreset('wordle', false)).toEqual({ envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: 'nano', options: WORDLE_LESSON_OPTIONS });
     expect(lessonPreset('wordle', true)!.options).toBe(WORDLE_LESSON_QUICK_OPTIONS);
     const reverse = lessonPreset('reverse-text', false)!;
-    expect(reverse.model).toBe('tiny');
+    expect(reverse.model).toBe('nano');
     expect(reverse.options).toBe(DEFAULT_LESSON_OPTIONS);
     expect(lessonPreset('reverse-text', true)!.options.warmup!.steps).toBeLessThan(DEFAULT_LESSON_OPTIONS.warmup!.steps);
     expect(lessonPreset('countdown', false)).toBeUndefined();

@@ -90,6 +90,11 @@ describe('lessons table', () => {
     expect(result.summary.passRate).toBe(1);
   });
 
+  test('lesson 2 trains nano, the default model, and sends the learner to tiny for the from-scratch comparison', () => {
+    expect(lessonById(2)!.preset).toMatchObject({ policy: 'in-tab', inTabModel: 'nano', mode: 'warmup' });
+    expect(lessonById(2)!.steps.join(' ')).toMatch(/\*\*Tiny, from scratch\*\*/);
+  });
+
   test('lesson 3 trains SmolLM2-135M-Instruct in the tab', () => {
     expect(lessonById(3)!.preset).toMatchObject({ policy: 'in-tab', inTabModel: 'smollm2-135m-instruct' });
     expect(lessonById(3)!.steps.join(' ')).toMatch(/270 MB/);

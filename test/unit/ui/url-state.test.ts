@@ -28,6 +28,9 @@ const FULL: SharedState = {
   webllmModel: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC',
   teacher: 'webllm',
   inTabModel: 'qwen2.5-0.5b-instruct',
+  judgeKind: 'endpoint',
+  judgeBaseURL: 'https://judge.example.org/v1',
+  judgeModel: 'judge-7b',
 };
 
 /** A copy of the state without the given fields. */
@@ -64,13 +67,18 @@ describe('share links', () => {
   });
 
   test('older links without the optional fields still open', () => {
-    const old = without(FULL, 'mode', 'training', 'builtin', 'webllmModel', 'teacher', 'inTabModel');
+    const old = without(FULL, 'mode', 'training', 'builtin', 'webllmModel', 'teacher', 'inTabModel', 'judgeKind', 'judgeBaseURL', 'judgeModel');
     const hash = encodeShareHash(old);
-    expect(hash).not.toMatch(/(^|&)(mode|train|builtin|wllm|teacher|itm)=/);
+    expect(hash).not.toMatch(/(^|&)(mode|train|builtin|wllm|teacher|itm|judge|jurl|jmodel)=/);
     const decoded = decodeShareHash(hash);
     expect(decoded).toEqual(old);
     expect(decoded.mode).toBeUndefined();
     expect(decoded.training).toBeUndefined();
+    expect(decoded.judgeKind).toBeUndefined();
+  });
+
+  test('a judge kind the app does not know is refused, naming the field', () => {
+    expect(errorOf(encodeShareHash(FULL).replace('judge=endpoint', 'judge=oracle'))).toMatch(/judge/);
   });
 
   test('a link made before the evaluation settings were nested opens into the nested setup', () => {
