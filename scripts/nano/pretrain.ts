@@ -20,7 +20,7 @@
  * Run (what made the shipped checkpoint; see public/models/nano/pretraining.json for the log):
  *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 1000 --minutes 65 --out public/models/nano > pretrain.log 2>&1 &
  * The checkpoint whose games avoid the practice answers (measured in BENCHMARKS.md, not shipped):
- *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 1000 --minutes 52 --game-answers demonstration --out /tmp/nano3/pt
+ *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 1000 --minutes 52 --game-answers demonstration --out nano-demonstration > pretrain.log 2>&1 &
  * The learning rate warms up over 30 steps, stays at --lr, and decays linearly to a tenth of it
  * over the last quarter of --max-steps (so --max-steps, not the clock, fixes the schedule).
  */
