@@ -8,8 +8,9 @@
  *   - word lists: lines of 12 words drawn from the compact Wordle's 300-word list, which is also
  *     the game's dictionary (held-out answers included: they are words, and may be guessed);
  *   - compact Wordle games played by the deliberately imperfect teacher, on training answers only
- *     (no held-out answer is ever a game's answer here);
- *   - "fits" lists: a board line from one of those games (so from a training answer) and up to 8
+ *     (no held-out answer is ever a game's answer here); with `--game-answers demonstration`, on
+ *     the 100 demonstration answers only, so that no practice answer (lesson 6's RL games) is one;
+ *   - "fits" lists: a board line from one of those games (so from a game's answer) and up to 8
  *     dictionary words that agree with it, the skill a consistent guess needs;
  *   - compact reverse-text tasks (4–8 characters) solved by its expert.
  * Every sequence is a chat transcript in the byte tokenizer's format; transcripts are packed end to
@@ -18,6 +19,8 @@
  *
  * Run (what made the shipped checkpoint; see public/models/nano/pretraining.json for the log):
  *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 1000 --minutes 65 --out public/models/nano > pretrain.log 2>&1 &
+ * The checkpoint whose games avoid the practice answers (measured in BENCHMARKS.md, not shipped):
+ *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 1000 --minutes 52 --game-answers demonstration --out /tmp/nano3/pt
  * The learning rate warms up over 30 steps, stays at --lr, and decays linearly to a tenth of it
  * over the last quarter of --max-steps (so --max-steps, not the clock, fixes the schedule).
  */
@@ -45,6 +48,7 @@ const { values } = parseArgs({
     'word-lists': { type: 'string', default: '2000' },
     fits: { type: 'string', default: '3000' },
     reverse: { type: 'string', default: '800' },
+    'game-answers': { type: 'string', default: 'training' },
     out: { type: 'string', default: 'public/models/nano' },
     'save-every': { type: 'string', default: '25' },
   },
@@ -56,6 +60,11 @@ const batchSize = Number(values['batch-size']);
 const rowLength = Number(values['row-length']);
 const peakLr = Number(values.lr);
 const out = values.out!;
+// Which pool words the teacher's games are played on: `training` (all 200 non-held-out words: the
+// shipped checkpoint) or `demonstration` (only the 100 demonstration words, so the 100 practice
+// words that lesson 6's GRPO plays are never an answer the model was shown).
+const gameAnswers = values['game-answers'];
+if (gameAnswers !== 'training' && gameAnswers !== 'demonstration') throw new Error(`--game-answers must be training or demonstration, got ${gameAnswers}`);
 const tokenizer = new ByteTokenizer();
 
 /** The pretraining corpus: transcripts in the byte chat format, in a seeded order. */
@@ -70,14 +79,14 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
     counts.wordLists++;
   }
   // Compact Wordle games by the imperfect teacher, on training answers only.
-  const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: Number(values.games), seed });
+  const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: Number(values.games), seed, answers: gameAnswers });
   const teacher = new ScriptedClient(await loadBuiltinExpert('wordle', wordle));
-  const heldOut = new Set(COMPACT_ANSWER_POOL.heldOut);
+  const notShown = new Set([...COMPACT_ANSWER_POOL.heldOut, ...(gameAnswers === 'demonstration' ? COMPACT_ANSWER_POOL.practice : [])]);
   const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32 });
   counts.teacherWinRate = games.summary.passRate;
-  const boards: string[] = []; // the boards after a first guess, of training-answer games only
+  const boards: string[] = []; // the boards after a first guess, of those games only
   for (const record of games.records) {
-    if (heldOut.has(String(record.answer))) throw new Error('pretraining would see a held-out answer');
+    if (notShown.has(String(record.answer))) throw new Error(`pretraining would see an answer it must not (${String(record.answer)})`);
     const messages = [...record.prompt, ...record.completion] as Message[];
     texts.push(tokenizer.renderChat(messages));
     counts.wordleGames++;

@@ -16,6 +16,8 @@ export interface EnvironmentOptions<S extends State = State> {
   dataset: Task[];
   /** Held-out tasks for evaluation; evaluation uses `dataset` when absent. */
   evalDataset?: Task[];
+  /** Tasks for warm-up demonstrations, when they must differ from the RL tasks in `dataset` (used when present; `dataset` otherwise). */
+  demonstrationDataset?: Task[];
   /** Prepended to prompts built from `question`. */
   systemPrompt?: string;
   /** Example exchanges placed between the system prompt and the question. */
@@ -43,6 +45,7 @@ export abstract class Environment<S extends State = State> {
   readonly name: string;
   readonly dataset: Task[];
   readonly evalDataset: Task[] | undefined;
+  readonly demonstrationDataset: Task[] | undefined;
   readonly systemPrompt: string | undefined;
   readonly fewShot: Message[];
   readonly parser: Parser;
@@ -55,6 +58,7 @@ export abstract class Environment<S extends State = State> {
     this.name = options.name ?? this.constructor.name;
     this.dataset = options.dataset;
     this.evalDataset = options.evalDataset;
+    this.demonstrationDataset = options.demonstrationDataset;
     this.systemPrompt = options.systemPrompt;
     this.fewShot = options.fewShot ?? [];
     this.parser = options.parser ?? new Parser();
@@ -66,6 +70,11 @@ export abstract class Environment<S extends State = State> {
   /** The tasks evaluation runs on: the held-out set when there is one. */
   get evaluationTasks(): Task[] {
     return this.evalDataset ?? this.dataset;
+  }
+
+  /** The tasks warm-up demonstrations are made on: the demonstration set when there is one, else the training set. */
+  get demonstrationTasks(): Task[] {
+    return this.demonstrationDataset ?? this.dataset;
   }
 
   /** The opening messages of a task: its own `prompt`, or system prompt + few-shot + question. */

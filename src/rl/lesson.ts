@@ -31,10 +31,15 @@ export const DEFAULT_LESSON_OPTIONS: TrainingRunOptions = {
   checkpointEvery: 20,
 };
 
-/** Lesson 6's environment: the compact Wordle (board lines, bare-word replies, 100 held-out answers). */
+/**
+ * Lesson 6's environment: the compact Wordle (board lines, bare-word replies, 100 held-out answers),
+ * with RL on the 100 practice answers and the warm-up on the 100 demonstration answers, so the
+ * warm-up never shows GRPO's answers. (The shipped nano's pretraining games used both sets; a nano
+ * pretrained with `--game-answers demonstration` has never seen a practice answer played.)
+ */
 export const WORDLE_LESSON_ENVIRONMENT = {
   name: 'wordle',
-  args: { compact: true, numTasks: 1000 },
+  args: { compact: true, numTasks: 1000, answers: 'practice' },
 } as const;
 
 /** The model lesson 6 trains: nano, TabRL's small pretrained byte-level model. */

@@ -18,7 +18,7 @@ export interface SftExample {
 export interface WarmupDataOptions extends Omit<EvaluateOptions, 'onRecord'> {
   /** Keep rollouts whose reward is at least this (default: the environment's pass threshold). */
   minReward?: number;
-  /** Which tasks to roll out (default: the training set, not the held-out one). */
+  /** Which tasks to roll out (default `train`: the environment's demonstration tasks, which are its training set unless it sets them apart; `eval`: the held-out set). */
   split?: 'train' | 'eval';
 }
 
@@ -32,7 +32,7 @@ export interface WarmupData {
 /** Rolls the environment out with `client` and keeps the transcripts that scored well. */
 export async function makeWarmupData(env: Environment, client: ChatClient, options: WarmupDataOptions = {}): Promise<WarmupData> {
   const minReward = options.minReward ?? env.passThreshold;
-  const tasks = options.tasks ?? (options.split === 'eval' ? env.evaluationTasks : env.dataset);
+  const tasks = options.tasks ?? (options.split === 'eval' ? env.evaluationTasks : env.demonstrationTasks);
   const result = await evaluate(env, client, { ...options, tasks });
   const examples = result.records
     .filter((record) => record.reward >= minReward && record.errors.every((error) => error.source === 'reward'))

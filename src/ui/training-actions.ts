@@ -458,7 +458,14 @@ export async function startWarmup(): Promise<void> {
     const made = imported
       ? { stoppedEarly: undefined }
       : await session.evaluate(
-          { numTasks: demonstrations, rolloutsPerTask: 1, concurrency: teacher!.concurrency, samplingArgs: { seed: demonstrationSeed, ...teacherSampling }, model: teacher!.model, split: 'train' },
+          {
+            numTasks: demonstrations,
+            rolloutsPerTask: 1,
+            concurrency: teacher!.concurrency,
+            samplingArgs: { seed: demonstrationSeed, ...teacherSampling },
+            model: teacher!.model,
+            split: 'demonstration',
+          },
           (record, done, total) => {
             tried.push(record);
             if (isDemonstration(record)) kept.push({ taskIndex: record.taskIndex, messages: [...record.prompt, ...record.completion] });

@@ -9,7 +9,9 @@
  * yet placed (repeated when the word has two), `-` the letters known not to be in it. The opening
  * board is `????? + -`. Secret words come from a restricted pool: a fixed 300-word slice of the
  * Wordle answer list, of which 100 are held out as evaluation answers (they may still be guessed,
- * and appear in word lists and as other games' guesses, but are never a training game's answer).
+ * and appear in word lists and as other games' guesses, but are never a training game's answer),
+ * 100 are practice answers (the RL games' answers, never a demonstration's) and 100 demonstration
+ * answers (the pretraining and warm-up games' answers).
  * The game's dictionary is that same 300-word list: a guess outside it is "not a word". A small
  * model can learn 300 words (it cannot learn the 12972 of the full Wordle list from the few hundred
  * thousand tokens a CPU gives it), so validity is something it can master, and every valid guess
@@ -46,10 +48,27 @@ const POOL_SEED = 20260515;
 
 const POOL: readonly string[] = createRng(POOL_SEED).shuffle(WORDLE_ANSWERS).slice(0, COMPACT_POOL_SIZE);
 
-/** The compact game's answer pool: `heldOut` (evaluation answers only) and `training` (training answers). */
-export const COMPACT_ANSWER_POOL: { readonly all: readonly string[]; readonly heldOut: readonly string[]; readonly training: readonly string[] } = {
+/** Pool words kept as RL-only ("practice") answers: never a game's answer in pretraining or the warm-up. */
+export const COMPACT_PRACTICE = 100;
+
+/**
+ * The compact game's answer pool, split three ways: `heldOut` (evaluation answers only),
+ * `practice` (answers of the RL games only) and `demonstration` (answers of pretraining and warm-up
+ * games); `training` is practice + demonstration. A model that memorised the answers it was shown
+ * gains nothing from that memory on a practice word, so RL on practice words rewards reading the
+ * board, the skill a held-out word needs.
+ */
+export const COMPACT_ANSWER_POOL: {
+  readonly all: readonly string[];
+  readonly heldOut: readonly string[];
+  readonly practice: readonly string[];
+  readonly demonstration: readonly string[];
+  readonly training: readonly string[];
+} = {
   all: POOL,
   heldOut: POOL.slice(0, COMPACT_HELD_OUT),
+  practice: POOL.slice(COMPACT_HELD_OUT, COMPACT_HELD_OUT + COMPACT_PRACTICE),
+  demonstration: POOL.slice(COMPACT_HELD_OUT + COMPACT_PRACTICE),
   training: POOL.slice(COMPACT_HELD_OUT),
 };
 
@@ -233,7 +252,17 @@ export interface CompactWordleArgs {
   seed?: number;
   evalSeed?: number;
   maxTurns?: number;
+  /**
+   * Which pool words the training games' answers come from. `practice` (the default): RL games on
+   * practice answers, warm-up demonstrations on demonstration answers, so no answer the model was
+   * shown played is one it is rewarded for finding. `demonstration`: every training game on
+   * demonstration answers (pretraining). `training`: both sets for both (the first checkpoints' game).
+   */
+  answers?: CompactTrainingAnswers;
 }
+
+/** The names of the answer sets a compact game's training tasks may draw from. */
+export type CompactTrainingAnswers = 'training' | 'practice' | 'demonstration';
 
 function compactTasks(words: readonly string[], count: number, seed: number): Task[] {
   const start = renderBoard(boardFacts([], []));
@@ -244,10 +273,11 @@ function compactTasks(words: readonly string[], count: number, seed: number): Ta
   return tasks;
 }
 
-/** Builds the compact Wordle: board lines, bare-word replies, a 300-word answer pool with 100 held-out answers. */
+/** Builds the compact Wordle: board lines, bare-word replies, a 300-word answer pool with 100 held-out answers, 100 practice (RL) answers and 100 demonstration answers. */
 export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<CompactWordleState> {
-  const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8 } = args;
+  const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8, answers = 'practice' } = args;
   if (numEvalTasks > COMPACT_HELD_OUT) throw new Error(`wordle (compact): numEvalTasks is at most ${COMPACT_HELD_OUT}, got ${numEvalTasks}`);
+  if (answers !== 'training' && answers !== 'practice' && answers !== 'demonstration') throw new Error(`wordle (compact): answers must be training, practice or demonstration, got ${String(answers)}`);
   const rubric = new Rubric<CompactWordleState>()
     .addReward(compactWinReward, COMPACT_REWARD_WEIGHTS.win)
     .addReward(fewerTurnsReward, COMPACT_REWARD_WEIGHTS.fewerTurns)
@@ -257,7 +287,8 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
     .addReward(compactInvalidGuessesMetric, 0);
   return new CompactWordleEnv({
     name: 'wordle',
-    dataset: compactTasks(COMPACT_ANSWER_POOL.training, numTasks, seed),
+    dataset: compactTasks(COMPACT_ANSWER_POOL[answers], numTasks, seed),
+    demonstrationDataset: compactTasks(answers === 'practice' ? COMPACT_ANSWER_POOL.demonstration : COMPACT_ANSWER_POOL[answers], numTasks, seed),
     evalDataset: createRng(evalSeed).shuffle(COMPACT_ANSWER_POOL.heldOut).slice(0, numEvalTasks).map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
     parser: new Parser(),
     rubric,

@@ -22,7 +22,7 @@
 import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
 import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
-import { compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactWordleState } from './wordle-compact.ts';
+import { compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
 import { scoreGuess } from './wordle-rules.ts';
 
 /** Letters in a word. */
@@ -58,6 +58,8 @@ export interface WordleArgs {
    * bare word as the reply, a 300-word answer pool with 100 held-out answers; see wordle-compact.ts.
    */
   compact?: boolean;
+  /** Compact form only: which pool words the training games' answers come from (`training`, `practice` or `demonstration`; see wordle-compact.ts). */
+  answers?: CompactTrainingAnswers;
 }
 
 function wordleTasks(words: readonly string[], count: number, seed: number): Task[] {

@@ -70,8 +70,8 @@ export interface SandboxEvaluateOptions {
   concurrency: number;
   samplingArgs: SamplingArgs;
   model: string;
-  /** Which tasks: the held-out evaluation set (default) or the training set (for warm-up demonstrations). */
-  split?: 'eval' | 'train';
+  /** Which tasks: the held-out evaluation set (default), the training set, or the environment's demonstration tasks (for warm-up demonstrations; the training set unless it sets them apart). */
+  split?: 'eval' | 'train' | 'demonstration';
 }
 
 /** One finished training rollout, JSON-safe, with the environment's verdict (a ScoredTrajectory of src/rl). */

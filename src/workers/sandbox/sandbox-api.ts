@@ -87,7 +87,7 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
           concurrency: options.concurrency,
           samplingArgs: options.samplingArgs,
           model: options.model,
-          ...(options.split === 'train' ? { tasks: env.dataset } : {}),
+          ...(options.split === 'train' ? { tasks: env.dataset } : options.split === 'demonstration' ? { tasks: env.demonstrationTasks } : {}),
           signal: running.signal,
           onProgress: ({ done, total, record }) => host.recordFinished(toPlainData(record) as RolloutRecord, done, total),
         });

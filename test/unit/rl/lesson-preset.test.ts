@@ -1,6 +1,7 @@
 // Lesson 6's preset (nano on the compact Wordle) and how `tabrl train --lesson/--quick` reads presets.
 import { describe, expect, test } from 'vitest';
 import { loadBuiltinEnvironment } from '../../../src/envs/builtin/index.ts';
+import { COMPACT_ANSWER_POOL } from '../../../src/envs/builtin/wordle-compact.ts';
 import { DEFAULT_LESSON_OPTIONS, WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_MODEL, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS, lessonPreset } from '../../../src/rl/lesson.ts';
 
 describe('lesson 6 preset', () => {
@@ -10,6 +11,11 @@ describe('lesson 6 preset', () => {
     const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...WORDLE_LESSON_ENVIRONMENT.args });
     expect(env.evaluationTasks.length).toBe(WORDLE_LESSON_OPTIONS.evalTasks);
     expect(env.dataset[0]!.question).toBe('????? + -');
+    // RL plays practice answers; demonstrations (warm-up) and evaluation use two other, disjoint sets.
+    const practice = new Set(COMPACT_ANSWER_POOL.practice);
+    expect(env.dataset.every((t) => practice.has(t.answer as string))).toBe(true);
+    expect(env.demonstrationTasks.some((t) => practice.has(t.answer as string))).toBe(false);
+    expect(env.evaluationTasks.some((t) => practice.has(t.answer as string))).toBe(false);
     // A guess is five letters and the end-of-turn token; a few spare tokens, no more.
     expect(WORDLE_LESSON_OPTIONS.maxTokens).toBeGreaterThanOrEqual(6);
     expect(WORDLE_LESSON_OPTIONS.maxTokens).toBeLessThanOrEqual(12);

@@ -5,6 +5,7 @@ import {
   COMPACT_ANSWER_POOL,
   COMPACT_DICTIONARY,
   COMPACT_HELD_OUT,
+  COMPACT_PRACTICE,
   boardFacts,
   compactWordleTeacher,
   fitsBoard,
@@ -14,6 +15,7 @@ import {
 } from '../../../../src/envs/builtin/wordle-compact.ts';
 import { scoreGuess } from '../../../../src/envs/builtin/wordle-rules.ts';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../../src/envs/builtin/index.ts';
+import { makeWarmupData } from '../../../../src/rl/sft-data.ts';
 
 const env = loadWordle({ compact: true, numTasks: 50 });
 const task = (answer: string): Task => ({ question: env.dataset[0]!.question, answer, task: 'wordle' });
@@ -138,12 +140,45 @@ describe('compact wordle game and rewards', () => {
 
 describe('compact wordle answers and teacher', () => {
   test('held-out answers are evaluation answers only, never training answers', () => {
-    const full = loadWordle({ compact: true, numTasks: 1000 });
     const heldOut = new Set(COMPACT_ANSWER_POOL.heldOut);
     expect(heldOut.size).toBe(COMPACT_HELD_OUT);
-    expect(full.dataset.every((t) => !heldOut.has(t.answer!))).toBe(true);
-    expect(full.evaluationTasks.length).toBe(COMPACT_HELD_OUT);
-    expect(full.evaluationTasks.every((t) => heldOut.has(t.answer!))).toBe(true);
+    for (const answers of ['practice', 'demonstration', 'training'] as const) {
+      const full = loadWordle({ compact: true, numTasks: 1000, answers });
+      expect(full.dataset.every((t) => !heldOut.has(t.answer!))).toBe(true);
+      expect(full.demonstrationTasks.every((t) => !heldOut.has(t.answer!))).toBe(true);
+      expect(full.evaluationTasks.length).toBe(COMPACT_HELD_OUT);
+      expect(full.evaluationTasks.every((t) => heldOut.has(t.answer!))).toBe(true);
+    }
+  });
+
+  test('the pool splits three ways, and by default RL plays practice answers while demonstrations use the others', () => {
+    const { heldOut, practice, demonstration, training, all } = COMPACT_ANSWER_POOL;
+    expect(practice.length).toBe(COMPACT_PRACTICE);
+    expect(new Set([...heldOut, ...practice, ...demonstration]).size).toBe(all.length); // disjoint and covering
+    expect([...training].sort()).toEqual([...practice, ...demonstration].sort());
+    const lesson = loadWordle({ compact: true, numTasks: 1000 });
+    const answersOf = (tasks: readonly Task[]) => new Set(tasks.map((t) => t.answer as string));
+    expect(answersOf(lesson.dataset)).toEqual(new Set(practice)); // 1000 games cycle through all 100
+    expect(answersOf(lesson.demonstrationTasks)).toEqual(new Set(demonstration));
+    const pretraining = loadWordle({ compact: true, numTasks: 300, answers: 'demonstration' });
+    expect(answersOf(pretraining.dataset)).toEqual(new Set(demonstration));
+    expect(answersOf(pretraining.demonstrationTasks)).toEqual(new Set(demonstration));
+    expect(() => loadWordle({ compact: true, answers: 'held-out' as 'practice' })).toThrow(/answers must be training, practice or demonstration/);
+  });
+
+  test('warm-up demonstrations are made on the demonstration answers, not the RL ones', async () => {
+    const lesson = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: 40 });
+    const data = await makeWarmupData(lesson, new ScriptedClient(await loadBuiltinExpert('wordle', lesson)), { numTasks: 40 });
+    expect(data.rollouts).toBe(40);
+    const practice = new Set(COMPACT_ANSWER_POOL.practice);
+    const demonstration = new Set(COMPACT_ANSWER_POOL.demonstration);
+    for (const example of data.examples) {
+      const won = example.messages.find((m) => m.role === 'user' && m.content.startsWith('won'));
+      expect(won).toBeDefined();
+      const guesses = example.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
+      expect(demonstration.has(guesses.at(-1)!)).toBe(true); // the winning guess is the answer
+      expect(practice.has(guesses.at(-1)!)).toBe(false);
+    }
   });
 
   test('the teacher fits the board on most moves but not all, and wins most games', async () => {
