@@ -364,5 +364,13 @@ const generateCase: FusedDecoderCase = {
  */
 export const FUSED_DECODER_LAVAPIPE_CASES: FusedDecoderCase[] = [greedyCase(CONFIGS[2]!.name, GQA_QK_NORM, [{ workgroupSize: 64, sequences: 1 }]), stopCase([1])];
 
+/**
+ * The checks Chromium repeats (the kernel through the browser's own Dawn and shader compiler): one
+ * config at 64 threads and with 4 sequences sharing a workgroup, the sampled and stop-id checks and
+ * the LoRA fallback. Node + Dawn runs every case on the same SwiftShader (FUSED_DECODER_CASES), so
+ * the other configs and the trial's bookkeeping are not run twice (CI time).
+ */
+export const FUSED_DECODER_BROWSER_CASES: FusedDecoderCase[] = [greedyCase(CONFIGS[0]!.name, CONFIGS[0]!.config, [{ workgroupSize: 64, sequences: 1 }, { workgroupSize: 4, sequences: 4 }]), sampledCase, stopCase([4]), fallbackCase];
+
 /** Every fused-decoder check, in the order they run. */
 export const FUSED_DECODER_CASES: FusedDecoderCase[] = [...greedyCases, sampledCase, stopCase([1, 4]), fallbackCase, trialCase, generateCase];

@@ -1,10 +1,10 @@
 /**
- * The fused multi-step decoder in real Chromium: the same checks as test/gpu-node/fused-decoder.test.ts
- * (fused-decoder-cases.ts). No adapter is a failure, not a skip.
+ * The fused multi-step decoder in real Chromium: a subset of the checks test/gpu-node/fused-decoder.test.ts
+ * runs (FUSED_DECODER_BROWSER_CASES in fused-decoder-cases.ts). No adapter is a failure, not a skip.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';
-import { FUSED_DECODER_CASES } from './fused-decoder-cases.ts';
+import { FUSED_DECODER_BROWSER_CASES } from './fused-decoder-cases.ts';
 
 let context: GPUContext;
 
@@ -14,7 +14,7 @@ beforeAll(async () => {
 
 afterAll(() => context?.device.destroy());
 
-for (const decoderCase of FUSED_DECODER_CASES) {
+for (const decoderCase of FUSED_DECODER_BROWSER_CASES) {
   test(decoderCase.name, async () => {
     context.device.pushErrorScope('validation');
     await decoderCase.run(context);
