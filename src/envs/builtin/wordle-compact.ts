@@ -288,7 +288,8 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
   return new CompactWordleEnv({
     name: 'wordle',
     dataset: compactTasks(COMPACT_ANSWER_POOL[answers], numTasks, seed),
-    demonstrationDataset: compactTasks(answers === 'practice' ? COMPACT_ANSWER_POOL.demonstration : COMPACT_ANSWER_POOL[answers], numTasks, seed),
+    // Only practice games set their demonstrations apart; otherwise the warm-up plays `dataset` itself.
+    ...(answers === 'practice' ? { demonstrationDataset: compactTasks(COMPACT_ANSWER_POOL.demonstration, numTasks, seed) } : {}),
     evalDataset: createRng(evalSeed).shuffle(COMPACT_ANSWER_POOL.heldOut).slice(0, numEvalTasks).map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
     parser: new Parser(),
     rubric,
