@@ -290,7 +290,7 @@ describe('playground', () => {
     const { context, page } = await openPage(browser, appUrl);
     await waitForEditor(page);
     await page.getByTestId('policy-endpoint').click();
-    await page.getByTestId('api-key').fill('sk-secret-test-key');
+    await page.getByTestId('endpoint-api-key').fill('sk-secret-test-key');
     await page.getByTestId('policy-expert').click();
     expect(await page.evaluate(() => localStorage.getItem('tabrl.endpoint.apiKey'))).toBe('sk-secret-test-key');
 

@@ -1,10 +1,10 @@
 /** The policy picker: the built-in's scripted expert, an OpenAI-compatible endpoint, the in-tab model (tiny, trained from scratch in the engine worker), or a WebLLM model (WebLLMFields). */
-import { useState } from 'react';
 import { choosePolicy, setApiKey, setEndpoint } from '../actions.ts';
 import { readApiKey } from '../api-key.ts';
 import { isBuiltinName } from '../builtins.ts';
 import { usePlayground } from '../store/index.ts';
 import type { PolicyKind } from '../store/policy-slice.ts';
+import { EndpointFields } from './EndpointFields.tsx';
 import { ModelPicker } from './ModelPicker.tsx';
 import { WebLLMFields } from './WebLLMFields.tsx';
 
@@ -35,7 +35,7 @@ export function PolicyPanel() {
           )}
         </p>
       )}
-      {policy === 'endpoint' && <EndpointFields />}
+      {policy === 'endpoint' && <PolicyEndpointFields />}
       {policy === 'in-tab' && (
         <>
           <ModelPicker />
@@ -106,36 +106,20 @@ function EngineStatus() {
   );
 }
 
-function EndpointFields() {
+function PolicyEndpointFields() {
   const baseURL = usePlayground((state) => state.baseURL);
   const model = usePlayground((state) => state.model);
   const hasApiKey = usePlayground((state) => state.hasApiKey);
-  const [key, setKey] = useState(readApiKey);
   return (
-    <div className="fields">
-      <label>
-        Base URL
-        <input value={baseURL} data-testid="endpoint-base-url" onChange={(event) => setEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} />
-      </label>
-      <label>
-        Model
-        <input value={model} data-testid="endpoint-model" onChange={(event) => setEndpoint({ model: event.target.value })} spellCheck={false} />
-      </label>
-      <label>
-        API key
-        <input
-          type="password"
-          value={key}
-          data-testid="api-key"
-          autoComplete="off"
-          onChange={(event) => {
-            setKey(event.target.value);
-            setApiKey(event.target.value);
-          }}
-          placeholder={hasApiKey ? 'stored' : 'optional'}
-        />
-      </label>
-      <p className="hint">The key stays in this browser's local storage. It is sent only to this URL, never into the sandbox or a share link.</p>
-    </div>
+    <EndpointFields
+      baseURL={baseURL}
+      model={model}
+      hasApiKey={hasApiKey}
+      readApiKey={readApiKey}
+      onEndpointChange={setEndpoint}
+      onApiKeyChange={setApiKey}
+      testIdPrefix="endpoint"
+      hint="The key stays in this browser's local storage. It is sent only to this URL, never into the sandbox or a share link."
+    />
   );
 }

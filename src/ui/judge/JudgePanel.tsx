@@ -3,7 +3,7 @@
  * chosen judge is lent to the environment as `args.judgeClient` (with `args.judgeModel`); its
  * calls come back out of the sandbox to this page, so a key stays here.
  */
-import { useState } from 'react';
+import { EndpointFields } from '../components/EndpointFields.tsx';
 import { WebLLMFields } from '../components/WebLLMFields.tsx';
 import { usePlayground } from '../store/index.ts';
 import { chooseJudge, setJudgeApiKey, setJudgeEndpoint } from './judge-actions.ts';
@@ -67,34 +67,16 @@ function JudgeEndpointFields() {
   const baseURL = useJudge((state) => state.baseURL);
   const model = useJudge((state) => state.model);
   const hasApiKey = useJudge((state) => state.hasApiKey);
-  const [key, setKey] = useState(readJudgeApiKey);
   return (
-    <div className="fields">
-      <label>
-        Base URL
-        <input value={baseURL} data-testid="judge-base-url" onChange={(event) => setJudgeEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} />
-      </label>
-      <label>
-        Model
-        <input value={model} data-testid="judge-model" onChange={(event) => setJudgeEndpoint({ model: event.target.value })} spellCheck={false} />
-      </label>
-      <label>
-        API key
-        <input
-          type="password"
-          value={key}
-          data-testid="judge-api-key"
-          autoComplete="off"
-          onChange={(event) => {
-            setKey(event.target.value);
-            setJudgeApiKey(event.target.value);
-          }}
-          placeholder={hasApiKey ? 'stored' : 'optional'}
-        />
-      </label>
-      <p className="hint">
-        The judge's key stays in this browser's local storage and is sent only to this URL. The environment gets a judge whose calls come back to this page: the key never enters the sandbox.
-      </p>
-    </div>
+    <EndpointFields
+      baseURL={baseURL}
+      model={model}
+      hasApiKey={hasApiKey}
+      readApiKey={readJudgeApiKey}
+      onEndpointChange={setJudgeEndpoint}
+      onApiKeyChange={setJudgeApiKey}
+      testIdPrefix="judge"
+      hint="The judge's key stays in this browser's local storage and is sent only to this URL. The environment gets a judge whose calls come back to this page: the key never enters the sandbox."
+    />
   );
 }
