@@ -36,6 +36,16 @@ describe('playground', () => {
     // A first visit says what the page is for, once.
     expect(await page.getByTestId('first-visit-hint').textContent()).toMatch(/TabRL trains language-model agents in this browser tab\..*Lesson 1/);
     await screenshot(page, '01-app');
+    // The policy choice is a radio group: arrow keys move the choice, only the chosen option is in the Tab order.
+    const checked = () => page.locator('[aria-label="Policy"] [aria-checked="true"]').getAttribute('data-testid');
+    expect(await checked()).toBe('policy-expert');
+    expect(await page.getByTestId('policy-endpoint').getAttribute('tabindex')).toBe('-1');
+    await page.getByTestId('policy-expert').focus();
+    await page.keyboard.press('ArrowRight');
+    expect(await checked()).toBe('policy-endpoint');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('policy-endpoint');
+    await page.keyboard.press('ArrowLeft');
+    expect(await checked()).toBe('policy-expert');
     await page.getByTestId('first-visit-dismiss').click();
     expect(await page.getByTestId('first-visit-hint').count()).toBe(0);
     await page.reload();

@@ -6,24 +6,26 @@ import { usePlayground } from '../store/index.ts';
 import type { PolicyKind } from '../store/policy-slice.ts';
 import { EndpointFields } from './EndpointFields.tsx';
 import { ModelPicker } from './ModelPicker.tsx';
+import { SegmentedChoice, type SegmentedOption } from './SegmentedChoice.tsx';
 import { WebLLMFields } from './WebLLMFields.tsx';
+
+const POLICIES: SegmentedOption<PolicyKind>[] = [
+  { value: 'expert', label: 'Scripted expert' },
+  { value: 'endpoint', label: 'OpenAI-compatible endpoint' },
+  { value: 'in-tab', label: 'In-tab model' },
+  { value: 'webllm', label: 'WebLLM model' },
+];
 
 /** The policy card. */
 export function PolicyPanel() {
   const policy = usePlayground((state) => state.policy);
-  const setPolicy = choosePolicy;
   const builtin = usePlayground((state) => state.environments.find((item) => item.id === state.currentId)?.builtin);
   const hasExpert = isBuiltinName(builtin);
 
   return (
     <section className="card" aria-labelledby="policy-heading">
       <h2 id="policy-heading">Policy</h2>
-      <div className="segmented" role="radiogroup" aria-label="Policy">
-        <PolicyOption value="expert" current={policy} onPick={setPolicy} label="Scripted expert" />
-        <PolicyOption value="endpoint" current={policy} onPick={setPolicy} label="OpenAI-compatible endpoint" />
-        <PolicyOption value="in-tab" current={policy} onPick={setPolicy} label="In-tab model" />
-        <PolicyOption value="webllm" current={policy} onPick={setPolicy} label="WebLLM model" />
-      </div>
+      <SegmentedChoice options={POLICIES} value={policy} onChange={choosePolicy} label="Policy" testIdPrefix="policy" />
       {policy === 'expert' && (
         <p className="hint">
           {hasExpert ? (
@@ -44,14 +46,6 @@ export function PolicyPanel() {
       )}
       {policy === 'webllm' && <WebLLMFields />}
     </section>
-  );
-}
-
-function PolicyOption({ value, current, onPick, label }: { value: PolicyKind; current: PolicyKind; onPick: (value: PolicyKind) => void; label: string }) {
-  return (
-    <button type="button" role="radio" aria-checked={current === value} className={current === value ? 'selected' : ''} data-testid={`policy-${value}`} onClick={() => onPick(value)}>
-      {label}
-    </button>
   );
 }
 

@@ -4,13 +4,14 @@
  * calls come back out of the sandbox to this page, so a key stays here.
  */
 import { EndpointFields } from '../components/EndpointFields.tsx';
+import { SegmentedChoice, type SegmentedOption } from '../components/SegmentedChoice.tsx';
 import { WebLLMFields } from '../components/WebLLMFields.tsx';
 import { usePlayground } from '../store/index.ts';
 import { chooseJudge, setJudgeApiKey, setJudgeEndpoint } from './judge-actions.ts';
 import { readJudgeApiKey } from './judge-key.ts';
 import { useJudge, type JudgeKind } from './judge-store.ts';
 
-const OPTIONS: { value: JudgeKind; label: string }[] = [
+const OPTIONS: SegmentedOption<JudgeKind>[] = [
   { value: 'heuristic', label: 'Offline heuristic' },
   { value: 'endpoint', label: 'OpenAI-compatible endpoint' },
   { value: 'in-tab', label: 'In-tab model' },
@@ -24,21 +25,7 @@ export function JudgePanel() {
   return (
     <section className="card" aria-labelledby="judge-heading" data-testid="judge-panel">
       <h2 id="judge-heading">Judge</h2>
-      <div className="segmented" role="radiogroup" aria-label="Judge">
-        {OPTIONS.map((option) => (
-          <button
-            key={option.value}
-            type="button"
-            role="radio"
-            aria-checked={kind === option.value}
-            className={kind === option.value ? 'selected' : ''}
-            data-testid={`judge-${option.value}`}
-            onClick={() => chooseJudge(option.value)}
-          >
-            {option.label}
-          </button>
-        ))}
-      </div>
+      <SegmentedChoice options={OPTIONS} value={kind} onChange={chooseJudge} label="Judge" testIdPrefix="judge" />
       {kind === 'heuristic' && (
         <p className="hint" data-testid="judge-hint">
           No model judges: each environment uses its own offline stand-in (judged-writing checks the constraints; lesson 4's judge is a gullible rule). Environments that need a judge get it as{' '}
