@@ -46,6 +46,13 @@ describe('playground', () => {
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('policy-endpoint');
     await page.keyboard.press('ArrowLeft');
     expect(await checked()).toBe('policy-expert');
+    // The views are a tab list that arrow keys walk the same way.
+    await page.getByTestId('tab-editor').focus();
+    await page.keyboard.press('End');
+    expect(await page.getByTestId('tab-studio').getAttribute('aria-selected')).toBe('true');
+    await page.getByTestId('studio-view').waitFor();
+    await page.keyboard.press('ArrowRight');
+    expect(await page.getByTestId('tab-editor').getAttribute('aria-selected')).toBe('true');
     await page.getByTestId('first-visit-dismiss').click();
     expect(await page.getByTestId('first-visit-hint').count()).toBe(0);
     await page.reload();

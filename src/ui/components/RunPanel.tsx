@@ -25,7 +25,7 @@ export function RunPanel({ onShowRollouts, onShowTraining }: { onShowRollouts: (
       <h2 id="run-heading" className="visually-hidden">
         Run
       </h2>
-      <SegmentedChoice options={MODES} value={mode} onChange={setMode} label="Mode" testIdPrefix="mode" disabled={evaluating || training} className="modes" />
+      <SegmentedChoice options={MODES} value={mode} onChange={setMode} label="Mode" testIdPrefix="mode" disabled={evaluating || training} className="segmented modes" />
       <p className="hint">{MODES.find((item) => item.value === mode)?.help}</p>
       {mode === 'evaluate' ? <EvaluateSection onShowRollouts={onShowRollouts} /> : <TrainingSection mode={mode} onShowTraining={onShowTraining} />}
     </section>

@@ -1,7 +1,8 @@
 /**
- * A row of buttons of which exactly one is chosen: an ARIA radio group. Arrow keys move the choice
- * (and focus) to the next or previous option, Home and End to the first and last, and only the
- * chosen button is in the Tab order, as the WAI-ARIA radio group pattern asks.
+ * A row of buttons of which exactly one is chosen: an ARIA radio group (a setting) or tab list (a
+ * view). Arrow keys move the choice (and focus) to the next or previous option, Home and End to the
+ * first and last, and only the chosen button is in the Tab order, as the WAI-ARIA radio group and
+ * tabs (with automatic activation) patterns ask.
  */
 import { useRef, type KeyboardEvent, type ReactNode } from 'react';
 
@@ -25,15 +26,17 @@ export interface SegmentedChoiceProps<T extends string> {
   /** Each button's test id is `${testIdPrefix}-${value}`. */
   testIdPrefix: string;
   disabled?: boolean;
-  /** Extra class names of the group, beside `segmented`. */
+  /** `radio` (default): a setting; `tab`: the buttons switch views. */
+  kind?: 'radio' | 'tab';
+  /** The group's class names (default `segmented`, the app's pill row). */
   className?: string;
 }
 
 /** Keys that move the choice, and by how much (Home and End jump to the ends). */
 const STEPS: Readonly<Record<string, number>> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
 
-/** A radio group of buttons (the app's `.segmented` control). */
-export function SegmentedChoice<T extends string>({ options, value, onChange, label, labelledBy, testIdPrefix, disabled = false, className }: SegmentedChoiceProps<T>) {
+/** A radio group (or tab list) of buttons. */
+export function SegmentedChoice<T extends string>({ options, value, onChange, label, labelledBy, testIdPrefix, disabled = false, kind = 'radio', className = 'segmented' }: SegmentedChoiceProps<T>) {
   const buttons = useRef<(HTMLButtonElement | null)[]>([]);
   const chosen = options.findIndex((option) => option.value === value);
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
@@ -49,7 +52,7 @@ export function SegmentedChoice<T extends string>({ options, value, onChange, la
     onChange(options[next]!.value);
   };
   return (
-    <div className={className ? `segmented ${className}` : 'segmented'} role="radiogroup" aria-label={label} aria-labelledby={labelledBy} onKeyDown={disabled ? undefined : onKeyDown}>
+    <div className={className} role={kind === 'tab' ? 'tablist' : 'radiogroup'} aria-label={label} aria-labelledby={labelledBy} onKeyDown={disabled ? undefined : onKeyDown}>
       {options.map((option, index) => (
         <button
           key={option.value}
@@ -57,8 +60,9 @@ export function SegmentedChoice<T extends string>({ options, value, onChange, la
             buttons.current[index] = element;
           }}
           type="button"
-          role="radio"
-          aria-checked={option.value === value}
+          role={kind}
+          aria-checked={kind === 'radio' ? option.value === value : undefined}
+          aria-selected={kind === 'tab' ? option.value === value : undefined}
           // Only the chosen option (the first, when none is) is reached with Tab; arrows move within.
           tabIndex={index === Math.max(chosen, 0) ? 0 : -1}
           className={option.value === value ? 'selected' : ''}
