@@ -119,9 +119,30 @@ describe('compact wordle game and rewards', () => {
     expect(guesses.length).toBeGreaterThan(1);
     const played = await play('crane', [...guesses, 'xxxxx', 'qqqqq']);
     expect(played.state.won).toBe(false);
-    expect(played.trajectory.scores.consistencyReward).toBe(1);
+    expect(played.trajectory.scores.consistentGuessesMetric).toBe(1); // every informed guess it made fitted
+    expect(played.trajectory.scores.consistencyReward).toBeCloseTo((guesses.length - 1) / 5); // a lost game: of all five informed turns
     expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
     expect(played.trajectory.reward).toBeLessThan(env.passThreshold);
+  });
+
+  test('no forfeit pays more than playing on: giving up after consistent guesses scores less than the same start played on to a loss', async () => {
+    // slate, then a guess that fits its board, then two invalid moves: the game is forfeited.
+    const facts = (guesses: string[]) => boardFacts(guesses, guesses.map((guess) => scoreGuess(guess, 'crane')));
+    const fitting = COMPACT_ANSWER_POOL.all.find((word) => word !== 'crane' && word !== 'slate' && fitsBoard(word, facts(['slate'])))!;
+    const start = ['slate', fitting];
+    const quit = await play('crane', [...start, 'xxxxx', 'qqqqq']);
+    expect(quit.state.gameOver).toBe(true);
+    expect(quit.state.guesses).toEqual(start);
+    // The same start played on with the worst continuation: four valid guesses that fit no board, to a loss.
+    const careless = COMPACT_ANSWER_POOL.all.filter((word) => word !== 'crane' && !start.includes(word) && !fitsBoard(word, facts(start))).slice(0, 4);
+    const played = await play('crane', [...start, ...careless]);
+    expect(played.state.won).toBe(false);
+    expect(played.state.guesses.length).toBe(6);
+    expect(played.state.consistentGuesses).toBe(1); // only the start's fitting guess (the careless ones fit no board of theirs either)
+    // A lost game's consistency counts every informed turn it had (5): turns forfeited count as inconsistent.
+    expect(quit.trajectory.scores.consistencyReward).toBeCloseTo(1 / 5);
+    expect(played.trajectory.scores.consistencyReward).toBeCloseTo(1 / 5);
+    expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
   });
 
   test('a first-guess win is fully consistent', async () => {
