@@ -125,7 +125,7 @@ if (only !== 'control') rows.push(await measure('after warm-up'));
 const afterWarmup = await model.backend.getParameters();
 const optimizerAfterWarmup = await model.backend.getOptimizerState();
 
-const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr } } };
+const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr } } };
 const curve: { step: number; reward: number; passRate: number; heldOutGreedyWin?: number }[] = [];
 const curveEvery = Number(values['curve-every']);
 let curveEvalMs = 0; // time spent measuring the curve, not training: left out of GRPO's time

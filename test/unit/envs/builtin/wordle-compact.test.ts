@@ -14,6 +14,7 @@ import {
   type CompactWordleState,
 } from '../../../../src/envs/builtin/wordle-compact.ts';
 import { scoreGuess } from '../../../../src/envs/builtin/wordle-rules.ts';
+import { createRng } from '../../../../src/envs/builtin/random.ts';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../../src/envs/builtin/index.ts';
 import { makeWarmupData } from '../../../../src/rl/sft-data.ts';
 
@@ -143,6 +144,32 @@ describe('compact wordle game and rewards', () => {
     expect(quit.trajectory.scores.consistencyReward).toBeCloseTo(1 / 5);
     expect(played.trajectory.scores.consistencyReward).toBeCloseTo(1 / 5);
     expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
+  });
+
+  test('on random games, a forfeit never scores more than any valid continuation to a loss', async () => {
+    const rng = createRng(7);
+    let teacherLike = 0;
+    for (let game = 0; game < 60; game++) {
+      const secret = rng.pick(COMPACT_ANSWER_POOL.all);
+      const others = rng.shuffle(COMPACT_ANSWER_POOL.all.filter((word) => word !== secret));
+      const start = others.slice(0, 1 + Math.floor(rng.next() * 5)); // 1–5 valid misses
+      // half the starts made of guesses that fit their boards, as a lucky or careful player's would be
+      if (game % 2 === 0) {
+        const facts = (guesses: string[]) => boardFacts(guesses, guesses.map((guess) => scoreGuess(guess, secret)));
+        for (let i = 1; i < start.length; i++) {
+          const fitting = others.find((word) => !start.slice(0, i).includes(word) && fitsBoard(word, facts(start.slice(0, i))));
+          if (fitting !== undefined) start[i] = fitting;
+        }
+        teacherLike++;
+      }
+      if (new Set(start).size !== start.length) continue;
+      const quit = await play(secret, [...start, 'xxxxx', 'qqqqq']);
+      const rest = others.filter((word) => !start.includes(word)).slice(0, 6 - start.length);
+      const played = await play(secret, [...start, ...rest]);
+      expect(played.state.won).toBe(false);
+      expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
+    }
+    expect(teacherLike).toBeGreaterThan(0);
   });
 
   test('a first-guess win is fully consistent', async () => {
