@@ -7,7 +7,8 @@
  * ragged batch and decoded for --steps steps, drawing each token at --temperature (default 1, the
  * lessons' setting; 0 = greedy): the WebGPU decoder on the GPU (prefillAndSample, then decodeSteps:
  * only the ids come back) as it ships (decodePath 'auto': the cached timed trial picks the fused
- * multi-step kernel or the layered plan per batch bucket), and with each path forced; the CPU decoder
+ * multi-step kernel or the layered plan per batch bucket; the table gives its rounds and wall time, its
+ * cost at decoder start), and with each path forced; the CPU decoder
  * with the CPU sampler over its logits, one seeded generator per sequence. With --host-sampling also
  * the layered plan reading the (B, V) logits back for the CPU sampler. The peer decodes as many steps
  * as ours; ours, each forced path and the peer run interleaved in --rounds rounds (default 2) and each
@@ -63,6 +64,7 @@ for (const benchCase of CASES) {
     const steps = benchCase.steps;
     await measure(gpu, B, benchCase.prompt, 1, 99, params); // the trial of this batch's bucket, and its plans
     const path: DecodePath = await gpu.pathFor(B);
+    const trial = await gpu.pathTrial(B); // its cost at decoder start: rounds and wall time
     for (const which of ['fused', 'layered'] as const) await measure(forced[which], B, benchCase.prompt, 1, 99, params);
     if (values['host-sampling']) await measure(forced.layered, B, benchCase.prompt, 1, 99, params, false);
     // Rounds of (ours, each path forced, the peer), interleaved so that a change in the machine's load
@@ -85,6 +87,7 @@ for (const benchCase of CASES) {
       promptTokens: benchCase.prompt,
       decodeSteps: steps,
       path,
+      trial: trial === null ? null : { rounds: trial.rounds, ms: trial.elapsedMs, fusedBestMs: Math.min(...trial.times.fused), layeredBestMs: Math.min(...trial.times.layered) },
       webgpu: { prefillTokensPerSecond: ours.prefill, decodeTokensPerSecond: ours.decode },
       fusedDecodeTokensPerSecond: gpu.fusedProblem === null ? byPath.fused.decode : null,
       layeredDecodeTokensPerSecond: byPath.layered.decode,
@@ -104,12 +107,12 @@ for (const benchCase of CASES) {
 
 const fmt = (x: number | undefined): string => (x === undefined ? '–' : x >= 100 ? x.toFixed(0) : x.toFixed(1));
 console.log(`adapter: webgpu ${adapter}; peer: CPU decoder (reference ops) and CPU sampler on the same weights; tokens drawn at temperature ${params.temperature}, random prompts\n`);
-console.log('| model | B | prompt | webgpu prefill tok/s | cpu prefill tok/s | ratio | path | webgpu decode tok/s | fused | layered | layered, CPU sampling | cpu decode tok/s | ratio |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| model | B | prompt | webgpu prefill tok/s | cpu prefill tok/s | ratio | path | trial rounds, ms | webgpu decode tok/s | fused | layered | layered, CPU sampling | cpu decode tok/s | ratio |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
     `| ${r.model} | ${r.B} | ${r.promptTokens} | ${fmt(r.webgpu.prefillTokensPerSecond)} | ${fmt(r.cpu?.prefillTokensPerSecond)} | ${r.ratio ? r.ratio.prefill.toFixed(2) : '–'} ` +
-      `| ${r.path} | ${fmt(r.webgpu.decodeTokensPerSecond)} | ${fmt(r.fusedDecodeTokensPerSecond ?? undefined)} | ${fmt(r.layeredDecodeTokensPerSecond)} | ${fmt(r.webgpuCpuSampling?.decodeTokensPerSecond)} ` +
+      `| ${r.path} | ${r.trial ? `${r.trial.rounds}, ${r.trial.ms.toFixed(0)}` : '–'} | ${fmt(r.webgpu.decodeTokensPerSecond)} | ${fmt(r.fusedDecodeTokensPerSecond ?? undefined)} | ${fmt(r.layeredDecodeTokensPerSecond)} | ${fmt(r.webgpuCpuSampling?.decodeTokensPerSecond)} ` +
       `| ${fmt(r.cpu?.decodeTokensPerSecond)} | ${r.ratio ? r.ratio.decode.toFixed(2) : '–'} |`,
   );
 }

@@ -22,6 +22,7 @@ import { PageAllocator } from '../inference/paged-kv-cache.ts';
 import * as decoderOps from './decoder-ops.ts';
 import { isSoftwareAdapter } from './device.ts';
 import { FusedDecodePlan, fusedDecoderProblem, fusedSequencesPerWorkgroup, fusedWorkgroupSizeFor, MAX_FUSED_STEPS, MAX_STOP_IDS, type FusedSequencesPerWorkgroup } from './fused-decoder.ts';
+import { runPathTrial, type DecodePath, type PathTrialResult } from './decode-path-trial.ts';
 import { adapterKey } from './matmul-variants.ts';
 import { createTensor, KernelPlan, type Dispatch, type GPUTensor, type Kernels } from './kernels.ts';
 import * as ops from './ops.ts';
@@ -51,11 +52,10 @@ export interface WebGPUDecoderOptions {
   fusedSequencesPerWorkgroup?: FusedSequencesPerWorkgroup;
 }
 
-/** The two ways decodeSteps runs; see WebGPUDecoderOptions.decodePath. */
-export type DecodePath = 'fused' | 'layered';
+export type { DecodePath } from './decode-path-trial.ts';
 
 /** Trial results per adapter, model shape and batch bucket (this process). */
-const PATH_CHOICES = new Map<string, Promise<DecodePath>>();
+const PATH_TRIALS = new Map<string, Promise<PathTrialResult | null>>();
 
 /** One sequence: its tokens and the cache pages that hold them. */
 interface SequenceState {
@@ -238,15 +238,25 @@ export class WebGPUDecoder implements Decoder {
   async pathFor(B: number): Promise<DecodePath> {
     if (this.fusedProblem !== null) return 'layered';
     if (this.decodePath !== 'auto') return this.decodePath;
+    return (await this.pathTrial(B))?.path ?? 'layered';
+  }
+
+  /**
+   * The timed trial behind 'auto' for a batch of B sequences (its bucket), run on first use and
+   * cached per adapter, model shape and batch bucket for the process; null when no trial runs (a
+   * forced path, a model the fused kernel cannot run) or it failed (e.g. a full cache: layered then).
+   */
+  async pathTrial(B: number): Promise<PathTrialResult | null> {
+    if (this.fusedProblem !== null || this.decodePath !== 'auto') return null;
     const { hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size } = this.config;
     const shape = [hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size].join('x');
     const key = `${adapterKey(this.kernels.gpu.adapter)}|${shape}|${bucket(B)}`;
-    let choice = PATH_CHOICES.get(key);
-    if (choice === undefined) {
-      choice = this.trial(bucket(B)).catch(() => 'layered' as const);
-      PATH_CHOICES.set(key, choice);
+    let trial = PATH_TRIALS.get(key);
+    if (trial === undefined) {
+      trial = this.trial(bucket(B)).catch(() => null);
+      PATH_TRIALS.set(key, trial);
     }
-    return choice;
+    return trial;
   }
 
   /** Drops the tokens of a sequence past `length` and the pages they alone used (their cache rows are overwritten when it grows again). */
@@ -258,32 +268,32 @@ export class WebGPUDecoder implements Decoder {
   }
 
   /**
-   * The timed trial behind 'auto': B throw-away sequences of one token each decode 2 steps at
-   * temperature 1 with each path (one untimed run each for pipelines and plans, then two interleaved
-   * timed rounds, best time per path); the faster path wins. A failure (e.g. a full cache) means layered.
+   * The timed trial behind 'auto' (decode-path-trial.ts): B throw-away sequences of one token each
+   * decode 2 steps at temperature 1 per timed run, after one untimed run of each path (pipelines,
+   * plans); the paths are interleaved over 2–6 rounds and each keeps its best time.
    */
-  private async trial(B: number): Promise<DecodePath> {
+  private async trial(B: number): Promise<PathTrialResult> {
     const steps = 2;
     const seqs = Array.from({ length: B }, () => this.newSequence());
     try {
       await this.prefill(seqs, seqs.map((_, b) => [b % this.vocabSize]));
       const plans = seqs.map(() => ({ params: { temperature: 1 }, uniforms: [0.25, 0.5], stopIds: [], maxDraws: steps }));
       const tokens = seqs.map((_, b) => (3 * b) % this.vocabSize);
-      const time = async (path: DecodePath, count: number): Promise<number> => {
-        const start = performance.now();
+      // Every run decodes from the same cache length: the steps' keys are written past it and overwritten by the next run.
+      const run = async (path: DecodePath, count: number): Promise<void> => {
         if (path === 'fused') await this.decodeFused(seqs, tokens, plans, count);
         else await decodeStepsOneByOne(this, seqs, tokens, plans, count);
+        for (const seq of seqs) this.truncate(seq, 1);
+      };
+      const time = async (path: DecodePath): Promise<number> => {
+        const start = performance.now();
+        await run(path, steps);
         return performance.now() - start;
       };
-      await time('fused', 1);
-      await time('layered', 1);
-      let fused = Infinity;
-      let layered = Infinity;
-      for (let round = 0; round < 2; round++) {
-        fused = Math.min(fused, await time('fused', steps));
-        layered = Math.min(layered, await time('layered', steps));
-      }
-      return fused <= layered ? 'fused' : 'layered';
+      return await runPathTrial(time, async () => {
+        await run('fused', 1);
+        await run('layered', 1);
+      });
     } finally {
       for (const seq of seqs) this.release(seq);
     }

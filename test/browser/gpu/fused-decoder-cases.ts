@@ -310,6 +310,9 @@ const trialCase: FusedDecoderCase = {
         const path = await decoder.pathFor(3);
         if (path !== 'fused' && path !== 'layered') throw new Error(`trial picked ${String(path)}`);
         if ((await decoder.pathFor(4)) !== path) throw new Error('the same bucket gave another path');
+        const trial = await decoder.pathTrial(3);
+        if (trial === null || trial.path !== path) throw new Error(`the cached trial (${JSON.stringify(trial)}) is not the one pathFor used`);
+        if (trial.rounds < 2 || trial.times.fused.length !== trial.rounds || trial.times.layered.length !== trial.rounds) throw new Error(`trial rounds: ${JSON.stringify(trial)}`);
         if (decoder.usage().sequences !== 0 || decoder.cacheUsage().pagesUsed !== 0) throw new Error('the trial left sequences or pages behind');
         const seqs = [decoder.newSequence(), decoder.newSequence()];
         await decoder.prefill(seqs, [[1, 2, 3], [4, 5]]);
