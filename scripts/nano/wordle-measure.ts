@@ -6,7 +6,9 @@
  *
  *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--model nano|FOLDER] [--eval-tasks 100] [--sft-steps N] [--sft-lr X]
  *     [--grpo-steps N] [--tasks-per-step N] [--group-size N] [--grpo-lr X] [--curve-every N] [--quick]
- *     [--only grpo|control] [--control-steps N] [--warm-state FILE]
+ *     [--only grpo|control] [--control-steps N] [--warm-state FILE] [--minutes M]
+ * --minutes M stops GRPO (and the control) after M minutes of training, measuring curve points left
+ * out, so a run bounded in time still ends with its table; the steps actually run are reported.
  * The two arms can run at once: `--only grpo --warm-state F` warms up and writes F; then
  * `--only control --control-steps N --warm-state F` (started once F exists) reads it.
  */
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     'warm-state': { type: 'string' },
     model: { type: 'string', default: 'nano' },
     temperature: { type: 'string', default: '1' },
+    minutes: { type: 'string' },
   },
 });
 const lesson = values.quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS;
@@ -62,6 +65,7 @@ interface Measurement {
   winRate: number;
   turnsPerWin: number | null;
   invalidRate: number;
+  consistentGuesses: number;
   consistency: number;
   reward: number;
 }
@@ -75,6 +79,7 @@ function summarise(result: EvaluationResult): Measurement {
     winRate: wins.length / records.length,
     turnsPerWin: wins.length === 0 ? null : wins.reduce((sum, record) => sum + record.scores.guessesMetric!, 0) / wins.length,
     invalidRate: moves === 0 ? 0 : invalid / moves,
+    consistentGuesses: result.summary.scores.consistentGuessesMetric ?? 0,
     consistency: result.summary.scores.consistencyReward ?? 0,
     reward: result.summary.reward.mean,
   };
@@ -124,8 +129,11 @@ const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery:
 const curve: { step: number; reward: number; passRate: number; heldOutGreedyWin?: number }[] = [];
 const curveEvery = Number(values['curve-every']);
 let curveEvalMs = 0; // time spent measuring the curve, not training: left out of GRPO's time
+const trainingMs = values.minutes !== undefined ? Number(values.minutes) * 60_000 : Infinity;
+const grpoStop = new AbortController();
 const grpoStarted = Date.now();
 const rl = only === 'control' ? { grpo: [] } : await runTraining(env, model, null, grpoOnly, {
+  signal: grpoStop.signal,
   onGrpoStep: async (m) => {
     const point: (typeof curve)[number] = { step: m.step + 1, reward: Number(m.reward.mean.toFixed(4)), passRate: m.passRate };
     // --curve-every N: the held-out greedy win rate every N steps (the trained weights of this step).
@@ -137,6 +145,7 @@ const rl = only === 'control' ? { grpo: [] } : await runTraining(env, model, nul
     }
     curve.push(point);
     console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}${point.heldOutGreedyWin !== undefined ? ` · held-out greedy win ${point.heldOutGreedyWin.toFixed(2)}` : ''}`);
+    if (Date.now() - grpoStarted - curveEvalMs >= trainingMs) grpoStop.abort();
   },
 });
 const grpoSeconds = (Date.now() - grpoStarted - curveEvalMs) / 1000;
@@ -147,22 +156,30 @@ if (only !== 'control') rows.push(await measure('after GRPO'));
 // With --control-steps, that many steps instead (a count fixed in advance, for --only control).
 const controlSteps = values['control-steps'] !== undefined ? Number(values['control-steps']) : Math.max(1, Math.round((grpoSeconds * 1000) / sftMsPerStep));
 let controlSeconds = 0;
+let controlDone = 0; // control steps actually run (fewer than controlSteps when --minutes stops it)
 if (only !== 'grpo') {
   await model.backend.setParameters(afterWarmup);
   await model.backend.setOptimizerState(optimizerAfterWarmup);
   const controlStarted = Date.now();
-  await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...warmupOnly.warmup!, steps: sftSteps + controlSteps }, resumeFrom: { phase: 'sft', nextStep: sftSteps } });
+  const controlStop = new AbortController();
+  await runTraining(env, model, expert, { ...warmupOnly, warmup: { ...warmupOnly.warmup!, steps: sftSteps + controlSteps }, resumeFrom: { phase: 'sft', nextStep: sftSteps } }, {
+    signal: controlStop.signal,
+    onSftStep: () => {
+      controlDone += 1;
+      if (Date.now() - controlStarted >= trainingMs) controlStop.abort();
+    },
+  });
   controlSeconds = (Date.now() - controlStarted) / 1000;
-  rows.push(await measure(`control: warm-up + ${controlSteps} more SFT steps`));
+  rows.push(await measure(`control: warm-up + ${controlDone} more SFT steps`));
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 console.log(`model: ${values.model} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
-console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}) (${grpoSeconds.toFixed(0)} s); control ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
-console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | reward (greedy) |');
-console.log('|---|---|---|---|---|---|---|');
+console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
+console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) |');
+console.log('|---|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
-  console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistency)} | ${greedy.reward.toFixed(3)} |`);
+  console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

@@ -135,14 +135,22 @@ async function load(message: Extract<HostMessage, { type: 'load' }>): Promise<vo
   };
   const dataset = toPlainData(loaded.dataset) as Task[];
   const evalDataset = loaded.evalDataset ? (toPlainData(loaded.evalDataset) as Task[]) : null;
-  checkSize([dataset, evalDataset], 'the dataset');
+  // Sent only when the environment sets its own demonstration tasks; warm-up falls back to `dataset` otherwise.
+  const demonstrationDataset = loaded.demonstrationDataset ? (toPlainData(loaded.demonstrationDataset) as Task[]) : null;
+  checkSize([dataset, evalDataset, demonstrationDataset], 'the dataset');
   environment = loaded;
   const setup: EnvironmentSetup = {
     ...(loaded.systemPrompt !== undefined ? { systemPrompt: loaded.systemPrompt } : {}),
     fewShot: toPlainData(loaded.fewShot) as tabrl.Message[],
     samplingArgs: toPlainData(loaded.samplingArgs) as tabrl.SamplingArgs,
   };
-  sendToHost({ type: 'loaded', info, setup, dataset, evalDataset });
+  sendToHost({ type: 'loaded', info, setup, dataset, evalDataset, demonstrationDataset });
+}
+
+/** The environment's tasks that a task reference's split indexes into. */
+function tasksOfSplit(env: Environment, split: 'train' | 'eval' | 'demonstration'): Task[] {
+  if (split === 'train') return env.dataset;
+  return split === 'eval' ? env.evaluationTasks : env.demonstrationTasks;
 }
 
 async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Promise<void> {
@@ -151,7 +159,7 @@ async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Prom
   sendToHost({ type: 'entered', rolloutId });
   try {
     if (!env) throw new Error('no environment is loaded');
-    const task = 'task' in message.task ? message.task.task : (message.task.split === 'train' ? env.dataset : env.evaluationTasks)[message.task.index];
+    const task = 'task' in message.task ? message.task.task : tasksOfSplit(env, message.task.split)[message.task.index];
     if (!task) throw new Error(`${env.name} has no task ${JSON.stringify(message.task)}`);
     const controller = new AbortController();
     rolloutSignals.set(rolloutId, controller);

@@ -11,7 +11,7 @@ import type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTra
 export type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../workers/sandbox/protocol.ts';
 
 /** Which task a rollout runs: one of the environment's own (by split and index), or a task given as data. */
-export type TaskReference = { split: 'train' | 'eval'; index: number } | { task: Task };
+export type TaskReference = { split: 'train' | 'eval' | 'demonstration'; index: number } | { task: Task };
 
 /** Which client a model call is for: the rollout's policy, or the judge the host lent `loadEnvironment` as `args.judgeClient`. */
 export type ModelCallClient = 'policy' | 'judge';
@@ -41,7 +41,7 @@ export type ChildMessage =
   /** Node started and the runtime runs: from here on, loading is on the environment's clock. */
   | { type: 'ready' }
   /** The environment loaded: what the sandbox reports, plus what the host needs to format prompts, and the tasks as data. */
-  | { type: 'loaded'; info: EnvironmentInfo; setup: EnvironmentSetup; dataset: Task[]; evalDataset: Task[] | null }
+  | { type: 'loaded'; info: EnvironmentInfo; setup: EnvironmentSetup; dataset: Task[]; evalDataset: Task[] | null; demonstrationDataset: Task[] | null }
   | { type: 'load-failed'; message: string }
   /** A model call of rollout `rolloutId` (-1: outside any rollout, e.g. at load time). */
   | { type: 'create-completion'; callId: number; rolloutId: number; client: ModelCallClient; request: SandboxChatRequest }

@@ -84,6 +84,7 @@ interface Loaded {
   setup: EnvironmentSetup;
   dataset: Task[];
   evalDataset: Task[] | null;
+  demonstrationDataset: Task[] | null;
 }
 
 /** Owns the child process: starts it (again after a kill), loads the environment, runs rollouts, watches the clock. */
@@ -215,7 +216,7 @@ class ChildSupervisor {
     if (message.type === 'ready') {
       if (this.loading) this.loading.deadline = Date.now() + this.limits.loadTimeLimitMs;
     } else if (message.type === 'loaded') {
-      this.loadedCallback({ info: message.info, setup: message.setup, dataset: message.dataset, evalDataset: message.evalDataset });
+      this.loadedCallback({ info: message.info, setup: message.setup, dataset: message.dataset, evalDataset: message.evalDataset, demonstrationDataset: message.demonstrationDataset });
     } else if (message.type === 'load-failed') {
       this.loading?.fail(message.message);
       this.kill();
@@ -413,6 +414,7 @@ export class IsolatedEnvironment extends Environment {
       name: info.name,
       dataset: loaded.dataset,
       ...(loaded.evalDataset ? { evalDataset: loaded.evalDataset } : {}),
+      ...(loaded.demonstrationDataset ? { demonstrationDataset: loaded.demonstrationDataset } : {}),
       ...(setup.systemPrompt !== undefined ? { systemPrompt: setup.systemPrompt } : {}),
       fewShot: setup.fewShot,
       samplingArgs: setup.samplingArgs,
@@ -425,6 +427,7 @@ export class IsolatedEnvironment extends Environment {
       }),
     });
     this.info = info;
+    loaded.demonstrationDataset?.forEach((task, index) => this.references.set(task, { split: 'demonstration', index }));
     loaded.dataset.forEach((task, index) => this.references.set(task, { split: 'train', index }));
     loaded.evalDataset?.forEach((task, index) => this.references.set(task, { split: 'eval', index }));
   }

@@ -1,6 +1,7 @@
 /** The playground shell: top bar; the editor, the rollout viewer or the training view on the left; the run, policy and settings on the right. */
 import { useEffect, useState } from 'react';
 import { ChatView } from './components/ChatView.tsx';
+import { SegmentedChoice } from './components/SegmentedChoice.tsx';
 import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { FirstVisitHint } from './components/FirstVisitHint.tsx';
 import { EnvironmentEditor } from './editor/EnvironmentEditor.tsx';
@@ -48,26 +49,22 @@ export function App() {
           <LessonPanel />
         </ErrorBoundary>
         <main className="main-pane">
-          <div className="tabs" role="tablist">
-            <button type="button" role="tab" aria-selected={view === 'editor'} className={view === 'editor' ? 'selected' : ''} onClick={() => setView('editor')} data-testid="tab-editor">
-              Environment
-            </button>
-            <button type="button" role="tab" aria-selected={view === 'rollouts'} className={view === 'rollouts' ? 'selected' : ''} onClick={() => setView('rollouts')} data-testid="tab-rollouts">
-              Rollouts{rollouts > 0 ? ` (${rollouts})` : ''}
-            </button>
-            <button type="button" role="tab" aria-selected={view === 'training'} className={view === 'training' ? 'selected' : ''} onClick={() => setView('training')} data-testid="tab-training">
-              Training
-            </button>
-            <button type="button" role="tab" aria-selected={view === 'runs'} className={view === 'runs' ? 'selected' : ''} onClick={() => setView('runs')} data-testid="tab-runs">
-              Runs
-            </button>
-            <button type="button" role="tab" aria-selected={view === 'chat'} className={view === 'chat' ? 'selected' : ''} onClick={() => setView('chat')} data-testid="tab-chat">
-              Chat
-            </button>
-            <button type="button" role="tab" aria-selected={view === 'studio'} className={view === 'studio' ? 'selected' : ''} onClick={() => setView('studio')} data-testid="tab-studio">
-              Studio
-            </button>
-          </div>
+          <SegmentedChoice
+            options={[
+              { value: 'editor', label: 'Environment' },
+              { value: 'rollouts', label: `Rollouts${rollouts > 0 ? ` (${rollouts})` : ''}` },
+              { value: 'training', label: 'Training' },
+              { value: 'runs', label: 'Runs' },
+              { value: 'chat', label: 'Chat' },
+              { value: 'studio', label: 'Studio' },
+            ]}
+            value={view}
+            onChange={setView}
+            kind="tab"
+            label="Views"
+            testIdPrefix="tab"
+            className="tabs"
+          />
           <div className="editor-view" hidden={view !== 'editor'}>
             <ErrorBoundary area="The Environment tab">
               <EnvironmentEditor />

@@ -36,6 +36,23 @@ describe('playground', () => {
     // A first visit says what the page is for, once.
     expect(await page.getByTestId('first-visit-hint').textContent()).toMatch(/TabRL trains language-model agents in this browser tab\..*Lesson 1/);
     await screenshot(page, '01-app');
+    // The policy choice is a radio group: arrow keys move the choice, only the chosen option is in the Tab order.
+    const checked = () => page.locator('[aria-label="Policy"] [aria-checked="true"]').getAttribute('data-testid');
+    expect(await checked()).toBe('policy-expert');
+    expect(await page.getByTestId('policy-endpoint').getAttribute('tabindex')).toBe('-1');
+    await page.getByTestId('policy-expert').focus();
+    await page.keyboard.press('ArrowRight');
+    expect(await checked()).toBe('policy-endpoint');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('policy-endpoint');
+    await page.keyboard.press('ArrowLeft');
+    expect(await checked()).toBe('policy-expert');
+    // The views are a tab list that arrow keys walk the same way.
+    await page.getByTestId('tab-editor').focus();
+    await page.keyboard.press('End');
+    expect(await page.getByTestId('tab-studio').getAttribute('aria-selected')).toBe('true');
+    await page.getByTestId('studio-view').waitFor();
+    await page.keyboard.press('ArrowRight');
+    expect(await page.getByTestId('tab-editor').getAttribute('aria-selected')).toBe('true');
     await page.getByTestId('first-visit-dismiss').click();
     expect(await page.getByTestId('first-visit-hint').count()).toBe(0);
     await page.reload();
@@ -290,7 +307,7 @@ describe('playground', () => {
     const { context, page } = await openPage(browser, appUrl);
     await waitForEditor(page);
     await page.getByTestId('policy-endpoint').click();
-    await page.getByTestId('api-key').fill('sk-secret-test-key');
+    await page.getByTestId('endpoint-api-key').fill('sk-secret-test-key');
     await page.getByTestId('policy-expert').click();
     expect(await page.evaluate(() => localStorage.getItem('tabrl.endpoint.apiKey'))).toBe('sk-secret-test-key');
 

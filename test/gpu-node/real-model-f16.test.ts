@@ -12,7 +12,7 @@ import type { NamedTensors } from '../../src/gpu/model/backend.ts';
 import type { LocalChatChoice } from '../../src/gpu/inference/local-chat-client.ts';
 import { createCpuBackend } from '../../src/gpu/model/cpu-backend.ts';
 import type { GPUContext } from '../../src/gpu/webgpu/device.ts';
-import { roundToF16 } from '../../src/gpu/webgpu/half.ts';
+import { roundToF16 } from '../../src/gpu/io/half.ts';
 import { isF16StorableWeight } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { createRealModel, trainableParameters } from '../../src/workers/engine/real-model.ts';
 import { TINY_HF_CONFIG, tinyHfModelFiles } from '../support/tiny-hf-model.ts';

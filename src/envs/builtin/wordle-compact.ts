@@ -18,11 +18,16 @@
  * is a possible answer.
  *
  * Rewards: win 1; fewer turns 0.5·(7 − guesses)/6 when won; valid words 0.2 × the share of moves
- * that were valid guesses; consistency 0.3 × the share of informed guesses (the second valid guess
- * on: the first answers an empty board, so it cannot be inconsistent) that agreed with every fact
- * on the board they answered, and 1 for a first-guess win. A game that makes one valid guess and
- * then gives up (two invalid moves) earns no consistency, so quitting never pays more than playing
- * on. A win scores at least 1; a loss at most 0.5, so passing = winning.
+ * that were valid guesses; consistency 0.3 × the informed guesses (the second valid guess on: the
+ * first answers an empty board, so it cannot be inconsistent) that agreed with every fact on the
+ * board they answered, as a share of the informed guesses made when won (1 for a first-guess win),
+ * and of all five informed turns a game has when lost. A lost game's turns that were never played
+ * (a forfeit by two invalid moves in a row, or the turn limit reached through invalid moves) count
+ * as inconsistent, so no forfeit pays more than playing on: every valid guess added to a lost game
+ * raises its valid-word share and never lowers its consistency. (Dividing by the guesses made, as
+ * before, let two valid guesses, one of them consistent, then two invalid moves score 0.40, above
+ * six guesses with three of five consistent, 0.38; GRPO found that.) A win scores at least 1; a
+ * loss at most 0.5, so passing = winning.
  *
  * Also exports `compactWordleTeacher`, a deliberately imperfect solver for warm-up demonstrations
  * and pretraining: it guesses a random pool word that fits the board, but now and then (30% of
@@ -223,11 +228,22 @@ export function validWordsReward({ state }: RewardContext<CompactWordleState>): 
   return moves === 0 ? 0 : state.guesses.length / moves;
 }
 
-/** The share of informed guesses (valid guesses after the first) that fitted every fact on the board they answered; 1 for a first-guess win, 0 with no informed guess otherwise. */
+/**
+ * Informed guesses (valid guesses after the first) that fitted every fact on the board they
+ * answered: a won game's share of the informed guesses it made (1 for a first-guess win); a lost
+ * game's share of all COMPACT_MAX_GUESSES − 1 informed turns, so turns lost to invalid moves count
+ * as inconsistent and giving up never pays more than playing on.
+ */
 export function consistencyReward({ state }: RewardContext<CompactWordleState>): number {
+  if (!state.won) return state.consistentGuesses / (COMPACT_MAX_GUESSES - 1);
   const informed = state.guesses.length - 1;
-  if (informed <= 0) return state.won ? 1 : 0;
-  return state.consistentGuesses / informed;
+  return informed <= 0 ? 1 : state.consistentGuesses / informed;
+}
+
+/** The share of informed guesses made that fitted their board, win or lose (a metric, weight 0; 0 with no informed guess): how well the model reads the board when it does guess. */
+export function consistentGuessesMetric({ state }: RewardContext<CompactWordleState>): number {
+  const informed = state.guesses.length - 1;
+  return informed <= 0 ? 0 : state.consistentGuesses / informed;
 }
 
 /** Valid guesses made (a metric, weight 0): turns per game, and per win when won. */
@@ -284,6 +300,7 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
     .addReward(validWordsReward, COMPACT_REWARD_WEIGHTS.validWords)
     .addReward(consistencyReward, COMPACT_REWARD_WEIGHTS.consistency)
     .addReward(guessesMetric, 0)
+    .addReward(consistentGuessesMetric, 0)
     .addReward(compactInvalidGuessesMetric, 0);
   return new CompactWordleEnv({
     name: 'wordle',

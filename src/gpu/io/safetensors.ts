@@ -6,6 +6,7 @@
  */
 import type { NamedTensor, NamedTensors } from '../model/backend.ts';
 import { errorMessage } from '../../common/error-message.ts';
+import { f16BitsToF32, f32ToF16Bits } from './half.ts';
 
 /** Floating-point dtypes this parser reads, with their size in bytes. */
 export const SAFETENSORS_DTYPE_BYTES: Readonly<Record<string, number>> = { F32: 4, F16: 2, BF16: 2, F64: 8 };
@@ -15,16 +16,6 @@ export interface SafetensorsContents {
   tensors: NamedTensors;
   dtypes: Map<string, string>;
   metadata: Record<string, string>;
-}
-
-/** Returns the f32 value of an IEEE half-precision bit pattern (exact, subnormals, infinities and NaN included). */
-export function f16BitsToF32(bits: number): number {
-  const sign = bits & 0x8000 ? -1 : 1;
-  const exponent = (bits >> 10) & 0x1f;
-  const fraction = bits & 0x3ff;
-  if (exponent === 0) return sign * fraction * 2 ** -24;
-  if (exponent === 0x1f) return fraction === 0 ? sign * Infinity : NaN;
-  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
 /** Returns the f32 value of a bfloat16 bit pattern (the top half of an f32, so exact). */
@@ -92,32 +83,6 @@ export function parseSafetensors(bytes: Uint8Array, fileName = 'model.safetensor
     dtypes.set(name, dtype as string);
   }
   return { tensors, dtypes, metadata };
-}
-
-/** Returns the float16 bit pattern nearest to an f32 value (round to nearest even; overflow to ±infinity; subnormals kept). */
-export function f32ToF16Bits(value: number): number {
-  const f32 = new Float32Array([value]);
-  const bits = new Uint32Array(f32.buffer)[0]!;
-  const sign = (bits >>> 16) & 0x8000;
-  const exponent = (bits >>> 23) & 0xff;
-  const mantissa = bits & 0x7fffff;
-  if (exponent === 0xff) return sign | 0x7c00 | (mantissa !== 0 ? 0x200 : 0); // infinity or NaN
-  const e = exponent - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign; // rounds to zero
-    const full = mantissa | 0x800000; // 24 bits with the implicit one
-    const shift = 14 - e; // bits dropped
-    let half = full >>> shift;
-    const rest = full & ((1 << shift) - 1);
-    const midpoint = 1 << (shift - 1);
-    if (rest > midpoint || (rest === midpoint && (half & 1) === 1)) half++;
-    return sign | half;
-  }
-  let half = (e << 10) | (mantissa >>> 13);
-  const rest = mantissa & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && (half & 1) === 1)) half++; // a carry into the exponent is still right
-  return sign | half;
 }
 
 /** Serialises tensors as an F32 (or, with dtype 'F16', float16) safetensors file (header padded with spaces to 8 bytes, as the reference writer does). */

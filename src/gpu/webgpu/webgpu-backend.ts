@@ -26,7 +26,7 @@ import {
   type LoraTargetModule,
 } from '../model/layout.ts';
 import type { GPUContext } from './device.ts';
-import { decodeF16, encodeF16 } from './half.ts';
+import { decodeF16, encodeF16 } from '../io/half.ts';
 import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
 import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';

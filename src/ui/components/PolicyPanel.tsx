@@ -1,29 +1,31 @@
 /** The policy picker: the built-in's scripted expert, an OpenAI-compatible endpoint, the in-tab model (tiny, trained from scratch in the engine worker), or a WebLLM model (WebLLMFields). */
-import { useState } from 'react';
 import { choosePolicy, setApiKey, setEndpoint } from '../actions.ts';
 import { readApiKey } from '../api-key.ts';
 import { isBuiltinName } from '../builtins.ts';
 import { usePlayground } from '../store/index.ts';
 import type { PolicyKind } from '../store/policy-slice.ts';
+import { EndpointFields } from './EndpointFields.tsx';
 import { ModelPicker } from './ModelPicker.tsx';
+import { SegmentedChoice, type SegmentedOption } from './SegmentedChoice.tsx';
 import { WebLLMFields } from './WebLLMFields.tsx';
+
+const POLICIES: SegmentedOption<PolicyKind>[] = [
+  { value: 'expert', label: 'Scripted expert' },
+  { value: 'endpoint', label: 'OpenAI-compatible endpoint' },
+  { value: 'in-tab', label: 'In-tab model' },
+  { value: 'webllm', label: 'WebLLM model' },
+];
 
 /** The policy card. */
 export function PolicyPanel() {
   const policy = usePlayground((state) => state.policy);
-  const setPolicy = choosePolicy;
   const builtin = usePlayground((state) => state.environments.find((item) => item.id === state.currentId)?.builtin);
   const hasExpert = isBuiltinName(builtin);
 
   return (
     <section className="card" aria-labelledby="policy-heading">
       <h2 id="policy-heading">Policy</h2>
-      <div className="segmented" role="radiogroup" aria-label="Policy">
-        <PolicyOption value="expert" current={policy} onPick={setPolicy} label="Scripted expert" />
-        <PolicyOption value="endpoint" current={policy} onPick={setPolicy} label="OpenAI-compatible endpoint" />
-        <PolicyOption value="in-tab" current={policy} onPick={setPolicy} label="In-tab model" />
-        <PolicyOption value="webllm" current={policy} onPick={setPolicy} label="WebLLM model" />
-      </div>
+      <SegmentedChoice options={POLICIES} value={policy} onChange={choosePolicy} label="Policy" testIdPrefix="policy" />
       {policy === 'expert' && (
         <p className="hint">
           {hasExpert ? (
@@ -35,7 +37,7 @@ export function PolicyPanel() {
           )}
         </p>
       )}
-      {policy === 'endpoint' && <EndpointFields />}
+      {policy === 'endpoint' && <PolicyEndpointFields />}
       {policy === 'in-tab' && (
         <>
           <ModelPicker />
@@ -44,14 +46,6 @@ export function PolicyPanel() {
       )}
       {policy === 'webllm' && <WebLLMFields />}
     </section>
-  );
-}
-
-function PolicyOption({ value, current, onPick, label }: { value: PolicyKind; current: PolicyKind; onPick: (value: PolicyKind) => void; label: string }) {
-  return (
-    <button type="button" role="radio" aria-checked={current === value} className={current === value ? 'selected' : ''} data-testid={`policy-${value}`} onClick={() => onPick(value)}>
-      {label}
-    </button>
   );
 }
 
@@ -106,36 +100,20 @@ function EngineStatus() {
   );
 }
 
-function EndpointFields() {
+function PolicyEndpointFields() {
   const baseURL = usePlayground((state) => state.baseURL);
   const model = usePlayground((state) => state.model);
   const hasApiKey = usePlayground((state) => state.hasApiKey);
-  const [key, setKey] = useState(readApiKey);
   return (
-    <div className="fields">
-      <label>
-        Base URL
-        <input value={baseURL} data-testid="endpoint-base-url" onChange={(event) => setEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} />
-      </label>
-      <label>
-        Model
-        <input value={model} data-testid="endpoint-model" onChange={(event) => setEndpoint({ model: event.target.value })} spellCheck={false} />
-      </label>
-      <label>
-        API key
-        <input
-          type="password"
-          value={key}
-          data-testid="api-key"
-          autoComplete="off"
-          onChange={(event) => {
-            setKey(event.target.value);
-            setApiKey(event.target.value);
-          }}
-          placeholder={hasApiKey ? 'stored' : 'optional'}
-        />
-      </label>
-      <p className="hint">The key stays in this browser's local storage. It is sent only to this URL, never into the sandbox or a share link.</p>
-    </div>
+    <EndpointFields
+      baseURL={baseURL}
+      model={model}
+      hasApiKey={hasApiKey}
+      readApiKey={readApiKey}
+      onEndpointChange={setEndpoint}
+      onApiKeyChange={setApiKey}
+      testIdPrefix="endpoint"
+      hint="The key stays in this browser's local storage. It is sent only to this URL, never into the sandbox or a share link."
+    />
   );
 }

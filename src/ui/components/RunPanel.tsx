@@ -3,14 +3,15 @@ import { useEffect, useState } from 'react';
 import { exportResults, pauseEvaluation, resumeEvaluation, startEvaluation, stopEvaluation } from '../actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { errorsLine } from './result-text.ts';
+import { SegmentedChoice, type SegmentedOption } from './SegmentedChoice.tsx';
 import { unfinishedJob, type RunMode } from '../store/training-slice.ts';
 import { pauseTraining, resumeTraining, startTraining, startWarmup, stopTraining } from '../training-actions.ts';
 import { isEvaluating, isTraining } from '../store/selectors.ts';
 
-const MODES: { mode: RunMode; label: string; help: string }[] = [
-  { mode: 'evaluate', label: 'Evaluate', help: 'Run the held-out tasks against the chosen policy.' },
-  { mode: 'warmup', label: 'Warm up', help: 'The teacher (the built-in expert, the endpoint or WebLLM) makes demonstrations; the in-tab model learns them (SFT).' },
-  { mode: 'train', label: 'Train', help: 'GRPO: the in-tab model samples G answers per task and learns from their rewards.' },
+const MODES: SegmentedOption<RunMode>[] = [
+  { value: 'evaluate', label: 'Evaluate', help: 'Run the held-out tasks against the chosen policy.' },
+  { value: 'warmup', label: 'Warm up', help: 'The teacher (the built-in expert, the endpoint or WebLLM) makes demonstrations; the in-tab model learns them (SFT).' },
+  { value: 'train', label: 'Train', help: 'GRPO: the in-tab model samples G answers per task and learns from their rewards.' },
 ];
 
 /** The run card. */
@@ -24,24 +25,8 @@ export function RunPanel({ onShowRollouts, onShowTraining }: { onShowRollouts: (
       <h2 id="run-heading" className="visually-hidden">
         Run
       </h2>
-      <div className="segmented modes" role="radiogroup" aria-label="Mode">
-        {MODES.map((item) => (
-          <button
-            key={item.mode}
-            type="button"
-            role="radio"
-            aria-checked={mode === item.mode}
-            className={mode === item.mode ? 'selected' : ''}
-            disabled={evaluating || training}
-            title={item.help}
-            data-testid={`mode-${item.mode}`}
-            onClick={() => setMode(item.mode)}
-          >
-            {item.label}
-          </button>
-        ))}
-      </div>
-      <p className="hint">{MODES.find((item) => item.mode === mode)?.help}</p>
+      <SegmentedChoice options={MODES} value={mode} onChange={setMode} label="Mode" testIdPrefix="mode" disabled={evaluating || training} className="segmented modes" />
+      <p className="hint">{MODES.find((item) => item.value === mode)?.help}</p>
       {mode === 'evaluate' ? <EvaluateSection onShowRollouts={onShowRollouts} /> : <TrainingSection mode={mode} onShowTraining={onShowTraining} />}
     </section>
   );

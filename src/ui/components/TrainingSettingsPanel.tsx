@@ -1,6 +1,7 @@
 /** Warm-up and GRPO hyperparameters, each with a one-line explanation; defaults suit the tiny model on the default lesson. */
 import { usePlayground } from '../store/index.ts';
 import type { TeacherKind } from '../store/policy-slice.ts';
+import { SegmentedChoice, type SegmentedOption } from './SegmentedChoice.tsx';
 import type { TrainingSettings } from '../store/training-slice.ts';
 
 /** The settings that are numbers. */
@@ -92,7 +93,7 @@ export function TrainingSettingsPanel({ mode }: { mode: 'warmup' | 'train' }) {
   );
 }
 
-const TEACHERS: { value: TeacherKind; label: string }[] = [
+const TEACHERS: SegmentedOption<TeacherKind>[] = [
   { value: 'expert', label: 'Built-in expert' },
   { value: 'endpoint', label: 'Endpoint' },
   { value: 'webllm', label: 'WebLLM model' },
@@ -109,21 +110,7 @@ function TeacherPicker() {
       <span className="setting-label" id="teacher-label">
         Teacher
       </span>
-      <div className="segmented" role="radiogroup" aria-labelledby="teacher-label">
-        {TEACHERS.map((option) => (
-          <button
-            key={option.value}
-            type="button"
-            role="radio"
-            aria-checked={teacher === option.value}
-            className={teacher === option.value ? 'selected' : ''}
-            data-testid={`teacher-${option.value}`}
-            onClick={() => setTeacher(option.value)}
-          >
-            {option.label}
-          </button>
-        ))}
-      </div>
+      <SegmentedChoice options={TEACHERS} value={teacher} onChange={setTeacher} labelledBy="teacher-label" testIdPrefix="teacher" />
       <p className="hint" data-testid="teacher-hint">
         {teacher === 'expert' && "The built-in's scripted expert answers every task; its passing rollouts are the demonstrations."}
         {teacher === 'endpoint' && (

@@ -3,14 +3,15 @@
  * chosen judge is lent to the environment as `args.judgeClient` (with `args.judgeModel`); its
  * calls come back out of the sandbox to this page, so a key stays here.
  */
-import { useState } from 'react';
+import { EndpointFields } from '../components/EndpointFields.tsx';
+import { SegmentedChoice, type SegmentedOption } from '../components/SegmentedChoice.tsx';
 import { WebLLMFields } from '../components/WebLLMFields.tsx';
 import { usePlayground } from '../store/index.ts';
 import { chooseJudge, setJudgeApiKey, setJudgeEndpoint } from './judge-actions.ts';
 import { readJudgeApiKey } from './judge-key.ts';
 import { useJudge, type JudgeKind } from './judge-store.ts';
 
-const OPTIONS: { value: JudgeKind; label: string }[] = [
+const OPTIONS: SegmentedOption<JudgeKind>[] = [
   { value: 'heuristic', label: 'Offline heuristic' },
   { value: 'endpoint', label: 'OpenAI-compatible endpoint' },
   { value: 'in-tab', label: 'In-tab model' },
@@ -24,21 +25,7 @@ export function JudgePanel() {
   return (
     <section className="card" aria-labelledby="judge-heading" data-testid="judge-panel">
       <h2 id="judge-heading">Judge</h2>
-      <div className="segmented" role="radiogroup" aria-label="Judge">
-        {OPTIONS.map((option) => (
-          <button
-            key={option.value}
-            type="button"
-            role="radio"
-            aria-checked={kind === option.value}
-            className={kind === option.value ? 'selected' : ''}
-            data-testid={`judge-${option.value}`}
-            onClick={() => chooseJudge(option.value)}
-          >
-            {option.label}
-          </button>
-        ))}
-      </div>
+      <SegmentedChoice options={OPTIONS} value={kind} onChange={chooseJudge} label="Judge" testIdPrefix="judge" />
       {kind === 'heuristic' && (
         <p className="hint" data-testid="judge-hint">
           No model judges: each environment uses its own offline stand-in (judged-writing checks the constraints; lesson 4's judge is a gullible rule). Environments that need a judge get it as{' '}
@@ -67,34 +54,16 @@ function JudgeEndpointFields() {
   const baseURL = useJudge((state) => state.baseURL);
   const model = useJudge((state) => state.model);
   const hasApiKey = useJudge((state) => state.hasApiKey);
-  const [key, setKey] = useState(readJudgeApiKey);
   return (
-    <div className="fields">
-      <label>
-        Base URL
-        <input value={baseURL} data-testid="judge-base-url" onChange={(event) => setJudgeEndpoint({ baseURL: event.target.value })} placeholder="http://localhost:8000/v1" spellCheck={false} />
-      </label>
-      <label>
-        Model
-        <input value={model} data-testid="judge-model" onChange={(event) => setJudgeEndpoint({ model: event.target.value })} spellCheck={false} />
-      </label>
-      <label>
-        API key
-        <input
-          type="password"
-          value={key}
-          data-testid="judge-api-key"
-          autoComplete="off"
-          onChange={(event) => {
-            setKey(event.target.value);
-            setJudgeApiKey(event.target.value);
-          }}
-          placeholder={hasApiKey ? 'stored' : 'optional'}
-        />
-      </label>
-      <p className="hint">
-        The judge's key stays in this browser's local storage and is sent only to this URL. The environment gets a judge whose calls come back to this page: the key never enters the sandbox.
-      </p>
-    </div>
+    <EndpointFields
+      baseURL={baseURL}
+      model={model}
+      hasApiKey={hasApiKey}
+      readApiKey={readJudgeApiKey}
+      onEndpointChange={setJudgeEndpoint}
+      onApiKeyChange={setJudgeApiKey}
+      testIdPrefix="judge"
+      hint="The judge's key stays in this browser's local storage and is sent only to this URL. The environment gets a judge whose calls come back to this page: the key never enters the sandbox."
+    />
   );
 }

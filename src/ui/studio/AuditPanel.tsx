@@ -6,6 +6,7 @@
  * environment as a criteria judge.
  */
 import { useEffect, useState } from 'react';
+import { SegmentedChoice } from '../components/SegmentedChoice.tsx';
 import { usePlayground } from '../store/index.ts';
 import { addAcceptedCriteria, cancelAudit, proposeCriteriaFromAudit, startAudit, toggleCriterion } from './studio-actions.ts';
 import { studioStore, useStudio } from './studio-store.ts';
@@ -29,28 +30,16 @@ export function AuditPanel({ onOpened }: { onOpened: () => void }) {
           Did the rollouts earn their reward in the spirit of the task? Detectors look for a reward paid while a metric-only check fails, one completion for many tasks, a dominant reward, drifting
           length; then the judge (Judge card) reads the top-scoring rollouts and a random sample.
         </p>
-        <div className="segmented" role="radiogroup" aria-label="Rollouts to audit">
-          <button
-            type="button"
-            role="radio"
-            aria-checked={source === 'evaluation'}
-            className={source === 'evaluation' ? 'selected' : ''}
-            data-testid="audit-source-evaluation"
-            onClick={() => studioStore.setState({ auditSource: 'evaluation' })}
-          >
-            Last evaluation ({evaluated})
-          </button>
-          <button
-            type="button"
-            role="radio"
-            aria-checked={source === 'training'}
-            className={source === 'training' ? 'selected' : ''}
-            data-testid="audit-source-training"
-            onClick={() => studioStore.setState({ auditSource: 'training' })}
-          >
-            Training run ({trained})
-          </button>
-        </div>
+        <SegmentedChoice
+          options={[
+            { value: 'evaluation', label: `Last evaluation (${evaluated})` },
+            { value: 'training', label: `Training run (${trained})` },
+          ]}
+          value={source}
+          onChange={(auditSource) => studioStore.setState({ auditSource })}
+          label="Rollouts to audit"
+          testIdPrefix="audit-source"
+        />
         <div className="studio-row">
           {running ? (
             <button type="button" onClick={cancelAudit} data-testid="audit-cancel">

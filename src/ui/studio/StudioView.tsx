@@ -3,6 +3,7 @@
  * documents, tasks from traces, calibration of the open environment, and the audit of its
  * rollouts — each a card driven by studio-actions.ts.
  */
+import { SegmentedChoice, type SegmentedOption } from '../components/SegmentedChoice.tsx';
 import { AuditPanel } from './AuditPanel.tsx';
 import { CalibrationPanel } from './CalibrationPanel.tsx';
 import { DocumentsPanel } from './DocumentsPanel.tsx';
@@ -10,7 +11,7 @@ import { TracesPanel } from './TracesPanel.tsx';
 import { studioStore, useStudio, type StudioSection } from './studio-store.ts';
 import './studio.css';
 
-const SECTIONS: { value: StudioSection; label: string }[] = [
+const SECTIONS: SegmentedOption<StudioSection>[] = [
   { value: 'documents', label: 'Tasks from documents' },
   { value: 'traces', label: 'Tasks from traces' },
   { value: 'calibrate', label: 'Calibrate' },
@@ -23,21 +24,7 @@ export function StudioView({ onOpenedEnvironment }: { onOpenedEnvironment: () =>
   const setSection = (value: StudioSection) => studioStore.setState({ section: value });
   return (
     <div className="studio-view" data-testid="studio-view">
-      <div className="segmented studio-sections" role="tablist" aria-label="Studio sections">
-        {SECTIONS.map((item) => (
-          <button
-            key={item.value}
-            type="button"
-            role="tab"
-            aria-selected={section === item.value}
-            className={section === item.value ? 'selected' : ''}
-            data-testid={`studio-section-${item.value}`}
-            onClick={() => setSection(item.value)}
-          >
-            {item.label}
-          </button>
-        ))}
-      </div>
+      <SegmentedChoice options={SECTIONS} value={section} onChange={setSection} kind="tab" label="Studio sections" testIdPrefix="studio-section" className="segmented studio-sections" />
       {section === 'documents' && <DocumentsPanel onOpened={onOpenedEnvironment} />}
       {section === 'traces' && <TracesPanel onOpened={onOpenedEnvironment} />}
       {section === 'calibrate' && <CalibrationPanel onOpened={onOpenedEnvironment} />}

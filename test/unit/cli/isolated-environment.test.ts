@@ -80,3 +80,21 @@ export default function loadEnvironment() {
   const after = await evaluate(env, echo, { concurrency: 2 });
   expect(after.records).toHaveLength(2);
 });
+
+test('demonstration tasks cross the process boundary, and a rollout on one runs the child’s own task', { timeout: 30_000 }, async () => {
+  env = await loadIsolatedEnvironment(writeEnv(`
+import { SingleTurnEnv, Rubric } from 'tabrl';
+// Each task's info holds a Set, which survives only in the child's own copy of the task (as data it
+// becomes an array): a rollout the child looked up by split and index scores 1, a task sent over
+// as data would score 0.
+const task = (word) => ({ question: word, answer: word, info: { mark: new Set([word]) } });
+const isOwn = (ctx) => (ctx.info.mark instanceof Set ? 1 : 0);
+export default function loadEnvironment() {
+  return new SingleTurnEnv({ name: 'demos', dataset: [task('train')], evalDataset: [task('held')], demonstrationDataset: [task('demo-a'), task('demo-b')], rubric: new Rubric({ funcs: [isOwn] }) });
+}
+`), {});
+  expect(env.demonstrationTasks.map((task) => task.answer)).toEqual(['demo-a', 'demo-b']);
+  expect(env.dataset.map((task) => task.answer)).toEqual(['train']);
+  const result = await evaluate(env, echo, { tasks: env.demonstrationTasks });
+  expect(result.records.map((record) => [record.answer, record.reward])).toEqual([['demo-a', 1], ['demo-b', 1]]);
+});

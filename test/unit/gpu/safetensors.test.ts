@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadModelFolder, serializeModelFolder } from '../../../src/gpu/io/model-folder.ts';
-import { bf16BitsToF32, f16BitsToF32, parseSafetensors, serializeSafetensors } from '../../../src/gpu/io/safetensors.ts';
+import { f16BitsToF32 } from '../../../src/gpu/io/half.ts';
+import { bf16BitsToF32, parseSafetensors, serializeSafetensors } from '../../../src/gpu/io/safetensors.ts';
 import type { NamedTensors } from '../../../src/gpu/model/backend.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';

@@ -14,6 +14,7 @@ import {
   type CompactWordleState,
 } from '../../../../src/envs/builtin/wordle-compact.ts';
 import { scoreGuess } from '../../../../src/envs/builtin/wordle-rules.ts';
+import { createRng } from '../../../../src/envs/builtin/random.ts';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../../src/envs/builtin/index.ts';
 import { makeWarmupData } from '../../../../src/rl/sft-data.ts';
 
@@ -119,9 +120,56 @@ describe('compact wordle game and rewards', () => {
     expect(guesses.length).toBeGreaterThan(1);
     const played = await play('crane', [...guesses, 'xxxxx', 'qqqqq']);
     expect(played.state.won).toBe(false);
-    expect(played.trajectory.scores.consistencyReward).toBe(1);
+    expect(played.trajectory.scores.consistentGuessesMetric).toBe(1); // every informed guess it made fitted
+    expect(played.trajectory.scores.consistencyReward).toBeCloseTo((guesses.length - 1) / 5); // a lost game: of all five informed turns
     expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
     expect(played.trajectory.reward).toBeLessThan(env.passThreshold);
+  });
+
+  test('no forfeit pays more than playing on: giving up after consistent guesses scores less than the same start played on to a loss', async () => {
+    // slate, then a guess that fits its board, then two invalid moves: the game is forfeited.
+    const facts = (guesses: string[]) => boardFacts(guesses, guesses.map((guess) => scoreGuess(guess, 'crane')));
+    const fitting = COMPACT_ANSWER_POOL.all.find((word) => word !== 'crane' && word !== 'slate' && fitsBoard(word, facts(['slate'])))!;
+    const start = ['slate', fitting];
+    const quit = await play('crane', [...start, 'xxxxx', 'qqqqq']);
+    expect(quit.state.gameOver).toBe(true);
+    expect(quit.state.guesses).toEqual(start);
+    // The same start played on with the worst continuation: four valid guesses that fit no board, to a loss.
+    const careless = COMPACT_ANSWER_POOL.all.filter((word) => word !== 'crane' && !start.includes(word) && !fitsBoard(word, facts(start))).slice(0, 4);
+    const played = await play('crane', [...start, ...careless]);
+    expect(played.state.won).toBe(false);
+    expect(played.state.guesses.length).toBe(6);
+    expect(played.state.consistentGuesses).toBe(1); // only the start's fitting guess (the careless ones fit no board of theirs either)
+    // A lost game's consistency counts every informed turn it had (5): turns forfeited count as inconsistent.
+    expect(quit.trajectory.scores.consistencyReward).toBeCloseTo(1 / 5);
+    expect(played.trajectory.scores.consistencyReward).toBeCloseTo(1 / 5);
+    expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
+  });
+
+  test('on random games, a forfeit never scores more than any valid continuation to a loss', async () => {
+    const rng = createRng(7);
+    let teacherLike = 0;
+    for (let game = 0; game < 60; game++) {
+      const secret = rng.pick(COMPACT_ANSWER_POOL.all);
+      const others = rng.shuffle(COMPACT_ANSWER_POOL.all.filter((word) => word !== secret));
+      const start = others.slice(0, 1 + Math.floor(rng.next() * 5)); // 1–5 valid misses
+      // half the starts made of guesses that fit their boards, as a lucky or careful player's would be
+      if (game % 2 === 0) {
+        const facts = (guesses: string[]) => boardFacts(guesses, guesses.map((guess) => scoreGuess(guess, secret)));
+        for (let i = 1; i < start.length; i++) {
+          const fitting = others.find((word) => !start.slice(0, i).includes(word) && fitsBoard(word, facts(start.slice(0, i))));
+          if (fitting !== undefined) start[i] = fitting;
+        }
+        teacherLike++;
+      }
+      if (new Set(start).size !== start.length) continue;
+      const quit = await play(secret, [...start, 'xxxxx', 'qqqqq']);
+      const rest = others.filter((word) => !start.includes(word)).slice(0, 6 - start.length);
+      const played = await play(secret, [...start, ...rest]);
+      expect(played.state.won).toBe(false);
+      expect(played.trajectory.reward).toBeGreaterThan(quit.trajectory.reward);
+    }
+    expect(teacherLike).toBeGreaterThan(0);
   });
 
   test('a first-guess win is fully consistent', async () => {

@@ -1,7 +1,7 @@
 /**
  * IEEE 754 half precision on the CPU: f32 → f16 bits (round to nearest, ties to even, as WGSL's
  * `f16(x)` and PyTorch's `.half()` do) and f16 bits → f32, for uploading and reading back weights
- * stored as f16 (`frozenWeightsF16` in webgpu-backend.ts). Plain TypeScript, since Node 20 has no
+ * stored as f16 (`frozenWeightsF16` in webgpu-backend.ts) and for f16 safetensors. Plain TypeScript, since Node 20 has no
  * Float16Array; it is not a tensor type.
  */
 
