@@ -4,9 +4,11 @@
  * mercy of the machine's load (under a load of 4–11 on 2 cores a 2-sample trial once picked the
  * path that ran at half the other's speed), so the trial interleaves the two paths over short
  * rounds, alternating which goes first, keeps each path's best time, and stops as soon as one is
- * ahead by a clear margin (after `minRounds`), when `maxRounds` are done, or when it has spent its
- * time budget; then the faster best time wins (fused on a tie). No GPU code: the decoder passes the
- * function that times one path, and tests pass made-up timings.
+ * ahead by a clear margin (after `minRounds`), when `maxRounds` are done, or when its timed rounds
+ * have spent the time budget (after `minRounds`; after one round already when that round alone spent
+ * it and one path leads clearly: runs that long average the load out, and a large model on a
+ * software adapter takes seconds per run); then the faster best time wins (fused on a tie). No GPU
+ * code: the decoder passes the function that times one path, and tests pass made-up timings.
  */
 
 /** The two ways the WebGPU decoder runs decodeSteps: see WebGPUDecoderOptions.decodePath. */
@@ -20,7 +22,7 @@ export interface PathTrialOptions {
   maxRounds: number;
   /** Stop early once the slower path's best time is at least this factor above the faster path's. */
   margin: number;
-  /** Stop after the round in which the trial's total time (ms, warm-up included) passed this, once minRounds are done. */
+  /** Time (ms) of the timed rounds (the warm-up, mostly pipeline compilation, not counted) past which the trial stops; see the file comment. */
   budgetMs: number;
 }
 
@@ -33,7 +35,7 @@ export interface PathTrialTimes {
   layered: number[];
 }
 
-/** What a trial found: the path, every timing, the rounds run and the whole trial's wall time in ms. */
+/** What a trial found: the path, every timing, the rounds run and the whole trial's wall time in ms (warm-up included). */
 export interface PathTrialResult {
   path: DecodePath;
   times: PathTrialTimes;
@@ -64,14 +66,16 @@ export async function runPathTrial(
   if (!(options.minRounds >= 1 && options.maxRounds >= options.minRounds)) throw new Error(`path trial: need 1 ≤ minRounds ≤ maxRounds, got ${options.minRounds} and ${options.maxRounds}`);
   const start = now();
   await warmUp();
+  const timedStart = now();
   const times: PathTrialTimes = { fused: [], layered: [] };
   let rounds = 0;
   while (rounds < options.maxRounds) {
     const order: DecodePath[] = rounds % 2 === 0 ? ['fused', 'layered'] : ['layered', 'fused'];
     for (const path of order) times[path].push(await time(path));
     rounds++;
-    if (rounds < options.minRounds) continue;
-    if (pathTrialVerdict(times, options.margin).clear || now() - start >= options.budgetMs) break;
+    const clear = pathTrialVerdict(times, options.margin).clear;
+    const spent = now() - timedStart >= options.budgetMs;
+    if (rounds >= options.minRounds ? clear || spent : clear && spent) break;
   }
   return { path: pathTrialVerdict(times, options.margin).path, times, rounds, elapsedMs: now() - start };
 }

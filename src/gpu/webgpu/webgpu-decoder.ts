@@ -270,7 +270,7 @@ export class WebGPUDecoder implements Decoder {
   /**
    * The timed trial behind 'auto' (decode-path-trial.ts): B throw-away sequences of one token each
    * decode 2 steps at temperature 1 per timed run, after one untimed run of each path (pipelines,
-   * plans); the paths are interleaved over 2–6 rounds and each keeps its best time.
+   * plans); the paths are interleaved over up to 6 rounds and each keeps its best time.
    */
   private async trial(B: number): Promise<PathTrialResult> {
     const steps = 2;

@@ -52,17 +52,20 @@ describe('runPathTrial', () => {
     expect(result.path).toBe('layered'); // 96 < 97
   });
 
-  test('a close call stops once the budget (warm-up included) is spent, after minRounds', async () => {
-    const { result } = await scripted({ fused: [100, 100, 100, 100], layered: [101, 101, 101, 101] }, { ...options, budgetMs: 500 }, 50);
-    // warm-up 50, round 1 → 251, round 2 → 452 (< 500, go on), round 3 → 653: stop.
+  test('a close call stops once the timed rounds spent the budget (the warm-up not counted), after minRounds', async () => {
+    const { result } = await scripted({ fused: [100, 100, 100, 100], layered: [101, 101, 101, 101] }, { ...options, budgetMs: 500 }, 5000);
+    // rounds end at 201, 402 (< 500, go on), 603: stop; the whole trial took 5000 + 603.
     expect(result.rounds).toBe(3);
-    expect(result.elapsedMs).toBe(653);
+    expect(result.elapsedMs).toBe(5603);
     expect(result.path).toBe('fused');
   });
 
-  test('minRounds run even when the budget is spent by the warm-up', async () => {
-    const { result } = await scripted({ fused: [5, 5], layered: [6, 6] }, { ...options, budgetMs: 10 }, 1000);
-    expect(result.rounds).toBe(2);
+  test('one round that alone spent the budget ends the trial when its lead is clear, and not when it is close', async () => {
+    const slowModel = { ...options, budgetMs: 1500 };
+    const clear = await scripted({ fused: [5500], layered: [3200] }, slowModel);
+    expect(clear.result).toMatchObject({ path: 'layered', rounds: 1 });
+    const close = await scripted({ fused: [3300, 3100], layered: [3200, 3250] }, slowModel);
+    expect(close.result).toMatchObject({ path: 'fused', rounds: 2 });
   });
 
   test('bad round counts are refused with a message', async () => {

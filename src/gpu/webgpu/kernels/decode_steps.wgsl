@@ -3,9 +3,9 @@
 // each sequence's next token (embedding, per layer rmsnorm, q/k/v (+ bias), optional q/k norm, RoPE,
 // the key and value stored in the paged KV cache at the token's position, grouped-query attention
 // over the sequence's cache, o_proj + residual, rmsnorm, silu(gate)·up, down_proj + residual; then
-// the final norm, the LM head) and then the draw of the next token exactly as sample_tokens.wgsl
-// draws it (temperature, top-k, top-p, greedy; the uniform of step s comes from the caller's seeded
-// generator), which is fed to the next step. A sequence stops in the kernel when it draws one of its
+// the final norm, the LM head) and then the draw of the next token with sample_tokens.wgsl's code
+// (include/sampling.wgsl: temperature, top-k, top-p, greedy; the uniform of step s comes from the
+// caller's seeded generator), which is fed to the next step. A sequence stops in the kernel when it draws one of its
 // stop ids or has made its allowed number of draws (it then writes nothing more).
 // The arithmetic is the layered decoder's (same formulas and RoPE table), only the summation order
 // of the reductions differs. Matrix-vector products: the input vectors of the workgroup's sequences
@@ -60,17 +60,6 @@ struct Params {
   oLogits: u32,
 }
 
-struct Draw {
-  row: u32,         // unused here (the sequence's own logits)
-  temperature: f32, // 0 = greedy
-  topK: u32,        // 0 = off
-  topP: f32,        // 1 = off
-  drawable: u32,    // ids below this may be drawn
-  uniform: f32,     // unused here (per step in the uniforms)
-  pad0: u32,
-  pad1: u32,
-}
-
 // One sequence's state in ints (8 words).
 struct SeqState {
   position: u32,  // where the next token goes (tokens in the cache)
@@ -84,8 +73,6 @@ struct SeqState {
 }
 
 const LAYER_WORDS: u32 = 16u; // per layer: inNorm, q, qb, k, kb, v, vb, qNorm, kNorm, o, ob, postNorm, gate, up, down, pad
-const NONE: u32 = 0xffffffffu;
-const LOWEST: f32 = -3.0e38;
 
 @group(0) @binding(0) var<storage, read> weights: array<f32>;
 @group(0) @binding(1) var<storage, read> weights4: array<vec4<f32>>; // the same buffer, read 4 floats at a time
@@ -103,86 +90,14 @@ override VIN4: u32 = 1;
 var<workgroup> vin: array<vec4<f32>, VIN4 * SEQS>;
 var<workgroup> states: array<SeqState, MAX_SEQS>; // slots past SEQS or past B are done
 var<workgroup> draws: array<Draw, MAX_SEQS>;
-var<workgroup> chosen: u32;
-var<workgroup> sharedF: array<f32, WG>;
-var<workgroup> sharedU: array<u32, WG>;
-var<workgroup> sharedV: array<vec4<f32>, WG>;
 
-// ---- reductions over the workgroup (as in sample_tokens.wgsl) ----
+// The draw (sampleRow), the Draw struct, NONE, LOWEST and the workgroup reductions (reduceSum4 is
+// also the norms' sum): shared with sample_tokens.wgsl.
+// #include "sampling.wgsl"
 
-fn reduceSum4(value: vec4<f32>, t: u32) -> vec4<f32> {
-  sharedV[t] = value;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (t < stride) { sharedV[t] += sharedV[t + stride]; }
-    workgroupBarrier();
-  }
-  return workgroupUniformLoad(&sharedV[0]);
-}
-
-fn reduceMax(value: f32, t: u32) -> f32 {
-  sharedF[t] = value;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (t < stride) { sharedF[t] = max(sharedF[t], sharedF[t + stride]); }
-    workgroupBarrier();
-  }
-  return workgroupUniformLoad(&sharedF[0]);
-}
-
-// The largest value and, among equal values, the lowest id (id NONE = no value).
-fn reduceArgmax(value: f32, id: u32, t: u32) -> u32 {
-  sharedF[t] = value;
-  sharedU[t] = id;
-  workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (t < stride) {
-      let otherId = sharedU[t + stride];
-      let otherValue = sharedF[t + stride];
-      let mine = sharedU[t];
-      if (otherId != NONE && (mine == NONE || otherValue > sharedF[t] || (otherValue == sharedF[t] && otherId < mine))) {
-        sharedF[t] = otherValue;
-        sharedU[t] = otherId;
-      }
-    }
-    workgroupBarrier();
-  }
-  return workgroupUniformLoad(&sharedU[0]);
-}
-
-// Inclusive prefix sums over the threads, left in sharedF.
-fn scanSum(value: f32, t: u32) {
-  sharedF[t] = value;
-  workgroupBarrier();
-  for (var offset = 1u; offset < WG; offset = offset * 2u) {
-    var sum = sharedF[t];
-    if (t >= offset) { sum += sharedF[t - offset]; }
-    workgroupBarrier();
-    sharedF[t] = sum;
-    workgroupBarrier();
-  }
-}
-
-// Inclusive prefix counts over the threads, left in sharedU.
-fn scanCount(value: u32, t: u32) {
-  sharedU[t] = value;
-  workgroupBarrier();
-  for (var offset = 1u; offset < WG; offset = offset * 2u) {
-    var sum = sharedU[t];
-    if (t >= offset) { sum += sharedU[t - offset]; }
-    workgroupBarrier();
-    sharedU[t] = sum;
-    workgroupBarrier();
-  }
-}
-
-fn orderKey(x: f32) -> u32 {
-  let b = bitcast<u32>(x);
-  return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
-}
-
-fn fromKey(k: u32) -> f32 {
-  return bitcast<f32>(select(~k, k ^ 0x80000000u, (k & 0x80000000u) != 0u));
+// Where sampleRow reads the logits: this kernel's scratch.
+fn logitAt(i: u32) -> f32 {
+  return scratch[i];
 }
 
 // ---- the model's pieces on one sequence (scratch offsets are absolute) ----
@@ -489,201 +404,6 @@ fn layer(l: u32, w: u32, sts: array<SeqState, MAX_SEQS>, t: u32) {
   storageBarrier();
 }
 
-// Draws one token from the logits at scratch[base ..] as sample_tokens.wgsl does; returns (id bits, logprob, entropy, kept mass).
-fn sampleRow(base: u32, dr: Draw, u01: f32, t: u32) -> vec4<f32> {
-  let V = params.V;
-  let greedy = dr.temperature == 0.0;
-  let invT = select(1.0 / dr.temperature, 1.0, greedy);
-  let drawable = min(dr.drawable, V);
-  let chunk = (V + WG - 1u) / WG;
-  let lo = min(t * chunk, V);
-  let hi = min(lo + chunk, V);
-
-  var localMax = LOWEST;
-  var bestValue = LOWEST;
-  var bestId = NONE;
-  for (var v = lo; v < hi; v++) {
-    let x = scratch[base + v];
-    localMax = max(localMax, x * invT);
-    if (v < drawable && (bestId == NONE || x > bestValue)) {
-      bestValue = x;
-      bestId = v;
-    }
-  }
-  let zMax = reduceMax(localMax, t);
-  var argmaxId = 0u;
-  if (greedy) { argmaxId = reduceArgmax(bestValue, bestId, t); }
-
-  var localSum = 0.0;
-  var localSumZ = 0.0;
-  var localDrawable = 0.0;
-  for (var v = lo; v < hi; v++) {
-    let y = scratch[base + v] * invT - zMax;
-    let w = exp(y);
-    localSum += w;
-    localSumZ += w * y;
-    if (v < drawable) { localDrawable += w; }
-  }
-  let sums = reduceSum4(vec4<f32>(localSum, localSumZ, localDrawable, 0.0), t);
-  let total = sums.x;
-  let totalZ = sums.y;
-  let drawableMass = sums.z;
-  let logTotal = log(total);
-  let entropy = logTotal - totalZ / total;
-  let logZ = zMax + logTotal;
-
-  if (greedy) {
-    return vec4<f32>(bitcast<f32>(argmaxId), scratch[base + argmaxId] - logZ, entropy, 1.0);
-  }
-
-  let useK = dr.topK > 0u && dr.topK < drawable;
-  let useP = dr.topP < 1.0;
-  var tau = 0u;
-  var keepEq = NONE;
-  var keptMass = drawableMass;
-  if (useK) {
-    var found = 0u;
-    var exact = false;
-    for (var shift = 32u; shift > 0u; shift -= 2u) {
-      let c1 = found | (1u << (shift - 2u));
-      let c2 = found | (2u << (shift - 2u));
-      let c3 = found | (3u << (shift - 2u));
-      var counts = vec4<f32>(0.0);
-      for (var v = lo; v < min(hi, drawable); v++) {
-        let key = orderKey(scratch[base + v]);
-        counts += vec4<f32>(select(0.0, 1.0, key >= c1), select(0.0, 1.0, key >= c2), select(0.0, 1.0, key >= c3), 0.0);
-      }
-      let totals = reduceSum4(counts, t);
-      let k = f32(dr.topK);
-      var foundCount = 0.0;
-      if (totals.z >= k) { found = c3; foundCount = totals.z; } else if (totals.y >= k) { found = c2; foundCount = totals.y; } else if (totals.x >= k) { found = c1; foundCount = totals.x; }
-      if (foundCount == k) {
-        exact = true;
-        break;
-      }
-    }
-    if (exact) { found = found - 1u; }
-    var above = 0u;
-    var aboveMass = 0.0;
-    for (var v = lo; v < min(hi, drawable); v++) {
-      let x = scratch[base + v];
-      if (orderKey(x) > found) {
-        above++;
-        aboveMass += exp(x * invT - zMax);
-      }
-    }
-    let aboveTotals = reduceSum4(vec4<f32>(f32(above), aboveMass, 0.0, 0.0), t);
-    let aboveCount = u32(aboveTotals.x);
-    tau = found;
-    keepEq = dr.topK - aboveCount;
-    keptMass = aboveTotals.y + f32(keepEq) * exp(fromKey(found) * invT - zMax);
-  }
-  if (useP) {
-    let goal = dr.topP * keptMass;
-    var found = 0u;
-    for (var shift = 32u; shift > 0u; shift -= 2u) {
-      let c1 = found | (1u << (shift - 2u));
-      let c2 = found | (2u << (shift - 2u));
-      let c3 = found | (3u << (shift - 2u));
-      var masses = vec4<f32>(0.0);
-      for (var v = lo; v < min(hi, drawable); v++) {
-        let x = scratch[base + v];
-        let key = orderKey(x);
-        if (key >= c1) {
-          let w = exp(x * invT - zMax);
-          masses += vec4<f32>(w, select(0.0, w, key >= c2), select(0.0, w, key >= c3), 0.0);
-        }
-      }
-      let totals = reduceSum4(masses, t);
-      let reaches = vec3<bool>(totals.x >= goal, totals.y >= goal, totals.z >= goal) | (vec3<bool>(useK) & (vec3<u32>(c1, c2, c3) <= vec3<u32>(tau)));
-      if (reaches.z) { found = c3; } else if (reaches.y) { found = c2; } else if (reaches.x) { found = c1; }
-    }
-    var above = 0.0;
-    var equal = 0u;
-    for (var v = lo; v < min(hi, drawable); v++) {
-      let x = scratch[base + v];
-      let key = orderKey(x);
-      if (key > found) { above += exp(x * invT - zMax); }
-      if (key == found) { equal++; }
-    }
-    let totals = reduceSum4(vec4<f32>(above, f32(equal), 0.0, 0.0), t);
-    let massAbove = totals.x;
-    var equalCount = u32(totals.y);
-    if (useK && found == tau) { equalCount = min(equalCount, keepEq); }
-    let atThreshold = exp(fromKey(found) * invT - zMax);
-    let needed = ceil((goal - massAbove) / atThreshold);
-    tau = found;
-    keepEq = u32(clamp(needed, 1.0, f32(max(equalCount, 1u))));
-  }
-  let truncated = useK || useP;
-
-  var equalHere = 0u;
-  if (truncated) {
-    for (var v = lo; v < min(hi, drawable); v++) {
-      if (orderKey(scratch[base + v]) == tau) { equalHere++; }
-    }
-  }
-  var rankStart = 0u;
-  if (truncated) {
-    scanCount(equalHere, t);
-    rankStart = sharedU[t] - equalHere;
-  }
-  // Untruncated, every drawable id is kept: the chunk's mass is localDrawable (the same terms summed
-  // in the same order), so the pass over the logits is only needed with top-k or top-p.
-  var chunkMass = localDrawable;
-  var lastKept = select(NONE, min(hi, drawable) - 1u, lo < min(hi, drawable));
-  if (truncated) {
-    var rank = rankStart;
-    chunkMass = 0.0;
-    lastKept = NONE;
-    for (var v = lo; v < min(hi, drawable); v++) {
-      let x = scratch[base + v];
-      let key = orderKey(x);
-      var kept = key > tau;
-      if (key == tau) {
-        kept = rank < keepEq;
-        rank++;
-      }
-      if (kept) {
-        chunkMass += exp(x * invT - zMax);
-        lastKept = v;
-      }
-    }
-  }
-  scanSum(chunkMass, t);
-  let after = sharedF[t];
-  var before = 0.0;
-  if (t > 0u) { before = sharedF[t - 1u]; }
-  let keptTotal = workgroupUniformLoad(&sharedF[WG - 1u]);
-  let pickAt = u01 * keptTotal;
-  if (chunkMass > 0.0 && pickAt >= before && pickAt < after) {
-    var cumulative = before;
-    var pick = lastKept;
-    var rank = rankStart;
-    for (var v = lo; v < min(hi, drawable); v++) {
-      let x = scratch[base + v];
-      let key = orderKey(x);
-      var kept = !truncated || key > tau;
-      if (truncated && key == tau) {
-        kept = rank < keepEq;
-        rank++;
-      }
-      if (kept) {
-        cumulative += exp(x * invT - zMax);
-        if (pickAt < cumulative) {
-          pick = v;
-          break;
-        }
-      }
-    }
-    chosen = pick;
-  }
-  let fallback = reduceArgmax(f32(select(0u, lastKept, lastKept != NONE)), lastKept, t);
-  let picked = workgroupUniformLoad(&chosen);
-  let id = select(picked, fallback, picked == NONE);
-  return vec4<f32>(bitcast<f32>(id), scratch[base + id] * invT - logZ, entropy, keptTotal);
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let w = wid.x;
@@ -752,10 +472,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let st = sts[s];
       if (st.done != 0u) { continue; }
       let b = w * SEQS + s;
-      workgroupBarrier(); // the previous draw's last read of `chosen` is done
-      if (t == 0u) { chosen = NONE; }
       let u01 = bitcast<f32>(ints[params.drawBase + params.B * 8u + step * params.B + b]);
-      let result = sampleRow(slotBase(w, s) + params.oLogits, drs[s], u01, t);
+      let result = sampleRow(slotBase(w, s) + params.oLogits, params.V, drs[s], u01, t);
       if (t == 0u) {
         out[step * params.B + b] = result;
         let id = bitcast<u32>(result.x);
