@@ -12,11 +12,12 @@
  * the current step trains, so environment work and scoring (a remote judge, say) overlap the
  * update. Rollouts are then at most k weight versions old; the clipped objective uses their
  * sampling log-probs as the old policy, so the staleness is accounted for, and each step reports it.
- * Step t samples with the weights after step t − k − 1, whatever the timing: the policy takes new
- * weights only once the rollouts already started have finished (so with one sampler, k ≥ 2 adds
+ * Step t samples with the weights after step t − k − 1, whatever the timing: the optimizer step
+ * waits for the rollouts already started (they overlap the step's forward and backward passes, not
+ * its update), and the policy takes the new weights only then (so with one sampler, k ≥ 2 adds
  * staleness but no more overlap). That holds for a sampler that snapshots the weights at
- * `syncWeights` (the CPU decoder); one that reads the live weights (the WebGPU decoder) sees the
- * update land mid-rollout, so its samples depend on timing.
+ * `syncWeights` (the CPU decoder) and for one that reads the live weights (the WebGPU decoder),
+ * which would otherwise see the update land mid-rollout and sample by timing.
  *
  * Exact resume with k > 0: when a checkpoint is taken after step s, the rollouts of steps s+1..s+k
  * were already started with older weights. `rolloutsAhead()` waits for them and returns them (with
@@ -582,6 +583,8 @@ export class GrpoTrainer {
       await this.backend.zeroGrad();
       return finish({ loss, ...metrics, gradNorm, tokensTrained: lossTokens, skipped: `non-finite ${Number.isFinite(loss) ? 'gradient' : 'loss'}; the update was skipped and the last good weights kept` });
     }
+    // Rollouts sampled ahead may read the live weights (the WebGPU decoder): they finish before the update lands.
+    await Promise.allSettled(this.pending.map((p) => p.batch));
     await this.backend.step({ lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm });
     await this.backend.zeroGrad();
     this.updatePending = true;

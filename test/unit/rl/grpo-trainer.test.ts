@@ -43,6 +43,43 @@ describe('GrpoTrainer', () => {
     expect(metrics.map((m) => m.staleness)).toEqual([0, 1, 1]);
   });
 
+  test('max-async 1 with a sampler that reads the live weights: no update lands while a rollout is in flight', async () => {
+    const backend = await createCpuBackend(CONFIG, { seed: 4 });
+    let updates = 0;
+    const counted = Object.assign(Object.create(backend) as typeof backend, {
+      step: async (options: Parameters<typeof backend.step>[0]) => {
+        updates++;
+        return backend.step(options);
+      },
+    });
+    // LetterPolicy reads the backend's weights at every token (as the WebGPU decoder does); each
+    // rollout here also waits 40 ms first, far longer than a training step of this model takes.
+    const letters = new LetterPolicy(backend);
+    const seen: Array<{ start: number; end: number }> = [];
+    const slow: SamplingPolicy = {
+      get policyVersion() {
+        return letters.policyVersion;
+      },
+      syncWeights: () => letters.syncWeights(),
+      chat: {
+        completions: {
+          create: async (request) => {
+            const start = updates;
+            await new Promise((resolve) => setTimeout(resolve, 40));
+            const completion = await letters.chat.completions.create(request);
+            seen.push({ start, end: updates });
+            return completion;
+          },
+        },
+      },
+    };
+    const metrics = await new GrpoTrainer(environmentRollouts(makeEnv(), slow), counted, slow, { steps: 3, tasksPerStep: 1, groupSize: 4, maxTokens: 3, schedule: { lr: 1e-2 }, maxAsync: 1 }).run();
+    expect(metrics.map((m) => m.staleness)).toEqual([0, 1, 1]);
+    expect(updates).toBe(3);
+    expect(seen).toHaveLength(12);
+    expect(seen.filter(({ start, end }) => start !== end)).toEqual([]);
+  });
+
   test('a step where every rollout fails stops the run with the first error', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 5 });
     const failing: SamplingPolicy = { policyVersion: 0, syncWeights: async () => {}, chat: { completions: { create: async () => { throw new Error('GPU device lost'); } } } };
