@@ -249,9 +249,10 @@ export class GrpoTrainer {
   private readonly options: ResolvedGrpoOptions;
   /** The batches started and not yet trained on, in step order. */
   private pending: Array<{ step: number; batch: Promise<RolloutBatch> }> = [];
-  /** Aborts the rollouts in flight: follows the run's signal, except while `rolloutsAhead()` waits for them. */
+  /** Aborts the rollouts in flight: follows the run's signal, except while they are held (holdingRollouts). */
   private rolloutAbort = new AbortController();
-  private holdingRollouts = 0;
+  /** Waits in progress that hold the rollouts sampled ahead (a stop aborts them only when none is left). */
+  private rolloutHolds = 0;
   /** The backend holds weights the policy has not synced yet (between an update and its sync). */
   private updatePending = false;
   private signal: AbortSignal | undefined;
@@ -311,7 +312,7 @@ export class GrpoTrainer {
     this.signal = hooks.signal;
     this.rolloutAbort = new AbortController();
     const stopRollouts = () => {
-      if (this.holdingRollouts === 0) this.rolloutAbort.abort();
+      if (this.rolloutHolds === 0) this.rolloutAbort.abort();
     };
     if (hooks.signal?.aborted) stopRollouts();
     hooks.signal?.addEventListener('abort', stopRollouts);
@@ -366,15 +367,7 @@ export class GrpoTrainer {
    * comes while it waits takes effect once they are in.
    */
   async rolloutsAhead(): Promise<SavedRolloutBatch[] | null> {
-    if (this.rolloutAbort.signal.aborted) return null;
-    this.holdingRollouts++;
-    let batches: RolloutBatch[];
-    try {
-      batches = await Promise.all(this.pending.map((p) => p.batch));
-    } finally {
-      this.holdingRollouts--;
-      if (this.holdingRollouts === 0 && this.signal?.aborted) this.rolloutAbort.abort();
-    }
+    const batches = await this.holdingRollouts(() => Promise.all(this.pending.map((p) => p.batch)));
     if (batches.some((batch) => batch.trajectories.some((t) => t.stopReason === 'aborted'))) return null;
     return batches.map((batch) => ({
       step: batch.step,
@@ -382,6 +375,17 @@ export class GrpoTrainer {
       versionsBehind: this.policy.policyVersion + (this.updatePending ? 1 : 0) - batch.sampledAtVersion,
       sampleMs: batch.sampleMs,
     }));
+  }
+
+  /** Runs `wait` (a wait for the rollouts sampled ahead) with a stop deferred until it is over: a stop then aborts nothing those rollouts still need. */
+  private async holdingRollouts<T>(wait: () => Promise<T>): Promise<T> {
+    this.rolloutHolds++;
+    try {
+      return await wait();
+    } finally {
+      this.rolloutHolds--;
+      if (this.rolloutHolds === 0 && this.signal?.aborted) this.rolloutAbort.abort();
+    }
   }
 
   /** With β > 0 and the backend as reference under full fine-tuning: freezes the weights GRPO starts from (step 0), or checks that a resumed run restored them. */
@@ -583,8 +587,9 @@ export class GrpoTrainer {
       await this.backend.zeroGrad();
       return finish({ loss, ...metrics, gradNorm, tokensTrained: lossTokens, skipped: `non-finite ${Number.isFinite(loss) ? 'gradient' : 'loss'}; the update was skipped and the last good weights kept` });
     }
-    // Rollouts sampled ahead may read the live weights (the WebGPU decoder): they finish before the update lands.
-    await Promise.allSettled(this.pending.map((p) => p.batch));
+    // Rollouts sampled ahead may read the live weights (the WebGPU decoder): they finish before the
+    // update lands, and a stop meanwhile waits for them, so the checkpoint after this step keeps them.
+    await this.holdingRollouts(() => Promise.allSettled(this.pending.map((p) => p.batch)));
     await this.backend.step({ lr: learningRate, beta1: o.beta1, beta2: o.beta2, eps: o.eps, weightDecay: o.weightDecay, maxGradNorm: o.maxGradNorm });
     await this.backend.zeroGrad();
     this.updatePending = true;
