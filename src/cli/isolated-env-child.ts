@@ -134,9 +134,9 @@ async function load(message: Extract<HostMessage, { type: 'load' }>): Promise<vo
     ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
   };
   const dataset = toPlainData(loaded.dataset) as Task[];
-  const evalDataset = loaded.evalDataset ? (toPlainData(loaded.evalDataset) as Task[]) : null;
+  const evalDataset = optionalTasks(loaded.evalDataset, 'evalDataset');
   // Sent only when the environment sets its own demonstration tasks; warm-up falls back to `dataset` otherwise.
-  const demonstrationDataset = loaded.demonstrationDataset ? (toPlainData(loaded.demonstrationDataset) as Task[]) : null;
+  const demonstrationDataset = optionalTasks(loaded.demonstrationDataset, 'demonstrationDataset');
   checkSize([dataset, evalDataset, demonstrationDataset], 'the dataset');
   environment = loaded;
   const setup: EnvironmentSetup = {
@@ -145,6 +145,13 @@ async function load(message: Extract<HostMessage, { type: 'load' }>): Promise<vo
     samplingArgs: toPlainData(loaded.samplingArgs) as tabrl.SamplingArgs,
   };
   sendToHost({ type: 'loaded', info, setup, dataset, evalDataset, demonstrationDataset });
+}
+
+/** An optional split of the environment as data: null when unset, an error naming it when it is not an array. */
+function optionalTasks(tasks: unknown, name: string): Task[] | null {
+  if (tasks === undefined || tasks === null) return null;
+  if (!Array.isArray(tasks)) throw new Error(`the environment's ${name} must be an array of tasks, got ${describeValue(tasks)}`);
+  return toPlainData(tasks) as Task[];
 }
 
 /** The environment's tasks that a task reference's split indexes into. */

@@ -98,3 +98,15 @@ export default function loadEnvironment() {
   const result = await evaluate(env, echo, { tasks: env.demonstrationTasks });
   expect(result.records.map((record) => [record.answer, record.reward])).toEqual([['demo-a', 1], ['demo-b', 1]]);
 });
+
+test('a split that is not an array fails the load with a message naming it', { timeout: 30_000 }, async () => {
+  const source = `
+import { SingleTurnEnv, Rubric } from 'tabrl';
+const oneReward = () => 1;
+export default function loadEnvironment() {
+  const env = new SingleTurnEnv({ name: 'broken', dataset: [{ question: 'a', answer: 'a' }], rubric: new Rubric({ funcs: [oneReward] }) });
+  return Object.assign(env, { demonstrationDataset: 'not tasks' });
+}
+`;
+  await expect(loadIsolatedEnvironment(writeEnv(source), {})).rejects.toThrow(/demonstrationDataset must be an array of tasks, got/);
+});
