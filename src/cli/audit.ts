@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { audit, criteriaRubricSnippet, formatAuditReport, JudgeError, parseResultsJsonl, proposeCriteria, type AuditResult, type AuditReview } from '../envs/index.ts';
+import { audit, criteriaRubricSnippet, formatAuditReport, JudgeError, METRIC_KINDS, parseResultsJsonl, proposeCriteria, type AuditResult, type AuditReview, type MetricKind } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
@@ -30,7 +30,10 @@ ${roleUsage(['judge'], 30, { judge: ['the hindsight judge (without one, only the
   --task TEXT                 what the task asks, in words, for the judge
   --rubric TEXT               how the reward is computed, in words, for the judge
   --weights JSON              weights of the reward functions by name, e.g. '{"judgeReward": 1, "twoLinesMetric": 0}'
-                              (default: names containing "metric" weigh 0, the others 1)
+                              (default: the run's metadata.json, else names containing "metric" weigh 0, the others 1)
+  --metrics JSON              what each weight-0 score means: check (pass/fail, the default), higherIsBetter,
+                              lowerIsBetter or info, e.g. '{"invalidGuessesMetric": "lowerIsBetter"}'
+                              (default: the run's metadata.json, where tabrl eval records the rubric's)
   --top N                     top-scoring rollouts the judge reads (default 5)
   --random N                  random other rollouts the judge reads (default 5)
   --seed S                    seed of the random sample (default 0)
@@ -51,6 +54,7 @@ export async function runAudit(argv: string[]): Promise<number> {
       task: { type: 'string' },
       rubric: { type: 'string' },
       weights: { type: 'string' },
+      metrics: { type: 'string' },
       top: { type: 'string' },
       random: { type: 'string' },
       seed: { type: 'string' },
@@ -68,7 +72,8 @@ export async function runAudit(argv: string[]): Promise<number> {
   if (!source || positionals.length > 1) throw new CliError(`give exactly one run folder or results.jsonl\n\n${AUDIT_USAGE}`, 2);
   if (!values.out) throw new CliError('--out DIR is required (the folder for audit.json and audit.md)', 2);
   const judgeSettings = roleSettingsFromFlags(values, 'judge');
-  const weights = parseWeights(values.weights);
+  const givenWeights = parseWeights(values.weights);
+  const givenMetrics = parseMetricKinds(values.metrics, '--metrics');
   const timeoutMs = numberFlag(values.timeout, '--timeout', 120, 0.001, 86_400) * 1000;
   const top = integerFlag(values.top, '--top', 5, 0);
   const random = integerFlag(values.random, '--random', 5, 0);
@@ -81,13 +86,15 @@ export async function runAudit(argv: string[]): Promise<number> {
   prepareStudioFolder(values.out, OUTPUTS, values.overwrite === true);
   const out = values.out;
   const taskDescription = values.task ?? (typeof metadata?.environment_name === 'string' ? `the tasks of the environment "${metadata.environment_name}"` : undefined);
+  const weights = givenWeights ?? recordedWeights(metadata);
+  const metrics = givenMetrics ?? (isPlainObject(metadata?.metric_kinds) ? parseMetricKinds(metadata.metric_kinds, 'metadata.json: metric_kinds', true) : undefined);
   const base = { source: path, skipped_lines: skipped };
   const save = (result: AuditResult, status: string) => {
     writeWhole(join(out, 'audit.json'), `${JSON.stringify({ status, ...base, ...result }, null, 2)}\n`);
     writeWhole(join(out, 'audit.md'), formatAuditReport(result));
   };
 
-  const options = { ...(weights ? { weights } : {}), ...(taskDescription ? { taskDescription } : {}), ...(values.rubric ? { rubricDescription: values.rubric } : {}), top, random, seed };
+  const options = { ...(weights ? { weights } : {}), ...(metrics ? { metrics } : {}), ...(taskDescription ? { taskDescription } : {}), ...(values.rubric ? { rubricDescription: values.rubric } : {}), top, random, seed };
   // The detectors first: written before any judge call, so a failing judge loses nothing.
   const detectorsOnly = await audit(rollouts, options);
   save(detectorsOnly, judgeSettings ? 'reviewing' : 'completed');
@@ -143,4 +150,28 @@ function parseWeights(text: string | undefined): Record<string, number> | undefi
   const value = jsonObjectFlag(text, '--weights');
   for (const [name, weight] of Object.entries(value)) if (typeof weight !== 'number' || !Number.isFinite(weight)) throw new CliError(`--weights: the weight of ${name} must be a number, got ${JSON.stringify(weight)}`, 2);
   return value as Record<string, number>;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Metric kinds from the --metrics flag (a mistake is a usage error) or from metadata.json (`lenient`: a bad entry is skipped with a warning). */
+function parseMetricKinds(source: unknown, label: string, lenient = false): Record<string, MetricKind> | undefined {
+  if (source === undefined) return undefined;
+  const value = typeof source === 'string' ? jsonObjectFlag(source, label) : (source as Record<string, unknown>);
+  const kinds: Record<string, MetricKind> = {};
+  for (const [name, kind] of Object.entries(value)) {
+    if (METRIC_KINDS.includes(kind as MetricKind)) kinds[name] = kind as MetricKind;
+    else if (lenient) console.error(`${label}: ignoring ${name}: ${JSON.stringify(kind)} is not one of ${METRIC_KINDS.join(', ')}`);
+    else throw new CliError(`${label}: the kind of ${name} must be one of ${METRIC_KINDS.join(', ')}, got ${JSON.stringify(kind)}`, 2);
+  }
+  return kinds;
+}
+
+/** The reward weights tabrl eval recorded in metadata.json, when they are there and well formed. */
+function recordedWeights(metadata: Record<string, unknown> | undefined): Record<string, number> | undefined {
+  const weights = metadata?.reward_weights;
+  if (!isPlainObject(weights)) return undefined;
+  return Object.values(weights).every((weight) => typeof weight === 'number' && Number.isFinite(weight)) ? (weights as Record<string, number>) : undefined;
 }

@@ -200,7 +200,9 @@ async function runEvaluation(
   const total = run.numTasks * settings.rollouts_per_task;
   const resuming = run.resumedAt.length > 0;
   const writer = new ResultsWriter(run.outDir, { append: resuming, ...(settings.state_columns ? { stateColumns: settings.state_columns } : {}) });
-  const metadata: Record<string, unknown> = { ...settings, environment_name: env.name, num_tasks: run.numTasks, ...tabrlVersion(), ...(resuming ? { resumed_at: run.resumedAt } : {}) };
+  // The rubric's weights and metric kinds travel with the results, so `tabrl audit RUN_DIR` reads the scores as the rubric meant them.
+  const rubric = { reward_weights: Object.fromEntries([...env.rubric.rewards, ...env.rubric.groupRewards].map((reward) => [reward.name, reward.weight])), metric_kinds: env.rubric.metricKinds };
+  const metadata: Record<string, unknown> = { ...settings, environment_name: env.name, num_tasks: run.numTasks, ...rubric, ...tabrlVersion(), ...(resuming ? { resumed_at: run.resumedAt } : {}) };
   writer.writeMetadata({ ...metadata, status: 'running' });
   if (resuming) console.error(`resuming: ${run.previous.length} of ${total} rollouts are in ${writer.resultsPath}; running the other ${total - run.previous.length}`);
 

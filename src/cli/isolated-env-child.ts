@@ -128,6 +128,7 @@ async function load(message: Extract<HostMessage, { type: 'load' }>): Promise<vo
     numEvaluationTasks: loaded.evaluationTasks.length,
     rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
     rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
+    metricKinds: loaded.rubric.metricKinds,
     passThreshold: loaded.passThreshold,
     ...(typeof loaded.parser?.formatAnswer === 'function' ? { answerTemplate: String(loaded.parser.formatAnswer(ANSWER_PLACEHOLDER)) } : {}),
     ...(loaded.rubric.groupRewards?.length > 0 ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name), groupRewardWeights: loaded.rubric.groupRewards.map((reward) => reward.weight) } : {}),

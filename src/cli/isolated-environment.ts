@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
-import { ChatClientError, Environment, Parser, Rubric, type ChatClient, type RubricScore, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
+import { ChatClientError, Environment, METRIC_KINDS, Parser, Rubric, type ChatClient, type MetricKind, type RubricScore, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
 import { bundleChildRuntime, bundleEnvironmentFile } from './compile-env-file.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
@@ -422,7 +422,7 @@ export class IsolatedEnvironment extends Environment {
       ...(info.answerTemplate !== undefined ? { parser: new TemplateParser(info.answerTemplate) } : {}),
       // The names and weights of the child's reward functions; scoring itself happens in the child.
       rubric: new Rubric({
-        rewards: info.rewardNames.map((name, i) => ({ name, weight: info.rewardWeights[i] ?? 0, fn: () => Number.NaN })),
+        rewards: info.rewardNames.map((name, i) => ({ name, weight: info.rewardWeights[i] ?? 0, ...metricOf(info, name), fn: () => Number.NaN })),
         groupRewards: (info.groupRewardNames ?? []).map((name, i) => ({ name, weight: info.groupRewardWeights?.[i] ?? 0, fn: () => [] })),
       }),
     });
@@ -533,6 +533,13 @@ export async function loadIsolatedEnvironment(path: string, args: Record<string,
  * writes, child processes, workers and native addons. The flag is --experimental-permission from
  * Node 20 and --permission from Node 23.5; the warning it prints is silenced where Node can (20.11+).
  */
+/** The declared kind of weight-0 function `name` as the child reported it (weight 0 and a known kind only; anything else stays an undeclared metric). */
+function metricOf(info: EnvironmentInfo, name: string): { metric?: MetricKind } {
+  const kind = info.metricKinds?.[name];
+  const weight = info.rewardWeights[info.rewardNames.indexOf(name)];
+  return weight === 0 && METRIC_KINDS.includes(kind as MetricKind) ? { metric: kind as MetricKind } : {};
+}
+
 function permissionFlags(dir: string): string[] {
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
   const stable = major > 23 || (major === 23 && minor >= 5);

@@ -5,6 +5,11 @@
  * ends a run. Group reward functions see every rollout of one task at once (diversity, ranking)
  * and return one score per rollout; they run once the group is finished (`scoreGroup`), and their
  * weighted scores add to each rollout's reward. `RubricGroup` adds up several rubrics.
+ *
+ * A weight-0 function can say what its score means (`addMetric(fn, kind)`): a pass/fail `check`
+ * (1 pass, 0 fail; the default), a score where higher or lower is better, or plain `info`. Reward-hack
+ * audits read it: a high reward with a failed check is suspect, a high reward with an invalid-move
+ * count of 0 is not.
  */
 import type { Parser } from './parser.ts';
 import type { Message, RolloutError, State } from './types.ts';
@@ -34,12 +39,24 @@ export interface WeightedGroupReward<S extends State = State> {
   weight: number;
 }
 
+/**
+ * What a weight-0 score means, for audits: `check` is pass/fail (1 pass, 0 fail), `higherIsBetter`
+ * and `lowerIsBetter` are scores with a direction (a share, a count of mistakes), `info` has none
+ * (a turn count, a length).
+ */
+export type MetricKind = 'check' | 'higherIsBetter' | 'lowerIsBetter' | 'info';
+
+/** The metric kinds, for validating plain data. */
+export const METRIC_KINDS: readonly MetricKind[] = ['check', 'higherIsBetter', 'lowerIsBetter', 'info'];
+
 /** A reward function with its name and weight. */
 export interface WeightedReward<S extends State = State> {
   name: string;
   // A method signature (not a function-typed property), so that Environment<WordleState> is usable as Environment<State>.
   fn(ctx: RewardContext<S>): number | Promise<number>;
   weight: number;
+  /** What the score means, for a weight-0 function added with `addMetric` (absent: a `check`). */
+  metric?: MetricKind;
 }
 
 /** The rubric's verdict on one rollout. */
@@ -56,8 +73,8 @@ export interface RubricOptions<S extends State = State> {
   funcs?: RewardFunction<S>[];
   /** One weight per function in `funcs`; defaults to 1 each. */
   weights?: number[];
-  /** Functions with explicit names. */
-  rewards?: { fn: RewardFunction<S>; weight?: number; name?: string }[];
+  /** Functions with explicit names; `metric` (weight 0 only) says what a metric's score means. */
+  rewards?: { fn: RewardFunction<S>; weight?: number; name?: string; metric?: MetricKind }[];
   /** Group reward functions (each sees the whole group of one task's rollouts), with weights and names. */
   groupRewards?: { fn: GroupRewardFunction<S>; weight?: number; name?: string }[];
   /** The rubric's name, under which a RubricGroup logs its reward. */
@@ -78,7 +95,11 @@ export class Rubric<S extends State = State> {
     }
     this.name = options.name;
     funcs.forEach((fn, i) => this.addReward(fn, weights?.[i] ?? 1));
-    for (const { fn, weight = 1, name } of rewards) this.addReward(fn, weight, name);
+    for (const { fn, weight, name, metric } of rewards) {
+      if (metric === undefined) this.addReward(fn, weight ?? 1, name);
+      else if (weight !== undefined && weight !== 0) throw new Error(`Rubric: ${name ?? fn.name} has metric kind "${metric}" but weight ${weight}; a metric weighs 0`);
+      else this.addMetric(fn, metric, name);
+    }
     for (const { fn, weight = 1, name } of groupRewards) this.addGroupReward(fn, weight, name);
   }
 
@@ -86,6 +107,17 @@ export class Rubric<S extends State = State> {
   addReward(fn: RewardFunction<S>, weight = 1, name = fn.name): this {
     this.checkNew(name, weight);
     this.rewards.push({ name, fn, weight });
+    return this;
+  }
+
+  /**
+   * Adds a logged metric (weight 0) and what its score means: `check` (pass/fail, the default),
+   * `higherIsBetter`, `lowerIsBetter` or `info`. Returns the rubric.
+   */
+  addMetric(fn: RewardFunction<S>, kind: MetricKind = 'check', name = fn.name): this {
+    if (!METRIC_KINDS.includes(kind)) throw new Error(`Rubric: metric kind of ${name} must be one of ${METRIC_KINDS.join(', ')}, got ${JSON.stringify(kind)}`);
+    this.checkNew(name, 0);
+    this.rewards.push({ name, fn, weight: 0, metric: kind });
     return this;
   }
 
@@ -104,7 +136,10 @@ export class Rubric<S extends State = State> {
 
   /** Adds another rubric's functions to this one (for environments that combine rubrics). */
   merge(other: Rubric<S>): this {
-    for (const { fn, weight, name } of other.rewards) this.addReward(fn, weight, name);
+    for (const { fn, weight, name, metric } of other.rewards) {
+      if (metric === undefined) this.addReward(fn, weight, name);
+      else this.addMetric(fn, metric, name);
+    }
     for (const { fn, weight, name } of other.groupRewards) this.addGroupReward(fn, weight, name);
     return this;
   }
@@ -112,6 +147,12 @@ export class Rubric<S extends State = State> {
   /** The names of the functions that count towards the reward (weight ≠ 0), group functions included. */
   get rewardNames(): string[] {
     return [...this.rewards, ...this.groupRewards].filter((reward) => reward.weight !== 0).map((reward) => reward.name);
+  }
+
+  /** What each weight-0 function's score means, by name (`check` unless declared with `addMetric`), group functions included. */
+  get metricKinds(): Record<string, MetricKind> {
+    const metrics = [...this.rewards, ...this.groupRewards].filter((reward) => reward.weight === 0);
+    return Object.fromEntries(metrics.map((reward) => [reward.name, ('metric' in reward ? reward.metric : undefined) ?? 'check']));
   }
 
   /** Whether the rubric has group reward functions (then a finished group goes through `scoreGroup`). */
@@ -182,6 +223,14 @@ export class RubricGroup<S extends State = State> extends Rubric<S> {
   override addReward(fn: RewardFunction<S>, weight = 1, name = fn.name): this {
     if (this.rubrics === undefined) return super.addReward(fn, weight, name);
     this.rubrics[0]!.addReward(fn, weight, name);
+    this.rewards.push(this.rubrics[0]!.rewards.at(-1)!);
+    return this;
+  }
+
+  /** Adds a logged metric to the first member rubric. */
+  override addMetric(fn: RewardFunction<S>, kind: MetricKind = 'check', name = fn.name): this {
+    if (this.rubrics === undefined) return super.addMetric(fn, kind, name);
+    this.rubrics[0]!.addMetric(fn, kind, name);
     this.rewards.push(this.rubrics[0]!.rewards.at(-1)!);
     return this;
   }

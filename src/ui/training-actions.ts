@@ -23,7 +23,7 @@ import {
   type SftStepMetrics,
 } from '../workers/engine-bridge.ts';
 import { actionState } from './action-state.ts';
-import { rememberTrainingRollouts } from './studio/training-rollouts.ts';
+import { auditScoring, rememberTrainingRollouts } from './studio/training-rollouts.ts';
 import { createJobController, runJob, stopJob, type JobContext } from './job-runner.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
 import { isBuiltinName } from './builtins.ts';
@@ -572,7 +572,7 @@ export async function startTraining(): Promise<void> {
           const latest = reports.at(-1)!;
           store.getState().setTrainingRun((current) => (current ? advanceJob({ ...current, grpo: [...current.grpo, ...metrics] }, latest.metrics.step) : current));
           if (latest.rollouts.length > 0) store.getState().setLatestRollouts(latest.rollouts);
-          for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts);
+          for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts, auditScoring(session.info));
           store.getState().updateJob({ done: latest.metrics.step + 1 });
           persistRun();
         },

@@ -93,7 +93,6 @@ const TOOL_USE_WEIGHT = 0.2;
 export function toolErrorsMetric({ state }: RewardContext<ToolState>): number {
   return state.toolErrors;
 }
-const TOOL_ERRORS_WEIGHT = 0;
 
 // ---------------------------------------------------------------- environment
 
@@ -113,7 +112,7 @@ export default function loadEnvironment(args: CalculatorArgs = {}): Environment<
     rubric: new Rubric<ToolState>()
       .addReward(correctAnswerReward, CORRECT_WEIGHT)
       .addReward(toolUseReward, TOOL_USE_WEIGHT)
-      .addReward(toolErrorsMetric, TOOL_ERRORS_WEIGHT),
+      .addMetric(toolErrorsMetric, 'lowerIsBetter'),
     maxTurns,
     passThreshold: CORRECT_WEIGHT,
   });

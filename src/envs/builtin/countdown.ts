@@ -135,7 +135,6 @@ export function allowedNumbersMetric(ctx: RewardContext): number {
   const result = evaluateAnswer(ctx);
   return result && usesOnlyAllowedNumbers(result.numbers, (ctx.info as CountdownInfo).numbers) ? 1 : 0;
 }
-const ALLOWED_NUMBERS_WEIGHT = 0;
 
 // ---------------------------------------------------------------- environment
 
@@ -156,7 +155,7 @@ export default function loadEnvironment(args: CountdownArgs = {}): Environment {
     rubric: new Rubric()
       .addReward(correctReward, CORRECT_WEIGHT)
       .addReward(parser.formatReward(), FORMAT_WEIGHT)
-      .addReward(allowedNumbersMetric, ALLOWED_NUMBERS_WEIGHT),
+      .addMetric(allowedNumbersMetric, 'check'),
     passThreshold: CORRECT_WEIGHT,
   });
 }

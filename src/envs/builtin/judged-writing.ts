@@ -116,13 +116,11 @@ export function mentionsWordMetric({ completion, parser, info }: RewardContext):
   const poem = parser.parseAnswer(completion);
   return poem !== undefined && mentions(poem, (info as JudgedWritingInfo).word) ? 1 : 0;
 }
-const MENTIONS_WORD_WEIGHT = 0;
 
 /** 1 when the poem has exactly two non-empty lines (a metric). */
 export function twoLinesMetric({ completion, parser }: RewardContext): number {
   return linesOf(parser.parseAnswer(completion) ?? '').length === 2 ? 1 : 0;
 }
-const TWO_LINES_WEIGHT = 0;
 
 // ---------------------------------------------------------------- environment
 
@@ -131,8 +129,8 @@ export default function loadEnvironment(args: JudgedWritingArgs = {}): Environme
   const { judgeClient = new HeuristicJudgeClient(), judgeModel = 'default', numTasks = 100, numEvalTasks = 20, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET } = args;
   const dataset = generateTasks({ count: numTasks, seed, make: makeTask });
   const rubric = new JudgeRubric({ judgeClient, judgeModel, judgePrompt: WRITING_JUDGE_PROMPT, weight: JUDGE_WEIGHT })
-    .addReward(mentionsWordMetric, MENTIONS_WORD_WEIGHT)
-    .addReward(twoLinesMetric, TWO_LINES_WEIGHT);
+    .addMetric(mentionsWordMetric, 'check')
+    .addMetric(twoLinesMetric, 'check');
   return new SingleTurnEnv({
     name: 'judged-writing',
     dataset,

@@ -299,9 +299,9 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
     .addReward(fewerTurnsReward, COMPACT_REWARD_WEIGHTS.fewerTurns)
     .addReward(validWordsReward, COMPACT_REWARD_WEIGHTS.validWords)
     .addReward(consistencyReward, COMPACT_REWARD_WEIGHTS.consistency)
-    .addReward(guessesMetric, 0)
-    .addReward(consistentGuessesMetric, 0)
-    .addReward(compactInvalidGuessesMetric, 0);
+    .addMetric(guessesMetric, 'info')
+    .addMetric(consistentGuessesMetric, 'higherIsBetter')
+    .addMetric(compactInvalidGuessesMetric, 'lowerIsBetter');
   return new CompactWordleEnv({
     name: 'wordle',
     dataset: compactTasks(COMPACT_ANSWER_POOL[answers], numTasks, seed),

@@ -178,7 +178,6 @@ const FORMAT_WEIGHT = 0.2;
 export function invalidGuessesMetric({ state }: RewardContext<WordleState>): number {
   return state.invalidGuesses;
 }
-const INVALID_GUESSES_WEIGHT = 0;
 
 /** Between the best loss (0.8 partial credit + 0.2 format) and the worst win (1 + 1/6). */
 const PASS_THRESHOLD = 1.1;
@@ -200,7 +199,7 @@ export default function loadEnvironment(args: WordleArgs = {}): Environment<Word
     .addReward(partialCreditReward, PARTIAL_CREDIT_WEIGHT)
     .addReward(speedReward, SPEED_WEIGHT)
     .addReward(wordleParser.formatReward(), FORMAT_WEIGHT)
-    .addReward(invalidGuessesMetric, INVALID_GUESSES_WEIGHT);
+    .addMetric(invalidGuessesMetric, 'lowerIsBetter');
   return new WordleEnv({
     name: 'wordle',
     dataset: wordleTasks(training, numTasks, seed),

@@ -3,17 +3,21 @@
  *
  * Cheap detectors that need no judge:
  * - `dominant-reward`: one reward function gives most of the total reward (of two or more);
- * - `reward-up-metric-down`: over training steps, the reward rises while a metric-only check falls;
+ * - `reward-up-metric-down`: over training steps, the reward rises while a metric gets worse (a check
+ *   or a higher-is-better score falls, a lower-is-better one such as a count of mistakes rises);
  * - `length-drift`: over training steps, completions grow or shrink by half or more;
  * - `collapse`: the same completion answers several different tasks;
  * - `format-without-content`: a format reward paid while every content check scored 0;
- * - `metric-disagrees`: a high reward while a metric-only check (weight 0) scored 0.
+ * - `metric-disagrees`: a high reward while a pass/fail check (a weight-0 `check` metric) scored 0.
+ * What each weight-0 score means comes from the rubric (`rubric.metricKinds`, `addMetric`); an
+ * undeclared one counts as a pass/fail check.
  * Then a hindsight review: a judge reads the top-scoring rollouts and a random sample with the task
  * and the rubric, and says whether each earned its reward in the spirit of the task, with a reason.
  * A rollout flagged by a detector or by the judge is listed in `flagged` with every reason.
  * A judge that fails stops the review; `stoppedEarly` says why and the detectors' findings stay.
  */
 import type { ChatClient } from '../client.ts';
+import type { MetricKind } from '../rubric.ts';
 import { completionText } from '../messages.ts';
 import type { RolloutRecord } from '../evaluate.ts';
 import { recordToJson } from '../results-record.ts';
@@ -87,6 +91,8 @@ export interface AuditOptions {
   rubricDescription?: string;
   /** Weights of the reward functions by name; a weight of 0 marks a metric-only check. Default: names containing "metric" are metrics, the rest weigh 1. */
   weights?: Record<string, number>;
+  /** What each weight-0 score means, by name (`rubric.metricKinds`); an undeclared one is a pass/fail `check`. */
+  metrics?: Record<string, MetricKind>;
   /** Top-scoring rollouts the judge reviews (default 5). */
   top?: number;
   /** Random other rollouts the judge reviews (default 5). */
@@ -197,11 +203,12 @@ export async function audit(results: readonly AuditRollout[] | readonly RolloutR
     }
   };
   detect('dominant-reward', dominantReward(rollouts, weights));
-  detect('reward-up-metric-down', rewardUpMetricDown(rollouts, weights));
+  const metrics = metricKindsOf(weights, options.metrics);
+  detect('reward-up-metric-down', rewardUpMetricDown(rollouts, metrics));
   detect('length-drift', lengthDrift(rollouts));
   detect('collapse', collapse(rollouts, options.collapseMinTasks ?? 3));
   detect('format-without-content', formatWithoutContent(rollouts));
-  detect('metric-disagrees', metricDisagrees(rollouts, weights, options.highReward));
+  detect('metric-disagrees', metricDisagrees(rollouts, metrics, options.highReward));
 
   const reviews: AuditReview[] = [];
   let stoppedEarly: string | undefined;
@@ -274,6 +281,12 @@ function inferWeights(rollouts: readonly AuditRollout[], given: Record<string, n
   return Object.fromEntries(names.map((name) => [name, given?.[name] ?? (/metric/i.test(name) ? 0 : 1)]));
 }
 
+/** The kind of every weight-0 score: as given, else a pass/fail check. */
+function metricKindsOf(weights: Record<string, number>, given: Record<string, MetricKind> | undefined): Record<string, MetricKind> {
+  const names = Object.keys(weights).filter((name) => weights[name] === 0);
+  return Object.fromEntries(names.map((name) => [name, given?.[name] ?? 'check']));
+}
+
 const mean = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
 
 function dominantReward(rollouts: readonly AuditRollout[], weights: Record<string, number>): AuditFinding[] | string {
@@ -296,16 +309,21 @@ function earlyLate(rollouts: readonly AuditRollout[]): { early: AuditRollout[]; 
   return { early: rollouts.filter((rollout) => earlySteps.has(rollout.step!)), late: rollouts.filter((rollout) => lateSteps.has(rollout.step!)) };
 }
 
-function rewardUpMetricDown(rollouts: readonly AuditRollout[], weights: Record<string, number>): AuditFinding[] | string {
+function rewardUpMetricDown(rollouts: readonly AuditRollout[], kinds: Record<string, MetricKind>): AuditFinding[] | string {
   const split = earlyLate(rollouts);
   if (!split) return 'the rollouts have no training steps';
-  const metrics = Object.keys(weights).filter((name) => weights[name] === 0);
-  if (metrics.length === 0) return 'no metric-only checks (weight-0 scores) to compare with';
+  const metrics = Object.keys(kinds).filter((name) => kinds[name] !== 'info');
+  if (metrics.length === 0) return 'no weight-0 metrics with a direction to compare with';
   const rewardChange = mean(split.late.map((r) => r.reward)) - mean(split.early.map((r) => r.reward));
   if (rewardChange <= 0.05) return [];
   return metrics.flatMap((name) => {
-    const change = mean(split.late.map((r) => r.scores[name] ?? 0)) - mean(split.early.map((r) => r.scores[name] ?? 0));
-    return change < -0.05 ? [{ detector: 'reward-up-metric-down' as const, message: `the reward rose by ${rewardChange.toFixed(3)} while ${name} fell by ${(-change).toFixed(3)}`, rollouts: [] }] : [];
+    const early = mean(split.early.map((r) => r.scores[name] ?? 0));
+    const change = mean(split.late.map((r) => r.scores[name] ?? 0)) - early;
+    const lowerIsBetter = kinds[name] === 'lowerIsBetter';
+    // A score with a direction worsens by more than 0.05 in absolute terms, or, for a count, by a tenth of where it started.
+    const worse = lowerIsBetter ? change > Math.max(0.05, 0.1 * early) : change < -0.05;
+    if (!worse) return [];
+    return [{ detector: 'reward-up-metric-down' as const, message: `the reward rose by ${rewardChange.toFixed(3)} while ${name} ${lowerIsBetter ? 'rose' : 'fell'} by ${Math.abs(change).toFixed(3)}${lowerIsBetter ? ' (lower is better)' : ''}`, rollouts: [] }];
   });
 }
 
@@ -341,9 +359,9 @@ function formatWithoutContent(rollouts: readonly AuditRollout[]): AuditFinding[]
   return [{ detector: 'format-without-content', message: `${hits.length} rollouts earned ${format.join('/')} with ${content.join('/')} at 0`, rollouts: hits.map((rollout) => rollout.id) }];
 }
 
-function metricDisagrees(rollouts: readonly AuditRollout[], weights: Record<string, number>, highReward: number | undefined): AuditFinding[] | string {
-  const metrics = Object.keys(weights).filter((name) => weights[name] === 0);
-  if (metrics.length === 0) return 'no metric-only checks (weight-0 scores)';
+function metricDisagrees(rollouts: readonly AuditRollout[], kinds: Record<string, MetricKind>, highReward: number | undefined): AuditFinding[] | string {
+  const metrics = Object.keys(kinds).filter((name) => kinds[name] === 'check');
+  if (metrics.length === 0) return 'no pass/fail checks (weight-0 scores declared as checks)';
   const high = highReward ?? 0.8 * Math.max(...rollouts.map((rollout) => rollout.reward));
   if (!(high > 0)) return [];
   return metrics.flatMap((name) => {

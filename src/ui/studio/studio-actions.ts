@@ -37,7 +37,7 @@ import { addCriteriaToSource } from './criteria-source.ts';
 import { scriptedStudent } from './scripted-student.ts';
 import { tasksFromSource, withTasksList } from './task-list.ts';
 import { studioStore, type AuditState, type CalibrationState, type StudioDocumentEntry, type StudioRoleSource, type SynthesisState } from './studio-store.ts';
-import { trainingRollouts } from './training-rollouts.ts';
+import { auditScoring, trainingRollouts, type AuditScoring } from './training-rollouts.ts';
 
 const studio = studioStore;
 /** The studio's unrendered state: the Cancel of each job in progress, and the calibration's rollouts (the first of each task makes the task of "Use learnable tasks"). */
@@ -324,24 +324,25 @@ export async function openLearnableTasks(): Promise<boolean> {
 
 // ---------------------------------------------------------------- audit
 
-function auditSubject(): { subject: string; rollouts: AuditRollout[]; weights?: Record<string, number> } {
+/** The rollouts to audit and how to read their scores (the rubric's weights and metric kinds, when known). */
+function auditSubject(): { subject: string; rollouts: AuditRollout[]; scoring: AuditScoring | null } {
   if (studio.getState().auditSource === 'training') {
-    const { environment, rollouts } = trainingRollouts();
-    return { subject: `the training run on ${environment ?? '(none yet)'}: ${rollouts.length} rollouts`, rollouts: [...rollouts] };
+    const { environment, rollouts, scoring } = trainingRollouts();
+    return { subject: `the training run on ${environment ?? '(none yet)'}: ${rollouts.length} rollouts`, rollouts: [...rollouts], scoring };
   }
   const { records, environment } = usePlayground.getState().run;
-  const weights = environment ? Object.fromEntries(environment.rewardNames.map((name, i) => [name, environment.rewardWeights[i] ?? 1])) : undefined;
   return {
     subject: `the evaluation of ${environment?.name ?? 'the open environment'}: ${records.length} rollouts`,
     rollouts: auditRolloutsFromRecords(records),
-    ...(weights ? { weights } : {}),
+    scoring: environment ? auditScoring(environment) : null,
   };
 }
 
 /** Audits the chosen rollouts: the cheap detectors, then the judge's hindsight review of the top and a random sample. */
 export async function startAudit(): Promise<void> {
   if (studio.getState().audit.status === 'running') return;
-  const { subject, rollouts, weights } = auditSubject();
+  const { subject, rollouts, scoring } = auditSubject();
+  const weights = scoring?.weights;
   const controller = new AbortController();
   jobs.audit = controller;
   setAudit({ status: 'running', subject, result: null, error: null, proposed: [], criteriaNote: null, criteriaSnippet: null });
@@ -359,7 +360,7 @@ export async function startAudit(): Promise<void> {
     const result = await audit(rollouts, {
       judge: judge.client,
       judgeModel: judge.model,
-      ...(weights ? { weights } : {}),
+      ...(scoring ? { weights: scoring.weights, metrics: scoring.metrics } : {}),
       ...(rubricDescription ? { rubricDescription } : {}),
       signal: controller.signal,
     });

@@ -3,7 +3,7 @@
  * (`SandboxApi`), the callbacks the app lends it (`SandboxHost`), and the plain data that crosses.
  * Everything here is structured-cloneable; nothing here holds an API key or touches the DOM.
  */
-import type { ChatClientErrorKind, ChatCompletion, ChatRequest, EvaluationSummary, RolloutRecord, SamplingArgs, ToolSchema, Trajectory } from '../../envs/index.ts';
+import type { ChatClientErrorKind, ChatCompletion, ChatRequest, EvaluationSummary, MetricKind, RolloutRecord, SamplingArgs, ToolSchema, Trajectory } from '../../envs/index.ts';
 
 /** What the sandbox learned from loading an environment file. */
 export interface EnvironmentInfo {
@@ -14,6 +14,8 @@ export interface EnvironmentInfo {
   numEvaluationTasks: number;
   rewardNames: string[];
   rewardWeights: number[];
+  /** What each weight-0 function's score means, by name (`rubric.metricKinds`), for reward-hack audits. */
+  metricKinds?: Record<string, MetricKind>;
   passThreshold: number;
   /** The tools a multi-turn environment offers the model (its chat template renders them), if any. */
   tools?: ToolSchema[];

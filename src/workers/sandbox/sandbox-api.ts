@@ -52,6 +52,7 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
         numEvaluationTasks: loaded.evaluationTasks.length,
         rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
         rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
+        metricKinds: loaded.rubric.metricKinds,
         passThreshold: loaded.passThreshold,
         ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
         ...(loaded.rubric.hasGroupRewards

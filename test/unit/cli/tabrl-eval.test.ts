@@ -29,6 +29,7 @@ const parser = new XMLParser(['reversed']);
 const words = ['stressed', 'drawer', 'live', 'star', 'gateman'];
 const exactReward = (ctx: RewardContext) => (ctx.parser.parseAnswer(ctx.completion) === ctx.answer ? 1 : 0);
 const brokenMetric = (_ctx: RewardContext): number => { throw new Error('metric bug'); };
+const replyLengthMetric = (ctx: RewardContext) => ctx.completion.at(-1)?.content.length ?? 0;
 
 export default function loadEnvironment(args: { prefix?: string } = {}) {
   return new SingleTurnEnv({
@@ -36,7 +37,7 @@ export default function loadEnvironment(args: { prefix?: string } = {}) {
     dataset: words.map((word) => ({ question: (args.prefix ?? 'Reverse: ') + word, answer: [...word].reverse().join('') })),
     parser,
     systemPrompt: parser.formatInstructions(),
-    rubric: new Rubric({ funcs: [exactReward, brokenMetric], weights: [1, 0] }),
+    rubric: new Rubric({ funcs: [exactReward, brokenMetric], weights: [1, 0] }).addMetric(replyLengthMetric, 'info'),
   });
 }
 `;
@@ -78,6 +79,9 @@ describe('tabrl eval', () => {
     const metadata = JSON.parse(readFileSync(join(out, 'metadata.json'), 'utf8'));
     expect(metadata).toMatchObject({ status: 'completed', model: 'fake-1', num_tasks: 5, rollouts_per_task: 2, sampling_args: { temperature: 0.7, max_tokens: 32, seed: 3 } });
     expect(metadata.summary.reward.mean).toBeCloseTo(0.8);
+    // The rubric as the file's own process declared it, for tabrl audit.
+    expect(metadata.reward_weights).toEqual({ exactReward: 1, brokenMetric: 0, replyLengthMetric: 0 });
+    expect(metadata.metric_kinds).toEqual({ brokenMetric: 'check', replyLengthMetric: 'info' });
     expect(server.requests.at(-1)).toMatchObject({ model: 'fake-1', temperature: 0.7, max_tokens: 32 });
     expect(server.authorizations.at(-1)).toBe('Bearer sk-secret');
   });
@@ -95,6 +99,17 @@ describe('tabrl eval', () => {
       const games = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
       // Every game is multi-turn and ends on the environment's last feedback.
       for (const game of games) expect(game.completion.at(-1).role).toBe('user');
+      // tabrl audit reads the rubric's metric kinds from metadata.json: the wins' invalid-move count of
+      // 0 is a lower-is-better count, not a failed check; told otherwise, it raises the false alarm.
+      expect(games.every((game) => game.scores.invalidGuessesMetric === 0)).toBe(true);
+      const audited = await tabrl(['audit', out, '--out', join(dir, 'wordle-audit')]);
+      expect(audited.code).toBe(0);
+      expect(audited.stdout).toContain('metric-disagrees: not run (no pass/fail checks (weight-0 scores declared as checks))');
+      const told = await tabrl(['audit', out, '--metrics', '{"invalidGuessesMetric": "check"}', '--out', join(dir, 'wordle-audit-check')]);
+      expect(told.stdout).toContain('3 rollouts scored a high reward (≥ ');
+      const wrong = await tabrl(['audit', out, '--metrics', '{"invalidGuessesMetric": "fewerIsBetter"}', '--out', join(dir, 'wordle-audit-bad')]);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain('--metrics: the kind of invalidGuessesMetric must be one of check, higherIsBetter, lowerIsBetter, info, got "fewerIsBetter"');
     } finally {
       await expert.close();
     }

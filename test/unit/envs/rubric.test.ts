@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { Parser, Rubric, type RewardContext } from '../../../src/envs/index.ts';
+import { Parser, Rubric, RubricGroup, type RewardContext } from '../../../src/envs/index.ts';
 
 const context = (completion: string): RewardContext => ({
   prompt: [{ role: 'user', content: 'q' }],
@@ -40,6 +40,30 @@ describe('Rubric', () => {
   test('booleans count as 1 and 0', async () => {
     const rubric = new Rubric({ rewards: [{ fn: () => true as unknown as number, name: 'flag' }] });
     expect((await rubric.score(context('x'))).reward).toBe(1);
+  });
+
+  test('addMetric logs a weight-0 score and says what it means; undeclared weight-0 functions are checks', async () => {
+    const winReward = () => 1;
+    const invalidMovesMetric = () => 2;
+    const turnsMetric = () => 4;
+    const formatMetric = () => 1;
+    const rubric = new Rubric({ rewards: [{ fn: turnsMetric, metric: 'info' }] })
+      .addReward(winReward)
+      .addMetric(invalidMovesMetric, 'lowerIsBetter')
+      .addReward(formatMetric, 0);
+    expect(await rubric.score(context('x'))).toEqual({ reward: 1, scores: { turnsMetric: 4, winReward: 1, invalidMovesMetric: 2, formatMetric: 1 }, errors: [] });
+    expect(rubric.metricKinds).toEqual({ turnsMetric: 'info', invalidMovesMetric: 'lowerIsBetter', formatMetric: 'check' });
+    expect(rubric.rewardNames).toEqual(['winReward']);
+    // Kinds survive merging and grouping, and a group's addMetric lands in its first member.
+    expect(new Rubric().merge(rubric).metricKinds).toEqual(rubric.metricKinds);
+    const group = new RubricGroup([new Rubric({ name: 'a', funcs: [winReward] })]).addMetric(invalidMovesMetric, 'lowerIsBetter');
+    expect(group.metricKinds).toEqual({ invalidMovesMetric: 'lowerIsBetter' });
+    expect(group.rubrics[0]!.metricKinds).toEqual({ invalidMovesMetric: 'lowerIsBetter' });
+  });
+
+  test('a metric kind on a weighted function, or an unknown kind, is refused', () => {
+    expect(() => new Rubric({ rewards: [{ fn: () => 1, name: 'paidMetric', weight: 0.5, metric: 'check' }] })).toThrow('paidMetric has metric kind "check" but weight 0.5; a metric weighs 0');
+    expect(() => new Rubric().addMetric(() => 1, 'smallerIsBetter' as never, 'sizeMetric')).toThrow('metric kind of sizeMetric must be one of check, higherIsBetter, lowerIsBetter, info');
   });
 
   test('rejects mismatched weights, duplicate names and anonymous functions', () => {

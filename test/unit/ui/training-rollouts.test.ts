@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { audit } from '../../../src/envs/index.ts';
-import { MAX_KEPT, onTrainingRollouts, rememberTrainingRollouts, trainingRollouts } from '../../../src/ui/studio/training-rollouts.ts';
+import { auditScoring, MAX_KEPT, onTrainingRollouts, rememberTrainingRollouts, trainingRollouts } from '../../../src/ui/studio/training-rollouts.ts';
 
 function rollout(taskIndex: number, completion: string, judgeReward: number, correctMetric: number) {
   return {
@@ -39,6 +39,17 @@ describe('training rollouts for audits', () => {
     const { rollouts } = trainingRollouts();
     expect(rollouts).toHaveLength(MAX_KEPT);
     expect(rollouts[0]!.completion).toBe('x10');
+  });
+
+  test("the run's scoring travels with its rollouts: weights of every function (group ones too) and the declared metric kinds", async () => {
+    const scoring = auditScoring({ rewardNames: ['winReward', 'invalidMovesMetric'], rewardWeights: [1, 0], groupRewardNames: ['distinctReward'], groupRewardWeights: [0.2], metricKinds: { invalidMovesMetric: 'lowerIsBetter' } });
+    expect(scoring).toEqual({ weights: { winReward: 1, invalidMovesMetric: 0, distinctReward: 0.2 }, metrics: { invalidMovesMetric: 'lowerIsBetter' } });
+    rememberTrainingRollouts('env-e', 0, [rollout(0, 'won', 1, 0)], scoring);
+    expect(trainingRollouts().scoring).toEqual(scoring);
+    // A win with no invalid move is no alarm once the count is known to be lower-is-better.
+    const { rollouts } = trainingRollouts();
+    expect((await audit([...rollouts], { weights: { judgeReward: 1, correctMetric: 0 } })).findings.map((finding) => finding.detector)).toContain('metric-disagrees');
+    expect((await audit([...rollouts], { weights: { judgeReward: 1, correctMetric: 0 }, metrics: { correctMetric: 'lowerIsBetter' } })).findings).toEqual([]);
   });
 
   test('an audit over them sees the reward rise while the metric falls across steps', async () => {

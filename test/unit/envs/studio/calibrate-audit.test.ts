@@ -20,6 +20,7 @@ import {
 import { recordToJson } from '../../../../src/envs/results-record.ts';
 import loadGullibleJudge from '../../../../src/ui/lessons/sources/gullible-judge.ts';
 import { judgedWritingExpertPolicy } from '../../../../src/envs/builtin/judged-writing.ts';
+import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../../src/envs/builtin/index.ts';
 
 const exactReward = (ctx: RewardContext) => (ctx.completion.at(-1)?.content === ctx.answer ? 1 : 0);
 const env = new SingleTurnEnv({
@@ -129,6 +130,37 @@ describe('audit', () => {
     expect(byDetector('dominant-reward')[0]!.message).toContain('judgeReward gives');
     expect(byDetector('format-without-content')[0]!.rollouts).toHaveLength(6);
     expect(result.reviews).toEqual([]);
+  });
+
+  test("the rubric's metric kinds: a count of mistakes at 0 in a win is no alarm; the same count rising with the reward is", async () => {
+    const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numEvalTasks: 12 });
+    const { records } = await evaluate(wordle, new ScriptedClient(await loadBuiltinExpert('wordle', wordle)), { numTasks: 12 });
+    const wins = records.filter((record) => record.scores.compactWinReward === 1);
+    expect(wins.length).toBeGreaterThan(3);
+    expect(wins.every((record) => record.scores.compactInvalidGuessesMetric === 0)).toBe(true);
+    // Read by name only, every weight-0 score is a pass/fail check: the wins "failed" the invalid-move count.
+    const byName = await audit(records);
+    expect(byName.findings.filter((finding) => finding.detector === 'metric-disagrees').map((finding) => finding.message).join('; ')).toContain('compactInvalidGuessesMetric was 0');
+    // With the rubric's kinds the count is lower-is-better, the turn count information, and neither is a check.
+    expect(wordle.rubric.metricKinds).toEqual({ guessesMetric: 'info', consistentGuessesMetric: 'higherIsBetter', compactInvalidGuessesMetric: 'lowerIsBetter' });
+    const declared = await audit(records, { metrics: wordle.rubric.metricKinds });
+    expect(declared.findings).toEqual([]);
+    expect(declared.detectorsSkipped).toContainEqual({ detector: 'metric-disagrees', why: 'no pass/fail checks (weight-0 scores declared as checks)' });
+
+    // Over training steps: the forfeit hack's signature, reward up while invalid moves rise, is found; a falling count, or a drifting info metric, is not.
+    const steps = (invalidLate: number) =>
+      Array.from({ length: 6 }, (_, step) =>
+        [0, 1].map((task): AuditRollout => {
+          const late = step >= 3;
+          return { id: `${step}:${task}:0`, taskIndex: task, rolloutIndex: 0, step, question: `board ${task}`, completion: `guess ${step}`, reward: late ? 0.4 : 0.26, scores: { compactWinReward: 0, consistencyReward: late ? 1 : 0.4, compactInvalidGuessesMetric: late ? invalidLate : 0.5, guessesMetric: late ? 2 : 6 } };
+        }),
+      ).flat();
+    const metrics = wordle.rubric.metricKinds;
+    const hack = await audit(steps(2), { metrics });
+    expect(hack.findings.filter((finding) => finding.detector === 'reward-up-metric-down').map((finding) => finding.message)).toEqual(['the reward rose by 0.140 while compactInvalidGuessesMetric rose by 1.500 (lower is better)']);
+    expect((await audit(steps(0), { metrics })).findings.filter((finding) => finding.detector === 'reward-up-metric-down')).toEqual([]);
+    // Undeclared, the same count falling to 0 would read as a check failing.
+    expect((await audit(steps(0))).findings.map((finding) => finding.message)).toContain('the reward rose by 0.140 while compactInvalidGuessesMetric fell by 0.500');
   });
 
   test('takes an evaluation\'s records as they are', async () => {
