@@ -50,7 +50,7 @@ export function chooseLocalModel(files: File[]): void {
   store.getState().setModelLoad({ status: 'idle', error: null });
 }
 
-/** Cancels a download in progress; the engine keeps (or falls back to) tiny and the choice goes back to it. */
+/** Cancels a download in progress; the engine goes back to the model it held before (tiny for a real one) and so does the choice. */
 export function cancelModelLoad(): void {
   picks.loadController?.abort();
 }
@@ -69,7 +69,8 @@ function specFor(target: string, seed: number): EngineModelSpec {
 /**
  * Loads the chosen model into the started engine when it holds another one; returns whether the
  * model changed (so the caller forgets which run's weights the engine held). A failure or cancel
- * leaves tiny in the engine, shows the message in the picker, and throws it.
+ * leaves the model loaded before in the engine when it needs no download (tiny or nano), tiny
+ * otherwise, shows the message in the picker, and throws it.
  */
 export async function loadChosenModel(): Promise<boolean> {
   const { inTabModel: target, engine, settings } = store.getState();
@@ -96,7 +97,7 @@ export async function loadChosenModel(): Promise<boolean> {
       if (controller.signal.aborted) {
         if (store.getState().inTabModel === target) chooseInTabModel(info?.model ?? 'tiny');
         store.getState().setModelLoad({ status: 'idle', target: null });
-        throw new Error('Loading the model was cancelled; the in-tab model is tiny.');
+        throw new Error(`Loading the model was cancelled; the in-tab model is ${info?.model ?? 'tiny'}.`);
       }
       store.getState().setModelLoad({ status: 'failed', target: null, error: errorMessage(error) });
       throw error;

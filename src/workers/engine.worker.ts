@@ -168,6 +168,31 @@ async function disposeBaseModel(model: Model): Promise<void> {
   base.backend?.dispose();
 }
 
+/** Where nano was last loaded from (the app's own files), so a failed load of another model can bring it back. */
+let nanoUrl: string | null = null;
+
+/**
+ * After a failed load, builds again the model that was loaded before when that needs nothing from the
+ * network (nano from the app's files, tiny from its seed), with its seed; a real model would need
+ * its download again, so tiny (with the same seed) stands in for it. Returns which model it built.
+ */
+async function rebuildAfterFailedLoad(old: Model): Promise<'nano' | 'tiny'> {
+  const { context, info } = old;
+  if (info.model === 'nano' && nanoUrl !== null) {
+    const url = nanoUrl;
+    model = fetchNano(url, new AbortController().signal).then((pretrained) => createModel(context, info.adapter, info.seed, pretrained));
+    try {
+      await model;
+      return 'nano';
+    } catch {
+      // The app's own files failed too (offline and not cached): tiny needs nothing.
+    }
+  }
+  model = createModel(context, info.adapter, info.seed);
+  await model;
+  return 'tiny';
+}
+
 async function getModel(): Promise<Model> {
   if (deviceLost) throw new Error(deviceLost);
   if (!model) throw new Error('the engine was not started');
@@ -286,11 +311,12 @@ const api: EngineApi = {
           : createModel(old.context, old.info.adapter, spec.seed);
       model = fresh;
       try {
-        return (await fresh).info;
+        const loaded = await fresh;
+        if (spec.kind === 'nano') nanoUrl = spec.url;
+        return loaded.info;
       } catch (error) {
-        model = createModel(old.context, old.info.adapter, spec.seed);
-        await model;
-        throw new Error(`${errorMessage(error)} (the tiny model is loaded instead)`);
+        const back = await rebuildAfterFailedLoad(old);
+        throw new Error(`${errorMessage(error)} (the ${back} model is loaded instead)`);
       }
     } finally {
       jobs.delete(jobId);

@@ -157,7 +157,7 @@ export interface EngineApi {
   start(seed: number, onError: (message: string) => void): Promise<EngineInfo>;
   /** Re-initialises the weights (and the optimizer) from `seed`: a fresh tiny model, or fresh LoRA adapters on a real one. */
   reset(seed: number): Promise<EngineInfo>;
-  /** Replaces the model (after `start`); `onProgress` hears the download, `abort(jobId)` cancels it. If loading fails, the tiny model is loaded instead and the error thrown. */
+  /** Replaces the model (after `start`); `onProgress` hears the download, `abort(jobId)` cancels it. If loading fails, the model loaded before comes back when it needs no download (tiny or nano, with its seed), tiny otherwise, and the error is thrown saying which. */
   loadModel(jobId: number, spec: EngineModelSpec, onProgress: (progress: EngineLoadProgress) => void): Promise<EngineInfo>;
   /** Answers one chat request with the model; `requestId` lets `cancel` stop it. */
   complete(requestId: number, request: SandboxChatRequest, options?: EngineCompleteOptions): Promise<CompletionOutcome>;
