@@ -2,21 +2,15 @@
  * Every matmul kernel variant (src/gpu/webgpu/matmul-variants.ts), forced, against the CPU reference:
  * the forward product (4×4, 8×16 and 16×16 tiles, workgroup-memory tile), the input gradient (4×4, 8×16,
  * 16×16) and the weight gradient (4×4, 8×16, 16×16, split-K), at sizes that are not multiples of any tile, with
- * bias, alpha and accumulation. Run by test/browser/gpu/kernels.test.ts (Chromium, SwiftShader),
- * test/gpu-node/kernels.test.ts (Node + Dawn, SwiftShader) and test/gpu-node/matmul-lavapipe.test.ts
- * (Mesa's lavapipe); also checks that the timed trial picks a valid choice and that a forced choice sticks.
+ * bias, alpha and accumulation. Run by test/browser/gpu/kernels.test.ts (Chromium, SwiftShader) and
+ * test/gpu-node/kernels.test.ts (Node + Dawn, SwiftShader), which also check that the timed trial picks a
+ * valid choice and that a forced choice sticks; test/gpu-node/matmul-lavapipe.test.ts (Mesa's lavapipe)
+ * runs one case per variant with every switch on.
  */
 import * as ref from '../../../src/gpu/reference/index.ts';
 import { createTensor, KernelPlan, readTensor, type Kernels } from '../../../src/gpu/webgpu/kernels.ts';
 import { forceMatmul, tuneMatmul } from '../../../src/gpu/webgpu/matmul-tuning.ts';
-import {
-  FORWARD_VARIANTS,
-  INPUT_GRAD_VARIANTS,
-  WEIGHT_GRAD_VARIANTS,
-  type ForwardVariant,
-  type InputGradVariant,
-  type WeightGradVariant,
-} from '../../../src/gpu/webgpu/matmul-variants.ts';
+import { FORWARD_VARIANTS, INPUT_GRAD_VARIANTS, WEIGHT_GRAD_VARIANTS, type ForwardVariant, type InputGradVariant, type WeightGradVariant } from '../../../src/gpu/webgpu/matmul-variants.ts';
 import * as gpu from '../../../src/gpu/webgpu/ops.ts';
 import { expectClose, randomArray } from '../../unit/gpu/expect-close.ts';
 import type { KernelCase } from './kernel-cases.ts';
@@ -105,54 +99,76 @@ function weightGradCase(variant: WeightGradVariant, N: number, IC: number, OC: n
   };
 }
 
-/** The forced-variant checks, every variant of every product at two awkward shapes. */
+/** The weight gradient at two awkward shapes: both run the same pipeline (it is specialised on no switch), so the second costs no compilation. */
+const WEIGHT_GRAD_CASES = WEIGHT_GRAD_VARIANTS.flatMap((variant) => [weightGradCase(variant, 37, 52, 68), weightGradCase(variant, 131, 20, 36)]);
+
+/** Which kernel the 16×16 choice dispatches at shapes too small for it. */
+const STEP_DOWN_CASE: KernelCase = {
+  name: 'a device choosing the 16×16 tiles steps down to 8×16 for few rows, tokens or weight rows and to 4×4 for tiny outputs',
+  run: async (kernels: Kernels) => {
+    const [saved, savedTrial] = [kernels.matmul, kernels.matmulTrial];
+    try {
+      forceMatmul(kernels, { forward: 'tile16x16', inputGrad: 'tile16x16', weightGrad: 'tile16x16' });
+      const plan = new KernelPlan(kernels);
+      const t = createTensor(kernels.device, 64 * 576 * 4);
+      const cases: Array<[string, string]> = [
+        [gpu.matmulForward(plan, t, t, t, null, 64, 64, 64).label, 'matmul_forward_tile16x16'],
+        [gpu.matmulForward(plan, t, t, t, null, 8, 576, 576).label, 'matmul_forward_tile8x16'],
+        [gpu.matmulForward(plan, t, t, t, null, 64, 8, 8).label, 'matmul_forward'],
+        [gpu.matmulBackwardInput(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dinp_tile16x16'],
+        [gpu.matmulBackwardInput(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dinp_tile8x16'],
+        [gpu.matmulBackwardWeight(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dweight_tile16x16'],
+        [gpu.matmulBackwardWeight(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dweight_tile8x16'],
+        [gpu.matmulBackwardWeight(plan, t, t, t, 64, 576, 16).label, 'matmul_backward_dweight_tile8x16'],
+        [gpu.matmulBackwardWeight(plan, t, t, t, 64, 8, 8).label, 'matmul_backward_dweight'],
+      ];
+      plan.destroy();
+      t.buffer.destroy();
+      for (const [label, kernel] of cases) expectKernel(label, kernel);
+    } finally {
+      kernels.matmul = saved;
+      kernels.matmulTrial = savedTrial;
+    }
+  },
+};
+
+/** The timed trial and forcing: logic above the kernels, so one adapter's run of it says what another's would. */
+const TRIAL_CASE: KernelCase = {
+  name: 'the timed trial picks a valid choice per product, and a forced choice sticks',
+  run: async (kernels: Kernels) => {
+    const choice = await tuneMatmul(kernels);
+    if (!(FORWARD_VARIANTS as readonly string[]).includes(choice.forward)) throw new Error(`trial picked forward ${choice.forward}`);
+    if (!(INPUT_GRAD_VARIANTS as readonly string[]).includes(choice.inputGrad)) throw new Error(`trial picked inputGrad ${choice.inputGrad}`);
+    if (!(WEIGHT_GRAD_VARIANTS as readonly string[]).includes(choice.weightGrad)) throw new Error(`trial picked weightGrad ${choice.weightGrad}`);
+    if (choice.source !== 'trial' && choice.source !== 'cached') throw new Error(`choice came from ${choice.source}, expected a trial`);
+    const forced = forceMatmul(kernels, { forward: 'workgroup' });
+    if (forced.forward !== 'workgroup' || forced.source !== 'forced') throw new Error('forceMatmul did not set the forward variant');
+    const plan = new KernelPlan(kernels);
+    const [out, inp, weight] = [0, 1, 2].map(() => createTensor(kernels.device, 8 * 8 * 4));
+    expectKernel(gpu.matmulForward(plan, out!, inp!, weight!, null, 8, 8, 8).label, 'matmul_forward_workgroup');
+    if ((await tuneMatmul(kernels)).forward !== 'workgroup') throw new Error('a later trial overrode the forced choice');
+    plan.destroy();
+  },
+};
+
+/** The forced-variant checks on SwiftShader: every variant of every product at two awkward shapes, each switch (bias, accumulate) on and off, and the trial. */
 export const MATMUL_VARIANT_CASES: KernelCase[] = [
   ...FORWARD_VARIANTS.flatMap((variant) => [forwardCase(variant, 37, 52, 68, true, false), forwardCase(variant, 70, 132, 20, false, true)]),
   ...INPUT_GRAD_VARIANTS.flatMap((variant) => [inputGradCase(variant, 37, 68, 52, false), inputGradCase(variant, 19, 20, 132, true)]),
-  ...WEIGHT_GRAD_VARIANTS.flatMap((variant) => [weightGradCase(variant, 37, 52, 68), weightGradCase(variant, 131, 20, 36)]),
-  {
-    name: 'a device choosing the 16×16 tiles steps down to 8×16 for few rows, tokens or weight rows and to 4×4 for tiny outputs',
-    run: async (kernels: Kernels) => {
-      const [saved, savedTrial] = [kernels.matmul, kernels.matmulTrial];
-      try {
-        forceMatmul(kernels, { forward: 'tile16x16', inputGrad: 'tile16x16', weightGrad: 'tile16x16' });
-        const plan = new KernelPlan(kernels);
-        const t = createTensor(kernels.device, 64 * 576 * 4);
-        const cases: Array<[string, string]> = [
-          [gpu.matmulForward(plan, t, t, t, null, 64, 64, 64).label, 'matmul_forward_tile16x16'],
-          [gpu.matmulForward(plan, t, t, t, null, 8, 576, 576).label, 'matmul_forward_tile8x16'],
-          [gpu.matmulForward(plan, t, t, t, null, 64, 8, 8).label, 'matmul_forward'],
-          [gpu.matmulBackwardInput(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dinp_tile16x16'],
-          [gpu.matmulBackwardInput(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dinp_tile8x16'],
-          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 64, 64).label, 'matmul_backward_dweight_tile16x16'],
-          [gpu.matmulBackwardWeight(plan, t, t, t, 8, 576, 576).label, 'matmul_backward_dweight_tile8x16'],
-          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 576, 16).label, 'matmul_backward_dweight_tile8x16'],
-          [gpu.matmulBackwardWeight(plan, t, t, t, 64, 8, 8).label, 'matmul_backward_dweight'],
-        ];
-        plan.destroy();
-        t.buffer.destroy();
-        for (const [label, kernel] of cases) expectKernel(label, kernel);
-      } finally {
-        kernels.matmul = saved;
-        kernels.matmulTrial = savedTrial;
-      }
-    },
-  },
-  {
-    name: 'the timed trial picks a valid choice per product, and a forced choice sticks',
-    run: async (kernels: Kernels) => {
-      const choice = await tuneMatmul(kernels);
-      if (!(FORWARD_VARIANTS as readonly string[]).includes(choice.forward)) throw new Error(`trial picked forward ${choice.forward}`);
-      if (!(INPUT_GRAD_VARIANTS as readonly string[]).includes(choice.inputGrad)) throw new Error(`trial picked inputGrad ${choice.inputGrad}`);
-      if (!(WEIGHT_GRAD_VARIANTS as readonly string[]).includes(choice.weightGrad)) throw new Error(`trial picked weightGrad ${choice.weightGrad}`);
-      if (choice.source !== 'trial' && choice.source !== 'cached') throw new Error(`choice came from ${choice.source}, expected a trial`);
-      const forced = forceMatmul(kernels, { forward: 'workgroup' });
-      if (forced.forward !== 'workgroup' || forced.source !== 'forced') throw new Error('forceMatmul did not set the forward variant');
-      const plan = new KernelPlan(kernels);
-      const [out, inp, weight] = [0, 1, 2].map(() => createTensor(kernels.device, 8 * 8 * 4));
-      expectKernel(gpu.matmulForward(plan, out!, inp!, weight!, null, 8, 8, 8).label, 'matmul_forward_workgroup');
-      if ((await tuneMatmul(kernels)).forward !== 'workgroup') throw new Error('a later trial overrode the forced choice');
-      plan.destroy();
-    },
-  },
+  ...WEIGHT_GRAD_CASES,
+  STEP_DOWN_CASE,
+  TRIAL_CASE,
+];
+
+/**
+ * The same checks on a second adapter (lavapipe): every variant of every product at an awkward shape
+ * with every switch on (bias, alpha, accumulate), so each variant compiles once. Mesa compiles each
+ * specialisation of the unrolled tiles with LLVM for 10–35 s when its shader cache is cold (a fresh
+ * machine), and the switches' off paths and the trial are adapter-independent and checked on SwiftShader.
+ */
+export const MATMUL_VARIANT_CASES_ONE_SHAPE: KernelCase[] = [
+  ...FORWARD_VARIANTS.map((variant) => forwardCase(variant, 37, 52, 68, true, true)),
+  ...INPUT_GRAD_VARIANTS.map((variant) => inputGradCase(variant, 37, 68, 52, true)),
+  ...WEIGHT_GRAD_CASES,
+  STEP_DOWN_CASE,
 ];
