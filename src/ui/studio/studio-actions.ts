@@ -338,11 +338,17 @@ function auditSubject(): { subject: string; rollouts: AuditRollout[]; scoring: A
   };
 }
 
+/** What the chosen rollouts' reward is made of, for the hindsight judge: `reward = 1 × winReward + 0 × invalidMovesMetric (a metric, lower is better)`. */
+function describeRubric({ weights, metrics }: AuditScoring): string {
+  const meaning: Record<string, string> = { check: 'a pass/fail check', higherIsBetter: 'higher is better', lowerIsBetter: 'lower is better', info: 'for information' };
+  const terms = Object.entries(weights).map(([name, weight]) => (weight === 0 ? `0 × ${name} (a metric, not paid: ${meaning[metrics[name] ?? 'check']})` : `${weight} × ${name}`));
+  return `reward = ${terms.join(' + ')}`;
+}
+
 /** Audits the chosen rollouts: the cheap detectors, then the judge's hindsight review of the top and a random sample. */
 export async function startAudit(): Promise<void> {
   if (studio.getState().audit.status === 'running') return;
   const { subject, rollouts, scoring } = auditSubject();
-  const weights = scoring?.weights;
   const controller = new AbortController();
   jobs.audit = controller;
   setAudit({ status: 'running', subject, result: null, error: null, proposed: [], criteriaNote: null, criteriaSnippet: null });
@@ -352,11 +358,7 @@ export async function startAudit(): Promise<void> {
         studio.getState().auditSource === 'training' ? 'No training rollouts yet: train a few GRPO steps, then audit.' : 'No evaluation yet: evaluate the environment first, then audit its rollouts.',
       );
     const judge = await roleClient('judge', 'judge');
-    const rubricDescription = weights
-      ? `reward = ${Object.entries(weights)
-          .map(([name, weight]) => `${weight} × ${name}`)
-          .join(' + ')} (weight 0 = a metric, not paid)`
-      : undefined;
+    const rubricDescription = scoring ? describeRubric(scoring) : undefined;
     const result = await audit(rollouts, {
       judge: judge.client,
       judgeModel: judge.model,
