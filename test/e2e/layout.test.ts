@@ -76,8 +76,8 @@ describe('layout', () => {
     await waitForSummary(page);
     await page.getByTestId('model-smollm2-135m-instruct').click();
     await page.getByRole('alert').filter({ hasText: 'huggingface.co' }).first().waitFor({ timeout: 60_000 });
-    // A failed load leaves the engine on tiny, the from-scratch model it starts with.
-    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
+    // A failed load brings back the model the engine held before: nano, the default, from the app's own files.
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano \(pretrained/);
 
     const tabs = ['editor', 'rollouts', 'training', 'runs', 'chat', 'studio'];
     for (const presenter of [false, true]) {

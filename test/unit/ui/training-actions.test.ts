@@ -52,7 +52,7 @@ vi.mock('../../../src/workers/sandbox-bridge.ts', () => {
       await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
       throw new SandboxStoppedError(request.label);
     }
-    return { info: { name: 'reverse-text', numTasks: 50 }, rollout: async () => ({}), stop: () => {}, dispose: () => {}, evaluate: async () => ({}) };
+    return { info: { name: 'reverse-text', numTasks: 50, rewardNames: ['exactReward', 'lengthMetric'], rewardWeights: [1, 0], metricKinds: { lengthMetric: 'info' } }, rollout: async () => ({}), stop: () => {}, dispose: () => {}, evaluate: async () => ({}) };
   },
   };
 });
