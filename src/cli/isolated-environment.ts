@@ -422,7 +422,7 @@ export class IsolatedEnvironment extends Environment {
       ...(info.answerTemplate !== undefined ? { parser: new TemplateParser(info.answerTemplate) } : {}),
       // The names and weights of the child's reward functions; scoring itself happens in the child.
       rubric: new Rubric({
-        rewards: info.rewardNames.map((name, i) => ({ name, weight: info.rewardWeights[i] ?? 0, ...metricOf(info, name), fn: () => Number.NaN })),
+        rewards: info.rewardNames.map((name, i) => ({ name, weight: info.rewardWeights[i] ?? 0, ...metricOf(info.metricKinds?.[name], info.rewardWeights[i] ?? 0), fn: () => Number.NaN })),
         groupRewards: (info.groupRewardNames ?? []).map((name, i) => ({ name, weight: info.groupRewardWeights?.[i] ?? 0, fn: () => [] })),
       }),
     });
@@ -528,18 +528,16 @@ export async function loadIsolatedEnvironment(path: string, args: Record<string,
   }
 }
 
+/** A reward function's declared metric kind as the child reported it: only for weight 0 and a known kind; anything else stays an undeclared metric (a check). */
+function metricOf(kind: unknown, weight: number): { metric?: MetricKind } {
+  return weight === 0 && METRIC_KINDS.includes(kind as MetricKind) ? { metric: kind as MetricKind } : {};
+}
+
 /**
  * Node's permission model for the child: read access to `dir` (its runtime) only, which also refuses
  * writes, child processes, workers and native addons. The flag is --experimental-permission from
  * Node 20 and --permission from Node 23.5; the warning it prints is silenced where Node can (20.11+).
  */
-/** The declared kind of weight-0 function `name` as the child reported it (weight 0 and a known kind only; anything else stays an undeclared metric). */
-function metricOf(info: EnvironmentInfo, name: string): { metric?: MetricKind } {
-  const kind = info.metricKinds?.[name];
-  const weight = info.rewardWeights[info.rewardNames.indexOf(name)];
-  return weight === 0 && METRIC_KINDS.includes(kind as MetricKind) ? { metric: kind as MetricKind } : {};
-}
-
 function permissionFlags(dir: string): string[] {
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
   const stable = major > 23 || (major === 23 && minor >= 5);

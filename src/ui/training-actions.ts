@@ -526,6 +526,7 @@ export async function startTraining(): Promise<void> {
     const { trainingSettings: ts, settings } = store.getState();
     const { environment, pending } = prepared;
     const session = await openSession(createEngineChatClient());
+    const scoring = auditScoring(session.info); // how the Audit panel reads this job's rollouts
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
     const { run, note: restoredNote } = ensured;
@@ -572,7 +573,7 @@ export async function startTraining(): Promise<void> {
           const latest = reports.at(-1)!;
           store.getState().setTrainingRun((current) => (current ? advanceJob({ ...current, grpo: [...current.grpo, ...metrics] }, latest.metrics.step) : current));
           if (latest.rollouts.length > 0) store.getState().setLatestRollouts(latest.rollouts);
-          for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts, auditScoring(session.info));
+          for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts, scoring);
           store.getState().updateJob({ done: latest.metrics.step + 1 });
           persistRun();
         },
