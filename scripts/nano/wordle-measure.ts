@@ -6,11 +6,13 @@
  *
  *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--model nano|FOLDER] [--eval-tasks 100] [--sft-steps N] [--sft-lr X]
  *     [--grpo-steps N] [--tasks-per-step N] [--group-size N] [--grpo-lr X] [--curve-every N] [--quick]
- *     [--only grpo|control] [--control-steps N] [--warm-state FILE] [--minutes M]
+ *     [--only grpo|control] [--control-steps N] [--warm-state FILE] [--minutes M] [--turn-rewards] [--turn-credit return-to-go|turn]
  * --minutes M stops GRPO (and the control) after M minutes of training, measuring curve points left
  * out, so a run bounded in time still ends with its table; the steps actually run are reported.
  * The two arms can run at once: `--only grpo --warm-state F` warms up and writes F; then
  * `--only control --control-steps N --warm-state F` (started once F exists) reads it.
+ * --turn-rewards scores every move too (the compact game's turn rewards), so GRPO credits each
+ * move on its own (`--turn-credit`: its own and later moves' rewards, the default, or its own only).
  */
 import { existsSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
@@ -23,6 +25,7 @@ import { openModel } from '../../src/cli/open-model.ts';
 import { WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS } from '../../src/rl/lesson.ts';
 import { runTraining, type TrainingRunOptions } from '../../src/rl/training-run.ts';
 import type { NamedTensors, OptimizerState } from '../../src/gpu/model/backend.ts';
+import { TURN_CREDITS, type TurnCredit } from '../../src/rl/advantages.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +44,8 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'nano' },
     temperature: { type: 'string', default: '1' },
     minutes: { type: 'string' },
+    'turn-rewards': { type: 'boolean' },
+    'turn-credit': { type: 'string' },
   },
 });
 const lesson = values.quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS;
@@ -55,7 +60,9 @@ const sampledTemperature = Number(values.temperature);
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)}s`;
 
-const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...WORDLE_LESSON_ENVIRONMENT.args });
+const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...WORDLE_LESSON_ENVIRONMENT.args, ...(values['turn-rewards'] ? { turnRewards: true } : {}) });
+const turnCredit = values['turn-credit'];
+if (turnCredit !== undefined && !(TURN_CREDITS as readonly string[]).includes(turnCredit)) throw new Error(`--turn-credit must be ${TURN_CREDITS.join(' or ')}, got ${turnCredit}`);
 const expert = new ScriptedClient(await loadBuiltinExpert('wordle', env));
 const model = await openModel(values.model!, { backend: 'cpu', seed: lesson.seed });
 const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: lesson.maxTokens });
@@ -125,7 +132,7 @@ if (only !== 'control') rows.push(await measure('after warm-up'));
 const afterWarmup = await model.backend.getParameters();
 const optimizerAfterWarmup = await model.backend.getOptimizerState();
 
-const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr } } };
+const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr }, ...(turnCredit !== undefined ? { turnCredit: turnCredit as TurnCredit } : {}) } };
 const curve: { step: number; reward: number; passRate: number; heldOutGreedyWin?: number }[] = [];
 const curveEvery = Number(values['curve-every']);
 let curveEvalMs = 0; // time spent measuring the curve, not training: left out of GRPO's time
@@ -174,12 +181,12 @@ if (only !== 'grpo') {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
-console.log(`model: ${values.model} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
+console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
 console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

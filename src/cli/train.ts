@@ -17,6 +17,7 @@ import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../rl/c
 import { exportMergedModel, exportPeftAdapter } from '../rl/export.ts';
 import type { SftStepMetrics } from '../rl/sft-trainer.ts';
 import { LOSS_TYPES, type GrpoOptions, type GrpoStepMetrics } from '../rl/grpo-trainer.ts';
+import { TURN_CREDITS } from '../rl/advantages.ts';
 import { lessonPreset } from '../rl/lesson.ts';
 import { runTraining, type TrainingEvaluation, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
 import { CliError } from './cli-error.ts';
@@ -63,6 +64,8 @@ GRPO knobs (docs/training.md says when to use each):
   --loss-type T          how token losses are averaged: dapo (default; over the step's tokens), bnpo (per
                          micro-batch), grpo (per sequence, then over sequences), dr_grpo (a constant: no length bias)
   --scale-rewards S      divide centred rewards by the group's std (group), the step's (batch) or not (none, default)
+  --turn-credit C        with turn rewards (rubric.addTurnReward): credit a turn with its own and later turns'
+                         normalised rewards (return-to-go, default) or its own only (turn)
   --importance-sampling L  PPO ratios per token (token, default) or one per sequence (sequence: GSPO)
   --clip-low E           lower PPO clip ε (default 0.2)
   --clip-high E          upper PPO clip ε (default 0.28, DAPO's clip-higher)
@@ -150,6 +153,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       'kl-beta': { type: 'string' },
       'loss-type': { type: 'string' },
       'scale-rewards': { type: 'string' },
+      'turn-credit': { type: 'string' },
       'importance-sampling': { type: 'string' },
       'clip-low': { type: 'string' },
       'clip-high': { type: 'string' },
@@ -514,10 +518,12 @@ function grpoFromFlags(values: Record<string, string | boolean | undefined>, ste
   const lossType = choice('loss-type', LOSS_TYPES);
   const scaleRewards = choice('scale-rewards', ['group', 'batch', 'none'] as const);
   const importanceSampling = choice('importance-sampling', ['token', 'sequence'] as const);
+  const turnCredit = choice('turn-credit', TURN_CREDITS);
   const staleRollouts = choice('stale-rollouts', ['resample', 'downweight'] as const);
   if (lossType) grpo.lossType = lossType;
   if (scaleRewards) grpo.scaleRewards = scaleRewards;
   if (importanceSampling) grpo.importanceSampling = importanceSampling;
+  if (turnCredit) grpo.turnCredit = turnCredit;
   if (staleRollouts) grpo.staleRollouts = staleRollouts;
   if (given('clip-low')) grpo.clipLow = nonNegative('clip-low', 0.2);
   if (given('clip-high')) grpo.clipHigh = nonNegative('clip-high', 0.28);

@@ -9,7 +9,7 @@ export { Environment, type EnvironmentOptions, type RolloutOptions } from './env
 export { MultiTurnEnv, type MultiTurnEnvOptions, type StopCondition } from './multiturn-env.ts';
 export { SingleTurnEnv, type SingleTurnEnvOptions } from './singleturn-env.ts';
 export { ToolEnv, defineTool, type Tool, type ToolState, type ToolEnvOptions } from './tool-env.ts';
-export { Rubric, RubricGroup, METRIC_KINDS, type MetricKind, type RewardContext, type RewardFunction, type GroupRewardFunction, type WeightedReward, type WeightedGroupReward, type RubricScore, type RubricOptions } from './rubric.ts';
+export { Rubric, RubricGroup, METRIC_KINDS, type MetricKind, type RewardContext, type RewardFunction, type GroupRewardFunction, type TurnRewardFunction, type WeightedReward, type WeightedGroupReward, type WeightedTurnReward, type RubricScore, type RubricOptions } from './rubric.ts';
 export { JudgeRubric, parseJudgeScore, fillTemplate, DEFAULT_JUDGE_PROMPT, type JudgeRubricOptions } from './judge-rubric.ts';
 export { Parser, XMLParser, ThinkParser, type XMLField, type XMLParserOptions, type ParsedFields, type ThinkParsed } from './parser.ts';
 export { ScriptedClient, type ScriptedPolicy, type ScriptedReply } from './scripted-client.ts';

@@ -190,6 +190,7 @@ export class MultiTurnEnv<S extends State = State> extends Environment<S> {
       state,
       reward: verdict.reward,
       scores: verdict.scores,
+      ...(verdict.turnRewards ? { turnRewards: verdict.turnRewards } : {}),
       errors: [...errors, ...verdict.errors],
       stopReason,
       ...(stopCondition !== undefined ? { stopCondition } : {}),

@@ -27,6 +27,8 @@ export function recordToJson(record: RolloutRecord, options: RecordLineOptions =
     info: record.info,
     reward: record.reward,
     scores: record.scores,
+    // The rubric's weighted score of each model turn, when it scores turns (turn reward functions).
+    ...(record.turnRewards ? { turn_rewards: record.turnRewards } : {}),
     passed: record.passed,
     errors: record.errors,
     stop_reason: record.stopReason,

@@ -10,6 +10,12 @@
  * (1 pass, 0 fail; the default), a score where higher or lower is better, or plain `info`. Reward-hack
  * audits read it: a high reward with a failed check is suspect, a high reward with an invalid-move
  * count of 0 is not.
+ *
+ * Turn reward functions (`addTurnReward`) score each model turn of a multi-turn rollout (a valid
+ * move, a guess that fits the board): they return one score per assistant message. They do not add
+ * to the rollout's reward; `score` returns their weighted sum per turn as `turnRewards`, which GRPO
+ * turns into per-turn credit (process rewards, DeepSeekMath §4.1.3), and logs each function's mean
+ * over the turns as its score.
  */
 import type { Parser } from './parser.ts';
 import type { Message, RolloutError, State } from './types.ts';
@@ -31,6 +37,16 @@ export type RewardFunction<S extends State = State> = (ctx: RewardContext<S>) =>
 
 /** A group reward function: sees the rollouts of one task (in order) and returns one score per rollout, named `somethingReward` by convention. */
 export type GroupRewardFunction<S extends State = State> = (group: RewardContext<S>[]) => number[] | Promise<number[]>;
+
+/** A turn reward function: sees the finished rollout and returns one score per model turn (assistant message), in order; named `somethingTurnReward` by convention. */
+export type TurnRewardFunction<S extends State = State> = (ctx: RewardContext<S>) => number[] | Promise<number[]>;
+
+/** A turn reward function with its name and weight. */
+export interface WeightedTurnReward<S extends State = State> {
+  name: string;
+  fn(ctx: RewardContext<S>): number[] | Promise<number[]>;
+  weight: number;
+}
 
 /** A group reward function with its name and weight. */
 export interface WeightedGroupReward<S extends State = State> {
@@ -66,6 +82,8 @@ export interface RubricScore {
   /** Each function's raw score by name; 0 for a function that failed. */
   scores: Record<string, number>;
   errors: RolloutError[];
+  /** Per model turn, the weighted sum of the turn reward functions' scores; absent when the rubric has none. */
+  turnRewards?: number[];
 }
 
 /** Options of a rubric: functions with weights (verifiers' `funcs` + `weights`, or explicit entries). */
@@ -77,6 +95,8 @@ export interface RubricOptions<S extends State = State> {
   rewards?: { fn: RewardFunction<S>; weight?: number; name?: string; metric?: MetricKind }[];
   /** Group reward functions (each sees the whole group of one task's rollouts), with weights and names. */
   groupRewards?: { fn: GroupRewardFunction<S>; weight?: number; name?: string }[];
+  /** Turn reward functions (each scores every model turn of a rollout), with weights and names. */
+  turnRewards?: { fn: TurnRewardFunction<S>; weight?: number; name?: string }[];
   /** The rubric's name, under which a RubricGroup logs its reward. */
   name?: string;
 }
@@ -85,11 +105,12 @@ export interface RubricOptions<S extends State = State> {
 export class Rubric<S extends State = State> {
   readonly rewards: WeightedReward<S>[] = [];
   readonly groupRewards: WeightedGroupReward<S>[] = [];
+  readonly turnRewards: WeightedTurnReward<S>[] = [];
   /** The name a RubricGroup logs this rubric's reward under (absent: `rubric<n>`). */
   readonly name: string | undefined;
 
   constructor(options: RubricOptions<S> = {}) {
-    const { funcs = [], weights, rewards = [], groupRewards = [] } = options;
+    const { funcs = [], weights, rewards = [], groupRewards = [], turnRewards = [] } = options;
     if (weights && weights.length !== funcs.length) {
       throw new Error(`Rubric: ${funcs.length} reward functions but ${weights.length} weights`);
     }
@@ -101,6 +122,7 @@ export class Rubric<S extends State = State> {
       else this.addMetric(fn, metric, name);
     }
     for (const { fn, weight = 1, name } of groupRewards) this.addGroupReward(fn, weight, name);
+    for (const { fn, weight = 1, name } of turnRewards) this.addTurnReward(fn, weight, name);
   }
 
   /** Adds a reward function; its name defaults to the function's own name. Returns the rubric. */
@@ -128,10 +150,21 @@ export class Rubric<S extends State = State> {
     return this;
   }
 
+  /**
+   * Adds a turn reward function (scores each model turn: one number per assistant message); its
+   * name defaults to the function's own. Its weighted scores become the rollout's `turnRewards`,
+   * not part of its reward. Returns the rubric.
+   */
+  addTurnReward(fn: TurnRewardFunction<S>, weight = 1, name = fn.name): this {
+    this.checkNew(name, weight);
+    this.turnRewards.push({ name, fn, weight });
+    return this;
+  }
+
   private checkNew(name: string, weight: number): void {
     if (!name) throw new Error('Rubric: a reward function needs a name (use a named function or pass one)');
     if (!Number.isFinite(weight)) throw new Error(`Rubric: weight of ${name} must be a finite number, got ${weight}`);
-    if ([...this.rewards, ...this.groupRewards].some((reward) => reward.name === name)) throw new Error(`Rubric: two reward functions are named "${name}"`);
+    if ([...this.rewards, ...this.groupRewards, ...this.turnRewards].some((reward) => reward.name === name)) throw new Error(`Rubric: two reward functions are named "${name}"`);
   }
 
   /** Adds another rubric's functions to this one (for environments that combine rubrics). */
@@ -141,6 +174,7 @@ export class Rubric<S extends State = State> {
       else this.addMetric(fn, metric, name);
     }
     for (const { fn, weight, name } of other.groupRewards) this.addGroupReward(fn, weight, name);
+    for (const { fn, weight, name } of other.turnRewards) this.addTurnReward(fn, weight, name);
     return this;
   }
 
@@ -149,10 +183,16 @@ export class Rubric<S extends State = State> {
     return [...this.rewards, ...this.groupRewards].filter((reward) => reward.weight !== 0).map((reward) => reward.name);
   }
 
-  /** What each weight-0 function's score means, by name (`check` unless declared with `addMetric`), group functions included. */
+  /**
+   * What each score outside the reward means, by name: weight-0 functions (`check` unless declared
+   * with `addMetric`), group functions included, and turn reward functions, whose logged mean per
+   * turn is `higherIsBetter`.
+   */
   get metricKinds(): Record<string, MetricKind> {
     const metrics = [...this.rewards, ...this.groupRewards].filter((reward) => reward.weight === 0);
-    return Object.fromEntries(metrics.map((reward) => [reward.name, ('metric' in reward ? reward.metric : undefined) ?? 'check']));
+    const kinds: Record<string, MetricKind> = Object.fromEntries(metrics.map((reward) => [reward.name, ('metric' in reward ? reward.metric : undefined) ?? 'check']));
+    for (const { name } of this.turnRewards) kinds[name] = 'higherIsBetter';
+    return kinds;
   }
 
   /** Whether the rubric has group reward functions (then a finished group goes through `scoreGroup`). */
@@ -188,7 +228,22 @@ export class Rubric<S extends State = State> {
       if (error) errors.push({ source: 'reward', name, message: error, ...markOf(results[i]!) });
       reward += weight * value;
     });
-    return { reward, scores, errors };
+    if (this.turnRewards.length === 0) return { reward, scores, errors };
+    return { reward, scores, errors, turnRewards: await this.scoreTurns(ctx, scores, errors) };
+  }
+
+  /** Runs the turn functions: logs each one's mean per turn in `scores`, records failures (that function's turns score 0) and returns the weighted sum per turn. */
+  private async scoreTurns(ctx: RewardContext<S>, scores: Record<string, number>, errors: RolloutError[]): Promise<number[]> {
+    const turns = ctx.completion.filter((message) => message.role === 'assistant').length;
+    const results = await Promise.all(this.turnRewards.map(async ({ name, fn }) => scoreTurnFunction(name, turns, () => fn(ctx))));
+    const turnRewards = new Array<number>(turns).fill(0);
+    this.turnRewards.forEach(({ name, weight }, i) => {
+      const { values, error } = results[i]!;
+      scores[name] = turns === 0 ? 0 : values.reduce((a, b) => a + b, 0) / turns;
+      if (error) errors.push({ source: 'reward', name, message: error, ...markOf(results[i]!) });
+      values.forEach((value, turn) => (turnRewards[turn]! += weight * value));
+    });
+    return turnRewards;
   }
 }
 
@@ -208,14 +263,15 @@ export class RubricGroup<S extends State = State> extends Rubric<S> {
     this.rubrics = rubrics;
     this.rubricNames = rubrics.map((rubric, i) => rubric.name ?? `rubric${i + 1}`);
     const seen = new Set<string>();
-    for (const name of [...this.rubricNames, ...rubrics.flatMap((rubric) => [...rubric.rewards, ...rubric.groupRewards].map((reward) => reward.name))]) {
+    for (const name of [...this.rubricNames, ...rubrics.flatMap((rubric) => [...rubric.rewards, ...rubric.groupRewards, ...rubric.turnRewards].map((reward) => reward.name))]) {
       if (seen.has(name)) throw new Error(`RubricGroup: two rubrics or reward functions are named "${name}"; name them apart (new Rubric({ name }) or the functions' names)`);
       seen.add(name);
     }
-    // Listed here too, so rewardNames, hasGroupRewards and isPassed see every member's functions.
+    // Listed here too, so rewardNames, metricKinds, hasGroupRewards and isPassed see every member's functions.
     for (const rubric of rubrics) {
       this.rewards.push(...rubric.rewards);
       this.groupRewards.push(...rubric.groupRewards);
+      this.turnRewards.push(...rubric.turnRewards);
     }
   }
 
@@ -243,7 +299,15 @@ export class RubricGroup<S extends State = State> extends Rubric<S> {
     return this;
   }
 
-  /** Every member scores the rollout; the rewards add up and each is logged under its rubric's name. */
+  /** Adds a turn reward function to the first member rubric. */
+  override addTurnReward(fn: TurnRewardFunction<S>, weight = 1, name = fn.name): this {
+    if (this.rubrics === undefined) return super.addTurnReward(fn, weight, name);
+    this.rubrics[0]!.addTurnReward(fn, weight, name);
+    this.turnRewards.push(this.rubrics[0]!.turnRewards.at(-1)!);
+    return this;
+  }
+
+  /** Every member scores the rollout; the rewards (and turn rewards) add up and each reward is logged under its rubric's name. */
   override async score(ctx: RewardContext<S>): Promise<RubricScore> {
     return combine(await Promise.all(this.rubrics.map((rubric) => rubric.score(ctx))), this.rubricNames);
   }
@@ -257,7 +321,7 @@ export class RubricGroup<S extends State = State> extends Rubric<S> {
   }
 }
 
-/** Sums member verdicts, keeping every score and logging each member's reward under its name. */
+/** Sums member verdicts (turn rewards turn by turn), keeping every score and logging each member's reward under its name. */
 function combine(verdicts: RubricScore[], names: string[]): RubricScore {
   const combined: RubricScore = { reward: 0, scores: {}, errors: [] };
   verdicts.forEach((verdict, i) => {
@@ -265,6 +329,7 @@ function combine(verdicts: RubricScore[], names: string[]): RubricScore {
     Object.assign(combined.scores, verdict.scores);
     combined.scores[names[i]!] = verdict.reward;
     combined.errors.push(...verdict.errors);
+    if (verdict.turnRewards) combined.turnRewards = verdict.turnRewards.map((value, turn) => value + (combined.turnRewards?.[turn] ?? 0));
   });
   return combined;
 }
@@ -297,6 +362,23 @@ async function scoreGroupFunction(name: string, size: number, run: () => number[
     if (typeof value !== 'number' || !Number.isFinite(value)) return { value: 0, error: `${name} returned ${describe(value)} for rollout ${i}, not a finite number; scored 0` };
     return { value };
   });
+}
+
+/** Runs one turn function: `turns` finite scores, or all 0 with the error (a throw, a wrong count, a value that is not a finite number). */
+async function scoreTurnFunction(name: string, turns: number, run: () => number[] | Promise<number[]>): Promise<{ values: number[]; error?: string; fatal?: boolean; kind?: string }> {
+  const zeros = () => new Array<number>(turns).fill(0);
+  let values: unknown;
+  try {
+    values = await run();
+  } catch (error) {
+    return { values: zeros(), error: `${name} threw: ${errorMessage(error)}; its turns scored 0`, ...errorMarks(error) };
+  }
+  if (!Array.isArray(values) || values.length !== turns) {
+    return { values: zeros(), error: `${name} returned ${Array.isArray(values) ? `${values.length} scores` : describe(values)} for a rollout of ${turns} model turns; it must return one number per assistant message; its turns scored 0` };
+  }
+  const bad = values.findIndex((value: unknown) => typeof value !== 'boolean' && (typeof value !== 'number' || !Number.isFinite(value)));
+  if (bad >= 0) return { values: zeros(), error: `${name} returned ${describe(values[bad])} for turn ${bad + 1}, not a finite number; its turns scored 0` };
+  return { values: values.map((value: number | boolean) => (typeof value === 'boolean' ? (value ? 1 : 0) : value)) };
 }
 
 async function scoreOne(name: string, run: () => number | Promise<number>): Promise<{ value: number; error?: string; fatal?: boolean; kind?: string }> {

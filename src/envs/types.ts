@@ -79,6 +79,8 @@ export interface Trajectory {
   reward: number;
   /** Each reward function's raw score, by name (weight-0 metrics included). */
   scores: Record<string, number>;
+  /** Per model turn, the weighted sum of the rubric's turn reward functions (absent when it has none): GRPO's per-turn credit. */
+  turnRewards?: number[];
   errors: RolloutError[];
   stopReason: StopReason;
   /** The name of the stop condition that ended the rollout, when one did (MultiTurnEnv's stopConditions). */

@@ -3,7 +3,7 @@
  * through the policy's chat client (concurrently, with the environment's own harness and rubric,
  * then the rubric's group rewards on each finished group), optionally draws more tasks while groups
  * come back flat (dynamic sampling), turns rewards into group-relative advantages (scaled as
- * `scaleRewards` says), builds the token batch from exactly the sampled tokens (less truncated
+ * `scaleRewards` says; with turn rewards, plus per-turn advantages on each turn's tokens), builds the token batch from exactly the sampled tokens (less truncated
  * rollouts or low-entropy tokens when asked), and updates the model with the clipped
  * policy-gradient objective (per-token or per-sequence ratios, averaged as `lossType` says, plus KL
  * and ECHO terms) in micro-batches with gradient accumulation, then one clipped AdamW step.
@@ -28,7 +28,7 @@
  */
 import type { ChatClient, Environment, RolloutError, SamplingArgs, Trajectory } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
-import { computeAdvantages, findUninformativeGroups, type RewardScaling } from './advantages.ts';
+import { computeAdvantages, computeTurnAdvantages, findGroupsWithoutSignal, TURN_CREDITS, type RewardScaling, type TurnCredit } from './advantages.ts';
 import { entropyMask, entropyThreshold, grpoLoss } from './policy-loss.ts';
 import { learningRateAt, type LearningRateSchedule } from './schedule.ts';
 import { extraTaskIndicesForStep, taskIndicesForStep } from './task-order.ts';
@@ -113,6 +113,12 @@ export interface GrpoOptions {
   rolloutsAhead?: SavedRolloutBatch[];
   /** After subtracting the group mean, divide by the group's reward std, the step's, or nothing (default 'none', as Dr. GRPO). */
   scaleRewards?: RewardScaling;
+  /**
+   * With turn rewards (the rubric's `addTurnReward`): a turn's tokens get the rollout's advantage plus
+   * the sum of its own and later turns' normalised turn rewards ('return-to-go', the default, as
+   * DeepSeekMath's process supervision) or its own only ('turn').
+   */
+  turnCredit?: TurnCredit;
   /**
    * How token losses are averaged (default 'dapo'): 'dapo' over every loss token of the step;
    * 'bnpo' over each micro-batch's loss tokens, then over micro-batches (the same with one micro-batch);
@@ -273,6 +279,7 @@ export class GrpoTrainer {
       clipHigh: 0.28,
       klBeta: 0,
       scaleRewards: 'none',
+      turnCredit: 'return-to-go',
       lossType: 'dapo',
       importanceSampling: 'token',
       maskTruncated: false,
@@ -419,7 +426,7 @@ export class GrpoTrainer {
       let drawn = 0;
       // A fatal scoring error (a judge that is unreachable or refuses) fails every group alike: draw no more.
       while (drawn < maxExtra && !signal?.aborted && !firstFatalScoringError(trajectories)) {
-        const informative = findUninformativeGroups(trajectories.map((t) => t.reward), groupSize).filter((flat) => !flat).length;
+        const informative = findGroupsWithoutSignal(trajectories.map((t) => t.reward), trajectories.map(usableTurnRewards), groupSize).filter((flat) => !flat).length;
         const wanted = Math.min(tasksPerStep - informative, maxExtra - drawn);
         if (wanted <= 0) break;
         const tasks = extra.slice(drawn, drawn + wanted);
@@ -480,7 +487,13 @@ export class GrpoTrainer {
 
     const rewards = trajectories.map((t) => t.reward);
     const advantages = computeAdvantages(rewards, o.groupSize, { scaleRewards: o.scaleRewards });
-    const uninformative = findUninformativeGroups(rewards, o.groupSize);
+    const turnRewards = trajectories.map(usableTurnRewards);
+    const withTurnRewards = turnRewards.some((values) => values !== undefined);
+    if (withTurnRewards && o.importanceSampling === 'sequence') {
+      throw new TrainingError(`the rubric scores each turn (turn rewards), but importanceSampling 'sequence' (GSPO) gives a sequence one ratio and one advantage; use importanceSampling 'token', or remove the turn rewards`);
+    }
+    const turnAdvantages = withTurnRewards ? computeTurnAdvantages(turnRewards, o.groupSize, { scaleRewards: o.scaleRewards, credit: o.turnCredit }) : undefined;
+    const uninformative = findGroupsWithoutSignal(rewards, turnRewards, o.groupSize);
     const truncated = trajectories.map(isTruncatedByLength);
     const sequences: TrainSequence[] = [];
     let groupsDropped = 0;
@@ -493,7 +506,7 @@ export class GrpoTrainer {
         if (o.maskTruncated && truncated[i]) continue;
         const turns = trajectories[i]!.turns.map((turn) => turn.tokens);
         if (turns.length === 0 || turns.some((tokens) => tokens === undefined)) continue;
-        sequences.push(buildTrainSequence(turns as NonNullable<(typeof turns)[number]>[], advantages[i]!));
+        sequences.push(buildTrainSequence(turns as NonNullable<(typeof turns)[number]>[], advantages[i]!, turnRewards[i] ? turnAdvantages![i] : undefined));
       }
     }
 
@@ -621,6 +634,7 @@ function validateOptions(o: ResolvedGrpoOptions): void {
   if (!(o.klBeta >= 0)) throw new Error(`GRPO: klBeta must be ≥ 0, got ${o.klBeta}`);
   if (!LOSS_TYPES.includes(o.lossType)) throw new Error(`GRPO: lossType must be one of ${LOSS_TYPES.join(', ')}, got ${String(o.lossType)}`);
   if (!['group', 'batch', 'none'].includes(o.scaleRewards)) throw new Error(`GRPO: scaleRewards must be group, batch or none, got ${String(o.scaleRewards)}`);
+  if (!TURN_CREDITS.includes(o.turnCredit)) throw new Error(`GRPO: turnCredit must be ${TURN_CREDITS.join(' or ')}, got ${String(o.turnCredit)}`);
   if (!['token', 'sequence'].includes(o.importanceSampling)) throw new Error(`GRPO: importanceSampling must be token or sequence, got ${String(o.importanceSampling)}`);
   if (!(o.entropyTopQ > 0 && o.entropyTopQ <= 1)) throw new Error(`GRPO: entropyTopQ must be in (0, 1], got ${o.entropyTopQ}`);
   if (!(o.maxStaleness >= 0)) throw new Error(`GRPO: maxStaleness must be ≥ 0, got ${o.maxStaleness}`);
@@ -629,6 +643,17 @@ function validateOptions(o: ResolvedGrpoOptions): void {
   if (o.dynamicSampling && !(Number.isInteger(o.maxTasksPerStep) && o.maxTasksPerStep >= o.tasksPerStep)) {
     throw new Error(`GRPO: maxTasksPerStep must be an integer ≥ tasksPerStep (${o.tasksPerStep}), got ${o.maxTasksPerStep}`);
   }
+}
+
+/**
+ * A rollout's turn rewards when they can be trained on: finite numbers, one per sampled turn. The
+ * rubric guarantees that; a rollout from environment code that built its own trajectory may not,
+ * and then gets its outcome advantage only.
+ */
+function usableTurnRewards(trajectory: Trajectory): number[] | undefined {
+  const values: unknown = trajectory.turnRewards;
+  if (!Array.isArray(values) || values.length !== trajectory.turns.length) return undefined;
+  return values.every((value) => typeof value === 'number' && Number.isFinite(value)) ? (values as number[]) : undefined;
 }
 
 /** A trajectory without what a checkpoint cannot hold: the environment's state (kept to the transcript) and its info. */

@@ -19,6 +19,8 @@ export interface TrainSequence {
   samplingLogprobs: number[];
   /** The sequence's advantage (GRPO) or 1 (SFT). */
   advantage: number;
+  /** Each token's advantage where turns differ (the outcome advantage plus its turn's, with turn rewards); absent = `advantage` everywhere. Same length as tokens. */
+  advantages?: number[];
   /** 1 where the token is part of the environment's reply to an earlier turn (ECHO's targets), else 0; absent = none. */
   environment?: number[];
   /** Entropy of the sampling distribution at each sampled token (0 elsewhere): the sampler's own when it reported it, else the token's surprisal −logp, its Monte Carlo estimate. */
@@ -45,10 +47,16 @@ export interface TrainBatch {
   entropies?: Float32Array; // (B, T)
 }
 
-/** Lays the turns of one rollout end to end; the prompt tokens of turns after the first are marked as the environment's replies. */
-export function buildTrainSequence(turns: readonly TurnTokens[], advantage: number): TrainSequence {
+/**
+ * Lays the turns of one rollout end to end; the prompt tokens of turns after the first are marked as
+ * the environment's replies. With `turnAdvantages` (one per turn), turn i's sampled tokens get
+ * `advantage + turnAdvantages[i]`.
+ */
+export function buildTrainSequence(turns: readonly TurnTokens[], advantage: number, turnAdvantages?: readonly number[]): TrainSequence {
   if (turns.length === 0) throw new Error('buildTrainSequence: a rollout without token data cannot be trained on (was it sampled by the in-tab model?)');
-  const sequence: TrainSequence = { tokens: [], sampled: [], samplingLogprobs: [], advantage, environment: [], entropies: [] };
+  if (turnAdvantages && turnAdvantages.length !== turns.length) throw new Error(`buildTrainSequence: ${turnAdvantages.length} turn advantages for ${turns.length} turns`);
+  const sequence: TrainSequence = { tokens: [], sampled: [], samplingLogprobs: [], advantage, environment: [], entropies: [], ...(turnAdvantages ? { advantages: [] } : {}) };
+  const turnAdvantage = (turnIndex: number) => (turnAdvantages ? advantage + turnAdvantages[turnIndex]! : advantage);
   turns.forEach((turn, turnIndex) => {
     if (turn.completionIds.length !== turn.completionLogprobs.length) {
       throw new Error(`buildTrainSequence: ${turn.completionIds.length} sampled tokens but ${turn.completionLogprobs.length} log-probabilities`);
@@ -60,6 +68,7 @@ export function buildTrainSequence(turns: readonly TurnTokens[], advantage: numb
       sequence.samplingLogprobs.push(0);
       sequence.environment!.push(turnIndex > 0 ? 1 : 0);
       sequence.entropies!.push(0);
+      sequence.advantages?.push(0);
     }
     turn.completionIds.forEach((id, i) => {
       sequence.tokens.push(id);
@@ -67,6 +76,7 @@ export function buildTrainSequence(turns: readonly TurnTokens[], advantage: numb
       sequence.samplingLogprobs.push(turn.completionLogprobs[i]!);
       sequence.environment!.push(0);
       sequence.entropies!.push(entropies ? entropies[i]! : -turn.completionLogprobs[i]!);
+      sequence.advantages?.push(turnAdvantage(turnIndex));
     });
   });
   return sequence;
@@ -102,7 +112,7 @@ export function buildTrainBatch(sequences: readonly TrainSequence[], options: { 
       if (sequence.sampled[t + 1] === 1) {
         batch.lossMask[at] = 1;
         batch.oldLogprobs[at] = sequence.samplingLogprobs[t + 1]!;
-        batch.advantages[at] = sequence.advantage;
+        batch.advantages[at] = sequence.advantages?.[t + 1] ?? sequence.advantage;
         batch.numLossTokens += 1;
         if (batch.entropies && sequence.entropies) batch.entropies[at] = sequence.entropies[t + 1]!;
       }

@@ -29,6 +29,11 @@
  * six guesses with three of five consistent, 0.38; GRPO found that.) A win scores at least 1; a
  * loss at most 0.5, so passing = winning.
  *
+ * With `turnRewards: true` the rubric also scores every move (turn rewards, for GRPO's per-turn
+ * credit): 0.2 for a valid guess and 0.3 for one that fits every fact on its board (the opening
+ * guess fits an empty board), so a move that reads the board is credited where it was made rather
+ * than only through the game's outcome.
+ *
  * Also exports `compactWordleTeacher`, a deliberately imperfect solver for warm-up demonstrations
  * and pretraining: it guesses a random pool word that fits the board, but now and then (30% of
  * moves) one that fits only the greens, so RL has room to do better than imitation.
@@ -147,9 +152,14 @@ export function parseBoard(text: string): BoardFacts | undefined {
 
 // ---------------------------------------------------------------- the game
 
+/** What one move was: a valid guess that fits every fact on its board, a valid guess that does not, or not a valid guess. */
+export type CompactMove = 'fits' | 'misfit' | 'invalid';
+
 /** State of one compact game. */
 export interface CompactWordleState extends State {
   secret: string;
+  /** Every model move in order, as judged on the board it answered (one per model turn). */
+  moves: CompactMove[];
   /** Valid guesses so far, lower case. */
   guesses: string[];
   /** The G/Y/X marks of each valid guess. */
@@ -173,7 +183,7 @@ function invalidReason(guess: string, state: CompactWordleState): string | undef
 class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
   override setupState(state: State): CompactWordleState {
     if (typeof state.answer !== 'string' || state.answer.length !== WORD_LENGTH) throw new Error(`wordle: the task's answer must be a ${WORD_LENGTH}-letter word`);
-    return { ...state, secret: state.answer.toLowerCase(), guesses: [], marks: [], consistentGuesses: 0, invalidGuesses: 0, consecutiveInvalid: 0, won: false, gameOver: false };
+    return { ...state, secret: state.answer.toLowerCase(), moves: [], guesses: [], marks: [], consistentGuesses: 0, invalidGuesses: 0, consecutiveInvalid: 0, won: false, gameOver: false };
   }
 
   override envResponse(messages: Message[], state: CompactWordleState): Message[] {
@@ -181,6 +191,7 @@ class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
     const before = boardFacts(state.guesses, state.marks);
     const reason = invalidReason(guess, state);
     if (reason !== undefined) {
+      state.moves.push('invalid');
       state.invalidGuesses += 1;
       state.consecutiveInvalid += 1;
       if (state.consecutiveInvalid >= MAX_CONSECUTIVE_INVALID) {
@@ -190,7 +201,9 @@ class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
       return [{ role: 'user', content: `${reason}; ${renderBoard(before)}` }];
     }
     state.consecutiveInvalid = 0;
-    if (state.guesses.length > 0 && fitsBoard(guess, before)) state.consistentGuesses += 1;
+    const fits = fitsBoard(guess, before);
+    state.moves.push(fits ? 'fits' : 'misfit');
+    if (state.guesses.length > 0 && fits) state.consistentGuesses += 1;
     state.guesses.push(guess);
     state.marks.push(scoreGuess(guess, state.secret));
     if (guess === state.secret) {
@@ -259,6 +272,25 @@ export function compactInvalidGuessesMetric({ state }: RewardContext<CompactWord
 /** The compact game's reward weights, by reward function name. */
 export const COMPACT_REWARD_WEIGHTS = { win: 1, fewerTurns: 0.5, validWords: 0.2, consistency: 0.3 } as const;
 
+/** Per model turn: 1 for a valid guess, 0 for a move that was not one (a turn reward). */
+export function validMoveTurnReward({ state, completion }: RewardContext<CompactWordleState>): number[] {
+  return movesOfTurns(state, completion).map((move) => (move === 'fits' || move === 'misfit' ? 1 : 0));
+}
+
+/** Per model turn: 1 for a valid guess that fits every fact on the board it answered (an opening guess always does), else 0 (a turn reward). */
+export function fitsBoardTurnReward({ state, completion }: RewardContext<CompactWordleState>): number[] {
+  return movesOfTurns(state, completion).map((move) => (move === 'fits' ? 1 : 0));
+}
+
+/** The compact game's turn reward weights, by turn reward function name (with `turnRewards: true`). */
+export const COMPACT_TURN_REWARD_WEIGHTS = { validMove: 0.2, fitsBoard: 0.3 } as const;
+
+/** The move of each model turn; a turn the game never judged (the rollout stopped before its reply) counts as invalid. */
+function movesOfTurns(state: CompactWordleState, completion: readonly Message[]): CompactMove[] {
+  const turns = completion.filter((message) => message.role === 'assistant').length;
+  return Array.from({ length: turns }, (_, turn) => state.moves[turn] ?? 'invalid');
+}
+
 // ---------------------------------------------------------------- environment
 
 /** Arguments of the compact game (a subset of WordleArgs). */
@@ -275,6 +307,8 @@ export interface CompactWordleArgs {
    * demonstration answers (pretraining). `training`: both sets for both (the first checkpoints' game).
    */
   answers?: CompactTrainingAnswers;
+  /** Score every move too (valid, fits the board): turn rewards for GRPO's per-turn credit (default false). */
+  turnRewards?: boolean;
 }
 
 /** The names of the answer sets a compact game's training tasks may draw from. */
@@ -291,7 +325,8 @@ function compactTasks(words: readonly string[], count: number, seed: number): Ta
 
 /** Builds the compact Wordle: board lines, bare-word replies, a 300-word answer pool with 100 held-out answers, 100 practice (RL) answers and 100 demonstration answers. */
 export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<CompactWordleState> {
-  const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8, answers = 'practice' } = args;
+  const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8, answers = 'practice', turnRewards = false } = args;
+  if (typeof turnRewards !== 'boolean') throw new Error(`wordle (compact): turnRewards must be true or false, got ${JSON.stringify(turnRewards)}`);
   if (numEvalTasks > COMPACT_HELD_OUT) throw new Error(`wordle (compact): numEvalTasks is at most ${COMPACT_HELD_OUT}, got ${numEvalTasks}`);
   if (answers !== 'training' && answers !== 'practice' && answers !== 'demonstration') throw new Error(`wordle (compact): answers must be training, practice or demonstration, got ${String(answers)}`);
   const rubric = new Rubric<CompactWordleState>()
@@ -302,6 +337,7 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
     .addMetric(guessesMetric, 'info')
     .addMetric(consistentGuessesMetric, 'higherIsBetter')
     .addMetric(compactInvalidGuessesMetric, 'lowerIsBetter');
+  if (turnRewards) rubric.addTurnReward(validMoveTurnReward, COMPACT_TURN_REWARD_WEIGHTS.validMove).addTurnReward(fitsBoardTurnReward, COMPACT_TURN_REWARD_WEIGHTS.fitsBoard);
   return new CompactWordleEnv({
     name: 'wordle',
     dataset: compactTasks(COMPACT_ANSWER_POOL[answers], numTasks, seed),

@@ -60,6 +60,8 @@ export interface WordleArgs {
   compact?: boolean;
   /** Compact form only: which pool words the training games' answers come from (`training`, `practice` or `demonstration`; see wordle-compact.ts). */
   answers?: CompactTrainingAnswers;
+  /** Compact form only: score every move too (turn rewards for GRPO's per-turn credit; see wordle-compact.ts). */
+  turnRewards?: boolean;
 }
 
 function wordleTasks(words: readonly string[], count: number, seed: number): Task[] {

@@ -17,7 +17,7 @@ function tabrl(args: string[]): Promise<{ code: number; stdout: string; stderr: 
   });
 }
 
-const KNOBS = ['--loss-type', '--scale-rewards', '--importance-sampling', '--clip-low', '--clip-high', '--temperature', '--mask-truncated', '--keep-equal-groups', '--dynamic-sampling', '--max-tasks-per-step', '--entropy-top-q', '--max-staleness', '--stale-rollouts', '--echo-weight', '--micro-batch', '--max-grad-norm', '--weight-decay', '--lr-warmup', '--lr-schedule', '--kl-beta', '--max-async'];
+const KNOBS = ['--loss-type', '--scale-rewards', '--turn-credit', '--importance-sampling', '--clip-low', '--clip-high', '--temperature', '--mask-truncated', '--keep-equal-groups', '--dynamic-sampling', '--max-tasks-per-step', '--entropy-top-q', '--max-staleness', '--stale-rollouts', '--echo-weight', '--micro-batch', '--max-grad-norm', '--weight-decay', '--lr-warmup', '--lr-schedule', '--kl-beta', '--max-async'];
 
 test('--help lists every GRPO knob with its default', async () => {
   const { code, stdout } = await tabrl(['train', '--help']);
@@ -36,6 +36,7 @@ test('bad knob values are refused with the allowed ones', async () => {
   const cases: Array<[string[], string]> = [
     [['--loss-type', 'ppo'], '--loss-type must be one of dapo, bnpo, grpo, dr_grpo, got "ppo"'],
     [['--scale-rewards', 'std'], '--scale-rewards must be one of group, batch, none'],
+    [['--turn-credit', 'all'], '--turn-credit must be one of return-to-go, turn'],
     [['--entropy-top-q', '1.5'], '--entropy-top-q is a share of the tokens, in (0, 1]'],
     [['--max-tasks-per-step', '9'], '--max-tasks-per-step bounds --dynamic-sampling'],
     [['--stale-rollouts', 'downweight'], 'give --max-staleness too'],
@@ -54,7 +55,7 @@ test('given knobs reach the trainer: metrics show dynamic sampling, the saved se
     'train', 'reverse-text', '--model', 'tiny', '--env-args', '{"compact": true, "minLength": 4, "maxLength": 6, "numTasks": 40}',
     '--sft-steps', '0', '--steps', '2', '--tasks-per-step', '1', '--group', '2', '--max-tokens', '4', '--eval-tasks', '0', '--max-async', '0',
     '--loss-type', 'grpo', '--scale-rewards', 'batch', '--importance-sampling', 'sequence', '--dynamic-sampling', '--max-tasks-per-step', '3',
-    '--entropy-top-q', '0.5', '--echo-weight', '0.1', '--mask-truncated', '--out', out, '--json',
+    '--entropy-top-q', '0.5', '--echo-weight', '0.1', '--mask-truncated', '--turn-credit', 'turn', '--out', out, '--json',
   ]);
   expect(stderr).not.toContain('Error');
   expect(code).toBe(0);
@@ -68,7 +69,7 @@ test('given knobs reach the trainer: metrics show dynamic sampling, the saved se
     expect(step.completionLength.max).toBeGreaterThan(0);
   }
   const state = JSON.parse(readFileSync(join(out, 'checkpoint', 'state.json'), 'utf8'));
-  expect(state.run.settings.options.grpo).toMatchObject({ lossType: 'grpo', scaleRewards: 'batch', importanceSampling: 'sequence', dynamicSampling: true, maxTasksPerStep: 3, entropyTopQ: 0.5, echoWeight: 0.1, maskTruncated: true });
+  expect(state.run.settings.options.grpo).toMatchObject({ lossType: 'grpo', scaleRewards: 'batch', importanceSampling: 'sequence', dynamicSampling: true, maxTasksPerStep: 3, entropyTopQ: 0.5, echoWeight: 0.1, maskTruncated: true, turnCredit: 'turn' });
 });
 
 test('the progress line shows the diagnostics of a step', async () => {

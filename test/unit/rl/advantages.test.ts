@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { computeAdvantages, findUninformativeGroups } from '../../../src/rl/advantages.ts';
+import { computeAdvantages, computeTurnAdvantages, findGroupsWithoutSignal, findUninformativeGroups } from '../../../src/rl/advantages.ts';
 
 describe('computeAdvantages', () => {
   test('subtracts each group mean (G = 4, two groups)', () => {
@@ -34,5 +34,37 @@ describe('computeAdvantages', () => {
 
   test('finds groups whose rewards are all equal', () => {
     expect(findUninformativeGroups([1, 1, 0, 1, 0.2, 0.2], 2)).toEqual([true, false, true]);
+  });
+});
+
+describe('computeTurnAdvantages', () => {
+  // One group of G = 2: rollout 0 scored [1, 0, 1] per turn, rollout 1 [0]; pooled mean 0.5.
+  const turnRewards = [[1, 0, 1], [0]];
+
+  test('return-to-go (the default): a turn gets its own and every later turn\'s reward minus the group\'s mean turn reward', () => {
+    const [first, second] = computeTurnAdvantages(turnRewards, 2);
+    // normalised [0.5, -0.5, 0.5] and [-0.5]; summed from the end
+    expect(first).toEqual([0.5, 0, 0.5]);
+    expect(second).toEqual([-0.5]);
+  });
+
+  test("'turn' credit: its own normalised reward only; 'group' scaling divides by the pooled std", () => {
+    expect(computeTurnAdvantages(turnRewards, 2, { credit: 'turn' })).toEqual([[0.5, -0.5, 0.5], [-0.5]]);
+    const scaled = computeTurnAdvantages(turnRewards, 2, { credit: 'turn', scaleRewards: 'group', eps: 0 });
+    expect(scaled[0]).toEqual([1, -1, 1]); // pooled std 0.5
+  });
+
+  test('groups are normalised apart; a rollout without turn rewards gets none, and bad input is refused', () => {
+    const advantages = computeTurnAdvantages([[2, 2], undefined, [0], [1]], 2, { credit: 'turn' });
+    expect(advantages).toEqual([[0, 0], [], [-0.5], [0.5]]);
+    expect(() => computeTurnAdvantages([[1]], 2)).toThrow('do not split into groups of 2');
+    expect(() => computeTurnAdvantages([[1]], 1, { credit: 'later' as never })).toThrow('credit must be');
+  });
+});
+
+describe('findGroupsWithoutSignal', () => {
+  test('a group with equal rewards still teaches when its turn rewards differ', () => {
+    expect(findGroupsWithoutSignal([1, 1, 0, 1, 2, 2], [[1, 0], [1], undefined, undefined, [1], [1, 1]], 2)).toEqual([false, false, true]);
+    expect(findGroupsWithoutSignal([1, 1], [undefined, undefined], 2)).toEqual([true]);
   });
 });

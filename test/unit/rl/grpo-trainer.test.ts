@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { Rubric, SingleTurnEnv } from '../../../src/envs/index.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { environmentRollouts, GrpoTrainer, TrainingError, type GrpoStepMetrics, type SamplingPolicy } from '../../../src/rl/grpo-trainer.ts';
-import { LETTER_MODEL as CONFIG, LetterPolicy, makeLetterEnv as makeEnv } from '../../support/letter-task.ts';
+import { LETTER_MODEL as CONFIG, LetterPolicy, letterDReward, makeLetterEnv as makeEnv } from '../../support/letter-task.ts';
 
 describe('GrpoTrainer', () => {
   test('a tiny model learns to say "d" from reward alone, on-policy, with every metric reported', async () => {
@@ -98,6 +98,43 @@ describe('GrpoTrainer', () => {
     expect(metrics!.skipped).toContain('equal rewards');
     const after = await backend.getParameters();
     expect(after.get('lm_head.weight')!.data).toEqual(before.get('lm_head.weight')!.data);
+  });
+
+  test('turn rewards alone teach: with a constant reward, a per-turn score for "d" keeps groups informative and the model learns "d"', async () => {
+    const backend = await createCpuBackend(CONFIG, { seed: 3 });
+    const policy = new LetterPolicy(backend);
+    const rubric = new Rubric({ rewards: [{ fn: () => 1, name: 'constantReward' }] }).addTurnReward((ctx) => [letterDReward(ctx)], 1, 'dTurnReward');
+    const env = new SingleTurnEnv({ name: 'say-d-per-turn', dataset: makeEnv().dataset, rubric });
+    const metrics = await new GrpoTrainer(environmentRollouts(env, policy), backend, policy, {
+      steps: 30, tasksPerStep: 2, groupSize: 8, maxTokens: 4, schedule: { lr: 3e-2 }, maxAsync: 0, microBatchSize: 5, seed: 1, weightDecay: 0,
+    }).run();
+    expect(metrics.every((m) => m.reward.mean === 1)).toBe(true);
+    const first = mean(metrics.slice(0, 5).map((m) => m.rewards.dTurnReward!));
+    const last = mean(metrics.slice(-5).map((m) => m.rewards.dTurnReward!));
+    expect(first).toBeLessThan(0.3);
+    expect(last).toBeGreaterThan(first + 0.4);
+    // Without turn rewards every group would be dropped (equal rewards); with them the first steps train on all.
+    expect(metrics.slice(0, 3).map((m) => m.groupsDropped)).toEqual([0, 0, 0]);
+  });
+
+  test('turn rewards that do not fit the rollout (wrong count, not finite) are left out: the rollout keeps its outcome advantage', async () => {
+    const backend = await createCpuBackend(CONFIG, { seed: 3 });
+    const policy = new LetterPolicy(backend);
+    const source = environmentRollouts(makeEnv(), policy);
+    let call = 0;
+    const corrupted = { ...source, rollout: async (...args: Parameters<typeof source.rollout>) => ({ ...(await source.rollout(...args)), turnRewards: call++ % 2 === 0 ? [Number.NaN] : [1, 2] }) };
+    const [metrics] = await new GrpoTrainer(corrupted, backend, policy, { steps: 1, tasksPerStep: 2, groupSize: 4, maxTokens: 4, schedule: { lr: 1e-2 }, maxAsync: 0 }).run();
+    expect(metrics!.skipped).toBeUndefined();
+    expect(Number.isFinite(metrics!.loss) && metrics!.gradNorm > 0).toBe(true);
+  });
+
+  test('turn rewards with GSPO (one ratio and one advantage per sequence) stop the run with the reason', async () => {
+    const backend = await createCpuBackend(CONFIG, { seed: 3 });
+    const policy = new LetterPolicy(backend);
+    const env = new SingleTurnEnv({ name: 'say-d-per-turn', dataset: makeEnv().dataset, rubric: new Rubric().addTurnReward((ctx) => [letterDReward(ctx)], 1, 'dTurnReward') });
+    const trainer = new GrpoTrainer(environmentRollouts(env, policy), backend, policy, { steps: 1, tasksPerStep: 1, groupSize: 4, maxTokens: 2, importanceSampling: 'sequence' });
+    await expect(trainer.run()).rejects.toThrow("importanceSampling 'sequence' (GSPO)");
+    expect(() => new GrpoTrainer(environmentRollouts(env, policy), backend, policy, { steps: 1, turnCredit: 'all' as never })).toThrow('turnCredit must be');
   });
 });
 

@@ -41,6 +41,23 @@ describe('buildTrainSequence / buildTrainBatch', () => {
     expect(batch.numLossTokens).toBe(4);
   });
 
+  test('turn advantages: each turn\'s sampled tokens get the rollout\'s advantage plus their turn\'s', () => {
+    const sequence = buildTrainSequence(
+      [
+        { promptIds: [1, 2], completionIds: [3, 4], completionLogprobs: [-0.1, -0.2] },
+        { promptIds: [5], completionIds: [6, 7], completionLogprobs: [-0.3, -0.4] },
+      ],
+      0.5,
+      [0.25, -1],
+    );
+    expect(sequence.advantages).toEqual([0, 0, 0.75, 0.75, 0, -0.5, -0.5]);
+    const batch = buildTrainBatch([sequence]);
+    // position t predicts token t + 1: tokens 3, 4 (turn 1) then 6, 7 (turn 2)
+    expect(Array.from(batch.lossMask)).toEqual([0, 1, 1, 0, 1, 1]);
+    expect(Array.from(batch.advantages)).toEqual([0, 0.75, 0.75, 0, -0.5, -0.5]);
+    expect(() => buildTrainSequence([{ promptIds: [1], completionIds: [2], completionLogprobs: [0] }], 1, [0, 0])).toThrow('2 turn advantages for 1 turns');
+  });
+
   test('maxLength cuts long sequences', () => {
     const sequence = buildTrainSequence([{ promptIds: [1], completionIds: [2, 3, 4, 5], completionLogprobs: [0, 0, 0, 0] }], 1);
     const batch = buildTrainBatch([sequence], { maxLength: 3 });

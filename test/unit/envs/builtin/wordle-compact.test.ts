@@ -172,6 +172,32 @@ describe('compact wordle game and rewards', () => {
     expect(teacherLike).toBeGreaterThan(0);
   });
 
+  test('turn rewards (turnRewards: true) score every move: valid 0.2, fits its board 0.3; off by default', async () => {
+    expect((await play('crane', ['slate', 'crane'])).trajectory.turnRewards).toBeUndefined();
+    const scored = loadWordle({ compact: true, numTasks: 5, turnRewards: true });
+    // crane: slate (the opening fits an empty board) · xxxxx (not a word) · those (valid, uses the excluded s and t) · piper (valid, misses the green a) · crane (fits, wins)
+    const trajectory = await scored.rollout(new ScriptedClient(['slate', 'xxxxx', 'those', 'piper', 'crane']), task('crane'));
+    const state = trajectory.state as CompactWordleState;
+    expect(state.moves).toEqual(['fits', 'invalid', 'misfit', 'misfit', 'fits']);
+    expect(trajectory.turnRewards).toEqual([0.5, 0, 0.2, 0.2, 0.5].map((x) => expect.closeTo(x, 12)));
+    expect(trajectory.scores.validMoveTurnReward).toBeCloseTo(4 / 5);
+    expect(trajectory.scores.fitsBoardTurnReward).toBeCloseTo(2 / 5);
+    // The outcome reward is the same with or without turn rewards.
+    const plain = await env.rollout(new ScriptedClient(['slate', 'xxxxx', 'those', 'piper', 'crane']), task('crane'));
+    expect(trajectory.reward).toBeCloseTo(plain.reward);
+    expect(() => loadWordle({ compact: true, turnRewards: 'yes' as never })).toThrow('turnRewards must be true or false');
+  });
+
+  test('repeated letters in turn rewards: a guess with one copy of a letter the board knows twice does not fit', async () => {
+    const scored = loadWordle({ compact: true, numTasks: 5, turnRewards: true });
+    // meter on greed: the e at 4 is green, the e at 2 yellow, so the word has two e's.
+    expect(board('greed', ['meter'])).toBe('???e? +er -mt');
+    // piper keeps the green e and the r but has one e; elder has both.
+    const trajectory = await scored.rollout(new ScriptedClient(['meter', 'piper', 'elder', 'greed']), task('greed'));
+    expect((trajectory.state as CompactWordleState).moves).toEqual(['fits', 'misfit', 'fits', 'fits']);
+    expect(trajectory.turnRewards).toEqual([0.5, 0.2, 0.5, 0.5].map((x) => expect.closeTo(x, 12)));
+  });
+
   test('a first-guess win is fully consistent', async () => {
     const { trajectory } = await play('crane', ['crane']);
     expect(trajectory.scores.consistencyReward).toBe(1);
