@@ -70,7 +70,7 @@ function specFor(target: string, seed: number): EngineModelSpec {
  * Loads the chosen model into the started engine when it holds another one; returns whether the
  * model changed (so the caller forgets which run's weights the engine held). A failure or cancel
  * leaves the model loaded before in the engine when it needs no download (tiny or nano), tiny
- * otherwise, shows the message in the picker, and throws it.
+ * otherwise, selects that model in the picker, shows the message there, and throws it.
  */
 export async function loadChosenModel(): Promise<boolean> {
   const { inTabModel: target, engine, settings } = store.getState();
@@ -94,8 +94,9 @@ export async function loadChosenModel(): Promise<boolean> {
     } catch (error) {
       const info = await startEngine(settings.seed).catch(() => null);
       if (info) store.getState().setEngine({ status: 'ready', info, error: null });
+      // The picker shows the model the engine holds now, not the one that failed (which a later action would otherwise try again).
+      if (store.getState().inTabModel === target) chooseInTabModel(info?.model ?? 'tiny');
       if (controller.signal.aborted) {
-        if (store.getState().inTabModel === target) chooseInTabModel(info?.model ?? 'tiny');
         store.getState().setModelLoad({ status: 'idle', target: null });
         throw new Error(`Loading the model was cancelled; the in-tab model is ${info?.model ?? 'tiny'}.`);
       }

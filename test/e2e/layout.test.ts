@@ -66,6 +66,9 @@ describe('layout', () => {
     await page.getByTestId('lesson-panel').waitFor();
     await page.getByTestId('policy-in-tab').click();
     await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano \(pretrained/);
+    // ... and the picker selects it again, not the model that failed.
+    await expect.poll(() => page.getByTestId('model-nano').getAttribute('aria-checked')).toBe('true');
+    expect(await page.getByTestId('model-smollm2-135m-instruct').getAttribute('aria-checked')).toBe('false');
     await page.getByTestId('mode-warmup').click();
     await fillFields(page, { 'train-demonstrations': '4', 'train-sftSteps': '2', 'train-sftBatchSize': '2' });
     await page.getByTestId('start-training').click();

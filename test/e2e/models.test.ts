@@ -110,6 +110,9 @@ describe('real models in the tab', () => {
     await alert.waitFor({ timeout: 60_000 });
     expect(await alert.textContent()).toContain(`tokenizer.json was not found at ${REPO_URL}tokenizer.json (HTTP 404)`);
     await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/parameter model over bytes/);
+    // The picker selects the model the engine kept, not the one that failed (a later action would load it again).
+    expect(await page.getByTestId('model-tiny').getAttribute('aria-checked')).toBe('true');
+    expect(await page.getByTestId(`model-${PRESET}`).getAttribute('aria-checked')).toBe('false');
     await screenshot(page, '43-model-404');
     expect(pageErrors).toEqual([]);
     await context.close();
