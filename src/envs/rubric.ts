@@ -43,16 +43,16 @@ export type TurnRewardFunction<S extends State = State> = (ctx: RewardContext<S>
 
 /** A turn reward function with its name and weight. */
 export interface WeightedTurnReward<S extends State = State> {
-  name: string;
+  readonly name: string;
   fn(ctx: RewardContext<S>): number[] | Promise<number[]>;
-  weight: number;
+  readonly weight: number;
 }
 
 /** A group reward function with its name and weight. */
 export interface WeightedGroupReward<S extends State = State> {
-  name: string;
+  readonly name: string;
   fn(group: RewardContext<S>[]): number[] | Promise<number[]>;
-  weight: number;
+  readonly weight: number;
 }
 
 /**
@@ -67,12 +67,12 @@ export const METRIC_KINDS: readonly MetricKind[] = ['check', 'higherIsBetter', '
 
 /** A reward function with its name and weight. */
 export interface WeightedReward<S extends State = State> {
-  name: string;
+  readonly name: string;
   // A method signature (not a function-typed property), so that Environment<WordleState> is usable as Environment<State>.
   fn(ctx: RewardContext<S>): number | Promise<number>;
-  weight: number;
+  readonly weight: number;
   /** What the score means, for a weight-0 function added with `addMetric` (absent: a `check`). */
-  metric?: MetricKind;
+  readonly metric?: MetricKind;
 }
 
 /** The rubric's verdict on one rollout. */
