@@ -90,7 +90,7 @@ describe('in-tab model actions', () => {
     expect(store.getState().cachedModels).toMatchObject({ 'smollm2-135m-instruct': true, 'qwen3-0.6b': false });
   });
 
-  test('a failed load shows its message and leaves tiny in the engine', async () => {
+  test('a failed load shows its message, leaves tiny in the engine and selects it in the picker', async () => {
     actions.chooseInTabModel('smollm2-135m-instruct');
     const load = actions.loadChosenModel();
     await settle();
@@ -98,6 +98,8 @@ describe('in-tab model actions', () => {
     await expect(load).rejects.toThrow(/HTTP 404/);
     expect(store.getState().modelLoad).toMatchObject({ status: 'failed', error: expect.stringMatching(/tokenizer\.json was not found/) });
     expect(store.getState().engine.info?.model).toBe('tiny');
+    expect(store.getState().inTabModel).toBe('tiny');
+    expect(saved.get('tabrl.inTabModel')).toBe('tiny');
   });
 
   test('Cancel aborts the download and returns the choice to tiny', async () => {
