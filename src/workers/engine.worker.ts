@@ -524,6 +524,7 @@ function viewerRollout(trajectory: ScoredTrajectory, tokenizer: Tokenizer): Engi
     passed: trajectory.passed,
     errors: trajectory.errors.map((error) => `${error.source} ${error.name}: ${error.message}`),
     turns: trajectory.turns.flatMap((turn) => (turn.tokens ? [{ completionIds: turn.tokens.completionIds, completionPieces: tokenPieces(tokenizer, turn.tokens.completionIds), completionLogprobs: turn.tokens.completionLogprobs }] : [])),
+    ...(trajectory.turnRewards?.length === trajectory.turns.length ? { turnRewards: trajectory.turnRewards } : {}),
   };
 }
 

@@ -3,11 +3,12 @@
  * in-tab policy is chosen (how long that takes is printed, not asserted); lesson 6's link and Start
  * lesson choose nano in the model picker, the engine loads the folder the app ships
  * (public/models/nano, no download), and an evaluation plays compact Wordle games with it, shown
- * turn by turn. Screenshots: nano-default.png, nano-picker.png, nano-lesson-6.png.
+ * turn by turn; one GRPO step with the game's turn rewards shows each move's score in the rollout
+ * viewer. Screenshots: nano-default.png, nano-picker.png, nano-lesson-6.png, nano-lesson-6-turn-rewards.png.
  */
 import type { Browser } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
 let browser: Browser;
@@ -61,6 +62,22 @@ describe('nano', () => {
     await page.getByTestId('tab-rollouts').click();
     await expect.poll(() => page.locator('body').textContent()).toContain('????? + -');
     await screenshot(page, 'nano-lesson-6');
+
+    // One GRPO step with the game's turn rewards on: the rollout viewer shows each move's score next to its board.
+    const args = JSON.parse(await page.getByTestId('setting-args').inputValue()) as Record<string, unknown>;
+    await page.getByTestId('setting-args').fill(JSON.stringify({ ...args, turnRewards: true }));
+    await page.getByTestId('mode-train').click();
+    await fillFields(page, { 'train-grpoSteps': '1', 'train-tasksPerStep': '1', 'train-groupSize': '2', 'train-maxTokens': '8' });
+    await page.getByTestId('start-training').click();
+    expect(await jobOutcome(page, 150_000)).toMatch(/Training finished/);
+    expect(await page.getByTestId('training-rollout').count()).toBe(2);
+    const perMove = await page.getByTestId('training-rollout').first().getByTestId('turn-reward').allTextContents();
+    expect(perMove.length).toBeGreaterThan(0);
+    // Each move scores 0 (not a word), 0.20 (a word that ignores the board) or 0.50 (a word that fits it).
+    for (const score of perMove) expect(['0.00', '0.20', '0.50']).toContain(score);
+    expect(await page.getByTestId('training-rollouts').textContent()).toContain('fitsBoardTurnReward');
+    await page.getByTestId('training-rollouts').scrollIntoViewIfNeeded();
+    await screenshot(page, 'nano-lesson-6-turn-rewards');
     expect(pageErrors).toEqual([]);
     await context.close();
   });

@@ -258,6 +258,14 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
               </span>
             );
           }),
+          // The rubric's score of this turn (turn rewards), which GRPO credits to this turn's tokens.
+          ...(rollout.turnRewards?.[t] !== undefined
+            ? [
+                <span key={`${t}-score`} className="turn-reward" data-testid="turn-reward" title="this turn's score (the rubric's turn rewards)">
+                  {rollout.turnRewards[t]!.toFixed(2)}
+                </span>,
+              ]
+            : []),
           // Multi-turn: the environment's answer to this turn (a Wordle board), between the model's turns.
           ...(replies[t]
             ? [

@@ -105,6 +105,8 @@ export interface EngineTrainingRollout {
   passed: boolean;
   errors: string[];
   turns: EngineTurnTokens[];
+  /** The rubric's weighted score of each model turn, when it scores turns (turn reward functions). */
+  turnRewards?: number[];
 }
 
 /** One GRPO step as it streams to the app: its metrics and the rollouts it trained on. */
