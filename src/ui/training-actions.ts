@@ -549,6 +549,7 @@ export async function startTraining(): Promise<void> {
               klBeta: ts.klBeta,
               lossType: ts.lossType,
               scaleRewards: ts.scaleRewards,
+              turnCredit: ts.turnCredit,
               dynamicSampling: ts.dynamicSampling,
               echoWeight: ts.echoWeight,
               seed: settings.seed + run.grpo.length,

@@ -14,7 +14,7 @@ import type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, CheckpointFi
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 
 export type { LossType } from '../rl/grpo-trainer.ts';
-export type { RewardScaling } from '../rl/advantages.ts';
+export type { RewardScaling, TurnCredit } from '../rl/advantages.ts';
 export type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, EngineModelExport, CheckpointFiles, CheckpointState, EngineCheckpointCallback, RestoredCheckpoint, EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
 
 let worker: Worker | null = null;

@@ -412,6 +412,7 @@ const api: EngineApi = {
         klBeta: options.klBeta ?? 0,
         ...(options.lossType ? { lossType: options.lossType } : {}),
         ...(options.scaleRewards ? { scaleRewards: options.scaleRewards } : {}),
+        ...(options.turnCredit ? { turnCredit: options.turnCredit } : {}),
         ...(options.dynamicSampling ? { dynamicSampling: true } : {}),
         ...(options.echoWeight ? { echoWeight: options.echoWeight } : {}),
         ...(ahead ? { rolloutsAhead: ahead } : {}),

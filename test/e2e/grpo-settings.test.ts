@@ -37,13 +37,16 @@ test('the objective settings reach the trainer, and "More charts" adds and remov
   const objective = page.getByTestId('grpo-objective');
   expect(await page.getByTestId('train-lossType').inputValue()).toBe('dapo');
   expect(await page.getByTestId('train-scaleRewards').inputValue()).toBe('none');
+  expect(await page.getByTestId('train-turnCredit').inputValue()).toBe('return-to-go');
   await page.getByTestId('train-lossType').selectOption('dr_grpo');
+  await page.getByTestId('train-turnCredit').selectOption('turn');
   await page.getByTestId('train-scaleRewards').selectOption('group');
   await page.getByTestId('train-dynamicSampling').check();
   await fillFields(page, { 'train-echoWeight': '0.1', 'train-grpoSteps': '2', 'train-tasksPerStep': '1', 'train-groupSize': '2', 'train-maxTokens': '6' });
   // Each choice explains itself.
   expect(await objective.textContent()).toContain('no length bias at all (Dr. GRPO)');
   expect(await objective.textContent()).toContain('every task pushes equally hard');
+  expect(await objective.textContent()).toContain('when the rubric scores each turn');
   expect(await objective.textContent()).toContain('such tasks are replaced by fresh ones');
   await objective.scrollIntoViewIfNeeded();
   await screenshot(page, '40-grpo-objective-settings');
@@ -51,7 +54,7 @@ test('the objective settings reach the trainer, and "More charts" adds and remov
   await page.getByTestId('start-training').click();
   await page.getByTestId('training-view').waitFor();
   expect(await jobOutcome(page, 200_000)).toMatch(/Training finished/);
-  expect(await storedJobOptions(page)).toMatchObject({ lossType: 'dr_grpo', scaleRewards: 'group', dynamicSampling: true, echoWeight: 0.1 });
+  expect(await storedJobOptions(page)).toMatchObject({ lossType: 'dr_grpo', scaleRewards: 'group', turnCredit: 'turn', dynamicSampling: true, echoWeight: 0.1 });
 
   // The default optional charts are the ones the view always had; the picker adds the new metrics.
   for (const key of ['kl', 'entropy', 'gradNorm', 'tokensPerSecond']) expect(await page.getByTestId(`chart-${key}`).locator('canvas').count(), key).toBe(1);

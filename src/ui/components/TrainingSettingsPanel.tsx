@@ -10,7 +10,7 @@ type NumberKey = { [K in keyof TrainingSettings]: TrainingSettings[K] extends nu
 type Field = { key: NumberKey; label: string; help: string; min: number; max: number; step?: number };
 
 /** A setting chosen from a few named options, each option explained. */
-type ChoiceField = { key: 'lossType' | 'scaleRewards'; label: string; help: string; options: { value: string; label: string; help: string }[] };
+type ChoiceField = { key: 'lossType' | 'scaleRewards' | 'turnCredit'; label: string; help: string; options: { value: string; label: string; help: string }[] };
 
 /** The GRPO objective's knobs a learner reaches for first (docs/training.md has them all, with when to use each). */
 const OBJECTIVE: ChoiceField[] = [
@@ -33,6 +33,15 @@ const OBJECTIVE: ChoiceField[] = [
       { value: 'none', label: 'none (default)', help: 'Nothing: tasks the model nearly always or never solves do not get inflated (Dr. GRPO).' },
       { value: 'group', label: 'group std', help: "The group's reward std, as the original GRPO: every task pushes equally hard." },
       { value: 'batch', label: 'batch std', help: "The whole step's reward std: one scale for all tasks, robust to tiny groups." },
+    ],
+  },
+  {
+    key: 'turnCredit',
+    label: 'Turn credit',
+    help: "Only when the rubric scores each turn (addTurnReward): a turn's tokens get the answer's advantage plus…",
+    options: [
+      { value: 'return-to-go', label: 'return-to-go (default)', help: "Its own and every later turn's score, minus the group's mean turn score (DeepSeekMath's process rewards)." },
+      { value: 'turn', label: 'own turn', help: "Its own turn's score only, minus the group's mean: when a turn's score depends on that move alone." },
     ],
   },
 ];

@@ -2,7 +2,7 @@
 import type { StateCreator } from 'zustand';
 import type { EvaluationSummary } from '../../envs/index.ts';
 import { DEFAULT_LESSON_OPTIONS } from '../../rl/lesson.ts';
-import type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, LossType, RewardScaling, SftStepMetrics } from '../../workers/engine-bridge.ts';
+import type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, LossType, RewardScaling, SftStepMetrics, TurnCredit } from '../../workers/engine-bridge.ts';
 import type { PlaygroundState } from './index.ts';
 
 /** What the run panel does: evaluate the policy, warm the in-tab model up with SFT, or train it with GRPO. */
@@ -29,6 +29,8 @@ export interface TrainingSettings {
   lossType: LossType;
   /** Divide centred rewards by the group's std, the step's, or nothing. */
   scaleRewards: RewardScaling;
+  /** With turn rewards: credit a turn with its own and later turns' scores, or its own only. */
+  turnCredit: TurnCredit;
   /** Draw more tasks while groups come back with equal rewards (DAPO). */
   dynamicSampling: boolean;
   /** λ of the ECHO loss: the model also learns to predict the environment's replies (multi-turn); 0 = off. */
@@ -55,6 +57,7 @@ export const DEFAULT_TRAINING_SETTINGS: TrainingSettings = {
   klBeta: LESSON.grpo?.klBeta ?? 0,
   lossType: LESSON.grpo?.lossType ?? 'dapo',
   scaleRewards: LESSON.grpo?.scaleRewards ?? 'none',
+  turnCredit: LESSON.grpo?.turnCredit ?? 'return-to-go',
   dynamicSampling: LESSON.grpo?.dynamicSampling ?? false,
   echoWeight: LESSON.grpo?.echoWeight ?? 0,
   checkpointEvery: LESSON.checkpointEvery ?? 20,

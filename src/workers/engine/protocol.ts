@@ -9,7 +9,7 @@ import type { ModelDownloadProgress } from '../../models/cache.ts';
 import type { NamedTensors } from '../../gpu/model/backend.ts';
 import type { CheckpointState } from '../../rl/checkpoint.ts';
 import type { GrpoStepMetrics, LossType } from '../../rl/grpo-trainer.ts';
-import type { RewardScaling } from '../../rl/advantages.ts';
+import type { RewardScaling, TurnCredit } from '../../rl/advantages.ts';
 import type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 import type { CompletionOutcome, SandboxChatRequest, SandboxTrajectory } from '../sandbox/protocol.ts';
 
@@ -77,6 +77,8 @@ export interface EngineGrpoOptions {
   lossType?: LossType;
   /** How centred rewards are scaled (GrpoOptions.scaleRewards; default 'none'). */
   scaleRewards?: RewardScaling;
+  /** With turn rewards: how a turn is credited (GrpoOptions.turnCredit; default 'return-to-go'). */
+  turnCredit?: TurnCredit;
   /** Draw more tasks while groups come back with equal rewards (GrpoOptions.dynamicSampling; default false). */
   dynamicSampling?: boolean;
   /** λ of the ECHO loss on the environment's reply tokens (GrpoOptions.echoWeight; default 0). */
