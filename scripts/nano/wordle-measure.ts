@@ -7,12 +7,15 @@
  *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--model nano|FOLDER] [--eval-tasks 100] [--sft-steps N] [--sft-lr X]
  *     [--grpo-steps N] [--tasks-per-step N] [--group-size N] [--grpo-lr X] [--curve-every N] [--quick]
  *     [--only grpo|control] [--control-steps N] [--warm-state FILE] [--minutes M] [--turn-rewards] [--turn-credit return-to-go|turn]
+ *     [--reward-weights JSON]
  * --minutes M stops GRPO (and the control) after M minutes of training, measuring curve points left
  * out, so a run bounded in time still ends with its table; the steps actually run are reported.
  * The two arms can run at once: `--only grpo --warm-state F` warms up and writes F; then
  * `--only control --control-steps N --warm-state F` (started once F exists) reads it.
  * --turn-rewards scores every move too (the compact game's turn rewards), so GRPO credits each
  * move on its own (`--turn-credit`: its own and later moves' rewards, the default, or its own only).
+ * --reward-weights '{"win":0,"fewerTurns":0}' changes some reward weights by name (the game's
+ * `rewardWeights`), for ablations; the win rate is measured from the win score, whatever its weight.
  */
 import { existsSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
@@ -46,6 +49,7 @@ const { values } = parseArgs({
     minutes: { type: 'string' },
     'turn-rewards': { type: 'boolean' },
     'turn-credit': { type: 'string' },
+    'reward-weights': { type: 'string' },
   },
 });
 const lesson = values.quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS;
@@ -60,7 +64,12 @@ const sampledTemperature = Number(values.temperature);
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)}s`;
 
-const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...WORDLE_LESSON_ENVIRONMENT.args, ...(values['turn-rewards'] ? { turnRewards: true } : {}) });
+const rewardWeights = values['reward-weights'] !== undefined ? (JSON.parse(values['reward-weights']) as Record<string, number>) : undefined;
+const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, {
+  ...WORDLE_LESSON_ENVIRONMENT.args,
+  ...(values['turn-rewards'] ? { turnRewards: true } : {}),
+  ...(rewardWeights ? { rewardWeights } : {}),
+});
 const turnCredit = values['turn-credit'];
 if (turnCredit !== undefined && !(TURN_CREDITS as readonly string[]).includes(turnCredit)) throw new Error(`--turn-credit must be ${TURN_CREDITS.join(' or ')}, got ${turnCredit}`);
 const expert = new ScriptedClient(await loadBuiltinExpert('wordle', env));
@@ -181,12 +190,12 @@ if (only !== 'grpo') {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
-console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
+console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
 console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

@@ -38,7 +38,7 @@
  * and pretraining: it guesses a random pool word that fits the board, but now and then (30% of
  * moves) one that fits only the greens, so RL has room to do better than imitation.
  */
-import { MultiTurnEnv, Rubric, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
+import { MultiTurnEnv, Rubric, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, type Trajectory } from '../index.ts';
 import { WORDLE_ANSWERS } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
 import { scoreGuess } from './wordle-rules.ts';
@@ -221,6 +221,13 @@ class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
   override isCompleted(_messages: Message[], state: CompactWordleState): boolean {
     return state.gameOver;
   }
+
+  /** A game passes when it is won, whatever the reward weights (`rewardWeights` may set the win's to 0), and every reward that counts scored it. */
+  override isPassed(trajectory: Trajectory): boolean {
+    const counted = this.rubric.rewardNames;
+    const unscored = trajectory.errors.some((error) => error.source === 'reward' && counted.includes(error.name));
+    return (trajectory.state as Partial<CompactWordleState>).won === true && !unscored;
+  }
 }
 
 // ---------------------------------------------------------------- rewards
@@ -309,6 +316,28 @@ export interface CompactWordleArgs {
   answers?: CompactTrainingAnswers;
   /** Score every move too (valid, fits the board): turn rewards for GRPO's per-turn credit (default false). */
   turnRewards?: boolean;
+  /**
+   * Other weights for some of the rewards, by the names of COMPACT_REWARD_WEIGHTS and
+   * COMPACT_TURN_REWARD_WEIGHTS (e.g. `{ "win": 0, "fewerTurns": 0 }` to pay only for how moves are
+   * played). A game passes when it is won, whatever the weights.
+   */
+  rewardWeights?: Partial<Record<CompactRewardName, number>>;
+}
+
+/** The names of the compact game's rewards and turn rewards, for `rewardWeights`. */
+export type CompactRewardName = keyof typeof COMPACT_REWARD_WEIGHTS | keyof typeof COMPACT_TURN_REWARD_WEIGHTS;
+
+/** The compact game's weights with `overrides` applied; refuses an unknown name or a weight that is not a finite number. */
+function compactWeights(overrides: unknown): Record<CompactRewardName, number> {
+  const weights: Record<CompactRewardName, number> = { ...COMPACT_REWARD_WEIGHTS, ...COMPACT_TURN_REWARD_WEIGHTS };
+  if (overrides === undefined) return weights;
+  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) throw new Error(`wordle (compact): rewardWeights must be an object of weights by name, got ${JSON.stringify(overrides)}`);
+  for (const [name, weight] of Object.entries(overrides)) {
+    if (!(name in weights)) throw new Error(`wordle (compact): rewardWeights has no reward "${name}"; the names are ${Object.keys(weights).join(', ')}`);
+    if (typeof weight !== 'number' || !Number.isFinite(weight)) throw new Error(`wordle (compact): the weight of ${name} must be a finite number, got ${JSON.stringify(weight)}`);
+    weights[name as CompactRewardName] = weight;
+  }
+  return weights;
 }
 
 /** The names of the answer sets a compact game's training tasks may draw from. */
@@ -327,17 +356,18 @@ function compactTasks(words: readonly string[], count: number, seed: number): Ta
 export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<CompactWordleState> {
   const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8, answers = 'practice', turnRewards = false } = args;
   if (typeof turnRewards !== 'boolean') throw new Error(`wordle (compact): turnRewards must be true or false, got ${JSON.stringify(turnRewards)}`);
+  const weights = compactWeights(args.rewardWeights);
   if (numEvalTasks > COMPACT_HELD_OUT) throw new Error(`wordle (compact): numEvalTasks is at most ${COMPACT_HELD_OUT}, got ${numEvalTasks}`);
   if (answers !== 'training' && answers !== 'practice' && answers !== 'demonstration') throw new Error(`wordle (compact): answers must be training, practice or demonstration, got ${String(answers)}`);
   const rubric = new Rubric<CompactWordleState>()
-    .addReward(compactWinReward, COMPACT_REWARD_WEIGHTS.win)
-    .addReward(fewerTurnsReward, COMPACT_REWARD_WEIGHTS.fewerTurns)
-    .addReward(validWordsReward, COMPACT_REWARD_WEIGHTS.validWords)
-    .addReward(consistencyReward, COMPACT_REWARD_WEIGHTS.consistency)
+    .addReward(compactWinReward, weights.win)
+    .addReward(fewerTurnsReward, weights.fewerTurns)
+    .addReward(validWordsReward, weights.validWords)
+    .addReward(consistencyReward, weights.consistency)
     .addMetric(guessesMetric, 'info')
     .addMetric(consistentGuessesMetric, 'higherIsBetter')
     .addMetric(compactInvalidGuessesMetric, 'lowerIsBetter');
-  if (turnRewards) rubric.addTurnReward(validMoveTurnReward, COMPACT_TURN_REWARD_WEIGHTS.validMove).addTurnReward(fitsBoardTurnReward, COMPACT_TURN_REWARD_WEIGHTS.fitsBoard);
+  if (turnRewards) rubric.addTurnReward(validMoveTurnReward, weights.validMove).addTurnReward(fitsBoardTurnReward, weights.fitsBoard);
   return new CompactWordleEnv({
     name: 'wordle',
     dataset: compactTasks(COMPACT_ANSWER_POOL[answers], numTasks, seed),

@@ -22,7 +22,7 @@
 import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
 import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
-import { compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
+import { compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactRewardName, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
 import { scoreGuess } from './wordle-rules.ts';
 
 /** Letters in a word. */
@@ -62,6 +62,8 @@ export interface WordleArgs {
   answers?: CompactTrainingAnswers;
   /** Compact form only: score every move too (turn rewards for GRPO's per-turn credit; see wordle-compact.ts). */
   turnRewards?: boolean;
+  /** Compact form only: other weights for some rewards, by name (`win`, `fewerTurns`, `validWords`, `consistency`, `validMove`, `fitsBoard`). */
+  rewardWeights?: Partial<Record<CompactRewardName, number>>;
 }
 
 function wordleTasks(words: readonly string[], count: number, seed: number): Task[] {

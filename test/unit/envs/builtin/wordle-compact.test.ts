@@ -188,6 +188,18 @@ describe('compact wordle game and rewards', () => {
     expect(() => loadWordle({ compact: true, turnRewards: 'yes' as never })).toThrow('turnRewards must be true or false');
   });
 
+  test('rewardWeights changes some weights by name; a won game passes whatever they are; unknown names and non-numbers are refused', async () => {
+    const movesOnly = loadWordle({ compact: true, numTasks: 5, turnRewards: true, rewardWeights: { win: 0, fewerTurns: 0, fitsBoard: 1 } });
+    const won = await movesOnly.rollout(new ScriptedClient(['slate', 'crane']), task('crane'));
+    expect(won.reward).toBeCloseTo(0.2 + 0.3); // valid words and consistency only
+    expect(won.turnRewards).toEqual([1.2, 1.2].map((x) => expect.closeTo(x, 12)));
+    expect(movesOnly.isPassed(won)).toBe(true);
+    const lost = await movesOnly.rollout(new ScriptedClient(['slate', 'xxxxx', 'qqqqq']), task('crane'));
+    expect(movesOnly.isPassed(lost)).toBe(false);
+    expect(() => loadWordle({ compact: true, rewardWeights: { winning: 1 } as never })).toThrow('rewardWeights has no reward "winning"; the names are win, fewerTurns, validWords, consistency, validMove, fitsBoard');
+    expect(() => loadWordle({ compact: true, rewardWeights: { win: '1' } as never })).toThrow('the weight of win must be a finite number, got "1"');
+  });
+
   test('repeated letters in turn rewards: a guess with one copy of a letter the board knows twice does not fit', async () => {
     const scored = loadWordle({ compact: true, numTasks: 5, turnRewards: true });
     // meter on greed: the e at 4 is green, the e at 2 yellow, so the word has two e's.
