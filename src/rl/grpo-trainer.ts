@@ -3,8 +3,9 @@
  * through the policy's chat client (concurrently, with the environment's own harness and rubric,
  * then the rubric's group rewards on each finished group), optionally draws more tasks while groups
  * come back flat (dynamic sampling), turns rewards into group-relative advantages (scaled as
- * `scaleRewards` says; with turn rewards, plus per-turn advantages on each turn's tokens), builds the token batch from exactly the sampled tokens (less truncated
- * rollouts or low-entropy tokens when asked), and updates the model with the clipped
+ * `scaleRewards` says; with turn rewards, plus per-turn advantages on each turn's tokens), builds
+ * the token batch from exactly the sampled tokens (less truncated rollouts or low-entropy tokens
+ * when asked), and updates the model with the clipped
  * policy-gradient objective (per-token or per-sequence ratios, averaged as `lossType` says, plus KL
  * and ECHO terms) in micro-batches with gradient accumulation, then one clipped AdamW step.
  *
