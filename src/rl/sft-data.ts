@@ -1,7 +1,7 @@
 /**
  * SFT warm-up data made by the environment itself: run `evaluate` with any client (a teacher
  * endpoint, a WebLLM model, or a built-in environment's scripted expert) and keep the transcripts
- * of rollouts whose reward reaches a threshold. Stored as JSONL in the OpenAI messages format
+ * of rollouts that pass (the environment's own verdict) or reach a given reward. Stored as JSONL in the OpenAI messages format
  * (`{"messages": [...]}` per line), the format TRL and verifiers read.
  */
 import { evaluate, type ChatClient, type Environment, type EvaluateOptions, type Message } from '../envs/index.ts';
@@ -16,7 +16,7 @@ export interface SftExample {
 
 /** Options of `makeWarmupData`. */
 export interface WarmupDataOptions extends Omit<EvaluateOptions, 'onRecord'> {
-  /** Keep rollouts whose reward is at least this (default: the environment's pass threshold). */
+  /** Keep rollouts whose reward is at least this (default: the ones that pass, by the environment's `isPassed`). */
   minReward?: number;
   /** Which tasks to roll out (default `train`: the environment's demonstration tasks, which are its training set unless it sets them apart; `eval`: the held-out set). */
   split?: 'train' | 'eval';
@@ -31,11 +31,11 @@ export interface WarmupData {
 
 /** Rolls the environment out with `client` and keeps the transcripts that scored well. */
 export async function makeWarmupData(env: Environment, client: ChatClient, options: WarmupDataOptions = {}): Promise<WarmupData> {
-  const minReward = options.minReward ?? env.passThreshold;
+  const minReward = options.minReward;
   const tasks = options.tasks ?? (options.split === 'eval' ? env.evaluationTasks : env.demonstrationTasks);
   const result = await evaluate(env, client, { ...options, tasks });
   const examples = result.records
-    .filter((record) => record.reward >= minReward && record.errors.every((error) => error.source === 'reward'))
+    .filter((record) => (minReward === undefined ? record.passed : record.reward >= minReward) && record.errors.every((error) => error.source === 'reward'))
     .map((record) => ({ messages: [...record.prompt, ...record.completion], reward: record.reward }));
   return { examples, rollouts: result.records.length, meanReward: result.summary.reward.mean };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { Rubric, ScriptedClient, SingleTurnEnv, type RewardContext } from '../../../src/envs/index.ts';
+import { Rubric, ScriptedClient, SingleTurnEnv, type RewardContext, type Trajectory } from '../../../src/envs/index.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { examplesToJsonl, makeWarmupData, parseSftJsonl } from '../../../src/rl/sft-data.ts';
@@ -43,6 +43,19 @@ describe('SFT warm-up data', () => {
     expect(data.meanReward).toBeCloseTo(0.75);
     expect(data.examples.map((e) => e.messages.at(-1)!.content)).toEqual(['A', 'A', 'B', 'B', 'D', 'D']);
     expect(parseSftJsonl(examplesToJsonl(data.examples))).toEqual(data.examples);
+  });
+
+  test("the environment's own pass verdict decides, not the reward alone; minReward overrides it", async () => {
+    // Passing is "the answer is A or B", whatever the reward says (an environment with its own isPassed, like the compact Wordle with the win weighted 0).
+    class FirstTwoPass extends SingleTurnEnv {
+      override isPassed(trajectory: Trajectory): boolean {
+        return trajectory.completion[0]!.content === 'A' || trajectory.completion[0]!.content === 'B';
+      }
+    }
+    const lowReward = new FirstTwoPass({ name: 'upper', dataset: env.dataset, rubric: new Rubric({ rewards: [{ fn: (ctx: RewardContext) => 0.1 * exactReward(ctx), name: 'tenthReward' }] }) });
+    const teacher = new ScriptedClient((messages) => messages.at(-1)!.content.toUpperCase());
+    expect((await makeWarmupData(lowReward, teacher)).examples.map((e) => e.messages.at(-1)!.content)).toEqual(['A', 'B']);
+    expect((await makeWarmupData(lowReward, teacher, { minReward: 0.1 })).examples).toHaveLength(4);
   });
 
   test('bad JSONL names the line', () => {
