@@ -25,6 +25,7 @@ import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builti
 import { evaluate, ScriptedClient, type EvaluationResult } from '../../src/envs/index.ts';
 import { LocalChatClient } from '../../src/gpu/inference/local-chat-client.ts';
 import { openModel } from '../../src/cli/open-model.ts';
+import { COMPACT_ANSWER_POOL, type CompactWordleState } from '../../src/envs/builtin/wordle-compact.ts';
 import { WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS } from '../../src/rl/lesson.ts';
 import { runTraining, type TrainingRunOptions } from '../../src/rl/training-run.ts';
 import type { NamedTensors, OptimizerState } from '../../src/gpu/model/backend.ts';
@@ -84,6 +85,8 @@ interface Measurement {
   consistentGuesses: number;
   consistency: number;
   reward: number;
+  /** Of the valid guesses, the share that are held-out, practice and demonstration words (a third each would be no preference): where the model's guesses lean. */
+  guessShares: { heldOut: number; practice: number; demonstration: number };
 }
 
 function summarise(result: EvaluationResult): Measurement {
@@ -98,14 +101,26 @@ function summarise(result: EvaluationResult): Measurement {
     consistentGuesses: result.summary.scores.consistentGuessesMetric ?? 0,
     consistency: result.summary.scores.consistencyReward ?? 0,
     reward: result.summary.reward.mean,
+    guessShares: guessShares(records.flatMap((record) => (record.state as CompactWordleState).guesses ?? [])),
   };
+}
+
+/** "held-out 31% · practice 35% · demonstration 34%". */
+function describeShares(shares: Measurement['guessShares']): string {
+  return `held-out ${(100 * shares.heldOut).toFixed(0)}% · practice ${(100 * shares.practice).toFixed(0)}% · demonstration ${(100 * shares.demonstration).toFixed(0)}%`;
+}
+
+/** Of `guesses`, the share in each part of the compact game's answer pool. */
+function guessShares(guesses: readonly string[]): Measurement['guessShares'] {
+  const share = (words: readonly string[]) => (guesses.length === 0 ? 0 : guesses.filter((guess) => words.includes(guess)).length / guesses.length);
+  return { heldOut: share(COMPACT_ANSWER_POOL.heldOut), practice: share(COMPACT_ANSWER_POOL.practice), demonstration: share(COMPACT_ANSWER_POOL.demonstration) };
 }
 
 async function measure(label: string): Promise<{ label: string; greedy: Measurement; sampled: Measurement }> {
   await policy.syncWeights();
   const greedy = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } }));
   const sampled = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: sampledTemperature, max_tokens: lesson.maxTokens, seed: 1 } }));
-  console.error(`[${elapsed()}] ${label}: greedy win ${greedy.winRate.toFixed(2)} invalid ${greedy.invalidRate.toFixed(2)} · sampled win ${sampled.winRate.toFixed(2)}`);
+  console.error(`[${elapsed()}] ${label}: greedy win ${greedy.winRate.toFixed(2)} invalid ${greedy.invalidRate.toFixed(2)} guesses ${describeShares(greedy.guessShares)} · sampled win ${sampled.winRate.toFixed(2)}`);
   return { label, greedy, sampled };
 }
 
@@ -142,7 +157,7 @@ const afterWarmup = await model.backend.getParameters();
 const optimizerAfterWarmup = await model.backend.getOptimizerState();
 
 const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr }, ...(turnCredit !== undefined ? { turnCredit: turnCredit as TurnCredit } : {}) } };
-const curve: { step: number; reward: number; passRate: number; heldOutGreedyWin?: number }[] = [];
+const curve: { step: number; reward: number; passRate: number; heldOutGreedyWin?: number; guessShares?: Measurement['guessShares'] }[] = [];
 const curveEvery = Number(values['curve-every']);
 let curveEvalMs = 0; // time spent measuring the curve, not training: left out of GRPO's time
 const trainingMs = values.minutes !== undefined ? Number(values.minutes) * 60_000 : Infinity;
@@ -156,11 +171,13 @@ const rl = only === 'control' ? { grpo: [] } : await runTraining(env, model, nul
     if (curveEvery > 0 && (m.step + 1) % curveEvery === 0 && m.step + 1 < grpoSteps) {
       const evalStarted = Date.now();
       await policy.syncWeights();
-      point.heldOutGreedyWin = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } })).winRate;
+      const greedy = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } }));
+      point.heldOutGreedyWin = greedy.winRate;
+      point.guessShares = greedy.guessShares;
       curveEvalMs += Date.now() - evalStarted;
     }
     curve.push(point);
-    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}${point.heldOutGreedyWin !== undefined ? ` · held-out greedy win ${point.heldOutGreedyWin.toFixed(2)}` : ''}`);
+    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}${point.heldOutGreedyWin !== undefined ? ` · held-out greedy win ${point.heldOutGreedyWin.toFixed(2)}, guesses ${describeShares(point.guessShares!)}` : ''}`);
     if (Date.now() - grpoStarted - curveEvalMs >= trainingMs) grpoStop.abort();
   },
 });
@@ -192,10 +209,10 @@ if (only !== 'grpo') {
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
 console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
-console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) |');
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) | guesses held-out / practice / demonstration (greedy) |');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
-  console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} |`);
+  console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} | ${[greedy.guessShares.heldOut, greedy.guessShares.practice, greedy.guessShares.demonstration].map(pct).join(' / ')} |`);
 }
 console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();
