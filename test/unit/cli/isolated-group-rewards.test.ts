@@ -1,23 +1,14 @@
 // Group reward functions of an environment file run in its own process under `tabrl eval`: each
 // task's rollouts are scored together there (the scores and pass verdicts come back), and a group
 // function that hangs is stopped by the time limit and recorded on every rollout of its group.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
-const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
-
-function tabrl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 90_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 90_000 });
 
 const ENV = `
 import { SingleTurnEnv, Rubric, lastAssistantText, type RewardContext } from 'tabrl';

@@ -1,15 +1,12 @@
 // Turn reward functions of an environment file run in its own process under `tabrl eval`: each model
 // turn's weighted score comes back with the rollout (turn_rewards in results.jsonl), so GRPO, which
 // rolls out through the same isolated environment, gets per-turn credit from untrusted code too.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
-
-const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const ENV = `
 import { MultiTurnEnv, Rubric, type Message, type RewardContext, type State } from 'tabrl';
@@ -41,11 +38,7 @@ test('tabrl eval returns the turn rewards an environment file scores in its own 
     const dir = mkdtempSync(join(tmpdir(), 'tabrl-turns-'));
     writeFileSync(join(dir, 'env.ts'), ENV);
     const out = join(dir, 'out');
-    const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile(process.execPath, [BIN, 'eval', join(dir, 'env.ts'), '--base-url', server.baseURL, '--model', 'm', '-n', '1', '-r', '1', '--out', out], { timeout: 90_000 }, (error, _stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr });
-      });
-    });
+    const { code, stderr } = await runTabrl(['eval', join(dir, 'env.ts'), '--base-url', server.baseURL, '--model', 'm', '-n', '1', '-r', '1', '--out', out]);
     expect(stderr).not.toContain('Error');
     expect(code).toBe(0);
     const [line] = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((text) => JSON.parse(text));

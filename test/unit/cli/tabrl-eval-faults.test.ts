@@ -2,13 +2,14 @@
 // fails in every way a server can (the model name picks the failure), and against environment files
 // that misbehave in every way code can. Each run asserts the exit code, the message, metadata.json's
 // status and that every finished rollout's line in results.jsonl is whole.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeReply } from '../../support/fake-openai-server.ts';
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
 
@@ -19,13 +20,7 @@ interface Run {
 }
 
 /** Runs the CLI and resolves with its exit code and output (never rejects). */
-function tabrl(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 90_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const tabrl = (args: string[], env: Record<string, string> = {}) => runTabrl(args, { env, timeoutMs: 90_000 });
 
 /** Every line of results.jsonl, parsed (a line that is not whole JSON fails the test). */
 function resultLines(out: string): Record<string, unknown>[] {

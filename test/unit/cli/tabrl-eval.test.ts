@@ -1,6 +1,5 @@
 // End-to-end: the real `tabrl` binary (bin/tabrl.mjs) evaluates environment files against a real
 // local HTTP server that speaks the OpenAI chat-completions protocol.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,17 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { wordleExpertPolicy } from '../../../src/envs/builtin/wordle.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
-
-const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
 /** Runs the CLI and resolves with its exit code and output (never rejects). */
-function tabrl(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const tabrl = (args: string[], env: Record<string, string> = {}) => runTabrl(args, { env, timeoutMs: 60_000 });
 
 // An environment file outside the repository, importing the library as 'tabrl'.
 const REVERSE_ENV = `

@@ -1,6 +1,6 @@
 // The studio commands end to end: the real `tabrl` binary against the fake OpenAI server, whose
 // models play the studio's roles by rule (the library's offline heuristic clients).
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,16 +11,11 @@ import { recordsToJsonl } from '../../../src/envs/results-record.ts';
 import loadGullibleJudge from '../../../src/ui/lessons/sources/gullible-judge.ts';
 import { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
 
-function tabrl(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 90_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const tabrl = (args: string[], env: Record<string, string> = {}) => runTabrl(args, { env, timeoutMs: 90_000 });
 const jsonl = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 /** Runs tabrl and sends it Ctrl-C (SIGINT) once `file` holds `lines` lines; resolves with its exit code and stderr. */

@@ -1,21 +1,12 @@
 // `tabrl train`'s GRPO knobs: --help lists each with its default, bad values are one-line errors
 // (exit 2), and given knobs reach the trainer (its step metrics and the saved settings show them).
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
-const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
-
-function tabrl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 120_000 });
 
 const KNOBS = ['--loss-type', '--scale-rewards', '--turn-credit', '--importance-sampling', '--clip-low', '--clip-high', '--temperature', '--mask-truncated', '--keep-equal-groups', '--dynamic-sampling', '--max-tasks-per-step', '--entropy-top-q', '--max-staleness', '--stale-rollouts', '--echo-weight', '--micro-batch', '--max-grad-norm', '--weight-decay', '--lr-warmup', '--lr-schedule', '--kl-beta', '--max-async'];
 

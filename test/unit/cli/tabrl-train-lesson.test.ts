@@ -1,22 +1,13 @@
 // `tabrl train wordle --quick`: lesson 6's preset headless — nano, the compact Wordle, the quick
 // settings — with flags overriding the preset; and --lesson refuses an environment without a lesson.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { WORDLE_LESSON_QUICK_OPTIONS } from '../../../src/rl/lesson.ts';
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
-const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
-
-function tabrl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 170_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 170_000 });
 
 test('tabrl train wordle --quick trains nano on the compact Wordle with the quick preset, flags overriding it', { timeout: 180_000 }, async () => {
   const out = join(mkdtempSync(join(tmpdir(), 'tabrl-train-lesson-')), 'run');

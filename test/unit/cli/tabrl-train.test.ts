@@ -1,21 +1,16 @@
 // End-to-end: `tabrl train` runs the whole lesson (measure, SFT warm-up on expert demonstrations,
 // measure, GRPO, measure) on the tiny model with the CPU backend, and its outputs can be read back.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
 
-function tabrl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 120_000 });
 
 test('tabrl train: warm-up then GRPO on the tiny model, with metrics, a report and a model folder that loads', { timeout: 120_000 }, async () => {
   const out = join(mkdtempSync(join(tmpdir(), 'tabrl-train-')), 'run');

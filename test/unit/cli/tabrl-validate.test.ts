@@ -1,7 +1,6 @@
 // `tabrl validate` and `tabrl eval --state-columns` end to end through the real binary: a reference
 // that fails is reported with a non-zero exit; state fields become top-level result columns; the
 // metadata records the TabRL version and commit.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,16 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { wordleExpertPolicy } from '../../../src/envs/builtin/wordle.ts';
 import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { runTabrl } from '../../support/tabrl-cli.ts';
 
-const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
-
-function tabrl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 60_000 });
 
 // Reverse a word, answer in <reversed> tags; the data of the third task has a wrong answer.
 const ENV = `
