@@ -90,8 +90,13 @@ export abstract class Environment<S extends State = State> {
 
   /** Whether a finished rollout counts as a pass: reward ≥ passThreshold, and every function that counts towards the reward scored it (one that threw leaves it unscored; a weight-0 metric does not count). */
   isPassed(trajectory: Trajectory): boolean {
+    return trajectory.reward >= this.passThreshold && this.isFullyScored(trajectory);
+  }
+
+  /** Whether every function that counts towards the reward scored the rollout (one that threw leaves it unscored): the half of `isPassed` an override with its own pass rule keeps. */
+  protected isFullyScored(trajectory: Trajectory): boolean {
     const counted = this.rubric.rewardNames;
-    return trajectory.reward >= this.passThreshold && !trajectory.errors.some((error) => error.source === 'reward' && counted.includes(error.name));
+    return !trajectory.errors.some((error) => error.source === 'reward' && counted.includes(error.name));
   }
 
   /**

@@ -224,9 +224,7 @@ class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
 
   /** A game passes when it is won, whatever the reward weights (`rewardWeights` may set the win's to 0), and every reward that counts scored it. */
   override isPassed(trajectory: Trajectory): boolean {
-    const counted = this.rubric.rewardNames;
-    const unscored = trajectory.errors.some((error) => error.source === 'reward' && counted.includes(error.name));
-    return (trajectory.state as Partial<CompactWordleState>).won === true && !unscored;
+    return (trajectory.state as Partial<CompactWordleState>).won === true && this.isFullyScored(trajectory);
   }
 }
 
