@@ -78,6 +78,9 @@ describe('nano', () => {
     expect(await page.getByTestId('training-rollouts').textContent()).toContain('fitsBoardTurnReward');
     await page.getByTestId('training-rollouts').scrollIntoViewIfNeeded();
     await screenshot(page, 'nano-lesson-6-turn-rewards');
+    await page.setViewportSize({ width: 800, height: 720 });
+    await page.getByTestId('training-rollouts').scrollIntoViewIfNeeded();
+    await screenshot(page, 'nano-lesson-6-turn-rewards-800');
     expect(pageErrors).toEqual([]);
     await context.close();
   });
