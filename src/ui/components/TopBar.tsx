@@ -78,6 +78,7 @@ export function TopBar() {
       <span className="spacer" />
       <select
         aria-label="Lessons"
+        className="lesson-picker"
         data-testid="lesson-picker"
         value={lessonId ?? ''}
         onChange={(event) => {
