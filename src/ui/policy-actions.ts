@@ -57,7 +57,10 @@ export function setApiKey(key: string): void {
 export async function buildPolicyClient(builtin: string | undefined, args: Record<string, unknown>): Promise<{ client: ChatClient; model: string }> {
   const { policy, baseURL, model } = store.getState();
   if (policy === 'expert') {
-    if (!isBuiltinName(builtin)) throw new Error('The scripted expert belongs to a built-in environment; this file did not start from one. Choose an endpoint instead.');
+    if (!isBuiltinName(builtin))
+      throw new Error(
+        'The scripted expert belongs to a built-in environment; this file did not start from one. Choose the in-tab model (offline), a WebLLM model or an endpoint in the Policy card instead.',
+      );
     return { client: new ScriptedClient(await loadBuiltinExpert(builtin, args)), model: `expert:${builtin}` };
   }
   if (policy === 'endpoint') return { client: new OpenAIHttpClient({ baseURL, apiKey: readApiKey() || undefined, maxRetries: 2 }), model };

@@ -33,7 +33,7 @@ export function PolicyPanel() {
               The built-in <b>{builtin}</b> expert answers every task offline — a quick check that the rewards score a good answer high.
             </>
           ) : (
-            <>This file did not start from a built-in, so it has no expert. Choose an endpoint.</>
+            <>This file did not start from a built-in, so it has no expert. Choose the in-tab model (offline), a WebLLM model or an endpoint.</>
           )}
         </p>
       )}
