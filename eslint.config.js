@@ -35,7 +35,7 @@ export default tseslint.config(
   },
   {
     files: ['src/rl/**'],
-    rules: layerRule(['**/ui/**', '**/workers/**', '**/cli/**'], 'src/rl stays free of UI, worker and CLI code (README, layering).'),
+    rules: layerRule(['**/models/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/rl stays free of the model catalogue and cache (src/models, a sibling), and of UI, worker and CLI code (README, layering).'),
   },
   {
     files: ['src/gpu/**'],
@@ -47,11 +47,15 @@ export default tseslint.config(
   },
   {
     files: ['src/envs/**'],
-    rules: layerRule(['**/gpu/**', '**/rl/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/envs imports neither src/gpu, src/rl nor src/workers, and no UI or CLI code (README, layering).'),
+    rules: layerRule(['**/gpu/**', '**/rl/**', '**/models/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/envs imports neither src/gpu, src/rl, src/models nor src/workers, and no UI or CLI code (README, layering).'),
   },
   {
     files: ['src/ui/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/gpu/**'], message: 'src/ui does not import src/gpu: reach the model code through src/workers, and the catalogue and cache in src/models (README, layering).' }] }] },
+  },
+  {
+    files: ['src/cli/**'],
+    rules: layerRule(['**/ui/**'], 'src/cli runs in Node beside the stack: it may import any layer but the React app in src/ui (README, layering).'),
   },
   {
     files: ['src/workers/**'],

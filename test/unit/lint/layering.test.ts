@@ -18,11 +18,14 @@ describe('layering lint', () => {
     ['src/gpu/io/bad.ts', '../../models/catalogue.ts', /src\/gpu imports neither src\/envs, src\/rl nor src\/models/],
     ['src/models/bad.ts', '../workers/engine-bridge.ts', /src\/models \(the model catalogue and cache\) sits just above src\/gpu/],
     ['src/models/bad.ts', '../envs/types.ts', /src\/models \(the model catalogue and cache\)/],
-    ['src/envs/bad.ts', '../gpu/inference/presets.ts', /src\/envs imports neither src\/gpu, src\/rl nor src\/workers/],
+    ['src/envs/bad.ts', '../gpu/inference/presets.ts', /src\/envs imports neither src\/gpu, src\/rl, src\/models nor src\/workers/],
     ['src/envs/bad.ts', '../rl/checkpoint.ts', /src\/envs imports neither/],
     ['src/envs/bad.ts', '../workers/engine-bridge.ts', /src\/envs imports neither/],
+    ['src/envs/bad.ts', '../models/catalogue.ts', /src\/envs imports neither/],
+    ['src/rl/bad.ts', '../models/catalogue.ts', /src\/rl stays free of the model catalogue/],
+    ['src/cli/bad.ts', '../ui/actions.ts', /src\/cli runs in Node beside the stack/],
     ['src/chat/bad.ts', '../envs/types.ts', /src\/chat \(the chat protocol\) and src\/common/],
-    ['src/rl/bad.ts', 'react', /src\/rl stays free of UI/],
+    ['src/rl/bad.ts', 'react', /src\/rl stays free of the model catalogue and cache \(src\/models, a sibling\), and of UI/],
   ])('%s importing %s is refused', async (filePath, from, message) => {
     const errors = await layeringErrors(filePath, `import * as imported from '${from}';\nexport const x = imported;\n`);
     expect(errors).toHaveLength(1);
@@ -38,5 +41,6 @@ describe('layering lint', () => {
     }
     expect(await layeringErrors('src/gpu/io/good.ts', "import type { Message } from '../../chat/protocol.ts';\nexport type X = Message;\n")).toEqual([]);
     expect(await layeringErrors('src/envs/good.ts', "import type { Message } from '../chat/protocol.ts';\nexport type X = Message;\n")).toEqual([]);
+    expect(await layeringErrors('src/cli/good.ts', "import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';\nexport const x = ANSWER_PLACEHOLDER;\n")).toEqual([]);
   });
 });
