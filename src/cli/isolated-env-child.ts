@@ -5,7 +5,8 @@
  * Node's permission model (read access to its own two files only: no file writes, no child
  * processes, no workers, no native addons), with an empty environment (no API keys) and a heap cap.
  *
- * Here the environment module runs as CommonJS text whose `require` knows only 'tabrl'; dynamic
+ * Here the environment module runs as CommonJS text whose `require` knows only 'tabrl' (the
+ * built-in modules it imports as 'tabrl/builtin/...' are bundled into that text); dynamic
  * `import()` is refused (a script without an import callback), and `fetch` and `process.exit` are
  * taken away. Model calls cross to the host, which holds the policy, any judge and their keys.
  * It is not the place for time limits: a child stuck in a loop cannot time itself, so the host
@@ -42,7 +43,7 @@ function lockDown(): void {
 
 function requireModule(name: string): unknown {
   if (name === 'tabrl') return tabrl;
-  throw new Error(`cannot import "${name}" in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl' and its own files`);
+  throw new Error(`cannot import "${name}" in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/builtin/...' and its own files`);
 }
 
 /** Runs the bundled CommonJS text and returns its exports. */

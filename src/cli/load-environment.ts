@@ -1,7 +1,8 @@
 /**
  * Finds an environment for the CLI: a built-in by name (run in this process: it is part of TabRL),
  * or a TypeScript/JavaScript file by path — type-checked, bundled, and run in its own locked-down
- * process (src/cli/isolated-environment.ts), its `import ... from 'tabrl'` resolving to this library.
+ * process (src/cli/isolated-environment.ts), its `import ... from 'tabrl'` resolving to this library
+ * and 'tabrl/builtin/<module>' to that built-in module, as in the playground (src/cli/env-modules.ts).
  * Every failure is a `CliError` saying what was wrong and what to do.
  */
 import { existsSync, statSync } from 'node:fs';
