@@ -16,7 +16,7 @@ import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
 import { prepareStudioFolder, writeWhole } from './studio-output.ts';
 
 /** Usage text of `tabrl audit`. */
-export const AUDIT_USAGE = `Usage: tabrl audit <RUN_DIR | results.jsonl> --out DIR [--judge-base-url URL --judge-model NAME] [options]
+const AUDIT_USAGE = `Usage: tabrl audit <RUN_DIR | results.jsonl> --out DIR [--judge-base-url URL --judge-model NAME] [options]
 
 Looks for reward hacking in finished rollouts (an evaluation folder from tabrl eval, or any
 results.jsonl): cheap detectors (one reward dominating, reward rising while a metric-only check

@@ -22,7 +22,7 @@ import { ProgressBar } from './terminal.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl calibrate`. */
-export const CALIBRATE_USAGE = `Usage: tabrl calibrate <name | path/to/env.ts> --base-url URL --model NAME -r K --keep LO-HI --out DIR
+const CALIBRATE_USAGE = `Usage: tabrl calibrate <name | path/to/env.ts> --base-url URL --model NAME -r K --keep LO-HI --out DIR
        tabrl calibrate <name | path/to/env.ts> --model local:<tiny | model-dir> -r K --out DIR
 
 Runs the policy K times on every task and sorts the tasks by pass rate p: too-hard (p = 0 or

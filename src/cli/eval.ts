@@ -22,7 +22,7 @@ import { tabrlVersion } from './version.ts';
 import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
 
 /** Usage text of `tabrl eval`. */
-export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
+const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
        tabrl eval <name | path/to/env.ts> --model local:<tiny | nano | model-dir> [--backend cpu|webgpu] [options]
 
 Runs an environment against an OpenAI-compatible chat-completions endpoint, or against a model

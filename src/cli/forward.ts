@@ -16,7 +16,7 @@ import { checkFinite } from './open-model.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl forward`. */
-export const FORWARD_USAGE = `Usage: tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|webgpu]
+const FORWARD_USAGE = `Usage: tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|webgpu]
 
 Runs the model in <model-dir> (config.json + model.safetensors, Llama/Qwen2/Qwen3) over the token ids
 and prints {"logits": [[...], ...]} as JSON, one row per position.

@@ -13,7 +13,7 @@ import { openModel, parseBackendName } from './open-model.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl generate`. */
-export const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny | nano> (--prompt TEXT | --messages JSON) [options]
+const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny | nano> (--prompt TEXT | --messages JSON) [options]
 
 Samples chat completions from a model folder (config.json, model.safetensors, tokenizer.json,
 tokenizer_config.json) or from "tiny" (a seeded random tiny Llama with the byte tokenizer) or "nano" (the pretrained

@@ -25,11 +25,11 @@ import { errorMessage } from '../common/error-message.ts';
 /** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
 /** Time Node gets to start the child before loading is on the environment's clock (the playground's startup grace). */
-export const STARTUP_GRACE_MS = 10_000;
+const STARTUP_GRACE_MS = 10_000;
 /** Heap cap of the child process (Node's --max-old-space-size). */
-export const DEFAULT_MEMORY_MB = 1024;
+const DEFAULT_MEMORY_MB = 1024;
 /** The largest conversation or rollout the child may send back. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 /** How often a rollout may run again after the child was killed for another rollout's fault. */
 const MAX_REPLAYS = 2;
 const WATCH_INTERVAL_MS = 100;

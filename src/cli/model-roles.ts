@@ -97,7 +97,7 @@ export function createEndpointClient(role: ModelRole, settings: RoleSettings, op
 }
 
 /** The model name that selects the offline heuristic client of a studio role. */
-export const HEURISTIC_MODEL = 'heuristic';
+const HEURISTIC_MODEL = 'heuristic';
 
 /** The client of a role: an endpoint, a `local:` model opened in this process, or the offline heuristic. */
 export async function createRoleClient(role: ModelRole, settings: RoleSettings, options: RoleClientOptions = {}): Promise<ChatClient> {

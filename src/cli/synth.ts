@@ -18,7 +18,7 @@ import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.
 import { ProgressBar } from './terminal.ts';
 
 /** Usage text of `tabrl synth`. */
-export const SYNTH_USAGE = `Usage: tabrl synth DOCS... --generator-base-url URL --generator-model NAME
+const SYNTH_USAGE = `Usage: tabrl synth DOCS... --generator-base-url URL --generator-model NAME
                    --solver-base-url URL --solver-model NAME --out DIR [options]
 
 Makes question/answer tasks grounded in documents (.md, .txt, or folders of them): the generator
@@ -150,7 +150,7 @@ export async function runSynth(argv: string[]): Promise<number> {
 }
 
 /** The synthesis report as a few lines for the terminal. */
-export function formatSynthesisReport(report: SynthesisReport): string {
+function formatSynthesisReport(report: SynthesisReport): string {
   const rate = (value: number | null) => (value === null ? '–' : value.toFixed(3));
   const reasons = Object.entries(report.rejections).filter(([, count]) => count > 0).map(([reason, count]) => `${reason} ${count}`).join(', ');
   return [

@@ -16,7 +16,7 @@ import { integerFlag, numberFlag } from './flags.ts';
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 
 /** Usage text of `tabrl tasks`. */
-export const TASKS_USAGE = `Usage: tabrl tasks from-traces FILE --out DIR [options]
+const TASKS_USAGE = `Usage: tabrl tasks from-traces FILE --out DIR [options]
 
 Turns agent logs into tasks. FILE is JSONL, one conversation per line: OpenAI chat-completions logs
 ({"messages": [...]}, or {"request": {"messages": [...]}, "response": {...}}), or TabRL's or

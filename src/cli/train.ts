@@ -31,7 +31,7 @@ import { errorMessage } from '../common/error-message.ts';
 import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
-export const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | model-dir> [options]
+const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | model-dir> [options]
        tabrl train <wordle | reverse-text> --lesson | --quick [options]
 
 Measures the model on held-out tasks, warms it up with SFT on demonstrations made by the

@@ -15,7 +15,7 @@ import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load
 import { resolve } from 'node:path';
 
 /** Usage text of `tabrl validate`. */
-export const VALIDATE_USAGE = `Usage: tabrl validate <env-name | path/to/env.ts> [options]
+const VALIDATE_USAGE = `Usage: tabrl validate <env-name | path/to/env.ts> [options]
 
 Checks an environment without a model: every task is played by a reference that should pass it and
 scored by the environment's rubric; tasks where the reference does not pass are listed.
@@ -33,7 +33,7 @@ Options:
 Exit code: 0 when every reference passed, 1 when some did not, 2 for a usage mistake or no reference.`;
 
 /** One task whose reference did not pass. */
-export interface ValidationFailure {
+interface ValidationFailure {
   split: 'train' | 'eval';
   taskIndex: number;
   reward: number;
@@ -124,7 +124,7 @@ export async function runValidate(argv: string[]): Promise<number> {
 }
 
 /** Plays every task with `client(task)` and returns the tasks whose rollout did not pass. */
-export async function validateEnvironment(
+async function validateEnvironment(
   env: Environment,
   splits: Array<{ split: 'train' | 'eval'; tasks: Task[] }>,
   options: { concurrency: number; client: (task: Task) => ChatClient },

@@ -36,7 +36,7 @@ export function exportPeftAdapter(parameters: NamedTensors, config: ModelConfig,
 }
 
 /** The base weights with each adapter folded in: W + (alpha/r)·B·A, under Hugging Face names only. */
-export function mergeLora(parameters: NamedTensors, config: ModelConfig, lora: LoraConfig): NamedTensors {
+function mergeLora(parameters: NamedTensors, config: ModelConfig, lora: LoraConfig): NamedTensors {
   const merged: NamedTensors = new Map();
   for (const [name, tensor] of parameters) if (!name.startsWith('base_model.')) merged.set(name, { shape: [...tensor.shape], data: tensor.data.slice() });
   const scale = lora.alpha / lora.rank;

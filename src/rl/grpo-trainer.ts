@@ -626,7 +626,7 @@ export function lossNormalizer(lossType: LossType, counts: { stepTokens: number;
 }
 
 /** Whether a rollout was cut by the token limit (a turn that ended on max_tokens), as TRL's mask_truncated_completions means it. */
-export function isTruncatedByLength(trajectory: Trajectory): boolean {
+function isTruncatedByLength(trajectory: Trajectory): boolean {
   return trajectory.stopReason === 'length' || trajectory.turns.some((turn) => turn.finishReason === 'length');
 }
 

@@ -42,6 +42,11 @@ test('the objective settings reach the trainer, and "More charts" adds and remov
   await page.getByTestId('train-turnCredit').selectOption('turn');
   await page.getByTestId('train-scaleRewards').selectOption('group');
   await page.getByTestId('train-dynamicSampling').check();
+  // A number outside a setting's range is clamped into it (groupSize: 2 to 64).
+  await page.getByTestId('train-groupSize').fill('1');
+  expect(await page.getByTestId('train-groupSize').inputValue()).toBe('2');
+  await page.getByTestId('train-groupSize').fill('500');
+  expect(await page.getByTestId('train-groupSize').inputValue()).toBe('64');
   await fillFields(page, { 'train-echoWeight': '0.1', 'train-grpoSteps': '2', 'train-tasksPerStep': '1', 'train-groupSize': '2', 'train-maxTokens': '6' });
   // Each choice explains itself.
   expect(await objective.textContent()).toContain('no length bias at all (Dr. GRPO)');

@@ -4,7 +4,8 @@
  * lesson choose nano in the model picker, the engine loads the folder the app ships
  * (public/models/nano, no download), and an evaluation plays compact Wordle games with it, shown
  * turn by turn; one GRPO step with the game's turn rewards shows each move's score in the rollout
- * viewer. Screenshots: nano-default.png, nano-picker.png, nano-lesson-6.png, nano-lesson-6-turn-rewards.png.
+ * viewer, each glued to its move's last token even at 800 px. Screenshots: nano-default.png, nano-picker.png,
+ * nano-lesson-6.png, nano-lesson-6-turn-rewards.png, nano-lesson-6-turn-rewards-800.png.
  */
 import type { Browser } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
@@ -81,6 +82,17 @@ describe('nano', () => {
     await page.setViewportSize({ width: 800, height: 720 });
     await page.getByTestId('training-rollouts').scrollIntoViewIfNeeded();
     await screenshot(page, 'nano-lesson-6-turn-rewards-800');
+    // At 800 px the moves wrap, but each score stays on the line of its move's last token (never alone at the start of the next line).
+    const offsets = await page.getByTestId('turn-reward').evaluateAll((chips) =>
+      chips.map((chip) => {
+        const token = chip.previousElementSibling;
+        if (token?.getAttribute('data-testid') !== 'token') return Number.NaN;
+        const [a, b] = [chip.getBoundingClientRect(), token.getBoundingClientRect()];
+        return Math.abs(a.top - b.top) + Math.abs(a.left - b.right);
+      }),
+    );
+    expect(offsets.length).toBeGreaterThan(0);
+    for (const offset of offsets) expect(offset).toBeLessThan(4);
     expect(pageErrors).toEqual([]);
     await context.close();
   });

@@ -41,8 +41,11 @@ export interface FakeOpenAIServer {
   close(): Promise<void>;
 }
 
+/** Maps a request (its messages, its body, its 0-based index among the requests) to the fake endpoint's reply. */
+export type FakePolicy = (messages: Message[], request: ChatRequest, index: number) => FakeReply | Promise<FakeReply>;
+
 /** Starts a fake endpoint; `policy` maps each request to a reply. */
-export async function startFakeOpenAIServer(policy: (messages: Message[], request: ChatRequest, index: number) => FakeReply | Promise<FakeReply>): Promise<FakeOpenAIServer> {
+export async function startFakeOpenAIServer(policy: FakePolicy): Promise<FakeOpenAIServer> {
   const requests: ChatRequest[] = [];
   const authorizations: (string | undefined)[] = [];
   const server: Server = createServer(async (req, res) => {
@@ -83,6 +86,16 @@ export async function startFakeOpenAIServer(policy: (messages: Message[], reques
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Runs `body` against a fake endpoint started for it, and closes the endpoint however `body` ends. */
+export async function withFakeOpenAIServer<T>(policy: FakePolicy, body: (server: FakeOpenAIServer) => Promise<T>): Promise<T> {
+  const server = await startFakeOpenAIServer(policy);
+  try {
+    return await body(server);
+  } finally {
+    await server.close();
+  }
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -16,7 +16,7 @@ export function parseJsonLeniently(text: string): unknown {
 }
 
 /** Texts that may be JSON, most specific first. */
-export function jsonCandidates(text: string): string[] {
+function jsonCandidates(text: string): string[] {
   const fenced = [...text.matchAll(/```[\w-]*\s*\n?([\s\S]*?)```/g)].map((match) => match[1]!.trim());
   const between = (open: string, close: string) => {
     const first = text.indexOf(open);

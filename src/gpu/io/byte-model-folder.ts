@@ -14,7 +14,7 @@ import { serializeSafetensors } from './safetensors.ts';
 import type { Tokenizer } from './tokenizer.ts';
 
 /** The tokenizer_class a byte-model folder's tokenizer_config.json names. */
-export const BYTE_TOKENIZER_CLASS = 'TabRLByteTokenizer';
+const BYTE_TOKENIZER_CLASS = 'TabRLByteTokenizer';
 
 /** tokenizer_config.json of a byte-model folder. */
 function byteTokenizerConfig(): Record<string, unknown> {
@@ -49,7 +49,7 @@ export function serializeByteModelFolder(config: ModelConfig, tensors: NamedTens
 }
 
 /** Whether a parsed tokenizer_config.json names TabRL's byte tokenizer. */
-export function isByteTokenizerConfig(config: unknown): boolean {
+function isByteTokenizerConfig(config: unknown): boolean {
   return typeof config === 'object' && config !== null && (config as { tokenizer_class?: unknown }).tokenizer_class === BYTE_TOKENIZER_CLASS;
 }
 

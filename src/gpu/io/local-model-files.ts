@@ -7,7 +7,7 @@
 import type { ReadFile } from './model-folder.ts';
 
 /** The files a model folder needs besides its weights (model.safetensors, or an index and its shards). */
-export const REQUIRED_LOCAL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json'] as const;
+const REQUIRED_LOCAL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json'] as const;
 
 /** The part of a File this module reads (a File, or a test double). */
 export interface PickedFile {

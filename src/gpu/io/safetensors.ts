@@ -9,7 +9,7 @@ import { errorMessage } from '../../common/error-message.ts';
 import { f16BitsToF32, f32ToF16Bits } from './half.ts';
 
 /** Floating-point dtypes this parser reads, with their size in bytes. */
-export const SAFETENSORS_DTYPE_BYTES: Readonly<Record<string, number>> = { F32: 4, F16: 2, BF16: 2, F64: 8 };
+const SAFETENSORS_DTYPE_BYTES: Readonly<Record<string, number>> = { F32: 4, F16: 2, BF16: 2, F64: 8 };
 
 /** A parsed safetensors file: tensors as f32, each tensor's stored dtype, and the free-form metadata. */
 export interface SafetensorsContents {

@@ -6,7 +6,7 @@
  */
 
 /** Architectures the engine runs, by their Hugging Face `architectures[0]` name. */
-export const SUPPORTED_ARCHITECTURES = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'] as const;
+const SUPPORTED_ARCHITECTURES = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'] as const;
 
 /** One of SUPPORTED_ARCHITECTURES. */
 export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];

@@ -8,7 +8,7 @@ import type { ModelConfig } from './config.ts';
 import { LORA_TARGET_MODULES, linearSizes, loraParamName, tensorView, type Layout, type LoraConfig } from './layout.ts';
 
 /** Standard deviation of Hugging Face's initializer_range for these models. */
-export const INITIALIZER_RANGE = 0.02;
+const INITIALIZER_RANGE = 0.02;
 
 /** Returns a deterministic generator of uniform numbers in [0, 1) (mulberry32). */
 export function seededUniform(seed: number): () => number {
@@ -23,7 +23,7 @@ export function seededUniform(seed: number): () => number {
 }
 
 /** Returns a deterministic generator of standard normal numbers (Box–Muller over seededUniform). */
-export function seededNormal(seed: number): () => number {
+function seededNormal(seed: number): () => number {
   const uniform = seededUniform(seed);
   return () => {
     const u1 = 1 - uniform(); // (0, 1]

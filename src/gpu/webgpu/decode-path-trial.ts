@@ -27,7 +27,7 @@ export interface PathTrialOptions {
 }
 
 /** The defaults: 2 to 6 rounds, stop at a 1.25× lead, at most ~1.5 s of timed rounds. */
-export const DEFAULT_PATH_TRIAL: PathTrialOptions = { minRounds: 2, maxRounds: 6, margin: 1.25, budgetMs: 1500 };
+const DEFAULT_PATH_TRIAL: PathTrialOptions = { minRounds: 2, maxRounds: 6, margin: 1.25, budgetMs: 1500 };
 
 /** Every timing of a trial, ms per timed run, in the order taken. */
 export interface PathTrialTimes {

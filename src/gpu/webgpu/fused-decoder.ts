@@ -28,7 +28,7 @@ const STATE_WORDS = 8; // position, token, done, maxDraws, stopStart, stopCount,
 const NONE = 0xffffffff;
 
 /** The kernel's threads per sequence: 4 on a software adapter (one SwiftShader SIMD group: its barriers cost nothing), 64 on a GPU. */
-export function fusedWorkgroupSize(software: boolean): number {
+function fusedWorkgroupSize(software: boolean): number {
   return software ? 4 : 64;
 }
 

@@ -51,7 +51,7 @@ export interface Dispatch {
 }
 
 /** Returns the readable cache key of a pipeline, e.g. "matmul_forward|HAS_BIAS=true|WG_X=16|WG_Y=4". */
-export function pipelineKey(name: KernelName, constants: Constants): string {
+function pipelineKey(name: KernelName, constants: Constants): string {
   const parts = Object.keys(constants)
     .sort()
     .map((key) => `${key}=${constants[key]}`);
@@ -59,7 +59,7 @@ export function pipelineKey(name: KernelName, constants: Constants): string {
 }
 
 /** Encodes a list of uniform fields as the bytes of a WGSL struct of 4-byte scalars (padded to 16). */
-export function packParams(fields: readonly Param[]): ArrayBuffer {
+function packParams(fields: readonly Param[]): ArrayBuffer {
   const bytes = new ArrayBuffer(Math.max(16, Math.ceil((fields.length * 4) / 16) * 16));
   const view = new DataView(bytes);
   fields.forEach((field, i) => {

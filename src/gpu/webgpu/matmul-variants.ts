@@ -108,11 +108,6 @@ export function rememberMatmulChoice(adapter: AdapterDescription, choice: Matmul
   }
 }
 
-/** Forgets every cached trial (tests). */
-export function clearMatmulChoiceCache(): void {
-  TRIAL_CACHE.clear();
-}
-
 function isChoice(value: Partial<MatmulChoice>): value is MatmulChoice {
   return (
     (FORWARD_VARIANTS as readonly string[]).includes(value.forward ?? '') &&

@@ -20,7 +20,7 @@ import {
 } from './matmul-variants.ts';
 
 /** Workgroup shape of the register-tiled matmuls: WG_X threads over column groups × WG_Y threads over row groups. */
-export const MATMUL_WORKGROUP = { WG_X: 16, WG_Y: 4 } as const;
+const MATMUL_WORKGROUP = { WG_X: 16, WG_Y: 4 } as const;
 
 function requireMultipleOf4(op: string, sizes: Record<string, number>): void {
   for (const [name, value] of Object.entries(sizes)) {
@@ -49,7 +49,7 @@ export const MATMUL_NARROW_ROWS = 2;
  * in 4×1 ones, SwiftShader), and a handful of large ones balance badly on a loaded machine (256² weight
  * gradient, 16×16 tiles: 40 ms wall in 4 workgroups of 16×4, 29–32 ms in 8–32 smaller ones).
  */
-export const MATMUL_MIN_WORKGROUPS = 8;
+const MATMUL_MIN_WORKGROUPS = 8;
 
 /**
  * The workgroup of a register-tiled matmul with `columnGroups` × `rowGroups` threads: 16 × 4 normally;
@@ -180,7 +180,7 @@ export function matmulBackwardInput(
 }
 
 /** How many ways split-K divides N tokens for an (OC, IC) weight gradient: 1 (no split) when the output is large, the tokens few, or the scratch too big. */
-export function splitKSplits(N: number, IC: number, OC: number): number {
+function splitKSplits(N: number, IC: number, OC: number): number {
   if (Math.ceil(OC / 8) * Math.ceil(IC / 16) >= SPLIT_K_MAX_TILES) return 1;
   const byTokens = Math.floor(N / SPLIT_K_MIN_CHUNK);
   const byScratch = Math.floor(SPLIT_K_MAX_SCRATCH_BYTES / (OC * IC * 4));

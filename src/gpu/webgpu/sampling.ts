@@ -24,7 +24,7 @@ export const SAMPLE_WORKGROUP_SIZES = [4, 64, 256] as const;
  * SwiftShader: measured 0.11 ms per draw at V = 264 against 0.6–2 ms with 16–64 threads, whose
  * barriers dominate); on a GPU 64 for small vocabularies, else 256.
  */
-export function sampleWorkgroupSize(V: number, software: boolean): number {
+function sampleWorkgroupSize(V: number, software: boolean): number {
   if (software) return 4;
   return V <= 4096 ? 64 : 256;
 }

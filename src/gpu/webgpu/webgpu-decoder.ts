@@ -30,7 +30,7 @@ import { DRAW_WORDS, DRAWN_BYTES, packDraws, readStaged, sampleOnDevice, sampleT
 import { WebGPUBackend, type BackendWeightsView } from './webgpu-backend.ts';
 
 /** Tokens per cache page. With KVH·HS a multiple of 4, a page of one layer is a multiple of 256 bytes (the binding alignment). */
-export const KV_PAGE_SIZE = 16;
+const KV_PAGE_SIZE = 16;
 
 /** Sizes of a WebGPU decoder. */
 export interface WebGPUDecoderOptions {

@@ -1,11 +1,11 @@
 /** Evaluation settings, each with a one-line explanation. */
-import type { ReactNode } from 'react';
 import { usePlayground } from '../store/index.ts';
 import type { EvaluationSettings } from '../store/evaluation-slice.ts';
+import { NumberSetting, Setting, type NumberField } from './Setting.tsx';
 
 type NumericKey = Exclude<keyof EvaluationSettings, 'argsJson'>;
 
-const NUMERIC: { key: NumericKey; label: string; help: string; min: number; max: number; step?: number }[] = [
+const NUMERIC: NumberField<NumericKey>[] = [
   { key: 'numTasks', label: 'Tasks', help: 'How many tasks of the evaluation set to run.', min: 1, max: 100000 },
   { key: 'rolloutsPerTask', label: 'Rollouts per task', help: 'Samples per task; pass@k uses them.', min: 1, max: 256 },
   { key: 'concurrency', label: 'Concurrency', help: 'Rollouts in flight at once.', min: 1, max: 64 },
@@ -21,8 +21,8 @@ export function SettingsPanel() {
     <section className="card" aria-labelledby="settings-heading">
       <h2 id="settings-heading">Settings</h2>
       <div className="settings-grid">
-        {NUMERIC.map(({ key, ...field }) => (
-          <NumericInput key={key} settingKey={key} {...field} />
+        {NUMERIC.map((field) => (
+          <EvaluationNumber key={field.key} field={field} />
         ))}
       </div>
       <ArgsSetting />
@@ -30,35 +30,10 @@ export function SettingsPanel() {
   );
 }
 
-function Setting({ label, help, children }: { label: string; help: string; children: ReactNode }) {
-  return (
-    <label className="setting">
-      <span className="setting-label">{label}</span>
-      {children}
-      <span className="setting-help">{help}</span>
-    </label>
-  );
-}
-
-function NumericInput({ settingKey, label, help, min, max, step }: { settingKey: NumericKey; label: string; help: string; min: number; max: number; step?: number }) {
-  const value = usePlayground((state) => state.settings[settingKey]);
+function EvaluationNumber({ field }: { field: NumberField<NumericKey> }) {
+  const value = usePlayground((state) => state.settings[field.key]);
   const setSettings = usePlayground((state) => state.setSettings);
-  return (
-    <Setting label={label} help={help}>
-      <input
-        type="number"
-        data-testid={`setting-${settingKey}`}
-        value={value}
-        min={min}
-        max={max}
-        step={step ?? 1}
-        onChange={(event) => {
-          const number = Number(event.target.value);
-          if (event.target.value !== '' && Number.isFinite(number)) setSettings({ [settingKey]: Math.min(max, Math.max(min, number)) });
-        }}
-      />
-    </Setting>
-  );
+  return <NumberSetting field={field} value={value} testId={`setting-${field.key}`} onChange={(number) => setSettings({ [field.key]: number })} />;
 }
 
 function ArgsSetting() {

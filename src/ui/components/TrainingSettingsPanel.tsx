@@ -3,11 +3,12 @@ import { usePlayground } from '../store/index.ts';
 import type { TeacherKind } from '../store/policy-slice.ts';
 import { SegmentedChoice, type SegmentedOption } from './SegmentedChoice.tsx';
 import type { TrainingSettings } from '../store/training-slice.ts';
+import { NumberSetting, Setting, type NumberField } from './Setting.tsx';
 
 /** The settings that are numbers. */
 type NumberKey = { [K in keyof TrainingSettings]: TrainingSettings[K] extends number ? K : never }[keyof TrainingSettings];
 
-type Field = { key: NumberKey; label: string; help: string; min: number; max: number; step?: number };
+type Field = NumberField<NumberKey>;
 
 /** A setting chosen from a few named options, each option explained. */
 type ChoiceField = { key: 'lossType' | 'scaleRewards' | 'turnCredit'; label: string; help: string; options: { value: string; label: string; help: string }[] };
@@ -141,24 +142,7 @@ function TeacherPicker() {
 function TrainingInput({ field }: { field: Field }) {
   const value = usePlayground((state) => state.trainingSettings[field.key]);
   const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
-  return (
-    <label className="setting">
-      <span className="setting-label">{field.label}</span>
-      <input
-        type="number"
-        data-testid={`train-${field.key}`}
-        value={value}
-        min={field.min}
-        max={field.max}
-        step={field.step ?? 1}
-        onChange={(event) => {
-          const number = Number(event.target.value);
-          if (event.target.value !== '' && Number.isFinite(number)) setTrainingSettings({ [field.key]: Math.min(field.max, Math.max(field.min, number)) });
-        }}
-      />
-      <span className="setting-help">{field.help}</span>
-    </label>
-  );
+  return <NumberSetting field={field} value={value} testId={`train-${field.key}`} onChange={(number) => setTrainingSettings({ [field.key]: number })} />;
 }
 
 function TrainingChoice({ field }: { field: ChoiceField }) {
@@ -166,8 +150,7 @@ function TrainingChoice({ field }: { field: ChoiceField }) {
   const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
   const chosen = field.options.find((option) => option.value === value);
   return (
-    <label className="setting">
-      <span className="setting-label">{field.label}</span>
+    <Setting label={field.label} help={`${field.help} ${chosen?.help ?? ''}`}>
       <select data-testid={`train-${field.key}`} value={value} onChange={(event) => setTrainingSettings({ [field.key]: event.target.value } as Partial<TrainingSettings>)}>
         {field.options.map((option) => (
           <option key={option.value} value={option.value}>
@@ -175,10 +158,7 @@ function TrainingChoice({ field }: { field: ChoiceField }) {
           </option>
         ))}
       </select>
-      <span className="setting-help">
-        {field.help} {chosen?.help}
-      </span>
-    </label>
+    </Setting>
   );
 }
 
@@ -186,16 +166,14 @@ function DynamicSamplingToggle() {
   const on = usePlayground((state) => state.trainingSettings.dynamicSampling);
   const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
   return (
-    <label className="setting">
-      <span className="setting-label">Dynamic sampling</span>
+    <Setting
+      label="Dynamic sampling"
+      help="When every answer to a task gets the same reward there is nothing to learn from it; on, such tasks are replaced by fresh ones (up to 3× the tasks per step), so each step keeps its learning signal (DAPO)."
+    >
       <span className="setting-check">
         <input type="checkbox" data-testid="train-dynamicSampling" checked={on} onChange={(event) => setTrainingSettings({ dynamicSampling: event.target.checked })} />
         {on ? 'on' : 'off'}
       </span>
-      <span className="setting-help">
-        When every answer to a task gets the same reward there is nothing to learn from it; on, such tasks are replaced by fresh ones (up to 3× the tasks per step), so each step keeps its learning
-        signal (DAPO).
-      </span>
-    </label>
+    </Setting>
   );
 }

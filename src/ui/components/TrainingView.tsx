@@ -240,41 +240,33 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
       </code>
       <span className="arrow">→</span>
       <span className="tokens">
-        {rollout.turns.flatMap((turn, t) => [
-          ...turn.completionIds.map((id, i) => {
-            const logprob = turn.completionLogprobs[i] ?? 0;
-            const probability = Math.exp(logprob);
-            // The engine decoded each token with the model's tokenizer; '' is part of a character the next token completes.
-            const text = turn.completionPieces[i] ?? '';
-            return (
-              <span
-                key={`${t}-${i}`}
-                className="token"
-                data-testid="token"
-                style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }}
-                title={`token ${id}: ${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}
-              >
-                {text === '' ? '·' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
-              </span>
-            );
-          }),
-          // The rubric's score of this turn (turn rewards), which GRPO credits to this turn's tokens.
-          ...(rollout.turnRewards?.[t] !== undefined
-            ? [
-                <span key={`${t}-score`} className="turn-reward" data-testid="turn-reward" title="this turn's score (the rubric's turn rewards)">
-                  {rollout.turnRewards[t]!.toFixed(2)}
-                </span>,
-              ]
-            : []),
-          // Multi-turn: the environment's answer to this turn (a Wordle board), between the model's turns.
-          ...(replies[t]
-            ? [
-                <code key={`${t}-reply`} className="env-reply" data-testid="env-reply" title="the environment's reply">
-                  {replies[t]}
-                </code>,
-              ]
-            : []),
-        ])}
+        {rollout.turns.flatMap((turn, t) => {
+          const tokens = turn.completionIds.map((id, i) => <TokenChip key={`${t}-${i}`} id={id} logprob={turn.completionLogprobs[i] ?? 0} text={turn.completionPieces[i] ?? ''} />);
+          const score = rollout.turnRewards?.[t];
+          return [
+            // The rubric's score of this turn (turn rewards), which GRPO credits to this turn's tokens: glued
+            // to the turn's last token in one unbreakable item, so a narrow row never wraps it away from its move.
+            ...(score === undefined
+              ? tokens
+              : [
+                  ...tokens.slice(0, -1),
+                  <span key={`${t}-end`} className="turn-end">
+                    {tokens.at(-1)}
+                    <span className="turn-reward" data-testid="turn-reward" title="this turn's score (the rubric's turn rewards)">
+                      {score.toFixed(2)}
+                    </span>
+                  </span>,
+                ]),
+            // Multi-turn: the environment's answer to this turn (a Wordle board), between the model's turns.
+            ...(replies[t]
+              ? [
+                  <code key={`${t}-reply`} className="env-reply" data-testid="env-reply" title="the environment's reply">
+                    {replies[t]}
+                  </code>,
+                ]
+              : []),
+          ];
+        })}
       </span>
       {Object.entries(rollout.scores).map(([name, value]) => (
         <span key={name} className="chip">
@@ -287,6 +279,22 @@ function TrainingRollout({ rollout }: { rollout: EngineTrainingRollout }) {
         </span>
       )}
     </li>
+  );
+}
+
+/** One generated token, coloured by its probability (red unlikely, green likely), its id and logprob in the tooltip. */
+function TokenChip({ id, logprob, text }: { id: number; logprob: number; text: string }) {
+  const probability = Math.exp(logprob);
+  return (
+    <span
+      className="token"
+      data-testid="token"
+      style={{ background: `hsl(${(probability * 120).toFixed(0)}, 70%, 84%)` }}
+      title={`token ${id}: ${JSON.stringify(text)} logprob ${logprob.toFixed(3)} (p ${probability.toFixed(3)})`}
+    >
+      {/* The engine decoded each token with the model's tokenizer; '' is part of a character the next token completes. */}
+      {text === '' ? '·' : text.replace(/ /g, '␣').replace(/\n/g, '⏎')}
+    </span>
   );
 }
 

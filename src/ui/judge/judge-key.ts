@@ -3,20 +3,12 @@
  * key. It is read when a run builds the judge's client, in the app; it never enters a store, a
  * share link, or the sandbox (the sandbox only gets a client whose calls come back here).
  */
+import { storedApiKey } from '../api-key.ts';
 
-const JUDGE_KEY_STORAGE = 'tabrl.judge.apiKey';
+const judgeKey = storedApiKey('tabrl.judge.apiKey');
 
 /** The stored judge API key, or '' when none. */
-export function readJudgeApiKey(): string {
-  try {
-    return localStorage.getItem(JUDGE_KEY_STORAGE) ?? '';
-  } catch {
-    return '';
-  }
-}
+export const readJudgeApiKey = judgeKey.read;
 
 /** Stores the judge API key (an empty key removes it). */
-export function writeJudgeApiKey(key: string): void {
-  if (key) localStorage.setItem(JUDGE_KEY_STORAGE, key);
-  else localStorage.removeItem(JUDGE_KEY_STORAGE);
-}
+export const writeJudgeApiKey = judgeKey.write;

@@ -175,7 +175,7 @@ export interface TrainingSlice {
 }
 
 /** The optional charts shown until the person picks others: the ones the view always had. */
-export const DEFAULT_CHART_PICKS = ['kl', 'entropy', 'gradNorm', 'tokensPerSecond'];
+const DEFAULT_CHART_PICKS = ['kl', 'entropy', 'gradNorm', 'tokensPerSecond'];
 
 /** The state before any job. */
 export const IDLE_JOB: TrainingJob = { status: 'idle', mode: 'warmup', phase: '', done: 0, total: 0, startedAt: 0, phaseStartedAt: 0, failure: null, note: null };

@@ -80,7 +80,7 @@ export function removeDocument(index: number): void {
 }
 
 /** The client and model name that play `role` from `source`. */
-export async function roleClient(source: StudioRoleSource, role: HeuristicRole): Promise<{ client: ChatClient; model: string; label: string }> {
+async function roleClient(source: StudioRoleSource, role: HeuristicRole): Promise<{ client: ChatClient; model: string; label: string }> {
   if (source === 'policy') {
     if (usePlayground.getState().policy === 'expert')
       throw new Error(

@@ -87,7 +87,7 @@ export interface StudioState {
 }
 
 /** The studio's state before anything ran. */
-export const INITIAL_STUDIO: StudioState = {
+const INITIAL_STUDIO: StudioState = {
   section: 'documents',
   documents: [],
   generator: 'heuristic',

@@ -1,12 +1,10 @@
 // The isolated process of an environment file, driven as evaluate() drives it: the permission model
 // really refuses what environment code could reach, a process that runs out of memory or is killed
 // fails only the rollouts to blame, and the innocent ones come out whole.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { evaluate, ScriptedClient } from '../../../src/envs/index.ts';
 import { loadIsolatedEnvironment, type IsolatedEnvironment } from '../../../src/cli/isolated-environment.ts';
+import { writeEnvFile } from '../../support/tabrl-cli.ts';
 
 let env: IsolatedEnvironment | undefined;
 afterEach(() => {
@@ -16,11 +14,7 @@ afterEach(() => {
 
 const echo = new ScriptedClient((messages) => messages.at(-1)!.content);
 
-function writeEnv(source: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'tabrl-isolated-')), 'env.mjs');
-  writeFileSync(path, source);
-  return path;
-}
+const writeEnv = (source: string) => writeEnvFile(source, 'env.mjs');
 
 const ENV = `
 import { SingleTurnEnv, Rubric } from 'tabrl';

@@ -1,12 +1,10 @@
 // Turn reward functions of an environment file run in its own process under `tabrl eval`: each model
 // turn's weighted score comes back with the rollout (turn_rewards in results.jsonl), so GRPO, which
 // rolls out through the same isolated environment, gets per-turn credit from untrusted code too.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { expect, test } from 'vitest';
-import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
-import { runTabrl } from '../../support/tabrl-cli.ts';
+import { withFakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { readResults, runTabrl, writeEnvFile } from '../../support/tabrl-cli.ts';
 
 const ENV = `
 import { MultiTurnEnv, Rubric, type Message, type RewardContext, type State } from 'tabrl';
@@ -33,20 +31,16 @@ export default function loadEnvironment() {
 
 test('tabrl eval returns the turn rewards an environment file scores in its own process', { timeout: 120_000 }, async () => {
   const replies = ['yes', 'no', 'yes'];
-  const server = await startFakeOpenAIServer((_messages, _request, index) => replies[index % 3]!);
-  try {
-    const dir = mkdtempSync(join(tmpdir(), 'tabrl-turns-'));
-    writeFileSync(join(dir, 'env.ts'), ENV);
-    const out = join(dir, 'out');
-    const { code, stderr } = await runTabrl(['eval', join(dir, 'env.ts'), '--base-url', server.baseURL, '--model', 'm', '-n', '1', '-r', '1', '--out', out]);
+  await withFakeOpenAIServer((_messages, _request, index) => replies[index % 3]!, async (server) => {
+    const envFile = writeEnvFile(ENV);
+    const out = join(dirname(envFile), 'out');
+    const { code, stderr } = await runTabrl(['eval', envFile, '--base-url', server.baseURL, '--model', 'm', '-n', '1', '-r', '1', '--out', out]);
     expect(stderr).not.toContain('Error');
     expect(code).toBe(0);
-    const [line] = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((text) => JSON.parse(text));
+    const [line] = readResults(out);
     expect(line.turns).toBe(3);
     expect(line.turn_rewards).toEqual([0.5, 0, 0.5]);
     expect(line.reward).toBe(1);
     expect(line.scores.yesTurnReward).toBeCloseTo(2 / 3);
-  } finally {
-    await server.close();
-  }
+  });
 });

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { wordleExpertPolicy } from '../../../src/envs/builtin/wordle.ts';
-import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
-import { runTabrl } from '../../support/tabrl-cli.ts';
+import { startFakeOpenAIServer, withFakeOpenAIServer, type FakeOpenAIServer, type FakePolicy } from '../../support/fake-openai-server.ts';
+import { readResults, runTabrl } from '../../support/tabrl-cli.ts';
 
 /** Runs the CLI and resolves with its exit code and output (never rejects). */
 const tabrl = (args: string[], env: Record<string, string> = {}) => runTabrl(args, { env, timeoutMs: 60_000 });
@@ -60,7 +60,7 @@ describe('tabrl eval', () => {
     expect(stdout).toMatch(/pass@2\s+0\.800/);
     expect(stdout).toMatch(/errors\s+10 rollouts \(reward: 10\)/);
 
-    const lines = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = readResults(out);
     expect(lines).toHaveLength(10);
     const live = lines.find((line) => line.answer === 'evil');
     expect(live).toMatchObject({ reward: 0, passed: false, scores: { exactReward: 0, brokenMetric: 0 }, stop_reason: 'completed' });
@@ -79,8 +79,7 @@ describe('tabrl eval', () => {
   });
 
   test('evaluates a built-in multi-turn environment by name (Wordle, played by the expert behind the server)', async () => {
-    const expert = await startFakeOpenAIServer(async (messages, request) => String(await wordleExpertPolicy(messages, request)));
-    try {
+    await withFakeOpenAIServer(async (messages, request) => String(await wordleExpertPolicy(messages, request)), async (expert) => {
       const out = join(dir, 'wordle-out');
       const { code, stdout } = await tabrl(['eval', 'wordle', '--base-url', expert.baseURL, '--model', 'expert', '-n', '3', '--out', out, '--json']);
       expect(code).toBe(0);
@@ -88,7 +87,7 @@ describe('tabrl eval', () => {
       expect(summary.numRollouts).toBe(3);
       expect(summary.scores.winReward).toBe(1);
       expect(summary.passRate).toBe(1);
-      const games = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      const games = readResults(out);
       // Every game is multi-turn and ends on the environment's last feedback.
       for (const game of games) expect(game.completion.at(-1).role).toBe('user');
       // tabrl audit reads the rubric's metric kinds from metadata.json: the wins' invalid-move count of
@@ -102,9 +101,7 @@ describe('tabrl eval', () => {
       const wrong = await tabrl(['audit', out, '--metrics', '{"invalidGuessesMetric": "fewerIsBetter"}', '--out', join(dir, 'wordle-audit-bad')]);
       expect(wrong.code).toBe(2);
       expect(wrong.stderr).toContain('--metrics: the kind of invalidGuessesMetric must be one of check, higherIsBetter, lowerIsBetter, info, got "fewerIsBetter"');
-    } finally {
-      await expert.close();
-    }
+    });
   });
 
   test('--model local:tiny evaluates against the in-process model and records the sampled tokens', async () => {
@@ -112,7 +109,7 @@ describe('tabrl eval', () => {
     const { code, stderr } = await tabrl(['eval', 'reverse-text', '--model', 'local:tiny', '--env-args', '{"compact": true, "numTasks": 50}', '-n', '2', '-r', '2', '--max-tokens', '4', '--seed', '1', '--out', out]);
     expect(stderr).toContain('wrote 4 rollouts');
     expect(code).toBe(0);
-    const lines = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = readResults(out);
     for (const line of lines) {
       const [turn] = line.turn_tokens;
       expect(turn.completionIds).toHaveLength(turn.completionLogprobs.length);
@@ -169,7 +166,7 @@ describe('docs/environments.md', () => {
     const path = join(dir, 'guess-the-number.ts');
     writeFileSync(path, example);
     // A bisecting player: it reads the feedback so far and guesses the middle of what is left.
-    const bisect = await startFakeOpenAIServer((messages) => {
+    const bisectPlayer: FakePolicy = (messages) => {
       let low = 1;
       let high = 100;
       let last = 0;
@@ -179,20 +176,18 @@ describe('docs/environments.md', () => {
         if (message.role === 'user' && message.content === 'Lower.') high = last - 1;
       }
       return `<guess>${Math.floor((low + high) / 2)}</guess>`;
-    });
-    try {
+    };
+    await withFakeOpenAIServer(bisectPlayer, async (bisect) => {
       const out = join(dir, 'guess-out');
       const { code, stderr } = await tabrl(['eval', path, '--base-url', bisect.baseURL, '--model', 'bisect', '-n', '5', '--out', out]);
       expect(stderr).toContain('wrote 5 rollouts');
       expect(code).toBe(0);
-      const lines = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      const lines = readResults(out);
       for (const line of lines) {
         expect(line.state.won).toBe(true);
         expect(line.scores.guessCountMetric).toBeLessThanOrEqual(7);
         expect(line.reward).toBeCloseTo(1 + 0.5 / line.state.guesses.length + 0.2);
       }
-    } finally {
-      await bisect.close();
-    }
+    });
   });
 });

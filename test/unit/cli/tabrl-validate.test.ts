@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { wordleExpertPolicy } from '../../../src/envs/builtin/wordle.ts';
-import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
-import { runTabrl } from '../../support/tabrl-cli.ts';
+import { withFakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { readResults, runTabrl } from '../../support/tabrl-cli.ts';
 
 const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 60_000 });
 
@@ -57,13 +57,12 @@ test('tabrl validate: a built-in environment’s expert passes every task', { ti
 });
 
 test('tabrl eval --state-columns puts state fields at the top level of each line and saves them for --resume; metadata has the version and commit', { timeout: 120_000 }, async () => {
-  const expert = await startFakeOpenAIServer(async (messages, request) => String(await wordleExpertPolicy(messages, request)));
-  try {
+  await withFakeOpenAIServer(async (messages, request) => String(await wordleExpertPolicy(messages, request)), async (expert) => {
     const out = join(mkdtempSync(join(tmpdir(), 'tabrl-columns-')), 'run');
     const { code, stderr } = await tabrl(['eval', 'wordle', '--base-url', expert.baseURL, '--model', 'expert', '-n', '2', '--state-columns', 'won,guesses,missing', '--out', out]);
     expect(stderr).not.toContain('Error');
     expect(code).toBe(0);
-    const lines = readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = readResults(out);
     for (const line of lines) {
       expect(line.won).toBe(true);
       expect(line.guesses).toEqual(line.state.guesses);
@@ -77,7 +76,5 @@ test('tabrl eval --state-columns puts state fields at the top level of each line
     const bad = await tabrl(['eval', 'wordle', '--base-url', expert.baseURL, '--model', 'expert', '--state-columns', 'won,', '--state-columns', 'a b']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--state-columns takes state field names separated by commas');
-  } finally {
-    await expert.close();
-  }
+  });
 });

@@ -3,6 +3,10 @@
  * Free of Node APIs so that browser tests can import it too; it throws a plain Error, which any
  * test runner reports as a failure.
  */
+import { seededUniform } from '../../../src/gpu/model/init.ts';
+
+/** The engine's own deterministic uniform generator in [0, 1) (mulberry32), for seeded test inputs. */
+export { seededUniform };
 
 /** Tolerances of expectClose: element i passes when |actual − expected| ≤ atol + rtol·|expected|. */
 export interface CloseOptions {
@@ -48,17 +52,6 @@ export function expectClose(
   );
 }
 
-/** Returns a deterministic generator of uniform numbers in [0, 1) (mulberry32). */
-export function seededUniform(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Returns n seeded uniform values in [−scale, scale). */
 export function randomArray(n: number, seed: number, scale = 1): Float32Array {
