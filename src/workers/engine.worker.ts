@@ -1,6 +1,7 @@
 /**
- * The engine worker: it owns the GPUDevice and the in-tab model (the tiny preset over the byte
- * tokenizer, seeded, on the WebGPU backend), answers chat requests with it through LocalChatClient,
+ * The engine worker: it owns the GPUDevice and the in-tab model on the WebGPU backend (tiny from a
+ * seed or nano from its shipped weights, both over the byte tokenizer and fully fine-tuned, or a real
+ * checkpoint with LoRA: engine/real-model.ts), answers chat requests with it through LocalChatClient,
  * and trains it: SFT on transcripts and GRPO on rollouts that the app makes in its sandbox (a
  * proxied `rollout()` per training rollout). Step metrics go back at a bounded rate. The app talks
  * to it only through src/workers/engine-bridge.ts. It runs no environment code; the only storage it
