@@ -1,9 +1,12 @@
 /**
- * The engine worker: it owns the GPUDevice and the in-tab model (the tiny preset over the byte
- * tokenizer, seeded, on the WebGPU backend), answers chat requests with it through LocalChatClient,
+ * The engine worker: it owns the GPUDevice and the in-tab model on the WebGPU backend (tiny from a
+ * seed or nano from its shipped weights, both over the byte tokenizer and fully fine-tuned, or a real
+ * checkpoint with LoRA: engine/real-model.ts), answers chat requests with it through LocalChatClient,
  * and trains it: SFT on transcripts and GRPO on rollouts that the app makes in its sandbox (a
  * proxied `rollout()` per training rollout). Step metrics go back at a bounded rate. The app talks
- * to it only through src/workers/engine-bridge.ts. It runs no environment code and touches no storage.
+ * to it only through src/workers/engine-bridge.ts. It runs no environment code; the only storage it
+ * touches is its own: downloaded model files (src/models/cache.ts) and the device's tuning results
+ * (IndexedDB `tabrl-engine`, engine/tuning-store.ts).
  */
 import * as Comlink from 'comlink';
 import { ChatClientError, type Message } from '../envs/index.ts';
@@ -26,6 +29,7 @@ import { exportModelFiles, readModelImport } from './engine/model-files.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
 import { PauseGate } from './engine/pause-gate.ts';
 import { sandboxRolloutSource } from './engine/sandbox-rollouts.ts';
+import { indexedDbTuningStore } from './engine/tuning-store.ts';
 import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
@@ -77,7 +81,7 @@ async function buildModel(seed: number): Promise<Model> {
   if (!gpu) throw new Error(NO_WEBGPU);
   let context;
   try {
-    context = await requestGPUDevice({ gpu, label: 'tabrl-engine', onError: (error) => reportError(error.message) });
+    context = await requestGPUDevice({ gpu, label: 'tabrl-engine', onError: (error) => reportError(error.message), tuningStore: indexedDbTuningStore() });
   } catch (error) {
     if (/No WebGPU adapter/.test(errorMessage(error))) throw new Error(NO_ADAPTER);
     throw new Error(`The in-tab model needs a WebGPU device and none could be had: ${errorMessage(error)}`);

@@ -4,6 +4,7 @@
  * and turns device loss and uncaptured validation errors into messages that say what happened and
  * what to do. It is not a buffer allocator or a kernel runner (see `kernels.ts`).
  */
+import type { TuningStore } from './tuning-store.ts';
 
 /** Optional features the engine uses when the adapter has them. */
 export const OPTIONAL_FEATURES = ['shader-f16', 'subgroups', 'timestamp-query'] as const satisfies readonly GPUFeatureName[];
@@ -46,6 +47,8 @@ export interface GPUContext {
   lost: Promise<GPUDeviceLostInfo>;
   /** The first uncaptured validation or out-of-memory error, if any happened. */
   firstError: () => Error | undefined;
+  /** Where tuning results (the matmul trial's choice) outlive the process, if the host supplied a store; otherwise they last only the process. */
+  tuningStore?: TuningStore;
 }
 
 /** Options for `requestGPUDevice`. */
@@ -56,6 +59,8 @@ export interface RequestDeviceOptions {
   label?: string;
   /** Called with a clear error on device loss or an uncaptured GPU error; defaults to console.error. */
   onError?: (error: Error) => void;
+  /** Where the device's tuning results persist across visits (the engine worker passes IndexedDB); default none. */
+  tuningStore?: TuningStore;
 }
 
 /** Requests a high-performance adapter and a device with its limits and optional features, or throws loudly. */
@@ -129,5 +134,6 @@ export async function requestGPUDevice(options: RequestDeviceOptions = {}): Prom
     },
     lost,
     firstError: () => firstError,
+    ...(options.tuningStore ? { tuningStore: options.tuningStore } : {}),
   };
 }

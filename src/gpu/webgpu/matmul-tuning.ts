@@ -1,17 +1,17 @@
 /**
  * The short timed trial that picks each matmul product's kernel on a device (matmul-variants.ts lists
- * the variants): every candidate runs a representative product a few times, the fastest wins, and the
- * choice is cached per adapter so that later devices on the same adapter (and, in a page, later
- * visits through localStorage) skip the trial. A forced choice (`forceMatmul`) is never overridden.
+ * the variants): every candidate runs a representative product a few times and the fastest wins. The
+ * choice is remembered per adapter (matmul-choice-cache.ts): in the process, so later devices on the
+ * same adapter skip the trial, and in the context's `tuningStore` where the host supplies one (the
+ * engine worker: IndexedDB), so later visits skip it too. A forced choice (`forceMatmul`) is never overridden.
  */
 import { isSoftwareAdapter } from './device.ts';
 import { createTensor, KernelPlan, type Kernels } from './kernels.ts';
+import { resolveMatmulChoice } from './matmul-choice-cache.ts';
 import {
-  cachedMatmulChoice,
   defaultMatmulChoice,
   FORWARD_VARIANTS,
   INPUT_GRAD_VARIANTS,
-  rememberMatmulChoice,
   WEIGHT_GRAD_VARIANTS,
   type ForwardVariant,
   type InputGradVariant,
@@ -43,22 +43,25 @@ function trialShape(software: boolean): TrialShape {
 
 /**
  * Runs the trial once per device (later calls return the same promise) unless the choice is forced or
- * cached for this adapter, and sets `kernels.matmul`. On a software adapter the workgroup-memory
+ * remembered for this adapter, and sets `kernels.matmul`. On a software adapter the workgroup-memory
  * forward is not tried (its barriers made it 10× slower on SwiftShader), nor split-K (no idle cores to
- * fill). Takes about 1–3 s on SwiftShader (compiling the candidates, then 5 rounds); errors leave the default choice in place.
+ * fill). Costs about 3.7 s of CPU on SwiftShader (compiling 9 candidates, then a warm-up and 5 rounds
+ * each; 6–8 s of wall time on a loaded 2-core machine, Node + Dawn, 2026-12-04), which is why the
+ * choice is remembered; errors leave the default choice in place.
  */
 export function tuneMatmul(kernels: Kernels): Promise<MatmulChoice> {
-  kernels.matmulTrial ??= runTrial(kernels).catch(() => kernels.matmul);
+  kernels.matmulTrial ??= resolveMatmulChoice(kernels.gpu.adapter, kernels.gpu.tuningStore, () => runTrial(kernels))
+    .then((choice) => {
+      if (kernels.matmul.source !== 'forced') kernels.matmul = choice;
+      return kernels.matmul;
+    })
+    .catch(() => kernels.matmul);
   return kernels.matmulTrial;
 }
 
+/** Times the candidates of each product on this device and returns the choice (source 'trial'). */
 async function runTrial(kernels: Kernels): Promise<MatmulChoice> {
   const adapter = kernels.gpu.adapter;
-  const cached = cachedMatmulChoice(adapter);
-  if (cached) {
-    kernels.matmul = cached;
-    return cached;
-  }
   const software = isSoftwareAdapter(adapter);
   const shape = trialShape(software);
   const { M, K, N } = shape;
@@ -74,12 +77,7 @@ async function runTrial(kernels: Kernels): Promise<MatmulChoice> {
     const forward = await fastest<ForwardVariant>(kernels, shape, forwardCandidates, defaults.forward, (plan, v) => ops.matmulForward(plan, y, x, w, null, M, K, N, { variant: v }));
     const inputGrad = await fastest<InputGradVariant>(kernels, shape, INPUT_GRAD_VARIANTS, defaults.inputGrad, (plan, v) => ops.matmulBackwardInput(plan, dx, y, w, M, K, N, { variant: v }));
     const weightGrad = await fastest<WeightGradVariant>(kernels, shape, weightCandidates, defaults.weightGrad, (plan, v) => ops.matmulBackwardWeight(plan, dw, y, x, M, K, N, 1, v));
-    const choice: MatmulChoice = { forward, inputGrad, weightGrad, source: 'trial' };
-    if (kernels.matmul.source !== 'forced') {
-      kernels.matmul = choice;
-      rememberMatmulChoice(adapter, choice);
-    }
-    return kernels.matmul;
+    return { forward, inputGrad, weightGrad, source: 'trial' };
   } finally {
     for (const tensor of [...buffers, dx, dw]) tensor.buffer.destroy();
   }

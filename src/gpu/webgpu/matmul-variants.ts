@@ -1,8 +1,9 @@
 /**
  * Which matmul kernels a device runs: the variants of each of the three products (forward x·Wᵀ,
- * input gradient dout·W, weight gradient doutᵀ·x), the default per kind of adapter, and a per-adapter
- * cache of the choice a timed trial made (matmul-tuning.ts runs the trial). The op wrappers in ops.ts
- * read the choice from their `Kernels`; tests and benchmarks force a variant through `forceMatmul`.
+ * input gradient dout·W, weight gradient doutᵀ·x), the default per kind of adapter, and the adapter key
+ * a timed trial's choice is remembered by (matmul-tuning.ts runs the trial, matmul-choice-cache.ts
+ * remembers it). The op wrappers in ops.ts read the choice from their `Kernels`; tests and benchmarks
+ * force a variant through `forceMatmul`.
  */
 import { isSoftwareAdapter, type AdapterDescription } from './device.ts';
 
@@ -25,7 +26,7 @@ export interface MatmulChoice {
   forward: ForwardVariant;
   inputGrad: InputGradVariant;
   weightGrad: WeightGradVariant;
-  /** Where the choice came from: the adapter's kind, a timed trial (this run or cached), or forced by the caller. */
+  /** Where the choice came from: the adapter's kind, a timed trial on this device, a trial remembered from an earlier device or visit, or forced by the caller. */
   source: 'default' | 'trial' | 'cached' | 'forced';
 }
 
@@ -69,65 +70,9 @@ export function defaultMatmulChoice(adapter: AdapterDescription): MatmulChoice {
   return { forward: 'workgroup', inputGrad: 'tile4x4', weightGrad: 'splitk', source: 'default' };
 }
 
-/** The cache key of an adapter: what `adapter.info` says about it. */
+/** The cache key of an adapter (the matmul choice, the decoder's path trial): what `adapter.info` says about it. */
 export function adapterKey(adapter: AdapterDescription): string {
   return [adapter.vendor, adapter.architecture, adapter.device, adapter.description, adapter.isFallbackAdapter ? 'fallback' : ''].join('|');
-}
-
-const TRIAL_CACHE = new Map<string, MatmulChoice>();
-/** v2: the 16×16 tiles joined the candidates, so choices cached before them are tried again. */
-const STORAGE_PREFIX = 'tabrl.matmul-choice.v2:';
-
-/** Returns the choice a trial made earlier for this adapter (this process, or a page's localStorage), or undefined. */
-export function cachedMatmulChoice(adapter: AdapterDescription): MatmulChoice | undefined {
-  const key = adapterKey(adapter);
-  const inMemory = TRIAL_CACHE.get(key);
-  if (inMemory) return { ...inMemory, source: 'cached' };
-  const stored = storage()?.getItem(STORAGE_PREFIX + key);
-  if (!stored) return undefined;
-  try {
-    const parsed = JSON.parse(stored) as Partial<MatmulChoice>;
-    if (isChoice(parsed)) {
-      TRIAL_CACHE.set(key, { ...parsed, source: 'trial' });
-      return { ...parsed, source: 'cached' };
-    }
-  } catch {
-    // a corrupt entry is ignored and overwritten by the next trial
-  }
-  return undefined;
-}
-
-/** Remembers a trial's choice for this adapter (this process, and localStorage where there is one). */
-export function rememberMatmulChoice(adapter: AdapterDescription, choice: MatmulChoice): void {
-  const key = adapterKey(adapter);
-  TRIAL_CACHE.set(key, choice);
-  try {
-    storage()?.setItem(STORAGE_PREFIX + key, JSON.stringify({ forward: choice.forward, inputGrad: choice.inputGrad, weightGrad: choice.weightGrad }));
-  } catch {
-    // a full or blocked storage only costs a trial next time
-  }
-}
-
-function isChoice(value: Partial<MatmulChoice>): value is MatmulChoice {
-  return (
-    (FORWARD_VARIANTS as readonly string[]).includes(value.forward ?? '') &&
-    (INPUT_GRAD_VARIANTS as readonly string[]).includes(value.inputGrad ?? '') &&
-    (WEIGHT_GRAD_VARIANTS as readonly string[]).includes(value.weightGrad ?? '')
-  );
-}
-
-/** The part of a page's localStorage the cache uses (absent in Node and workers). */
-interface KeyValueStorage {
-  getItem(key: string): string | null;
-  setItem(key: string, value: string): void;
-}
-
-function storage(): KeyValueStorage | undefined {
-  try {
-    return (globalThis as { localStorage?: KeyValueStorage }).localStorage;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Parses a forced choice such as "forward=tile8x16,inputGrad=tile4x4,weightGrad=splitk" (any subset); throws on an unknown name. */

@@ -9,9 +9,12 @@
  * its sequences into N rows (a ragged batch; each row carries its absolute position, sequence and
  * page table), runs every per-row op over them, stores the rows' roped keys and values
  * (`rope_kv_cache_write`), attends each row over its own sequence's cache (`attention_decode_forward`)
- * and computes the final norm and LM head on each sequence's last row only; the (B, V) logits are
- * read back for the CPU sampler. Plans are recorded once per (rows, sequences) bucket (powers of
- * two; padding rows write to a scratch page). It is not a sampler and not a backend.
+ * and computes the final norm and LM head on each sequence's last row only. `prefill` and `decode`
+ * read the (B, V) logits back; `prefillAndSample`, `decodeAndSample` and `decodeSteps` (what
+ * generate.ts uses) draw the tokens on the GPU (`sample_tokens` through sampling.ts, or inside the
+ * fused multi-step kernel: see decodePath) and read back only the draws (16 bytes each: id,
+ * log-probability, entropy, kept mass). Plans are recorded once per (rows, sequences) bucket (powers
+ * of two; padding rows write to a scratch page). It is not a backend.
  */
 import type { Decoder, DeviceDecodePlan, DeviceDraw, DeviceDrawn, SequenceId } from '../inference/decoder.ts';
 import { checkDecodeSteps, decodeStepsOneByOne } from '../inference/decode-steps.ts';
