@@ -13,7 +13,8 @@
 #   KV_HEADS (2), BATCH (64 rows per step), ROW (256 tokens per row), LR (2e-3), MAX_STEPS (4000),
 #   PRETRAIN_MINUTES (5, corpus making included; the learning rate decays over the last quarter of
 #   the time or of MAX_STEPS, whichever comes first), GRPO_MINUTES (1.25; the control gets as long),
-#   BACKEND (webgpu), RUN (the command that runs a TypeScript script: "npx tsx").
+#   BACKEND (webgpu), RUN (the command that runs a TypeScript script: "npx tsx"), BUNDLE (a folder
+#   made by scripts/nano/bundle-bigger-game.sh: run its plain-Node files instead, no npm install needed).
 # QUICK=1 runs the same pipeline at a toy size (a 2-layer model, a 600-word pool, a few steps) in
 # about a minute, to check a machine before spending the real run on it.
 set -euo pipefail
@@ -22,6 +23,13 @@ cd "$(dirname "$0")/../.."
 mkdir -p "$out"
 RUN=${RUN:-npx tsx}
 BACKEND=${BACKEND:-webgpu}
+pretrain=scripts/nano/pretrain.ts
+measure=scripts/nano/wordle-measure.ts
+if [ -n "${BUNDLE:-}" ]; then
+  RUN=node
+  pretrain=$BUNDLE/pretrain.js
+  measure=$BUNDLE/wordle-measure.js
+fi
 if [ "${QUICK:-0}" = 1 ]; then
   pretrain_args=(--pool-size 600 --layers 2 --hidden 32 --intermediate 64 --heads 2 --kv-heads 1 --batch-size 8 --row-length 64 --word-lists 200 --games 200 --fits 200 --reverse 50 --max-steps 5 --log-every 1)
   measure_args=(--quick --eval-tasks 4 --sft-steps 2 --grpo-steps 2 --tasks-per-step 2 --group-size 2)
@@ -31,7 +39,7 @@ else
   measure_args=(--minutes "${GRPO_MINUTES:-1.25}")
 fi
 echo "== pretraining ($(date -u +%H:%M:%S)): ${pretrain_args[*]}"
-$RUN scripts/nano/pretrain.ts --backend "$BACKEND" "${pretrain_args[@]}" --out "$out/model" 2>&1 | tee "$out/pretrain.log"
+$RUN "$pretrain" --backend "$BACKEND" "${pretrain_args[@]}" --out "$out/model" 2>&1 | tee "$out/pretrain.log"
 echo "== lesson 6 on it ($(date -u +%H:%M:%S)): ${measure_args[*]}"
-$RUN scripts/nano/wordle-measure.ts --model "$out/model" --backend "$BACKEND" "${measure_args[@]}" 2> >(tee "$out/measure.log" >&2) | tee "$out/measure.md"
+$RUN "$measure" --model "$out/model" --backend "$BACKEND" "${measure_args[@]}" 2> >(tee "$out/measure.log" >&2) | tee "$out/measure.md"
 echo "== done ($(date -u +%H:%M:%S))"
