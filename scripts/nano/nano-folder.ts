@@ -2,13 +2,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serializeByteModelFolder } from '../../src/gpu/io/byte-model-folder.ts';
-import { NANO_CONFIG } from '../../src/gpu/inference/presets.ts';
 import type { NamedTensors } from '../../src/gpu/model/backend.ts';
+import type { ModelConfig } from '../../src/gpu/model/config.ts';
 
-/** Writes the folder; `record` becomes pretraining.json (seed, data, time, machine, loss curve). */
-export async function writeNanoFolder(directory: string, tensors: NamedTensors, record: Record<string, unknown>): Promise<void> {
+/** Writes the folder of a model of shape `config` (NANO_CONFIG for nano itself); `record` becomes pretraining.json (seed, data, time, machine, loss curve). */
+export async function writeNanoFolder(directory: string, config: ModelConfig, tensors: NamedTensors, record: Record<string, unknown>): Promise<void> {
   await mkdir(directory, { recursive: true });
-  for (const [name, bytes] of serializeByteModelFolder(NANO_CONFIG, tensors, { 'pretraining.json': record })) {
+  for (const [name, bytes] of serializeByteModelFolder(config, tensors, { 'pretraining.json': record })) {
     await writeFile(join(directory, `${name}.tmp`), bytes);
   }
   // Rename after all are written, so an interrupted save never leaves a half-written checkpoint.

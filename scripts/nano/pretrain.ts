@@ -1,18 +1,26 @@
 /**
  * Pretrains `nano`, TabRL's small byte-level Llama shipped under public/models/nano, on the CPU
- * backend of TabRL's own engine (no GPU, nothing downloaded). Deterministic given --seed: the data,
- * the init and the batch order all come from it (wall-clock time decides only how many steps run
- * when --minutes is the limit; the step count of the shipped checkpoint is in its pretraining.json).
+ * backend of TabRL's own engine (no GPU, nothing downloaded), or with `--backend webgpu` on its
+ * WebGPU backend through Dawn (a real GPU where the machine has one; the software adapter otherwise).
+ * Deterministic on the CPU given --seed: the data, the init and the batch order all come from it
+ * (wall-clock time decides only how many steps run when --minutes is the limit; the step count of
+ * the shipped checkpoint is in its pretraining.json).
  *
- * Data, all generated here (see `makeCorpus`):
- *   - word lists: lines of 12 words drawn from the compact Wordle's 300-word list, which is also
- *     the game's dictionary (held-out answers included: they are words, and may be guessed);
+ * Data, all generated here (see `makeCorpus`), over the compact Wordle's answer pool of
+ * --pool-size words (default 300; see wordle-compact.ts):
+ *   - word lists: lines of 12 words drawn from the pool, which is also the game's dictionary
+ *     (held-out answers included: they are words, and may be guessed);
  *   - compact Wordle games played by the deliberately imperfect teacher, on training answers only
  *     (no held-out answer is ever a game's answer here); with `--game-answers demonstration`, on
- *     the 100 demonstration answers only, so that no practice answer (lesson 6's RL games) is one;
+ *     the demonstration answers only, so that no practice answer (lesson 6's RL games) is one;
  *   - "fits" lists: a board line from one of those games (so from a game's answer) and up to 8
  *     dictionary words that agree with it, the skill a consistent guess needs;
  *   - compact reverse-text tasks (4–8 characters) solved by its expert.
+ * --word-lists, --games, --fits and --reverse set the counts; unset, they are the shipped nano's
+ * (2000, 4000, 3000, 800) for the 300-word pool and scale with any other pool (pretrain-settings.ts).
+ * --layers, --hidden, --intermediate, --heads and --kv-heads change the shape (default NANO_CONFIG),
+ * for a bigger nano; --batch-size (rows per step) and --row-length (tokens per row) the batch.
+ * --require-gpu refuses a software WebGPU adapter (SwiftShader, lavapipe) with --backend webgpu.
  * Every sequence is a chat transcript in the byte tokenizer's format; transcripts are packed end to
  * end into rows of --row-length tokens, and the loss covers every token (a language model of the
  * whole transcript), not only the assistant's.
@@ -21,20 +29,24 @@
  *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 1000 --minutes 65 --out public/models/nano > pretrain.log 2>&1 &
  * The checkpoint whose games avoid the practice answers (measured in BENCHMARKS.md, not shipped):
  *   nice -n 10 npx tsx scripts/nano/pretrain.ts --max-steps 1000 --minutes 52 --game-answers demonstration --out nano-demonstration > pretrain.log 2>&1 &
+ * A bigger nano on a 2315-word pool, on a GPU: see docs/nano.md, "A bigger game for a GPU".
  * The learning rate warms up over 30 steps, stays at --lr, and decays linearly to a tenth of it
- * over the last quarter of --max-steps (so --max-steps, not the clock, fixes the schedule).
+ * over the last quarter of --max-steps (so --max-steps, not the clock, fixes the schedule). With
+ * --decay-by-time the decay also follows the clock: it runs over the last quarter of the training
+ * time --minutes leaves after the corpus is made (whichever of steps and time is further along),
+ * so a run bounded by time on a machine of unknown speed still ends at the low learning rate.
  */
-import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseBackendName } from '../../src/cli/open-model.ts';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
-import { COMPACT_ANSWER_POOL, fitsBoard, parseBoard } from '../../src/envs/builtin/wordle-compact.ts';
+import { checkCompactPoolSize, compactAnswerPool, fitsBoard, parseBoard } from '../../src/envs/builtin/wordle-compact.ts';
 import { createRng } from '../../src/envs/builtin/random.ts';
 import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
 import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
-import { NANO_CONFIG } from '../../src/gpu/inference/presets.ts';
-import { createCpuBackend } from '../../src/gpu/model/cpu-backend.ts';
 import { writeNanoFolder } from './nano-folder.ts';
+import { corpusSizes, modelShape, positiveInteger } from './pretrain-settings.ts';
+import { openTrainingBackend } from './training-backend.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,13 +56,23 @@ const { values } = parseArgs({
     'batch-size': { type: 'string', default: '12' },
     'row-length': { type: 'string', default: '128' },
     lr: { type: 'string', default: '3e-3' },
-    games: { type: 'string', default: '4000' },
-    'word-lists': { type: 'string', default: '2000' },
-    fits: { type: 'string', default: '3000' },
-    reverse: { type: 'string', default: '800' },
+    games: { type: 'string' },
+    'word-lists': { type: 'string' },
+    fits: { type: 'string' },
+    reverse: { type: 'string' },
     'game-answers': { type: 'string', default: 'training' },
+    'pool-size': { type: 'string', default: '300' },
+    backend: { type: 'string', default: 'cpu' },
+    layers: { type: 'string' },
+    hidden: { type: 'string' },
+    intermediate: { type: 'string' },
+    heads: { type: 'string' },
+    'kv-heads': { type: 'string' },
     out: { type: 'string', default: 'public/models/nano' },
     'save-every': { type: 'string', default: '25' },
+    'log-every': { type: 'string', default: '5' },
+    'decay-by-time': { type: 'boolean' },
+    'require-gpu': { type: 'boolean' },
   },
 });
 const seed = Number(values.seed);
@@ -60,9 +82,15 @@ const batchSize = Number(values['batch-size']);
 const rowLength = Number(values['row-length']);
 const peakLr = Number(values.lr);
 const out = values.out!;
-// Which pool words the teacher's games are played on: `training` (all 200 non-held-out words: the
-// shipped checkpoint) or `demonstration` (only the 100 demonstration words, so the 100 practice
-// words that lesson 6's GRPO plays are never an answer the model was shown).
+const poolSize = checkCompactPoolSize(Number(values['pool-size']));
+const pool = compactAnswerPool(poolSize);
+const sizes = corpusSizes(poolSize, values);
+const config = modelShape(values);
+const backendName = parseBackendName(values.backend);
+const logEvery = positiveInteger('log-every', values['log-every'], 5);
+// Which pool words the teacher's games are played on: `training` (every non-held-out word: the
+// shipped checkpoint) or `demonstration` (only the demonstration words, so the practice words that
+// lesson 6's GRPO plays are never an answer the model was shown).
 const gameAnswers = values['game-answers'];
 if (gameAnswers !== 'training' && gameAnswers !== 'demonstration') throw new Error(`--game-answers must be training or demonstration, got ${gameAnswers}`);
 const tokenizer = new ByteTokenizer();
@@ -72,16 +100,17 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
   const rng = createRng(seed);
   const texts: string[] = [];
   const counts = { wordLists: 0, wordleGames: 0, fitsLists: 0, reverseText: 0, teacherWinRate: 0 };
-  // Word lists: the game's 300-word dictionary, each word about equally often.
-  for (let i = 0; i < Number(values['word-lists']); i++) {
-    const words = Array.from({ length: 12 }, () => rng.pick(COMPACT_ANSWER_POOL.all));
+  // Word lists: the game's dictionary (its pool), each word about equally often.
+  for (let i = 0; i < sizes.wordLists; i++) {
+    const words = Array.from({ length: 12 }, () => rng.pick(pool.all));
     texts.push(tokenizer.renderChat([{ role: 'user', content: 'words' }, { role: 'assistant', content: words.join(' ') }]));
     counts.wordLists++;
   }
   // Compact Wordle games by the imperfect teacher, on training answers only.
-  const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: Number(values.games), seed, answers: gameAnswers });
+  // (The expert of a compact game guesses from that game's own pool.)
+  const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: sizes.games, seed, answers: gameAnswers, poolSize });
   const teacher = new ScriptedClient(await loadBuiltinExpert('wordle', wordle));
-  const notShown = new Set([...COMPACT_ANSWER_POOL.heldOut, ...(gameAnswers === 'demonstration' ? COMPACT_ANSWER_POOL.practice : [])]);
+  const notShown = new Set([...pool.heldOut, ...(gameAnswers === 'demonstration' ? pool.practice : [])]);
   const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32 });
   counts.teacherWinRate = games.summary.passRate;
   const boards: string[] = []; // the boards after a first guess, of those games only
@@ -93,14 +122,14 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
     for (const message of messages.slice(1)) if (message.role === 'user' && parseBoard(message.content) !== undefined) boards.push(message.content.replace(/^.*; /, ''));
   }
   // "fits" lists: a board and dictionary words that agree with all of it, in a seeded order.
-  for (let i = 0; i < Number(values.fits) && boards.length > 0; i++) {
+  for (let i = 0; i < sizes.fits && boards.length > 0; i++) {
     const board = rng.pick(boards);
-    const fitting = rng.shuffle(COMPACT_ANSWER_POOL.all.filter((word) => fitsBoard(word, parseBoard(board)!))).slice(0, 8);
+    const fitting = rng.shuffle(pool.all.filter((word) => fitsBoard(word, parseBoard(board)!))).slice(0, 8);
     texts.push(tokenizer.renderChat([{ role: 'user', content: `fits ${board}` }, { role: 'assistant', content: fitting.join(' ') }]));
     counts.fitsLists++;
   }
   // Compact reverse-text.
-  const reverse = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: Number(values.reverse), seed: seed + 7 });
+  const reverse = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: sizes.reverse, seed: seed + 7 });
   const reverser = new ScriptedClient(await loadBuiltinExpert('reverse-text', reverse));
   for (const record of (await evaluate(reverse, reverser, { tasks: reverse.dataset, concurrency: 32 })).records) {
     texts.push(tokenizer.renderChat([...record.prompt, ...record.completion] as Message[]));
@@ -110,30 +139,39 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
 }
 
 const started = Date.now();
+// The backend first: a machine without the adapter asked for fails before the corpus is made.
+const { backend, machine } = await openTrainingBackend(config, seed, backendName, values['require-gpu'] === true);
 const { texts, counts } = await makeCorpus();
 const sequences = texts.map((text) => tokenizer.encode(text));
 const corpusTokens = sequences.reduce((sum, s) => sum + s.length, 0);
 console.error(`corpus: ${JSON.stringify(counts)}, ${corpusTokens} tokens, longest ${Math.max(...sequences.map((s) => s.length))}`);
 
-const backend = await createCpuBackend(NANO_CONFIG, { seed });
+console.error(`model: ${config.num_hidden_layers} layers, hidden ${config.hidden_size}, MLP ${config.intermediate_size}, ${config.num_attention_heads} heads over ${config.num_key_value_heads} KV heads · pool ${poolSize} words · ${machine}`);
 const order = createRng(seed + 1);
 let tokensSeen = 0;
 let step = 0;
 let smoothed = NaN;
+let trainingMs = 0; // time in the steps themselves (batch, backward, optimizer), not data generation or saving
 const log: { step: number; loss: number; tokens: number; seconds: number }[] = [];
 
 async function save(): Promise<void> {
   const seconds = (Date.now() - started) / 1000;
-  await writeNanoFolder(out, await backend.getParameters(), {
+  await writeNanoFolder(out, config, await backend.getParameters(), {
     seed,
+    backend: backendName,
+    poolSize,
+    gameAnswers,
+    shape: { layers: config.num_hidden_layers, hidden: config.hidden_size, intermediate: config.intermediate_size, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads, headDim: config.head_dim },
     steps: step,
     batchSize,
     rowLength,
     peakLr,
+    decayByTime: values['decay-by-time'] === true,
     tokensSeen,
     corpus: { ...counts, tokens: corpusTokens },
     wallSeconds: Math.round(seconds),
-    machine: `${cpus()[0]?.model ?? 'cpu'} (${cpus().length} logical cores, shared), Node ${process.version}, TabRL CPU backend`,
+    machine,
+    secondsPerStep: step === 0 ? null : Number((trainingMs / 1000 / step).toFixed(3)),
     finalLoss: smoothed,
     command: `npx tsx scripts/nano/pretrain.ts ${process.argv.slice(2).join(' ')}`,
     lossCurve: log,
@@ -141,7 +179,9 @@ async function save(): Promise<void> {
 }
 
 const warmupSteps = 30;
+const trainingStarted = Date.now();
 while (step < maxSteps && Date.now() < deadline) {
+  const stepStarted = Date.now();
   // Packed rows: random transcripts laid end to end (each starts with <|bos|>), cut at T tokens.
   const T = rowLength;
   const ids = new Int32Array(batchSize * T);
@@ -161,19 +201,25 @@ while (step < maxSteps && Date.now() < deadline) {
   const objective = await backend.backward(ids, targets, weights, batchSize, T, 1);
   // Linear warm-up, constant, then a linear decay to peakLr/10 over the last quarter of maxSteps.
   const decayStart = Math.floor(0.75 * maxSteps);
-  const decay = step < decayStart ? 1 : 1 - (0.9 * (step - decayStart)) / Math.max(1, maxSteps - decayStart);
+  let decay = step < decayStart ? 1 : 1 - (0.9 * (step - decayStart)) / Math.max(1, maxSteps - decayStart);
+  if (values['decay-by-time']) {
+    const timeDone = (Date.now() - trainingStarted) / Math.max(1, deadline - trainingStarted); // share of the training time spent
+    decay = Math.min(decay, timeDone < 0.75 ? 1 : 1 - (0.9 * (timeDone - 0.75)) / 0.25);
+  }
   const lr = peakLr * Math.min(1, (step + 1) / warmupSteps) * decay;
   await backend.step({ lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 });
   const loss = objective; // Σ w·logp with w = −1/N: the mean NLL
   smoothed = Number.isNaN(smoothed) ? loss : 0.95 * smoothed + 0.05 * loss;
   tokensSeen += trained;
   step++;
-  if (step % 5 === 0) {
+  trainingMs += Date.now() - stepStarted;
+  if (step % logEvery === 0) {
     const seconds = (Date.now() - started) / 1000;
     log.push({ step, loss: Number(smoothed.toFixed(4)), tokens: tokensSeen, seconds: Math.round(seconds) });
-    console.error(`step ${step} loss ${smoothed.toFixed(3)} tokens ${tokensSeen} ${seconds.toFixed(0)}s`);
+    console.error(`step ${step} loss ${smoothed.toFixed(3)} tokens ${tokensSeen} ${seconds.toFixed(0)}s (${(trainingMs / step).toFixed(0)} ms/step)`);
   }
   if (step % Number(values['save-every']) === 0) await save();
 }
 await save();
+backend.dispose();
 console.error(`done: ${step} steps, ${tokensSeen} tokens, loss ${smoothed.toFixed(3)}, ${((Date.now() - started) / 1000).toFixed(0)}s → ${join(out, 'model.safetensors')}`);

@@ -1,5 +1,6 @@
 /**
- * Measures lesson 6 on the CPU backend: nano's Wordle win rate on the held-out answers (greedy and
+ * Measures lesson 6 on the CPU backend (or with --backend webgpu on TabRL's WebGPU backend through
+ * Dawn, sampling with the WebGPU decoder): nano's Wordle win rate on the held-out answers (greedy and
  * sampled), turns per win and invalid-guess rate — before the warm-up, after it, after GRPO, and for
  * a control that spends GRPO's wall time on more warm-up SFT instead (so a gain is RL's, not more
  * SFT). Prints a markdown table and one JSON line (with the GRPO curve), for BENCHMARKS.md.
@@ -7,7 +8,7 @@
  *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--model nano|FOLDER] [--eval-tasks 100] [--sft-steps N] [--sft-lr X]
  *     [--grpo-steps N] [--tasks-per-step N] [--group-size N] [--grpo-lr X] [--curve-every N] [--quick]
  *     [--only grpo|control] [--control-steps N] [--warm-state FILE] [--minutes M] [--turn-rewards] [--turn-credit return-to-go|turn]
- *     [--reward-weights JSON] [--kl-beta B]
+ *     [--reward-weights JSON] [--kl-beta B] [--pool-size N] [--backend cpu|webgpu]
  * --minutes M stops GRPO (and the control) after M minutes of training, measuring curve points left
  * out, so a run bounded in time still ends with its table; the steps actually run are reported.
  * The two arms can run at once: `--only grpo --warm-state F` warms up and writes F; then
@@ -17,16 +18,20 @@
  * --reward-weights '{"win":0,"fewerTurns":0}' changes some reward weights by name (the game's
  * `rewardWeights`), for ablations; the win rate is measured from the win score, whatever its weight.
  * --kl-beta B adds GRPO's KL penalty to the weights it starts from (the warmed-up model).
+ * --pool-size N plays the compact game with an N-word answer pool (wordle-compact.ts); by default the
+ * pool the model was pretrained on (the poolSize in its folder's pretraining.json), else 300. The
+ * held-out answers are the same 100 for every pool size, so win rates compare across pools.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { deserialize, serialize } from 'node:v8';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
 import { evaluate, ScriptedClient, type EvaluationResult } from '../../src/envs/index.ts';
 import { LocalChatClient } from '../../src/gpu/inference/local-chat-client.ts';
-import { openModel } from '../../src/cli/open-model.ts';
-import { COMPACT_ANSWER_POOL, type CompactWordleState } from '../../src/envs/builtin/wordle-compact.ts';
+import { modelFolderOf, openModel, parseBackendName } from '../../src/cli/open-model.ts';
+import { checkCompactPoolSize, COMPACT_POOL_SIZE, compactPoolOf, type CompactWordleState } from '../../src/envs/builtin/wordle-compact.ts';
 import { WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS } from '../../src/rl/lesson.ts';
 import { runTraining, type TrainingRunOptions } from '../../src/rl/training-run.ts';
 import type { NamedTensors, OptimizerState } from '../../src/gpu/model/backend.ts';
@@ -53,6 +58,8 @@ const { values } = parseArgs({
     'turn-credit': { type: 'string' },
     'reward-weights': { type: 'string' },
     'kl-beta': { type: 'string' },
+    'pool-size': { type: 'string' },
+    backend: { type: 'string', default: 'cpu' },
   },
 });
 const lesson = values.quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS;
@@ -68,17 +75,32 @@ const klBeta = Number(values['kl-beta'] ?? 0);
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)}s`;
 
+/** The pool size a model folder was pretrained on (its pretraining.json's poolSize), or undefined when it does not say. */
+function pretrainedPoolSize(model: string): number | undefined {
+  const record = model === 'tiny' ? undefined : join(modelFolderOf(model), 'pretraining.json');
+  if (record === undefined || !existsSync(record)) return undefined;
+  const poolSize = (JSON.parse(readFileSync(record, 'utf8')) as { poolSize?: unknown }).poolSize;
+  return typeof poolSize === 'number' ? poolSize : undefined;
+}
+
+const poolSize = checkCompactPoolSize(values['pool-size'] !== undefined ? Number(values['pool-size']) : (pretrainedPoolSize(values.model!) ?? COMPACT_POOL_SIZE));
+const backendName = parseBackendName(values.backend);
 const rewardWeights = values['reward-weights'] !== undefined ? (JSON.parse(values['reward-weights']) as Record<string, number>) : undefined;
 const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, {
   ...WORDLE_LESSON_ENVIRONMENT.args,
+  poolSize,
   ...(values['turn-rewards'] ? { turnRewards: true } : {}),
   ...(rewardWeights ? { rewardWeights } : {}),
 });
 const turnCredit = values['turn-credit'];
 if (turnCredit !== undefined && !(TURN_CREDITS as readonly string[]).includes(turnCredit)) throw new Error(`--turn-credit must be ${TURN_CREDITS.join(' or ')}, got ${turnCredit}`);
 const expert = new ScriptedClient(await loadBuiltinExpert('wordle', env));
-const model = await openModel(values.model!, { backend: 'cpu', seed: lesson.seed });
-const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: lesson.maxTokens });
+const pool = compactPoolOf(env)!;
+const opened = await openModel(values.model!, { backend: backendName, seed: lesson.seed });
+// On WebGPU, measurements and GRPO's rollouts sample with the WebGPU decoder (the CPU decoder otherwise).
+const model = { ...opened, ...(opened.createDecoder ? { samplingDecoder: opened.createDecoder } : {}) };
+console.error(`model ${values.model} on ${opened.device} · pool ${poolSize} words`);
+const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: lesson.maxTokens, ...(opened.createDecoder ? { createDecoder: opened.createDecoder } : {}) });
 
 /** Win rate, turns per win and invalid-guess rate of one evaluation. */
 interface Measurement {
@@ -88,7 +110,7 @@ interface Measurement {
   consistentGuesses: number;
   consistency: number;
   reward: number;
-  /** Of the valid guesses, the share that are held-out, practice and demonstration words (a third each would be no preference): where the model's guesses lean. */
+  /** Of the valid guesses, the share that are held-out, practice and demonstration words (in the 300-word pool a third each would be no preference; in a bigger one, each part's share of the pool): where the model's guesses lean. */
   guessShares: { heldOut: number; practice: number; demonstration: number };
 }
 
@@ -113,10 +135,11 @@ function describeShares(shares: Measurement['guessShares']): string {
   return `held-out ${(100 * shares.heldOut).toFixed(0)}% · practice ${(100 * shares.practice).toFixed(0)}% · demonstration ${(100 * shares.demonstration).toFixed(0)}%`;
 }
 
-/** Of `guesses`, the share in each part of the compact game's answer pool. */
+/** Of `guesses`, the share in each part of the game's answer pool. */
 function guessShares(guesses: readonly string[]): Measurement['guessShares'] {
-  const share = (words: readonly string[]) => (guesses.length === 0 ? 0 : guesses.filter((guess) => words.includes(guess)).length / guesses.length);
-  return { heldOut: share(COMPACT_ANSWER_POOL.heldOut), practice: share(COMPACT_ANSWER_POOL.practice), demonstration: share(COMPACT_ANSWER_POOL.demonstration) };
+  const share = (words: ReadonlySet<string>) => (guesses.length === 0 ? 0 : guesses.filter((guess) => words.has(guess)).length / guesses.length);
+  const parts = { heldOut: new Set(pool.heldOut), practice: new Set(pool.practice), demonstration: new Set(pool.demonstration) };
+  return { heldOut: share(parts.heldOut), practice: share(parts.practice), demonstration: share(parts.demonstration) };
 }
 
 async function measure(label: string): Promise<{ label: string; greedy: Measurement; sampled: Measurement }> {
@@ -210,12 +233,12 @@ if (only !== 'grpo') {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
-console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · CPU backend · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
+console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · ${opened.device} · pool ${poolSize} words · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
 console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}${klBeta > 0 ? `, KL β ${klBeta}` : ''}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) | guesses held-out / practice / demonstration (greedy) |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} | ${[greedy.guessShares.heldOut, greedy.guessShares.practice, greedy.guessShares.demonstration].map(pct).join(' / ')} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, klBeta, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, backend: backendName, poolSize, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, klBeta, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

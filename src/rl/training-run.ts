@@ -6,6 +6,7 @@
  */
 import { evaluate, MultiTurnEnv, type ChatClient, type Environment, type EvaluationSummary } from '../envs/index.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
+import type { Decoder } from '../gpu/inference/decoder.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
 import { environmentRollouts, GrpoTrainer, type GrpoOptions, type GrpoStepMetrics, type SavedRolloutBatch } from './grpo-trainer.ts';
@@ -74,15 +75,23 @@ export interface TrainingReport {
   grpo: GrpoStepMetrics[];
 }
 
+/** The model a run trains: its backend and tokenizer, and optionally the decoder its measurements and rollouts sample with. */
+export interface TrainingModel {
+  backend: ModelBackend;
+  tokenizer: Tokenizer;
+  /** Builds the sampling decoder over the backend's weights (default: the CPU decoder, which copies them at each sync); the WebGPU decoder keeps sampling on the GPU. */
+  samplingDecoder?: (backend: ModelBackend) => Promise<Decoder>;
+}
+
 /** Runs measure → warm-up → measure → GRPO → measure on one model. */
 export async function runTraining(
   env: Environment,
-  model: { backend: ModelBackend; tokenizer: Tokenizer },
+  model: TrainingModel,
   expert: ChatClient | null,
   options: TrainingRunOptions,
   hooks: TrainingRunHooks = {},
 ): Promise<TrainingReport> {
-  const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: options.maxTokens });
+  const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: options.maxTokens, ...(model.samplingDecoder ? { createDecoder: model.samplingDecoder } : {}) });
   const report: TrainingReport = { evaluations: [], demonstrationsKept: 0, sft: [], grpo: [] };
   const measure = async (label: TrainingEvaluation['label']) => {
     if (options.evalTasks <= 0 || hooks.signal?.aborted) return;

@@ -42,7 +42,7 @@ export const BUILTIN_ENVIRONMENTS: { readonly [Name in BuiltinEnvironmentName]: 
   wordle: {
     description: 'Wordle: find a 5-letter word in 6 guesses from G/Y/X feedback (multi-turn).',
     load: async (args) => (await import('./wordle.ts')).default(args),
-    expert: async () => (await import('./wordle.ts')).wordleExpertPolicy,
+    expert: async (env) => (await import('./wordle.ts')).wordleExpertFor(env),
   },
   'reverse-text': {
     description: 'Reverse a short text character by character; scored by LCS similarity.',

@@ -7,15 +7,19 @@
  *
  * the green letters in place (`?` where unknown), `+` the letters known to be in the word but not
  * yet placed (repeated when the word has two), `-` the letters known not to be in it. The opening
- * board is `????? + -`. Secret words come from a restricted pool: a fixed 300-word slice of the
- * Wordle answer list, of which 100 are held out as evaluation answers (they may still be guessed,
- * and appear in word lists and as other games' guesses, but are never a training game's answer),
- * 100 are practice answers (the RL games' answers, never a demonstration's) and 100 demonstration
- * answers (the pretraining and warm-up games' answers).
- * The game's dictionary is that same 300-word list: a guess outside it is "not a word". A small
- * model can learn 300 words (it cannot learn the 12972 of the full Wordle list from the few hundred
- * thousand tokens a CPU gives it), so validity is something it can master, and every valid guess
- * is a possible answer.
+ * board is `????? + -`. Secret words come from a restricted pool: the first `poolSize` words
+ * (default 300) of a fixed shuffle of the Wordle answer list, of which the first 100 are held out as
+ * evaluation answers (they may still be guessed, and appear in word lists and as other games'
+ * guesses, but are never a training game's answer) and the rest split in half: practice answers
+ * (the RL games' answers, never a demonstration's) and demonstration answers (the pretraining and
+ * warm-up games' answers); 100 and 100 in the default pool. The held-out words are the same for
+ * every pool size.
+ * The game's dictionary is that same pool: a guess outside it is "not a word". A small model can
+ * learn 300 words (it cannot learn the 12972 of the full Wordle list from the few hundred thousand
+ * tokens a CPU gives it), so validity is something it can master, and every valid guess is a
+ * possible answer. A larger pool (thousands of words, for a bigger model pretrained on a GPU) makes
+ * the never-an-answer held-out words a small share of the dictionary, so that memorising which
+ * words are training answers gains little and reading the board is what wins (docs/nano.md).
  *
  * Rewards: win 1; fewer turns 0.5·(7 − guesses)/6 when won; valid words 0.2 × the share of moves
  * that were valid guesses; consistency 0.3 × the informed guesses (the second valid guess on: the
@@ -35,10 +39,11 @@
  * than only through the game's outcome.
  *
  * Also exports `compactWordleTeacher`, a deliberately imperfect solver for warm-up demonstrations
- * and pretraining: it guesses a random pool word that fits the board, but now and then (30% of
+ * and pretraining (the built-in expert builds it over the game's own pool, see `compactPoolOf`): it
+ * guesses a random pool word that fits the board, but now and then (30% of
  * moves) one that fits only the greens, so RL has room to do better than imitation.
  */
-import { MultiTurnEnv, Rubric, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, type Trajectory } from '../index.ts';
+import { MultiTurnEnv, Rubric, type MultiTurnEnvOptions, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, type Trajectory } from '../index.ts';
 import { WORDLE_ANSWERS } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
 import { scoreGuess } from './wordle-rules.ts';
@@ -50,40 +55,80 @@ export const COMPACT_MAX_GUESSES = 6;
 /** Invalid moves in a row that end the game. */
 const MAX_CONSECUTIVE_INVALID = 2;
 
-/** Size of the compact game's answer pool (a fixed slice of a fixed shuffle of the Wordle answers). */
+/** The default size of the compact game's answer pool (the first words of a fixed shuffle of the Wordle answers). */
 export const COMPACT_POOL_SIZE = 300;
-/** Pool words held out as evaluation answers. */
+/** Pool words held out as evaluation answers (the first of the pool, the same for every pool size). */
 export const COMPACT_HELD_OUT = 100;
+/** The smallest pool: the held-out words and at least 10 practice and 10 demonstration answers. */
+export const COMPACT_MIN_POOL_SIZE = 120;
+/** The largest pool: every Wordle answer. */
+export const COMPACT_MAX_POOL_SIZE = WORDLE_ANSWERS.length;
 const POOL_SEED = 20260515;
 
-const POOL: readonly string[] = createRng(POOL_SEED).shuffle(WORDLE_ANSWERS).slice(0, COMPACT_POOL_SIZE);
+/** The fixed shuffle the pools are prefixes of, made once on first use. */
+let shuffledAnswers: readonly string[] | undefined;
 
-/** Pool words kept as RL-only ("practice") answers: never a game's answer in pretraining or the warm-up. */
+/** Pool words kept as RL-only ("practice") answers in the default 300-word pool (half of the non-held-out words). */
 export const COMPACT_PRACTICE = 100;
 
 /**
- * The compact game's answer pool, split three ways: `heldOut` (evaluation answers only),
- * `practice` (answers of the RL games only) and `demonstration` (answers of pretraining and warm-up
- * games); `training` is practice + demonstration. A model that memorised the answers it was shown
- * gains nothing from that memory on a practice word, so RL on practice words rewards reading the
- * board, the skill a held-out word needs.
+ * A compact game's answer pool, split three ways: `heldOut` (evaluation answers only), `practice`
+ * (answers of the RL games only) and `demonstration` (answers of pretraining and warm-up games);
+ * `training` is practice + demonstration. A model that memorised the answers it was shown gains
+ * nothing from that memory on a practice word, so RL on practice words rewards reading the board,
+ * the skill a held-out word needs. `dictionary` is the pool as a set: the game's valid guesses.
  */
-export const COMPACT_ANSWER_POOL: {
+export interface CompactAnswerPool {
   readonly all: readonly string[];
   readonly heldOut: readonly string[];
   readonly practice: readonly string[];
   readonly demonstration: readonly string[];
   readonly training: readonly string[];
-} = {
-  all: POOL,
-  heldOut: POOL.slice(0, COMPACT_HELD_OUT),
-  practice: POOL.slice(COMPACT_HELD_OUT, COMPACT_HELD_OUT + COMPACT_PRACTICE),
-  demonstration: POOL.slice(COMPACT_HELD_OUT + COMPACT_PRACTICE),
-  training: POOL.slice(COMPACT_HELD_OUT),
-};
+  readonly dictionary: ReadonlySet<string>;
+}
 
-/** The compact game's dictionary: a guess is valid only if it is one of the pool's 300 words. */
-export const COMPACT_DICTIONARY: ReadonlySet<string> = new Set(POOL);
+const pools = new Map<number, CompactAnswerPool>();
+
+/** Throws unless `poolSize` is a whole number of words from COMPACT_MIN_POOL_SIZE to COMPACT_MAX_POOL_SIZE. */
+export function checkCompactPoolSize(poolSize: unknown): number {
+  if (typeof poolSize !== 'number' || !Number.isInteger(poolSize) || poolSize < COMPACT_MIN_POOL_SIZE || poolSize > COMPACT_MAX_POOL_SIZE) {
+    throw new Error(
+      `wordle (compact): poolSize must be a whole number from ${COMPACT_MIN_POOL_SIZE} (the ${COMPACT_HELD_OUT} held-out words and at least 10 practice and 10 demonstration answers) ` +
+        `to ${COMPACT_MAX_POOL_SIZE} (every Wordle answer), got ${JSON.stringify(poolSize)}`,
+    );
+  }
+  return poolSize;
+}
+
+/**
+ * The answer pool of `poolSize` words (cached): the first `poolSize` words of a fixed shuffle of
+ * the Wordle answers, so the 100 held-out words (the first 100) are the same for every size; the
+ * rest split in half, practice first (the odd word goes to practice). 300 gives 100/100/100.
+ */
+export function compactAnswerPool(poolSize: number = COMPACT_POOL_SIZE): CompactAnswerPool {
+  const cached = pools.get(poolSize);
+  if (cached !== undefined) return cached;
+  checkCompactPoolSize(poolSize);
+  shuffledAnswers ??= createRng(POOL_SEED).shuffle(WORDLE_ANSWERS);
+  const all = shuffledAnswers.slice(0, poolSize);
+  const practiceEnd = COMPACT_HELD_OUT + Math.ceil((poolSize - COMPACT_HELD_OUT) / 2);
+  const pool: CompactAnswerPool = {
+    all,
+    heldOut: all.slice(0, COMPACT_HELD_OUT),
+    practice: all.slice(COMPACT_HELD_OUT, practiceEnd),
+    demonstration: all.slice(practiceEnd),
+    training: all.slice(COMPACT_HELD_OUT),
+    dictionary: new Set(all),
+  };
+  pools.set(poolSize, pool);
+  return pool;
+}
+
+/** The default (300-word) pool: 100 held-out, 100 practice and 100 demonstration answers. */
+export const COMPACT_ANSWER_POOL: CompactAnswerPool = compactAnswerPool(COMPACT_POOL_SIZE);
+
+/** The default game's dictionary: a guess is valid only if it is one of the 300-word pool's words. */
+export const COMPACT_DICTIONARY: ReadonlySet<string> = COMPACT_ANSWER_POOL.dictionary;
 
 // ---------------------------------------------------------------- the board
 
@@ -173,14 +218,22 @@ export interface CompactWordleState extends State {
 }
 
 /** Why a reply is not a valid guess, or undefined when it is one. */
-function invalidReason(guess: string, state: CompactWordleState): string | undefined {
+function invalidReason(guess: string, state: CompactWordleState, dictionary: ReadonlySet<string>): string | undefined {
   if (!/^[a-z]{5}$/.test(guess)) return 'not five letters';
   if (state.guesses.includes(guess)) return 'already guessed';
-  if (!COMPACT_DICTIONARY.has(guess)) return 'not a word';
+  if (!dictionary.has(guess)) return 'not a word';
   return undefined;
 }
 
 class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
+  /** The game's answer pool: its answers' splits and its dictionary. */
+  readonly pool: CompactAnswerPool;
+
+  constructor(options: MultiTurnEnvOptions<CompactWordleState>, pool: CompactAnswerPool) {
+    super(options);
+    this.pool = pool;
+  }
+
   override setupState(state: State): CompactWordleState {
     if (typeof state.answer !== 'string' || state.answer.length !== WORD_LENGTH) throw new Error(`wordle: the task's answer must be a ${WORD_LENGTH}-letter word`);
     return { ...state, secret: state.answer.toLowerCase(), moves: [], guesses: [], marks: [], consistentGuesses: 0, invalidGuesses: 0, consecutiveInvalid: 0, won: false, gameOver: false };
@@ -189,7 +242,7 @@ class CompactWordleEnv extends MultiTurnEnv<CompactWordleState> {
   override envResponse(messages: Message[], state: CompactWordleState): Message[] {
     const guess = (messages.at(-1)?.content ?? '').trim().toLowerCase();
     const before = boardFacts(state.guesses, state.marks);
-    const reason = invalidReason(guess, state);
+    const reason = invalidReason(guess, state, this.pool.dictionary);
     if (reason !== undefined) {
       state.moves.push('invalid');
       state.invalidGuesses += 1;
@@ -315,6 +368,12 @@ export interface CompactWordleArgs {
   /** Score every move too (valid, fits the board): turn rewards for GRPO's per-turn credit (default false). */
   turnRewards?: boolean;
   /**
+   * Words in the answer pool, which is also the dictionary (default 300, from 120 to every Wordle
+   * answer, 2315): the first `poolSize` words of a fixed shuffle, so the 100 held-out answers are
+   * the same for every size; the other words split in half into practice and demonstration answers.
+   */
+  poolSize?: number;
+  /**
    * Other weights for some of the rewards, by the names of COMPACT_REWARD_WEIGHTS and
    * COMPACT_TURN_REWARD_WEIGHTS (e.g. `{ "win": 0, "fewerTurns": 0 }` to pay only for how moves are
    * played). A game passes when it is won, whatever the weights.
@@ -350,9 +409,10 @@ function compactTasks(words: readonly string[], count: number, seed: number): Ta
   return tasks;
 }
 
-/** Builds the compact Wordle: board lines, bare-word replies, a 300-word answer pool with 100 held-out answers, 100 practice (RL) answers and 100 demonstration answers. */
+/** Builds the compact Wordle: board lines, bare-word replies, an answer pool (300 words by default) with 100 held-out answers and the rest split into practice (RL) and demonstration answers. */
 export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<CompactWordleState> {
-  const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8, answers = 'practice', turnRewards = false } = args;
+  const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8, answers = 'practice', turnRewards = false, poolSize = COMPACT_POOL_SIZE } = args;
+  const pool = compactAnswerPool(checkCompactPoolSize(poolSize));
   if (typeof turnRewards !== 'boolean') throw new Error(`wordle (compact): turnRewards must be true or false, got ${JSON.stringify(turnRewards)}`);
   const weights = compactWeights(args.rewardWeights);
   if (numEvalTasks > COMPACT_HELD_OUT) throw new Error(`wordle (compact): numEvalTasks is at most ${COMPACT_HELD_OUT}, got ${numEvalTasks}`);
@@ -368,15 +428,20 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
   if (turnRewards) rubric.addTurnReward(validMoveTurnReward, weights.validMove).addTurnReward(fitsBoardTurnReward, weights.fitsBoard);
   return new CompactWordleEnv({
     name: 'wordle',
-    dataset: compactTasks(COMPACT_ANSWER_POOL[answers], numTasks, seed),
+    dataset: compactTasks(pool[answers], numTasks, seed),
     // Only practice games set their demonstrations apart; otherwise the warm-up plays `dataset` itself.
-    ...(answers === 'practice' ? { demonstrationDataset: compactTasks(COMPACT_ANSWER_POOL.demonstration, numTasks, seed) } : {}),
-    evalDataset: createRng(evalSeed).shuffle(COMPACT_ANSWER_POOL.heldOut).slice(0, numEvalTasks).map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
+    ...(answers === 'practice' ? { demonstrationDataset: compactTasks(pool.demonstration, numTasks, seed) } : {}),
+    evalDataset: createRng(evalSeed).shuffle(pool.heldOut).slice(0, numEvalTasks).map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
     parser: new Parser(),
     rubric,
     maxTurns,
     passThreshold: COMPACT_REWARD_WEIGHTS.win,
-  });
+  }, pool);
+}
+
+/** The answer pool of a compact Wordle environment, or undefined when `env` is not one. */
+export function compactPoolOf(env: Environment): CompactAnswerPool | undefined {
+  return env instanceof CompactWordleEnv ? env.pool : undefined;
 }
 
 // ---------------------------------------------------------------- teacher
@@ -394,21 +459,26 @@ export function isCompactWordleTranscript(messages: readonly Message[]): boolean
   return parseBoard(last) !== undefined;
 }
 
+/** The share of the teacher's moves that fit only the board's greens. */
+export const COMPACT_TEACHER_MISTAKE_RATE = 0.3;
+
 /**
- * A deliberately imperfect compact-Wordle solver: a random pool word (not yet guessed) that fits
- * the board, except with probability `mistakeRate` one that fits only the greens. Its randomness is
- * seeded by the transcript, so the same game always gets the same move.
+ * A deliberately imperfect compact-Wordle solver: a random word of `pool` (the game's pool, default
+ * the 300-word one; not yet guessed) that fits the board, except with probability `mistakeRate` one
+ * that fits only the greens. Its randomness is seeded by the transcript, so the same game always
+ * gets the same move.
  */
-export function compactWordleTeacher(mistakeRate = 0.3): ScriptedPolicy {
+export function compactWordleTeacher(mistakeRate = COMPACT_TEACHER_MISTAKE_RATE, pool: CompactAnswerPool = COMPACT_ANSWER_POOL): ScriptedPolicy {
+  const words = pool.all;
   return (messages) => {
     const last = messages.filter((message) => message.role === 'user').at(-1)?.content ?? '';
     const facts = parseBoard(last) ?? boardFacts([], []);
     const guessed = new Set(messages.filter((message) => message.role === 'assistant').map((message) => message.content.trim()));
     const rng = createRng(hashText(messages.map((message) => message.content).join('|')));
-    const fresh = POOL.filter((word) => !guessed.has(word));
+    const fresh = words.filter((word) => !guessed.has(word));
     const greensOnly: BoardFacts = { greens: facts.greens, minCounts: new Map(), excluded: new Set() };
     const careless = rng.next() < mistakeRate;
     const fitting = fresh.filter((word) => fitsBoard(word, careless ? greensOnly : facts));
-    return rng.pick(fitting.length > 0 ? fitting : fresh.length > 0 ? fresh : POOL);
+    return rng.pick(fitting.length > 0 ? fitting : fresh.length > 0 ? fresh : words);
   };
 }

@@ -22,7 +22,7 @@
 import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
 import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
-import { compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactRewardName, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
+import { COMPACT_TEACHER_MISTAKE_RATE, compactPoolOf, compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactRewardName, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
 import { scoreGuess } from './wordle-rules.ts';
 
 /** Letters in a word. */
@@ -55,9 +55,11 @@ export interface WordleArgs {
   maxTurns?: number;
   /**
    * The compact form for small byte-level models (lesson 6): board lines instead of G/Y/X rows, the
-   * bare word as the reply, a 300-word answer pool with 100 held-out answers; see wordle-compact.ts.
+   * bare word as the reply, an answer pool (300 words by default) with 100 held-out answers; see wordle-compact.ts.
    */
   compact?: boolean;
+  /** Compact form only: words in the answer pool, which is also the dictionary (default 300, from 120 to 2315; the 100 held-out answers are the same for every size). */
+  poolSize?: number;
   /** Compact form only: which pool words the training games' answers come from (`training`, `practice` or `demonstration`; see wordle-compact.ts). */
   answers?: CompactTrainingAnswers;
   /** Compact form only: score every move too (turn rewards for GRPO's per-turn credit; see wordle-compact.ts). */
@@ -294,11 +296,20 @@ export function chooseWordleGuess(history: readonly { guess: string; marks: stri
   return best;
 }
 
-const compactTeacher = compactWordleTeacher();
+/** A scripted Wordle expert whose compact-game moves come from `compactTeacher`. */
+function wordleExpertWith(compactTeacher: ScriptedPolicy): ScriptedPolicy {
+  return (messages, request) => (isCompactWordleTranscript(messages) ? compactTeacher(messages, request) : `<guess>${chooseWordleGuess(readFeedback(messages))}</guess>`);
+}
 
 /**
  * A scripted Wordle expert: plays `chooseWordleGuess` from the feedback in the transcript, in the
- * expected format; in the compact game, the deliberately imperfect `compactWordleTeacher`.
+ * expected format; in the compact game, the deliberately imperfect `compactWordleTeacher` over the
+ * default 300-word pool (`wordleExpertFor` builds one over a game's own pool).
  */
-export const wordleExpertPolicy: ScriptedPolicy = (messages, request) =>
-  isCompactWordleTranscript(messages) ? compactTeacher(messages, request) : `<guess>${chooseWordleGuess(readFeedback(messages))}</guess>`;
+export const wordleExpertPolicy: ScriptedPolicy = wordleExpertWith(compactWordleTeacher());
+
+/** The Wordle expert for a loaded environment: in a compact game, its teacher guesses from that game's own answer pool. */
+export function wordleExpertFor(env: Environment): ScriptedPolicy {
+  const pool = compactPoolOf(env);
+  return pool === undefined ? wordleExpertPolicy : wordleExpertWith(compactWordleTeacher(COMPACT_TEACHER_MISTAKE_RATE, pool));
+}

@@ -7,6 +7,8 @@ import {
   COMPACT_HELD_OUT,
   COMPACT_PRACTICE,
   boardFacts,
+  compactAnswerPool,
+  compactPoolOf,
   compactWordleTeacher,
   fitsBoard,
   parseBoard,
@@ -14,6 +16,7 @@ import {
   type CompactWordleState,
 } from '../../../../src/envs/builtin/wordle-compact.ts';
 import { scoreGuess } from '../../../../src/envs/builtin/wordle-rules.ts';
+import { WORDLE_ANSWERS } from '../../../../src/envs/builtin/data/wordle-words.ts';
 import { createRng } from '../../../../src/envs/builtin/random.ts';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../../src/envs/builtin/index.ts';
 import { makeWarmupData } from '../../../../src/rl/sft-data.ts';
@@ -288,5 +291,89 @@ describe('compact wordle answers and teacher', () => {
     const first = await careful(messages, request);
     expect(await careful(messages, request)).toBe(first);
     expect(fitsBoard(String(first), parseBoard('??a?e + -lst')!)).toBe(true);
+  });
+});
+
+describe('compact wordle pool size', () => {
+  test('the default pool is the 300-word pool of before: same words, splits, dictionary and tasks', () => {
+    // The pool as it was defined before poolSize existed: the first 300 words of this shuffle.
+    const before = createRng(20260515).shuffle(WORDLE_ANSWERS).slice(0, 300);
+    expect(compactAnswerPool()).toBe(COMPACT_ANSWER_POOL);
+    expect(COMPACT_ANSWER_POOL.all).toEqual(before);
+    expect(COMPACT_ANSWER_POOL.heldOut).toEqual(before.slice(0, 100));
+    expect(COMPACT_ANSWER_POOL.practice).toEqual(before.slice(100, 200));
+    expect(COMPACT_ANSWER_POOL.demonstration).toEqual(before.slice(200));
+    expect([...COMPACT_DICTIONARY].sort()).toEqual([...before].sort());
+    // Pinned from the code before poolSize: the first words of each split and of seed 0's task lists.
+    expect(COMPACT_ANSWER_POOL.heldOut.slice(0, 3)).toEqual(['noble', 'butte', 'grape']);
+    expect(COMPACT_ANSWER_POOL.practice.slice(0, 3)).toEqual(['brake', 'orbit', 'sulky']);
+    expect(COMPACT_ANSWER_POOL.demonstration.slice(0, 3)).toEqual(['teach', 'inept', 'drier']);
+    const game = loadWordle({ compact: true });
+    expect(game.dataset.slice(0, 4).map((t) => t.answer)).toEqual(['rigor', 'river', 'track', 'vicar']);
+    expect(game.evaluationTasks.slice(0, 4).map((t) => t.answer)).toEqual(['waive', 'spiny', 'plane', 'basis']);
+    const explicit = loadWordle({ compact: true, poolSize: 300 });
+    expect(explicit.dataset).toEqual(game.dataset);
+    expect(explicit.demonstrationTasks).toEqual(game.demonstrationTasks);
+    expect(explicit.evaluationTasks).toEqual(game.evaluationTasks);
+  });
+
+  test('a 2000-word pool keeps the held-out words, and its splits are disjoint and cover it', () => {
+    const pool = compactAnswerPool(2000);
+    expect(compactAnswerPool(2000)).toBe(pool); // cached
+    expect(pool.all.slice(0, 300)).toEqual(COMPACT_ANSWER_POOL.all); // the same shuffle, longer
+    expect(pool.heldOut).toEqual(COMPACT_ANSWER_POOL.heldOut);
+    expect(pool.practice).toHaveLength(950);
+    expect(pool.demonstration).toHaveLength(950);
+    expect(new Set([...pool.heldOut, ...pool.practice, ...pool.demonstration]).size).toBe(2000);
+    expect([...pool.training].sort()).toEqual([...pool.practice, ...pool.demonstration].sort());
+    expect(pool.dictionary.size).toBe(2000);
+    const odd = compactAnswerPool(301);
+    expect([odd.practice.length, odd.demonstration.length]).toEqual([101, 100]); // practice first
+  });
+
+  test("a large pool's game: tasks come from its own splits, and a word outside the 300 is a valid guess", async () => {
+    const big = loadWordle({ compact: true, poolSize: 2000, numTasks: 2000 });
+    const pool = compactPoolOf(big)!;
+    expect(pool).toBe(compactAnswerPool(2000));
+    expect(compactPoolOf(env)).toBe(COMPACT_ANSWER_POOL);
+    const answersOf = (tasks: readonly Task[]) => new Set(tasks.map((t) => t.answer as string));
+    expect(answersOf(big.dataset)).toEqual(new Set(pool.practice));
+    expect(answersOf(big.demonstrationTasks)).toEqual(new Set(pool.demonstration));
+    expect(big.evaluationTasks.map((t) => t.answer)).toEqual(env.evaluationTasks.map((t) => t.answer)); // same held-out games
+    const answer = pool.practice.find((word) => !COMPACT_DICTIONARY.has(word))!;
+    const outside = pool.demonstration.find((word) => !COMPACT_DICTIONARY.has(word) && word !== answer)!;
+    const trajectory = await big.rollout(new ScriptedClient([outside, answer]), { question: '????? + -', answer, task: 'wordle' });
+    const state = trajectory.state as CompactWordleState;
+    expect(state.guesses).toEqual([outside, answer]);
+    expect(state.won).toBe(true);
+    // the same guess in the default game is not a word
+    const small = await env.rollout(new ScriptedClient([outside, outside]), task('crane'));
+    expect(small.completion[1]!.content).toBe('not a word; ????? + -');
+  });
+
+  test("the built-in expert plays a large pool's game from that pool and wins", async () => {
+    const big = await loadBuiltinEnvironment('wordle', { compact: true, poolSize: 2000, numTasks: 20 });
+    const pool = compactPoolOf(big)!;
+    const outsideAnswers = big.dataset.filter((t) => !COMPACT_DICTIONARY.has(t.answer as string));
+    expect(outsideAnswers.length).toBeGreaterThan(10);
+    const teacher = new ScriptedClient(await loadBuiltinExpert('wordle', big));
+    const result = await evaluate(big, teacher, { tasks: outsideAnswers });
+    expect(result.summary.passRate).toBeGreaterThan(0.6);
+    expect(result.summary.scores.validWordsReward).toBe(1);
+    const guesses = result.records.flatMap((record) => (record.state as CompactWordleState).guesses);
+    expect(guesses.every((guess) => pool.dictionary.has(guess))).toBe(true);
+    expect(guesses.some((guess) => !COMPACT_DICTIONARY.has(guess))).toBe(true); // not only the 300 words
+    // the default teacher, which knows only the 300 words, cannot win these games
+    const narrow = await evaluate(big, new ScriptedClient(compactWordleTeacher()), { tasks: outsideAnswers });
+    expect(narrow.summary.passRate).toBe(0);
+  });
+
+  test('bad pool sizes are refused with the range', () => {
+    for (const poolSize of [119, 2316, 500.5, '600', 0]) {
+      expect(() => loadWordle({ compact: true, poolSize: poolSize as number })).toThrow(/poolSize must be a whole number from 120 .* to 2315/);
+    }
+    expect(() => compactAnswerPool(50)).toThrow(/poolSize/);
+    expect(compactAnswerPool(120).practice).toHaveLength(10);
+    expect(compactAnswerPool(WORDLE_ANSWERS.length).all).toHaveLength(2315);
   });
 });
