@@ -57,7 +57,7 @@ export function checkFinite(tensors: NamedTensors, label: string): void {
 export const NANO_MODEL_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'public', 'models', 'nano');
 
 /** The folder a `--model` value names: `nano` is the shipped folder; anything else but `tiny` is a path. */
-function modelFolderOf(spec: string): string {
+export function modelFolderOf(spec: string): string {
   return spec === 'nano' ? NANO_MODEL_FOLDER : spec;
 }
 
