@@ -269,7 +269,7 @@ async function train(
   const say = (text: string) => {
     if (!values.json) console.error(text);
   };
-  say(`${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device}`);
+  say(`${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`);
   const saveCheckpoint = async ({ rolloutsAhead, ...position }: TrainingPosition) => {
     // Full fine-tuning with KL keeps its frozen reference; with LoRA the reference is the base.
     const reference = model.backend.lora === null ? await model.backend.getReference() : null;
@@ -286,7 +286,8 @@ async function train(
   const interrupt = onStopSignal();
   let report;
   try {
-    report = await runTraining(env, model, expert, options, {
+    // On WebGPU the measurements and GRPO's games sample with the decoder that reads the trained weights in place.
+    report = await runTraining(env, { ...model, ...(model.createDecoder ? { samplingDecoder: model.createDecoder } : {}) }, expert, options, {
       signal: interrupt.signal,
       onPhase: (phase, detail) => say(`== ${phase}: ${detail}`),
       onCheckpoint: saveCheckpoint,

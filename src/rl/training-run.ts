@@ -1,8 +1,9 @@
 /**
  * A whole training run, the way the default lesson goes: measure the model on held-out tasks,
  * make warm-up demonstrations by rolling the environment out with an expert (or teacher) client,
- * SFT on them, measure again, train with GRPO, measure a last time. The same function drives the
- * CLI (`tabrl train`) and the engine worker in the browser; it knows nothing of either.
+ * SFT on them, measure again, train with GRPO, measure a last time. It drives `tabrl train` and the
+ * nano scripts (the playground's engine worker runs the same phases one by one, as the user starts
+ * them: runSft and GrpoTrainer); it knows nothing of its caller.
  */
 import { evaluate, MultiTurnEnv, type ChatClient, type Environment, type EvaluationSummary } from '../envs/index.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';

@@ -1,10 +1,11 @@
 /**
  * The CLI on WebGPU through Dawn (the software adapter in CI): `tabrl forward --backend webgpu`
  * prints the same logits as `--backend cpu` for a Qwen3-style model folder (q/k norm, untied head),
- * run through the real binary.
+ * run through the real binary; `tabrl train --backend webgpu` warms up, trains and measures with
+ * sampling on the GPU.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,4 +38,17 @@ test('tabrl forward --backend webgpu matches --backend cpu', { timeout: 90_000 }
   const [cpu, webgpu] = await Promise.all([forward(dir, 'cpu'), forward(dir, 'webgpu')]);
   expect(webgpu).toHaveLength(8);
   expectClose(Float32Array.from(webgpu.flat()), Float32Array.from(cpu.flat()), { atol: 1e-5, rtol: 1e-4, label: 'logits, webgpu vs cpu' });
+});
+
+test('tabrl train --backend webgpu samples on the GPU: a warm-up and a GRPO step on tiny finish and are measured', { timeout: 180_000 }, async () => {
+  const out = join(mkdtempSync(join(tmpdir(), 'tabrl-train-webgpu-')), 'run');
+  const args = ['train', 'reverse-text', '--model', 'tiny', '--backend', 'webgpu', '--demonstrations', '16', '--sft-steps', '2', '--sft-batch', '4', '--steps', '1', '--tasks-per-step', '2', '--group', '4', '--max-tokens', '8', '--eval-tasks', '2', '--out', out];
+  // Progress goes to stderr (stdout carries --json lines).
+  const progress = await new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, [BIN, ...args], { timeout: 170_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`tabrl train --backend webgpu failed: ${stderr}`)) : resolve(stderr)));
+  });
+  expect(progress).toContain('software adapter) · sampling on the GPU (WebGPU decoder)');
+  expect(progress).toMatch(/grpo 1\/1 {2}reward/);
+  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { evaluations: { label: string }[] };
+  expect(report.evaluations.map((evaluation) => evaluation.label)).toEqual(['before', 'after warm-up', 'after GRPO']);
 });
