@@ -96,11 +96,10 @@ const turnCredit = values['turn-credit'];
 if (turnCredit !== undefined && !(TURN_CREDITS as readonly string[]).includes(turnCredit)) throw new Error(`--turn-credit must be ${TURN_CREDITS.join(' or ')}, got ${turnCredit}`);
 const expert = new ScriptedClient(await loadBuiltinExpert('wordle', env));
 const pool = compactPoolOf(env)!;
-const opened = await openModel(values.model!, { backend: backendName, seed: lesson.seed });
-// On WebGPU, measurements and GRPO's rollouts sample with the WebGPU decoder (the CPU decoder otherwise).
-const model = { ...opened, ...(opened.createDecoder ? { samplingDecoder: opened.createDecoder } : {}) };
-console.error(`model ${values.model} on ${opened.device} · pool ${poolSize} words`);
-const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: lesson.maxTokens, ...(opened.createDecoder ? { createDecoder: opened.createDecoder } : {}) });
+// On WebGPU, measurements and GRPO's rollouts sample with the WebGPU decoder (openModel's createDecoder; the CPU decoder otherwise).
+const model = await openModel(values.model!, { backend: backendName, seed: lesson.seed });
+console.error(`model ${values.model} on ${model.device} · pool ${poolSize} words`);
+const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: lesson.maxTokens, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
 
 /** Win rate, turns per win and invalid-guess rate of one evaluation. */
 interface Measurement {
@@ -233,7 +232,7 @@ if (only !== 'grpo') {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
-console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · ${opened.device} · pool ${poolSize} words · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
+console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · ${model.device} · pool ${poolSize} words · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
 console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}${klBeta > 0 ? `, KL β ${klBeta}` : ''}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) | guesses held-out / practice / demonstration (greedy) |');
 console.log('|---|---|---|---|---|---|---|---|---|');

@@ -286,8 +286,7 @@ async function train(
   const interrupt = onStopSignal();
   let report;
   try {
-    // On WebGPU the measurements and GRPO's games sample with the decoder that reads the trained weights in place.
-    report = await runTraining(env, { ...model, ...(model.createDecoder ? { samplingDecoder: model.createDecoder } : {}) }, expert, options, {
+    report = await runTraining(env, model, expert, options, {
       signal: interrupt.signal,
       onPhase: (phase, detail) => say(`== ${phase}: ${detail}`),
       onCheckpoint: saveCheckpoint,

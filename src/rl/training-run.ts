@@ -76,12 +76,12 @@ export interface TrainingReport {
   grpo: GrpoStepMetrics[];
 }
 
-/** The model a run trains: its backend and tokenizer, and optionally the decoder its measurements and rollouts sample with. */
+/** The model a run trains: its backend and tokenizer, and optionally the decoder its measurements and rollouts sample with (openModel's `createDecoder` on WebGPU). */
 export interface TrainingModel {
   backend: ModelBackend;
   tokenizer: Tokenizer;
   /** Builds the sampling decoder over the backend's weights (default: the CPU decoder, which copies them at each sync); the WebGPU decoder keeps sampling on the GPU. */
-  samplingDecoder?: (backend: ModelBackend) => Promise<Decoder>;
+  createDecoder?: (backend: ModelBackend) => Promise<Decoder>;
 }
 
 /** Runs measure → warm-up → measure → GRPO → measure on one model. */
@@ -92,7 +92,7 @@ export async function runTraining(
   options: TrainingRunOptions,
   hooks: TrainingRunHooks = {},
 ): Promise<TrainingReport> {
-  const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: options.maxTokens, ...(model.samplingDecoder ? { createDecoder: model.samplingDecoder } : {}) });
+  const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: options.maxTokens, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
   const report: TrainingReport = { evaluations: [], demonstrationsKept: 0, sft: [], grpo: [] };
   const measure = async (label: TrainingEvaluation['label']) => {
     if (options.evalTasks <= 0 || hooks.signal?.aborted) return;

@@ -41,15 +41,15 @@ test('a stop during the measurement after warm-up leaves the checkpoint before i
   model.backend.dispose();
 });
 
-test("a model's samplingDecoder is what the run's measurements and GRPO games sample with", { timeout: 120_000 }, async () => {
+test("a model's createDecoder is what the run's measurements and GRPO games sample with", { timeout: 120_000 }, async () => {
   const env = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 5, numTasks: 20 });
   const model = await openModel('tiny', { backend: 'cpu', seed: 3 });
   let built = 0;
-  const samplingDecoder = async (backend: ModelBackend) => {
+  const createDecoder = async (backend: ModelBackend) => {
     built += 1;
     return createCpuDecoder(backend);
   };
-  const report = await runTraining(env, { ...model, samplingDecoder }, null, { ...OPTIONS, warmup: null, grpo: { steps: 1, tasksPerStep: 1, groupSize: 2, schedule: { lr: 1e-3 }, maxAsync: 0 } });
+  const report = await runTraining(env, { ...model, createDecoder }, null, { ...OPTIONS, warmup: null, grpo: { steps: 1, tasksPerStep: 1, groupSize: 2, schedule: { lr: 1e-3 }, maxAsync: 0 } });
   expect(report.evaluations.map((evaluation) => evaluation.label)).toEqual(['before', 'after GRPO']);
   expect(built).toBeGreaterThan(0); // the run sampled with it, not with a CPU decoder of its own
   model.backend.dispose();
