@@ -5,8 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { AdapterDescription } from '../../../src/gpu/webgpu/device.ts';
-import { clearMatmulChoiceCache, matmulChoiceVersion, resolveMatmulChoice, STORE_TIMEOUT_MS } from '../../../src/gpu/webgpu/matmul-choice-cache.ts';
+import { clearMatmulChoiceCache, matmulChoiceVersion, resolveMatmulChoice } from '../../../src/gpu/webgpu/matmul-choice-cache.ts';
 import type { MatmulChoice } from '../../../src/gpu/webgpu/matmul-variants.ts';
+import { STORE_TIMEOUT_MS } from '../../../src/gpu/webgpu/tuning-cache.ts';
 import type { TuningStore } from '../../../src/gpu/webgpu/tuning-store.ts';
 
 const GPU: AdapterDescription = { vendor: 'acme', architecture: 'rdna9', device: '0x1234', description: 'Acme R9', isFallbackAdapter: false };
