@@ -25,8 +25,8 @@ import { PageAllocator } from '../inference/paged-kv-cache.ts';
 import * as decoderOps from './decoder-ops.ts';
 import { isSoftwareAdapter } from './device.ts';
 import { FusedDecodePlan, fusedDecoderProblem, fusedSequencesPerWorkgroup, fusedWorkgroupSizeFor, MAX_FUSED_STEPS, MAX_STOP_IDS, type FusedSequencesPerWorkgroup } from './fused-decoder.ts';
+import { resolveDecodePath, type ResolvedDecodePath } from './decode-path-cache.ts';
 import { runPathTrial, type DecodePath, type PathTrialResult } from './decode-path-trial.ts';
-import { adapterKey } from './matmul-variants.ts';
 import { createTensor, KernelPlan, type Dispatch, type GPUTensor, type Kernels } from './kernels.ts';
 import * as ops from './ops.ts';
 import { DRAW_WORDS, DRAWN_BYTES, packDraws, readStaged, sampleOnDevice, sampleTokens, setDrawCount, stageRead, toTokenDraw, unpackDrawn } from './sampling.ts';
@@ -46,7 +46,8 @@ export interface WebGPUDecoderOptions {
   /**
    * How decodeSteps runs: 'fused' (decode_steps.wgsl, many steps per dispatch, where the model
    * allows it), 'layered' (the recorded per-layer plan, one submit per step), or 'auto' (default):
-   * a short timed trial of both per adapter, model shape and batch bucket, cached for the process.
+   * a short timed trial of both per adapter, model shape and batch bucket, remembered for the process
+   * and in the context's TuningStore when the host passed one (decode-path-cache.ts).
    */
   decodePath?: DecodePath | 'auto';
   /** Threads per sequence of the fused kernel (a power of two); default 4 on a software adapter, 64 on a GPU. Tests force both. */
@@ -56,9 +57,6 @@ export interface WebGPUDecoderOptions {
 }
 
 export type { DecodePath } from './decode-path-trial.ts';
-
-/** Trial results per adapter, model shape and batch bucket (this process). */
-const PATH_TRIALS = new Map<string, Promise<PathTrialResult | null>>();
 
 /** One sequence: its tokens and the cache pages that hold them. */
 interface SequenceState {
@@ -241,25 +239,27 @@ export class WebGPUDecoder implements Decoder {
   async pathFor(B: number): Promise<DecodePath> {
     if (this.fusedProblem !== null) return 'layered';
     if (this.decodePath !== 'auto') return this.decodePath;
-    return (await this.pathTrial(B))?.path ?? 'layered';
+    return (await this.resolvePath(B))?.path ?? 'layered';
   }
 
   /**
-   * The timed trial behind 'auto' for a batch of B sequences (its bucket), run on first use and
-   * cached per adapter, model shape and batch bucket for the process; null when no trial runs (a
-   * forced path, a model the fused kernel cannot run) or it failed (e.g. a full cache: layered then).
+   * The timed trial behind 'auto' for a batch of B sequences (its bucket) as this process ran it
+   * (see resolvePath); null when no trial runs (a forced path, a model the fused kernel cannot run,
+   * a verdict read from the TuningStore) or it failed (e.g. a full cache: layered then).
    */
   async pathTrial(B: number): Promise<PathTrialResult | null> {
+    return (await this.resolvePath(B))?.trial ?? null;
+  }
+
+  /**
+   * The 'auto' verdict for a batch of B sequences: remembered per adapter, model shape, batch bucket
+   * and fused layout in the process and in the context's TuningStore, else timed on first use;
+   * null when there is no choice to make or the trial failed.
+   */
+  private async resolvePath(B: number): Promise<ResolvedDecodePath | null> {
     if (this.fusedProblem !== null || this.decodePath !== 'auto') return null;
-    const { hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size } = this.config;
-    const shape = [hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size].join('x');
-    const key = `${adapterKey(this.kernels.gpu.adapter)}|${shape}|${bucket(B)}`;
-    let trial = PATH_TRIALS.get(key);
-    if (trial === undefined) {
-      trial = this.trial(bucket(B)).catch(() => null);
-      PATH_TRIALS.set(key, trial);
-    }
-    return trial;
+    const key = { config: this.config, bucket: bucket(B), fusedWorkgroupSize: this.fusedWorkgroupSize, fusedSequences: this.fusedSequences ?? ('auto' as const) };
+    return resolveDecodePath(this.kernels.gpu.adapter, this.kernels.gpu.tuningStore, key, () => this.trial(bucket(B)));
   }
 
   /** Drops the tokens of a sequence past `length` and the pages they alone used (their cache rows are overwritten when it grows again). */
