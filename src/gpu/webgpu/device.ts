@@ -47,7 +47,7 @@ export interface GPUContext {
   lost: Promise<GPUDeviceLostInfo>;
   /** The first uncaptured validation or out-of-memory error, if any happened. */
   firstError: () => Error | undefined;
-  /** Where tuning results (the matmul trial's choice) outlive the process, if the host supplied a store; otherwise they last only the process. */
+  /** Where tuning results (the matmul choice, the decode-path verdict) outlive the process, if the host supplied a store; otherwise they last only the process. */
   tuningStore?: TuningStore;
 }
 

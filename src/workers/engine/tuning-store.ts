@@ -1,9 +1,10 @@
 /**
  * The engine worker's TuningStore (src/gpu/webgpu/tuning-store.ts): IndexedDB through `idb`, which a
- * worker can reach (localStorage it cannot), so that the matmul trial's choice survives the visit.
- * One object store `tuning` in the database `tabrl-engine`, values keyed by the caller's key. Every
- * failure (no IndexedDB in a private window, a full quota, a blocked open) rejects, and the caller
- * falls back to measuring; a later call tries to open the database again.
+ * worker can reach (localStorage it cannot), so that the matmul trial's choice and the decoder's
+ * decode-path verdict survive the visit. One object store `tuning` in the database `tabrl-engine`,
+ * values keyed by the caller's key. Every failure (no IndexedDB in a private window, a full quota, a
+ * blocked open) rejects, and the caller falls back to measuring; a later call tries to open the
+ * database again.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { TuningStore } from '../../gpu/webgpu/tuning-store.ts';
