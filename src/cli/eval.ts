@@ -6,7 +6,6 @@
  * some rollout ran to the end, 1 when every rollout failed or a fatal error stopped it, 2 for a
  * usage mistake, 130/143 when interrupted by Ctrl-C/SIGTERM.
  */
-import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
@@ -19,7 +18,7 @@ import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { tabrlVersion } from './version.ts';
-import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
+import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
 
 /** Usage text of `tabrl eval`. */
 export const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
@@ -78,7 +77,7 @@ interface EvalSettings {
 
 /** Runs `tabrl eval`; returns the exit code. */
 export async function runEval(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {

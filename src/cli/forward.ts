@@ -6,12 +6,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { NamedTensors } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
 import { CliError } from './cli-error.ts';
+import { parseFlags } from './flags.ts';
 import { checkFinite } from './open-model.ts';
 import { errorMessage } from '../common/error-message.ts';
 
@@ -27,15 +27,18 @@ Options:
 
 /** Runs `tabrl forward`; returns the exit code. */
 export async function runForward(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      tokens: { type: 'string' },
-      backend: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+  const { values, positionals } = parseFlags(
+    {
+      args: argv,
+      allowPositionals: true,
+      options: {
+        tokens: { type: 'string' },
+        backend: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     },
-  });
+    { '--model': 'the model folder is the first argument: tabrl forward <model-dir> --tokens 1,2,3' },
+  );
   if (values.help) {
     console.log(FORWARD_USAGE);
     return 0;

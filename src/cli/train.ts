@@ -8,7 +8,6 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync
 import { fsyncSync, openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinExpert } from '../envs/builtin/index.ts';
 import { ScriptedClient, type ChatClient, type EvaluationSummary } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
@@ -21,6 +20,7 @@ import { TURN_CREDITS } from '../rl/advantages.ts';
 import { lessonPreset } from '../rl/lesson.ts';
 import { runTraining, type TrainingEvaluation, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
 import { CliError } from './cli-error.ts';
+import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { checkFinite, openModel, parseBackendName } from './open-model.ts';
@@ -133,7 +133,7 @@ const CHECKPOINT_COMPLETE = 'COMPLETE';
 
 /** Runs `tabrl train`; returns the exit code. */
 export async function runTrain(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {
