@@ -1,9 +1,10 @@
 // Usage mistakes a person makes at the shell: a typo'd command or flag names what was meant, a flag
 // given twice with different values is refused (the last one used to win silently), and each is one
 // message with exit code 2, never a stack trace.
+import { spawn } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { closestName } from '../../../src/cli/suggest.ts';
-import { runTabrl } from '../../support/tabrl-cli.ts';
+import { runTabrl, TABRL_BIN } from '../../support/tabrl-cli.ts';
 
 describe('closestName', () => {
   test('finds the name a typo meant: a swap, a dropped or extra letter, a prefix; nothing for an unrelated word', () => {
@@ -46,5 +47,15 @@ describe('tabrl usage errors', () => {
     const envs = await runTabrl(['envs', '--json']);
     expect(envs.code).toBe(2);
     expect(envs.stderr).toContain('tabrl envs: unknown option --json');
+  });
+
+  test('a reader that closes the pipe early (`| head`) stops the command quietly, not with an EPIPE stack trace', async () => {
+    const child = spawn(process.execPath, [TABRL_BIN, 'generate', 'tiny', '--prompt', 'hi', '--max-tokens', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // the reader is gone before the first line is printed
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).not.toContain('EPIPE');
+    expect(code).toBe(0);
   });
 });
