@@ -3,8 +3,9 @@
  * shows progress, prints a summary, and writes `results.jsonl` + `metadata.json` as it goes.
  * `tabrl eval --resume DIR` continues an interrupted evaluation, running only the rollouts that
  * DIR/results.jsonl does not hold yet. The exit code tells how it went: 0 when it finished and
- * some rollout ran to the end, 1 when every rollout failed or a fatal error stopped it, 2 for a
- * usage mistake, 130/143 when interrupted by Ctrl-C/SIGTERM.
+ * some rollout ran to the end, 1 when every rollout failed, a weighted reward function failed in
+ * every rollout, or a fatal error stopped it, 2 for a usage mistake, 130/143 when interrupted by
+ * Ctrl-C/SIGTERM.
  */
 import { join, resolve } from 'node:path';
 import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
@@ -241,7 +242,10 @@ async function runEvaluation(
   const interrupted = result.stoppedEarly === 'cancelled' && !writeError;
   const reason = writeError
     ? `could not write ${writer.resultsPath}: ${writeError.message}`
-    : interrupted ? undefined : result.stoppedEarly ?? (everyRolloutFailed ? `every rollout failed; the first error: ${Object.values(result.summary.firstErrors)[0] ?? 'unknown'}` : undefined);
+    : interrupted
+      ? undefined
+      : (result.stoppedEarly ??
+        (everyRolloutFailed ? `every rollout failed; the first error: ${Object.values(result.summary.firstErrors)[0] ?? 'unknown'}` : brokenRewardReason(result.records, rubric.reward_weights)));
   const status = interrupted ? 'interrupted' : reason ? 'failed' : 'completed';
   writer.writeMetadata({
     ...metadata,
@@ -263,6 +267,23 @@ async function runEvaluation(
   }
   if (reason) throw new CliError(`stopped: ${reason}`);
   return 0;
+}
+
+/**
+ * Why the rewards measure nothing, if they do not: a reward function with a non-zero weight threw (or
+ * returned a non-number) in every rollout that reached scoring, so each of them scored 0 for it.
+ */
+function brokenRewardReason(records: readonly RolloutRecord[], weights: Readonly<Record<string, number>>): string | undefined {
+  const scored = records.filter((record) => record.stopReason !== 'error');
+  if (scored.length === 0) return undefined;
+  for (const [name, weight] of Object.entries(weights)) {
+    if (weight === 0) continue;
+    const failures = scored.map((record) => record.errors.find((error) => error.source === 'reward' && error.name === name));
+    if (failures.every((failure) => failure !== undefined)) {
+      return `the reward function ${name} (weight ${weight}) failed in every rollout, so the rewards are not measurements; the first error: ${failures[0]!.message}. Fix it and run again with --overwrite`;
+    }
+  }
+  return undefined;
 }
 
 /** The settings of a run from its metadata.json, checked field by field. */
