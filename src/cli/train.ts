@@ -565,11 +565,15 @@ export function describeGrpoStep(m: GrpoStepMetrics): string {
     `${m.tokensPerSecond.toFixed(0)} tok/s`,
     `${(m.timings.stepMs / 1000).toFixed(1)} s`,
   ];
-  return parts.join('  ') + (m.skipped ? `  (${m.skipped})` : '');
+  // Rollouts whose model, environment or reward failed: a reward that throws scores 0, which looks like a model that learns nothing.
+  const errors = m.rolloutsWithErrors > 0 ? `  errors ${m.rolloutsWithErrors}/${m.rollouts}${m.firstError ? ` (first: ${m.firstError})` : ''}` : '';
+  return parts.join('  ') + (m.skipped ? `  (${m.skipped})` : '') + errors;
 }
 
 function describeSummary(summary: EvaluationSummary): string {
-  return `reward ${summary.reward.mean.toFixed(3)} ± ${summary.reward.std.toFixed(3)}, pass rate ${summary.passRate.toFixed(2)}`;
+  const firstError = Object.values(summary.firstErrors)[0];
+  const errors = summary.rolloutsWithErrors > 0 ? `; ${summary.rolloutsWithErrors} of ${summary.numRollouts} rollouts with errors${firstError ? ` (first: ${firstError})` : ''}` : '';
+  return `reward ${summary.reward.mean.toFixed(3)} ± ${summary.reward.std.toFixed(3)}, pass rate ${summary.passRate.toFixed(2)}${errors}`;
 }
 
 function parseEnvArgs(text: string | undefined): Record<string, unknown> {

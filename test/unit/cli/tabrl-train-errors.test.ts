@@ -1,0 +1,43 @@
+// `tabrl train` shows failed rollouts: a reward function that throws scores 0, which without a word
+// looks exactly like a model that learns nothing (the progress lines used to say only "reward 0.000").
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { describeGrpoStep } from '../../../src/cli/train.ts';
+import type { GrpoStepMetrics } from '../../../src/rl/grpo-trainer.ts';
+import { runTabrl } from '../../support/tabrl-cli.ts';
+
+const STEP: GrpoStepMetrics = {
+  step: 0, reward: { mean: 0, std: 0 }, rewards: {}, passRate: 0, advantage: { meanAbs: 0, std: 0 }, loss: 0, kl: 0, entropy: 0,
+  clipFraction: 0, clipFractionLow: 0, clipFractionHigh: 0, gradNorm: 0, learningRate: 1e-3, tokensSampled: 8, tokensTrained: 0, tokensPerSecond: 100,
+  timings: { sampleMs: 100, updateMs: 0, stepMs: 100, scoringMs: 0 }, staleness: 0, completionLength: { mean: 4, max: 4 }, truncatedFraction: 0,
+  zeroStdFraction: 1, tasksDrawn: 1, echoLoss: 0, rollouts: 2, rolloutsWithErrors: 2, groupsDropped: 1,
+  skipped: 'every group had equal rewards (no learning signal)', firstError: 'reward buggy: buggy threw: reward bug; scored 0',
+};
+
+test('a GRPO step with failed rollouts says how many and the first error', () => {
+  expect(describeGrpoStep(STEP)).toMatch(/\(every group had equal rewards \(no learning signal\)\) {2}errors 2\/2 \(first: reward buggy: buggy threw: reward bug; scored 0\)$/);
+  expect(describeGrpoStep({ ...STEP, rolloutsWithErrors: 0 })).not.toContain('errors');
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'tabrl-train-errors-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test('the measurements name the reward error too', { timeout: 120_000 }, async () => {
+  const path = join(dir, 'broken.ts');
+  writeFileSync(
+    path,
+    `import { SingleTurnEnv, Rubric } from 'tabrl';
+function buggy(): number { throw new Error('reward bug'); }
+export default function loadEnvironment() {
+  return new SingleTurnEnv({ dataset: [{ question: 'say hi', answer: 'hi' }, { question: 'say yo', answer: 'yo' }], rubric: new Rubric({ funcs: [buggy] }) });
+}
+`,
+  );
+  const run = await runTabrl(['train', path, '--model', 'tiny', '--sft-steps', '0', '--steps', '1', '--tasks-per-step', '1', '--group', '2', '--eval-tasks', '1', '--max-tokens', '4', '--out', join(dir, 'out')], { timeoutMs: 120_000 });
+  expect(run.code).toBe(0);
+  const output = run.stdout + run.stderr;
+  expect(output).toMatch(/before: reward 0\.000 ± 0\.000, pass rate 0\.00; 1 of 1 rollouts with errors \(first: buggy threw: reward bug/);
+  expect(output).toMatch(/grpo 1\/1 .* errors 2\/2 \(first: reward buggy: buggy threw: reward bug/);
+});
