@@ -295,15 +295,17 @@ async function train(
         record({ phase: 'evaluate', label, reward: summary.reward.mean, passRate: summary.passRate, scores: summary.scores });
         say(`   ${label}: ${describeSummary(summary)}`);
       },
-      onSftStep: (m) => {
+      onSftStep: async (m) => {
         history.sft.push(m);
         record({ phase: 'sft', ...m });
         say(`   sft ${m.step + 1}/${sftSteps}  loss ${m.loss.toFixed(4)}  grad ${m.gradNorm.toFixed(3)}  ${m.stepMs.toFixed(0)} ms${m.skipped ? `  skipped: ${m.skipped}` : ''}`);
+        await letSignalsIn();
       },
-      onGrpoStep: (m) => {
+      onGrpoStep: async (m) => {
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
+        await letSignalsIn();
       },
     });
   } catch (error) {
@@ -568,6 +570,14 @@ export function describeGrpoStep(m: GrpoStepMetrics): string {
   // Rollouts whose model, environment or reward failed: a reward that throws scores 0, which looks like a model that learns nothing.
   const errors = m.rolloutsWithErrors > 0 ? `  errors ${m.rolloutsWithErrors}/${m.rollouts}${m.firstError ? ` (first: ${m.firstError})` : ''}` : '';
   return parts.join('  ') + (m.skipped ? `  (${m.skipped})` : '') + errors;
+}
+
+/**
+ * Lets the event loop run between steps. A step on the CPU backend resolves every promise at once,
+ * so the run never left the microtask queue and a Ctrl-C during SFT was never handled.
+ */
+function letSignalsIn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function describeSummary(summary: EvaluationSummary): string {

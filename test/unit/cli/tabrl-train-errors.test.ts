@@ -1,12 +1,14 @@
 // `tabrl train` shows failed rollouts: a reward function that throws scores 0, which without a word
-// looks exactly like a model that learns nothing (the progress lines used to say only "reward 0.000").
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// looks exactly like a model that learns nothing (the progress lines used to say only "reward 0.000");
+// and it stops on Ctrl-C in every phase.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { describeGrpoStep } from '../../../src/cli/train.ts';
 import type { GrpoStepMetrics } from '../../../src/rl/grpo-trainer.ts';
-import { runTabrl } from '../../support/tabrl-cli.ts';
+import { runTabrl, TABRL_BIN } from '../../support/tabrl-cli.ts';
 
 const STEP: GrpoStepMetrics = {
   step: 0, reward: { mean: 0, std: 0 }, rewards: {}, passRate: 0, advantage: { meanAbs: 0, std: 0 }, loss: 0, kl: 0, entropy: 0,
@@ -40,4 +42,24 @@ export default function loadEnvironment() {
   const output = run.stdout + run.stderr;
   expect(output).toMatch(/before: reward 0\.000 ± 0\.000, pass rate 0\.00; 1 of 1 rollouts with errors \(first: buggy threw: reward bug/);
   expect(output).toMatch(/grpo 1\/1 .* errors 2\/2 \(first: reward buggy: buggy threw: reward bug/);
+});
+
+test('Ctrl-C during the SFT warm-up stops the run, saves a checkpoint and says how to resume (exit 130)', { timeout: 60_000 }, async () => {
+  // A CPU-backend SFT step never left the microtask queue, so SIGINT was never handled and the warm-up ran on.
+  const out = join(dir, 'interrupted');
+  const args = ['train', 'reverse-text', '--model', 'tiny', '--sft-steps', '100000', '--sft-batch', '2', '--demonstrations', '8', '--steps', '1', '--eval-tasks', '0', '--out', out];
+  const child = spawn(process.execPath, [TABRL_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    if (/sft 2\//.test(output) && child.exitCode === null && !child.killed) child.kill('SIGINT');
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(timer);
+  expect(output).toContain(`interrupted: continue with tabrl train --resume ${out}`);
+  expect(code).toBe(130);
+  expect(JSON.parse(readFileSync(join(out, 'checkpoint', 'state.json'), 'utf8'))).toBeTruthy();
 });
