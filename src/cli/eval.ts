@@ -10,6 +10,7 @@
 import { join, resolve } from 'node:path';
 import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
+import { lettingEventsRun } from './let-events-run.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
@@ -182,7 +183,8 @@ export async function runEval(argv: string[]): Promise<number> {
     if (numTasks === 0) throw new CliError(`${env.name} has no tasks to evaluate (its evaluation set is empty); check --env-args`);
     if (localModel !== undefined) {
       const model = await openModel(localModel, { backend: parseBackendName(settings.backend), seed: settings.sampling_args.seed ?? 0 });
-      client = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
+      // Ctrl-C must reach its handler between completions decoded on the CPU.
+      client = lettingEventsRun(new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) }));
     }
     return await runEvaluation(env, client!, settings, { outDir, numTasks, previous, resumedAt, maxConsecutiveTimeouts, json: values.json === true });
   } finally {

@@ -26,6 +26,7 @@ import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load
 import { checkFinite, openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
+import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { tabrlVersion } from './version.ts';
@@ -299,13 +300,13 @@ async function train(
         history.sft.push(m);
         record({ phase: 'sft', ...m });
         say(`   sft ${m.step + 1}/${sftSteps}  loss ${m.loss.toFixed(4)}  grad ${m.gradNorm.toFixed(3)}  ${m.stepMs.toFixed(0)} ms${m.skipped ? `  skipped: ${m.skipped}` : ''}`);
-        await letSignalsIn();
+        await letEventsRun();
       },
       onGrpoStep: async (m) => {
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
-        await letSignalsIn();
+        await letEventsRun();
       },
     });
   } catch (error) {
@@ -570,14 +571,6 @@ export function describeGrpoStep(m: GrpoStepMetrics): string {
   // Rollouts whose model, environment or reward failed: a reward that throws scores 0, which looks like a model that learns nothing.
   const errors = m.rolloutsWithErrors > 0 ? `  errors ${m.rolloutsWithErrors}/${m.rollouts}${m.firstError ? ` (first: ${m.firstError})` : ''}` : '';
   return parts.join('  ') + (m.skipped ? `  (${m.skipped})` : '') + errors;
-}
-
-/**
- * Lets the event loop run between steps. A step on the CPU backend resolves every promise at once,
- * so the run never left the microtask queue and a Ctrl-C during SFT was never handled.
- */
-function letSignalsIn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function describeSummary(summary: EvaluationSummary): string {
