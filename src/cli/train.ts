@@ -207,6 +207,14 @@ export async function runTrain(argv: string[]): Promise<number> {
     outDir = values.resume;
     checkpointDir = findCheckpoint(outDir);
     const state = readCheckpointState(join(checkpointDir, 'state.json'));
+    if (finishedRun(outDir)) {
+      // Resuming used to run the last measurement again and rewrite the same files.
+      console.error(
+        `${outDir} holds a finished run (report.json); there is nothing to resume. To train its model further, start a new run from it: ` +
+          `tabrl train ${state.run.settings.spec} --model ${join(outDir, 'model')} --out NEW_DIR`,
+      );
+      return 0;
+    }
     settings = state.run.settings;
     history = state.run.history;
     resumeFrom = { phase: state.phase, nextStep: state.nextStep };
@@ -221,6 +229,16 @@ export async function runTrain(argv: string[]): Promise<number> {
     return await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true });
   } finally {
     closeEnvironment(env);
+  }
+}
+
+/** Whether `outDir`'s report.json says its run ended on its own (a run stopped by Ctrl-C says interrupted; one that failed wrote none). */
+function finishedRun(outDir: string): boolean {
+  try {
+    const report: unknown = JSON.parse(readFileSync(join(outDir, 'report.json'), 'utf8'));
+    return typeof report === 'object' && report !== null && (report as { interrupted?: unknown }).interrupted === false;
+  } catch {
+    return false;
   }
 }
 
@@ -319,8 +337,16 @@ async function train(
   // The whole run, resumed parts included: what the checkpoint had, and what ran since.
   const whole = { ...report, evaluations: history.evaluations, sft: history.sft, grpo: history.grpo };
   writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, ...tabrlVersion(), options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
-  say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, the checkpoint and the model to ${outDir}`);
-  if (interrupt.signal.aborted) say(`interrupted: continue with tabrl train --resume ${outDir}`);
+  // A run stopped before its first checkpoint (during the first measurement) has nothing to resume from.
+  const resumable = existsSync(join(outDir, 'checkpoint', 'state.json'));
+  say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, ${resumable ? 'the checkpoint ' : ''}and the model to ${outDir}`);
+  if (interrupt.signal.aborted) {
+    say(
+      resumable
+        ? `interrupted: continue with tabrl train --resume ${outDir}`
+        : `interrupted before the first checkpoint (nothing was trained yet): start it again with --out ${outDir} --overwrite`,
+    );
+  }
   model.backend.dispose();
   return interrupt.signal.aborted ? interrupt.exitCode : 0;
 }
@@ -332,7 +358,11 @@ async function train(
 function findCheckpoint(outDir: string): string {
   const candidates = [`${join(outDir, 'checkpoint')}.tmp`, join(outDir, 'checkpoint'), `${join(outDir, 'checkpoint')}.old`];
   const complete = candidates.find((dir, i) => existsSync(join(dir, 'state.json')) && (i === 1 || existsSync(join(dir, CHECKPOINT_COMPLETE))));
-  if (!complete) throw new CliError(`--resume ${outDir}: no checkpoint there (expected ${join(outDir, 'checkpoint', 'state.json')}); start a new run with --out`, 2);
+  if (!complete) {
+    // A run interrupted before its first checkpoint leaves a report but no checkpoint: --out alone would refuse the folder.
+    const again = existsSync(join(outDir, 'report.json')) ? `start the run again with --out ${outDir} --overwrite` : 'start a new run with --out';
+    throw new CliError(`--resume ${outDir}: no checkpoint there (expected ${join(outDir, 'checkpoint', 'state.json')}); ${again}`, 2);
+  }
   return complete;
 }
 

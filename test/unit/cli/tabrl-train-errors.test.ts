@@ -63,3 +63,35 @@ test('Ctrl-C during the SFT warm-up stops the run, saves a checkpoint and says h
   expect(code).toBe(130);
   expect(JSON.parse(readFileSync(join(out, 'checkpoint', 'state.json'), 'utf8'))).toBeTruthy();
 });
+
+test('Ctrl-C before the first checkpoint says to start again, and --resume then says how; resuming a finished run does nothing', { timeout: 90_000 }, async () => {
+  // It used to say "continue with --resume", whose answer was "start a new run with --out", which refused the folder.
+  const out = join(dir, 'early');
+  const args = ['train', 'reverse-text', '--model', 'tiny', '--sft-steps', '0', '--steps', '1', '--eval-tasks', '100', '--max-tokens', '64', '--out', out];
+  const child = spawn(process.execPath, [TABRL_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    if (output.includes('== evaluate: before') && child.exitCode === null && !child.killed) child.kill('SIGINT');
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(timer);
+  expect(code).toBe(130);
+  expect(output).toContain(`interrupted before the first checkpoint (nothing was trained yet): start it again with --out ${out} --overwrite`);
+  const resume = await runTabrl(['train', '--resume', out]);
+  expect(resume.code).toBe(2);
+  expect(resume.stderr).toContain(`start the run again with --out ${out} --overwrite`);
+
+  const finished = join(dir, 'finished');
+  const run = await runTabrl(['train', 'reverse-text', '--model', 'tiny', '--sft-steps', '0', '--steps', '1', '--tasks-per-step', '1', '--group', '2', '--eval-tasks', '1', '--max-tokens', '4', '--out', finished], { timeoutMs: 60_000 });
+  expect(run.code).toBe(0);
+  const metrics = readFileSync(join(finished, 'metrics.jsonl'), 'utf8');
+  const again = await runTabrl(['train', '--resume', finished]);
+  expect(again.code).toBe(0);
+  expect(again.stderr).toContain(`${finished} holds a finished run (report.json); there is nothing to resume`);
+  expect(again.stderr).toContain(`tabrl train reverse-text --model ${join(finished, 'model')} --out NEW_DIR`);
+  expect(readFileSync(join(finished, 'metrics.jsonl'), 'utf8')).toBe(metrics);
+});
