@@ -23,7 +23,8 @@ import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
-import { checkFinite, openModel, parseBackendName } from './open-model.ts';
+import { checkFinite, modelFolderOf, openModel, parseBackendName } from './open-model.ts';
+import { byteTokenizerFiles } from '../gpu/io/byte-model-folder.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { letEventsRun } from './let-events-run.ts';
@@ -416,8 +417,18 @@ function checkRunSettings(settings: unknown): string | undefined {
 /** Writes model/ (merged when LoRA) and, with LoRA, adapter/ in the PEFT format. */
 async function writeExports(outDir: string, backend: ModelBackend, settings: RunSettings): Promise<void> {
   const parameters = await backend.getParameters();
-  writeFolderAtomically(join(outDir, 'model'), exportMergedModel(parameters, backend.config, settings.lora));
+  // With the tokenizer files the folder is a model again: tabrl eval --model local:DIR/model, generate, train --model.
+  const model = new Map([...exportMergedModel(parameters, backend.config, settings.lora), ...tokenizerFilesOf(settings.model)]);
+  writeFolderAtomically(join(outDir, 'model'), model);
   if (settings.lora) writeFolderAtomically(join(outDir, 'adapter'), exportPeftAdapter(parameters, backend.config, settings.lora, settings.model));
+}
+
+/** The tokenizer files of the model a run started from: the byte tokenizer's for tiny, those of its folder otherwise (nano's included). */
+function tokenizerFilesOf(spec: string): Map<string, Uint8Array> {
+  if (spec === 'tiny') return byteTokenizerFiles();
+  const folder = modelFolderOf(spec);
+  const names = ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'chat_template.jinja'];
+  return new Map(names.filter((name) => existsSync(join(folder, name))).map((name) => [name, new Uint8Array(readFileSync(join(folder, name)))]));
 }
 
 /**

@@ -94,4 +94,8 @@ test('Ctrl-C before the first checkpoint says to start again, and --resume then 
   expect(again.stderr).toContain(`${finished} holds a finished run (report.json); there is nothing to resume`);
   expect(again.stderr).toContain(`tabrl train reverse-text --model ${join(finished, 'model')} --out NEW_DIR`);
   expect(readFileSync(join(finished, 'metrics.jsonl'), 'utf8')).toBe(metrics);
+  // The model folder it points to is a model: it carries the tokenizer (it used to hold weights only).
+  const sample = await runTabrl(['generate', join(finished, 'model'), '--prompt', 'hi', '--max-tokens', '2', '--json']);
+  expect(sample.stderr).toBe('');
+  expect(sample.code).toBe(0);
 });
