@@ -3,8 +3,8 @@
  * shows progress, prints a summary, and writes `results.jsonl` + `metadata.json` as it goes.
  * `tabrl eval --resume DIR` continues an interrupted evaluation, running only the rollouts that
  * DIR/results.jsonl does not hold yet. The exit code tells how it went: 0 when it finished and
- * some rollout ran to the end, 1 when every rollout failed, a weighted reward function failed in
- * every rollout, or a fatal error stopped it, 2 for a usage mistake, 130/143 when interrupted by
+ * some rollout ran to the end, 1 when every rollout failed, every weighted reward function failed
+ * in every rollout, or a fatal error stopped it, 2 for a usage mistake, 130/143 when interrupted by
  * Ctrl-C/SIGTERM.
  */
 import { join, resolve } from 'node:path';
@@ -272,20 +272,19 @@ async function runEvaluation(
 }
 
 /**
- * Why the rewards measure nothing, if they do not: a reward function with a non-zero weight threw (or
- * returned a non-number) in every rollout that reached scoring, so each of them scored 0 for it.
+ * Why the rewards measure nothing, if they do not: every reward function with a non-zero weight threw
+ * (or returned a non-number, or timed out) in every rollout that reached scoring, so each reward is
+ * only the zeros scored for the failures. A function failing beside others that work is listed among
+ * the errors, as before: the reward then still measures something.
  */
 function brokenRewardReason(records: readonly RolloutRecord[], weights: Readonly<Record<string, number>>): string | undefined {
   const scored = records.filter((record) => record.stopReason !== 'error');
-  if (scored.length === 0) return undefined;
-  for (const [name, weight] of Object.entries(weights)) {
-    if (weight === 0) continue;
-    const failures = scored.map((record) => record.errors.find((error) => error.source === 'reward' && error.name === name));
-    if (failures.every((failure) => failure !== undefined)) {
-      return `the reward function ${name} (weight ${weight}) failed in every rollout, so the rewards are not measurements; the first error: ${failures[0]!.message}. Fix it and run again with --overwrite`;
-    }
-  }
-  return undefined;
+  const weighted = Object.keys(weights).filter((name) => weights[name] !== 0);
+  if (scored.length === 0 || weighted.length === 0) return undefined;
+  const failureOf = (record: RolloutRecord, name: string) => record.errors.find((error) => error.source === 'reward' && error.name === name);
+  if (!scored.every((record) => weighted.every((name) => failureOf(record, name) !== undefined))) return undefined;
+  const names = weighted.length === 1 ? `the reward function ${weighted[0]}` : `every weighted reward function (${weighted.join(', ')})`;
+  return `${names} failed in every rollout, so the rewards are not measurements; the first error: ${failureOf(scored[0]!, weighted[0]!)!.message}. Fix it and run again with --overwrite`;
 }
 
 /** The settings of a run from its metadata.json, checked field by field. */
