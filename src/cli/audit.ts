@@ -8,11 +8,10 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { audit, criteriaRubricSnippet, formatAuditReport, JudgeError, METRIC_KINDS, parseResultsJsonl, proposeCriteria, type AuditResult, type AuditReview, type MetricKind } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
-import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
+import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
 import { prepareStudioFolder, writeWhole } from './studio-output.ts';
 
 /** Usage text of `tabrl audit`. */
@@ -45,7 +44,7 @@ const OUTPUTS = ['audit.json', 'audit.md', 'criteria.json', 'criteria-snippet.ts
 
 /** Runs `tabrl audit`; returns the exit code. */
 export async function runAudit(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {

@@ -7,7 +7,6 @@
  * pass-rate histogram.
  */
 import { join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibrationLine, calibrateRecords, checkKeepBand, passRateHistogram, summarizeRollouts, evaluate, type RolloutRecord, type ChatClient } from '../envs/index.ts';
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
@@ -16,7 +15,7 @@ import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load
 import { createEndpointClient, createRoleClient, roleOptions, roleSettingsFromFlags, type RoleSettings } from './model-roles.ts';
 import { judgeSettingsFromFlags, judgeUsage, createJudgeClient } from './judge.ts';
 import { onStopSignal } from './stop-signals.ts';
-import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
+import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { ProgressBar } from './terminal.ts';
 import { errorMessage } from '../common/error-message.ts';
@@ -53,7 +52,7 @@ const OUTPUTS = ['results.jsonl', 'calibration.jsonl', 'kept-tasks.jsonl', 'repo
 
 /** Runs `tabrl calibrate`; returns the exit code. */
 export async function runCalibrate(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {

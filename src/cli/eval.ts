@@ -3,13 +3,14 @@
  * shows progress, prints a summary, and writes `results.jsonl` + `metadata.json` as it goes.
  * `tabrl eval --resume DIR` continues an interrupted evaluation, running only the rollouts that
  * DIR/results.jsonl does not hold yet. The exit code tells how it went: 0 when it finished and
- * some rollout ran to the end, 1 when every rollout failed or a fatal error stopped it, 2 for a
- * usage mistake, 130/143 when interrupted by Ctrl-C/SIGTERM.
+ * some rollout ran to the end, 1 when every rollout failed, every weighted reward function failed
+ * in every rollout, or a fatal error stopped it, 2 for a usage mistake, 130/143 when interrupted by
+ * Ctrl-C/SIGTERM.
  */
-import { parseArgs } from 'node:util';
 import { join, resolve } from 'node:path';
 import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
+import { lettingEventsRun } from './let-events-run.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
@@ -19,7 +20,7 @@ import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { tabrlVersion } from './version.ts';
-import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
+import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
 
 /** Usage text of `tabrl eval`. */
 const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
@@ -78,7 +79,7 @@ interface EvalSettings {
 
 /** Runs `tabrl eval`; returns the exit code. */
 export async function runEval(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {
@@ -182,7 +183,8 @@ export async function runEval(argv: string[]): Promise<number> {
     if (numTasks === 0) throw new CliError(`${env.name} has no tasks to evaluate (its evaluation set is empty); check --env-args`);
     if (localModel !== undefined) {
       const model = await openModel(localModel, { backend: parseBackendName(settings.backend), seed: settings.sampling_args.seed ?? 0 });
-      client = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
+      // Ctrl-C must reach its handler between completions decoded on the CPU.
+      client = lettingEventsRun(new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) }));
     }
     return await runEvaluation(env, client!, settings, { outDir, numTasks, previous, resumedAt, maxConsecutiveTimeouts, json: values.json === true });
   } finally {
@@ -242,7 +244,10 @@ async function runEvaluation(
   const interrupted = result.stoppedEarly === 'cancelled' && !writeError;
   const reason = writeError
     ? `could not write ${writer.resultsPath}: ${writeError.message}`
-    : interrupted ? undefined : result.stoppedEarly ?? (everyRolloutFailed ? `every rollout failed; the first error: ${Object.values(result.summary.firstErrors)[0] ?? 'unknown'}` : undefined);
+    : interrupted
+      ? undefined
+      : (result.stoppedEarly ??
+        (everyRolloutFailed ? `every rollout failed; the first error: ${Object.values(result.summary.firstErrors)[0] ?? 'unknown'}` : brokenRewardReason(result.records, rubric.reward_weights)));
   const status = interrupted ? 'interrupted' : reason ? 'failed' : 'completed';
   writer.writeMetadata({
     ...metadata,
@@ -264,6 +269,22 @@ async function runEvaluation(
   }
   if (reason) throw new CliError(`stopped: ${reason}`);
   return 0;
+}
+
+/**
+ * Why the rewards measure nothing, if they do not: every reward function with a non-zero weight threw
+ * (or returned a non-number, or timed out) in every rollout that reached scoring, so each reward is
+ * only the zeros scored for the failures. A function failing beside others that work is listed among
+ * the errors, as before: the reward then still measures something.
+ */
+function brokenRewardReason(records: readonly RolloutRecord[], weights: Readonly<Record<string, number>>): string | undefined {
+  const scored = records.filter((record) => record.stopReason !== 'error');
+  const weighted = Object.keys(weights).filter((name) => weights[name] !== 0);
+  if (scored.length === 0 || weighted.length === 0) return undefined;
+  const failureOf = (record: RolloutRecord, name: string) => record.errors.find((error) => error.source === 'reward' && error.name === name);
+  if (!scored.every((record) => weighted.every((name) => failureOf(record, name) !== undefined))) return undefined;
+  const names = weighted.length === 1 ? `the reward function ${weighted[0]}` : `every weighted reward function (${weighted.join(', ')})`;
+  return `${names} failed in every rollout, so the rewards are not measurements; the first error: ${failureOf(scored[0]!, weighted[0]!)!.message}. Fix it and run again with --overwrite`;
 }
 
 /** The settings of a run from its metadata.json, checked field by field. */

@@ -1,6 +1,43 @@
 /** Parsers of command-line flag values shared by the tabrl commands: each returns the value or throws a usage error (exit 2) that names the flag and what it takes. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { errorMessage } from '../common/error-message.ts';
 import { CliError } from './cli-error.ts';
+import { closestName } from './suggest.ts';
+
+/**
+ * node:util's parseArgs with the CLI's usage errors (exit 2, pointing to --help): an unknown option
+ * names the known one it most likely meant (or the hint given for it, e.g. a flag another command
+ * takes), and an option given twice with different values is refused instead of the last one
+ * silently winning (options declared `multiple` may repeat).
+ */
+export function parseFlags<T extends ParseArgsConfig & { args: string[] }>(config: T, hints: Readonly<Record<string, string>> = {}): ReturnType<typeof parseArgs<T>> {
+  let parsed: ReturnType<typeof parseArgs<T>>;
+  try {
+    parsed = parseArgs(config);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /Unknown option '([^']+)'/.exec(errorMessage(error))?.[1] : undefined;
+    if (unknown === undefined) throw error;
+    throw new CliError(`unknown option ${unknown}${unknownOptionAdvice(unknown, config.options ?? {}, hints)}`, 2, true);
+  }
+  const seen = new Map<string, string | undefined>();
+  for (const token of parseArgs({ ...config, strict: false, tokens: true }).tokens ?? []) {
+    if (token.kind !== 'option' || config.options?.[token.name]?.multiple) continue;
+    if (seen.has(token.name) && seen.get(token.name) !== token.value) {
+      throw new CliError(`--${token.name} is given twice, as "${seen.get(token.name)}" and as "${token.value}"; give it once`, 2, true);
+    }
+    seen.set(token.name, token.value);
+  }
+  return parsed;
+}
+
+/** "; did you mean --x?" for an unknown option, from the caller's hints or the closest known flag ("" when nothing is close). */
+function unknownOptionAdvice(unknown: string, options: NonNullable<ParseArgsConfig['options']>, hints: Readonly<Record<string, string>>): string {
+  const flag = unknown.split('=')[0]!;
+  if (hints[flag] !== undefined) return `; ${hints[flag]}`;
+  const guess = closestName(flag, Object.keys(options).map((name) => `--${name}`));
+  return guess === undefined ? '' : `; did you mean ${guess}?`;
+}
 
 /** An integer flag ≥ `min`, or `fallback` when absent. */
 export function integerFlag(text: string | undefined, flag: string, fallback: number, min: number): number {

@@ -6,20 +6,20 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { NamedTensors } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
 import { CliError } from './cli-error.ts';
-import { checkFinite } from './open-model.ts';
+import { parseFlags } from './flags.ts';
+import { checkFinite, modelFolderOf } from './open-model.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl forward`. */
-const FORWARD_USAGE = `Usage: tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|webgpu]
+const FORWARD_USAGE = `Usage: tabrl forward <model-dir | nano> --tokens 1,2,3 [--backend cpu|webgpu]
 
-Runs the model in <model-dir> (config.json + model.safetensors, Llama/Qwen2/Qwen3) over the token ids
-and prints {"logits": [[...], ...]} as JSON, one row per position.
+Runs the model in <model-dir> (config.json + model.safetensors, Llama/Qwen2/Qwen3), or the shipped
+nano, over the token ids and prints {"logits": [[...], ...]} as JSON, one row per position.
 
 Options:
   --tokens IDS        comma-separated token ids (required)
@@ -27,21 +27,26 @@ Options:
 
 /** Runs `tabrl forward`; returns the exit code. */
 export async function runForward(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      tokens: { type: 'string' },
-      backend: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+  const { values, positionals } = parseFlags(
+    {
+      args: argv,
+      allowPositionals: true,
+      options: {
+        tokens: { type: 'string' },
+        backend: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     },
-  });
+    { '--model': 'the model folder is the first argument: tabrl forward <model-dir> --tokens 1,2,3' },
+  );
   if (values.help) {
     console.log(FORWARD_USAGE);
     return 0;
   }
-  const modelDir = positionals[0];
-  if (modelDir === undefined || positionals.length > 1) throw new CliError(`give exactly one model folder\n\n${FORWARD_USAGE}`, 2);
+  const spec = positionals[0];
+  if (spec === undefined || positionals.length > 1) throw new CliError(`give exactly one model folder\n\n${FORWARD_USAGE}`, 2);
+  if (spec === 'tiny') throw new CliError('it runs a model folder; "tiny" has none (its weights are made from a seed): give nano or a folder, or sample tiny with tabrl generate tiny', 2);
+  const modelDir = modelFolderOf(spec);
   if (values.tokens === undefined) throw new CliError(`--tokens is required (e.g. --tokens 1,2,3)\n\n${FORWARD_USAGE}`, 2);
   const tokens = values.tokens.split(',').map((text) => text.trim());
   if (tokens.some((text) => !/^\d+$/.test(text))) throw new CliError(`--tokens must be comma-separated non-negative integers, got "${values.tokens}"`, 2);

@@ -5,10 +5,10 @@
  * tokenizer), through the same LocalChatClient that environments use, on the CPU backend, and
  * prints each completion with its token ids and logprobs. `--temperature 0` decodes greedily.
  */
-import { parseArgs } from 'node:util';
 import type { Message } from '../envs/types.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { CliError } from './cli-error.ts';
+import { parseFlags } from './flags.ts';
 import { openModel, parseBackendName } from './open-model.ts';
 import { errorMessage } from '../common/error-message.ts';
 
@@ -36,25 +36,28 @@ Options:
 
 /** Runs `tabrl generate`; returns the exit code. */
 export async function runGenerate(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      prompt: { type: 'string' },
-      messages: { type: 'string' },
-      n: { type: 'string', short: 'n' },
-      temperature: { type: 'string' },
-      'top-p': { type: 'string' },
-      'top-k': { type: 'string' },
-      'max-tokens': { type: 'string' },
-      stop: { type: 'string', multiple: true },
-      seed: { type: 'string' },
-      'model-seed': { type: 'string' },
-      backend: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
+  const { values, positionals } = parseFlags(
+    {
+      args: argv,
+      allowPositionals: true,
+      options: {
+        prompt: { type: 'string' },
+        messages: { type: 'string' },
+        n: { type: 'string', short: 'n' },
+        temperature: { type: 'string' },
+        'top-p': { type: 'string' },
+        'top-k': { type: 'string' },
+        'max-tokens': { type: 'string' },
+        stop: { type: 'string', multiple: true },
+        seed: { type: 'string' },
+        'model-seed': { type: 'string' },
+        backend: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     },
-  });
+    { '--model': 'the model is the first argument: tabrl generate <model-dir | tiny | nano> --prompt TEXT' },
+  );
   if (values.help) {
     console.log(GENERATE_USAGE);
     return 0;

@@ -10,6 +10,8 @@ import { resolve } from 'node:path';
 import { BUILTIN_ENVIRONMENTS, loadBuiltinEnvironment } from '../envs/builtin/index.ts';
 import type { ChatClient, Environment } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
+import { closestName } from './suggest.ts';
+import { watchEnvArgs } from './unused-env-args.ts';
 import { EnvFileCompileError } from './compile-env-file.ts';
 import { IsolatedEnvironment, IsolatedLoadError, loadIsolatedEnvironment, type IsolationOptions } from './isolated-environment.ts';
 import { typecheckEnvironmentFile } from './typecheck-env.ts';
@@ -37,13 +39,20 @@ export async function loadEnvironmentSpec(spec: string, options: LoadEnvironment
   const args = { ...options.args, ...(options.judge ? { judgeModel: options.judge.model } : {}) };
   if (!isEnvironmentPath(spec)) {
     if (!(spec in BUILTIN_ENVIRONMENTS)) {
-      throw new CliError(`unknown environment "${spec}". Built-in environments: ${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}; or give a path to an environment file (./my-env.ts).`);
+      const guess = closestName(spec, Object.keys(BUILTIN_ENVIRONMENTS));
+      throw new CliError(
+        `unknown environment "${spec}"${guess ? `; did you mean "${guess}"?` : '.'} Built-in environments: ${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}; or give a path to an environment file (./my-env.ts).`,
+      );
     }
+    const watched = watchEnvArgs(options.judge ? { ...args, judgeClient: options.judge.client } : args, ['judgeClient', 'judgeModel']);
+    let env: Environment;
     try {
-      return await loadBuiltinEnvironment(spec, options.judge ? { ...args, judgeClient: options.judge.client } : args);
+      env = await loadBuiltinEnvironment(spec, watched.args);
     } catch (error) {
       throw new CliError(`${spec}: loadEnvironment(${JSON.stringify(args)}) threw: ${errorMessage(error)}; check --env-args`, 2);
     }
+    for (const warning of watched.unusedWarnings()) console.error(`warning: ${spec}: ${warning}`);
+    return env;
   }
   return loadEnvironmentFile(resolve(spec), args, options);
 }

@@ -15,6 +15,8 @@ import { runTasks } from './tasks.ts';
 import { runTrain } from './train.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { runValidate } from './validate.ts';
+import { parseFlags } from './flags.ts';
+import { closestName } from './suggest.ts';
 
 /** A subcommand: a one-line description and its entry point. */
 interface Command {
@@ -51,14 +53,15 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) {
-    console.error(`tabrl: unknown command "${name}"\n\n${USAGE}`);
+    const guess = closestName(name, Object.keys(COMMANDS));
+    console.error(`tabrl: unknown command "${name}"${guess ? `; did you mean \`tabrl ${guess}\`?` : ''}\n\n${USAGE}`);
     return 2;
   }
   try {
     return await command.run(rest);
   } catch (error) {
     if (error instanceof CliError) {
-      console.error(`tabrl ${name}: ${error.message}`);
+      console.error(`tabrl ${name}: ${error.message}${error.pointToHelp ? `\nRun \`tabrl ${name} --help\` for the options.` : ''}`);
       return error.exitCode;
     }
     if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
@@ -71,7 +74,13 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function listEnvironments(): Promise<number> {
+async function listEnvironments(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    console.log('Usage: tabrl envs\n\nLists the built-in environments, each with a one-line description; run one with tabrl eval <name> or tabrl train <name>.');
+    return 0;
+  }
+  if (positionals.length > 0) throw new CliError(`takes no arguments, got "${positionals.join(' ')}"`, 2, true);
   const width = Math.max(...Object.keys(BUILTIN_ENVIRONMENTS).map((name) => name.length));
   for (const [name, entry] of Object.entries(BUILTIN_ENVIRONMENTS)) console.log(`${name.padEnd(width)}  ${entry.description}`);
   return 0;

@@ -8,6 +8,7 @@
 import { ChatClientError, HeuristicStudioClient, OpenAIHttpClient, type ChatClient } from '../envs/index.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { CliError } from './cli-error.ts';
+import { lettingEventsRun } from './let-events-run.ts';
 import { openModel, parseBackendName } from './open-model.ts';
 
 /** The model roles a command can take. */
@@ -104,7 +105,8 @@ export async function createRoleClient(role: ModelRole, settings: RoleSettings, 
   if (settings.model === HEURISTIC_MODEL && role !== 'policy') return new HeuristicStudioClient(role);
   if (!settings.model.startsWith('local:')) return createEndpointClient(role, settings, options);
   const model = await openModel(settings.model.slice('local:'.length), { backend: parseBackendName(options.backend), seed: options.seed ?? 0 });
-  return new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
+  // Ctrl-C must reach its handler between completions decoded on the CPU.
+  return lettingEventsRun(new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) }));
 }
 
 /** What each role does, for usage text. */

@@ -8,12 +8,11 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { EmptyDocumentError, keptTasks, qaEnvironmentFile, synthesizedTaskLine, synthesizeTasks, type StudioDocument, type SynthesisReport } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { onStopSignal } from './stop-signals.ts';
-import { integerFlag, numberFlag } from './flags.ts';
+import { integerFlag, numberFlag, parseFlags } from './flags.ts';
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { ProgressBar } from './terminal.ts';
 
@@ -45,7 +44,7 @@ const OUTPUTS = ['tasks.jsonl', 'report.json', 'env.ts'];
 
 /** Runs `tabrl synth`; returns the exit code. */
 export async function runSynth(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {

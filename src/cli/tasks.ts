@@ -8,11 +8,10 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { criteriaRubricSnippet, JudgeError, proposeCriteria, qaEnvironmentFile, tasksFromTraces, traceTaskLine, type Criterion } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
-import { integerFlag, numberFlag } from './flags.ts';
+import { integerFlag, numberFlag, parseFlags } from './flags.ts';
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 
 /** Usage text of `tabrl tasks`. */
@@ -42,7 +41,7 @@ export async function runTasks(argv: string[]): Promise<number> {
     return sub === undefined ? 2 : 0;
   }
   if (sub !== 'from-traces') throw new CliError(`unknown subcommand "${sub}"; the subcommand is from-traces\n\n${TASKS_USAGE}`, 2);
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: rest,
     allowPositionals: true,
     options: { ...roleOptions(['judge']), out: { type: 'string' }, criteria: { type: 'string' }, timeout: { type: 'string' }, overwrite: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },

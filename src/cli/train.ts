@@ -8,7 +8,6 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync
 import { fsyncSync, openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinExpert } from '../envs/builtin/index.ts';
 import { ScriptedClient, type ChatClient, type EvaluationSummary } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
@@ -21,11 +20,14 @@ import { TURN_CREDITS } from '../rl/advantages.ts';
 import { lessonPreset } from '../rl/lesson.ts';
 import { runTraining, type TrainingEvaluation, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
 import { CliError } from './cli-error.ts';
+import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
-import { checkFinite, openModel, parseBackendName } from './open-model.ts';
+import { checkFinite, modelFolderOf, openModel, parseBackendName } from './open-model.ts';
+import { byteTokenizerFiles } from '../gpu/io/byte-model-folder.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
+import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { tabrlVersion } from './version.ts';
@@ -133,7 +135,7 @@ const CHECKPOINT_COMPLETE = 'COMPLETE';
 
 /** Runs `tabrl train`; returns the exit code. */
 export async function runTrain(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {
@@ -206,6 +208,14 @@ export async function runTrain(argv: string[]): Promise<number> {
     outDir = values.resume;
     checkpointDir = findCheckpoint(outDir);
     const state = readCheckpointState(join(checkpointDir, 'state.json'));
+    if (finishedRun(outDir)) {
+      // Resuming used to run the last measurement again and rewrite the same files.
+      console.error(
+        `${outDir} holds a finished run (report.json); there is nothing to resume. To train its model further, start a new run from it: ` +
+          `tabrl train ${state.run.settings.spec} --model ${join(outDir, 'model')} --out NEW_DIR`,
+      );
+      return 0;
+    }
     settings = state.run.settings;
     history = state.run.history;
     resumeFrom = { phase: state.phase, nextStep: state.nextStep };
@@ -220,6 +230,16 @@ export async function runTrain(argv: string[]): Promise<number> {
     return await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true });
   } finally {
     closeEnvironment(env);
+  }
+}
+
+/** Whether `outDir`'s report.json says its run ended on its own (a run stopped by Ctrl-C says interrupted; one that failed wrote none). */
+function finishedRun(outDir: string): boolean {
+  try {
+    const report: unknown = JSON.parse(readFileSync(join(outDir, 'report.json'), 'utf8'));
+    return typeof report === 'object' && report !== null && (report as { interrupted?: unknown }).interrupted === false;
+  } catch {
+    return false;
   }
 }
 
@@ -295,15 +315,17 @@ async function train(
         record({ phase: 'evaluate', label, reward: summary.reward.mean, passRate: summary.passRate, scores: summary.scores });
         say(`   ${label}: ${describeSummary(summary)}`);
       },
-      onSftStep: (m) => {
+      onSftStep: async (m) => {
         history.sft.push(m);
         record({ phase: 'sft', ...m });
         say(`   sft ${m.step + 1}/${sftSteps}  loss ${m.loss.toFixed(4)}  grad ${m.gradNorm.toFixed(3)}  ${m.stepMs.toFixed(0)} ms${m.skipped ? `  skipped: ${m.skipped}` : ''}`);
+        await letEventsRun();
       },
-      onGrpoStep: (m) => {
+      onGrpoStep: async (m) => {
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
+        await letEventsRun();
       },
     });
   } catch (error) {
@@ -316,8 +338,16 @@ async function train(
   // The whole run, resumed parts included: what the checkpoint had, and what ran since.
   const whole = { ...report, evaluations: history.evaluations, sft: history.sft, grpo: history.grpo };
   writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, ...tabrlVersion(), options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
-  say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, the checkpoint and the model to ${outDir}`);
-  if (interrupt.signal.aborted) say(`interrupted: continue with tabrl train --resume ${outDir}`);
+  // A run stopped before its first checkpoint (during the first measurement) has nothing to resume from.
+  const resumable = existsSync(join(outDir, 'checkpoint', 'state.json'));
+  say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, ${resumable ? 'the checkpoint ' : ''}and the model to ${outDir}`);
+  if (interrupt.signal.aborted) {
+    say(
+      resumable
+        ? `interrupted: continue with tabrl train --resume ${outDir}`
+        : `interrupted before the first checkpoint (nothing was trained yet): start it again with --out ${outDir} --overwrite`,
+    );
+  }
   model.backend.dispose();
   return interrupt.signal.aborted ? interrupt.exitCode : 0;
 }
@@ -329,7 +359,11 @@ async function train(
 function findCheckpoint(outDir: string): string {
   const candidates = [`${join(outDir, 'checkpoint')}.tmp`, join(outDir, 'checkpoint'), `${join(outDir, 'checkpoint')}.old`];
   const complete = candidates.find((dir, i) => existsSync(join(dir, 'state.json')) && (i === 1 || existsSync(join(dir, CHECKPOINT_COMPLETE))));
-  if (!complete) throw new CliError(`--resume ${outDir}: no checkpoint there (expected ${join(outDir, 'checkpoint', 'state.json')}); start a new run with --out`, 2);
+  if (!complete) {
+    // A run interrupted before its first checkpoint leaves a report but no checkpoint: --out alone would refuse the folder.
+    const again = existsSync(join(outDir, 'report.json')) ? `start the run again with --out ${outDir} --overwrite` : 'start a new run with --out';
+    throw new CliError(`--resume ${outDir}: no checkpoint there (expected ${join(outDir, 'checkpoint', 'state.json')}); ${again}`, 2);
+  }
   return complete;
 }
 
@@ -383,8 +417,18 @@ function checkRunSettings(settings: unknown): string | undefined {
 /** Writes model/ (merged when LoRA) and, with LoRA, adapter/ in the PEFT format. */
 async function writeExports(outDir: string, backend: ModelBackend, settings: RunSettings): Promise<void> {
   const parameters = await backend.getParameters();
-  writeFolderAtomically(join(outDir, 'model'), exportMergedModel(parameters, backend.config, settings.lora));
+  // With the tokenizer files the folder is a model again: tabrl eval --model local:DIR/model, generate, train --model.
+  const model = new Map([...exportMergedModel(parameters, backend.config, settings.lora), ...tokenizerFilesOf(settings.model)]);
+  writeFolderAtomically(join(outDir, 'model'), model);
   if (settings.lora) writeFolderAtomically(join(outDir, 'adapter'), exportPeftAdapter(parameters, backend.config, settings.lora, settings.model));
+}
+
+/** The tokenizer files of the model a run started from: the byte tokenizer's for tiny, those of its folder otherwise (nano's included). */
+function tokenizerFilesOf(spec: string): Map<string, Uint8Array> {
+  if (spec === 'tiny') return byteTokenizerFiles();
+  const folder = modelFolderOf(spec);
+  const names = ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'chat_template.jinja'];
+  return new Map(names.filter((name) => existsSync(join(folder, name))).map((name) => [name, new Uint8Array(readFileSync(join(folder, name)))]));
 }
 
 /**
@@ -565,11 +609,15 @@ export function describeGrpoStep(m: GrpoStepMetrics): string {
     `${m.tokensPerSecond.toFixed(0)} tok/s`,
     `${(m.timings.stepMs / 1000).toFixed(1)} s`,
   ];
-  return parts.join('  ') + (m.skipped ? `  (${m.skipped})` : '');
+  // Rollouts whose model, environment or reward failed: a reward that throws scores 0, which looks like a model that learns nothing.
+  const errors = m.rolloutsWithErrors > 0 ? `  errors ${m.rolloutsWithErrors}/${m.rollouts}${m.firstError ? ` (first: ${m.firstError})` : ''}` : '';
+  return parts.join('  ') + (m.skipped ? `  (${m.skipped})` : '') + errors;
 }
 
 function describeSummary(summary: EvaluationSummary): string {
-  return `reward ${summary.reward.mean.toFixed(3)} ± ${summary.reward.std.toFixed(3)}, pass rate ${summary.passRate.toFixed(2)}`;
+  const firstError = Object.values(summary.firstErrors)[0];
+  const errors = summary.rolloutsWithErrors > 0 ? `; ${summary.rolloutsWithErrors} of ${summary.numRollouts} rollouts with errors${firstError ? ` (first: ${firstError})` : ''}` : '';
+  return `reward ${summary.reward.mean.toFixed(3)} ± ${summary.reward.std.toFixed(3)}, pass rate ${summary.passRate.toFixed(2)}${errors}`;
 }
 
 function parseEnvArgs(text: string | undefined): Record<string, unknown> {

@@ -6,10 +6,10 @@
  * pass threshold out of reach shows up here before any model is involved. Exit code: 0 when every
  * reference passed, 1 when some did not, 2 for a usage mistake or when there is no reference to play.
  */
-import { parseArgs } from 'node:util';
 import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinExpert } from '../envs/builtin/index.ts';
 import { ScriptedClient, type ChatClient, type Environment, type Task, type Trajectory } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
+import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { resolve } from 'node:path';
@@ -46,7 +46,7 @@ interface ValidationFailure {
 
 /** Runs `tabrl validate`; returns the exit code. */
 export async function runValidate(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {

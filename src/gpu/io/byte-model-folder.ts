@@ -34,15 +34,26 @@ function byteTokenizerJson(): Record<string, unknown> {
   };
 }
 
+/** Pretty JSON with a final newline, as bytes. */
+function json(value: unknown): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(value, null, 2) + '\n');
+}
+
+/** The byte tokenizer's two files (tokenizer.json, tokenizer_config.json), which make any folder of byte-vocabulary weights loadable. */
+export function byteTokenizerFiles(): Map<string, Uint8Array> {
+  return new Map([
+    ['tokenizer.json', json(byteTokenizerJson())],
+    ['tokenizer_config.json', json(byteTokenizerConfig())],
+  ]);
+}
+
 /** Returns the files of a byte-model folder: config.json, an F16 model.safetensors and the byte tokenizer's two files (extra files, e.g. a training log, are added as given). */
 export function serializeByteModelFolder(config: ModelConfig, tensors: NamedTensors, extra: Record<string, unknown> = {}): Map<string, Uint8Array> {
   if (config.vocab_size !== BYTE_VOCAB_SIZE) throw new Error(`a byte-model folder needs vocab_size ${BYTE_VOCAB_SIZE}, got ${config.vocab_size}`);
-  const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value, null, 2) + '\n');
   const files = new Map<string, Uint8Array>([
     ['config.json', json({ ...modelConfigToJson(config), torch_dtype: 'float16' })],
     ['model.safetensors', serializeSafetensors(tensors, { format: 'pt' }, 'F16')],
-    ['tokenizer.json', json(byteTokenizerJson())],
-    ['tokenizer_config.json', json(byteTokenizerConfig())],
+    ...byteTokenizerFiles(),
   ]);
   for (const [name, value] of Object.entries(extra)) files.set(name, json(value));
   return files;

@@ -67,6 +67,15 @@ export async function loadModelFolder(readFile: ReadFile, label = 'model folder'
   }
   if (missing.length > 0) throw new Error(`${label}: ${missing.length} parameter(s) missing from the weights: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
   const ignored = [...all.keys()].filter((name) => !tensors.has(name));
+  // Layer tensors the config has no place for (a layer past num_hidden_layers, a bias it does not
+  // declare) mean config.json does not describe these weights: running without them is a different model.
+  const unplaced = ignored.filter((name) => name.startsWith('model.layers.') && !name.includes('rotary_emb'));
+  if (unplaced.length > 0) {
+    throw new Error(
+      `${label}: the weights hold ${unplaced.length} layer tensor(s) that config.json has no place for (${unplaced.slice(0, 3).join(', ')}${unplaced.length > 3 ? ', …' : ''}); ` +
+        `config.json says ${config.num_hidden_layers} layers${config.attention_bias ? '' : ' without attention biases'} — does it belong to these weights?`,
+    );
+  }
   return { config, tensors, ignored };
 }
 

@@ -62,4 +62,12 @@ describe('tabrl forward', () => {
     await expect(run([join(dir, 'missing'), '--tokens', '1'])).rejects.toThrow(/missing: cannot read config\.json/);
     expect((await run(['--help'])).stdout).toMatch(/Usage: tabrl forward/);
   });
+
+  it('takes nano by name, as generate does, and says why tiny has no folder to run', async () => {
+    // Both used to fail reading "nano/config.json" and "tiny/config.json" relative to the shell's folder.
+    const nano = await run(['nano', '--tokens', '1,2']);
+    expect(nano.code).toBe(0);
+    expect((JSON.parse(nano.stdout) as { logits: number[][] }).logits.map((row) => row.length)).toEqual([264, 264]);
+    await expect(run(['tiny', '--tokens', '1'])).rejects.toThrow(/"tiny" has none .*tabrl generate tiny/);
+  });
 });

@@ -158,4 +158,18 @@ describe('loadModelFolder', () => {
     misshapen.set('model.norm.weight', { shape: [4, 2], data: new Float32Array(8) });
     await expect(loadModelFolder(memoryFolder(serializeModelFolder(TINY, misshapen)), 'dir')).rejects.toThrow(/tensor model\.norm\.weight has shape \[4,2\], config\.json implies \[8\]/);
   });
+
+  it('refuses weights with more layers, or biases, than config.json describes, instead of running a cut-down model', async () => {
+    // A 2-layer checkpoint whose config.json says 1 layer used to load its first layer only.
+    const twoLayers = await (await createCpuBackend({ ...TINY, num_hidden_layers: 2 }, { seed: 8 })).getParameters();
+    const files = new Map(serializeModelFolder({ ...TINY, num_hidden_layers: 2 }, twoLayers));
+    files.set('config.json', serializeModelFolder(TINY, twoLayers).get('config.json')!);
+    await expect(loadModelFolder(memoryFolder(files), 'dir')).rejects.toThrow(/dir: the weights hold \d+ layer tensor\(s\) that config\.json has no place for \(model\.layers\.1\..*config\.json says 1 layers/);
+    // Biases in the weights that a config without attention_bias would drop.
+    const noBias: ModelConfig = { ...TINY, architecture: 'LlamaForCausalLM', attention_bias: false };
+    const biased = await (await createCpuBackend(TINY, { seed: 9 })).getParameters();
+    const biasFiles = new Map(serializeModelFolder(TINY, biased));
+    biasFiles.set('config.json', serializeModelFolder(noBias, biased).get('config.json')!);
+    await expect(loadModelFolder(memoryFolder(biasFiles), 'dir')).rejects.toThrow(/q_proj\.bias.*without attention biases/);
+  });
 });
