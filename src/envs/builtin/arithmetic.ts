@@ -12,6 +12,7 @@
  */
 import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
 import { makeRational, parseNumberAnswer, rationalEquals } from './expression.ts';
+import { readArgs } from './env-args.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
 // ---------------------------------------------------------------- dataset
@@ -106,8 +107,12 @@ const FORMAT_WEIGHT = 0.2;
 
 /** Builds the arithmetic word-problem environment at a difficulty from 1 to 5. */
 export default function loadEnvironment(args: ArithmeticArgs = {}): Environment {
-  const { numTasks = 1000, numEvalTasks = 100, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, difficulty = 2 } = args;
-  if (!Number.isInteger(difficulty) || difficulty < 1 || difficulty > 5) throw new Error(`arithmetic: difficulty must be 1–5, got ${difficulty}`);
+  const read = readArgs('arithmetic', args);
+  const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0 });
+  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: 100, min: 0 });
+  const seed = read.wholeNumber('seed', { default: 0 });
+  const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
+  const difficulty = read.wholeNumber('difficulty', { default: 2, min: 1, max: 5 });
   const make = (rng: Rng) => makeTask(rng, difficulty);
   const dataset = generateTasks({ count: numTasks, seed, make });
   const parser = new XMLParser(['answer']);
