@@ -10,9 +10,8 @@
  * "1200.0", "$1200" and "1200" are the same); format 0.2. Passing = correct. Also exports
  * `arithmeticExpertPolicy`, which answers the generated tasks correctly.
  */
-import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
 import { makeRational, parseNumberAnswer, rationalEquals } from './expression.ts';
-import { readArgs } from './env-args.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
 // ---------------------------------------------------------------- dataset

@@ -13,9 +13,8 @@
  * the tool was called at least once; `toolErrorsMetric` (weight 0) counts failed tool calls.
  * Passing = correct. Also exports `calculatorExpertPolicy`, which calls the tool and then answers.
  */
-import { ToolEnv, XMLParser, Rubric, defineTool, type Environment, type Message, type RewardContext, type ScriptedPolicy, type ScriptedReply, type Task, type ToolState } from '../index.ts';
+import { ToolEnv, XMLParser, Rubric, defineTool, type Environment, type Message, type RewardContext, type ScriptedPolicy, type ScriptedReply, type Task, type ToolState, readArgs } from '../index.ts';
 import { ExpressionError, evaluateExpression, formatRational, makeRational, parseNumberAnswer, rationalEquals } from './expression.ts';
-import { readArgs } from './env-args.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
 // ---------------------------------------------------------------- dataset

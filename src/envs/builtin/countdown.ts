@@ -13,9 +13,8 @@
  * Passing = correct. `difficulty` = how many numbers (2–6, default 3). Also exports
  * `countdownExpertPolicy`, which answers with the construction expression.
  */
-import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
 import { evaluateExpression, makeRational, rationalEquals, type EvaluatedExpression, type Rational } from './expression.ts';
-import { readArgs } from './env-args.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
 // ---------------------------------------------------------------- dataset

@@ -15,9 +15,8 @@
  * shows up as a high judge score with failing constraints. Passing = judge score ≥ 0.8. Also
  * exports `judgedWritingExpertPolicy`, which writes a poem that meets every constraint.
  */
-import { SingleTurnEnv, JudgeRubric, Parser, type ChatClient, type ChatCompletion, type ChatRequest, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { SingleTurnEnv, JudgeRubric, Parser, type ChatClient, type ChatCompletion, type ChatRequest, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
-import { readArgs } from './env-args.ts';
 
 // ---------------------------------------------------------------- dataset
 

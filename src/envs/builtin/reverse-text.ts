@@ -10,9 +10,8 @@
  * clean format (reward 1.2; a near miss can reach 1.17).
  * Also exports `reverseTextExpertPolicy`, which reverses the text, for SFT warm-up demonstrations.
  */
-import { Parser, SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { Parser, SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
-import { readArgs } from './env-args.ts';
 
 // ---------------------------------------------------------------- dataset
 

@@ -43,10 +43,9 @@
  * guesses a random pool word that fits the board, but now and then (30% of
  * moves) one that fits only the greens, so RL has room to do better than imitation.
  */
-import { MultiTurnEnv, Rubric, type MultiTurnEnvOptions, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, type Trajectory } from '../index.ts';
+import { MultiTurnEnv, Rubric, type MultiTurnEnvOptions, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, type Trajectory, readArgs } from '../index.ts';
 import { WORDLE_ANSWERS } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
-import { readArgs } from './env-args.ts';
 import { scoreGuess } from './wordle-rules.ts';
 
 /** Letters in a word. */

@@ -19,10 +19,9 @@
  * answers; guesses may be any of its 12972 words. Also exports `wordleExpertPolicy`, a solver that
  * plays from the feedback alone, for SFT warm-up demonstrations.
  */
-import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
+import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, readArgs } from '../index.ts';
 import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
-import { readArgs } from './env-args.ts';
 import { COMPACT_TEACHER_MISTAKE_RATE, compactPoolOf, compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactRewardName, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
 import { scoreGuess } from './wordle-rules.ts';
 

@@ -2,7 +2,7 @@
 // arguments field, so any JSON) are refused when the environment loads, with a message naming the
 // environment, the argument, the value received and what is allowed; readArgs is the one helper.
 import { describe, expect, test } from 'vitest';
-import { readArgs } from '../../../../src/envs/builtin/env-args.ts';
+import { readArgs } from '../../../../src/envs/env-args.ts';
 import { loadBuiltinEnvironment } from '../../../../src/envs/builtin/index.ts';
 
 describe('readArgs', () => {

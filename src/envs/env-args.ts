@@ -1,6 +1,7 @@
 /**
- * Checked reading of a built-in environment's arguments. The arguments come from JSON a person
- * typed (`--env-args`, the playground's arguments field), so a value may be of any type: each
+ * Checked reading of an environment's arguments (every built-in reads its own with it; an
+ * environment file may too, as `import { readArgs } from 'tabrl'`). The arguments come from JSON a
+ * person typed (`--env-args`, the playground's arguments field), so a value may be of any type: each
  * reader returns the default for a missing argument, the value when it is allowed, and otherwise
  * throws an Error that names the environment, the argument, the value received and what is
  * allowed, e.g. `wordle: numTasks must be a whole number from 0 to 2015, got "x"`.
