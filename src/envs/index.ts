@@ -17,6 +17,7 @@ export { MAX_TIMEOUT_MS, OpenAIHttpClient, type OpenAIHttpClientOptions } from '
 export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOptions, type EvaluateProgress, type EvaluationResult, type EvaluationSummary, type RolloutRecord, type MeanStd } from './evaluate.ts';
 export { assistantMessages, lastAssistantText, completionText } from './messages.ts';
 export { toPlainData } from './plain-data.ts';
+export { readArgs, type ArgReader, type NumberLimits } from './env-args.ts';
 export * from './studio/index.ts';
 /** The built-in environments by name: `loadBuiltinEnvironment('countdown', { difficulty: 4 })` in an environment file wraps one (e.g. over fewer tasks with `withTasks`). */
 export { loadBuiltinEnvironment, isBuiltinEnvironment, BUILTIN_ENVIRONMENT_NAMES, type BuiltinEnvironmentName, type BuiltinEnvironmentArgs } from './builtin/index.ts';

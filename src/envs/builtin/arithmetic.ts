@@ -10,7 +10,7 @@
  * "1200.0", "$1200" and "1200" are the same); format 0.2. Passing = correct. Also exports
  * `arithmeticExpertPolicy`, which answers the generated tasks correctly.
  */
-import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
 import { makeRational, parseNumberAnswer, rationalEquals } from './expression.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
@@ -106,8 +106,12 @@ const FORMAT_WEIGHT = 0.2;
 
 /** Builds the arithmetic word-problem environment at a difficulty from 1 to 5. */
 export default function loadEnvironment(args: ArithmeticArgs = {}): Environment {
-  const { numTasks = 1000, numEvalTasks = 100, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, difficulty = 2 } = args;
-  if (!Number.isInteger(difficulty) || difficulty < 1 || difficulty > 5) throw new Error(`arithmetic: difficulty must be 1–5, got ${difficulty}`);
+  const read = readArgs('arithmetic', args);
+  const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0 });
+  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: 100, min: 0 });
+  const seed = read.wholeNumber('seed', { default: 0 });
+  const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
+  const difficulty = read.wholeNumber('difficulty', { default: 2, min: 1, max: 5 });
   const make = (rng: Rng) => makeTask(rng, difficulty);
   const dataset = generateTasks({ count: numTasks, seed, make });
   const parser = new XMLParser(['answer']);

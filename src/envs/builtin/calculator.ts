@@ -13,7 +13,7 @@
  * the tool was called at least once; `toolErrorsMetric` (weight 0) counts failed tool calls.
  * Passing = correct. Also exports `calculatorExpertPolicy`, which calls the tool and then answers.
  */
-import { ToolEnv, XMLParser, Rubric, defineTool, type Environment, type Message, type RewardContext, type ScriptedPolicy, type ScriptedReply, type Task, type ToolState } from '../index.ts';
+import { ToolEnv, XMLParser, Rubric, defineTool, type Environment, type Message, type RewardContext, type ScriptedPolicy, type ScriptedReply, type Task, type ToolState, readArgs } from '../index.ts';
 import { ExpressionError, evaluateExpression, formatRational, makeRational, parseNumberAnswer, rationalEquals } from './expression.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
@@ -98,8 +98,13 @@ export function toolErrorsMetric({ state }: RewardContext<ToolState>): number {
 
 /** Builds the calculator tool environment at a difficulty from 1 to 5. */
 export default function loadEnvironment(args: CalculatorArgs = {}): Environment<ToolState> {
-  const { numTasks = 1000, numEvalTasks = 100, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, difficulty = 2, maxTurns = 4 } = args;
-  if (!Number.isInteger(difficulty) || difficulty < 1 || difficulty > 5) throw new Error(`calculator: difficulty must be 1–5, got ${difficulty}`);
+  const read = readArgs('calculator', args);
+  const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0 });
+  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: 100, min: 0 });
+  const seed = read.wholeNumber('seed', { default: 0 });
+  const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
+  const difficulty = read.wholeNumber('difficulty', { default: 2, min: 1, max: 5 });
+  const maxTurns = read.wholeNumber('maxTurns', { default: 4, min: 1 });
   const make = (rng: Rng) => makeTask(rng, difficulty);
   const dataset = generateTasks({ count: numTasks, seed, make });
   return new ToolEnv<ToolState>({

@@ -13,7 +13,7 @@
  * Passing = correct. `difficulty` = how many numbers (2–6, default 3). Also exports
  * `countdownExpertPolicy`, which answers with the construction expression.
  */
-import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
 import { evaluateExpression, makeRational, rationalEquals, type EvaluatedExpression, type Rational } from './expression.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
@@ -140,9 +140,14 @@ export function allowedNumbersMetric(ctx: RewardContext): number {
 
 /** Builds the countdown environment; `difficulty` is the number of given numbers. */
 export default function loadEnvironment(args: CountdownArgs = {}): Environment {
-  const { numTasks = 1000, numEvalTasks = 100, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, difficulty = 3, maxNumber = 20, maxTarget = 999 } = args;
-  if (!Number.isInteger(difficulty) || difficulty < 2 || difficulty > 6) throw new Error(`countdown: difficulty (how many numbers) must be 2–6, got ${difficulty}`);
-  if (!Number.isInteger(maxNumber) || maxNumber < 2) throw new Error(`countdown: maxNumber must be an integer ≥ 2, got ${maxNumber}`);
+  const read = readArgs('countdown', args);
+  const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0 });
+  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: 100, min: 0 });
+  const seed = read.wholeNumber('seed', { default: 0 });
+  const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
+  const difficulty = read.wholeNumber('difficulty', { default: 3, min: 2, max: 6, note: 'how many numbers are given' });
+  const maxNumber = read.wholeNumber('maxNumber', { default: 20, min: 2 });
+  const maxTarget = read.wholeNumber('maxTarget', { default: 999, min: 1 });
   const make = (rng: Rng) => makeTask(rng, difficulty, maxNumber, maxTarget);
   const dataset = generateTasks({ count: numTasks, seed, make });
   const parser = new XMLParser(['answer']);

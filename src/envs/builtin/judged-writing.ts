@@ -15,7 +15,7 @@
  * shows up as a high judge score with failing constraints. Passing = judge score ≥ 0.8. Also
  * exports `judgedWritingExpertPolicy`, which writes a poem that meets every constraint.
  */
-import { SingleTurnEnv, JudgeRubric, Parser, type ChatClient, type ChatCompletion, type ChatRequest, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { SingleTurnEnv, JudgeRubric, Parser, type ChatClient, type ChatCompletion, type ChatRequest, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
 // ---------------------------------------------------------------- dataset
@@ -126,7 +126,16 @@ export function twoLinesMetric({ completion, parser }: RewardContext): number {
 
 /** Builds the judged-writing environment; the judge defaults to the offline HeuristicJudgeClient. */
 export default function loadEnvironment(args: JudgedWritingArgs = {}): Environment {
-  const { judgeClient = new HeuristicJudgeClient(), judgeModel = 'default', numTasks = 100, numEvalTasks = 20, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET } = args;
+  const read = readArgs('judged-writing', args);
+  const judgeClient = args.judgeClient ?? new HeuristicJudgeClient();
+  if (typeof judgeClient !== 'object' || judgeClient === null || typeof judgeClient.chat?.completions?.create !== 'function') {
+    read.fail(`judgeClient must be a chat client given by code (an object with chat.completions.create), got ${judgeClient === null ? 'null' : typeof judgeClient}; leave it out of JSON arguments to use the offline judge`);
+  }
+  const judgeModel = read.string('judgeModel', { default: 'default' });
+  const numTasks = read.wholeNumber('numTasks', { default: 100, min: 0 });
+  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: 20, min: 0 });
+  const seed = read.wholeNumber('seed', { default: 0 });
+  const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
   const dataset = generateTasks({ count: numTasks, seed, make: makeTask });
   const rubric = new JudgeRubric({ judgeClient, judgeModel, judgePrompt: WRITING_JUDGE_PROMPT, weight: JUDGE_WEIGHT })
     .addMetric(mentionsWordMetric, 'check')

@@ -10,7 +10,7 @@
  * clean format (reward 1.2; a near miss can reach 1.17).
  * Also exports `reverseTextExpertPolicy`, which reverses the text, for SFT warm-up demonstrations.
  */
-import { Parser, SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task } from '../index.ts';
+import { Parser, SingleTurnEnv, XMLParser, Rubric, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
 // ---------------------------------------------------------------- dataset
@@ -110,10 +110,15 @@ const FORMAT_WEIGHT = 0.2;
 
 /** Builds the reverse-text environment. */
 export default function loadEnvironment(args: ReverseTextArgs = {}): Environment {
-  const { numTasks = 1000, numEvalTasks = 100, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, minLength = 5, maxLength = 20, compact = false } = args;
-  if (!Number.isInteger(minLength) || !Number.isInteger(maxLength) || minLength < 1 || maxLength < minLength) {
-    throw new Error(`reverse-text: need 1 ≤ minLength ≤ maxLength, got ${minLength} and ${maxLength}`);
-  }
+  const read = readArgs('reverse-text', args);
+  const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0 });
+  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: 100, min: 0 });
+  const seed = read.wholeNumber('seed', { default: 0 });
+  const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
+  const minLength = read.wholeNumber('minLength', { default: 5, min: 1, note: 'characters' });
+  const maxLength = read.wholeNumber('maxLength', { default: 20, min: 1, note: 'characters' });
+  if (maxLength < minLength) read.fail(`need 1 ≤ minLength ≤ maxLength, got ${minLength} and ${maxLength}`);
+  const compact = read.boolean('compact', { default: false });
   const make = (rng: Rng) => makeTask(rng, minLength, maxLength, compact);
   const dataset = generateTasks({ count: numTasks, seed, make });
   const evalDataset = generateTasks({ count: numEvalTasks, seed: evalSeed, make, exclude: dataset });

@@ -43,7 +43,7 @@
  * guesses a random pool word that fits the board, but now and then (30% of
  * moves) one that fits only the greens, so RL has room to do better than imitation.
  */
-import { MultiTurnEnv, Rubric, type MultiTurnEnvOptions, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, type Trajectory } from '../index.ts';
+import { MultiTurnEnv, Rubric, type MultiTurnEnvOptions, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, type Trajectory, readArgs } from '../index.ts';
 import { WORDLE_ANSWERS } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
 import { scoreGuess } from './wordle-rules.ts';
@@ -397,8 +397,11 @@ function compactWeights(overrides: unknown): Record<CompactRewardName, number> {
   return weights;
 }
 
+/** The answer sets a compact game's training tasks may draw from, as `answers` names them. */
+const COMPACT_TRAINING_ANSWERS = ['training', 'practice', 'demonstration'] as const;
+
 /** The names of the answer sets a compact game's training tasks may draw from. */
-export type CompactTrainingAnswers = 'training' | 'practice' | 'demonstration';
+export type CompactTrainingAnswers = (typeof COMPACT_TRAINING_ANSWERS)[number];
 
 function compactTasks(words: readonly string[], count: number, seed: number): Task[] {
   const start = renderBoard(boardFacts([], []));
@@ -411,12 +414,16 @@ function compactTasks(words: readonly string[], count: number, seed: number): Ta
 
 /** Builds the compact Wordle: board lines, bare-word replies, an answer pool (300 words by default) with 100 held-out answers and the rest split into practice (RL) and demonstration answers. */
 export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<CompactWordleState> {
-  const { numTasks = 1000, numEvalTasks = COMPACT_HELD_OUT, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8, answers = 'practice', turnRewards = false, poolSize = COMPACT_POOL_SIZE } = args;
-  const pool = compactAnswerPool(checkCompactPoolSize(poolSize));
-  if (typeof turnRewards !== 'boolean') throw new Error(`wordle (compact): turnRewards must be true or false, got ${JSON.stringify(turnRewards)}`);
+  const read = readArgs('wordle (compact)', args);
+  const pool = compactAnswerPool(checkCompactPoolSize(args.poolSize === undefined ? COMPACT_POOL_SIZE : args.poolSize));
+  const turnRewards = read.boolean('turnRewards', { default: false });
   const weights = compactWeights(args.rewardWeights);
-  if (numEvalTasks > COMPACT_HELD_OUT) throw new Error(`wordle (compact): numEvalTasks is at most ${COMPACT_HELD_OUT}, got ${numEvalTasks}`);
-  if (answers !== 'training' && answers !== 'practice' && answers !== 'demonstration') throw new Error(`wordle (compact): answers must be training, practice or demonstration, got ${String(answers)}`);
+  const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0, note: 'answers repeat when there are more games than answers' });
+  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: COMPACT_HELD_OUT, min: 0, max: COMPACT_HELD_OUT, note: 'one game per held-out word' });
+  const seed = read.wholeNumber('seed', { default: 0 });
+  const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
+  const maxTurns = read.wholeNumber('maxTurns', { default: 8, min: 1 });
+  const answers = read.oneOf('answers', COMPACT_TRAINING_ANSWERS, { default: 'practice' });
   const rubric = new Rubric<CompactWordleState>()
     .addReward(compactWinReward, weights.win)
     .addReward(fewerTurnsReward, weights.fewerTurns)

@@ -19,7 +19,7 @@
  * answers; guesses may be any of its 12972 words. Also exports `wordleExpertPolicy`, a solver that
  * plays from the feedback alone, for SFT warm-up demonstrations.
  */
-import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task } from '../index.ts';
+import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, readArgs } from '../index.ts';
 import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
 import { COMPACT_TEACHER_MISTAKE_RATE, compactPoolOf, compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactRewardName, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
@@ -192,13 +192,16 @@ const PASS_THRESHOLD = 1.1;
 
 /** Builds the Wordle environment: 6 guesses, G/Y/X feedback, held-out evaluation words. */
 export default function loadEnvironment(args: WordleArgs = {}): Environment<WordleState> | Environment<CompactWordleState> {
-  if (args.compact === true) return loadCompactWordle(args);
-  const { numTasks = 2000, numEvalTasks = 20, seed = 0, evalSeed = seed + EVAL_SEED_OFFSET, maxTurns = 8 } = args;
+  const read = readArgs('wordle', args);
+  if (read.boolean('compact', { default: false })) return loadCompactWordle(args);
   const split = createRng(ANSWER_SPLIT_SEED).shuffle(WORDLE_ANSWERS);
   const heldOut = split.slice(0, HELD_OUT_ANSWERS);
   const training = split.slice(HELD_OUT_ANSWERS);
-  if (numTasks > training.length) throw new Error(`wordle: numTasks is at most ${training.length}, got ${numTasks}`);
-  if (numEvalTasks > heldOut.length) throw new Error(`wordle: numEvalTasks is at most ${heldOut.length}, got ${numEvalTasks}`);
+  const numTasks = read.wholeNumber('numTasks', { default: 2000, min: 0, max: training.length, note: 'one game per training word' });
+  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: 20, min: 0, max: heldOut.length, note: 'one game per held-out word' });
+  const seed = read.wholeNumber('seed', { default: 0 });
+  const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
+  const maxTurns = read.wholeNumber('maxTurns', { default: 8, min: 1 });
   const wordleParser = parser();
   const rubric = new Rubric<WordleState>()
     .addReward(winReward, WIN_WEIGHT)

@@ -31,3 +31,11 @@ test('tabrl eval wordle warns about a misspelled --env-args key and still runs',
   expect(run.stderr).toContain('warning: wordle: --env-args "numtasks" was not used by the environment; did you mean "numTasks"?');
   expect(run.stderr).not.toContain('"seed" was not used');
 });
+
+test('tabrl eval wordle refuses a --env-args value of the wrong type, naming the argument and what is allowed', { timeout: 60_000 }, async () => {
+  const run = await runTabrl(['eval', 'wordle', '--model', 'local:tiny', '-n', '1', '--env-args', '{"numTasks":"x"}', '--out', join(dir, 'out-bad-value')]);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toContain('numTasks must be a whole number from 0 to 2015 (one game per training word), got "x"; check --env-args');
+  expect(run.stderr).not.toContain('has no');
+  expect(run.stderr.trim().split('\n')).toHaveLength(1);
+});

@@ -39,6 +39,8 @@ const sandbox = {
   hangAfterRecords: false,
   /** The client each session got, so a case can call it (Pause holds its calls). */
   client: null as ChatClient | null,
+  /** When set, loading fails with this message, as the bridge does when loadEnvironment(args) throws. */
+  loadError: null as string | null,
 };
 const compiles: string[] = [];
 let compileFails = false;
@@ -73,6 +75,7 @@ vi.mock('../../../src/workers/sandbox-bridge.ts', () => {
       const entry = { code: request.code, label: request.label, args: request.args, stopped: false, disposed: false };
       sandbox.opened.push(entry);
       sandbox.client = request.client;
+      if (sandbox.loadError !== null) throw new Error(sandbox.loadError);
       if (sandbox.hangWhileLoading) {
         await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
         throw new SandboxStoppedError(request.label);
@@ -104,7 +107,7 @@ const { resetActionState } = await import('../../../src/ui/action-state.ts');
 
 beforeEach(() => {
   resetActionState();
-  Object.assign(sandbox, { opened: [], records: [], hangWhileLoading: false, hangAfterRecords: false, client: null });
+  Object.assign(sandbox, { opened: [], records: [], hangWhileLoading: false, hangAfterRecords: false, client: null, loadError: null });
   compiles.length = 0;
   recorded.length = 0;
   compileFails = false;
@@ -138,6 +141,12 @@ describe('evaluation actions: one job runner for the evaluation', () => {
     await startEvaluation();
     expect(store.getState().run).toMatchObject({ status: 'failed', failure: "1 compile error — fix it first. Line 3: Cannot find name 'x'." });
     expect(sandbox.opened).toEqual([]);
+  });
+
+  test("an environment that refuses its arguments fails the evaluation with the loader's message, word for word", async () => {
+    sandbox.loadError = 'reverse-text: numTasks must be a whole number ≥ 0, got "x"';
+    await startEvaluation();
+    expect(store.getState().run).toMatchObject({ status: 'failed', failure: 'reverse-text: numTasks must be a whole number ≥ 0, got "x"', records: [] });
   });
 
   test('Stop while compiling ends it before anything runs', async () => {
