@@ -49,7 +49,9 @@ export async function loadEnvironmentSpec(spec: string, options: LoadEnvironment
     try {
       env = await loadBuiltinEnvironment(spec, watched.args);
     } catch (error) {
-      throw new CliError(`${spec}: loadEnvironment(${JSON.stringify(args)}) threw: ${errorMessage(error)}; check --env-args`, 2);
+      // A built-in's own messages name it and the argument ("wordle: numTasks must be …"): say it once.
+      const message = errorMessage(error);
+      throw new CliError(`${message.startsWith(`${spec}:`) ? message : `${spec}: ${message}`}; check --env-args`, 2);
     }
     for (const warning of watched.unusedWarnings()) console.error(`warning: ${spec}: ${warning}`);
     return env;
