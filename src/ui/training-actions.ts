@@ -34,7 +34,7 @@ import * as runStorage from './run-storage.ts';
 import { loadChosenModel } from './model-actions.ts';
 import { usePlayground } from './store/index.ts';
 import { appTeacherSources } from './teacher-sources.ts';
-import { buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
+import { brokenRewardsMessage, buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
 import { unfinishedJob, type RunEnvironment, type RunEvaluation, type RunJob, type TrainingRun } from './store/training-slice.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { isBusy as isBusyState } from './store/selectors.ts';
@@ -476,6 +476,9 @@ export async function startWarmup(): Promise<void> {
     closeSession();
     if (signal.aborted) return jobFinished(true, 'Stopped while making demonstrations.');
     if (made.stoppedEarly) throw new Error(`The warm-up teacher, ${teacher?.label ?? 'the imported data'}, failed, so nothing was trained: ${made.stoppedEarly}`);
+    // Demonstrations are picked by the rewards: ones that measure nothing (src/envs/broken-rewards.ts) pick nothing real.
+    const broken = teacher && brokenRewardsMessage(teacher, tried, auditScoring(session.info).weights);
+    if (broken) throw new Error(broken);
     if (kept.length === 0) throw new Error(noDemonstrationsMessage(teacher ?? { label: 'the imported data' }, tried));
     // In task order, not the order they finished in, so a continued warm-up sees the same batches.
     const transcripts = kept.sort((a, b) => a.taskIndex - b.taskIndex).map((item) => item.messages);
@@ -566,7 +569,8 @@ export async function startTraining(): Promise<void> {
         // Group rewards run in the sandbox too: the engine sends each finished group back here.
         ...(session.info.groupRewardNames?.length ? { scoreGroup: session.scoreGroup } : {}),
       },
-      { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery },
+      // The rubric's weights let the engine fail a step whose weighted reward functions all failed (src/envs/broken-rewards.ts).
+      { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery, rewardWeights: scoring.weights },
       {
         signal,
         onSteps: (reports: GrpoStepReport[]) => {
