@@ -181,5 +181,19 @@ describe('training actions: rewards that measure nothing', () => {
     expect(grpoJobs.at(-1)?.rewardWeights).toEqual({ exactReward: 1, lengthMetric: 0 });
     expect(store.getState().job).toMatchObject({ status: 'failed', failure: message });
     expect(store.getState().trainingRun?.grpo ?? []).toEqual([]);
+    // The failed job trained nothing, so it is not left as the run's unfinished job.
+    expect(store.getState().trainingRun?.lastJob).toBeUndefined();
+
+    // With the reward fixed in the open file, Train runs the fixed code: a new job, no question, not the failed job's code.
+    const open = store.getState().currentId;
+    store.getState().setEnvironments(store.getState().environments.map((environment) => (environment.id === open ? { ...environment, source: 'FIXED' } : environment)));
+    const asked = questions.length;
+    stepsToRun = 1;
+    await actions.startTraining();
+    expect(sandboxes.at(-1)?.code).toBe('compiled:FIXED');
+    expect(questions).toHaveLength(asked);
+    expect(store.getState().job).toMatchObject({ status: 'done', failure: null });
+    expect(store.getState().job.note ?? '').not.toMatch(/Continuing/);
+    expect(store.getState().trainingRun?.lastJob).toMatchObject({ phase: 'grpo', nextStep: 1, environment: { source: 'FIXED' } });
   });
 });
