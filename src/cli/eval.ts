@@ -9,6 +9,7 @@
  */
 import { join, resolve } from 'node:path';
 import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
+import { brokenRewardsReason, rubricRewardWeights } from '../envs/broken-rewards.ts';
 import { CliError } from './cli-error.ts';
 import { lettingEventsRun } from './let-events-run.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
@@ -203,7 +204,7 @@ async function runEvaluation(
   const resuming = run.resumedAt.length > 0;
   const writer = new ResultsWriter(run.outDir, { append: resuming, ...(settings.state_columns ? { stateColumns: settings.state_columns } : {}) });
   // The rubric's weights and metric kinds travel with the results, so `tabrl audit RUN_DIR` reads the scores as the rubric meant them.
-  const rubric = { reward_weights: Object.fromEntries([...env.rubric.rewards, ...env.rubric.groupRewards].map((reward) => [reward.name, reward.weight])), metric_kinds: env.rubric.metricKinds };
+  const rubric = { reward_weights: rubricRewardWeights(env.rubric), metric_kinds: env.rubric.metricKinds };
   const metadata: Record<string, unknown> = { ...settings, environment_name: env.name, num_tasks: run.numTasks, ...rubric, ...tabrlVersion(), ...(resuming ? { resumed_at: run.resumedAt } : {}) };
   writer.writeMetadata({ ...metadata, status: 'running' });
   if (resuming) console.error(`resuming: ${run.previous.length} of ${total} rollouts are in ${writer.resultsPath}; running the other ${total - run.previous.length}`);
@@ -247,7 +248,7 @@ async function runEvaluation(
     : interrupted
       ? undefined
       : (result.stoppedEarly ??
-        (everyRolloutFailed ? `every rollout failed; the first error: ${Object.values(result.summary.firstErrors)[0] ?? 'unknown'}` : brokenRewardReason(result.records, rubric.reward_weights)));
+        (everyRolloutFailed ? `every rollout failed; the first error: ${Object.values(result.summary.firstErrors)[0] ?? 'unknown'}` : brokenRewardsAdvice(result.records, rubric.reward_weights)));
   const status = interrupted ? 'interrupted' : reason ? 'failed' : 'completed';
   writer.writeMetadata({
     ...metadata,
@@ -271,20 +272,10 @@ async function runEvaluation(
   return 0;
 }
 
-/**
- * Why the rewards measure nothing, if they do not: every reward function with a non-zero weight threw
- * (or returned a non-number, or timed out) in every rollout that reached scoring, so each reward is
- * only the zeros scored for the failures. A function failing beside others that work is listed among
- * the errors, as before: the reward then still measures something.
- */
-function brokenRewardReason(records: readonly RolloutRecord[], weights: Readonly<Record<string, number>>): string | undefined {
-  const scored = records.filter((record) => record.stopReason !== 'error');
-  const weighted = Object.keys(weights).filter((name) => weights[name] !== 0);
-  if (scored.length === 0 || weighted.length === 0) return undefined;
-  const failureOf = (record: RolloutRecord, name: string) => record.errors.find((error) => error.source === 'reward' && error.name === name);
-  if (!scored.every((record) => weighted.every((name) => failureOf(record, name) !== undefined))) return undefined;
-  const names = weighted.length === 1 ? `the reward function ${weighted[0]}` : `every weighted reward function (${weighted.join(', ')})`;
-  return `${names} failed in every rollout, so the rewards are not measurements; the first error: ${failureOf(scored[0]!, weighted[0]!)!.message}. Fix it and run again with --overwrite`;
+/** The shared rule's reason (src/envs/broken-rewards.ts) with what to do here, or undefined when the rewards measure something. */
+function brokenRewardsAdvice(records: readonly RolloutRecord[], weights: Readonly<Record<string, number>>): string | undefined {
+  const reason = brokenRewardsReason(records, weights);
+  return reason && `${reason}. Fix it and run again with --overwrite`;
 }
 
 /** The settings of a run from its metadata.json, checked field by field. */

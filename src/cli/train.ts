@@ -15,7 +15,7 @@ import { LORA_TARGET_MODULES, type LoraConfig } from '../gpu/model/layout.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../rl/checkpoint.ts';
 import { exportMergedModel, exportPeftAdapter } from '../rl/export.ts';
 import type { SftStepMetrics } from '../rl/sft-trainer.ts';
-import { LOSS_TYPES, type GrpoOptions, type GrpoStepMetrics } from '../rl/grpo-trainer.ts';
+import { BrokenRewardsError, LOSS_TYPES, type GrpoOptions, type GrpoStepMetrics } from '../rl/grpo-trainer.ts';
 import { TURN_CREDITS } from '../rl/advantages.ts';
 import { lessonPreset } from '../rl/lesson.ts';
 import { runTraining, type TrainingEvaluation, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
@@ -329,6 +329,7 @@ async function train(
       },
     });
   } catch (error) {
+    if (error instanceof BrokenRewardsError) throw new CliError(`training stopped: ${error.message}. ${brokenRewardsAdvice(spec, outDir)}`);
     throw new CliError(`training stopped: ${errorMessage(error)}`);
   } finally {
     interrupt.dispose();
@@ -350,6 +351,16 @@ async function train(
   }
   model.backend.dispose();
   return interrupt.signal.aborted ? interrupt.exitCode : 0;
+}
+
+/** What to do after a run stopped on rewards that measure nothing: find the failure, fix it, start again (no model or report.json was written). */
+function brokenRewardsAdvice(spec: string, outDir: string): string {
+  const resumable = existsSync(join(outDir, 'checkpoint', 'state.json'));
+  return (
+    `No model or report.json was written. \`tabrl eval ${spec} --model local:tiny -n 2\` shows each rollout's errors; once the reward works, ` +
+    (resumable ? `continue with tabrl train --resume ${outDir}, or ` : '') +
+    `start the run again with --out ${outDir} --overwrite`
+  );
 }
 
 /**

@@ -28,6 +28,7 @@
  * needs saving.
  */
 import type { ChatClient, Environment, RolloutError, SamplingArgs, Trajectory } from '../envs/index.ts';
+import { brokenRewardsReason, rubricRewardWeights, type ScoredRolloutLike } from '../envs/broken-rewards.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
 import { computeAdvantages, computeTurnAdvantages, findGroupsWithoutSignal, TURN_CREDITS, type RewardScaling, type TurnCredit } from './advantages.ts';
 import { entropyMask, entropyThreshold, grpoLoss } from './policy-loss.ts';
@@ -64,6 +65,8 @@ export interface RolloutSource {
   rollout(taskIndex: number, samplingArgs: SamplingArgs, options: { signal?: AbortSignal; step: number }): Promise<ScoredTrajectory>;
   /** Adds the rubric's group rewards (functions that see the whole group of one task's rollouts) to a finished group; absent when the source has none to add. */
   scoreGroup?(group: ScoredTrajectory[]): Promise<ScoredTrajectory[]>;
+  /** The weight of each reward function (group ones included), by name: with them, a step whose weighted functions all failed in every rollout stops the run (checkRewardsMeasure). */
+  readonly rewardWeights?: Readonly<Record<string, number>>;
 }
 
 /** Rollouts of an environment's training tasks against `client`, in this process. */
@@ -72,6 +75,7 @@ export function environmentRollouts(env: Environment, client: ChatClient, model 
   return {
     name: env.name,
     numTasks: env.dataset.length,
+    rewardWeights: rubricRewardWeights(env.rubric),
     rollout: async (taskIndex, samplingArgs, { signal }) => {
       const trajectory = await env.rollout(client, env.dataset[taskIndex]!, samplingArgs, { model, signal, taskIndex });
       return { ...trajectory, passed: env.isPassed(trajectory) };
@@ -229,6 +233,23 @@ export interface GrpoStepMetrics {
 /** Stops a run: every rollout of a step failed. */
 export class TrainingError extends Error {
   override readonly name = 'TrainingError';
+}
+
+/**
+ * Stops a run: every weighted reward function failed in every scored rollout of a GRPO step, a
+ * measurement or a batch of demonstrations, so the rewards are only the zeros scored for the failures.
+ */
+export class BrokenRewardsError extends Error {
+  override readonly name = 'BrokenRewardsError';
+}
+
+/**
+ * Throws BrokenRewardsError when `rollouts` (those of `where`: "GRPO step 3", say) have rewards that
+ * measure nothing by the shared rule (src/envs/broken-rewards.ts); a partial failure passes.
+ */
+export function checkRewardsMeasure(where: string, rollouts: readonly ScoredRolloutLike[], weights: Readonly<Record<string, number>> | undefined): void {
+  const reason = weights && brokenRewardsReason(rollouts, weights);
+  if (reason) throw new BrokenRewardsError(`${where}: ${reason}; the run stops rather than train on rewards that measure nothing. Fix the reward function and train again`);
 }
 
 /** The rollouts of one step sampled ahead of a checkpoint, as `rolloutsAhead()` returns them (JSON-safe: no environment state). */
@@ -426,7 +447,8 @@ export class GrpoTrainer {
       const extraSeed = (j: number) => seed * 7919 + 1_000_000_007 + (step * maxExtra + j) * groupSize;
       let drawn = 0;
       // A fatal scoring error (a judge that is unreachable or refuses) fails every group alike: draw no more.
-      while (drawn < maxExtra && !signal?.aborted && !firstFatalScoringError(trajectories)) {
+      // Nor when the rewards measure nothing (every group is flat at 0 and always will be): the step fails on them.
+      while (drawn < maxExtra && !signal?.aborted && !firstFatalScoringError(trajectories) && !brokenRewardsReason(trajectories, this.source.rewardWeights ?? {})) {
         const informative = findGroupsWithoutSignal(trajectories.map((t) => t.reward), trajectories.map(usableTurnRewards), groupSize).filter((flat) => !flat).length;
         const wanted = Math.min(tasksPerStep - informative, maxExtra - drawn);
         if (wanted <= 0) break;
@@ -485,6 +507,8 @@ export class GrpoTrainer {
     // A fatal scoring error (an unreachable or refusing judge) would train on rewards of 0: stop the run instead.
     const fatalScoring = firstFatalScoringError(trajectories);
     if (fatalScoring) throw new TrainingError(`step ${batch.step}: ${fatalScoring.message}; the run stops rather than train on rewards that were never given`);
+    // Every weighted reward function failed in every rollout: the rewards are the zeros scored for the failures.
+    checkRewardsMeasure(`GRPO step ${batch.step + 1}`, trajectories, this.source.rewardWeights);
 
     const rewards = trajectories.map((t) => t.reward);
     const advantages = computeAdvantages(rewards, o.groupSize, { scaleRewards: o.scaleRewards });

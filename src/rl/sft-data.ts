@@ -5,6 +5,7 @@
  * (`{"messages": [...]}` per line), the format TRL and verifiers read.
  */
 import { evaluate, type ChatClient, type Environment, type EvaluateOptions, type Message } from '../envs/index.ts';
+import { brokenRewardsReason, rubricRewardWeights } from '../envs/broken-rewards.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** One SFT example: a chat transcript whose assistant messages are trained on. */
@@ -27,6 +28,8 @@ export interface WarmupData {
   examples: SftExample[];
   rollouts: number;
   meanReward: number;
+  /** Why the rollouts' rewards measure nothing (every weighted reward function failed in every one: src/envs/broken-rewards.ts), if they do not. */
+  brokenRewards?: string;
 }
 
 /** Rolls the environment out with `client` and keeps the transcripts that scored well. */
@@ -37,7 +40,8 @@ export async function makeWarmupData(env: Environment, client: ChatClient, optio
   const examples = result.records
     .filter((record) => (minReward === undefined ? record.passed : record.reward >= minReward) && record.errors.every((error) => error.source === 'reward'))
     .map((record) => ({ messages: [...record.prompt, ...record.completion], reward: record.reward }));
-  return { examples, rollouts: result.records.length, meanReward: result.summary.reward.mean };
+  const brokenRewards = brokenRewardsReason(result.records, rubricRewardWeights(env.rubric));
+  return { examples, rollouts: result.records.length, meanReward: result.summary.reward.mean, ...(brokenRewards ? { brokenRewards } : {}) };
 }
 
 /** Serialises examples as JSONL (one `{"messages": [...]}` object per line). */

@@ -10,7 +10,8 @@ import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import type { Decoder } from '../gpu/inference/decoder.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
-import { environmentRollouts, GrpoTrainer, type GrpoOptions, type GrpoStepMetrics, type SavedRolloutBatch } from './grpo-trainer.ts';
+import { rubricRewardWeights } from '../envs/broken-rewards.ts';
+import { BrokenRewardsError, checkRewardsMeasure, environmentRollouts, GrpoTrainer, type GrpoOptions, type GrpoStepMetrics, type SavedRolloutBatch } from './grpo-trainer.ts';
 import { makeWarmupData } from './sft-data.ts';
 import { runSft, type SftStepMetrics } from './sft-trainer.ts';
 import { tokenizeTranscript } from './tokenize-transcript.ts';
@@ -107,6 +108,8 @@ export async function runTraining(
     const evaluation = { label, summary: result.summary };
     report.evaluations.push(evaluation);
     hooks.onEvaluation?.(evaluation);
+    // Before training, rewards that measure nothing stop the run (training would be on zeros); the last measurement is only reported.
+    if (label !== 'after GRPO') checkRewardsMeasure(label === 'before' ? 'the measurement before training' : `the measurement ${label}`, result.records, rubricRewardWeights(env.rubric));
   };
 
   const resume = options.resumeFrom;
@@ -130,6 +133,7 @@ export async function runTraining(
     hooks.onPhase?.('demonstrations', `${options.warmup.demonstrations} expert rollouts`);
     const data = await makeWarmupData(env, expert, { numTasks: options.warmup.demonstrations, concurrency: 16, samplingArgs: { seed: options.seed }, signal: hooks.signal });
     report.demonstrationsKept = data.examples.length;
+    if (data.brokenRewards) throw new BrokenRewardsError(`the ${data.rollouts} expert demonstrations: ${data.brokenRewards}; the run stops rather than warm up on rollouts picked by rewards that measure nothing. Fix the reward function and train again`);
     if (data.examples.length === 0) throw new Error(`${env.name}: none of the ${data.rollouts} expert rollouts passed, so there is nothing to warm up on`);
     const tools = env instanceof MultiTurnEnv ? env.tools : undefined;
     const sequences = data.examples.map((example) => tokenizeTranscript(model.tokenizer, example.messages, tools));

@@ -34,7 +34,7 @@ import * as runStorage from './run-storage.ts';
 import { loadChosenModel } from './model-actions.ts';
 import { usePlayground } from './store/index.ts';
 import { appTeacherSources } from './teacher-sources.ts';
-import { buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
+import { brokenRewardsMessage, buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
 import { unfinishedJob, type RunEnvironment, type RunEvaluation, type RunJob, type TrainingRun } from './store/training-slice.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { isBusy as isBusyState } from './store/selectors.ts';
@@ -476,6 +476,9 @@ export async function startWarmup(): Promise<void> {
     closeSession();
     if (signal.aborted) return jobFinished(true, 'Stopped while making demonstrations.');
     if (made.stoppedEarly) throw new Error(`The warm-up teacher, ${teacher?.label ?? 'the imported data'}, failed, so nothing was trained: ${made.stoppedEarly}`);
+    // Demonstrations are picked by the rewards: ones that measure nothing (src/envs/broken-rewards.ts) pick nothing real.
+    const broken = teacher && brokenRewardsMessage(teacher, tried, auditScoring(session.info).weights);
+    if (broken) throw new Error(broken);
     if (kept.length === 0) throw new Error(noDemonstrationsMessage(teacher ?? { label: 'the imported data' }, tried));
     // In task order, not the order they finished in, so a continued warm-up sees the same batches.
     const transcripts = kept.sort((a, b) => a.taskIndex - b.taskIndex).map((item) => item.messages);
@@ -556,35 +559,62 @@ export async function startTraining(): Promise<void> {
             },
             environment,
           };
+    const previousJob = run.lastJob;
     beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));
     const offset = grpoJob.offset;
-    await trainGrpoInEngine(
-      {
-        name: session.info.name,
-        numTasks: session.info.numTasks,
-        rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()),
-        // Group rewards run in the sandbox too: the engine sends each finished group back here.
-        ...(session.info.groupRewardNames?.length ? { scoreGroup: session.scoreGroup } : {}),
-      },
-      { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery },
-      {
-        signal,
-        onSteps: (reports: GrpoStepReport[]) => {
-          const metrics = reports.map((report) => ({ ...report.metrics, step: offset + report.metrics.step }));
-          const latest = reports.at(-1)!;
-          store.getState().setTrainingRun((current) => (current ? advanceJob({ ...current, grpo: [...current.grpo, ...metrics] }, latest.metrics.step) : current));
-          if (latest.rollouts.length > 0) store.getState().setLatestRollouts(latest.rollouts);
-          for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts, scoring);
-          store.getState().updateJob({ done: latest.metrics.step + 1 });
-          persistRun();
+    await forgettingUntrainedJob(grpoJob, previousJob, () =>
+      trainGrpoInEngine(
+        {
+          name: session.info.name,
+          numTasks: session.info.numTasks,
+          rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()),
+          // Group rewards run in the sandbox too: the engine sends each finished group back here.
+          ...(session.info.groupRewardNames?.length ? { scoreGroup: session.scoreGroup } : {}),
         },
-        onCheckpoint: (files, nextStep) => saveCheckpoint({ files, nextStep }),
-      },
+        // The rubric's weights let the engine fail a step whose weighted reward functions all failed (src/envs/broken-rewards.ts).
+        { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery, rewardWeights: scoring.weights },
+        {
+          signal,
+          onSteps: (reports: GrpoStepReport[]) => {
+            const metrics = reports.map((report) => ({ ...report.metrics, step: offset + report.metrics.step }));
+            const latest = reports.at(-1)!;
+            store.getState().setTrainingRun((current) => (current ? advanceJob({ ...current, grpo: [...current.grpo, ...metrics] }, latest.metrics.step) : current));
+            if (latest.rollouts.length > 0) store.getState().setLatestRollouts(latest.rollouts);
+            for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts, scoring);
+            store.getState().updateJob({ done: latest.metrics.step + 1 });
+            persistRun();
+          },
+          onCheckpoint: (files, nextStep) => saveCheckpoint({ files, nextStep }),
+        },
+      ),
     );
     saveCheckpoint();
     await training.writes;
     jobFinished(signal.aborted, signal.aborted ? kept : null, prepared.note, restoredNote);
   });
+}
+
+/**
+ * Runs `train` (a job's work in the engine); when it fails before `job` took a step, puts the run's
+ * last job back to `previous`: the failed job trained nothing, and left as the run's unfinished job,
+ * Train would continue it with its own code (a reward function that always failed, say) instead of
+ * starting a new job from the open file once the person has fixed it.
+ */
+async function forgettingUntrainedJob<T>(job: RunJob, previous: RunJob | undefined, train: () => Promise<T>): Promise<T> {
+  try {
+    return await train();
+  } catch (error) {
+    const untrained = (run: TrainingRun | null) => run?.lastJob?.phase === job.phase && run.lastJob.offset === job.offset && run.lastJob.nextStep === job.nextStep;
+    if (untrained(store.getState().trainingRun)) {
+      store.getState().setTrainingRun((current) => {
+        if (!current || !untrained(current)) return current;
+        const { lastJob: _failed, ...rest } = current;
+        return previous ? { ...rest, lastJob: previous } : rest;
+      });
+      persistRun();
+    }
+    throw error;
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
  * src/rl/sft-data.ts keeps them). Pure of the store and the workers: callers pass the clients in.
  */
 import type { ChatClient, Message, RolloutRecord } from '../envs/index.ts';
+import { brokenRewardsReason } from '../envs/broken-rewards.ts';
 import type { TeacherKind } from './store/policy-slice.ts';
 
 /** A teacher ready to roll out: its client, the model name sent with requests, and how it is named in messages. */
@@ -53,6 +54,16 @@ export function demonstrationTranscripts(records: readonly RolloutRecord[]): Mes
     .filter(isDemonstration)
     .sort((a, b) => a.taskIndex - b.taskIndex || a.rolloutIndex - b.rolloutIndex)
     .map((record) => [...record.prompt, ...record.completion]);
+}
+
+/**
+ * Why a warm-up must not go on when the teacher's rollouts were scored by rewards that measure
+ * nothing (every weighted reward function failed in every one: src/envs/broken-rewards.ts), so they
+ * cannot pick demonstrations; undefined when the rewards measure something.
+ */
+export function brokenRewardsMessage(teacher: Pick<Teacher, 'label'>, records: readonly RolloutRecord[], weights: Readonly<Record<string, number>>): string | undefined {
+  const reason = brokenRewardsReason(records, weights);
+  return reason && `The ${records.length} rollouts by ${teacher.label}: ${reason}; nothing was trained. Fix the reward function and warm up again.`;
 }
 
 /** The failure when none of the teacher's rollouts passed: nothing is trained. */

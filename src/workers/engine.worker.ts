@@ -391,7 +391,7 @@ const api: EngineApi = {
     const reporter = boundedReporter<GrpoStepReport>(onSteps);
     const history: GrpoStepMetrics[] = [];
     // Rollouts and group rewards come from the app's sandbox; the source keeps each step's rollouts for the viewer.
-    const source = sandboxRolloutSource({ name, numTasks, rollout, ...(scoreGroup ? { scoreGroup } : {}), signal, pauseGate });
+    const source = sandboxRolloutSource({ name, numTasks, rollout, ...(scoreGroup ? { scoreGroup } : {}), signal, pauseGate, ...(options.rewardWeights ? { rewardWeights: options.rewardWeights } : {}) });
     // Continuing from a checkpoint that kept the rollouts sampled ahead: train on them (and show them).
     const ahead = restoredRollouts?.nextStep === (options.startStep ?? 0) && restoredRollouts.batches.length <= options.maxAsync ? restoredRollouts.batches : undefined;
     restoredRollouts = null;

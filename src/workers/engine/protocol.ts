@@ -87,6 +87,8 @@ export interface EngineGrpoOptions {
   startStep?: number;
   /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */
   checkpointEvery?: number;
+  /** The weight of each of the environment's reward functions (group ones included), by name: with them, a step whose weighted functions all failed in every rollout fails the job instead of training on the zeros scored for the failures. */
+  rewardWeights?: Record<string, number>;
 }
 
 /** One sampled turn of a training rollout: the model's tokens, the text each adds (decoded in the engine, whose tokenizer knows them) and their sampling log-probabilities. */

@@ -25,16 +25,19 @@ export interface SandboxRolloutSourceOptions {
   scoreGroup?: EngineScoreGroupFunction;
   signal: AbortSignal;
   pauseGate: Pick<PauseGate, 'wait'>;
+  /** The weight of each reward function, by name (RolloutSource.rewardWeights): with them, a step whose weighted functions all failed in every rollout fails the job. */
+  rewardWeights?: Readonly<Record<string, number>>;
 }
 
 /** GRPO's rollouts and group scores, asked of the app's sandbox. */
-export function sandboxRolloutSource({ name, numTasks, rollout, scoreGroup, signal, pauseGate }: SandboxRolloutSourceOptions): SandboxRolloutSource {
+export function sandboxRolloutSource({ name, numTasks, rollout, scoreGroup, signal, pauseGate, rewardWeights }: SandboxRolloutSourceOptions): SandboxRolloutSource {
   const byStep = new Map<number, ScoredTrajectory[]>();
   /** The step each rollout was sampled for, so a group-scored copy replaces it in the viewer's list. */
   const stepOf = new WeakMap<ScoredTrajectory, number>();
   return {
     name,
     numTasks,
+    ...(rewardWeights ? { rewardWeights } : {}),
     async rollout(taskIndex, samplingArgs, { step }) {
       await pauseGate.wait(signal);
       if (signal.aborted) throw new Error('stopped');

@@ -2,7 +2,7 @@
 // looks exactly like a model that learns nothing (the progress lines used to say only "reward 0.000");
 // and it stops on Ctrl-C in every phase.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
@@ -26,22 +26,44 @@ test('a GRPO step with failed rollouts says how many and the first error', () =>
 const dir = mkdtempSync(join(tmpdir(), 'tabrl-train-errors-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test('the measurements name the reward error too', { timeout: 120_000 }, async () => {
-  const path = join(dir, 'broken.ts');
-  writeFileSync(
-    path,
-    `import { SingleTurnEnv, Rubric } from 'tabrl';
+/** An environment file whose rubric has `funcs` with `weights` (buggy throws, length works, check throws). */
+const brokenEnv = (funcs: string, weights: string) => `import { SingleTurnEnv, Rubric } from 'tabrl';
 function buggy(): number { throw new Error('reward bug'); }
+function length(ctx: { completion: { content: string }[] }): number { return ctx.completion.length; }
+function check(): number { throw new Error('metric bug'); }
 export default function loadEnvironment() {
-  return new SingleTurnEnv({ dataset: [{ question: 'say hi', answer: 'hi' }, { question: 'say yo', answer: 'yo' }], rubric: new Rubric({ funcs: [buggy] }) });
+  return new SingleTurnEnv({ dataset: [{ question: 'say hi', answer: 'hi' }, { question: 'say yo', answer: 'yo' }], rubric: new Rubric({ funcs: [${funcs}], weights: [${weights}] }) });
 }
-`,
-  );
+`;
+
+test('a reward function that fails beside one that works: training goes on, and the measurements and steps name the error', { timeout: 120_000 }, async () => {
+  const path = join(dir, 'partial.ts');
+  writeFileSync(path, brokenEnv('buggy, length', '1, 1'));
   const run = await runTabrl(['train', path, '--model', 'tiny', '--sft-steps', '0', '--steps', '1', '--tasks-per-step', '1', '--group', '2', '--eval-tasks', '1', '--max-tokens', '4', '--out', join(dir, 'out')], { timeoutMs: 120_000 });
   expect(run.code).toBe(0);
   const output = run.stdout + run.stderr;
-  expect(output).toMatch(/before: reward 0\.000 ± 0\.000, pass rate 0\.00; 1 of 1 rollouts with errors \(first: buggy threw: reward bug/);
+  expect(output).toMatch(/before: reward \d\.\d{3} ± \d\.\d{3}, pass rate \d\.\d{2}; 1 of 1 rollouts with errors \(first: buggy threw: reward bug/);
   expect(output).toMatch(/grpo 1\/1 .* errors 2\/2 \(first: reward buggy: buggy threw: reward bug/);
+});
+
+test('every weighted reward function failing in every rollout stops the run after the first measurement (exit 1), saying which, why and what to do', { timeout: 120_000 }, async () => {
+  // It used to train all its steps on the zeros scored for the failures, and write that model.
+  const path = join(dir, 'broken.ts');
+  // check is a weight-0 metric: its failure does not count either way.
+  writeFileSync(path, brokenEnv('buggy, check', '1, 0'));
+  const out = join(dir, 'out-broken');
+  const run = await runTabrl(['train', path, '--model', 'tiny', '--sft-steps', '0', '--steps', '3', '--tasks-per-step', '1', '--group', '2', '--eval-tasks', '2', '--max-tokens', '4', '--out', out], { timeoutMs: 120_000 });
+  expect(run.code).toBe(1);
+  expect(run.stderr).toMatch(
+    /training stopped: the measurement before training: the reward function buggy failed in every rollout, so the rewards are not measurements; the first error: buggy threw: reward bug.*the run stops rather than train on rewards that measure nothing/,
+  );
+  expect(run.stderr).toContain(`tabrl eval ${path} --model local:tiny -n 2\` shows each rollout's errors`);
+  expect(run.stderr).toContain(`start the run again with --out ${out} --overwrite`);
+  expect(run.stderr).not.toMatch(/grpo \d\/3/);
+  // Nothing that looks like a trained run: no model, no report, no checkpoint.
+  expect(existsSync(join(out, 'model'))).toBe(false);
+  expect(existsSync(join(out, 'report.json'))).toBe(false);
+  expect(existsSync(join(out, 'checkpoint'))).toBe(false);
 });
 
 test('Ctrl-C during the SFT warm-up stops the run, saves a checkpoint and says how to resume (exit 130)', { timeout: 60_000 }, async () => {

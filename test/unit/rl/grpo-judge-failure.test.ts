@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { ChatClientError, JudgeError, Rubric, SingleTurnEnv, type ChatClient, type GroupRewardFunction } from '../../../src/envs/index.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { environmentRollouts, GrpoTrainer, TrainingError } from '../../../src/rl/grpo-trainer.ts';
-import { LETTER_MODEL as CONFIG, LetterPolicy } from '../../support/letter-task.ts';
+import { LETTER_MODEL as CONFIG, LetterPolicy, letterDReward } from '../../support/letter-task.ts';
 
 describe('GRPO with a failing judge', () => {
   test('an unreachable judge (a fatal reward error) stops the run with its message; a judge without a verdict does not', async () => {
@@ -14,7 +14,8 @@ describe('GRPO with a failing judge', () => {
     await expect(run).rejects.toThrow(TrainingError);
     await expect(new GrpoTrainer(environmentRollouts(unreachable, policy), backend, policy, { steps: 1, tasksPerStep: 1, groupSize: 2, maxTokens: 2 }).run()).rejects.toThrow('step 0: judgeReward threw: the judge is unreachable (network): connection refused; scored 0; the run stops');
 
-    const noVerdict = new SingleTurnEnv({ name: 'judged', dataset: [{ question: 'ab' }], rubric: new Rubric({ rewards: [{ name: 'judgeReward', fn: () => { throw new JudgeError('no verdict', 'no-verdict'); } }] }) });
+    // Beside a reward that works: a judge without a verdict in every rollout, alone, leaves rewards that measure nothing (grpo-broken-rewards.test.ts).
+    const noVerdict = new SingleTurnEnv({ name: 'judged', dataset: [{ question: 'ab' }], rubric: new Rubric({ funcs: [letterDReward], rewards: [{ name: 'judgeReward', fn: () => { throw new JudgeError('no verdict', 'no-verdict'); } }] }) });
     const metrics = await new GrpoTrainer(environmentRollouts(noVerdict, policy), backend, policy, { steps: 1, tasksPerStep: 1, groupSize: 2, maxTokens: 2 }).run();
     expect(metrics[0]!.rolloutsWithErrors).toBe(2);
   });
@@ -66,8 +67,16 @@ describe('GRPO with a failing judge', () => {
     // The aborted group is not shown to the judge.
     expect(calls).toBe(1);
 
+    // A flat verdict for the first group, none for the second: more groups are drawn and the step trains on
+    // (a judge without a verdict in every rollout would stop the run: grpo-broken-rewards.test.ts).
     calls = 0;
-    const metrics = await new GrpoTrainer(environmentRollouts(judged(new JudgeError('no verdict', 'no-verdict')), policy), backend, policy, { ...options, steps: 1 }).run();
+    const secondWithout: GroupRewardFunction = (group) => {
+      calls += 1;
+      if (calls === 2) throw new JudgeError('no verdict', 'no-verdict');
+      return group.map(() => 1);
+    };
+    const oneWithout = new SingleTurnEnv({ name: 'group-judged', dataset: ['ab', 'ba', 'cc', 'ac'].map((question) => ({ question })), rubric: new Rubric({ groupRewards: [{ fn: secondWithout, name: 'judgeGroupReward' }] }) });
+    const metrics = await new GrpoTrainer(environmentRollouts(oneWithout, policy), backend, policy, { ...options, steps: 1 }).run();
     expect(metrics[0]!.rolloutsWithErrors).toBeGreaterThanOrEqual(2);
     expect(calls).toBeGreaterThan(1);
   });

@@ -25,6 +25,8 @@ const grpoJobs: EngineGrpoOptions[] = [];
 let stepsToRun = 0;
 /** When set, the next sandbox waits for Stop while "loading" and fails as the real bridge does. */
 let hangWhileLoading = false;
+/** When set, the next GRPO job fails with it (as the engine's job does when the trainer throws), after its steps. */
+let grpoFailure: Error | null = null;
 
 vi.mock('../../../src/ui/store/index.ts', () => ({ usePlayground: store }));
 vi.mock('../../../src/ui/editor/monaco-setup.ts', () => ({ compileModel: async (model: { getValue(): string }) => ({ ok: true, code: `compiled:${model.getValue()}` }) }));
@@ -71,6 +73,9 @@ vi.mock('../../../src/workers/engine-bridge.ts', () => ({
     const from = options.startStep ?? 0;
     const reports = Array.from({ length: stepsToRun }, (_, i) => ({ metrics: { step: from + i }, rollouts: [] }) as unknown as GrpoStepReport);
     if (reports.length > 0) hooks.onSteps(reports);
+    const failure = grpoFailure;
+    grpoFailure = null;
+    if (failure) throw failure;
     return reports.map((report) => report.metrics);
   },
 }));
@@ -161,5 +166,34 @@ describe('training actions: the job runner\'s endings', () => {
     expect(store.getState().job).toMatchObject({ status: 'done', phase: 'stopped', note: 'Stopped before the job began; nothing ran and nothing changed.' });
     expect(sandboxes).toHaveLength(sandboxesBefore);
     expect(store.getState().trainingRun).toBe(runBefore);
+  });
+});
+
+describe('training actions: rewards that measure nothing', () => {
+  test("the GRPO job gets the rubric's weights, and the engine's failure on rewards that measure nothing fails the Train job with its message", async () => {
+    resetActionState();
+    store.getState().setTrainingRun(null);
+    stepsToRun = 0;
+    const message = 'GRPO step 1: the reward function exactReward failed in every rollout, so the rewards are not measurements; the first error: exactReward threw: bug; scored 0; the run stops rather than train on rewards that measure nothing. Fix the reward function and train again';
+    // The engine's error crosses comlink as a plain Error with the message.
+    grpoFailure = new Error(message);
+    await actions.startTraining();
+    expect(grpoJobs.at(-1)?.rewardWeights).toEqual({ exactReward: 1, lengthMetric: 0 });
+    expect(store.getState().job).toMatchObject({ status: 'failed', failure: message });
+    expect(store.getState().trainingRun?.grpo ?? []).toEqual([]);
+    // The failed job trained nothing, so it is not left as the run's unfinished job.
+    expect(store.getState().trainingRun?.lastJob).toBeUndefined();
+
+    // With the reward fixed in the open file, Train runs the fixed code: a new job, no question, not the failed job's code.
+    const open = store.getState().currentId;
+    store.getState().setEnvironments(store.getState().environments.map((environment) => (environment.id === open ? { ...environment, source: 'FIXED' } : environment)));
+    const asked = questions.length;
+    stepsToRun = 1;
+    await actions.startTraining();
+    expect(sandboxes.at(-1)?.code).toBe('compiled:FIXED');
+    expect(questions).toHaveLength(asked);
+    expect(store.getState().job).toMatchObject({ status: 'done', failure: null });
+    expect(store.getState().job.note ?? '').not.toMatch(/Continuing/);
+    expect(store.getState().trainingRun?.lastJob).toMatchObject({ phase: 'grpo', nextStep: 1, environment: { source: 'FIXED' } });
   });
 });

@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import loadReverseText, { reverseTextExpertPolicy } from '../../../src/envs/builtin/reverse-text.ts';
 import { ChatClientError, evaluate, ScriptedClient, type ChatClient, type RolloutRecord } from '../../../src/envs/index.ts';
-import { buildTeacher, demonstrationTranscripts, isDemonstration, noDemonstrationsMessage, type TeacherSources } from '../../../src/ui/warmup-teacher.ts';
+import { brokenRewardsMessage, buildTeacher, demonstrationTranscripts, isDemonstration, noDemonstrationsMessage, type TeacherSources } from '../../../src/ui/warmup-teacher.ts';
 
 function sources(overrides: Partial<TeacherSources> = {}): TeacherSources & { used: string[] } {
   const used: string[] = [];
@@ -69,6 +69,15 @@ describe('warm-up teacher', () => {
     const records = await rollOut(new ScriptedClient(['wrong']));
     expect(demonstrationTranscripts(records)).toEqual([]);
     expect(noDemonstrationsMessage({ label: 'WebLLM m' }, records)).toBe('None of the 6 rollouts by WebLLM m passed the environment\'s threshold, so nothing was trained. Try a stronger teacher, more demonstrations, or check the rewards with Evaluate.');
+  });
+
+  test('rewards that measure nothing (every weighted function failed in every rollout) stop the warm-up, naming the function; a partial failure does not', () => {
+    const failed = (name: string) => ({ stopReason: 'completed', errors: [{ source: 'reward', name, message: `${name} threw: bug; scored 0` }] }) as unknown as RolloutRecord;
+    const records = [failed('exactReward'), failed('exactReward')];
+    expect(brokenRewardsMessage({ label: 'the expert' }, records, { exactReward: 1, lengthMetric: 0 })).toBe(
+      'The 2 rollouts by the expert: the reward function exactReward failed in every rollout, so the rewards are not measurements; the first error: exactReward threw: bug; scored 0; nothing was trained. Fix the reward function and warm up again.',
+    );
+    expect(brokenRewardsMessage({ label: 'the expert' }, records, { exactReward: 1, lengthReward: 1 })).toBeUndefined();
   });
 
   test('a teacher whose calls fail: nothing is kept, and the message names the failure', async () => {
