@@ -9,21 +9,9 @@ import { clearDecodePathCache, decodePathKey, decodePathVersion, resolveDecodePa
 import type { DecodePath, PathTrialResult } from '../../../src/gpu/webgpu/decode-path-trial.ts';
 import type { AdapterDescription } from '../../../src/gpu/webgpu/device.ts';
 import { STORE_TIMEOUT_MS } from '../../../src/gpu/webgpu/tuning-cache.ts';
-import type { TuningStore } from '../../../src/gpu/webgpu/tuning-store.ts';
+import { brokenStores, GPU, memoryStore, OTHER_GPU, silentStore } from './fake-tuning-stores.ts';
 
-const GPU: AdapterDescription = { vendor: 'acme', architecture: 'rdna9', device: '0x1234', description: 'Acme R9', isFallbackAdapter: false };
-const OTHER_GPU: AdapterDescription = { ...GPU, device: '0x5678' };
 const KEY: DecodePathKey = { config: TINY_CONFIG, bucket: 8, fusedWorkgroupSize: 64, fusedSequences: 'auto' };
-
-/** A Map behind the TuningStore interface, with its contents visible. */
-function memoryStore(): TuningStore & { values: Map<string, unknown> } {
-  const values = new Map<string, unknown>();
-  return {
-    values,
-    get: async (key) => structuredClone(values.get(key)),
-    set: async (key, value) => void values.set(key, structuredClone(value)),
-  };
-}
 
 /** A trial result that picks `path`. */
 function result(path: DecodePath): PathTrialResult {
@@ -122,17 +110,7 @@ describe('resolveDecodePath', () => {
   test('a store whose calls reject or throw falls back to the trial, says so with console.info only, and the process still remembers', async () => {
     const warn = vi.spyOn(console, 'warn');
     const error = vi.spyOn(console, 'error');
-    for (const broken of [
-      { get: () => Promise.reject(new Error('QuotaExceededError')), set: () => Promise.reject(new Error('QuotaExceededError')) },
-      {
-        get: () => {
-          throw new Error('indexedDB is not defined');
-        },
-        set: () => {
-          throw new Error('indexedDB is not defined');
-        },
-      },
-    ] satisfies TuningStore[]) {
+    for (const broken of brokenStores()) {
       clearDecodePathCache();
       info.mockClear();
       const trial = countedTrial();
@@ -149,7 +127,7 @@ describe('resolveDecodePath', () => {
 
   test('a store that never answers delays the trial by at most STORE_TIMEOUT_MS per call', async () => {
     vi.useFakeTimers();
-    const silent: TuningStore = { get: () => new Promise(() => {}), set: () => new Promise(() => {}) };
+    const silent = silentStore();
     const trial = countedTrial();
     let settled: unknown;
     void resolveDecodePath(GPU, silent, KEY, trial.run).then((resolved) => (settled = resolved));

@@ -4,27 +4,14 @@
  * the same store.
  */
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import type { AdapterDescription } from '../../../src/gpu/webgpu/device.ts';
 import { clearMatmulChoiceCache, matmulChoiceVersion, resolveMatmulChoice } from '../../../src/gpu/webgpu/matmul-choice-cache.ts';
 import type { MatmulChoice } from '../../../src/gpu/webgpu/matmul-variants.ts';
 import { STORE_TIMEOUT_MS } from '../../../src/gpu/webgpu/tuning-cache.ts';
-import type { TuningStore } from '../../../src/gpu/webgpu/tuning-store.ts';
+import { brokenStores, GPU, memoryStore, OTHER_GPU, silentStore } from './fake-tuning-stores.ts';
 
-const GPU: AdapterDescription = { vendor: 'acme', architecture: 'rdna9', device: '0x1234', description: 'Acme R9', isFallbackAdapter: false };
-const OTHER_GPU: AdapterDescription = { ...GPU, device: '0x5678' };
 
 /** What the fake trial picks: not the default of any adapter kind, so a default cannot pass for it. */
 const TRIAL_CHOICE: MatmulChoice = { forward: 'tile8x16', inputGrad: 'tile16x16', weightGrad: 'tile4x4', source: 'trial' };
-
-/** A Map behind the TuningStore interface, with its contents visible. */
-function memoryStore(): TuningStore & { values: Map<string, unknown> } {
-  const values = new Map<string, unknown>();
-  return {
-    values,
-    get: async (key) => structuredClone(values.get(key)),
-    set: async (key, value) => void values.set(key, structuredClone(value)),
-  };
-}
 
 /** A trial that counts its runs and returns `choice`. */
 function countedTrial(choice: MatmulChoice = TRIAL_CHOICE): { run: () => Promise<MatmulChoice>; runs: () => number } {
@@ -126,17 +113,7 @@ describe('resolveMatmulChoice', () => {
   });
 
   test('a store whose calls reject or throw falls back to the trial, says so with console.info only, and the process still remembers', async () => {
-    for (const broken of [
-      { get: () => Promise.reject(new Error('QuotaExceededError')), set: () => Promise.reject(new Error('QuotaExceededError')) },
-      {
-        get: () => {
-          throw new Error('indexedDB is not defined');
-        },
-        set: () => {
-          throw new Error('indexedDB is not defined');
-        },
-      },
-    ] satisfies TuningStore[]) {
+    for (const broken of brokenStores()) {
       clearMatmulChoiceCache();
       info.mockClear();
       const trial = countedTrial();
@@ -153,7 +130,7 @@ describe('resolveMatmulChoice', () => {
 
   test('a store that never answers delays the trial by at most STORE_TIMEOUT_MS per call', async () => {
     vi.useFakeTimers();
-    const silent: TuningStore = { get: () => new Promise(() => {}), set: () => new Promise(() => {}) };
+    const silent = silentStore();
     const trial = countedTrial();
     let settled: MatmulChoice | undefined;
     void resolveMatmulChoice(GPU, silent, trial.run).then((choice) => (settled = choice));
