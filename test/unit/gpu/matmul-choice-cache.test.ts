@@ -9,7 +9,6 @@ import type { MatmulChoice } from '../../../src/gpu/webgpu/matmul-variants.ts';
 import { STORE_TIMEOUT_MS } from '../../../src/gpu/webgpu/tuning-cache.ts';
 import { brokenStores, GPU, memoryStore, OTHER_GPU, silentStore } from './fake-tuning-stores.ts';
 
-
 /** What the fake trial picks: not the default of any adapter kind, so a default cannot pass for it. */
 const TRIAL_CHOICE: MatmulChoice = { forward: 'tile8x16', inputGrad: 'tile16x16', weightGrad: 'tile4x4', source: 'trial' };
 
