@@ -1,8 +1,8 @@
 /**
  * The one rule that tells rewards which measure nothing: every reward function with a non-zero
  * weight failed (threw, returned a non-number, timed out) in every rollout that reached scoring, so
- * each reward is only the zeros scored for those failures. `tabrl eval` fails such a run, `tabrl
- * train` and the playground's GRPO stop instead of training on it. A function failing beside others
+ * each reward is only the zeros scored for those failures. `tabrl eval` and the playground's
+ * Evaluate fail such a run, `tabrl train` and the playground's GRPO stop instead of training on it. A function failing beside others
  * that work, or in some rollouts only, is not this case: the rewards still measure something, and
  * the failures stay listed among the rollouts' errors.
  */

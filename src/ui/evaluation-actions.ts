@@ -4,6 +4,7 @@
  */
 import { summarizeRollouts, type ChatClient, type RolloutRecord } from '../envs/index.ts';
 import { recordsToJsonl } from '../envs/results-record.ts';
+import { brokenRewardsReason } from '../envs/broken-rewards.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { actionState } from './action-state.ts';
 import { currentEnvironment, parseArgs } from './current-environment.ts';
@@ -16,6 +17,7 @@ import { IDLE_RUN } from './store/evaluation-slice.ts';
 import { usePlayground } from './store/index.ts';
 import { isEvaluating } from './store/selectors.ts';
 import { downloadFile } from './transfer/download.ts';
+import { auditScoring } from './studio/training-rollouts.ts';
 import { recordEvaluation } from './training-actions.ts';
 
 const store = usePlayground;
@@ -84,6 +86,12 @@ export async function startEvaluation(): Promise<void> {
       );
       const records = sortRecords(store.getState().run.records);
       const summary = result.summary ?? summarizeRollouts(records, settings.rolloutsPerTask, session.info.rewardNames);
+      const broken = brokenRewardsMessage(records, auditScoring(session.info).weights);
+      if (broken) {
+        // Kept for debugging (the rollouts list the errors) but failed, and not recorded with the training run's evaluations: it measures nothing.
+        store.getState().updateRun({ status: 'failed', records, summary, failure: broken, stoppedEarly: result.stoppedEarly ?? null, finishedAt: Date.now() });
+        return;
+      }
       store.getState().updateRun({ status: 'done', records, summary, stoppedEarly: result.stoppedEarly ?? null, finishedAt: Date.now() });
       if (store.getState().policy === 'in-tab' && !result.stoppedEarly) await recordEvaluation(summary);
     },
@@ -103,6 +111,16 @@ export async function startEvaluation(): Promise<void> {
     },
     ended: () => store.getState().updateRun({ pausedAt: undefined }),
   });
+}
+
+/**
+ * Why a finished evaluation measures nothing, as the run card says it: every weighted reward
+ * function failed in every scored rollout (src/envs/broken-rewards.ts, the rule `tabrl eval` fails
+ * a run on), so the summary's zeros are only the failures'; undefined when the rewards measure something.
+ */
+export function brokenRewardsMessage(records: readonly RolloutRecord[], weights: Readonly<Record<string, number>>): string | undefined {
+  const reason = brokenRewardsReason(records, weights);
+  return reason && `The evaluation measured nothing: ${reason}. Fix the reward function and evaluate again; the rollouts are kept to debug it.`;
 }
 
 function sortRecords(records: RolloutRecord[]): RolloutRecord[] {

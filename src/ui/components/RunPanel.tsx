@@ -247,6 +247,7 @@ const fixed = (value: number) => value.toFixed(3);
 function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
   const summary = usePlayground((state) => state.run.summary);
   const stoppedEarly = usePlayground((state) => state.run.stoppedEarly);
+  const failed = usePlayground((state) => state.run.status === 'failed');
   const environment = usePlayground((state) => state.run.environment);
   const wallMs = usePlayground((state) => (state.run.finishedAt ? state.run.finishedAt - state.run.startedAt : null));
   if (!summary) return null;
@@ -272,6 +273,11 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
           <span className="metric-label">rollouts · {summary.numTasks} tasks</span>
         </div>
       </div>
+      {failed && (
+        <p className="warning" data-testid="summary-not-measured">
+          The run failed (see above): these numbers are kept to debug it, not as a measurement.
+        </p>
+      )}
       {stoppedEarly && <p className="warning">Stopped early: {stoppedEarly}</p>}
       <table className="scores">
         <thead>

@@ -28,6 +28,11 @@ function record(taskIndex: number, reward: number): RolloutRecord {
 }
 
 /** How the fake sandbox behaves in the case at hand. */
+/** `item` with the reward function `name` failed with `message` (its score 0, as the rubric scores a failure). */
+function rewardFailed(item: RolloutRecord, name: string, message: string): RolloutRecord {
+  return { ...item, scores: { ...item.scores, [name]: 0 }, errors: [...item.errors, { source: 'reward', name, message }] };
+}
+
 const sandbox = {
   /** Every session opened: its request, and whether it was stopped and disposed of. */
   opened: [] as { code: string; label: string; args: Record<string, unknown>; stopped: boolean; disposed: boolean }[],
@@ -82,7 +87,7 @@ vi.mock('../../../src/workers/sandbox-bridge.ts', () => {
       }
       let release: () => void = () => {};
       return {
-        info: { name: 'reverse-text', numTasks: 10, numEvaluationTasks: 2, rewardNames: ['exact'], tools: undefined },
+        info: { name: 'reverse-text', numTasks: 10, numEvaluationTasks: 2, rewardNames: ['exact', 'length'], rewardWeights: [1, 0], tools: undefined },
         evaluate: async (_options: unknown, onRecord: (record: RolloutRecord, done: number, total: number) => void) => {
           sandbox.records.forEach((item, index) => onRecord(item, index + 1, 2));
           if (sandbox.hangAfterRecords) {
@@ -114,6 +119,7 @@ beforeEach(() => {
   holdCompile = Promise.resolve();
   compileStarted = () => {};
   store.getState().updateRun({ ...IDLE_RUN });
+  store.getState().setPolicy('expert');
   store.getState().setEnvironments([{ id: 'a', name: 'reverse-text', source: 'SOURCE-A', builtin: 'reverse-text', updatedAt: 0 }]);
   store.getState().setCurrentId('a');
   store.getState().setSettings({ argsJson: '{"numTasks":7}', numTasks: 2, rolloutsPerTask: 1 });
@@ -208,6 +214,31 @@ describe('evaluation actions: one job runner for the evaluation', () => {
     stopEvaluation();
     await running;
     expect(store.getState().run.pausedAt).toBeUndefined();
+  });
+
+  test('every weighted reward function failing in every rollout fails the evaluation, naming it and its first error; the summary and rollouts stay, unrecorded', async () => {
+    store.getState().setPolicy('in-tab');
+    sandbox.records = [rewardFailed(record(1, 0), 'exact', 'answer is undefined'), rewardFailed(record(0, 0), 'exact', "Cannot read properties of undefined (reading 'trim')")];
+    await startEvaluation();
+    const { run } = store.getState();
+    expect(run).toMatchObject({ status: 'failed', summary: { numRollouts: 2, rolloutsWithErrors: 2 } });
+    expect(run.failure).toBe(
+      "The evaluation measured nothing: the reward function exact failed in every rollout, so the rewards are not measurements; the first error: Cannot read properties of undefined (reading 'trim'). Fix the reward function and evaluate again; the rollouts are kept to debug it.",
+    );
+    expect(run.records.map((item) => item.taskIndex)).toEqual([0, 1]);
+    expect(recorded).toEqual([]); // the in-tab model's run does not keep it among its evaluations
+  });
+
+  test('a weighted reward failing in some rollouts only, or only a weight-0 metric failing everywhere, is a measurement: done and recorded', async () => {
+    store.getState().setPolicy('in-tab');
+    sandbox.records = [rewardFailed(record(0, 0), 'exact', 'boom'), record(1, 1)];
+    await startEvaluation();
+    expect(store.getState().run).toMatchObject({ status: 'done', failure: null, summary: { numRollouts: 2, passRate: 0.5 } });
+    expect(recorded).toHaveLength(1);
+
+    sandbox.records = [rewardFailed(record(0, 1), 'length', 'boom'), rewardFailed(record(1, 0), 'length', 'boom')];
+    await startEvaluation();
+    expect(store.getState().run).toMatchObject({ status: 'done', failure: null });
   });
 
   test('after resetActionState no evaluation is running: Stop does nothing', () => {
