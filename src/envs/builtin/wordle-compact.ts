@@ -415,7 +415,7 @@ function compactTasks(words: readonly string[], count: number, seed: number): Ta
 /** Builds the compact Wordle: board lines, bare-word replies, an answer pool (300 words by default) with 100 held-out answers and the rest split into practice (RL) and demonstration answers. */
 export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<CompactWordleState> {
   const read = readArgs('wordle (compact)', args);
-  const pool = compactAnswerPool(checkCompactPoolSize(args.poolSize === undefined ? COMPACT_POOL_SIZE : args.poolSize));
+  const pool = compactAnswerPool(args.poolSize === undefined ? COMPACT_POOL_SIZE : args.poolSize); // checks the size (null included)
   const turnRewards = read.boolean('turnRewards', { default: false });
   const weights = compactWeights(args.rewardWeights);
   const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0, note: 'answers repeat when there are more games than answers' });
