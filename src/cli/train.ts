@@ -325,7 +325,8 @@ async function train(
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
-        await letEventsRun();
+        // No yield here (unlike SFT): GRPO's rollouts already give Ctrl-C its turn, and a stop let in
+        // between a step and its checkpoint would abort the rollouts sampled ahead that it saves.
       },
     });
   } catch (error) {
