@@ -5,13 +5,18 @@
       reply to the observation's messages and tools; prints one JSON line per episode.
   drive_serve.py errors SERVE_URL --max-sessions N
       runs the error cases against a server started with --max-sessions N; prints one JSON object.
+  drive_serve.py trl SERVE_URL --tasks N
+      plays the multiplication environment file of the test through the TRL class, calling its
+      tools as GRPOTrainer does; prints one JSON object.
   drive_serve.py token SERVE_URL TOKEN
       checks a server started with --token-env: refused without the token, served with it.
 """
 
 import argparse
 import asyncio
+import inspect
 import json
+import re
 import sys
 import time
 import urllib.request
@@ -19,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the package beside tests/, not an installed one
 
-from tabrl_openenv import AsyncEnvClient, EnvClient, ServeError, get_health, get_metadata, get_schema
+from tabrl_openenv import AsyncEnvClient, EnvClient, ServeError, get_health, get_metadata, get_schema, make_environment_class
 
 
 def ask_policy(policy_url, messages, tools):
@@ -126,6 +131,27 @@ def check_token(serve_url, token):
     print(json.dumps(report), flush=True)
 
 
+def play_trl(serve_url, tasks):
+    env = make_environment_class(serve_url)()
+    # The tools GRPOTrainer finds: public bound methods but reset and get_reward.
+    tools = {name: member for name, member in inspect.getmembers(env, predicate=inspect.ismethod) if name not in ("reset", "get_reward") and not name.startswith("_")}
+    report = {
+        "tools": sorted(tools),
+        "async": all(inspect.iscoroutinefunction(tool) for tool in tools.values()),
+        "multiply_parameters": {name: param.annotation.__name__ for name, param in inspect.signature(tools["multiply"]).parameters.items()},
+        "multiply_doc": inspect.getdoc(tools["multiply"]),
+        "episodes": [],
+    }
+    for task_index in range(tasks):
+        prompt = env.reset(task_index=task_index, split="eval", prompt=None)
+        a, b = (int(x) for x in re.search(r"What is (\d+) times (\d+)", prompt).groups())
+        product = asyncio.run(tools["multiply"](a=a, b=b))
+        # The same replies as the test's fake model: the product, in words for 9 x 9.
+        final = asyncio.run(tools["answer"](text="eighty-one" if product == "81" else product))
+        report["episodes"].append({"prompt": prompt, "tool_result": product, "final": final, "reward": env.get_reward()})
+    print(json.dumps(report), flush=True)
+
+
 def main(argv):
     parser = argparse.ArgumentParser()
     commands = parser.add_subparsers(dest="command", required=True)
@@ -138,6 +164,9 @@ def main(argv):
     errors = commands.add_parser("errors")
     errors.add_argument("serve_url")
     errors.add_argument("--max-sessions", type=int, required=True)
+    trl = commands.add_parser("trl")
+    trl.add_argument("serve_url")
+    trl.add_argument("--tasks", type=int, required=True)
     token = commands.add_parser("token")
     token.add_argument("serve_url")
     token.add_argument("token")
@@ -147,6 +176,8 @@ def main(argv):
             asyncio.run(play_async(args.serve_url, args.policy_url, args.tasks, args.split))
         else:
             play_sync(args.serve_url, args.policy_url, args.tasks, args.split)
+    elif args.command == "trl":
+        play_trl(args.serve_url, args.tasks)
     elif args.command == "errors":
         check_errors(args.serve_url, args.max_sessions)
     else:

@@ -165,6 +165,29 @@ describe('the Python client plays whole episodes and reads the rewards tabrl eva
   });
 });
 
+describe('the TRL environment class against the real server', () => {
+  test('tools generated from the served schemas, played as GRPOTrainer calls them, score what tabrl eval scores', async () => {
+    const file = writeEnvFile(TOOL_ENV);
+    const serve = await startServe(file);
+    try {
+      const { code, stdout, stderr } = await drive(['trl', serve.url, '--tasks', '3']);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      const report = JSON.parse(stdout);
+      expect(report.tools).toEqual(['answer', 'multiply']);
+      expect(report.async).toBe(true);
+      expect(report.multiply_parameters).toEqual({ a: 'float', b: 'float' });
+      expect(report.multiply_doc).toBe("Multiplies two numbers.\n\nArgs:\n    a: the first factor\n    b: the second factor\n\nReturns:\n    The environment's reply.");
+      expect(report.episodes.map((episode: { prompt: string }) => episode.prompt)).toEqual(['What is 6 times 7? Use the multiply tool, then answer with the number only.', 'What is 12 times 3? Use the multiply tool, then answer with the number only.', 'What is 9 times 9? Use the multiply tool, then answer with the number only.']);
+      expect(report.episodes.map((episode: { tool_result: string }) => episode.tool_result)).toEqual(['42', '36', '81']);
+      // The same replies as the fake model of the tool test above, so the same rewards tabrl eval scored there.
+      expect(report.episodes.map((episode: { reward: number }) => episode.reward)).toEqual([1.5, 1.5, 0.5]);
+    } finally {
+      await serve.stop();
+    }
+  });
+});
+
 // Multiplication with a tool; correct answers score 1, using the tool 0.5 more; the turn count is a metric.
 const TOOL_ENV = `
 import { ToolEnv, Rubric, defineTool, type ToolState } from 'tabrl';
