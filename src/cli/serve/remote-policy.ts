@@ -28,6 +28,8 @@ export class RemotePolicy implements ChatClient {
   private readonly answers: ChatCompletion[] = [];
   private callsThisAttempt = 0;
   private lastMessageCount = 0;
+  /** Requests shown to the client so far (one per turn). */
+  private delivered = 0;
   private parked: Parked | undefined;
   private ready: PolicyEvent | undefined;
   private waiting: ((event: PolicyEvent) => void) | undefined;
@@ -43,9 +45,17 @@ export class RemotePolicy implements ChatClient {
     const replay = this.answers[this.callsThisAttempt];
     this.callsThisAttempt += 1;
     if (replay) return Promise.resolve(structuredClone(replay));
+    const turn = this.answers.length;
     return new Promise<ChatCompletion>((resolve, reject) => {
+      // A restarted rollout asking the turn the client already sees: it takes the place of the dead attempt's request, unannounced.
+      const superseded = this.parked;
       this.parked = { request, resolve, reject };
-      request.signal?.addEventListener('abort', () => this.rejectParked('the episode was cancelled'), { once: true });
+      superseded?.reject(new ChatClientError('the rollout started over', 'aborted'));
+      request.signal?.addEventListener('abort', () => {
+        if (this.parked?.request === request) this.rejectParked('the episode was cancelled');
+      }, { once: true });
+      if (turn < this.delivered) return;
+      this.delivered += 1;
       this.deliver({ kind: 'request', request });
     });
   }
