@@ -26,8 +26,8 @@ CALCULATOR = {
 LOOKUP = {"name": "lookup", "description": "Finds a word.", "input_schema": {"type": "object", "properties": {"words": {"type": "array"}, "strict": {"type": "boolean"}, "weight": {"type": "number"}, "opts": {"type": "object"}}, "required": ["words", "strict", "weight", "opts"]}}
 
 
-def observation(prompt, reward=None, done=False):
-    return StepResult(observation={"prompt": prompt, "messages": [], "task_index": 0, "split": "train", "turn": 0}, reward=reward, done=done)
+def observation(prompt, reward=None, done=False, messages=()):
+    return StepResult(observation={"prompt": prompt, "messages": list(messages), "task_index": 0, "split": "train", "turn": 0}, reward=reward, done=done)
 
 
 class FakeClient:
@@ -45,7 +45,7 @@ class FakeClient:
 
     def reset(self, **kwargs):
         self.calls.append(("reset", kwargs))
-        return observation("Reverse: stressed")
+        return observation("Reverse: stressed", messages=[{"role": "system", "content": "Answer in <reversed> tags."}, {"role": "user", "content": "Reverse: stressed"}])
 
     def step(self, message=None, *, tool_call=None, tool_calls=None):
         self.calls.append(("step", message, tool_call))
@@ -79,7 +79,8 @@ class TrlEnvironmentTest(unittest.TestCase):
         self.assertIn("Args:\n    text: Your whole reply", inspect.getdoc(answer))
 
         # A dataset row: its reset arguments go to the server, the rest (prompt, answer) stays here.
-        self.assertEqual(env.reset(task_index=3, split="train", answer="desserts"), "Reverse: stressed")
+        # Without a prompt column the whole prompt comes back as text, system prompt included.
+        self.assertEqual(env.reset(task_index=3, split="train", answer="desserts"), "Answer in <reversed> tags.\n\nReverse: stressed")
         self.assertIsNone(env.reset(task_index=3, prompt=[{"role": "user", "content": "Reverse: stressed"}]))
         self.assertEqual(env._client.calls[0], ("reset", {"task_index": 3, "split": "train"}))
         self.assertEqual(asyncio.run(env.answer(text="sdesserts")), "Wrong: try again")
@@ -130,7 +131,7 @@ class TrlEnvironmentTest(unittest.TestCase):
         env = self.make([], [])
         stale = env._client
         stale.reset = mock.Mock(side_effect=SessionClosedError("the server closed the session", 1000))
-        self.assertEqual(env.reset(task_index=4), "Reverse: stressed")
+        self.assertEqual(env.reset(task_index=4), "Answer in <reversed> tags.\n\nReverse: stressed")
         self.assertIsNot(env._client, stale)
         self.assertEqual(env._client.calls, [("reset", {"task_index": 4})])
 
