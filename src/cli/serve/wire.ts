@@ -77,9 +77,13 @@ export class WireError extends Error {
   }
 }
 
-/** The JSON Schema of an action: one required field, `message`, so a trainer may pass the model's raw reply through. */
+/**
+ * The JSON Schema of an action: one required field, `message`, so a trainer may pass the model's raw
+ * reply through. Its title is not OpenEnv's generic "Action": verifiers' openenv taskset reads that
+ * title (and "CallToolAction", "ListToolsAction") as an MCP environment and lists tools before reset.
+ */
 export const ACTION_SCHEMA = {
-  title: 'Action',
+  title: 'TabrlAction',
   type: 'object',
   description: 'The model\'s reply. Tool environments also take {"type":"call_tool","tool_name":...,"arguments":{...}}, or tool_calls beside message.',
   properties: {

@@ -159,6 +159,8 @@ describe('the HTTP routes', () => {
     expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ status: 'healthy' });
     const schema = await (await fetch(`${server.url}/schema`)).json();
     expect(schema.action.required).toEqual(['message']);
+    // verifiers takes the titles Action, CallToolAction and ListToolsAction for an MCP environment and lists tools before reset.
+    expect(['Action', 'CallToolAction', 'ListToolsAction']).not.toContain(schema.action.title);
     expect(Object.keys(schema)).toEqual(['action', 'observation', 'state']);
     expect(await (await fetch(`${server.url}/metadata`)).json()).toMatchObject({ name: 'reverse-text', version: '0' });
     expect(await (await fetch(`${server.url}/state`)).json()).toEqual({ episode_id: null, step_count: 0, task_index: null, split: null, done: false });
