@@ -121,6 +121,15 @@ def check_errors(serve_url, max_sessions):
         replacement.close()
     for client in others:
         client.close()
+    # Frames past 64 KiB (8-byte lengths) both ways, then one over the server's 16 MiB limit.
+    with EnvClient(serve_url) as big:
+        big.reset(task_index=2)
+        result = big.step("<reversed>" + "x" * 3_000_000 + "</reversed>")
+        report["large_step"] = {"done": result.done, "echoed_length": len(result.messages[-1]["content"])}
+    huge = EnvClient(serve_url)
+    huge.reset(task_index=2)
+    report["oversized_step"] = code_of(lambda: huge.step("y" * (17 * 1024 * 1024)))
+    huge.close()
     print(json.dumps(report), flush=True)
 
 

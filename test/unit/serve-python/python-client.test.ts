@@ -224,7 +224,7 @@ describe('error cases from Python', () => {
   });
   afterAll(() => serve.stop());
 
-  test('a step before reset, the session cap, and a client that drops mid-episode', async () => {
+  test('a step before reset, the session cap, a client that drops mid-episode, large and oversized frames', async () => {
     const { code, stdout, stderr } = await drive(['errors', serve.url, '--max-sessions', '2']);
     expect(stderr).toBe('');
     expect(code).toBe(0);
@@ -238,6 +238,9 @@ describe('error cases from Python', () => {
     expect(report.after_capacity_error).toMatchObject({ code: 'CONNECTION_CLOSED' });
     expect(report.replacement_after_drop).toBe(true);
     expect(report.replacement_episode).toEqual({ done: true, reward_is_number: true });
+    expect(report.large_step).toEqual({ done: true, echoed_length: 3_000_000 + '<reversed></reversed>'.length });
+    // The server closes a session whose frame is over its limit with 1009 (message too big).
+    expect(report.oversized_step).toMatchObject({ code: 'CONNECTION_CLOSED', close_code: 1009 });
   });
 });
 
