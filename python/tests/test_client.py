@@ -3,11 +3,12 @@
 import asyncio
 import json
 import socket
+import time
 import unittest
 
 from fake_server import FakeServer
 from tabrl_openenv import AsyncEnvClient, EnvClient, ServeError, SessionClosedError
-from tabrl_openenv.websocket import OP_CONTINUATION, OP_PING, OP_PONG, OP_TEXT, encode_frame
+from tabrl_openenv.websocket import OP_CLOSE, OP_CONTINUATION, OP_PING, OP_PONG, OP_TEXT, Close, encode_close, encode_frame
 
 FIRST = {"observation": {"prompt": "Reverse: stressed", "messages": [{"role": "user", "content": "Reverse: stressed"}], "task_index": 2, "split": "eval", "turn": 0}, "reward": None, "done": False, "terminated": False, "truncated": False}
 LAST = {"observation": {"prompt": "", "messages": [], "task_index": 2, "split": "eval", "turn": 1, "scores": {"lcs": 0.5}}, "reward": 0.5, "done": True, "terminated": True, "truncated": False}
@@ -85,6 +86,28 @@ class SyncClientTest(unittest.TestCase):
             client.reset()
         self.assertIn(closed.exception.close_code, (1013, 1006))
         client.close()
+        server.stop()
+
+    def test_a_close_from_the_server_is_answered_with_the_same_code(self):
+        echoed = []
+
+        def handler(conn):
+            conn.recv_json()
+            conn.send_raw(encode_frame(OP_CLOSE, encode_close(1001, "going away")))
+            echoed.append(conn.recv_event())
+            conn.sock.close()
+
+        server = FakeServer(handler)
+        client = EnvClient(server.url)
+        with self.assertRaises(SessionClosedError) as caught:
+            client.reset()
+        self.assertEqual(caught.exception.close_code, 1001)
+        self.assertIn("going away", str(caught.exception))
+        client.close()  # already closed: sends nothing more
+        deadline = time.monotonic() + 5
+        while not echoed and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(echoed, [Close(1001, "")])
         server.stop()
 
     def test_a_dropped_connection_mid_episode_raises_session_closed(self):
