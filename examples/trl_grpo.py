@@ -32,21 +32,16 @@ ANSWER_INSTRUCTION = "Give every reply by calling a tool: answer(text) for your 
 
 
 def load_rows(path: str, limit: int | None) -> Dataset:
-    """The dataset rows: reset arguments (task_index, split, ...) and, when the file has them, prompt messages."""
+    """The dataset: each row's reset arguments (task_index, split), and a prompt that reset() fills in.
+
+    `tabrl tasks rows` also writes each task's last user message as "prompt"; it is replaced by a
+    system message and an empty user message, to which TRL appends what reset() returns: the task's
+    whole prompt from the server, the environment's own system prompt included.
+    """
     with open(path, encoding="utf-8") as file:
         rows = [json.loads(line) for line in file if line.strip()][:limit]
     for row in rows:
-        if "prompt" in row:
-            # The environment's own prompt, with the tool instruction added to its system message.
-            messages = list(row["prompt"])
-            if messages and messages[0].get("role") == "system":
-                messages[0] = {**messages[0], "content": messages[0]["content"] + "\n\n" + ANSWER_INSTRUCTION}
-            else:
-                messages.insert(0, {"role": "system", "content": ANSWER_INSTRUCTION})
-            row["prompt"] = messages
-        else:
-            # reset() returns the whole prompt as text, appended by TRL to this empty user message.
-            row["prompt"] = [{"role": "system", "content": ANSWER_INSTRUCTION}, {"role": "user", "content": ""}]
+        row["prompt"] = [{"role": "system", "content": ANSWER_INSTRUCTION}, {"role": "user", "content": ""}]
     return Dataset.from_list(rows)
 
 

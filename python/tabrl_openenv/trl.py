@@ -88,6 +88,15 @@ def prompt_text(messages: list[dict[str, Any]]) -> str:
     return "\n\n".join(str(message.get("content") or "") for message in messages if message.get("content"))
 
 
+def row_shows_prompt(prompt: Any) -> bool:
+    """Whether a row's ``prompt`` column already shows the model the task: a non-empty string, or messages whose last one has text (TRL appends reset()'s text to that last message otherwise)."""
+    if isinstance(prompt, str):
+        return bool(prompt.strip())
+    if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict):
+        return bool(str(prompt[-1].get("content") or "").strip())
+    return False
+
+
 def check_tool_name(name: Any) -> str:
     """Returns ``name`` when it can be a public Python method TRL will offer, and raises a ValueError saying why not otherwise."""
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
@@ -147,7 +156,7 @@ class TabrlEnvironment:
         self._tool_names.append(name)
 
     def reset(self, **row: Any) -> str | None:
-        """Starts an episode for a dataset row (its ``task_index``, ``seed``, ``episode_id``, ``split``) and returns the task's whole prompt as text (system prompt included), or None when the row already carries it as ``prompt``."""
+        """Starts an episode for a dataset row (its ``task_index``, ``seed``, ``episode_id``, ``split``) and returns the task's whole prompt as text (system prompt included), or None when the row's own ``prompt`` already ends with the task's text."""
         self._reward = None
         arguments = {key: row[key] for key in RESET_KEYS if row.get(key) is not None}
         try:
@@ -156,7 +165,7 @@ class TabrlEnvironment:
             # The server reaped the idle session (--session-timeout) while the trainer was updating weights.
             self._client = EnvClient(self._url, token=self._token)
             self._last = self._client.reset(**arguments)
-        return None if row.get("prompt") else prompt_text(self._last.messages)
+        return None if row_shows_prompt(row.get("prompt")) else prompt_text(self._last.messages)
 
     def get_reward(self) -> float:
         """The episode's reward: the rubric's total from the last step; an episode still open is first ended with an empty reply, as a model that stops answering would end it."""

@@ -5,9 +5,9 @@
       reply to the observation's messages and tools; prints one JSON line per episode.
   drive_serve.py errors SERVE_URL --max-sessions N
       runs the error cases against a server started with --max-sessions N; prints one JSON object.
-  drive_serve.py trl SERVE_URL --tasks N
-      plays the multiplication environment file of the test through the TRL class, calling its
-      tools as GRPOTrainer does; prints one JSON object.
+  drive_serve.py trl SERVE_URL --rows ROWS.jsonl
+      plays the rows (from `tabrl tasks rows`) of the test's multiplication environment file through
+      the TRL class, calling its tools as GRPOTrainer does; prints one JSON object.
   drive_serve.py token SERVE_URL TOKEN
       checks a server started with --token-env: refused without the token, served with it.
 """
@@ -140,7 +140,7 @@ def check_token(serve_url, token):
     print(json.dumps(report), flush=True)
 
 
-def play_trl(serve_url, tasks):
+def play_trl(serve_url, rows_path):
     env = make_environment_class(serve_url)()
     # The tools GRPOTrainer finds: public bound methods but reset and get_reward.
     tools = {name: member for name, member in inspect.getmembers(env, predicate=inspect.ismethod) if name not in ("reset", "get_reward") and not name.startswith("_")}
@@ -151,13 +151,19 @@ def play_trl(serve_url, tasks):
         "multiply_doc": inspect.getdoc(tools["multiply"]),
         "episodes": [],
     }
-    for task_index in range(tasks):
-        prompt = env.reset(task_index=task_index, split="eval", prompt=None)
+    with open(rows_path, encoding="utf-8") as file:
+        rows = [json.loads(line) for line in file if line.strip()]
+    # A row as `tabrl tasks rows` wrote it shows the task in its prompt column: reset() adds nothing.
+    report["raw_row_reset"] = env.reset(**rows[0])
+    for row in rows:
+        # As examples/trl_grpo.py feeds TRL: an empty user message that reset()'s text fills in.
+        row["prompt"] = [{"role": "system", "content": "Use the tools."}, {"role": "user", "content": ""}]
+        prompt = env.reset(**row)
         a, b = (int(x) for x in re.search(r"What is (\d+) times (\d+)", prompt).groups())
         product = asyncio.run(tools["multiply"](a=a, b=b))
         # The same replies as the test's fake model: the product, in words for 9 x 9.
         final = asyncio.run(tools["answer"](text="eighty-one" if product == "81" else product))
-        report["episodes"].append({"prompt": prompt, "tool_result": product, "final": final, "reward": env.get_reward()})
+        report["episodes"].append({"task_index": row["task_index"], "prompt": prompt, "tool_result": product, "final": final, "reward": env.get_reward()})
     print(json.dumps(report), flush=True)
 
 
@@ -175,7 +181,7 @@ def main(argv):
     errors.add_argument("--max-sessions", type=int, required=True)
     trl = commands.add_parser("trl")
     trl.add_argument("serve_url")
-    trl.add_argument("--tasks", type=int, required=True)
+    trl.add_argument("--rows", required=True)
     token = commands.add_parser("token")
     token.add_argument("serve_url")
     token.add_argument("token")
@@ -186,7 +192,7 @@ def main(argv):
         else:
             play_sync(args.serve_url, args.policy_url, args.tasks, args.split)
     elif args.command == "trl":
-        play_trl(args.serve_url, args.tasks)
+        play_trl(args.serve_url, args.rows)
     elif args.command == "errors":
         check_errors(args.serve_url, args.max_sessions)
     else:

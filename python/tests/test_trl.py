@@ -81,7 +81,11 @@ class TrlEnvironmentTest(unittest.TestCase):
         # A dataset row: its reset arguments go to the server, the rest (prompt, answer) stays here.
         # Without a prompt column the whole prompt comes back as text, system prompt included.
         self.assertEqual(env.reset(task_index=3, split="train", answer="desserts"), "Answer in <reversed> tags.\n\nReverse: stressed")
+        # A prompt column that already shows the task gets nothing appended; a placeholder gets the whole prompt.
         self.assertIsNone(env.reset(task_index=3, prompt=[{"role": "user", "content": "Reverse: stressed"}]))
+        self.assertIsNone(env.reset(task_index=3, prompt="Reverse: stressed"))
+        placeholder = [{"role": "system", "content": "Use the answer tool."}, {"role": "user", "content": ""}]
+        self.assertEqual(env.reset(task_index=3, prompt=placeholder), "Answer in <reversed> tags.\n\nReverse: stressed")
         self.assertEqual(env._client.calls[0], ("reset", {"task_index": 3, "split": "train"}))
         self.assertEqual(asyncio.run(env.answer(text="sdesserts")), "Wrong: try again")
         self.assertEqual(asyncio.run(env.answer(text="desserts")), "You won!")

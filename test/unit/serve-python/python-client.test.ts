@@ -170,7 +170,10 @@ describe('the TRL environment class against the real server', () => {
     const file = writeEnvFile(TOOL_ENV);
     const serve = await startServe(file);
     try {
-      const { code, stdout, stderr } = await drive(['trl', serve.url, '--tasks', '3']);
+      const rows = join(mkdtempSync(join(tmpdir(), 'tabrl-py-rows-')), 'rows.jsonl');
+      const written = await runTabrl(['tasks', 'rows', file, '--split', 'eval', '--out', rows]);
+      expect(written.code, written.stderr).toBe(0);
+      const { code, stdout, stderr } = await drive(['trl', serve.url, '--rows', rows]);
       expect(stderr).toBe('');
       expect(code).toBe(0);
       const report = JSON.parse(stdout);
@@ -178,6 +181,8 @@ describe('the TRL environment class against the real server', () => {
       expect(report.async).toBe(true);
       expect(report.multiply_parameters).toEqual({ a: 'float', b: 'float' });
       expect(report.multiply_doc).toBe("Multiplies two numbers.\n\nArgs:\n    a: the first factor\n    b: the second factor\n\nReturns:\n    The environment's reply.");
+      expect(report.raw_row_reset).toBeNull();
+      expect(report.episodes.map((episode: { task_index: number }) => episode.task_index)).toEqual([0, 1, 2]);
       expect(report.episodes.map((episode: { prompt: string }) => episode.prompt)).toEqual(['What is 6 times 7? Use the multiply tool, then answer with the number only.', 'What is 12 times 3? Use the multiply tool, then answer with the number only.', 'What is 9 times 9? Use the multiply tool, then answer with the number only.']);
       expect(report.episodes.map((episode: { tool_result: string }) => episode.tool_result)).toEqual(['42', '36', '81']);
       // The same replies as the fake model of the tool test above, so the same rewards tabrl eval scored there.
