@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import keyword
 import os
 import types
@@ -36,16 +37,23 @@ EPISODE_ENDED = "The episode has ended."
 # calls are a blocking send + receive on its own socket.
 _TOOL_THREADS = ThreadPoolExecutor(max_workers=256, thread_name_prefix="tabrl-openenv")
 
-_JSON_TO_PYTHON: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
+_JSON_TO_PYTHON: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "object": dict}
 
 
-def python_type(schema: dict[str, Any]) -> type:
-    """The Python annotation for a JSON Schema property (``str`` when the type is missing or a union)."""
+def python_type(schema: dict[str, Any]) -> Any:
+    """The Python annotation for a JSON Schema property, as transformers' ``get_json_schema`` maps it back.
+
+    Arrays are ``list[item type]`` (a bare ``list`` would read back as an object), a missing or
+    mixed type is ``Any`` (no type), and a nullable type is its non-null type.
+    """
     kind = schema.get("type")
     if isinstance(kind, list):
         kinds = [k for k in kind if k != "null"]
         kind = kinds[0] if len(kinds) == 1 else None
-    return _JSON_TO_PYTHON.get(kind, str) if isinstance(kind, str) else str
+    if kind == "array":
+        items = schema.get("items")
+        return list[python_type(items) if isinstance(items, dict) else Any]
+    return _JSON_TO_PYTHON.get(kind, Any) if isinstance(kind, str) else Any
 
 
 def _one_line(text: Any) -> str:
@@ -61,8 +69,10 @@ def tool_docstring(description: str, parameters: dict[str, Any]) -> str:
         for name, schema in properties.items():
             schema = schema if isinstance(schema, dict) else {}
             text = _one_line(schema.get("description") or schema.get("title") or name)
-            if isinstance(schema.get("enum"), list):
-                text += f" (choices: {list(schema['enum'])!r})"
+            choices = schema.get("enum")
+            if isinstance(choices, list) and choices and all(isinstance(choice, str) for choice in choices):
+                # transformers reads this suffix with json.loads into the parameter's enum.
+                text += f" (choices: {json.dumps(choices)})"
             lines.append(f"    {name}: {text}")
     lines += ["", "Returns:", "    The environment's reply."]
     return "\n".join(lines)

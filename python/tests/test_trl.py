@@ -23,7 +23,15 @@ CALCULATOR = {
         "required": ["expression"],
     },
 }
-LOOKUP = {"name": "lookup", "description": "Finds a word.", "input_schema": {"type": "object", "properties": {"words": {"type": "array"}, "strict": {"type": "boolean"}, "weight": {"type": "number"}, "opts": {"type": "object"}}, "required": ["words", "strict", "weight", "opts"]}}
+LOOKUP = {
+    "name": "lookup",
+    "description": "Finds a word.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"words": {"type": "array", "items": {"type": "string"}}, "tags": {"type": "array"}, "strict": {"type": "boolean"}, "weight": {"type": ["number", "null"]}, "opts": {"type": "object"}, "anything": {}},
+        "required": ["words", "tags", "strict", "weight", "opts", "anything"],
+    },
+}
 
 
 def observation(prompt, reward=None, done=False, messages=()):
@@ -105,11 +113,13 @@ class TrlEnvironmentTest(unittest.TestCase):
         self.assertIs(parameters["expression"].default, inspect.Parameter.empty)
         self.assertIsNone(parameters["precision"].default)
         self.assertEqual(typing.get_type_hints(calculator), {"expression": str, "precision": int, "mode": str, "return": str})
-        self.assertEqual(typing.get_type_hints(tools["lookup"]), {"words": list, "strict": bool, "weight": float, "opts": dict, "return": str})
+        # As transformers' get_json_schema maps them back: list[...] is an array (a bare list would read as an object).
+        self.assertEqual(typing.get_type_hints(tools["lookup"]), {"words": list[str], "tags": list[typing.Any], "strict": bool, "weight": float, "opts": dict, "anything": typing.Any, "return": str})
         doc = inspect.getdoc(calculator)
         self.assertTrue(doc.startswith("Evaluates an arithmetic expression. Returns the value.\n\nArgs:\n"))
         self.assertIn("    expression: The expression, e.g. 2*(3+4)\n", doc)
-        self.assertIn("    mode: mode (choices: ['exact', 'float'])\n", doc)
+        # The choices suffix is JSON, which transformers parses into the enum.
+        self.assertIn('    mode: mode (choices: ["exact", "float"])\n', doc)
         self.assertIn("Returns:\n    The environment's reply.", doc)
 
         env.reset(task_index=0)
