@@ -24,7 +24,7 @@ import types
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from .client import TOKEN_ENV, URL_ENV, EnvClient, SessionClosedError, StepResult
+from .client import DEFAULT_TIMEOUT_S, TOKEN_ENV, URL_ENV, EnvClient, SessionClosedError, StepResult
 
 #: The reset arguments the server takes; any other key of a dataset row (``prompt``, ...) stays on the trainer's side.
 RESET_KEYS = ("task_index", "seed", "episode_id", "split")
@@ -143,13 +143,15 @@ class TabrlEnvironment:
     server_url: str | None = None
     #: The bearer token; ``None`` reads ``TABRL_SERVE_TOKEN``.
     server_token: str | None = None
+    #: Seconds to wait for each reply (a step that calls a judge may need more than the default).
+    server_timeout: float | None = DEFAULT_TIMEOUT_S
 
     def __init__(self) -> None:
         url = type(self).server_url or os.environ.get(URL_ENV)
         if not url:
             raise ValueError(f"no server URL: set {URL_ENV}=http://HOST:PORT (what `tabrl serve` printed), or use make_environment_class(url)")
         self._url, self._token = url, type(self).server_token or os.environ.get(TOKEN_ENV)
-        self._client = EnvClient(self._url, token=self._token)
+        self._client = EnvClient(self._url, token=self._token, timeout=type(self).server_timeout)
         self._last: StepResult | None = None
         self._reward: float | None = None
         self._tool_names: list[str] = []
@@ -173,7 +175,7 @@ class TabrlEnvironment:
             self._last = self._client.reset(**arguments)
         except SessionClosedError:
             # The server reaped the idle session (--session-timeout) while the trainer was updating weights.
-            self._client = EnvClient(self._url, token=self._token)
+            self._client = EnvClient(self._url, token=self._token, timeout=type(self).server_timeout)
             self._last = self._client.reset(**arguments)
         return None if row_shows_prompt(row.get("prompt")) else prompt_text(self._last.messages)
 
@@ -220,6 +222,6 @@ def _tool_caller(name: str) -> Callable[[TabrlEnvironment, dict[str, Any]], Any]
     return call
 
 
-def make_environment_class(url: str, token: str | None = None) -> type[TabrlEnvironment]:
-    """A ``TabrlEnvironment`` subclass bound to ``url`` (and ``token``), to pass as ``environment_factory``."""
-    return type("TabrlEnvironment", (TabrlEnvironment,), {"server_url": url, "server_token": token})
+def make_environment_class(url: str, token: str | None = None, timeout: float | None = DEFAULT_TIMEOUT_S) -> type[TabrlEnvironment]:
+    """A ``TabrlEnvironment`` subclass bound to ``url`` (and ``token``, and a reply ``timeout`` in seconds), to pass as ``environment_factory``."""
+    return type("TabrlEnvironment", (TabrlEnvironment,), {"server_url": url, "server_token": token, "server_timeout": timeout})

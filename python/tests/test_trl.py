@@ -44,8 +44,8 @@ class FakeClient:
     tools: list = []
     script: list = []
 
-    def __init__(self, url, token=None):
-        self.url, self.token, self.calls = url, token, []
+    def __init__(self, url, token=None, timeout=None):
+        self.url, self.token, self.timeout, self.calls = url, token, timeout, []
         self.replies = list(type(self).script)
 
     def list_tools(self):
@@ -159,7 +159,9 @@ class TrlEnvironmentTest(unittest.TestCase):
         FakeClient.tools, FakeClient.script = [], []
         with mock.patch.object(trl_module, "EnvClient", FakeClient), mock.patch.dict(os.environ, {"TABRL_SERVE_URL": "http://127.0.0.1:8001", "TABRL_SERVE_TOKEN": "tok"}):
             env = TabrlEnvironment()
-            self.assertEqual((env._client.url, env._client.token), ("http://127.0.0.1:8001", "tok"))
+            self.assertEqual((env._client.url, env._client.token, env._client.timeout), ("http://127.0.0.1:8001", "tok", 60.0))
+            bound = make_environment_class("http://127.0.0.1:9", token="t2", timeout=300)()
+            self.assertEqual((bound._client.url, bound._client.token, bound._client.timeout), ("http://127.0.0.1:9", "t2", 300))
         with mock.patch.dict(os.environ, {}, clear=True):
             with self.assertRaisesRegex(ValueError, "set TABRL_SERVE_URL"):
                 TabrlEnvironment()
