@@ -44,7 +44,7 @@ export function finalObservation(trajectory: Trajectory, context: EpisodeContext
 
 function baseObservation(context: EpisodeContext, messages: readonly Message[], turn: number): Omit<Observation, 'prompt'> {
   return {
-    messages: structuredClone(messages as Message[]),
+    messages: [...messages],
     ...(context.tools && context.tools.length > 0 ? { tools: context.tools } : {}),
     task_index: context.taskIndex,
     split: context.split,

@@ -47,13 +47,19 @@ export class RemotePolicy implements ChatClient {
     if (replay) return Promise.resolve(structuredClone(replay));
     const turn = this.answers.length;
     return new Promise<ChatCompletion>((resolve, reject) => {
+      const onAbort = () => {
+        if (this.parked?.request === request) this.rejectParked('the episode was cancelled');
+      };
+      // The listener goes when the request is settled, so a long episode does not pile them up on one signal.
+      const settled = <T>(settle: (value: T) => void) => (value: T) => {
+        request.signal?.removeEventListener('abort', onAbort);
+        settle(value);
+      };
       // A restarted rollout asking the turn the client already sees: it takes the place of the dead attempt's request, unannounced.
       const superseded = this.parked;
-      this.parked = { request, resolve, reject };
+      this.parked = { request, resolve: settled(resolve), reject: settled(reject) };
       superseded?.reject(new ChatClientError('the rollout started over', 'aborted'));
-      request.signal?.addEventListener('abort', () => {
-        if (this.parked?.request === request) this.rejectParked('the episode was cancelled');
-      }, { once: true });
+      request.signal?.addEventListener('abort', onAbort, { once: true });
       if (turn < this.delivered) return;
       this.delivered += 1;
       this.deliver({ kind: 'request', request });
