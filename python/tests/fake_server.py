@@ -9,7 +9,8 @@ import socket
 import struct
 import threading
 
-from tabrl_openenv.websocket import OP_CLOSE, FrameDecoder, MessageAssembler, Message, Close, accept_value, encode_frame
+from tabrl_openenv.framing import OP_CLOSE, Close, FrameDecoder, Message, MessageAssembler, encode_frame
+from tabrl_openenv.handshake import accept_value
 
 
 class MaskRecordingDecoder(FrameDecoder):

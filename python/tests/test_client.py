@@ -8,7 +8,7 @@ import unittest
 
 from fake_server import FakeServer
 from tabrl_openenv import AsyncEnvClient, EnvClient, ServeError, SessionClosedError
-from tabrl_openenv.websocket import OP_CLOSE, OP_CONTINUATION, OP_PING, OP_PONG, OP_TEXT, Close, encode_close, encode_frame
+from tabrl_openenv.framing import OP_CLOSE, OP_CONTINUATION, OP_PING, OP_PONG, OP_TEXT, Close, encode_close, encode_frame
 
 FIRST = {"observation": {"prompt": "Reverse: stressed", "messages": [{"role": "user", "content": "Reverse: stressed"}], "task_index": 2, "split": "eval", "turn": 0}, "reward": None, "done": False, "terminated": False, "truncated": False}
 LAST = {"observation": {"prompt": "", "messages": [], "task_index": 2, "split": "eval", "turn": 1, "scores": {"lcs": 0.5}}, "reward": 0.5, "done": True, "terminated": True, "truncated": False}

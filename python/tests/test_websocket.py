@@ -4,7 +4,7 @@ import os
 import struct
 import unittest
 
-from tabrl_openenv.websocket import (
+from tabrl_openenv.framing import (
     OP_BINARY,
     OP_CLOSE,
     OP_CONTINUATION,
@@ -17,14 +17,11 @@ from tabrl_openenv.websocket import (
     MessageAssembler,
     Ping,
     WebSocketError,
-    accept_value,
     apply_mask,
-    check_handshake_response,
     encode_close,
     encode_frame,
-    handshake_request,
-    parse_ws_url,
 )
+from tabrl_openenv.handshake import accept_value, check_handshake_response, handshake_request, parse_ws_url
 
 
 def decode_all(data: bytes, chunk: int = 0):
