@@ -182,10 +182,21 @@ describe('the HTTP routes', () => {
 });
 
 const HOSTILE_ENV = `
-import { SingleTurnEnv, Rubric } from 'tabrl';
+import { MultiTurnEnv, Rubric, type Message } from 'tabrl';
+
+/** One turn; the reply "throw" makes envResponse throw, "hang" makes the reward loop forever. */
+class Hostile extends MultiTurnEnv {
+  override envResponse(messages: Message[]): Message[] {
+    if (messages.at(-1)?.content === 'throw') throw new Error('the game broke');
+    return [];
+  }
+  override isCompleted(): boolean {
+    return true;
+  }
+}
 
 export default function loadEnvironment() {
-  return new SingleTurnEnv({
+  return new Hostile({
     name: 'hostile',
     dataset: [{ question: 'Say something.', answer: 'ok' }],
     rubric: new Rubric({ rewards: [{ name: 'hangs', fn: ({ completion }) => {
@@ -222,6 +233,18 @@ describe('a hostile environment file', () => {
     expect((await waiting.request({ type: 'step', data: { message: 'ok' } })).data).toMatchObject({ done: true, reward: 1 });
     await Promise.all([client.close(), waiting.close()]);
   }, 60_000);
+
+  test('environment code that throws fails that step with EXECUTION_ERROR naming the error; the session plays on', async () => {
+    const client = await WireClient.open(server.wsUrl);
+    await client.request({ type: 'reset' });
+    const failed = await client.request({ type: 'step', data: { message: 'throw' } });
+    expect(failed).toMatchObject({ type: 'error', data: { code: 'EXECUTION_ERROR' } });
+    expect(failed.data.message).toMatch(/the game broke/);
+    expect((await client.request({ type: 'step', data: { message: 'ok' } })).data.code).toBe('SESSION_ERROR');
+    await client.request({ type: 'reset' });
+    expect((await client.request({ type: 'step', data: { message: 'ok' } })).data).toMatchObject({ done: true, reward: 1 });
+    await client.close();
+  });
 
   test('a client that disconnects mid-episode ends its rollout in the environment\'s process', async () => {
     const rollouts = watchRollouts(env);
