@@ -8,6 +8,9 @@
   drive_serve.py trl SERVE_URL --rows ROWS.jsonl
       plays the rows (from `tabrl tasks rows`) of the test's multiplication environment file through
       the TRL class, calling its tools as GRPOTrainer does; prints one JSON object.
+  drive_serve.py bench SERVE_URL --sessions 1,8,64 --episodes N
+      reverse-text episodes (reset, one correct reply) from the asyncio client at each concurrency,
+      and from the blocking client in one session; prints one JSON line per level (for bench/serve-python.ts).
   drive_serve.py token SERVE_URL TOKEN
       checks a server started with --token-env: refused without the token, served with it.
 """
@@ -167,6 +170,64 @@ def play_trl(serve_url, rows_path):
     print(json.dumps(report), flush=True)
 
 
+def reverse_reply(prompt):
+    """reverse-text's correct reply to its prompt."""
+    return "<reversed>" + prompt.removeprefix("Reverse this text: ")[::-1] + "</reversed>"
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def bench_level(serve_url, sessions, episodes):
+    """Plays ``episodes`` reverse-text episodes over ``sessions`` asyncio sessions; returns the measurements."""
+    latencies, rewards = [], []
+
+    async def timed(coroutine):
+        start = time.perf_counter()
+        result = await coroutine
+        latencies.append(time.perf_counter() - start)
+        return result
+
+    async def worker(count, offset):
+        async with await AsyncEnvClient.connect(serve_url) as client:
+            for k in range(count):
+                first = await timed(client.reset(task_index=(offset + k) % 1000))
+                last = await timed(client.step(reverse_reply(first.prompt)))
+                rewards.append(last.reward)
+
+    async def run():
+        counts = [episodes // sessions + (1 if i < episodes % sessions else 0) for i in range(sessions)]
+        await asyncio.gather(*(worker(count, sum(counts[:i])) for i, count in enumerate(counts)))
+
+    start = time.perf_counter()
+    asyncio.run(run())
+    return {"client": "asyncio", "sessions": sessions, "episodes": episodes, "wall_s": time.perf_counter() - start, "latencies": latencies, "rewards": rewards}
+
+
+def bench_sync(serve_url, episodes):
+    """The same episodes, one after another, from the blocking client."""
+    latencies, rewards = [], []
+    start = time.perf_counter()
+    with EnvClient(serve_url) as client:
+        for k in range(episodes):
+            t0 = time.perf_counter()
+            first = client.reset(task_index=k % 1000)
+            t1 = time.perf_counter()
+            last = client.step(reverse_reply(first.prompt))
+            latencies += [t1 - t0, time.perf_counter() - t1]
+            rewards.append(last.reward)
+    return {"client": "blocking", "sessions": 1, "episodes": episodes, "wall_s": time.perf_counter() - start, "latencies": latencies, "rewards": rewards}
+
+
+def bench(serve_url, levels, episodes):
+    for result in [bench_sync(serve_url, min(episodes, 256))] + [bench_level(serve_url, sessions, episodes) for sessions in levels]:
+        latencies, rewards = result.pop("latencies"), result.pop("rewards")
+        result.update(episodes_per_s=result["episodes"] / result["wall_s"], p50_ms=1000 * percentile(latencies, 0.5), p99_ms=1000 * percentile(latencies, 0.99), mean_reward=sum(rewards) / len(rewards))
+        print(json.dumps(result), flush=True)
+
+
 def main(argv):
     parser = argparse.ArgumentParser()
     commands = parser.add_subparsers(dest="command", required=True)
@@ -182,6 +243,10 @@ def main(argv):
     trl = commands.add_parser("trl")
     trl.add_argument("serve_url")
     trl.add_argument("--rows", required=True)
+    bench_parser = commands.add_parser("bench")
+    bench_parser.add_argument("serve_url")
+    bench_parser.add_argument("--sessions", default="1,8,64")
+    bench_parser.add_argument("--episodes", type=int, default=1024)
     token = commands.add_parser("token")
     token.add_argument("serve_url")
     token.add_argument("token")
@@ -191,6 +256,8 @@ def main(argv):
             asyncio.run(play_async(args.serve_url, args.policy_url, args.tasks, args.split))
         else:
             play_sync(args.serve_url, args.policy_url, args.tasks, args.split)
+    elif args.command == "bench":
+        bench(args.serve_url, [int(level) for level in args.sessions.split(",")], args.episodes)
     elif args.command == "trl":
         play_trl(args.serve_url, args.rows)
     elif args.command == "errors":
