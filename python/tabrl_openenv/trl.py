@@ -24,7 +24,7 @@ import types
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from .client import DEFAULT_TIMEOUT_S, TOKEN_ENV, URL_ENV, EnvClient, SessionClosedError, StepResult
+from .client import DEFAULT_TIMEOUT_S, TOKEN_ENV, URL_ENV, EnvClient, ServeError, SessionClosedError, StepResult
 
 #: The reset arguments the server takes; any other key of a dataset row (``prompt``, ...) stays on the trainer's side.
 RESET_KEYS = ("task_index", "seed", "episode_id", "split")
@@ -180,12 +180,15 @@ class TabrlEnvironment:
         return None if row_shows_prompt(row.get("prompt")) else prompt_text(self._last.messages)
 
     def get_reward(self) -> float:
-        """The episode's reward: the rubric's total from the last step; an episode still open is first ended with an empty reply, as a model that stops answering would end it."""
+        """The episode's reward: the rubric's total from the last step; an episode still open is first ended with an empty reply, as a model that stops answering would end it, and one the server failed scores 0."""
         if self._reward is None:
             if self._last is None:
                 raise RuntimeError("get_reward() before reset(): no episode was played")
             if not self._last.done:
-                self._record(self._client.step(""))
+                try:
+                    self._record(self._client.step(""))
+                except ServeError as error:
+                    self._fail(error)
         return self._reward if self._reward is not None else 0.0
 
     def _record(self, result: StepResult) -> str:
@@ -195,13 +198,26 @@ class TabrlEnvironment:
             return result.prompt or EPISODE_ENDED
         return result.prompt
 
+    def _fail(self, error: ServeError) -> str:
+        """Ends the episode with reward 0 after an error that ended it on the server (environment code failed, the session closed)."""
+        self._reward = 0.0
+        if self._last is not None:
+            self._last = StepResult(self._last.observation, None, True)
+        return f"The environment failed ({error}); the episode is over."
+
     async def _step_in_thread(self, **step: Any) -> str:
         if self._last is None:
             raise RuntimeError("the environment was not reset before a tool call")
         if self._last.done:
             return EPISODE_OVER
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(_TOOL_THREADS, lambda: self._client.step(**step))
+        try:
+            result = await loop.run_in_executor(_TOOL_THREADS, lambda: self._client.step(**step))
+        except ServeError as error:
+            if error.code == "VALIDATION_ERROR":
+                # A malformed call (the model's arguments): the same turn still waits, so the model may retry.
+                return f"Error: {error}"
+            return self._fail(error)
         return self._record(result)
 
     def __del__(self) -> None:

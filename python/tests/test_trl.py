@@ -7,7 +7,7 @@ import typing
 import unittest
 from unittest import mock
 
-from tabrl_openenv import SessionClosedError, StepResult, TabrlEnvironment, make_environment_class
+from tabrl_openenv import ServeError, SessionClosedError, StepResult, TabrlEnvironment, make_environment_class
 from tabrl_openenv import trl as trl_module
 
 CALCULATOR = {
@@ -148,6 +148,28 @@ class TrlEnvironmentTest(unittest.TestCase):
         self.assertEqual(env.reset(task_index=4), "Answer in <reversed> tags.\n\nReverse: stressed")
         self.assertIsNot(env._client, stale)
         self.assertEqual(env._client.calls, [("reset", {"task_index": 4})])
+
+    def test_a_failed_step_ends_the_episode_with_reward_zero_and_a_bad_call_can_be_retried(self):
+        env = self.make([CALCULATOR], [])
+        env.reset(task_index=0)
+        failures = [ServeError("VALIDATION_ERROR", "the arguments of a call_tool action must be a JSON object"), ServeError("EXECUTION_ERROR", "the environment failed: Error: the game broke")]
+
+        def step(message=None, *, tool_call=None, tool_calls=None):
+            raise failures.pop(0)
+
+        env._client.step = step
+        retry = asyncio.run(env.calculator(expression="1+"))
+        self.assertIn("VALIDATION_ERROR", retry)
+        failed = asyncio.run(env.calculator(expression="1+1"))
+        self.assertIn("the game broke", failed)
+        self.assertEqual(asyncio.run(env.answer(text="2")), trl_module.EPISODE_OVER)
+        self.assertEqual(env.get_reward(), 0.0)
+
+    def test_get_reward_scores_zero_when_the_closing_step_fails(self):
+        env = self.make([], [])
+        env.reset(task_index=0)
+        env._client.step = mock.Mock(side_effect=SessionClosedError("the server closed the session", 1001))
+        self.assertEqual(env.get_reward(), 0.0)
 
     def test_tools_trl_cannot_offer_are_refused_with_the_reason(self):
         for tool, reason in (({"name": "get_reward"}, "clashes with TRL"), ({"name": "_secret"}, "clashes with TRL"), ({"name": "web-search"}, "not a Python name"), ({"name": "f", "input_schema": {"properties": {"class": {"type": "string"}}}}, "parameter 'class'")):
