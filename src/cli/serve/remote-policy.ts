@@ -13,8 +13,8 @@
  */
 import { ChatClientError, type ChatClient, type ChatCompletion, type ChatRequest, type Message, type Trajectory } from '../../envs/index.ts';
 
-/** What the episode waits for next: a model call to answer, or the finished rollout. */
-export type PolicyEvent = { kind: 'request'; request: ChatRequest } | { kind: 'done'; trajectory: Trajectory };
+/** What the episode waits for next: a model call to answer, the finished rollout, or the episode's cancellation (its rollout may still be finishing). */
+export type PolicyEvent = { kind: 'request'; request: ChatRequest } | { kind: 'done'; trajectory: Trajectory } | { kind: 'cancelled'; reason: string };
 
 interface Parked {
   request: ChatRequest;
@@ -102,10 +102,11 @@ export class RemotePolicy implements ChatClient {
     });
   }
 
-  /** Fails the parked request and every later one with an 'aborted' error, so the rollout stops at its next model call. */
+  /** Fails the parked request and every later one with an 'aborted' error, so the rollout stops at its next model call; whoever waits in `nextEvent()` hears of it at once. */
   cancel(reason: string): void {
     this.cancelled ??= reason;
     this.rejectParked(reason);
+    if (this.waiting) this.deliver({ kind: 'cancelled', reason });
   }
 
   private rejectParked(reason: string): void {

@@ -24,8 +24,8 @@ import { ACTION_SCHEMA, OBSERVATION_SCHEMA, STATE_SCHEMA, WireError, type WireEr
 export const DEFAULT_MAX_FRAME_BYTES = 16 * 2 ** 20;
 /** Requests one session may have waiting behind the one being answered. */
 const MAX_QUEUED_REQUESTS = 16;
-/** Reply bytes a client may leave unread before its session is dropped (a client that never reads). */
-const MAX_UNREAD_BYTES = 64 * 2 ** 20;
+/** Reply bytes a client may leave unread by default before its session is dropped (a client that never reads). */
+const DEFAULT_MAX_UNREAD_BYTES = 64 * 2 ** 20;
 
 /** What the server is told at start. */
 export interface ServeServerOptions {
@@ -39,6 +39,8 @@ export interface ServeServerOptions {
   /** Clients must send `Authorization: Bearer <token>` (all routes but /health) when set. */
   token?: string;
   maxFrameBytes?: number;
+  /** Reply bytes a client may leave unread (beyond what the kernel buffers) before its socket is dropped; default 64 MiB. */
+  maxUnreadBytes?: number;
   /** GET /metadata's answer. */
   metadata: { name: string; description: string; version: string; readme_content: string };
 }
@@ -193,7 +195,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
   function send(connection: Connection, reply: unknown): void {
     const ws = connection.ws;
     if (ws.readyState !== WebSocket.OPEN) return;
-    if (ws.bufferedAmount > MAX_UNREAD_BYTES) {
+    if (ws.bufferedAmount > (options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES)) {
       // The client has not read megabytes of replies: drop it rather than hold them all.
       ws.terminate();
       return;

@@ -128,10 +128,11 @@ export class ServeSession {
   private observe(episode: Episode, event: PolicyEvent): StepResult {
     if (event.kind === 'request') return turnObservation(event.request.messages, episode.context);
     episode.done = true;
+    if (event.kind === 'cancelled') throw new WireError('EXECUTION_ERROR', `the episode was stopped before it finished: ${event.reason}; reset to play another`);
     const trajectory = event.trajectory;
     const envError = trajectory.stopReason === 'error' ? trajectory.errors.find((error) => error.source === 'env') : undefined;
     if (envError) throw new WireError('EXECUTION_ERROR', `the environment failed: ${envError.name}: ${envError.message}`);
-    if (trajectory.stopReason === 'aborted') throw new WireError('EXECUTION_ERROR', 'the episode was stopped before it finished (the server is shutting down); reset to play another');
+    if (trajectory.stopReason === 'aborted') throw new WireError('EXECUTION_ERROR', 'the episode was stopped before it finished; reset to play another');
     return finalObservation(trajectory, episode.context, this.served.metricNames);
   }
 }

@@ -7,7 +7,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Environment, Trajectory } from '../../../src/envs/index.ts';
+import { MultiTurnEnv, SingleTurnEnv, type Environment, type Message, type Trajectory } from '../../../src/envs/index.ts';
 import { closeEnvironment, loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
 import { writeEnvFile } from '../../support/tabrl-cli.ts';
 import { serveForTest, WireClient } from './wire-client.ts';
@@ -113,6 +113,64 @@ describe('errors and limits of a session', () => {
     for (let i = 0; i < 40; i++) flood.ws.send(JSON.stringify({ type: 'state' }));
     expect((await flood.closed).code).toBe(1008);
     expect((await playReverseText(server.wsUrl)).data.done).toBe(true);
+  });
+});
+
+describe('slow environments and slow clients', () => {
+  test('drain: a step still running after the grace fails with EXECUTION_ERROR at once, and every socket closes with 1001', async () => {
+    let entered: () => void = () => {};
+    const inEnvironmentCode = new Promise<void>((resolve) => (entered = resolve));
+    class Slow extends MultiTurnEnv {
+      override async envResponse(): Promise<Message[]> {
+        entered();
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        return [{ role: 'user', content: 'late' }];
+      }
+    }
+    const server = await serveForTest(new Slow({ name: 'slow', dataset: [{ question: 'Talk.' }] }));
+    const client = await WireClient.open(server.wsUrl);
+    await client.request({ type: 'reset' });
+    const reply = client.request({ type: 'step', data: { message: 'hi' } });
+    await inEnvironmentCode;
+    const closing = server.close(100);
+    const failed = await reply;
+    expect(failed).toMatchObject({ type: 'error', data: { code: 'EXECUTION_ERROR' } });
+    expect(failed.data.message).toMatch(/shutting down/);
+    expect((await client.closed).code).toBe(1001);
+    await closing;
+  });
+
+  test('a client that never reads its replies is dropped once they pile up unsent; the others go on', async () => {
+    const big = 'x'.repeat(2 ** 20);
+    const env = new SingleTurnEnv({ name: 'big', dataset: [{ question: `Reverse this text: ${big}` }] });
+    const server = await serveForTest(env, { maxUnreadBytes: 2 ** 20 });
+    const reader = await WireClient.open(server.wsUrl);
+    const deaf = await WireClient.open(server.wsUrl);
+    const deafSocket = (deaf.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    deafSocket.pause();
+    // Each reset answers with a 1 MiB observation that the deaf client never reads; sent a few at a time, under the queue limit.
+    let closed = false;
+    void deaf.closed.then(() => (closed = true));
+    for (let batch = 0; batch < 40 && !closed; batch++) {
+      for (let i = 0; i < 4; i++) deaf.ws.send(JSON.stringify({ type: 'state' }));
+      deaf.ws.send(JSON.stringify({ type: 'reset' }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await until(() => server.activeSessions === 1);
+    // Dropped, not closed for flooding (1008): the connection was cut without a closing handshake.
+    deafSocket.resume();
+    expect((await deaf.closed).code).toBe(1006);
+    expect((await reader.request({ type: 'reset' })).data.observation.prompt.length).toBeGreaterThan(2 ** 20);
+    await reader.close();
+    await server.close(100);
+  });
+
+  test('a POST body over the size limit is refused without holding it', async () => {
+    const server = await serveForTest(await loadEnvironmentSpec('reverse-text'), { maxFrameBytes: 64 * 1024 });
+    const response = await fetch(`${server.url}/reset`, { method: 'POST', body: JSON.stringify({ pad: 'x'.repeat(200 * 1024) }) });
+    expect(response.status).toBe(422);
+    expect((await response.json()).detail).toMatch(/over the limit of 65536 bytes/);
+    await server.close(100);
   });
 });
 
