@@ -11,6 +11,7 @@ import { runEval } from './eval.ts';
 import { runForward } from './forward.ts';
 import { runGenerate } from './generate.ts';
 import { runSynth } from './synth.ts';
+import { runServe } from './serve.ts';
 import { runTasks } from './tasks.ts';
 import { runTrain } from './train.ts';
 import { errorMessage } from '../common/error-message.ts';
@@ -32,7 +33,8 @@ const COMMANDS: Record<string, Command> = {
   generate: { summary: 'sample chat completions from a model folder or tiny, with token ids and logprobs', run: runGenerate },
   forward: { summary: 'run a model folder on given tokens and print the logits as JSON', run: runForward },
   synth: { summary: 'make question/answer tasks grounded in documents, verified by a solver', run: runSynth },
-  tasks: { summary: 'tasks from-traces: turn agent logs into tasks', run: runTasks },
+  tasks: { summary: 'tasks from-traces: turn agent logs into tasks; tasks rows: the dataset rows of tabrl serve', run: runTasks },
+  serve: { summary: 'serve an environment over OpenEnv\'s protocol (WebSocket sessions) for TRL, prime-rl and other trainers', run: runServe },
   calibrate: { summary: 'sort an environment\'s tasks by pass rate and keep the learnable ones', run: runCalibrate },
   audit: { summary: 'look for reward hacking in finished rollouts (detectors and a judge)', run: runAudit },
 };

@@ -13,6 +13,7 @@ import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { integerFlag, numberFlag, parseFlags } from './flags.ts';
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
+import { runTaskRows } from './task-rows.ts';
 
 /** Usage text of `tabrl tasks`. */
 const TASKS_USAGE = `Usage: tabrl tasks from-traces FILE --out DIR [options]
@@ -40,6 +41,7 @@ export async function runTasks(argv: string[]): Promise<number> {
     console.log(TASKS_USAGE);
     return sub === undefined ? 2 : 0;
   }
+  if (sub === 'rows') return runTaskRows(rest);
   if (sub !== 'from-traces') throw new CliError(`unknown subcommand "${sub}"; the subcommand is from-traces\n\n${TASKS_USAGE}`, 2);
   const { values, positionals } = parseFlags({
     args: rest,
