@@ -14,6 +14,8 @@ export {
   generatorPrompt,
   solverPrompt,
   answerMatchPrompt,
+  ANSWER_MATCH_JUDGE_PROMPT,
+  ANSWER_MATCH_JUDGE_MAX_TOKENS,
   PASSAGE_OPEN,
   type SynthesisOptions,
   type SynthesisResult,
@@ -43,6 +45,7 @@ export {
 } from './calibrate.ts';
 export {
   audit,
+  auditCriteriaExamples,
   auditRolloutsFromRecords,
   formatAuditReport,
   parseResultsJsonl,

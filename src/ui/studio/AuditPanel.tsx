@@ -113,7 +113,7 @@ export function AuditPanel({ onOpened }: { onOpened: () => void }) {
               </table>
             </div>
           )}
-          {result.flagged.length > 0 && (
+          {result.reviews.some((review) => !review.earned) && (
             <div className="studio-row">
               <button type="button" onClick={() => void proposeCriteriaFromAudit()} disabled={auditState.proposing} data-testid="criteria-propose">
                 {auditState.proposing ? 'Asking the judge…' : 'Propose criteria from these'}
