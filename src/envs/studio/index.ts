@@ -63,3 +63,5 @@ export {
 export { CriteriaRubric, gateByCriteria, criteriaPrompt, parseCriteriaVerdicts, type Criterion, type CriterionVerdict, type CriteriaRubricOptions } from './criteria-rubric.ts';
 export { proposeCriteria, proposeCriteriaPrompt, criteriaRubricSnippet, slug, type CriteriaExample, type ProposeCriteriaOptions } from './propose-criteria.ts';
 export { HeuristicStudioClient, createHeuristicStudioClients, type HeuristicRole } from './heuristic-clients.ts';
+export { aggregatePanelScores, itemAgreement, panelAgreement, PANEL_AGGREGATIONS, PANEL_YES_AT, type PanelAggregation, type PanelAgreement } from './panel-agreement.ts';
+export { JudgePanelClient, splitRollouts, formatPanelReport, type PanelJudge, type PanelCall, type PanelReport } from './judge-panel.ts';
