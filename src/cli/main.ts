@@ -6,6 +6,7 @@
 import { BUILTIN_ENVIRONMENTS } from '../envs/builtin/index.ts';
 import { CliError } from './cli-error.ts';
 import { runAudit } from './audit.ts';
+import { runRedteam } from './redteam.ts';
 import { runCalibrate } from './calibrate.ts';
 import { runEval } from './eval.ts';
 import { runForward } from './forward.ts';
@@ -35,6 +36,7 @@ const COMMANDS: Record<string, Command> = {
   tasks: { summary: 'tasks from-traces: turn agent logs into tasks', run: runTasks },
   calibrate: { summary: 'sort an environment\'s tasks by pass rate and keep the learnable ones', run: runCalibrate },
   audit: { summary: 'look for reward hacking in finished rollouts (detectors and a judge)', run: runAudit },
+  redteam: { summary: 'search for replies the reward pays without the task done, before training', run: runRedteam },
 };
 
 const USAGE = `Usage: tabrl <command> [options]

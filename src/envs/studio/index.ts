@@ -65,3 +65,5 @@ export { proposeCriteria, proposeCriteriaPrompt, criteriaRubricSnippet, slug, ty
 export { HeuristicStudioClient, createHeuristicStudioClients, type HeuristicRole } from './heuristic-clients.ts';
 export { aggregatePanelScores, itemAgreement, panelAgreement, PANEL_AGGREGATIONS, PANEL_YES_AT, type PanelAggregation, type PanelAgreement } from './panel-agreement.ts';
 export { JudgePanelClient, splitRollouts, formatPanelReport, type PanelJudge, type PanelCall, type PanelReport } from './judge-panel.ts';
+export { redTeam, redTeamCriteriaExamples, formatRedTeamReport, attackerPrompt, rubricDescription, RedTeamError, type RedTeamRole, type RedTeamCandidate, type RedTeamFinding, type RedTeamOptions, type RedTeamReport } from './red-team.ts';
+export { HeuristicAttackerClient, ATTACKER_VOCABULARY } from './heuristic-attacker.ts';
