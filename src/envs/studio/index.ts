@@ -67,3 +67,4 @@ export { aggregatePanelScores, itemAgreement, panelAgreement, PANEL_AGGREGATIONS
 export { JudgePanelClient, splitRollouts, formatPanelReport, type PanelJudge, type PanelCall, type PanelReport } from './judge-panel.ts';
 export { redTeam, redTeamCriteriaExamples, formatRedTeamReport, attackerPrompt, rubricDescription, RedTeamError, type RedTeamRole, type RedTeamCandidate, type RedTeamFinding, type RedTeamOptions, type RedTeamReport } from './red-team.ts';
 export { HeuristicAttackerClient, ATTACKER_VOCABULARY } from './heuristic-attacker.ts';
+export { buildReviewQueue, reviewQueueJsonl, parseReviewQueue, reviewItemExample, removeTasksFromEnvironmentFile, REVIEW_KINDS, EDGE_WIDTH, type ReviewKind, type ReviewItem, type ReviewSources, type SplitRollout } from './review-queue.ts';
