@@ -68,3 +68,4 @@ export { JudgePanelClient, splitRollouts, formatPanelReport, type PanelJudge, ty
 export { redTeam, redTeamCriteriaExamples, formatRedTeamReport, attackerPrompt, rubricDescription, RedTeamError, type RedTeamRole, type RedTeamCandidate, type RedTeamFinding, type RedTeamOptions, type RedTeamReport } from './red-team.ts';
 export { HeuristicAttackerClient, ATTACKER_VOCABULARY } from './heuristic-attacker.ts';
 export { buildReviewQueue, reviewQueueJsonl, parseReviewQueue, reviewItemExample, removeTasksFromEnvironmentFile, REVIEW_KINDS, EDGE_WIDTH, type ReviewKind, type ReviewItem, type ReviewSources, type SplitRollout } from './review-queue.ts';
+export { refreshTaskPool, type PoolRefreshOptions, type PoolRefreshMetrics } from './pool-refresh.ts';
