@@ -1,5 +1,6 @@
 // Task synthesis inside training: a refresh adds only the new tasks the policy passes within the band, and retires the ones it has mastered.
 import { describe, expect, test } from 'vitest';
+import { environmentRollouts } from '../../../../src/rl/grpo-trainer.ts';
 import { answersMatch, completionText, HeuristicStudioClient, refreshTaskPool, Rubric, ScriptedClient, SingleTurnEnv, type RewardContext } from '../../../../src/envs/index.ts';
 
 // Each sentence hides a year (the heuristic generator's cloze answer); the policy knows some years better than others.
@@ -41,6 +42,11 @@ describe('refreshTaskPool', () => {
     expect(metrics.poolPassRates).toEqual([1, 0.5]);
     expect([...metrics.candidatePassRates].sort()).toEqual([0, 0.5, 1]);
     expect(env.dataset.map((task) => task.answer)).toEqual(['1815', '1948']);
+    // GRPO's rollout source reads the pool's size at each step, so the next step draws from the refreshed pool.
+    const source = environmentRollouts(env, knowsSomeYears());
+    env.dataset.push({ question: 'In which year was the battle of Hastings?', answer: '1066' });
+    expect(source.numTasks).toBe(3);
+    env.dataset.pop();
 
     // The next refresh wraps around to the same document: nothing new to add, and nothing mastered.
     const again = await refreshTaskPool(env, { documents: [DOCUMENT], generator: new HeuristicStudioClient('generator'), solver: new HeuristicStudioClient('solver'), policy: knowsSomeYears(), k: 4 }, 1, 20);
