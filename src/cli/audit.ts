@@ -2,13 +2,13 @@
  * `tabrl audit RUN_DIR | results.jsonl --out DIR`: a reward-hack audit of finished rollouts
  * (src/envs/studio/audit.ts). Writes DIR/audit.json — first with the detectors' findings, then again
  * after each judge review, so a failing judge loses nothing — and DIR/audit.md, a short readable
- * report. With a judge and flagged or failing rollouts, it also proposes yes/no criteria for review
+ * report. With a judge and rollouts it says did not earn their reward, it also proposes yes/no criteria for review
  * (DIR/criteria.json, DIR/criteria-snippet.ts). Exit code 1 when the judge failed (the detectors'
  * findings are written), 2 for a usage mistake.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { audit, criteriaRubricSnippet, formatAuditReport, JudgeError, METRIC_KINDS, parseResultsJsonl, proposeCriteria, type AuditResult, type AuditReview, type MetricKind } from '../envs/index.ts';
+import { audit, auditCriteriaExamples, criteriaRubricSnippet, formatAuditReport, JudgeError, METRIC_KINDS, parseResultsJsonl, proposeCriteria, type AuditResult, type AuditReview, type MetricKind } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
@@ -112,9 +112,10 @@ export async function runAudit(argv: string[]): Promise<number> {
   if (result.stoppedEarly) throw new CliError(`stopped: ${result.stoppedEarly} (the detectors' findings and ${result.reviews.length} reviews are written)`);
 
   if (judgeSettings && !values['no-criteria']) {
-    const flaggedIds = new Set(result.flagged.map((entry) => entry.id));
-    const examples = rollouts.filter((rollout) => flaggedIds.has(rollout.id)).slice(0, 10).map((rollout) => ({ question: rollout.question, response: rollout.completion, note: `flagged: ${result.flagged.find((entry) => entry.id === rollout.id)!.reasons[0]}` }));
-    if (examples.length > 0) {
+    // Only what the judge said was not earned: a detector's flag alone (a short right answer shared by many tasks) proposes nothing.
+    const examples = auditCriteriaExamples(result, rollouts);
+    if (examples.length === 0) console.log('\nNo criteria proposed: the judge found every reviewed reward earned.');
+    else {
       try {
         const judge = await createRoleClient('judge', judgeSettings, { timeoutMs });
         const criteria = await proposeCriteria({ judge, judgeModel: judgeSettings.model, examples, ...(taskDescription ? { taskDescription } : {}) });

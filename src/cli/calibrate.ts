@@ -174,7 +174,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
 }
 
 /** Parses `--keep LO-HI` (e.g. 0.1-0.9). */
-function parseKeep(text: string | undefined): [number, number] {
+export function parseKeep(text: string | undefined): [number, number] {
   if (text === undefined) return [0, 1];
   const match = /^\s*(\d*\.?\d+)\s*-\s*(\d*\.?\d+)\s*$/.exec(text);
   if (!match) throw new CliError(`--keep must be LO-HI with 0 ≤ LO < HI ≤ 1, e.g. --keep 0.1-0.9; got "${text}"`, 2);

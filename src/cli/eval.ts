@@ -8,7 +8,7 @@
  * Ctrl-C/SIGTERM.
  */
 import { join, resolve } from 'node:path';
-import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
+import { ChatClientError, evaluate, formatPanelReport, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type JudgePanelClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
 import { brokenRewardsReason, rubricRewardWeights } from '../envs/broken-rewards.ts';
 import { CliError } from './cli-error.ts';
 import { lettingEventsRun } from './let-events-run.ts';
@@ -20,6 +20,7 @@ import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter }
 import { onStopSignal } from './stop-signals.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { checkJudgePanel, createJudgePanelClient, judgePanelMetadata, readJudgePanelFile, splitRecordIds, type JudgePanelSettings } from './judge-panel-file.ts';
 import { tabrlVersion } from './version.ts';
 import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
 
@@ -53,6 +54,9 @@ Options:
   --time-limit SECONDS    an environment file's code may run this long without returning, per stretch (default 5,
                           as in the playground; loading it may take twice as long)
 ${judgeUsage(26)}
+  --judges FILE           a panel of judge endpoints lent as one judge: JSON {"aggregation": "mean|majority|unanimous",
+                          "judges": [{"name", "baseUrl", "model", "apiKeyEnv"?}, …]}; the summary and metadata.json
+                          (judge_panel) get the panel's agreement (pairwise, Fleiss' kappa) and the split rollouts
   --state-columns A,B     copy these fields of each rollout's final state to the top level of its results.jsonl line
   --no-typecheck          run an environment file without type-checking it first
   --json                  print the summary as JSON instead of a table
@@ -73,6 +77,8 @@ interface EvalSettings {
   sampling_args: SamplingArgs;
   concurrency: number;
   judge?: JudgeSettings;
+  /** A panel of judges lent as one (`--judges FILE`); metadata.json adds its agreement after the run. */
+  judge_panel?: JudgePanelSettings;
   /** State fields copied to the top level of each results line. */
   state_columns?: string[];
   started_at: string;
@@ -106,6 +112,7 @@ export async function runEval(argv: string[]): Promise<number> {
       'judge-base-url': { type: 'string' },
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
+      judges: { type: 'string' },
       'state-columns': { type: 'string' },
       'no-typecheck': { type: 'boolean' },
       json: { type: 'boolean' },
@@ -126,7 +133,7 @@ export async function runEval(argv: string[]): Promise<number> {
   let previous: RolloutRecord[] = [];
   let resumedAt: string[] = [];
   if (values.resume !== undefined) {
-    const given = ['state-columns', 'base-url', 'model', 'backend', 'num-tasks', 'rollouts-per-task', 'max-tokens', 'temperature', 'top-p', 'seed', 'concurrency', 'env-args', 'out', 'overwrite', 'judge-base-url', 'judge-model', 'judge-api-key-env'].filter((flag) => values[flag as keyof typeof values] !== undefined);
+    const given = ['state-columns', 'base-url', 'model', 'backend', 'num-tasks', 'rollouts-per-task', 'max-tokens', 'temperature', 'top-p', 'seed', 'concurrency', 'env-args', 'out', 'overwrite', 'judge-base-url', 'judge-model', 'judge-api-key-env', 'judges'].filter((flag) => values[flag as keyof typeof values] !== undefined);
     if (positionals.length > 0 || given.length > 0) throw new CliError(`--resume continues a run with the settings in its metadata.json; leave out ${[...positionals, ...given.map((flag) => `--${flag}`)].join(', ')}`, 2);
     outDir = values.resume;
     const metadata = readMetadata(outDir);
@@ -142,6 +149,8 @@ export async function runEval(argv: string[]): Promise<number> {
     if (!values.model.startsWith('local:') && !values['base-url']) throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1), or use --model local:tiny\n\n${EVAL_USAGE}`, 2);
     const seed = values.seed === undefined ? undefined : integerFlag(values.seed, '--seed', 0, 0);
     const judge = judgeSettingsFromFlags(values);
+    if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
+    const judgePanel = values.judges === undefined ? undefined : readJudgePanelFile(values.judges);
     settings = {
       environment: isEnvironmentPath(spec) ? resolve(spec) : spec,
       environment_name: spec,
@@ -159,6 +168,7 @@ export async function runEval(argv: string[]): Promise<number> {
       }),
       concurrency: integerFlag(values.concurrency, '--concurrency', 8, 1),
       ...(judge ? { judge } : {}),
+      ...(judgePanel ? { judge_panel: judgePanel } : {}),
       ...(values['state-columns'] !== undefined ? { state_columns: parseStateColumns(values['state-columns']) } : {}),
       started_at: new Date().toISOString(),
     };
@@ -177,7 +187,8 @@ export async function runEval(argv: string[]): Promise<number> {
       throw error;
     }
   }
-  const judge = settings.judge ? { client: createJudgeClient(settings.judge, Math.round(timeoutSeconds * 1000)), model: settings.judge.model } : undefined;
+  const panel = settings.judge_panel ? createJudgePanelClient(settings.judge_panel, Math.round(timeoutSeconds * 1000)) : undefined;
+  const judge = settings.judge ? { client: createJudgeClient(settings.judge, Math.round(timeoutSeconds * 1000)), model: settings.judge.model } : panel ? { client: panel, model: 'panel' } : undefined;
   const env = await loadEnvironmentSpec(settings.environment, { args: settings.env_args, typecheck: !values['no-typecheck'], isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
   try {
     const numTasks = Math.min(settings.num_tasks, env.evaluationTasks.length);
@@ -187,7 +198,7 @@ export async function runEval(argv: string[]): Promise<number> {
       // Ctrl-C must reach its handler between completions decoded on the CPU.
       client = lettingEventsRun(new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) }));
     }
-    return await runEvaluation(env, client!, settings, { outDir, numTasks, previous, resumedAt, maxConsecutiveTimeouts, json: values.json === true });
+    return await runEvaluation(env, client!, settings, { outDir, numTasks, previous, resumedAt, maxConsecutiveTimeouts, json: values.json === true, ...(panel ? { panel } : {}) });
   } finally {
     closeEnvironment(env);
   }
@@ -198,7 +209,7 @@ async function runEvaluation(
   env: Awaited<ReturnType<typeof loadEnvironmentSpec>>,
   client: ChatClient,
   settings: EvalSettings,
-  run: { outDir: string; numTasks: number; previous: RolloutRecord[]; resumedAt: string[]; maxConsecutiveTimeouts: number; json: boolean },
+  run: { outDir: string; numTasks: number; previous: RolloutRecord[]; resumedAt: string[]; maxConsecutiveTimeouts: number; json: boolean; panel?: JudgePanelClient },
 ): Promise<number> {
   const total = run.numTasks * settings.rollouts_per_task;
   const resuming = run.resumedAt.length > 0;
@@ -250,8 +261,12 @@ async function runEvaluation(
       : (result.stoppedEarly ??
         (everyRolloutFailed ? `every rollout failed; the first error: ${Object.values(result.summary.firstErrors)[0] ?? 'unknown'}` : brokenRewardsAdvice(result.records, rubric.reward_weights)));
   const status = interrupted ? 'interrupted' : reason ? 'failed' : 'completed';
+  // The panel's agreement covers the calls of this session (a resumed run's earlier calls are not known here).
+  const panelReport = run.panel?.report();
+  const panelSplit = run.panel && panelReport ? splitRecordIds(run.panel, panelReport, result.records) : [];
   writer.writeMetadata({
     ...metadata,
+    ...(settings.judge_panel && panelReport ? { judge_panel: judgePanelMetadata(settings.judge_panel, panelReport, panelSplit) } : {}),
     status,
     ...(reason ? { stopped_early: reason } : {}),
     ...(interrupted ? { stopped_by: stop.received } : {}),
@@ -262,7 +277,7 @@ async function runEvaluation(
 
   const weights = Object.fromEntries(env.rubric.rewards.map((reward) => [reward.name, reward.weight]));
   if (run.json) console.log(JSON.stringify(result.summary));
-  else if (result.records.length > 0) console.log(`${env.name} · ${settings.model}\n${formatSummary(result.summary, weights)}`);
+  else if (result.records.length > 0) console.log(`${env.name} · ${settings.model}\n${formatSummary(result.summary, weights)}${panelReport ? `\n${formatPanelReport(panelReport, panelSplit)}` : ''}`);
   console.error(`wrote ${writer.count} rollouts to ${writer.resultsPath}${resuming ? ` (${run.previous.length} were there before)` : ''} and the summary to ${writer.metadataPath}`);
   if (interrupted) {
     console.error(`interrupted: the results cover the rollouts that finished; continue with tabrl eval --resume ${run.outDir}`);
@@ -308,6 +323,7 @@ function checkSettings(metadata: Record<string, unknown>, path: string): EvalSet
     sampling_args: object('sampling_args') as SamplingArgs,
     concurrency: count('concurrency'),
     ...(checkJudge(metadata.judge, path) ?? {}),
+    ...(metadata.judge_panel !== undefined ? { judge_panel: checkJudgePanel(metadata.judge_panel, `${path}: judge_panel`) } : {}),
     ...(metadata.state_columns !== undefined ? { state_columns: stateColumnsOf(metadata.state_columns, bad) } : {}),
     started_at: text('started_at'),
   };

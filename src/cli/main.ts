@@ -6,6 +6,8 @@
 import { BUILTIN_ENVIRONMENTS } from '../envs/builtin/index.ts';
 import { CliError } from './cli-error.ts';
 import { runAudit } from './audit.ts';
+import { runRedteam } from './redteam.ts';
+import { runReview } from './review.ts';
 import { runCalibrate } from './calibrate.ts';
 import { runEval } from './eval.ts';
 import { runForward } from './forward.ts';
@@ -37,6 +39,8 @@ const COMMANDS: Record<string, Command> = {
   serve: { summary: 'serve an environment over OpenEnv\'s protocol (WebSocket sessions) for TRL, prime-rl and other trainers', run: runServe },
   calibrate: { summary: 'sort an environment\'s tasks by pass rate and keep the learnable ones', run: runCalibrate },
   audit: { summary: 'look for reward hacking in finished rollouts (detectors and a judge)', run: runAudit },
+  redteam: { summary: 'search for replies the reward pays without the task done, before training', run: runRedteam },
+  review: { summary: 'one ranked review queue over audits, red teams, judge panels and calibration; accept or reject', run: runReview },
 };
 
 const USAGE = `Usage: tabrl <command> [options]

@@ -5,14 +5,14 @@
  * judge) and `--<role>-api-key-env VAR` — for the roles generator, solver, judge and policy. This module parses them, checks them with one-line errors, builds the clients and writes
  * the usage lines, so every command (and the judge of `tabrl eval`/`train`) reads them alike.
  */
-import { ChatClientError, HeuristicStudioClient, OpenAIHttpClient, type ChatClient } from '../envs/index.ts';
+import { ChatClientError, HeuristicAttackerClient, HeuristicStudioClient, OpenAIHttpClient, type ChatClient } from '../envs/index.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { CliError } from './cli-error.ts';
 import { lettingEventsRun } from './let-events-run.ts';
 import { openModel, parseBackendName } from './open-model.ts';
 
 /** The model roles a command can take. */
-export type ModelRole = 'generator' | 'solver' | 'judge' | 'policy';
+export type ModelRole = 'generator' | 'solver' | 'judge' | 'policy' | 'attacker' | 'reviewer';
 
 /** Where a role's model is; kept in reports (never the key, only the variable that holds it). */
 export interface RoleSettings {
@@ -37,7 +37,7 @@ export interface RoleSettingsOptions {
   required?: boolean;
   /** Whether `--<role>-model local:...` is allowed (default true). */
   allowLocal?: boolean;
-  /** Whether `--<role>-model heuristic` is allowed (default true for generator, solver and judge). */
+  /** Whether `--<role>-model heuristic` is allowed (default true for every role but the policy). */
   allowHeuristic?: boolean;
   /** Extra words for the "is required" message, e.g. "(the model that writes questions)". */
   purpose?: string;
@@ -56,7 +56,7 @@ export function roleSettingsFromFlags(values: { [flag: string]: unknown }, role:
     return undefined;
   }
   if (model === HEURISTIC_MODEL) {
-    if (role === 'policy' || !(options.allowHeuristic ?? true)) throw new CliError(`--${role}-model heuristic: the offline heuristic plays only the studio's generator, solver and judge`, 2);
+    if (role === 'policy' || !(options.allowHeuristic ?? true)) throw new CliError(`--${role}-model heuristic: the offline heuristic plays only the studio's generator, solver, judge, attacker and reviewer`, 2);
     if (baseUrl !== undefined) throw new CliError(`--${role}-model heuristic runs in this process; leave out --${role}-base-url`, 2);
     return { model };
   }
@@ -102,7 +102,10 @@ const HEURISTIC_MODEL = 'heuristic';
 
 /** The client of a role: an endpoint, a `local:` model opened in this process, or the offline heuristic. */
 export async function createRoleClient(role: ModelRole, settings: RoleSettings, options: RoleClientOptions = {}): Promise<ChatClient> {
-  if (settings.model === HEURISTIC_MODEL && role !== 'policy') return new HeuristicStudioClient(role);
+  if (settings.model === HEURISTIC_MODEL && role !== 'policy') {
+    if (role === 'attacker') return new HeuristicAttackerClient(options.seed ?? 0);
+    return new HeuristicStudioClient(role === 'reviewer' ? 'judge' : role);
+  }
   if (!settings.model.startsWith('local:')) return createEndpointClient(role, settings, options);
   const model = await openModel(settings.model.slice('local:'.length), { backend: parseBackendName(options.backend), seed: options.seed ?? 0 });
   // Ctrl-C must reach its handler between completions decoded on the CPU.
@@ -115,6 +118,8 @@ const ROLE_PURPOSE: Record<ModelRole, string> = {
   solver: 'the model that answers them to verify them',
   judge: 'the model that judges answers',
   policy: 'the model being calibrated or trained',
+  attacker: 'the model that searches for replies the reward pays without the task done',
+  reviewer: 'the model that says in hindsight whether a high reward was earned',
 };
 
 /** Usage lines of `roles`' flags, descriptions starting at `column`; `describe` and `modelLines` override a role's base-url and model lines, `kinds` says which non-endpoint models the command takes. */

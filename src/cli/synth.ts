@@ -161,7 +161,7 @@ function formatSynthesisReport(report: SynthesisReport): string {
 }
 
 /** Reads document files (a folder gives its .md, .markdown and .txt files, sorted); a missing path or an empty document is a usage error. */
-function readDocuments(paths: readonly string[]): StudioDocument[] {
+export function readDocuments(paths: readonly string[]): StudioDocument[] {
   const files = paths.flatMap((path) => {
     if (!existsSync(path)) throw new CliError(`document ${path} does not exist`, 2);
     if (!statSync(path).isDirectory()) return [path];

@@ -30,7 +30,7 @@ export function formatSummary(summary: EvaluationSummary, weights: Record<string
   const rows: [string, string][] = [
     ['rollouts', `${summary.numRollouts} (${summary.numTasks} tasks × ${summary.rolloutsPerTask})`],
     ['reward', `${fixed(summary.reward.mean)} ± ${fixed(summary.reward.std)}`],
-    ...Object.entries(summary.scores).map(([name, value]): [string, string] => [`  ${name} (w=${weights[name] ?? '?'})`, fixed(value)]),
+    ...Object.entries(summary.scores).map(([name, value]): [string, string] => [`  ${name} (w=${weights[name] ?? '?'})`, scoreText(summary, name, value)]),
     ['pass rate', fixed(summary.passRate)],
     ...Object.entries(summary.passAtK).map(([k, value]): [string, string] => [`pass@${k}`, fixed(value)]),
     ['errors', summary.rolloutsWithErrors === 0 ? '0' : `${summary.rolloutsWithErrors} rollouts (${Object.entries(summary.errorsBySource).map(([source, n]) => `${source}: ${n}`).join(', ')})`],
@@ -40,6 +40,14 @@ export function formatSummary(summary: EvaluationSummary, weights: Record<string
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n');
+}
+
+/** A function's mean; when it gave no score on some rollouts, also how many and its mean over the scored ones. */
+function scoreText(summary: EvaluationSummary, name: string, value: number): string {
+  const unscored = summary.unscored?.[name] ?? 0;
+  if (unscored === 0) return fixed(value);
+  const scored = summary.numRollouts - unscored;
+  return `${fixed(value)} counting ${unscored} unscored rollout${unscored === 1 ? '' : 's'} as 0; ${scored === 0 ? 'no rollout was scored' : `${fixed(summary.scoredMeans?.[name] ?? 0)} over the ${scored} scored`}`;
 }
 
 function fixed(value: number): string {

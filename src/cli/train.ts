@@ -29,6 +29,7 @@ import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings } from './train-pool-refresh.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { tabrlVersion } from './version.ts';
 
@@ -86,6 +87,8 @@ GRPO knobs (docs/training.md says when to use each):
   --lr-warmup N          steps of linear learning-rate warm-up (default 0)
   --lr-schedule K        constant (default) or cosine (decays to 0.1 × --lr by the last step)
 
+${POOL_REFRESH_USAGE}
+
 Other options:
   --eval-tasks N         held-out tasks measured before and after each phase (default 32; 0 = none)
   --env-args JSON        arguments for the environment's loadEnvironment(args)
@@ -114,6 +117,8 @@ interface RunSettings {
   options: TrainingRunOptions;
   /** A judge endpoint lent to the environment (its key is read from apiKeyEnv at each start). */
   judge?: JudgeSettings;
+  /** Task synthesis during training (--synth-docs). */
+  poolRefresh?: PoolRefreshSettings;
 }
 
 /** What a run did up to a checkpoint, kept in it so a resumed run reports the whole run and rewinds metrics.jsonl. */
@@ -184,6 +189,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       'judge-base-url': { type: 'string' },
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
+      ...POOL_REFRESH_OPTIONS,
       json: { type: 'boolean' },
       lesson: { type: 'boolean' },
       quick: { type: 'boolean' },
@@ -217,6 +223,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       return 0;
     }
     settings = state.run.settings;
+    if (settings.poolRefresh) throw new CliError(`--resume ${outDir}: a run with --synth-docs cannot be resumed yet (its refreshed task pool is not in the checkpoint); start it again with --out ${outDir} --overwrite`, 2);
     history = state.run.history;
     resumeFrom = { phase: state.phase, nextStep: state.nextStep };
   } else {
@@ -303,6 +310,7 @@ async function train(
     writeFolderAtomically(join(outDir, 'checkpoint'), files, { markComplete: true });
   };
 
+  const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }) : undefined;
   const interrupt = onStopSignal();
   let report;
   try {
@@ -321,10 +329,11 @@ async function train(
         say(`   sft ${m.step + 1}/${sftSteps}  loss ${m.loss.toFixed(4)}  grad ${m.gradNorm.toFixed(3)}  ${m.stepMs.toFixed(0)} ms${m.skipped ? `  skipped: ${m.skipped}` : ''}`);
         await letEventsRun();
       },
-      onGrpoStep: async (m) => {
+      onGrpoStep: async (m, policy) => {
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
+        await refreshPool?.(m.step, policy);
         // No yield here (unlike SFT): GRPO's rollouts already give Ctrl-C its turn, and a stop let in
         // between a step and its checkpoint would abort the rollouts sampled ahead that it saves.
       },
@@ -507,6 +516,8 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   const model = modelName === 'tiny' || modelName === 'nano' ? modelName : resolve(modelName);
   // Real checkpoints train LoRA adapters by default; tiny and nano are small enough to train whole.
   const loraRank = integer('lora-rank', model === 'tiny' || model === 'nano' ? 0 : 16);
+  const grpo = grpoSteps > 0 ? grpoFromFlags(values, grpoSteps, { integer, positive, nonNegative }) : null;
+  const poolRefresh = poolRefreshFromFlags(values, grpo?.maxAsync ?? 0);
   return {
     // A file path is kept absolute, so that --resume works from any folder.
     spec: isEnvironmentPath(given) ? resolve(given) : given,
@@ -515,6 +526,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     backend: parseBackendName(values.backend as string | undefined),
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
     ...(judge ? { judge } : {}),
+    ...(poolRefresh ? { poolRefresh } : {}),
     sftSteps,
     grpoSteps,
     options: {
@@ -524,7 +536,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
       checkpointEvery: integer('checkpoint-every', 10),
       ...(lesson?.evalTemperature !== undefined ? { evalTemperature: lesson.evalTemperature } : {}),
       warmup: sftSteps > 0 ? { demonstrations: integer('demonstrations', 256, 1), steps: sftSteps, batchSize: integer('sft-batch', 16, 1), lr: positive('sft-lr', 3e-3) } : null,
-      grpo: grpoSteps > 0 ? grpoFromFlags(values, grpoSteps, { integer, positive, nonNegative }) : null,
+      grpo,
     },
   };
 }

@@ -61,8 +61,12 @@ export interface EvaluationSummary {
   rolloutsPerTask: number;
   numRollouts: number;
   reward: MeanStd;
-  /** Mean of each reward function's score. */
+  /** Mean of each reward function's score (a rollout where the function failed counts as 0). */
   scores: Record<string, number>;
+  /** Rollouts where a reward function gave no score (it threw, e.g. a judge reply without a score), by function; absent when every rollout was scored. */
+  unscored?: Record<string, number>;
+  /** For each function in `unscored`: its mean over the rollouts it did score. */
+  scoredMeans?: Record<string, number>;
   passRate: number;
   /** Unbiased pass@k (Chen et al. 2021) for k = 1, 2, 4, … ≤ rollouts per task. */
   passAtK: Record<string, number>;
@@ -195,12 +199,17 @@ export function summarizeRollouts(records: readonly RolloutRecord[], rolloutsPer
   const firstErrors: Record<string, string> = {};
   for (const error of records.flatMap((record) => record.errors)) firstErrors[error.kind ? `${error.source} (${error.kind})` : error.source] ??= error.message;
   const count = (values: string[]) => values.reduce<Record<string, number>>((acc, value) => ({ ...acc, [value]: (acc[value] ?? 0) + 1 }), {});
+  // A function that threw scored 0 in `scores`; say how often, and what it gave where it did score.
+  const failedIn = (record: RolloutRecord, name: string) => record.errors.some((error) => error.source === 'reward' && error.name === name);
+  const unscored = Object.fromEntries(names.map((name) => [name, records.filter((record) => failedIn(record, name)).length] as const).filter(([, n]) => n > 0));
+  const scoredMeans = Object.fromEntries(Object.keys(unscored).map((name) => [name, mean(records.filter((record) => !failedIn(record, name)).map((record) => record.scores[name] ?? 0))]));
   return {
     numTasks: byTask.size,
     rolloutsPerTask,
     numRollouts: records.length,
     reward: meanStd(records.map((record) => record.reward)),
     scores,
+    ...(Object.keys(unscored).length > 0 ? { unscored, scoredMeans } : {}),
     passRate: mean(records.map((record) => (record.passed ? 1 : 0))),
     passAtK,
     rolloutsWithErrors: records.filter((record) => record.errors.length > 0).length,

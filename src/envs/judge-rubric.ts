@@ -42,11 +42,14 @@ export interface JudgeRubricOptions {
 }
 
 /**
- * Reads a judge's verdict as a score in [0, 1]: "yes"/"no" → 1/0, "Score: 7" or "7/10" → 0.7,
- * a bare number in [0, 1] as itself. Throws when the reply holds no verdict.
+ * Reads a judge's verdict as a score in [0, 1]: a "Verdict: yes|no" line (the last one; reasoning may
+ * come before it) → 1/0, else "yes"/"no" → 1/0, "Score: 7" or "7/10" → 0.7, a bare number in [0, 1] as
+ * itself. Throws when the reply holds no verdict.
  */
 export function parseJudgeScore(reply: string): number {
   const text = reply.trim().toLowerCase();
+  const verdict = [...text.matchAll(/verdict\s*[:=]\s*\**\s*(yes|no)\b/g)].at(-1);
+  if (verdict) return verdict[1] === 'yes' ? 1 : 0;
   const fraction = text.match(/(-?\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)/);
   if (fraction) return clamp01(Number(fraction[1]) / Number(fraction[2]));
   const labelled = text.match(/(?:score|grade|rating)\s*[:=]?\s*(-?\d+(?:\.\d+)?)/);

@@ -74,7 +74,10 @@ export function environmentRollouts(env: Environment, client: ChatClient, model 
   if (env.dataset.length === 0) throw new Error(`GRPO: environment ${env.name} has no training tasks`);
   return {
     name: env.name,
-    numTasks: env.dataset.length,
+    // Read at each step: a task-pool refresh between steps may change the dataset.
+    get numTasks() {
+      return env.dataset.length;
+    },
     rewardWeights: rubricRewardWeights(env.rubric),
     rollout: async (taskIndex, samplingArgs, { signal }) => {
       const trajectory = await env.rollout(client, env.dataset[taskIndex]!, samplingArgs, { model, signal, taskIndex });

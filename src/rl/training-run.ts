@@ -63,7 +63,7 @@ export interface TrainingRunHooks {
   onPhase?: (phase: 'evaluate' | 'demonstrations' | 'sft' | 'grpo', detail: string) => void;
   onEvaluation?: (evaluation: TrainingEvaluation) => void;
   onSftStep?: (metrics: SftStepMetrics) => void | Promise<void>;
-  onGrpoStep?: (metrics: GrpoStepMetrics) => void | Promise<void>;
+  onGrpoStep?: (metrics: GrpoStepMetrics, policy: ChatClient) => void | Promise<void>;
   /** Save the backend's weights and optimizer state now, as position `position` (awaited before training goes on). */
   onCheckpoint?: (position: TrainingPosition) => void | Promise<void>;
   signal?: AbortSignal;
@@ -178,7 +178,7 @@ export async function runTraining(
     });
     report.grpo = await trainer.run({
       onStep: async (metrics) => {
-        await hooks.onGrpoStep?.(metrics);
+        await hooks.onGrpoStep?.(metrics, policy);
         await checkpointAfter('grpo', metrics.step, trainer);
       },
       signal: hooks.signal,

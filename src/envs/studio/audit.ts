@@ -6,13 +6,17 @@
  * - `reward-up-metric-down`: over training steps, the reward rises while a metric gets worse (a check
  *   or a higher-is-better score falls, a lower-is-better one such as a count of mistakes rises);
  * - `length-drift`: over training steps, completions grow or shrink by half or more;
- * - `collapse`: the same completion answers several different tasks;
+ * - `collapse`: the same completion answers several different tasks (a completion that matches its
+ *   task's reference answer, or that the judge says earned its reward, is not counted);
  * - `format-without-content`: a format reward paid while every content check scored 0;
  * - `metric-disagrees`: a high reward while a pass/fail check (a weight-0 `check` metric) scored 0.
  * What each weight-0 score means comes from the rubric (`rubric.metricKinds`, `addMetric`); an
  * undeclared one counts as a pass/fail check.
  * Then a hindsight review: a judge reads the top-scoring rollouts and a random sample with the task
  * and the rubric, and says whether each earned its reward in the spirit of the task, with a reason.
+ * A rollout with reward 0 has nothing to have earned: it is never reviewed nor flagged by the judge.
+ * Criteria are proposed from what the judge said was not earned (`auditCriteriaExamples`), never
+ * from honest rollouts that a detector happened to flag.
  * A rollout flagged by a detector or by the judge is listed in `flagged` with every reason.
  * A judge that fails stops the review; `stoppedEarly` says why and the detectors' findings stay.
  */
@@ -23,6 +27,8 @@ import type { RolloutRecord } from '../evaluate.ts';
 import { recordToJson } from '../results-record.ts';
 import type { Message } from '../types.ts';
 import { askJudge, JudgeError, parseYesNo } from './judge-call.ts';
+import { answersMatch } from './answer-match.ts';
+import type { CriteriaExample } from './propose-criteria.ts';
 import { errorMessage } from '../../common/error-message.ts';
 
 /** One rollout as the audit sees it. */
@@ -42,6 +48,8 @@ export interface AuditRollout {
 
 /** The kinds of detector findings. */
 export type AuditDetector = 'dominant-reward' | 'reward-up-metric-down' | 'length-drift' | 'collapse' | 'format-without-content' | 'metric-disagrees';
+
+const DETECTOR_ORDER: readonly AuditDetector[] = ['dominant-reward', 'reward-up-metric-down', 'length-drift', 'collapse', 'format-without-content', 'metric-disagrees'];
 
 /** What a detector found. */
 export interface AuditFinding {
@@ -77,6 +85,8 @@ export interface AuditResult {
   findings: AuditFinding[];
   reviews: AuditReview[];
   flagged: FlaggedRollout[];
+  /** Rollouts with reward 0 or less, which the judge does not review (there is no reward to have earned). */
+  unrewarded: number;
   stoppedEarly?: string;
 }
 
@@ -206,7 +216,6 @@ export async function audit(results: readonly AuditRollout[] | readonly RolloutR
   const metrics = metricKindsOf(weights, options.metrics);
   detect('reward-up-metric-down', rewardUpMetricDown(rollouts, metrics));
   detect('length-drift', lengthDrift(rollouts));
-  detect('collapse', collapse(rollouts, options.collapseMinTasks ?? 3));
   detect('format-without-content', formatWithoutContent(rollouts));
   detect('metric-disagrees', metricDisagrees(rollouts, metrics, options.highReward));
 
@@ -230,6 +239,13 @@ export async function audit(results: readonly AuditRollout[] | readonly RolloutR
       }
     }
   }
+  // Collapse last: a shared reply the judge says earned its reward is no collapse.
+  const earned = new Set(reviews.filter((review) => review.earned).map((review) => review.id));
+  const collapseFindings = collapse(rollouts.filter((rollout) => !earned.has(rollout.id)), options.collapseMinTasks ?? 3);
+  detect('collapse', collapseFindings);
+  const order = (detector: AuditDetector) => DETECTOR_ORDER.indexOf(detector);
+  run.sort((a, b) => order(a) - order(b));
+  findings.sort((a, b) => order(a.detector) - order(b.detector));
 
   const flagged = new Map<string, FlaggedRollout>();
   const byId = new Map(rollouts.map((rollout) => [rollout.id, rollout]));
@@ -247,6 +263,7 @@ export async function audit(results: readonly AuditRollout[] | readonly RolloutR
     findings,
     reviews,
     flagged: [...flagged.values()].sort((a, b) => b.reward - a.reward),
+    unrewarded: rollouts.filter((rollout) => !(rollout.reward > 0)).length,
     ...(stoppedEarly ? { stoppedEarly } : {}),
   };
 }
@@ -265,6 +282,7 @@ export function formatAuditReport(result: AuditResult): string {
     lines.push('', `Judge review: ${result.reviews.length} rollouts read, ${notEarned} did not earn their reward.`);
     for (const review of result.reviews) lines.push(`  ${review.earned ? 'earned    ' : 'NOT EARNED'} ${review.id} (${review.sample}, reward ${review.reward.toFixed(3)}): ${review.reason}`);
   }
+  if (result.unrewarded > 0) lines.push('', `${result.unrewarded} rollout${result.unrewarded === 1 ? ' with reward 0 was' : 's with reward 0 were'} not reviewed (no reward to have earned).`);
   if (result.stoppedEarly) lines.push('', `Stopped early: ${result.stoppedEarly}`);
   if (result.flagged.length > 0) {
     lines.push('', 'Flagged rollouts (highest reward first):');
@@ -336,9 +354,11 @@ function lengthDrift(rollouts: readonly AuditRollout[]): AuditFinding[] | string
   return [{ detector: 'length-drift', message: `completions went from ${Math.round(early)} to ${Math.round(late)} characters on average`, rollouts: [] }];
 }
 
+/** One rewarded completion shared by `minTasks` or more tasks; a completion that matches its task's reference answer is right, not collapsed. */
 function collapse(rollouts: readonly AuditRollout[], minTasks: number): AuditFinding[] {
   const groups = new Map<string, AuditRollout[]>();
   for (const rollout of rollouts) {
+    if (!(rollout.reward > 0) || (rollout.answer !== undefined && answersMatch(rollout.completion, rollout.answer))) continue;
     const key = rollout.completion.trim().replace(/\s+/g, ' ').toLowerCase();
     if (key !== '') groups.set(key, [...(groups.get(key) ?? []), rollout]);
   }
@@ -372,9 +392,9 @@ function metricDisagrees(rollouts: readonly AuditRollout[], kinds: Record<string
 
 // ---------------------------------------------------------------- judge review
 
-/** The top `top` rollouts by reward, then `random` others drawn with a seeded generator. */
+/** The top `top` rollouts by reward, then `random` others drawn with a seeded generator; rollouts with reward 0 or less are never drawn (nothing to have earned). */
 export function reviewSample(rollouts: readonly AuditRollout[], top: number, random: number, seed: number): { rollout: AuditRollout; sample: 'top' | 'random' }[] {
-  const sorted = [...rollouts].sort((a, b) => b.reward - a.reward);
+  const sorted = rollouts.filter((rollout) => rollout.reward > 0).sort((a, b) => b.reward - a.reward);
   const chosen: { rollout: AuditRollout; sample: 'top' | 'random' }[] = sorted.slice(0, top).map((rollout) => ({ rollout, sample: 'top' }));
   const rest = sorted.slice(top);
   let state = seed >>> 0;
@@ -386,6 +406,19 @@ export function reviewSample(rollouts: readonly AuditRollout[], top: number, ran
   };
   for (let i = 0; i < random && rest.length > 0; i++) chosen.push({ rollout: rest.splice(Math.floor(next() * rest.length), 1)[0]!, sample: 'random' });
   return chosen;
+}
+
+/** Examples for `proposeCriteria`: the rollouts the judge said did not earn their reward (at most `max`, default 10), highest reward first; detector flags alone propose nothing. */
+export function auditCriteriaExamples(result: AuditResult, rollouts: readonly AuditRollout[], max = 10): CriteriaExample[] {
+  const byId = new Map(rollouts.map((rollout) => [rollout.id, rollout]));
+  return result.reviews
+    .filter((review) => !review.earned)
+    .sort((a, b) => b.reward - a.reward)
+    .slice(0, max)
+    .flatMap((review) => {
+      const rollout = byId.get(review.id);
+      return rollout ? [{ question: rollout.question, response: rollout.completion, note: `not earned: ${review.reason}` }] : [];
+    });
 }
 
 function reasonOf(reply: string): string {

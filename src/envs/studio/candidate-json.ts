@@ -17,6 +17,8 @@ export interface CandidatePair {
 export interface MalformedItem {
   index: number;
   reason: string;
+  /** The item's question, when it had one (an item without an answer keeps it). */
+  question?: string;
   /** The item as the generator wrote it (JSON text, cut to 200 characters). */
   raw: string;
 }
@@ -41,8 +43,10 @@ export function parseCandidateList(reply: string): CandidateParse {
   const malformed: MalformedItem[] = [];
   list.forEach((item, index) => {
     const pair = readPair(item);
-    if (typeof pair === 'string') malformed.push({ index, reason: pair, raw: oneLine(JSON.stringify(item) ?? String(item), 200) });
-    else pairs.push(pair);
+    if (typeof pair === 'string') {
+      const question = typeof item === 'object' && item !== null && !Array.isArray(item) ? pick(item as Record<string, unknown>, QUESTION_KEYS) : undefined;
+      malformed.push({ index, reason: pair, ...(question !== undefined ? { question } : {}), raw: oneLine(JSON.stringify(item) ?? String(item), 200) });
+    } else pairs.push(pair);
   });
   return { ok: true, pairs, malformed };
 }

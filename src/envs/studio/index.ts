@@ -14,6 +14,8 @@ export {
   generatorPrompt,
   solverPrompt,
   answerMatchPrompt,
+  ANSWER_MATCH_JUDGE_PROMPT,
+  ANSWER_MATCH_JUDGE_MAX_TOKENS,
   PASSAGE_OPEN,
   type SynthesisOptions,
   type SynthesisResult,
@@ -43,6 +45,7 @@ export {
 } from './calibrate.ts';
 export {
   audit,
+  auditCriteriaExamples,
   auditRolloutsFromRecords,
   formatAuditReport,
   parseResultsJsonl,
@@ -60,3 +63,9 @@ export {
 export { CriteriaRubric, gateByCriteria, criteriaPrompt, parseCriteriaVerdicts, type Criterion, type CriterionVerdict, type CriteriaRubricOptions } from './criteria-rubric.ts';
 export { proposeCriteria, proposeCriteriaPrompt, criteriaRubricSnippet, slug, type CriteriaExample, type ProposeCriteriaOptions } from './propose-criteria.ts';
 export { HeuristicStudioClient, createHeuristicStudioClients, type HeuristicRole } from './heuristic-clients.ts';
+export { aggregatePanelScores, itemAgreement, panelAgreement, PANEL_AGGREGATIONS, PANEL_YES_AT, type PanelAggregation, type PanelAgreement } from './panel-agreement.ts';
+export { JudgePanelClient, splitRollouts, formatPanelReport, type PanelJudge, type PanelCall, type PanelReport } from './judge-panel.ts';
+export { redTeam, redTeamCriteriaExamples, formatRedTeamReport, attackerPrompt, rubricDescription, RedTeamError, type RedTeamRole, type RedTeamCandidate, type RedTeamFinding, type RedTeamOptions, type RedTeamReport } from './red-team.ts';
+export { HeuristicAttackerClient, ATTACKER_VOCABULARY } from './heuristic-attacker.ts';
+export { buildReviewQueue, reviewQueueJsonl, parseReviewQueue, reviewItemExample, removeTasksFromEnvironmentFile, REVIEW_KINDS, EDGE_WIDTH, type ReviewKind, type ReviewItem, type ReviewSources, type SplitRollout } from './review-queue.ts';
+export { refreshTaskPool, type PoolRefreshOptions, type PoolRefreshMetrics } from './pool-refresh.ts';

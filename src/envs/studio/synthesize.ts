@@ -16,6 +16,7 @@ import { answersMatch, normalizeAnswer } from './answer-match.ts';
 import { parseCandidateList } from './candidate-json.ts';
 import { chunkDocuments, type Chunk, type ChunkOptions, type StudioDocument } from './chunking.ts';
 import { askJudge, JudgeError, parseYesNo } from './judge-call.ts';
+import { fillTemplate } from '../judge-rubric.ts';
 import { errorMessage } from '../../common/error-message.ts';
 
 /** Why a candidate was rejected. */
@@ -140,15 +141,26 @@ export function solverPrompt(question: string, passage?: string): string {
   return `Answer the question${passage === undefined ? '' : ' using the passage'}.\n\n${context}Question: ${question}\n\nReply with the answer alone, in a few words.`;
 }
 
-/** The judge's prompt for comparing an answer with the reference. */
-export function answerMatchPrompt(question: string, reference: string, response: string): string {
-  return `Does the response give the same answer as the reference?
+/**
+ * The judge's instructions for comparing an answer with the reference, as a template with {question},
+ * {answer} and {response}: synthesis fills it in (`answerMatchPrompt`) and the environment files it
+ * writes give it to their `JudgeRubric`, so a judge that passes synthesis is read the same way in
+ * evaluation (a short reason, then "Verdict: yes|no", which `parseJudgeScore` reads).
+ */
+export const ANSWER_MATCH_JUDGE_PROMPT = `Does the response give the same answer as the reference?
 
-Question: ${question}
-Reference answer: ${reference}
-Response: ${response}
+Question: {question}
+Reference answer: {answer}
+Response: {response}
 
 Write one short sentence of reasoning, then a last line "Verdict: yes" or "Verdict: no".`;
+
+/** Tokens the answer-matching judge may write: enough for its sentence of reasoning and the verdict. */
+export const ANSWER_MATCH_JUDGE_MAX_TOKENS = 256;
+
+/** The judge's prompt for comparing an answer with the reference (`ANSWER_MATCH_JUDGE_PROMPT` filled in). */
+export function answerMatchPrompt(question: string, reference: string, response: string): string {
+  return fillTemplate(ANSWER_MATCH_JUDGE_PROMPT, { question, answer: reference, response });
 }
 
 /** Thrown inside the run to stop it: a fatal client error or a judge failure. */
@@ -220,7 +232,7 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
     if (!options.judge) return answersMatch(reply, task.answer);
     if (stop.signal.aborted) throw new StopRun('stopped');
     calls.judge += 1;
-    return parseYesNo(await askJudge({ client: options.judge, model: options.judgeModel, maxTokens: 256, signal: stop.signal }, answerMatchPrompt(task.question, task.answer, reply)));
+    return parseYesNo(await askJudge({ client: options.judge, model: options.judgeModel, maxTokens: ANSWER_MATCH_JUDGE_MAX_TOKENS, signal: stop.signal }, answerMatchPrompt(task.question, task.answer, reply)));
   };
 
   /**
@@ -288,7 +300,7 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
     const items = [...parsed.pairs.map((pair) => ({ pair })), ...parsed.malformed.map((item) => ({ item }))];
     for (const entry of items) {
       if ('item' in entry) {
-        await decide({ ...reject(newTask(chunk, '', ''), 'malformed', `item ${entry.item.index}: ${entry.item.reason}`), raw: entry.item.raw });
+        await decide({ ...reject(newTask(chunk, entry.item.question ?? '', ''), 'malformed', `item ${entry.item.index}: ${entry.item.reason}`), raw: entry.item.raw });
         continue;
       }
       const task = newTask(chunk, entry.pair.question, entry.pair.answer);

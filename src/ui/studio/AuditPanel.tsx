@@ -62,6 +62,11 @@ export function AuditPanel({ onOpened }: { onOpened: () => void }) {
             <span className={result.flagged.length > 0 ? 'chip chip-bad' : 'chip'}>{result.flagged.length} flagged</span>
             <span className="chip">{result.reviews.length} reviewed by the judge</span>
             <span className="chip">{result.findings.length} findings</span>
+            {result.unrewarded > 0 && (
+              <span className="chip" title="A reward of 0 has nothing to have earned: the judge does not review it and it is never flagged as not earned.">
+                {result.unrewarded} with reward 0, not reviewed
+              </span>
+            )}
           </p>
         )}
       </section>
@@ -113,7 +118,7 @@ export function AuditPanel({ onOpened }: { onOpened: () => void }) {
               </table>
             </div>
           )}
-          {result.flagged.length > 0 && (
+          {result.reviews.some((review) => !review.earned) && (
             <div className="studio-row">
               <button type="button" onClick={() => void proposeCriteriaFromAudit()} disabled={auditState.proposing} data-testid="criteria-propose">
                 {auditState.proposing ? 'Asking the judge…' : 'Propose criteria from these'}

@@ -7,6 +7,7 @@
  */
 import {
   audit,
+  auditCriteriaExamples,
   calibrateRecords,
   calibratedBuiltinEnvironmentFile,
   HeuristicStudioClient,
@@ -379,16 +380,12 @@ export function cancelAudit(): void {
   jobs.audit?.abort();
 }
 
-/** Asks the judge for yes/no criteria that would catch the flagged rollouts; the person reviews them. */
+/** Asks the judge for yes/no criteria that would catch the rollouts it said did not earn their reward; the person reviews them. */
 export async function proposeCriteriaFromAudit(): Promise<void> {
   const { result } = studio.getState().audit;
-  if (!result || result.flagged.length === 0) return;
-  const { rollouts } = auditSubject();
-  const byId = new Map(rollouts.map((rollout) => [rollout.id, rollout]));
-  const examples = result.flagged.slice(0, 10).flatMap((flag) => {
-    const rollout = byId.get(flag.id);
-    return rollout ? [{ question: rollout.question, response: rollout.completion, note: `flagged: ${flag.reasons.join('; ')}` }] : [];
-  });
+  if (!result) return;
+  const examples = auditCriteriaExamples(result, auditSubject().rollouts);
+  if (examples.length === 0) return;
   setAudit({ proposing: true, error: null });
   try {
     const judge = await roleClient('judge', 'judge');

@@ -3,8 +3,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, qaEnvironmentFile } from '../../../src/envs/index.ts';
+import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, evaluate, qaEnvironmentFile, ScriptedClient, synthesizeTasks } from '../../../src/envs/index.ts';
 import { typecheckEnvironmentFile } from '../../../src/cli/typecheck-env.ts';
+import { closeEnvironment, loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
 
 describe('generated environment files', () => {
   test('exact-match and judge-scored question files, prompt tasks from traces, and calibrated wrappers of a file and of a built-in type-check', { timeout: 180_000 }, () => {
@@ -24,5 +25,49 @@ describe('generated environment files', () => {
     expect(files['traces.ts']).toContain('passThreshold: 0.7');
     expect(files['traces.ts']).not.toContain('const JUDGE_PROMPT');
     expect(files['judged.ts']).toContain("if (!args.judgeClient) throw new Error('studio-tasks is scored by a judge");
+  });
+});
+
+describe('the judge of a generated file', () => {
+  // A judge that writes its reason, then "Verdict: yes|no", as the synthesis prompt asks.
+  const reasoningJudge = new ScriptedClient((messages) => {
+    const prompt = messages.at(-1)!.content;
+    const reference = /Reference answer: (.*)/.exec(prompt)?.[1] ?? '';
+    const response = /Response: ([\s\S]*?)\n\n/.exec(prompt)?.[1] ?? '';
+    const same = reference !== '' && response.includes(reference);
+    return `The response ${same ? 'gives' : 'does not give'} the reference's answer, ${reference}.\nVerdict: ${same ? 'yes' : 'no'}`;
+  });
+
+  test('a judge that passes synthesis scores the same answers in the file synthesis writes', { timeout: 120_000 }, async () => {
+    const { tasks } = await synthesizeTasks({
+      documents: [{ name: 'a.md', text: 'Kestrel Field Station was founded in 1962 by the botanist Ingrid Halvorsen.' }],
+      generator: new ScriptedClient(['[{"question": "When was the station founded?", "answer": "1962"}]']),
+      solver: new ScriptedClient((messages) => (messages.at(-1)!.content.includes('founded in 1962') ? 'It was 1962.' : 'I do not know.')),
+      judge: reasoningJudge,
+      k: 2,
+    });
+    expect(tasks.map((task) => task.kept)).toEqual([true]);
+    const dir = mkdtempSync(join(tmpdir(), 'tabrl-studio-judge-'));
+    writeFileSync(join(dir, 'env.ts'), qaEnvironmentFile([{ question: tasks[0]!.question, answer: tasks[0]!.answer }], { scoring: 'judge' }));
+    const env = await loadEnvironmentSpec(join(dir, 'env.ts'), { judge: { client: reasoningJudge, model: 'judge' }, typecheck: false });
+    try {
+      const { records, summary } = await evaluate(env, new ScriptedClient(['Answer: in 1962', 'Answer: 1870']), { rolloutsPerTask: 2, concurrency: 1 });
+      expect(records.map((record) => record.errors)).toEqual([[], []]);
+      expect(records.map((record) => record.reward).sort()).toEqual([0, 1]);
+      expect(summary.scores.exactMatchMetric).toBe(0); // "in 1962" is a paraphrase the judge accepts
+    } finally {
+      closeEnvironment(env);
+    }
+  });
+
+  test("from traces: exact match against a free-text reference is an info metric, not a pass/fail check", { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tabrl-studio-traces-'));
+    writeFileSync(join(dir, 'env.ts'), qaEnvironmentFile([{ prompt: [{ role: 'user', content: 'Reset my password?' }], answer: 'Click "forgot password" on the login page.' }], { scoring: 'judge-grade' }));
+    const env = await loadEnvironmentSpec(join(dir, 'env.ts'), { judge: { client: new ScriptedClient(() => 'Score: 9'), model: 'judge' }, typecheck: false });
+    try {
+      expect(env.rubric.metricKinds).toEqual({ exactMatchMetric: 'info' });
+    } finally {
+      closeEnvironment(env);
+    }
   });
 });
