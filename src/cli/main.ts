@@ -12,6 +12,7 @@ import { runForward } from './forward.ts';
 import { runGenerate } from './generate.ts';
 import { runSynth } from './synth.ts';
 import { runTasks } from './tasks.ts';
+import { runSimulate } from './simulate.ts';
 import { runTrain } from './train.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { runValidate } from './validate.ts';
@@ -33,6 +34,7 @@ const COMMANDS: Record<string, Command> = {
   forward: { summary: 'run a model folder on given tokens and print the logits as JSON', run: runForward },
   synth: { summary: 'make question/answer tasks grounded in documents, verified by a solver', run: runSynth },
   tasks: { summary: 'tasks from-traces: turn agent logs into tasks', run: runTasks },
+  simulate: { summary: 'simulate the tools in agent logs, and measure how faithfully (fidelity per tool)', run: runSimulate },
   calibrate: { summary: 'sort an environment\'s tasks by pass rate and keep the learnable ones', run: runCalibrate },
   audit: { summary: 'look for reward hacking in finished rollouts (detectors and a judge)', run: runAudit },
 };

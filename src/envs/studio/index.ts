@@ -44,6 +44,20 @@ export {
 } from './tool-simulator.ts';
 export { ScriptedSimulatorClient, answerSimulatorPrompt, SCRIPTED_SIMULATOR_NO_RECORD } from './scripted-simulator.ts';
 export { SimulatedToolEnv, episodeKey, type SimulatedToolState, type SimulatedToolEnvOptions } from './simulated-tool-env.ts';
+export {
+  splitHeldOut,
+  resultsEqual,
+  fieldAgreement,
+  equivalencePrompt,
+  measureFidelity,
+  refineSimulator,
+  type FidelityRow,
+  type FidelityExample,
+  type FidelityRound,
+  type HeldOutSplit,
+  type FidelityOptions,
+  type RefineOptions,
+} from './fidelity.ts';
 export { simulatedEnvironmentFile, type SimulatedEnvironmentFileOptions } from './simulated-env-file.ts';
 export {
   calibrate,

@@ -15,9 +15,13 @@ import { errorMessage } from '../../common/error-message.ts';
 import type { ToolRecord } from './tool-records.ts';
 import { canonicalJson, nearestRecords } from './tool-retrieval.ts';
 
-/** A simulator call that failed (unreachable, refused) or whose reply is no usable result (empty, not JSON where the tool answers JSON). */
+/** A simulator call that failed (`failed`: unreachable, refused) or whose reply is no usable result (`garbage`: empty, not JSON where the tool answers JSON). */
 export class SimulatorError extends Error {
   override readonly name = 'SimulatorError';
+
+  constructor(message: string, readonly kind: 'failed' | 'garbage' = 'failed') {
+    super(message);
+  }
 }
 
 /** A call to simulate: which tool, with which arguments. */
@@ -118,7 +122,7 @@ export class ToolSimulator {
       });
       reply = completion.choices[0]?.message.content ?? '';
     } catch (error) {
-      throw new SimulatorError(`the simulator model failed on ${call.tool}: ${errorMessage(error)}; check --simulator-base-url and --simulator-model`);
+      throw new SimulatorError(`the simulator model failed on ${call.tool}: ${errorMessage(error)}; check that the simulator endpoint is running and its model name`);
     }
     return checkSimulatedResult(reply, call.tool, nearestRecords(this.options.records, call.tool, call.arguments, 8).map((scored) => scored.record.result));
   }
@@ -140,7 +144,10 @@ export function simulatorPrompt(schema: ToolSchema | undefined, call: SimulatedC
     `Recorded calls of this tool, most similar first:\n${parts.examples.map(block).join('') || '(none)\n'}`,
   ];
   if (parts.facts.length > 0) sections.push(`Facts of this episode (the backend's state; results must agree with them):\n${parts.facts.map(block).join('')}`);
-  if (parts.corrections.length > 0) sections.push(`Corrections (earlier simulated results that were wrong, with the real result):\n${parts.corrections.map(block).join('')}`);
+  if (parts.corrections.length > 0) {
+    const corrections = parts.corrections.map((correction) => `\nA simulator answered ${JSON.stringify(correction.simulated.slice(0, 400))} to the call below; the real result follows.\n${block(correction)}`);
+    sections.push(`Corrections (earlier simulated results that were wrong, with the real result):\n${corrections.join('')}`);
+  }
   sections.push(`${SIMULATOR_TASK_LINE}\n${SIMULATOR_CALL_HEADING}${call.tool}\n${JSON.stringify(call.arguments)}\n${RESULT_HEADING}\n`);
   return sections.join('\n');
 }
@@ -149,9 +156,9 @@ export function simulatorPrompt(schema: ToolSchema | undefined, call: SimulatedC
 export function checkSimulatedResult(reply: string, tool: string, recordedResults: readonly string[]): string {
   const fenced = /```(?:json)?\s*\n([\s\S]*?)\n```/.exec(reply);
   const result = (fenced ? fenced[1]! : reply).trim();
-  if (result === '') throw new SimulatorError(`the simulator gave an empty result for ${tool}; check that --simulator-model is a chat model that follows instructions`);
+  if (result === '') throw new SimulatorError(`the simulator gave an empty result for ${tool}; check that the simulator is a chat model that follows instructions`, 'garbage');
   if (recordedResults.length > 0 && recordedResults.every(isJson) && !isJson(result)) {
-    throw new SimulatorError(`the simulator's result for ${tool} is not JSON, while the recorded results are: "${result.slice(0, 120)}"`);
+    throw new SimulatorError(`the simulator's result for ${tool} is not JSON, while the recorded results are: "${result.slice(0, 120)}"`, 'garbage');
   }
   return result;
 }

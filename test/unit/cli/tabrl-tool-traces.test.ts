@@ -1,7 +1,7 @@
 // Tool-using traces end to end: the real `tabrl` binary turns the shipped trace log of a fictional
 // API into a tool environment, and `tabrl eval` runs it against a fake server that validates every
 // request like the OpenAI API (HTTP 400 on a broken tool turn) and plays policy and judge.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,7 @@ beforeAll(async () => {
       return { status: 400, body: { error: { message: problem, type: 'invalid_request_error' } } };
     }
     if (request.model === 'judge') return 'Score: 8';
+    if (request.model === 'chatty-simulator') return 'Sure! Here is what the tool would say: all good.';
     return toolPolicy(messages, request, index);
   });
 });
@@ -67,5 +68,56 @@ describe('tabrl tasks from-traces with tool calls', () => {
     expect(results.every((result) => result.scores.usedToolsMetric === 1)).toBe(true);
     // The simulated tool answered the first task's call with the recorded result of the same call.
     expect(results[0]!.completion[1]).toMatchObject({ role: 'tool', content: '{"tracking_id":"PX-1005","status":"in transit","location":"Turin hub","eta":"2026-03-14"}' });
+  });
+});
+
+describe('tabrl simulate', () => {
+  test('fidelity per tool on the held-out calls, per round; env.ts runs offline; a reused --out and bad input lose nothing', { timeout: 240_000 }, async () => {
+    const help = await tabrl(['simulate', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--simulator-base-url URL');
+    expect(help.stdout).toContain('--rounds R');
+
+    const out = join(dir, 'sim');
+    const run = await tabrl(['simulate', TRACES, '--simulator-model', 'heuristic', '--rounds', '2', '--out', out]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('round 2 (3 corrections in the prompt)');
+    const fidelity = JSON.parse(readFileSync(join(out, 'fidelity.json'), 'utf8')) as { status: string; records: number; pool: number; heldOut: number; rounds: { rows: { tool: string; calls: number; exact: number; fields: number; judged: null }[]; overall: { exact: number } }[] };
+    expect(fidelity).toMatchObject({ status: 'completed', records: 49, pool: 36, heldOut: 13 });
+    expect(fidelity.rounds).toHaveLength(2);
+    // Retrieval answers a held-out call exactly when the same call was recorded elsewhere in the log.
+    expect(fidelity.rounds[0]!.rows.map((row) => [row.tool, row.calls, row.exact])).toEqual([['track_parcel', 8, 1], ['reschedule_delivery', 2, 0], ['find_parcels', 3, 2 / 3]]);
+    expect(fidelity.rounds[0]!.overall.exact).toBe(10 / 13);
+    expect(jsonl(join(out, 'records.jsonl')).filter((record) => record.heldOut === true)).toHaveLength(13);
+
+    const evalOut = join(dir, 'sim-eval');
+    const evaluation = await tabrl(['eval', join(out, 'env.ts'), '--base-url', server.baseURL, '--model', 'agent', '--judge-base-url', server.baseURL, '--judge-model', 'judge', '-n', '3', '-r', '2', '--out', evalOut]);
+    expect(evaluation.code).toBe(0);
+    expect(jsonl(join(evalOut, 'results.jsonl')).flatMap((record) => record.errors as unknown[])).toEqual([]);
+
+    const before = readFileSync(join(out, 'fidelity.json'), 'utf8');
+    const reused = await tabrl(['simulate', TRACES, '--simulator-model', 'heuristic', '--out', out]);
+    expect(reused.code).toBe(2);
+    expect(reused.stderr).toContain('already holds fidelity.json');
+    expect(readFileSync(join(out, 'fidelity.json'), 'utf8')).toBe(before);
+
+    const chatty = await tabrl(['simulate', TRACES, '--simulator-base-url', server.baseURL, '--simulator-model', 'chatty-simulator', '--out', join(dir, 'chatty')]);
+    expect(chatty.code).toBe(0);
+    expect(chatty.stdout).toContain('all tools                 13    0%    0%     —  (13 garbage)');
+
+    const closed = await startFakeOpenAIServer(() => 'unused');
+    await closed.close();
+    const down = await tabrl(['simulate', TRACES, '--simulator-base-url', closed.baseURL, '--simulator-model', 'sim', '--timeout', '5', '--out', join(dir, 'down')]);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain('the simulator model failed on');
+    expect(JSON.parse(readFileSync(join(dir, 'down', 'fidelity.json'), 'utf8'))).toMatchObject({ status: 'failed' });
+    expect(existsSync(join(dir, 'down', 'env.ts'))).toBe(false);
+
+    const noTools = join(dir, 'no-tools.jsonl');
+    writeFileSync(noTools, `${JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }] })}\nnot json\n`);
+    const none = await tabrl(['simulate', noTools, '--simulator-model', 'heuristic', '--out', join(dir, 'none')]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(':2: skipped: not JSON');
+    expect(none.stderr).toContain('no tool call with a result was found (2 lines, 1 skipped)');
   });
 });
