@@ -5,7 +5,8 @@
  * rest (DIR/fidelity.json, a row per tool, written after every round), refines the simulator's
  * prompt with its worst pool answers for `--rounds R`, and writes DIR/env.ts: the traces' tasks with
  * the simulated tools, usable by eval, train, calibrate, audit and serve. Also DIR/tasks.jsonl and
- * DIR/records.jsonl (every recorded call, marked held out or not). Exit code 0 when it finished, 1
+ * DIR/records.jsonl (every recorded call, marked held out or not) and DIR/tools.json (the schemas), which
+ * `tabrl synth --backwards DIR` reads. Exit code 0 when it finished, 1
  * when the simulator or judge failed (the rounds done are in fidelity.json), 2 for a usage mistake.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -32,7 +33,8 @@ ${roleUsage(['simulator'], 30, {}, { local: false }, { simulator: ['its model na
 ${roleUsage(['judge'], 30, { judge: ['judge whether a simulated result is equivalent to the real one'] }, { local: false, heuristic: false })}
 
 Options:
-  --out DIR                   output folder (required): fidelity.json, env.ts, tasks.jsonl, records.jsonl
+  --out DIR                   output folder (required): fidelity.json, env.ts, tasks.jsonl,
+                              records.jsonl, tools.json (tabrl synth --backwards DIR reads them)
   --rounds R                  measure R times, adding the simulator's worst answers on the
                               pool to its prompt after each round (default 1)
   --held-out SHARE            share of each tool's recorded calls held out (default 0.25)
@@ -46,7 +48,7 @@ env.ts answers the tools with the simulator: with an endpoint, the model tabrl l
 with --env-args '{"simulator": "scripted"}' (the default after --simulator-model heuristic) by
 nearest-record retrieval, offline.`;
 
-const OUTPUTS = ['fidelity.json', 'env.ts', 'tasks.jsonl', 'records.jsonl'];
+const OUTPUTS = ['fidelity.json', 'env.ts', 'tasks.jsonl', 'records.jsonl', 'tools.json'];
 
 /** Runs `tabrl simulate`; returns the exit code. */
 export async function runSimulate(argv: string[]): Promise<number> {
@@ -83,6 +85,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
   for (const task of parsed.tasks) tasksFile.append(traceTaskLine(task));
   const split = splitHeldOut(parsed.records, heldOutShare, seed);
   const heldOut = new Set(split.heldOut);
+  writeWhole(join(out, 'tools.json'), `${JSON.stringify(parsed.tools, null, 2)}\n`);
   const recordsFile = new JsonlAppender(join(out, 'records.jsonl'));
   for (const record of parsed.records) recordsFile.append(`${JSON.stringify({ ...record, heldOut: heldOut.has(record) })}\n`);
 

@@ -58,6 +58,8 @@ export {
   type FidelityOptions,
   type RefineOptions,
 } from './fidelity.ts';
+export { plantBackwardsTasks, plantedEnvironmentTask, verifyBackwardsTasks, PLANTED_SYSTEM_PROMPT, type PlantedTask, type VerifiedPlantedTask, type VerifyBackwardsOptions } from './backwards.ts';
+export { HeuristicToolSolverClient, HEURISTIC_TOOL_SOLVER_UNKNOWN } from './heuristic-tool-solver.ts';
 export { simulatedEnvironmentFile, type SimulatedEnvironmentFileOptions } from './simulated-env-file.ts';
 export {
   calibrate,

@@ -18,7 +18,8 @@ const jsonl = (path: string) => readFileSync(path, 'utf8').trim().split('\n').ma
 /** A policy that looks the parcel or the customer up once, then answers with what the tool said. */
 function toolPolicy(messages: Message[], request: ChatRequest, index: number): FakeReply {
   const last = messages.at(-1)!;
-  if (last.role === 'tool') return `According to Parcelo: ${last.content}`;
+  const field = /What is the (\S+) for/.exec(messages.find((message) => message.role === 'user')!.content)?.[1];
+  if (last.role === 'tool') return field ? `Answer: ${(JSON.parse(last.content) as Record<string, string>)[field]}` : `According to Parcelo: ${last.content}`;
   const id = /PX-\d{4}/.exec(last.content)?.[0];
   if (id) return { status: 200, body: toolCallBody(request.model, `call_${index}`, 'track_parcel', { tracking_id: id }) };
   const customer = /I am ([a-z.]+)\./.exec(last.content)?.[1];
@@ -119,5 +120,33 @@ describe('tabrl simulate', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toContain(':2: skipped: not JSON');
     expect(none.stderr).toContain('no tool call with a result was found (2 lines, 1 skipped)');
+  });
+});
+
+describe('tabrl synth --backwards', () => {
+  test('plants tasks in the simulated backend; env.ts rewards the planted answer; bad sources are refused', { timeout: 240_000 }, async () => {
+    const help = await tabrl(['synth', '--backwards', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--max-closed-book RATE');
+
+    const sim = join(dir, 'sim-for-planting');
+    expect((await tabrl(['simulate', TRACES, '--simulator-model', 'heuristic', '--out', sim])).code).toBe(0);
+    const out = join(dir, 'planted');
+    const run = await tabrl(['synth', '--backwards', sim, '--simulator-model', 'heuristic', '--solver-model', 'heuristic', '--tasks', '5', '-k', '2', '--out', out]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('planted 5 tasks: kept 5, answerable without tools 0, unsolved with tools 0');
+    expect(run.stdout).toContain('pass rate of kept tasks: with tools 1.000, without tools 0.000');
+    const tasks = jsonl(join(out, 'tasks.jsonl')) as { question: string; answer: string; toolPassRate: number; closedBookPassRate: number }[];
+    expect(tasks).toHaveLength(5);
+
+    const evalOut = join(dir, 'planted-eval');
+    const evaluation = await tabrl(['eval', join(out, 'env.ts'), '--base-url', server.baseURL, '--model', 'agent', '-r', '2', '--out', evalOut]);
+    expect(evaluation.code).toBe(0);
+    const results = jsonl(join(evalOut, 'results.jsonl')) as { scores: Record<string, number>; errors: unknown[] }[];
+    expect(results.map((result) => [result.scores.exactMatchReward, result.scores.usedToolsMetric])).toEqual(results.map(() => [1, 1]));
+
+    const notSim = await tabrl(['synth', '--backwards', dir, '--simulator-model', 'heuristic', '--solver-model', 'heuristic', '--out', join(dir, 'x')]);
+    expect(notSim.code).toBe(2);
+    expect(notSim.stderr).toContain('is not a tabrl simulate folder: it has no tools.json');
   });
 });
