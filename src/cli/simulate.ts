@@ -126,7 +126,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
   writeReport('completed');
   const envTasks = parsed.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } }));
   writeWhole(join(out, 'env.ts'), simulatedEnvironmentFile({ name: 'simulated-tools', tasks: envTasks, tools: parsed.tools, records: parsed.records, corrections, scoring: 'judge-grade', origin: `from ${file}`, defaultSimulator: scripted ? 'scripted' : 'judge' }));
-  console.error(`wrote ${join(out, 'fidelity.json')}, ${join(out, 'env.ts')}, tasks.jsonl and records.jsonl (${split.pool.length} calls in the pool, ${split.heldOut.length} held out)`);
+  console.error(`wrote ${join(out, 'fidelity.json')}, ${join(out, 'env.ts')}, tasks.jsonl, records.jsonl and tools.json (${split.pool.length} calls in the pool, ${split.heldOut.length} held out)`);
   return 0;
 }
 

@@ -13,6 +13,7 @@ import {
   keptTasks,
   proposeCriteria,
   qaEnvironmentFile,
+  simulatedEnvironmentFile,
   synthesizeTasks,
   tasksFromTraces,
   auditRolloutsFromRecords,
@@ -174,9 +175,16 @@ export function importTraces(fileName: string, text: string): void {
 export async function openTracesAsEnvironment(): Promise<boolean> {
   const traces = studio.getState().traces;
   if (!traces || traces.parse.tasks.length === 0) return false;
-  // As `tabrl tasks from-traces` writes it: the conversation up to the last user turn, graded 0–10 by the judge with the original answer as a guide.
+  // As `tabrl tasks from-traces` writes it: the conversation up to the last user turn, graded 0–10 by the judge with the original answer as a guide;
+  // when the agent used tools, a tool environment whose tools answer from the recorded calls.
   const tasks: Task[] = traces.parse.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } }));
-  await addEnvironment({ name: 'trace-tasks', source: qaEnvironmentFile(tasks, { name: 'trace-tasks', scoring: 'judge-grade', origin: `from ${traces.fileName}` }) });
+  const origin = `from ${traces.fileName}`;
+  const { tools, records } = traces.parse;
+  const source =
+    tools.length > 0
+      ? simulatedEnvironmentFile({ name: 'trace-tasks', tasks, tools, records, scoring: 'judge-grade', origin })
+      : qaEnvironmentFile(tasks, { name: 'trace-tasks', scoring: 'judge-grade', origin });
+  await addEnvironment({ name: 'trace-tasks', source });
   return true;
 }
 
