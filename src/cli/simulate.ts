@@ -4,7 +4,7 @@
  * seeded share of the recorded calls, measures how faithfully the simulator answers them from the
  * rest (DIR/fidelity.json, a row per tool, written after every round), refines the simulator's
  * prompt with its worst pool answers for `--rounds R`, and writes DIR/env.ts: the traces' tasks with
- * the simulated tools, usable by eval, train, calibrate, audit and serve. Also DIR/tasks.jsonl and
+ * the simulated tools, usable by eval, train and calibrate (and audit of their results). Also DIR/tasks.jsonl and
  * DIR/records.jsonl (every recorded call, marked held out or not) and DIR/tools.json (the schemas), which
  * `tabrl synth --backwards DIR` reads. Exit code 0 when it finished, 1
  * when the simulator or judge failed (the rounds done are in fidelity.json), 2 for a usage mistake.

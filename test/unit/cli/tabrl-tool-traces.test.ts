@@ -144,6 +144,11 @@ describe('tabrl synth --backwards', () => {
     expect(evaluation.code).toBe(0);
     const results = jsonl(join(evalOut, 'results.jsonl')) as { scores: Record<string, number>; errors: unknown[] }[];
     expect(results.map((result) => [result.scores.exactMatchReward, result.scores.usedToolsMetric])).toEqual(results.map(() => [1, 1]));
+    const calibration = await tabrl(['calibrate', join(out, 'env.ts'), '--base-url', server.baseURL, '--model', 'agent', '-r', '2', '--out', join(dir, 'planted-calibration')]);
+    expect(calibration.code).toBe(0);
+    expect(calibration.stdout).toContain('too-hard 0 · learnable 0 · too-easy 5');
+    const audit = await tabrl(['audit', evalOut, '--out', join(dir, 'planted-audit')]);
+    expect(audit.code).toBe(0);
 
     const notSim = await tabrl(['synth', '--backwards', dir, '--simulator-model', 'heuristic', '--solver-model', 'heuristic', '--out', join(dir, 'x')]);
     expect(notSim.code).toBe(2);
