@@ -2,9 +2,10 @@
  * The offline simulator: a ChatClient that reads the simulator prompt (tool-simulator.ts) and
  * answers with the result of the listed call of the same tool whose arguments are closest to the
  * call to answer — nearest-record retrieval over what the prompt shows (recorded examples, the
- * episode's facts, corrections; on a tie the one listed last, so facts and corrections win over the
- * traces). It is a transparent rule for tests, lessons and offline runs, not a model: it never
- * invents a result that is not in its prompt.
+ * episode's facts, corrections; on a tie the one listed first, the closest recorded example, so a
+ * planted fact answers only the calls it is closest to and never leaks to an unrelated call). It is
+ * a transparent rule for tests, lessons and offline runs, not a model: it never invents a result
+ * that is not in its prompt.
  */
 import type { ChatClient, ChatCompletion, ChatRequest } from '../client.ts';
 import type { ToolRecord } from './tool-records.ts';
@@ -42,7 +43,7 @@ export function answerSimulatorPrompt(prompt: string): string {
   for (const record of listed) {
     if (record.tool !== call.tool) continue;
     const similarity = argumentSimilarity(call.arguments, record.arguments);
-    if (!best || similarity >= best.similarity) best = { record, similarity };
+    if (!best || similarity > best.similarity) best = { record, similarity };
   }
   return best?.record.result ?? SCRIPTED_SIMULATOR_NO_RECORD;
 }
