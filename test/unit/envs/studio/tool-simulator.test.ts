@@ -54,11 +54,13 @@ describe('retrieval over recorded calls', () => {
     expect(nearestRecords(RECORDS, 'no_such_tool', {}, 3)).toEqual([]);
   });
 
-  test('the scripted simulator answers with the nearest record its prompt shows; planted facts win over the traces', async () => {
+  test('the scripted simulator answers with the nearest record its prompt shows; a planted record answers its own call only', async () => {
     const simulator = new ToolSimulator({ tools: TOOLS, records: RECORDS, client: new ScriptedSimulatorClient() });
     expect(await simulator.simulate({ tool: 'track_parcel', arguments: { tracking_id: 'PX-1003' } }, { key: 'a', planted: [], calls: [] })).toBe(RECORDS[5]!.result);
     const planted = parcel('PX-1003', 'lost');
     expect(await simulator.simulate({ tool: 'track_parcel', arguments: { tracking_id: 'PX-1003' } }, { key: 'b', planted: [planted], calls: [] })).toBe(planted.result);
+    // A call as far from the planted record as from the recorded ones gets a recorded one: the planted answer does not leak to any id.
+    expect(await simulator.simulate({ tool: 'track_parcel', arguments: { tracking_id: 'PX-7777' } }, { key: 'c', planted: [planted], calls: [] })).toBe(RECORDS[0]!.result);
   });
 });
 
