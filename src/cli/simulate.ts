@@ -98,23 +98,18 @@ export async function runSimulate(argv: string[]): Promise<number> {
   let corrections: SimulatorCorrection[] = [];
   const writeReport = (status: string, error?: string) => writeWhole(join(out, 'fidelity.json'), `${JSON.stringify({ status, ...(error ? { error } : {}), settings, ...counts, rounds: done, corrections }, null, 2)}\n`);
   writeReport('running');
+  if (split.heldOut.length === 0) console.error(`no recorded call could be held out (a tool needs two recorded calls, and --held-out above 0), so fidelity is not measured; env.ts is written all the same`);
   try {
-    await refineSimulator(split, {
-      tools: parsed.tools,
-      client,
-      model: simulatorSettings.model,
-      ...(judge ? { judge } : {}),
-      examples,
-      seed,
-      rounds,
-      onRound: (round, used) => {
+    if (split.heldOut.length > 0) {
+      const onRound = (round: FidelityRound, used: readonly SimulatorCorrection[]) => {
         const { examples: _examples, ...row } = round;
         done.push(row);
         corrections = [...used];
         writeReport('running');
         console.log(formatRound(round));
-      },
-    }).then((result) => (corrections = result.corrections));
+      };
+      ({ corrections } = await refineSimulator(split, { tools: parsed.tools, client, model: simulatorSettings.model, ...(judge ? { judge } : {}), examples, seed, rounds, onRound }));
+    }
   } catch (error) {
     if (error instanceof SimulatorError || error instanceof JudgeError) {
       writeReport('failed', error.message);

@@ -120,6 +120,13 @@ describe('tabrl simulate', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toContain(':2: skipped: not JSON');
     expect(none.stderr).toContain('no tool call with a result was found (2 lines, 1 skipped)');
+
+    const single = join(dir, 'single.jsonl');
+    writeFileSync(single, readFileSync(TRACES, 'utf8').split('\n')[0]!);
+    const once = await tabrl(['simulate', single, '--simulator-model', 'heuristic', '--out', join(dir, 'single')]);
+    expect(once.code).toBe(0);
+    expect(once.stderr).toContain('no recorded call could be held out');
+    expect(JSON.parse(readFileSync(join(dir, 'single', 'fidelity.json'), 'utf8'))).toMatchObject({ status: 'completed', heldOut: 0, rounds: [] });
   });
 });
 
