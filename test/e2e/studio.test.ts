@@ -8,6 +8,7 @@
  * last step (its file passes the audit).
  * Screenshots at 1280×720 and 800 wide go to test-results/screenshots/.
  */
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { fillFields, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
@@ -120,6 +121,20 @@ describe('studio', () => {
     await screenshot(page, 'studio-traces');
     await page.getByTestId('traces-open').click();
     await waitForEditor(page, 'trace-tasks');
+    await context.close();
+  });
+
+  test('traces with tool calls open as a tool environment (its tools answer from the recorded calls) that compiles', async () => {
+    const { context, page } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await openStudio(page, 'traces');
+    const parcelTraces = readFileSync(new URL('../../docs/examples/parcel-desk-traces.jsonl', import.meta.url));
+    await page.getByTestId('traces-file').setInputFiles({ name: 'parcel-desk-traces.jsonl', mimeType: 'application/x-ndjson', buffer: parcelTraces });
+    await page.getByTestId('traces-summary').waitFor();
+    expect(await page.getByTestId('traces-summary').textContent()).toContain('34 tasks');
+    await page.getByTestId('traces-open').click();
+    await waitForEditor(page, 'trace-tasks: tool-using tasks');
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 30_000 }).toBe('No problems');
     await context.close();
   });
 
