@@ -138,6 +138,27 @@ describe('studio', () => {
     await context.close();
   });
 
+  test('simulated tools: fidelity per round with the scripted simulator, tasks planted backwards (all 8 kept by the offline solver) opened as an environment that compiles', async () => {
+    const { context, page } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await openStudio(page, 'traces');
+    const parcelTraces = readFileSync(new URL('../../docs/examples/parcel-desk-traces.jsonl', import.meta.url));
+    await page.getByTestId('traces-file').setInputFiles({ name: 'parcel-desk-traces.jsonl', mimeType: 'application/x-ndjson', buffer: parcelTraces });
+    await page.getByTestId('tools-fidelity').click();
+    // The numbers of tabrl simulate --simulator-model heuristic --rounds 2 on the same log (docs/environment-studio.md).
+    await expect.poll(() => page.getByTestId('tools-fidelity-row').count(), { timeout: 20_000 }).toBe(8);
+    const rows = await page.getByTestId('tools-fidelity-row').allTextContents();
+    expect(rows[3]).toBe('1all tools1377%82%—');
+    expect(rows[7]).toBe('2all tools1377%82%—');
+    await screenshot(page, 'studio-simulated-tools');
+    await page.getByTestId('tools-plant').click();
+    await waitForEditor(page, 'planted-tasks: tool-using tasks');
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 30_000 }).toBe('No problems');
+    await openStudio(page, 'traces');
+    expect(await page.getByTestId('tools-planted').textContent()).toContain('kept 8');
+    await context.close();
+  });
+
   test('calibration of the generated file against the scripted student: labels, histogram, Use learnable tasks', async () => {
     const { context, page, pageErrors } = await openPage(browser, appUrl);
     await waitForEditor(page);
