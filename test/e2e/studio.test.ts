@@ -142,8 +142,8 @@ describe('studio', () => {
     const { context, page } = await openPage(browser, appUrl);
     await waitForEditor(page);
     await openStudio(page, 'traces');
-    const parcelTraces = readFileSync(new URL('../../docs/examples/parcel-desk-traces.jsonl', import.meta.url));
-    await page.getByTestId('traces-file').setInputFiles({ name: 'parcel-desk-traces.jsonl', mimeType: 'application/x-ndjson', buffer: parcelTraces });
+    // The sample trace log shipped with the app (docs/examples/parcel-desk-traces.jsonl).
+    await page.getByTestId('traces-add-sample').click();
     await page.getByTestId('tools-fidelity').click();
     // The numbers of tabrl simulate --simulator-model heuristic --rounds 2 on the same log (docs/environment-studio.md).
     await expect.poll(() => page.getByTestId('tools-fidelity-row').count(), { timeout: 20_000 }).toBe(8);

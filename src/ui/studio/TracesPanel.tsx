@@ -7,6 +7,7 @@
 import { importTraces, openTracesAsEnvironment } from './studio-actions.ts';
 import { useStudio } from './studio-store.ts';
 import { ToolSimulationPanel } from './ToolSimulationPanel.tsx';
+import { SAMPLE_TRACES } from './sample-traces.ts';
 
 /** The traces card. */
 export function TracesPanel({ onOpened }: { onOpened: () => void }) {
@@ -35,6 +36,9 @@ export function TracesPanel({ onOpened }: { onOpened: () => void }) {
               }}
             />
           </label>
+          <button type="button" onClick={() => importTraces(SAMPLE_TRACES.name, SAMPLE_TRACES.text)} data-testid="traces-add-sample">
+            Add the sample trace log
+          </button>
           {traces && traces.parse.tasks.length > 0 && (
             <button type="button" onClick={() => void openTracesAsEnvironment().then((opened) => opened && onOpened())} data-testid="traces-open">
               Open as environment ({traces.parse.tasks.length} tasks)
