@@ -15,6 +15,7 @@ import { runGenerate } from './generate.ts';
 import { runSynth } from './synth.ts';
 import { runServe } from './serve.ts';
 import { runTasks } from './tasks.ts';
+import { runSimulate } from './simulate.ts';
 import { runTrain } from './train.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { runValidate } from './validate.ts';
@@ -36,6 +37,7 @@ const COMMANDS: Record<string, Command> = {
   forward: { summary: 'run a model folder on given tokens and print the logits as JSON', run: runForward },
   synth: { summary: 'make question/answer tasks grounded in documents, verified by a solver', run: runSynth },
   tasks: { summary: 'tasks from-traces: turn agent logs into tasks; tasks rows: the dataset rows of tabrl serve', run: runTasks },
+  simulate: { summary: 'simulate the tools in agent logs, and measure how faithfully (fidelity per tool)', run: runSimulate },
   serve: { summary: 'serve an environment over OpenEnv\'s protocol (WebSocket sessions) for TRL, prime-rl and other trainers', run: runServe },
   calibrate: { summary: 'sort an environment\'s tasks by pass rate and keep the learnable ones', run: runCalibrate },
   audit: { summary: 'look for reward hacking in finished rollouts (detectors and a judge)', run: runAudit },

@@ -2,17 +2,17 @@
  * Model roles on the command line: every command that talks to models names each role's model with
  * the same three flags — `--<role>-base-url URL`, `--<role>-model NAME` (or `local:<tiny | dir>`,
  * run in this process, or `heuristic`, the offline rule-based stand-in for generator, solver and
- * judge) and `--<role>-api-key-env VAR` — for the roles generator, solver, judge and policy. This module parses them, checks them with one-line errors, builds the clients and writes
+ * judge; for the simulator, the scripted nearest-record simulator) and `--<role>-api-key-env VAR` — for the roles generator, solver, judge, policy and simulator. This module parses them, checks them with one-line errors, builds the clients and writes
  * the usage lines, so every command (and the judge of `tabrl eval`/`train`) reads them alike.
  */
-import { ChatClientError, HeuristicAttackerClient, HeuristicStudioClient, OpenAIHttpClient, type ChatClient } from '../envs/index.ts';
+import { ChatClientError, HeuristicAttackerClient, HeuristicStudioClient, OpenAIHttpClient, ScriptedSimulatorClient, type ChatClient } from '../envs/index.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { CliError } from './cli-error.ts';
 import { lettingEventsRun } from './let-events-run.ts';
 import { openModel, parseBackendName } from './open-model.ts';
 
 /** The model roles a command can take. */
-export type ModelRole = 'generator' | 'solver' | 'judge' | 'policy' | 'attacker' | 'reviewer';
+export type ModelRole = 'generator' | 'solver' | 'judge' | 'policy' | 'attacker' | 'reviewer' | 'simulator';
 
 /** Where a role's model is; kept in reports (never the key, only the variable that holds it). */
 export interface RoleSettings {
@@ -56,7 +56,7 @@ export function roleSettingsFromFlags(values: { [flag: string]: unknown }, role:
     return undefined;
   }
   if (model === HEURISTIC_MODEL) {
-    if (role === 'policy' || !(options.allowHeuristic ?? true)) throw new CliError(`--${role}-model heuristic: the offline heuristic plays only the studio's generator, solver, judge, attacker and reviewer`, 2);
+    if (role === 'policy' || !(options.allowHeuristic ?? true)) throw new CliError(`--${role}-model heuristic: the offline heuristic plays only the studio's generator, solver, judge, attacker, reviewer and simulator`, 2);
     if (baseUrl !== undefined) throw new CliError(`--${role}-model heuristic runs in this process; leave out --${role}-base-url`, 2);
     return { model };
   }
@@ -104,6 +104,7 @@ const HEURISTIC_MODEL = 'heuristic';
 export async function createRoleClient(role: ModelRole, settings: RoleSettings, options: RoleClientOptions = {}): Promise<ChatClient> {
   if (settings.model === HEURISTIC_MODEL && role !== 'policy') {
     if (role === 'attacker') return new HeuristicAttackerClient(options.seed ?? 0);
+    if (role === 'simulator') return new ScriptedSimulatorClient();
     return new HeuristicStudioClient(role === 'reviewer' ? 'judge' : role);
   }
   if (!settings.model.startsWith('local:')) return createEndpointClient(role, settings, options);
@@ -120,6 +121,7 @@ const ROLE_PURPOSE: Record<ModelRole, string> = {
   policy: 'the model being calibrated or trained',
   attacker: 'the model that searches for replies the reward pays without the task done',
   reviewer: 'the model that says in hindsight whether a high reward was earned',
+  simulator: 'the model that simulates tools',
 };
 
 /** Usage lines of `roles`' flags, descriptions starting at `column`; `describe` and `modelLines` override a role's base-url and model lines, `kinds` says which non-endpoint models the command takes. */

@@ -15,6 +15,7 @@ import { onStopSignal } from './stop-signals.ts';
 import { integerFlag, numberFlag, parseFlags } from './flags.ts';
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { ProgressBar } from './terminal.ts';
+import { runSynthBackwards } from './synth-backwards.ts';
 
 /** Usage text of `tabrl synth`. */
 const SYNTH_USAGE = `Usage: tabrl synth DOCS... --generator-base-url URL --generator-model NAME
@@ -38,12 +39,16 @@ Options:
   -c, --concurrency C         model calls in flight (default 8)
   --timeout SECONDS           per-request timeout (default 120)
   --overwrite                 replace the outputs in --out
-  --json                      print the report as JSON`;
+  --json                      print the report as JSON
+
+tabrl synth --backwards SOURCE ... plants tool-using tasks in a simulated backend instead
+(tabrl synth --backwards --help).`;
 
 const OUTPUTS = ['tasks.jsonl', 'report.json', 'env.ts'];
 
 /** Runs `tabrl synth`; returns the exit code. */
 export async function runSynth(argv: string[]): Promise<number> {
+  if (argv.includes('--backwards')) return runSynthBackwards(argv);
   const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,

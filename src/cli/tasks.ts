@@ -1,14 +1,15 @@
 /**
  * `tabrl tasks from-traces FILE --out DIR`: turns the logs of a deployed agent (OpenAI chat logs,
  * TabRL's or verifiers' results.jsonl) into tasks (src/envs/studio/traces.ts). Writes DIR/tasks.jsonl
- * (one deduplicated prompt per line, with the original answer as its reference), DIR/report.json
+ * (one deduplicated prompt per line, with the agent's final answer as its reference; tool calls kept), DIR/report.json
  * (lines, tasks, duplicates, and every skipped line with its number and reason) and DIR/env.ts, an
- * environment over the tasks that a judge grades 0–10 with the original answer as a guide. With a judge it also drafts yes/no criteria for review
+ * environment over the tasks that a judge grades 0–10 with the original answer as a guide (a tool environment
+ * whose tools answer from the recorded calls when the agent used tools). With a judge it also drafts yes/no criteria for review
  * (DIR/criteria.json and DIR/criteria-snippet.ts).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { criteriaRubricSnippet, JudgeError, proposeCriteria, qaEnvironmentFile, tasksFromTraces, traceTaskLine, type Criterion } from '../envs/index.ts';
+import { criteriaRubricSnippet, JudgeError, proposeCriteria, qaEnvironmentFile, simulatedEnvironmentFile, tasksFromTraces, traceTaskLine, type Criterion } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { integerFlag, numberFlag, parseFlags } from './flags.ts';
@@ -21,9 +22,12 @@ const TASKS_USAGE = `Usage: tabrl tasks from-traces FILE --out DIR [options]
 Turns agent logs into tasks. FILE is JSONL, one conversation per line: OpenAI chat-completions logs
 ({"messages": [...]}, or {"request": {"messages": [...]}, "response": {...}}), or TabRL's or
 verifiers' results.jsonl. Each prompt (up to its last user message) becomes one task; repeats are
-merged; the original answer is kept as the reference. Lines that cannot be read are skipped and
-listed with their line numbers. env.ts is an environment over the tasks that a judge grades 0–10
-with the reference as a guide: run it with tabrl eval DIR/env.ts --judge-base-url URL --judge-model NAME.
+merged; the agent's final answer (never a tool call) is kept as the reference. Tool calls,
+tool_call_ids, the logged "tools" schemas and earlier turns are kept. Lines that cannot be read
+(or whose tool messages answer no call) are skipped and listed with their line numbers. env.ts is
+an environment over the tasks that a judge grades 0–10 with the reference as a guide: run it with
+tabrl eval DIR/env.ts --judge-base-url URL --judge-model NAME. When the agent used tools, env.ts is
+a tool environment whose tools answer from the recorded calls (see tabrl simulate for a simulator).
 
 Options:
   --out DIR                   output folder (required): tasks.jsonl, report.json, env.ts
@@ -65,14 +69,21 @@ export async function runTasks(argv: string[]): Promise<number> {
   const out = values.out;
   const lines = new JsonlAppender(join(out, 'tasks.jsonl'));
   for (const task of parsed.tasks) lines.append(traceTaskLine(task));
-  const report: Record<string, unknown> = { source: file, lines: parsed.lines, tasks: parsed.tasks.length, duplicates: parsed.duplicates, skipped: parsed.skipped };
+  const report: Record<string, unknown> = { source: file, lines: parsed.lines, tasks: parsed.tasks.length, duplicates: parsed.duplicates, skipped: parsed.skipped, tools: parsed.tools.map((tool) => tool.function.name), toolCalls: parsed.records.length, tasksWithoutReference: parsed.tasks.filter((task) => task.info.reference === null).length };
   writeWhole(join(out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   for (const { line, reason } of parsed.skipped.slice(0, 20)) console.error(`${file}:${line}: skipped: ${reason}`);
   if (parsed.skipped.length > 20) console.error(`… and ${parsed.skipped.length - 20} more skipped lines, all listed in ${join(out, 'report.json')}`);
   if (parsed.tasks.length === 0) throw new CliError(`${file}: no line could be read as a conversation (${parsed.lines} lines, ${parsed.skipped.length} skipped; see ${join(out, 'report.json')})`);
 
-  writeWhole(join(out, 'env.ts'), qaEnvironmentFile(parsed.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } })), { name: 'trace-tasks', scoring: 'judge-grade', origin: `from ${file}` }));
+  const envTasks = parsed.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } }));
+  const usedTools = parsed.tools.length > 0;
+  // A log whose agent used tools gives a tool environment: the tools answer from the recorded calls (nearest record).
+  const envSource = usedTools
+    ? simulatedEnvironmentFile({ name: 'trace-tasks', tasks: envTasks, tools: parsed.tools, records: parsed.records, scoring: 'judge-grade', origin: `from ${file}` })
+    : qaEnvironmentFile(envTasks, { name: 'trace-tasks', scoring: 'judge-grade', origin: `from ${file}` });
+  writeWhole(join(out, 'env.ts'), envSource);
   console.log(`${parsed.lines} lines → ${parsed.tasks.length} tasks (${parsed.duplicates} duplicates merged, ${parsed.skipped.length} lines skipped)`);
+  if (usedTools) console.log(`tools: ${parsed.tools.map((tool) => tool.function.name).join(', ')} (${parsed.records.length} recorded calls; env.ts answers them from the records, or with tabrl simulate from a simulator model)`);
   console.error(`wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (graded by a judge: tabrl eval ${join(out, 'env.ts')} --judge-base-url URL --judge-model NAME ...)`);
 
   if (judgeSettings) {

@@ -8,6 +8,7 @@
  * last step (its file passes the audit).
  * Screenshots at 1280×720 and 800 wide go to test-results/screenshots/.
  */
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { fillFields, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
@@ -120,6 +121,41 @@ describe('studio', () => {
     await screenshot(page, 'studio-traces');
     await page.getByTestId('traces-open').click();
     await waitForEditor(page, 'trace-tasks');
+    await context.close();
+  });
+
+  test('traces with tool calls open as a tool environment (its tools answer from the recorded calls) that compiles', async () => {
+    const { context, page } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await openStudio(page, 'traces');
+    const parcelTraces = readFileSync(new URL('../../docs/examples/parcel-desk-traces.jsonl', import.meta.url));
+    await page.getByTestId('traces-file').setInputFiles({ name: 'parcel-desk-traces.jsonl', mimeType: 'application/x-ndjson', buffer: parcelTraces });
+    await page.getByTestId('traces-summary').waitFor();
+    expect(await page.getByTestId('traces-summary').textContent()).toContain('34 tasks');
+    await page.getByTestId('traces-open').click();
+    await waitForEditor(page, 'trace-tasks: tool-using tasks');
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 30_000 }).toBe('No problems');
+    await context.close();
+  });
+
+  test('simulated tools: fidelity per round with the scripted simulator, tasks planted backwards (all 8 kept by the offline solver) opened as an environment that compiles', async () => {
+    const { context, page } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await openStudio(page, 'traces');
+    // The sample trace log shipped with the app (docs/examples/parcel-desk-traces.jsonl).
+    await page.getByTestId('traces-add-sample').click();
+    await page.getByTestId('tools-fidelity').click();
+    // The numbers of tabrl simulate --simulator-model heuristic --rounds 2 on the same log (docs/environment-studio.md).
+    await expect.poll(() => page.getByTestId('tools-fidelity-row').count(), { timeout: 20_000 }).toBe(8);
+    const rows = await page.getByTestId('tools-fidelity-row').allTextContents();
+    expect(rows[3]).toBe('1all tools1377%82%—');
+    expect(rows[7]).toBe('2all tools1377%82%—');
+    await screenshot(page, 'studio-simulated-tools');
+    await page.getByTestId('tools-plant').click();
+    await waitForEditor(page, 'planted-tasks: tool-using tasks');
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 30_000 }).toBe('No problems');
+    await openStudio(page, 'traces');
+    expect(await page.getByTestId('tools-planted').textContent()).toContain('kept 8');
     await context.close();
   });
 

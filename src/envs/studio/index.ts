@@ -1,6 +1,6 @@
 /**
  * The environment studio: building environments for tasks without a verifier — tasks from documents
- * (grounded synthesis) and from traces, difficulty calibration, reward-hack audits, criteria judges
+ * (grounded synthesis) and from traces (their tool calls kept, the tools simulated from the recorded calls), difficulty calibration, reward-hack audits, criteria judges
  * and rubric extraction. Plain library code over ChatClients (no files, no network of its own), so
  * the CLI (`tabrl synth`, `tasks from-traces`, `calibrate`, `audit`) and the playground share it.
  */
@@ -27,6 +27,42 @@ export {
 } from './synthesize.ts';
 export { synthesizedTaskLine, synthesisReportJson, keptTasks, qaEnvironmentFile, type QaEnvironmentFileOptions } from './task-files.ts';
 export { tasksFromTraces, traceTaskLine, type TraceTask, type TraceParse } from './traces.ts';
+export { readTraceConversation, toolTurnProblem, type TraceConversation } from './trace-messages.ts';
+export { toolRecordsOf, toolSchemasFor, parseArguments, type ToolRecord } from './tool-records.ts';
+export { argumentSimilarity, canonicalJson, nearestRecords, type ScoredRecord } from './tool-retrieval.ts';
+export {
+  ToolSimulator,
+  SimulatorError,
+  simulatorPrompt,
+  checkSimulatedResult,
+  hashText,
+  SIMULATOR_CALL_HEADING,
+  SIMULATOR_TASK_LINE,
+  type SimulatedCall,
+  type SimulatedBackend,
+  type SimulatorCorrection,
+  type SimulatorPromptParts,
+  type ToolSimulatorOptions,
+} from './tool-simulator.ts';
+export { ScriptedSimulatorClient, answerSimulatorPrompt, SCRIPTED_SIMULATOR_NO_RECORD } from './scripted-simulator.ts';
+export { SimulatedToolEnv, episodeKey, type SimulatedToolState, type SimulatedToolEnvOptions } from './simulated-tool-env.ts';
+export {
+  splitHeldOut,
+  resultsEqual,
+  fieldAgreement,
+  equivalencePrompt,
+  measureFidelity,
+  refineSimulator,
+  type FidelityRow,
+  type FidelityExample,
+  type FidelityRound,
+  type HeldOutSplit,
+  type FidelityOptions,
+  type RefineOptions,
+} from './fidelity.ts';
+export { plantBackwardsTasks, plantedEnvironmentTask, verifyBackwardsTasks, PLANTED_SYSTEM_PROMPT, type PlantedTask, type VerifiedPlantedTask, type VerifyBackwardsOptions } from './backwards.ts';
+export { HeuristicToolSolverClient, HEURISTIC_TOOL_SOLVER_UNKNOWN } from './heuristic-tool-solver.ts';
+export { simulatedEnvironmentFile, type SimulatedEnvironmentFileOptions } from './simulated-env-file.ts';
 export {
   calibrate,
   calibrateRecords,

@@ -1,10 +1,13 @@
 /**
  * "Tasks from traces": import a JSONL of a deployed agent's conversations (OpenAI chat logs, or
  * TabRL's and verifiers' results.jsonl); each user turn becomes a task with the original answer kept
- * as its reference, duplicates merged, and every line that could not be read listed by number.
+ * as its reference, duplicates merged, and every line that could not be read listed by number; when
+ * the agent used tools, their simulation (ToolSimulationPanel).
  */
 import { importTraces, openTracesAsEnvironment } from './studio-actions.ts';
 import { useStudio } from './studio-store.ts';
+import { ToolSimulationPanel } from './ToolSimulationPanel.tsx';
+import { SAMPLE_TRACES } from './sample-traces.ts';
 
 /** The traces card. */
 export function TracesPanel({ onOpened }: { onOpened: () => void }) {
@@ -33,6 +36,9 @@ export function TracesPanel({ onOpened }: { onOpened: () => void }) {
               }}
             />
           </label>
+          <button type="button" onClick={() => importTraces(SAMPLE_TRACES.name, SAMPLE_TRACES.text)} data-testid="traces-add-sample">
+            Add the sample trace log
+          </button>
           {traces && traces.parse.tasks.length > 0 && (
             <button type="button" onClick={() => void openTracesAsEnvironment().then((opened) => opened && onOpened())} data-testid="traces-open">
               Open as environment ({traces.parse.tasks.length} tasks)
@@ -57,6 +63,7 @@ export function TracesPanel({ onOpened }: { onOpened: () => void }) {
           <p className="hint">Opened as an environment, these tasks are graded 0–10 by the judge (Judge card), with the original answers as a guide: pick a judge model before you evaluate.</p>
         )}
       </section>
+      <ToolSimulationPanel onOpened={onOpened} />
       {traces && traces.parse.skipped.length > 0 && (
         <section className="card" aria-labelledby="skipped-heading">
           <h2 id="skipped-heading">Lines skipped</h2>

@@ -1,6 +1,6 @@
 /**
  * The Studio tab's actions: tasks from documents (synthesis with Cancel, "Open as environment"),
- * tasks from traces, calibration of the open environment (its training tasks, K rollouts each, in a
+ * tasks from traces (with their tools simulated: fidelity, tasks planted backwards), calibration of the open environment (its training tasks, K rollouts each, in a
  * fresh sandbox) with "Use learnable tasks", and the audit of an evaluation's or a training run's
  * rollouts with rubric extraction. Library code from src/envs does the work; the roles are played
  * by the offline heuristic rules, the Policy card's model or the Judge card's.
@@ -14,6 +14,14 @@ import {
   keptTasks,
   proposeCriteria,
   qaEnvironmentFile,
+  HeuristicToolSolverClient,
+  plantBackwardsTasks,
+  plantedEnvironmentTask,
+  refineSimulator,
+  ScriptedSimulatorClient,
+  simulatedEnvironmentFile,
+  splitHeldOut,
+  verifyBackwardsTasks,
   synthesizeTasks,
   tasksFromTraces,
   auditRolloutsFromRecords,
@@ -37,7 +45,7 @@ import { usePlayground } from '../store/index.ts';
 import { addCriteriaToSource } from './criteria-source.ts';
 import { scriptedStudent } from './scripted-student.ts';
 import { tasksFromSource, withTasksList } from './task-list.ts';
-import { studioStore, type AuditState, type CalibrationState, type StudioDocumentEntry, type StudioRoleSource, type SynthesisState } from './studio-store.ts';
+import { studioStore, type AuditState, type CalibrationState, type StudioDocumentEntry, type StudioRoleSource, type SynthesisState, type ToolSimulationState } from './studio-store.ts';
 import { auditScoring, trainingRollouts, type AuditScoring } from './training-rollouts.ts';
 
 const studio = studioStore;
@@ -54,6 +62,9 @@ function setSynthesis(update: Partial<SynthesisState>): void {
 }
 function setCalibration(update: Partial<CalibrationState>): void {
   studio.setState((state) => ({ calibration: { ...state.calibration, ...update } }));
+}
+function setToolSimulation(update: Partial<ToolSimulationState>): void {
+  studio.setState((state) => ({ toolSimulation: { ...state.toolSimulation, ...update } }));
 }
 function setAudit(update: Partial<AuditState>): void {
   studio.setState((state) => ({ audit: { ...state.audit, ...update } }));
@@ -166,6 +177,7 @@ export function importTraces(fileName: string, text: string): void {
   }
   const parse = tasksFromTraces(text);
   studio.setState({
+    toolSimulation: { status: 'idle', job: null, rounds: [], planted: [], error: null },
     traces: { fileName, parse },
     tracesError: parse.tasks.length === 0 ? `No task could be read from "${fileName}": ${parse.skipped.length} line${parse.skipped.length === 1 ? '' : 's'} skipped (see below).` : null,
   });
@@ -175,10 +187,101 @@ export function importTraces(fileName: string, text: string): void {
 export async function openTracesAsEnvironment(): Promise<boolean> {
   const traces = studio.getState().traces;
   if (!traces || traces.parse.tasks.length === 0) return false;
-  // As `tabrl tasks from-traces` writes it: the conversation up to the last user turn, graded 0–10 by the judge with the original answer as a guide.
+  // As `tabrl tasks from-traces` writes it: the conversation up to the last user turn, graded 0–10 by the judge with the original answer as a guide;
+  // when the agent used tools, a tool environment whose tools answer from the recorded calls.
   const tasks: Task[] = traces.parse.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } }));
-  await addEnvironment({ name: 'trace-tasks', source: qaEnvironmentFile(tasks, { name: 'trace-tasks', scoring: 'judge-grade', origin: `from ${traces.fileName}` }) });
+  const origin = `from ${traces.fileName}`;
+  const { tools, records } = traces.parse;
+  const source =
+    tools.length > 0
+      ? simulatedEnvironmentFile({ name: 'trace-tasks', tasks, tools, records, scoring: 'judge-grade', origin })
+      : qaEnvironmentFile(tasks, { name: 'trace-tasks', scoring: 'judge-grade', origin });
+  await addEnvironment({ name: 'trace-tasks', source });
   return true;
+}
+
+// ---------------------------------------------------------------- simulated tools
+
+/** Held-out share, seed, refinement rounds and planted tasks of the tab's tool simulation (the CLI's defaults, two rounds). */
+const SIMULATION = { heldOut: 0.25, seed: 0, rounds: 2, plantedTasks: 8, k: 2 };
+
+/** The simulator of the traces' tools: the scripted nearest-record simulator, or the Judge card's model lent as the simulator. */
+async function simulatorClient(): Promise<{ client: ChatClient; model: string }> {
+  if (studio.getState().simulator === 'judge') {
+    const judge = await buildJudge();
+    if (!judge) throw new Error('Pick a judge model in the Judge card to simulate the tools with it, or choose the scripted simulator.');
+    return { client: judge.client, model: judge.model };
+  }
+  return { client: new ScriptedSimulatorClient(), model: 'scripted' };
+}
+
+/** Measures the simulator on a held-out share of the traces' recorded calls, refining its prompt for a second round (`tabrl simulate --rounds 2`). */
+export async function measureToolFidelity(): Promise<void> {
+  const traces = studio.getState().traces;
+  if (!traces || traces.parse.records.length === 0) return;
+  setToolSimulation({ status: 'running', job: 'fidelity', rounds: [], error: null });
+  try {
+    const { client, model } = await simulatorClient();
+    const split = splitHeldOut(traces.parse.records, SIMULATION.heldOut, SIMULATION.seed);
+    if (split.heldOut.length === 0) throw new Error('No recorded call can be held out: each tool needs at least two recorded calls to measure fidelity.');
+    await refineSimulator(split, {
+      tools: traces.parse.tools,
+      client,
+      model,
+      seed: SIMULATION.seed,
+      rounds: SIMULATION.rounds,
+      onRound: ({ examples: _examples, ...round }) => studio.setState((state) => ({ toolSimulation: { ...state.toolSimulation, rounds: [...state.toolSimulation.rounds, round] } })),
+    });
+    setToolSimulation({ status: 'done' });
+  } catch (error) {
+    setToolSimulation({ status: 'failed', error: errorMessage(error) });
+  }
+}
+
+/** Plants tasks backwards in the simulated backend, keeps those the solver (Solver choice) needs the tools for, and opens them as an environment. */
+export async function plantToolTasksAndOpen(): Promise<boolean> {
+  const state = studio.getState();
+  const traces = state.traces;
+  if (!traces || traces.parse.records.length === 0) return false;
+  setToolSimulation({ status: 'running', job: 'plant', planted: [], error: null });
+  try {
+    const planted = plantBackwardsTasks(traces.parse.records, SIMULATION.plantedTasks, SIMULATION.seed);
+    if (planted.length === 0) throw new Error('No recorded result is a JSON object with a text or number field to plant an answer in.');
+    const simulator = await simulatorClient();
+    const solver = state.solver === 'heuristic' ? { client: new HeuristicToolSolverClient(), model: 'heuristic-tool-solver' } : await roleClient(state.solver, 'solver');
+    const { tools, records } = traces.parse;
+    const verified = await verifyBackwardsTasks(planted, {
+      tools,
+      records,
+      simulator: simulator.client,
+      simulatorModel: simulator.model,
+      solver: solver.client,
+      solverModel: solver.model,
+      k: SIMULATION.k,
+    });
+    setToolSimulation({ status: 'done', planted: verified });
+    const kept = verified.filter((task) => task.kept);
+    if (kept.length === 0) return false;
+    const source = simulatedEnvironmentFile({
+      name: 'planted-tasks',
+      tasks: kept.map(plantedEnvironmentTask),
+      tools,
+      records,
+      scoring: 'exact',
+      origin: `planted backwards from ${traces.fileName}`,
+      defaultSimulator: state.simulator,
+    });
+    await addEnvironment({ name: 'planted-tasks', source });
+    return true;
+  } catch (error) {
+    setToolSimulation({ status: 'failed', error: errorMessage(error) });
+    return false;
+  }
+}
+
+/** Chooses who simulates the traces' tools. */
+export function setSimulator(simulator: 'scripted' | 'judge'): void {
+  studio.setState({ simulator });
 }
 
 // ---------------------------------------------------------------- calibration

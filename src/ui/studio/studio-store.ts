@@ -5,7 +5,7 @@
  */
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
-import type { AuditResult, Criterion, SynthesisProgress, SynthesisReport, SynthesizedTask, TaskCalibration, TraceParse } from '../../envs/index.ts';
+import type { AuditResult, Criterion, FidelityRound, SynthesisProgress, SynthesisReport, SynthesizedTask, TaskCalibration, TraceParse, VerifiedPlantedTask } from '../../envs/index.ts';
 
 /** Which model plays a studio role: the offline heuristic rules, the Policy card's choice, or the Judge card's. */
 export type StudioRoleSource = 'heuristic' | 'policy' | 'judge';
@@ -60,6 +60,17 @@ export interface AuditState {
   criteriaSnippet: string | null;
 }
 
+/** The simulated tools of imported traces: fidelity per round, and tasks planted backwards. */
+export interface ToolSimulationState {
+  status: StudioJobStatus;
+  /** What runs or ran last. */
+  job: 'fidelity' | 'plant' | null;
+  /** Fidelity rounds on the held-out calls (without their examples). */
+  rounds: Omit<FidelityRound, 'examples'>[];
+  planted: VerifiedPlantedTask[];
+  error: string | null;
+}
+
 /** The Studio tab's sections. */
 export type StudioSection = 'documents' | 'traces' | 'calibrate' | 'audit';
 
@@ -76,6 +87,9 @@ export interface StudioState {
   synthesis: SynthesisState;
   traces: { fileName: string; parse: TraceParse } | null;
   tracesError: string | null;
+  /** Who simulates the traces' tools: the scripted nearest-record simulator (offline) or the Judge card's model, lent like the judge. */
+  simulator: 'scripted' | 'judge';
+  toolSimulation: ToolSimulationState;
   calibrationK: number;
   /** Who is calibrated against: the Policy card's model, or the offline scripted student (generated files only). */
   calibrationPolicy: 'policy' | 'student';
@@ -97,6 +111,8 @@ const INITIAL_STUDIO: StudioState = {
   synthesis: { status: 'idle', progress: null, tasks: [], report: null, error: null },
   traces: null,
   tracesError: null,
+  simulator: 'scripted',
+  toolSimulation: { status: 'idle', job: null, rounds: [], planted: [], error: null },
   calibrationK: 4,
   calibrationPolicy: 'policy',
   calibrationTasks: 20,

@@ -31,7 +31,7 @@ describe('model roles', () => {
     expect(error(() => roleSettingsFromFlags({}, 'generator', { required: true, purpose: '(writes questions)' }))).toBe('--generator-model is required (writes questions): give --generator-base-url URL --generator-model NAME, or --generator-model local:tiny');
     expect(error(() => roleSettingsFromFlags({ 'solver-model': 'gpt' }, 'solver'))).toContain('--solver-model gpt needs --solver-base-url');
     expect(error(() => roleSettingsFromFlags({ 'solver-api-key-env': 'K' }, 'solver'))).toContain('--solver-api-key-env needs --solver-base-url');
-    expect(error(() => roleSettingsFromFlags({ 'policy-model': 'heuristic' }, 'policy'))).toContain('only the studio\'s generator, solver, judge, attacker and reviewer');
+    expect(error(() => roleSettingsFromFlags({ 'policy-model': 'heuristic' }, 'policy'))).toContain('only the studio\'s generator, solver, judge, attacker, reviewer and simulator');
     expect(error(() => roleSettingsFromFlags({ 'solver-model': 'local:tiny', 'solver-base-url': 'http://x/v1' }, 'solver'))).toContain('leave out --solver-base-url');
     expect(error(() => roleSettingsFromFlags({ 'judge-model': 'local:' }, 'judge'))).toContain('needs a model after the colon');
   });
