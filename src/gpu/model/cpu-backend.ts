@@ -1,7 +1,8 @@
 /**
- * The CPU backend: the whole Llama-family model (forward, backward, AdamW, LoRA) built only from
+ * The CPU backend: the whole Llama-family model (forward, backward, AdamW, LoRA) built from
  * the plain-TypeScript references, over one flat buffer per role laid out by layout.ts. It is the
- * oracle for the WebGPU backend and a slow fallback where WebGPU is absent; it is deliberately
+ * oracle for the WebGPU backend and for the fast CPU backend (src/gpu/fast-cpu), which reuses this class
+ * with its matmuls and attention swapped through CpuBackendOps; with REFERENCE_OPS it is deliberately
  * not fast (no threads, no SIMD, activations recomputed by backward).
  */
 import {
@@ -53,9 +54,20 @@ interface Activations {
   dacts: Float32Array | null;
 }
 
-/** Creates a CPU backend from a config and either a seed or named tensors (all base parameters required). */
-export async function createCpuBackend(config: ModelConfig, weights: ModelWeights, options: ModelBackendOptions = {}): Promise<CpuBackend> {
-  const backend = new CpuBackend(config, options.lora ?? null, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0);
+/** The ops a CpuBackend runs that a faster engine may replace (src/gpu/fast-cpu); the references by default. */
+export interface CpuBackendOps {
+  matmulForward: typeof matmulForward;
+  matmulBackward: typeof matmulBackward;
+  attentionForward: typeof attentionForward;
+  attentionBackward: typeof attentionBackward;
+}
+
+/** The plain-TypeScript references as CpuBackendOps: the oracle. */
+export const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward };
+
+/** Creates a CPU backend from a config and either a seed or named tensors (all base parameters required), on the references or on `ops`. */
+export async function createCpuBackend(config: ModelConfig, weights: ModelWeights, options: ModelBackendOptions = {}, ops: CpuBackendOps = REFERENCE_OPS): Promise<CpuBackend> {
+  const backend = new CpuBackend(config, options.lora ?? null, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, ops);
   if ('tensors' in weights) {
     const missing = backend.paramLayout.slots.map((slot) => slot.name).filter((name) => !weights.tensors.has(name));
     if (missing.length > 0) {
@@ -82,9 +94,11 @@ export class CpuBackend implements ModelBackend {
   private activations: Activations | null = null;
   private reference: Float32Array | null = null; // (paramLayout.totalSize) the frozen KL reference of full fine-tuning
   private adaptersOn = true; // false while a LoRA reference forward runs
+  private readonly ops: CpuBackendOps;
 
-  /** Builds the buffers and initialises them from seed (HF init) and loraSeed (PEFT init). */
-  constructor(config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number) {
+  /** Builds the buffers and initialises them from seed (HF init) and loraSeed (PEFT init); `ops` runs the matmuls and attention. */
+  constructor(config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, ops: CpuBackendOps = REFERENCE_OPS) {
+    this.ops = ops;
     this.config = config;
     this.lora = lora;
     this.paramLayout = paramLayout(config);
@@ -141,7 +155,7 @@ export class CpuBackend implements ModelBackend {
     // LM head and final norm
     logprobsBackward(dact('logits'), weights, act('logits'), targets, N, V, temperature);
     const lmHeadName = this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
-    matmulBackward(dact('lnf'), this.grad(lmHeadName), null, dact('logits'), act('lnf'), this.param(lmHeadName), N, C, V);
+    this.ops.matmulBackward(dact('lnf'), this.grad(lmHeadName), null, dact('logits'), act('lnf'), this.param(lmHeadName), N, C, V);
     const lastResidual = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
     rmsnormBackward(dact(lastResidual), this.grad('model.norm.weight'), dact('lnf'), act(lastResidual), this.param('model.norm.weight'), act('lnf_rstd'), N, C);
 
@@ -163,7 +177,7 @@ export class CpuBackend implements ModelBackend {
       // attention block
       residualBackward(dact(inputName), dla('attproj'), dla('residual2'), N * C);
       this.linearBackward(a, l, 'o_proj', dla('atty'), dla('attproj'), la('atty'), N);
-      attentionBackward(dla('q_rope'), dla('k_rope'), dla('v'), dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
+      this.ops.attentionBackward(dla('q_rope'), dla('k_rope'), dla('v'), dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
       if (this.config.qk_norm) {
         ropeBackward(dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
         ropeBackward(dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
@@ -339,7 +353,7 @@ export class CpuBackend implements ModelBackend {
       }
       ropeForward(la('q_rope'), q, positions, B, T, NH, HS, theta);
       ropeForward(la('k_rope'), k, positions, B, T, KVH, HS, theta);
-      attentionForward(la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
+      this.ops.attentionForward(la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
       this.linearForward(a, l, 'o_proj', la('attproj'), la('atty'), N);
       residualForward(la('residual2'), residual, la('attproj'), N * C);
 
@@ -354,7 +368,7 @@ export class CpuBackend implements ModelBackend {
     }
     rmsnormForward(act('lnf'), act('lnf_rstd'), residual, this.param('model.norm.weight'), N, C, eps);
     const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
-    matmulForward(act('logits'), act('lnf'), lmHead, null, N, C, V);
+    this.ops.matmulForward(act('logits'), act('lnf'), lmHead, null, N, C, V);
     return a;
   }
 
@@ -363,7 +377,7 @@ export class CpuBackend implements ModelBackend {
     const { IC, OC } = linearSizes(this.config, module);
     const prefix = linearModuleName(layer, module);
     const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? this.param(`${prefix}.bias`) : null;
-    matmulForward(out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
+    this.ops.matmulForward(out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
     if (this.adaptersOn && this.lora !== null && this.lora.targetModules.includes(module)) {
       const hidden = this.view(a, `layers.${layer}.${module}.lora_hidden`);
       loraForward(out, hidden, inp, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora.rank, this.lora.alpha);
@@ -376,7 +390,7 @@ export class CpuBackend implements ModelBackend {
     const prefix = linearModuleName(layer, module);
     const hasBias = this.paramLayout.byName.has(`${prefix}.bias`);
     const weight = this.param(`${prefix}.weight`);
-    matmulBackward(dinp, this.grad(`${prefix}.weight`), hasBias ? this.grad(`${prefix}.bias`) : null, dout, inp, weight, N, IC, OC);
+    this.ops.matmulBackward(dinp, this.grad(`${prefix}.weight`), hasBias ? this.grad(`${prefix}.bias`) : null, dout, inp, weight, N, IC, OC);
     if (this.lora !== null && this.lora.targetModules.includes(module)) {
       const hidden = this.view(a, `layers.${layer}.${module}.lora_hidden`);
       const dA = this.grad(loraParamName(layer, module, 'A'))!;
