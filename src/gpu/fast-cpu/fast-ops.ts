@@ -1,28 +1,24 @@
 /**
- * The fast CPU backend's linear-layer matmuls on the WASM gemm, with the signatures of the
- * references in src/gpu/reference/matmul.ts (outputs, inputs, weights, sizes; backward accumulates),
- * so the backend swaps them in one for one. f32 sums instead of the reference's f64.
+ * The fast CPU backend's ops on the WASM kernels, with the signatures of the references in
+ * src/gpu/reference/ (outputs, inputs, weights, sizes; backward accumulates), so the backend swaps
+ * them in one for one: the linear layer's matmuls and causal attention. f32 sums instead of the
+ * references' f64.
  */
-import type { WasmGemm } from './wasm-gemm.ts';
+import type { CpuBackendOps } from '../model/cpu-backend.ts';
+import type { WasmKernels } from './wasm-kernels.ts';
 
-/** The matmul ops a CpuBackend runs: the references, or these. */
-export interface MatmulOps {
-  matmulForward(out: Float32Array, inp: Float32Array, weight: Float32Array, bias: Float32Array | null, N: number, IC: number, OC: number): void;
-  matmulBackward(dinp: Float32Array | null, dweight: Float32Array | null, dbias: Float32Array | null, dout: Float32Array, inp: Float32Array, weight: Float32Array, N: number, IC: number, OC: number): void;
-}
-
-/** Returns matmulForward and matmulBackward running on `gemm`. */
-export function createFastMatmulOps(gemm: WasmGemm): MatmulOps {
+/** Returns the CpuBackendOps running on `kernels`. */
+export function createFastCpuOps(kernels: WasmKernels): CpuBackendOps {
   return {
     matmulForward(out, inp, weight, bias, N, IC, OC) {
       // out (N, OC) = inp (N, IC) · weightᵀ, B(k, o) = weight[o*IC + k]
-      gemm.gemm(out, inp, IC, 1, weight, 1, IC, bias, N, OC, IC, false);
+      kernels.gemm(out, inp, IC, 1, weight, 1, IC, bias, N, OC, IC, false);
     },
     matmulBackward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC) {
       // dinp (N, IC) += dout (N, OC) · weight (OC, IC)
-      if (dinp !== null) gemm.gemm(dinp, dout, OC, 1, weight, IC, 1, null, N, IC, OC, true);
+      if (dinp !== null) kernels.gemm(dinp, dout, OC, 1, weight, IC, 1, null, N, IC, OC, true);
       // dweight (OC, IC) += doutᵀ (OC, N) · inp (N, IC), A(o, n) = dout[n*OC + o]
-      if (dweight !== null) gemm.gemm(dweight, dout, 1, OC, inp, IC, 1, null, OC, IC, N, true);
+      if (dweight !== null) kernels.gemm(dweight, dout, 1, OC, inp, IC, 1, null, OC, IC, N, true);
       if (dbias !== null) {
         for (let o = 0; o < OC; o++) {
           let sum = 0;
@@ -30,6 +26,12 @@ export function createFastMatmulOps(gemm: WasmGemm): MatmulOps {
           dbias[o]! += sum;
         }
       }
+    },
+    attentionForward(out, att, q, k, v, B, T, NH, KVH, HS) {
+      kernels.attentionForward(out, att, q, k, v, B, T, NH, KVH, HS);
+    },
+    attentionBackward(dq, dk, dv, dout, q, k, v, att, B, T, NH, KVH, HS) {
+      kernels.attentionBackward(dq, dk, dv, dout, q, k, v, att, B, T, NH, KVH, HS);
     },
   };
 }

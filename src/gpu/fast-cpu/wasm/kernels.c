@@ -151,3 +151,116 @@ void gemm(float *c, int ldc, const float *a, int ars, int acs, const float *b, i
       for (int n = 0; n < Ncols; n++) c[(long)m * ldc + n] += bias[n];
   }
 }
+
+/*
+ * Causal grouped-query attention, as src/gpu/reference/attention.ts: q (B, T, NH, HS), k and v
+ * (B, T, KVH, HS), att (B, NH, T, T) the saved probabilities (zero above the diagonal), out
+ * (B, T, NH, HS). Work is split by units u = b*KVH + kvh, [u0, u1): a unit is every query head of
+ * one key/value head in one sequence, so dk and dv of a unit are written by one caller only.
+ * work holds T floats (padded to 4) of this caller's own. Sums and exponentials are f32.
+ */
+
+/* exp(x) for x ≤ 0 per lane (x below -87 gives about 1e-38): 2^n·p(r), r = x − n·ln2, |r| ≤ ln2/2, degree-6 Taylor (rel. error < 2e-7). */
+static v128_t exp_f32x4(v128_t x) {
+  x = wasm_f32x4_max(x, wasm_f32x4_splat(-87.0f));
+  v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t p = wasm_f32x4_splat(1.0f / 720.0f);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  return wasm_f32x4_mul(p, scale);
+}
+
+/* Σ_i x[i]·y[i] over n values. */
+static float dot(const float *x, const float *y, int n) {
+  v128_t acc = wasm_f32x4_splat(0);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(x + i), wasm_v128_load(y + i)));
+  float sum = wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1) + wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3);
+  for (; i < n; i++) sum += x[i] * y[i];
+  return sum;
+}
+
+/* y[i] += a·x[i] over n values. */
+static void axpy(float *y, float a, const float *x, int n) {
+  v128_t va = wasm_f32x4_splat(a);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(va, wasm_v128_load(x + i))));
+  for (; i < n; i++) y[i] += a * x[i];
+}
+
+/* out = softmax(q·kᵀ/√HS, causal)·v for units [u0, u1); saves the probabilities in att. */
+void attention_forward(float *out, float *att, const float *q, const float *k, const float *v, int B, int T, int NH, int KVH, int HS,
+                       int u0, int u1, float *work) {
+  float scale = 1.0f / __builtin_sqrtf((float)HS);
+  int group = NH / KVH;
+  float *scores = work;
+  for (int u = u0; u < u1; u++) {
+    int b = u / KVH, kvh = u % KVH;
+    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+      for (int t = 0; t < T; t++) {
+        const float *qrow = q + ((long)(b * T + t) * NH + h) * HS;
+        float *attrow = att + ((long)(b * NH + h) * T + t) * T;
+        float maxScore = -3.4e38f;
+        for (int t2 = 0; t2 <= t; t2++) {
+          float s = dot(qrow, k + ((long)(b * T + t2) * KVH + kvh) * HS, HS) * scale;
+          scores[t2] = s;
+          maxScore = s > maxScore ? s : maxScore;
+        }
+        int count4 = (t + 1 + 3) & ~3;
+        for (int t2 = t + 1; t2 < count4; t2++) scores[t2] = maxScore - 100.0f;
+        v128_t vmax = wasm_f32x4_splat(maxScore);
+        for (int t2 = 0; t2 < count4; t2 += 4) {
+          v128_t e = exp_f32x4(wasm_f32x4_sub(wasm_v128_load(scores + t2), vmax));
+          wasm_v128_store(scores + t2, e);
+        }
+        float sum = 0;
+        for (int t2 = 0; t2 <= t; t2++) sum += scores[t2];
+        float inv = 1.0f / sum;
+        for (int t2 = 0; t2 <= t; t2++) attrow[t2] = scores[t2] * inv;
+        for (int t2 = t + 1; t2 < T; t2++) attrow[t2] = 0.0f;
+        float *orow = out + ((long)(b * T + t) * NH + h) * HS;
+        for (int i = 0; i < HS; i++) orow[i] = 0.0f;
+        for (int t2 = 0; t2 <= t; t2++) axpy(orow, attrow[t2], v + ((long)(b * T + t2) * KVH + kvh) * HS, HS);
+      }
+    }
+  }
+}
+
+/* Accumulates the gradients of attention_forward into dq, dk and dv for units [u0, u1). */
+void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *att,
+                        int B, int T, int NH, int KVH, int HS, int u0, int u1, float *work) {
+  float scale = 1.0f / __builtin_sqrtf((float)HS);
+  int group = NH / KVH;
+  float *datt = work;
+  for (int u = u0; u < u1; u++) {
+    int b = u / KVH, kvh = u % KVH;
+    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+      for (int t = 0; t < T; t++) {
+        long qbase = ((long)(b * T + t) * NH + h) * HS;
+        const float *attrow = att + ((long)(b * NH + h) * T + t) * T;
+        float dotAttDatt = 0;
+        for (int t2 = 0; t2 <= t; t2++) {
+          long vbase = ((long)(b * T + t2) * KVH + kvh) * HS;
+          float p = attrow[t2];
+          float d = dot(dout + qbase, v + vbase, HS);
+          axpy(dv + vbase, p, dout + qbase, HS);
+          datt[t2] = d;
+          dotAttDatt += p * d;
+        }
+        for (int t2 = 0; t2 <= t; t2++) {
+          long kbase = ((long)(b * T + t2) * KVH + kvh) * HS;
+          float dscore = attrow[t2] * (datt[t2] - dotAttDatt) * scale;
+          axpy(dq + qbase, dscore, k + kbase, HS);
+          axpy(dk + kbase, dscore, q + qbase, HS);
+        }
+      }
+    }
+  }
+}

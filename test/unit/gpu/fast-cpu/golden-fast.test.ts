@@ -6,13 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, it } from 'vitest';
 import { createFastCpuBackend } from '../../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
-import { createNodeWasmGemm } from '../../../../src/gpu/fast-cpu/node-gemm-threads.ts';
-import type { WasmGemm } from '../../../../src/gpu/fast-cpu/wasm-gemm.ts';
+import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
+import type { WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { checkBackendAgainstGolden, GOLDEN_VARIANTS, parseGoldenFixture } from '../golden-fixture.ts';
 
 const FIXTURE_DIR = new URL('../../../fixtures/golden/', import.meta.url);
-const gemms: WasmGemm[] = [];
-afterAll(() => gemms.forEach((gemm) => gemm.dispose()));
+const kernelSets: WasmKernels[] = [];
+afterAll(() => kernelSets.forEach((kernels) => kernels.dispose()));
 
 describe('fast cpu backend matches the PyTorch golden fixture', () => {
   for (const threads of [1, 2]) {
@@ -22,9 +22,9 @@ describe('fast cpu backend matches the PyTorch golden fixture', () => {
           readFileSync(new URL(`${variant}.json`, FIXTURE_DIR), 'utf8'),
           new Uint8Array(readFileSync(new URL(`${variant}.safetensors`, FIXTURE_DIR))),
         );
-        const gemm = await createNodeWasmGemm(threads);
-        gemms.push(gemm);
-        await checkBackendAgainstGolden(fixture, (config, tensors) => createFastCpuBackend(config, { tensors }, {}, gemm));
+        const kernels = await createNodeWasmKernels(threads);
+        kernelSets.push(kernels);
+        await checkBackendAgainstGolden(fixture, (config, tensors) => createFastCpuBackend(config, { tensors }, {}, kernels));
       });
     }
   }
