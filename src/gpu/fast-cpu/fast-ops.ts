@@ -1,15 +1,17 @@
 /**
  * The fast CPU backend's ops on the WASM kernels, with the signatures of the references in
  * src/gpu/reference/ (outputs, inputs, weights, sizes; backward accumulates), so the backend swaps
- * them in one for one: the linear layer's matmuls and causal attention. f32 sums instead of the
- * references' f64.
+ * them in one for one: the linear layer's matmuls and causal attention (f32 sums instead of the
+ * references' f64), and RoPE from a table of its angles (rope-table.ts).
  */
 import type { CpuBackendOps } from '../model/cpu-backend.ts';
+import { createTableRope } from './rope-table.ts';
 import type { WasmKernels } from './wasm-kernels.ts';
 
 /** Returns the CpuBackendOps running on `kernels`. */
 export function createFastCpuOps(kernels: WasmKernels): CpuBackendOps {
   return {
+    ...createTableRope(),
     matmulForward(out, inp, weight, bias, N, IC, OC) {
       // out (N, OC) = inp (N, IC) · weightᵀ, B(k, o) = weight[o*IC + k]
       kernels.gemm(out, inp, IC, 1, weight, 1, IC, bias, N, OC, IC, false);

@@ -2,7 +2,7 @@
  * The CPU backend: the whole Llama-family model (forward, backward, AdamW, LoRA) built from
  * the plain-TypeScript references, over one flat buffer per role laid out by layout.ts. It is the
  * oracle for the WebGPU backend and for the fast CPU backend (src/gpu/fast-cpu), which reuses this class
- * with its matmuls and attention swapped through CpuBackendOps; with REFERENCE_OPS it is deliberately
+ * with its matmuls, attention and RoPE swapped through CpuBackendOps; with REFERENCE_OPS it is deliberately
  * not fast (no threads, no SIMD, activations recomputed by backward).
  */
 import {
@@ -60,10 +60,12 @@ export interface CpuBackendOps {
   matmulBackward: typeof matmulBackward;
   attentionForward: typeof attentionForward;
   attentionBackward: typeof attentionBackward;
+  ropeForward: typeof ropeForward;
+  ropeBackward: typeof ropeBackward;
 }
 
 /** The plain-TypeScript references as CpuBackendOps: the oracle. */
-export const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward };
+export const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward, ropeForward, ropeBackward };
 
 /** Creates a CPU backend from a config and either a seed or named tensors (all base parameters required), on the references or on `ops`. */
 export async function createCpuBackend(config: ModelConfig, weights: ModelWeights, options: ModelBackendOptions = {}, ops: CpuBackendOps = REFERENCE_OPS): Promise<CpuBackend> {
@@ -179,13 +181,13 @@ export class CpuBackend implements ModelBackend {
       this.linearBackward(a, l, 'o_proj', dla('atty'), dla('attproj'), la('atty'), N);
       this.ops.attentionBackward(dla('q_rope'), dla('k_rope'), dla('v'), dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
       if (this.config.qk_norm) {
-        ropeBackward(dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
-        ropeBackward(dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+        this.ops.ropeBackward(dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
+        this.ops.ropeBackward(dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
         rmsnormBackward(dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
         rmsnormBackward(dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
       } else {
-        ropeBackward(dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
-        ropeBackward(dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+        this.ops.ropeBackward(dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
+        this.ops.ropeBackward(dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
       }
       this.linearBackward(a, l, 'q_proj', dla('ln1'), dla('q'), la('ln1'), N);
       this.linearBackward(a, l, 'k_proj', dla('ln1'), dla('k'), la('ln1'), N);
@@ -351,8 +353,8 @@ export class CpuBackend implements ModelBackend {
         q = la('q_normed');
         k = la('k_normed');
       }
-      ropeForward(la('q_rope'), q, positions, B, T, NH, HS, theta);
-      ropeForward(la('k_rope'), k, positions, B, T, KVH, HS, theta);
+      this.ops.ropeForward(la('q_rope'), q, positions, B, T, NH, HS, theta);
+      this.ops.ropeForward(la('k_rope'), k, positions, B, T, KVH, HS, theta);
       this.ops.attentionForward(la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
       this.linearForward(a, l, 'o_proj', la('attproj'), la('atty'), N);
       residualForward(la('residual2'), residual, la('attproj'), N * C);
