@@ -1,7 +1,7 @@
 /**
  * The fast CPU backend's ops on the WASM kernels, with the signatures of the references in
  * src/gpu/reference/ (outputs, inputs, weights, sizes; backward accumulates), so the backend swaps
- * them in one for one: the linear layer's matmuls and causal attention (f32 sums instead of the
+ * them in one for one: the linear layer's matmuls, causal attention and SwiGLU (f32 sums instead of the
  * references' f64), and RoPE from a table of its angles (rope-table.ts).
  */
 import type { CpuBackendOps } from '../model/cpu-backend.ts';
@@ -34,6 +34,12 @@ export function createFastCpuOps(kernels: WasmKernels): CpuBackendOps {
     },
     attentionBackward(dq, dk, dv, dout, q, k, v, att, B, T, NH, KVH, HS) {
       kernels.attentionBackward(dq, dk, dv, dout, q, k, v, att, B, T, NH, KVH, HS);
+    },
+    swigluForward(out, gate, up, N) {
+      kernels.swigluForward(out, gate, up, N);
+    },
+    swigluBackward(dgate, dup, dout, gate, up, N) {
+      kernels.swigluBackward(dgate, dup, dout, gate, up, N);
     },
   };
 }

@@ -2,8 +2,8 @@
  * The WASM SIMD kernels of wasm/kernels.c behind a Float32Array interface: it owns the module's
  * linear memory, copies a call's operands in (staged above a fixed base), runs the kernel on one
  * thread or split over a `KernelThreads` pool that shares the memory, and copies the outputs back.
- * Kernels: gemm (C = or += A·B through strides) and causal grouped-query attention forward and
- * backward. It knows nothing of models; fast-ops.ts maps the backend's ops onto it.
+ * Kernels: gemm (C = or += A·B through strides), causal grouped-query attention forward and
+ * backward, and SwiGLU forward and backward. It knows nothing of models; fast-ops.ts maps the backend's ops onto it.
  */
 import { KERNELS_SHARED_WASM, KERNELS_WASM } from './wasm/kernels.generated.ts';
 
@@ -14,7 +14,7 @@ const MIN_THREADED_FLOPS = 2e6; // a smaller call runs on the calling thread (wa
 const ROW_ALIGNMENT = 4; // gemm rows per thread are a multiple of the kernel's MR
 
 /** The kernel functions a pool can run, by the number the control block carries. */
-export const KERNEL_FUNCTIONS = ['gemm', 'attention_forward', 'attention_backward'] as const;
+export const KERNEL_FUNCTIONS = ['gemm', 'attention_forward', 'attention_backward', 'swiglu_forward', 'swiglu_backward'] as const;
 
 /** One kernel call as a pool runs it: the function's index in KERNEL_FUNCTIONS and its arguments before the (u0, u1, work) it ends with. */
 export interface KernelCall {
@@ -165,6 +165,32 @@ export class WasmKernels {
     ];
     const call: KernelCall = { fn: 2, args: [...this.stageIn(operands), B, T, NH, KVH, HS] };
     this.runUnits(call, B * KVH, 4 * B * NH * T * T * HS, 1, B * KVH, []);
+    this.stageOut(operands);
+  }
+
+  /** SwiGLU forward (see swiglu.ts in the references): out = silu(gate)·up over N values. */
+  swigluForward(out: Float32Array, gate: Float32Array, up: Float32Array, N: number): void {
+    const operands: Operand[] = [
+      { data: out, length: N, read: false, write: true },
+      { data: gate, length: N, read: true, write: false },
+      { data: up, length: N, read: true, write: false },
+    ];
+    const call: KernelCall = { fn: 3, args: this.stageIn(operands) };
+    this.runUnits(call, Math.ceil(N / 4), 20 * N, 4, N, []);
+    this.stageOut(operands);
+  }
+
+  /** SwiGLU backward: accumulates into dgate and dup over N values. */
+  swigluBackward(dgate: Float32Array, dup: Float32Array, dout: Float32Array, gate: Float32Array, up: Float32Array, N: number): void {
+    const operands: Operand[] = [
+      { data: dgate, length: N, read: true, write: true },
+      { data: dup, length: N, read: true, write: true },
+      { data: dout, length: N, read: true, write: false },
+      { data: gate, length: N, read: true, write: false },
+      { data: up, length: N, read: true, write: false },
+    ];
+    const call: KernelCall = { fn: 4, args: this.stageIn(operands) };
+    this.runUnits(call, Math.ceil(N / 4), 30 * N, 4, N, []);
     this.stageOut(operands);
   }
 

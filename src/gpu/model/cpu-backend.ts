@@ -2,7 +2,7 @@
  * The CPU backend: the whole Llama-family model (forward, backward, AdamW, LoRA) built from
  * the plain-TypeScript references, over one flat buffer per role laid out by layout.ts. It is the
  * oracle for the WebGPU backend and for the fast CPU backend (src/gpu/fast-cpu), which reuses this class
- * with its matmuls, attention and RoPE swapped through CpuBackendOps; with REFERENCE_OPS it is deliberately
+ * with its matmuls, attention, RoPE and SwiGLU swapped through CpuBackendOps; with REFERENCE_OPS it is deliberately
  * not fast (no threads, no SIMD, activations recomputed by backward).
  */
 import {
@@ -62,10 +62,12 @@ export interface CpuBackendOps {
   attentionBackward: typeof attentionBackward;
   ropeForward: typeof ropeForward;
   ropeBackward: typeof ropeBackward;
+  swigluForward: typeof swigluForward;
+  swigluBackward: typeof swigluBackward;
 }
 
 /** The plain-TypeScript references as CpuBackendOps: the oracle. */
-export const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward, ropeForward, ropeBackward };
+export const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward, ropeForward, ropeBackward, swigluForward, swigluBackward };
 
 /** Creates a CPU backend from a config and either a seed or named tensors (all base parameters required), on the references or on `ops`. */
 export async function createCpuBackend(config: ModelConfig, weights: ModelWeights, options: ModelBackendOptions = {}, ops: CpuBackendOps = REFERENCE_OPS): Promise<CpuBackend> {
@@ -171,7 +173,7 @@ export class CpuBackend implements ModelBackend {
       // MLP block
       residualBackward(dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
       this.linearBackward(a, l, 'down_proj', dla('swiglu'), dla('mlp_out'), la('swiglu'), N);
-      swigluBackward(dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
+      this.ops.swigluBackward(dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
       this.linearBackward(a, l, 'gate_proj', dla('ln2'), dla('gate'), la('ln2'), N);
       this.linearBackward(a, l, 'up_proj', dla('ln2'), dla('up'), la('ln2'), N);
       rmsnormBackward(dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
@@ -363,7 +365,7 @@ export class CpuBackend implements ModelBackend {
       rmsnormForward(la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
       this.linearForward(a, l, 'gate_proj', la('gate'), la('ln2'), N);
       this.linearForward(a, l, 'up_proj', la('up'), la('ln2'), N);
-      swigluForward(la('swiglu'), la('gate'), la('up'), N * I);
+      this.ops.swigluForward(la('swiglu'), la('gate'), la('up'), N * I);
       this.linearForward(a, l, 'down_proj', la('mlp_out'), la('swiglu'), N);
       residualForward(la('residual3'), la('residual2'), la('mlp_out'), N * C);
       residual = la('residual3');

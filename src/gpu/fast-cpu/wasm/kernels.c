@@ -160,9 +160,9 @@ void gemm(float *c, int ldc, const float *a, int ars, int acs, const float *b, i
  * work holds T floats (padded to 4) of this caller's own. Sums and exponentials are f32.
  */
 
-/* exp(x) for x ≤ 0 per lane (x below -87 gives about 1e-38): 2^n·p(r), r = x − n·ln2, |r| ≤ ln2/2, degree-6 Taylor (rel. error < 2e-7). */
+/* exp(x) per lane for x in [-87, 88] (clamped outside): 2^n·p(r), r = x − n·ln2, |r| ≤ ln2/2, degree-6 Taylor (rel. error < 2e-7). */
 static v128_t exp_f32x4(v128_t x) {
-  x = wasm_f32x4_max(x, wasm_f32x4_splat(-87.0f));
+  x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.0f)), wasm_f32x4_splat(88.0f));
   v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
   v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
@@ -262,5 +262,73 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dout, cons
         }
       }
     }
+  }
+}
+
+/*
+ * SwiGLU over elements [n0, n1) of N, as src/gpu/reference/swiglu.ts: out = silu(gate)·up with
+ * silu(g) = g·sigmoid(g); backward accumulates dgate += dout·up·sigmoid·(1 + g·(1 − sigmoid)) and
+ * dup += dout·silu. f32, with the vector exp above. work is unused (every kernel takes one). Nothing
+ * here may take a local's address: that would put it on the shadow stack, which threads share.
+ */
+
+/* sigmoid(g) per lane. */
+static v128_t sigmoid_f32x4(v128_t g) {
+  v128_t one = wasm_f32x4_splat(1.0f);
+  return wasm_f32x4_div(one, wasm_f32x4_add(one, exp_f32x4(wasm_f32x4_neg(g))));
+}
+
+/* Loads count ≤ 4 floats into the low lanes (zeros above). */
+static v128_t load_partial(const float *p, int count) {
+  v128_t v = wasm_f32x4_splat(0);
+  if (count > 0) v = wasm_f32x4_replace_lane(v, 0, p[0]);
+  if (count > 1) v = wasm_f32x4_replace_lane(v, 1, p[1]);
+  if (count > 2) v = wasm_f32x4_replace_lane(v, 2, p[2]);
+  return v;
+}
+
+/* Stores the low count ≤ 4 lanes. */
+static void store_partial(float *p, v128_t v, int count) {
+  if (count > 0) p[0] = wasm_f32x4_extract_lane(v, 0);
+  if (count > 1) p[1] = wasm_f32x4_extract_lane(v, 1);
+  if (count > 2) p[2] = wasm_f32x4_extract_lane(v, 2);
+}
+
+void swiglu_forward(float *out, const float *gate, const float *up, int n0, int n1, float *work) {
+  (void)work;
+  int i = n0;
+  for (; i + 4 <= n1; i += 4) {
+    v128_t g = wasm_v128_load(gate + i);
+    wasm_v128_store(out + i, wasm_f32x4_mul(wasm_f32x4_mul(g, sigmoid_f32x4(g)), wasm_v128_load(up + i)));
+  }
+  if (i < n1) {
+    v128_t g = load_partial(gate + i, n1 - i);
+    store_partial(out + i, wasm_f32x4_mul(wasm_f32x4_mul(g, sigmoid_f32x4(g)), load_partial(up + i, n1 - i)), n1 - i);
+  }
+}
+
+/* One vector of swiglu_backward: returns (dgate increment, dup increment) through pointers. */
+static inline __attribute__((always_inline)) void swiglu_backward_lanes(v128_t g, v128_t u, v128_t d, v128_t *ddgate, v128_t *ddup) {
+  v128_t one = wasm_f32x4_splat(1.0f);
+  v128_t s = sigmoid_f32x4(g);
+  v128_t slope = wasm_f32x4_mul(s, wasm_f32x4_add(one, wasm_f32x4_mul(g, wasm_f32x4_sub(one, s))));
+  *ddgate = wasm_f32x4_mul(wasm_f32x4_mul(d, u), slope);
+  *ddup = wasm_f32x4_mul(d, wasm_f32x4_mul(g, s));
+}
+
+void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up, int n0, int n1, float *work) {
+  (void)work;
+  int i = n0;
+  v128_t a, b;
+  for (; i + 4 <= n1; i += 4) {
+    swiglu_backward_lanes(wasm_v128_load(gate + i), wasm_v128_load(up + i), wasm_v128_load(dout + i), &a, &b);
+    wasm_v128_store(dgate + i, wasm_f32x4_add(wasm_v128_load(dgate + i), a));
+    wasm_v128_store(dup + i, wasm_f32x4_add(wasm_v128_load(dup + i), b));
+  }
+  if (i < n1) {
+    int count = n1 - i;
+    swiglu_backward_lanes(load_partial(gate + i, count), load_partial(up + i, count), load_partial(dout + i, count), &a, &b);
+    store_partial(dgate + i, wasm_f32x4_add(load_partial(dgate + i, count), a), count);
+    store_partial(dup + i, wasm_f32x4_add(load_partial(dup + i, count), b), count);
   }
 }

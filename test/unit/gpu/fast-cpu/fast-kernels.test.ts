@@ -4,7 +4,7 @@
  * multiples of none of the gemm's blocks (MR 4, NR 8, MC 64, KC 256, NC 256): forward with and
  * without bias, backward accumulating into non-zero gradients, with any of them switched off.
  * Attention with grouped heads, T and HS off the SIMD width: outputs, saved probabilities, and the
- * accumulated dq, dk, dv.
+ * accumulated dq, dk, dv. SwiGLU over lengths off the SIMD width, with gates far into both tails.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../../src/gpu/fast-cpu/fast-ops.ts';
@@ -12,6 +12,7 @@ import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-
 import type { WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { attentionBackward, attentionForward } from '../../../../src/gpu/reference/attention.ts';
 import { matmulBackward, matmulForward } from '../../../../src/gpu/reference/matmul.ts';
+import { swigluBackward, swigluForward } from '../../../../src/gpu/reference/swiglu.ts';
 import { expectClose, randomArray } from '../expect-close.ts';
 
 // f32 sums against the reference's f64: |error| grows with √K·|terms|; inputs are in [-1, 1).
@@ -74,6 +75,25 @@ describe.each([1, 2])('fast kernels on %i thread(s)', (threads) => {
     const onlyDinp = start.dinp.slice();
     ops.matmulBackward(onlyDinp, null, null, dout, inp, weight, N, IC, OC);
     expectClose(onlyDinp, expected.dinp, { ...TOLERANCE, label: 'dinp without dweight' });
+  });
+
+  it.each([1, 7, 1001, 200003])('swiglu_forward and swiglu_backward match reference over %i values', async (N) => {
+    const { ops } = await opsPromise;
+    const gate = randomArray(N, 18, 12); // sigmoid's saturated tails included
+    const up = randomArray(N, 19);
+    const expected = new Float32Array(N);
+    const actual = new Float32Array(N).fill(Number.NaN);
+    swigluForward(expected, gate, up, N);
+    ops.swigluForward(actual, gate, up, N);
+    expectClose(actual, expected, { atol: 1e-6, rtol: 1e-5, label: 'out' });
+    const dout = randomArray(N, 20);
+    const start = [randomArray(N, 21), randomArray(N, 22)] as const;
+    const expectedGrads = start.map((x) => x.slice());
+    const actualGrads = start.map((x) => x.slice());
+    swigluBackward(expectedGrads[0]!, expectedGrads[1]!, dout, gate, up, N);
+    ops.swigluBackward(actualGrads[0]!, actualGrads[1]!, dout, gate, up, N);
+    expectClose(actualGrads[0]!, expectedGrads[0]!, { atol: 1e-6, rtol: 1e-5, label: 'dgate' });
+    expectClose(actualGrads[1]!, expectedGrads[1]!, { atol: 1e-6, rtol: 1e-5, label: 'dup' });
   });
 
   it.each(ATTENTION_SHAPES)('attention_forward and attention_backward match reference at B=%i T=%i NH=%i KVH=%i HS=%i', async (B, T, NH, KVH, HS) => {
