@@ -67,7 +67,7 @@ export interface CpuBackendOps {
 }
 
 /** The plain-TypeScript references as CpuBackendOps: the oracle. */
-export const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward, ropeForward, ropeBackward, swigluForward, swigluBackward };
+const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward, ropeForward, ropeBackward, swigluForward, swigluBackward };
 
 /** Creates a CPU backend from a config and either a seed or named tensors (all base parameters required), on the references or on `ops`. */
 export async function createCpuBackend(config: ModelConfig, weights: ModelWeights, options: ModelBackendOptions = {}, ops: CpuBackendOps = REFERENCE_OPS): Promise<CpuBackend> {
