@@ -1,6 +1,7 @@
 /**
- * Pretrains `nano`, TabRL's small byte-level Llama shipped under public/models/nano, on the CPU
- * backend of TabRL's own engine (no GPU, nothing downloaded), or with `--backend webgpu` on its
+ * Pretrains `nano`, TabRL's small byte-level Llama shipped under public/models/nano, on the fast CPU
+ * backend of TabRL's own engine (no GPU, nothing downloaded; `--backend cpu-reference` for the
+ * plain-TypeScript reference, which made the shipped checkpoint), or with `--backend webgpu` on its
  * WebGPU backend through Dawn (a real GPU where the machine has one; the software adapter otherwise).
  * Deterministic on the CPU given --seed: the data, the init and the batch order all come from it
  * (wall-clock time decides only how many steps run when --minutes is the limit; the step count of

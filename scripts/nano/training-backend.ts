@@ -1,6 +1,6 @@
 /**
  * Opens a training backend for a model shape with seeded random weights, for the nano scripts: TabRL's
- * CPU backend, or its WebGPU backend through Dawn in Node (a real GPU where there is one, the
+ * fast CPU backend (the default), its reference CPU backend (`--backend cpu-reference`), or its WebGPU backend through Dawn in Node (a real GPU where there is one, the
  * software adapter otherwise), as `tabrl train --backend webgpu` opens a model.
  */
 import { cpus } from 'node:os';
@@ -8,6 +8,8 @@ import type { BackendName } from '../../src/cli/open-model.ts';
 import type { ModelBackend } from '../../src/gpu/model/backend.ts';
 import type { ModelConfig } from '../../src/gpu/model/config.ts';
 import { createCpuBackend } from '../../src/gpu/model/cpu-backend.ts';
+import { createFastCpuBackend } from '../../src/gpu/fast-cpu/fast-cpu-backend.ts';
+import { createNodeWasmKernels, defaultThreadCount } from '../../src/gpu/fast-cpu/node-kernel-threads.ts';
 
 /** A backend and a one-line description of the machine it runs on (for pretraining.json). */
 export interface TrainingBackend {
@@ -18,7 +20,11 @@ export interface TrainingBackend {
 /** Opens `config` with weights initialised from `seed` on the CPU backend or on WebGPU (a missing adapter throws, and so does a software one when `requireHardware`). */
 export async function openTrainingBackend(config: ModelConfig, seed: number, name: BackendName, requireHardware = false): Promise<TrainingBackend> {
   const host = `${cpus()[0]?.model ?? 'cpu'} (${cpus().length} logical cores, shared), Node ${process.version}`;
-  if (name === 'cpu') return { backend: await createCpuBackend(config, { seed }), machine: `${host}, TabRL CPU backend` };
+  if (name === 'cpu-reference') return { backend: await createCpuBackend(config, { seed }), machine: `${host}, TabRL reference CPU backend` };
+  if (name === 'cpu') {
+    const kernels = await createNodeWasmKernels(defaultThreadCount());
+    return { backend: await createFastCpuBackend(config, { seed }, {}, kernels), machine: `${host}, TabRL fast CPU backend (WASM SIMD, ${kernels.threadCount} threads)` };
+  }
   const [{ createNodeGPU }, { isSoftwareAdapter, requestGPUDevice }, { createWebGPUBackend }] = await Promise.all([
     import('../../src/gpu/webgpu/node-gpu.ts'),
     import('../../src/gpu/webgpu/device.ts'),

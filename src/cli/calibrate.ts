@@ -32,7 +32,7 @@ Options:
   --base-url URL            the policy's endpoint (also --policy-base-url)
   --model NAME              the policy's model name, or local:tiny / local:<model-dir> (also --policy-model)
   --api-key-env VAR         read the policy's API key from this variable (also --policy-api-key-env)
-  --backend B               with local:, where the weights live: cpu (default) or webgpu (Dawn)
+  --backend B               with local:, where the weights live: cpu (default: the fast WASM backend), cpu-reference or webgpu (Dawn)
   -r, --rollouts-per-task K rollouts per task (default 8)
   --keep LO-HI              the learnable band of pass rates (default 0-1: passes sometimes, not always)
   -n, --num-tasks N         tasks from the start of the evaluation set (default: all)

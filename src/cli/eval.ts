@@ -26,7 +26,7 @@ import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts'
 
 /** Usage text of `tabrl eval`. */
 const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
-       tabrl eval <name | path/to/env.ts> --model local:<tiny | nano | model-dir> [--backend cpu|webgpu] [options]
+       tabrl eval <name | path/to/env.ts> --model local:<tiny | nano | model-dir> [--backend cpu|cpu-reference|webgpu] [options]
 
 Runs an environment against an OpenAI-compatible chat-completions endpoint, or against a model
 running in this process (local:), which also records the sampled token ids and logprobs.
@@ -34,7 +34,8 @@ running in this process (local:), which also records the sampled token ids and l
 Options:
   --base-url URL          endpoint base URL, e.g. http://localhost:8000/v1
   --model NAME            model name sent to the endpoint, or local:tiny / local:nano / local:<model-dir>
-  --backend B             with local:, where the weights live: cpu (default) or webgpu (Dawn)
+  --backend B             with local:, where the weights live: cpu (default: the fast WASM backend), cpu-reference
+                          (the plain-TypeScript oracle) or webgpu (Dawn)
   --api-key-env VAR       read the API key from this environment variable (default: OPENAI_API_KEY if set)
   -n, --num-tasks N       tasks to evaluate, from the start of the eval set (default 10)
   -r, --rollouts-per-task R  rollouts per task (default 1; pass@k for k ≤ R)
@@ -195,6 +196,7 @@ export async function runEval(argv: string[]): Promise<number> {
     if (numTasks === 0) throw new CliError(`${env.name} has no tasks to evaluate (its evaluation set is empty); check --env-args`);
     if (localModel !== undefined) {
       const model = await openModel(localModel, { backend: parseBackendName(settings.backend), seed: settings.sampling_args.seed ?? 0 });
+      console.error(`${model.label} on ${model.device}`);
       // Ctrl-C must reach its handler between completions decoded on the CPU.
       client = lettingEventsRun(new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) }));
     }

@@ -31,7 +31,8 @@ Options:
   --stop STRING           stop string (repeatable)
   --seed S                sampling seed: the same seed reproduces the completions
   --model-seed S          weights seed of "tiny" (default 0)
-  --backend B             cpu (default) or webgpu (Dawn: the KV-cache decoder runs on the GPU)
+  --backend B             cpu (default: the fast WASM backend), cpu-reference (the plain-TypeScript oracle) or webgpu
+                          (Dawn: the KV-cache decoder runs on the GPU)
   --json                  print one JSON object instead of text`;
 
 /** Runs `tabrl generate`; returns the exit code. */
@@ -73,7 +74,8 @@ export async function runGenerate(argv: string[]): Promise<number> {
   const seed = parseNumber(values.seed, '--seed', { integer: true });
   const modelSeed = parseNumber(values['model-seed'], '--model-seed', { integer: true, min: 0 }) ?? 0;
 
-  const { backend, tokenizer, createDecoder } = await openModel(model, { backend: parseBackendName(values.backend), seed: modelSeed });
+  const { backend, tokenizer, createDecoder, device } = await openModel(model, { backend: parseBackendName(values.backend), seed: modelSeed });
+  console.error(`${model} on ${device}`);
   const client = new LocalChatClient({ backend, tokenizer, model, ...(createDecoder ? { createDecoder } : {}) });
   let completion;
   try {

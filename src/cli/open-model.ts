@@ -2,8 +2,8 @@
  * Opens a model for the CLI: `tiny` (TabRL's from-scratch preset with the byte tokenizer, seeded
  * random weights), `nano` (TabRL's small pretrained byte-level model, the folder shipped under
  * public/models/nano) or a Hugging Face-style folder (config.json + safetensors + tokenizer files,
- * or a byte-model folder like nano's), on the CPU backend or on WebGPU through Dawn (the software
- * adapter where there is no GPU).
+ * or a byte-model folder like nano's), on the fast CPU backend (the default), the reference CPU
+ * backend or WebGPU through Dawn (the software adapter where there is no GPU).
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -18,11 +18,14 @@ import { findRealPreset, huggingFaceFileUrl, MODEL_PRESETS } from '../models/cat
 import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensors } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
+import { createFastCpuBackend } from '../gpu/fast-cpu/fast-cpu-backend.ts';
+import { createNodeWasmKernels, defaultThreadCount } from '../gpu/fast-cpu/node-kernel-threads.ts';
+import type { WasmKernels } from '../gpu/fast-cpu/wasm-kernels.ts';
 import { CliError } from './cli-error.ts';
 import { errorMessage } from '../common/error-message.ts';
 
-/** Which engine runs the model. */
-export type BackendName = 'cpu' | 'webgpu';
+/** Which engine runs the model: the fast CPU backend (WASM SIMD on every core), the plain-TypeScript reference, or WebGPU. */
+export type BackendName = 'cpu' | 'cpu-reference' | 'webgpu';
 
 /** An opened model: its backend, tokenizer and a label for messages. */
 export interface OpenedModel {
@@ -41,7 +44,7 @@ export interface OpenedModel {
 /** Checks a `--backend` value. */
 export function parseBackendName(value: string | undefined): BackendName {
   const name = value ?? 'cpu';
-  if (name !== 'cpu' && name !== 'webgpu') throw new CliError(`--backend must be cpu or webgpu, got "${name}"`, 2);
+  if (name !== 'cpu' && name !== 'cpu-reference' && name !== 'webgpu') throw new CliError(`--backend must be cpu, cpu-reference or webgpu, got "${name}"`, 2);
   return name;
 }
 
@@ -59,6 +62,14 @@ export const NANO_MODEL_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '
 /** The folder a `--model` value names: `nano` is the shipped folder; anything else but `tiny` is a path. */
 export function modelFolderOf(spec: string): string {
   return spec === 'nano' ? NANO_MODEL_FOLDER : spec;
+}
+
+let kernelsOfProcess: Promise<WasmKernels> | null = null;
+
+/** The fast CPU backend's kernels on every core, started once per process and shared by every model it opens (the policy and a judge). */
+function processKernels(): Promise<WasmKernels> {
+  kernelsOfProcess ??= createNodeWasmKernels(defaultThreadCount());
+  return kernelsOfProcess;
 }
 
 /** Opens `tiny`, `nano` or a model folder on the chosen backend. */
@@ -95,8 +106,12 @@ export async function openModel(spec: string, options: { backend: BackendName; s
     }
   }
   const backendOptions: ModelBackendOptions = { lora: options.lora ?? null, ...(options.loraSeed !== undefined ? { loraSeed: options.loraSeed } : {}) };
-  if (options.backend === 'cpu') {
+  if (options.backend === 'cpu-reference') {
     return { backend: await createCpuBackend(config, weights, backendOptions), tokenizer, label: spec, device: 'cpu (reference backend)' };
+  }
+  if (options.backend === 'cpu') {
+    const kernels = await processKernels();
+    return { backend: await createFastCpuBackend(config, weights, backendOptions, kernels), tokenizer, label: spec, device: `cpu (fast backend: WASM SIMD on ${kernels.threadCount} thread${kernels.threadCount === 1 ? '' : 's'})` };
   }
   const [{ createNodeGPU }, { requestGPUDevice }, { createWebGPUBackend }, { createWebGPUDecoder }] = await Promise.all([
     import('../gpu/webgpu/node-gpu.ts'),

@@ -47,7 +47,8 @@ Options:
                          reverse-text: the default lesson, nano): its model, --env-args and settings, which
                          other flags override
   --quick                the lesson's preset cut to a few minutes on a software adapter or the CPU (implies --lesson)
-  --backend B            cpu (default) or webgpu (Dawn; the software adapter where there is no GPU)
+  --backend B            cpu (default: the fast WASM backend on every core), cpu-reference (the plain-TypeScript oracle)
+                         or webgpu (Dawn; the software adapter where there is no GPU)
   --demonstrations N     expert rollouts for warm-up data (default 256)
   --sft-steps K          SFT warm-up steps (default 100; 0 skips the warm-up)
   --sft-batch N          sequences per SFT step (default 16)
@@ -421,7 +422,7 @@ function checkRunSettings(settings: unknown): string | undefined {
   if (typeof s.spec !== 'string' || s.spec === '') return 'no environment ("spec")';
   if (typeof s.envArgs !== 'object' || s.envArgs === null || Array.isArray(s.envArgs)) return '"envArgs" that is not an object';
   if (typeof s.model !== 'string' || s.model === '') return 'no model';
-  if (s.backend !== 'cpu' && s.backend !== 'webgpu') return `backend ${JSON.stringify(s.backend)}, expected "cpu" or "webgpu"`;
+  if (s.backend !== 'cpu' && s.backend !== 'cpu-reference' && s.backend !== 'webgpu') return `backend ${JSON.stringify(s.backend)}, expected "cpu", "cpu-reference" or "webgpu"`;
   if (s.lora !== null && (typeof s.lora !== 'object' || !count(s.lora?.rank) || s.lora.rank < 1)) return '"lora" that is neither null nor { rank, alpha, targetModules }';
   const j = s.judge as Partial<JudgeSettings> | undefined;
   if (j !== undefined && (typeof j !== 'object' || j === null || typeof j.baseUrl !== 'string' || typeof j.model !== 'string')) return '"judge" that is not { baseUrl, model, apiKeyEnv? }';

@@ -1,7 +1,8 @@
 /**
- * The CPU backend: the whole Llama-family model (forward, backward, AdamW, LoRA) built only from
+ * The CPU backend: the whole Llama-family model (forward, backward, AdamW, LoRA) built from
  * the plain-TypeScript references, over one flat buffer per role laid out by layout.ts. It is the
- * oracle for the WebGPU backend and a slow fallback where WebGPU is absent; it is deliberately
+ * oracle for the WebGPU backend and for the fast CPU backend (src/gpu/fast-cpu), which reuses this class
+ * with its matmuls, attention, RoPE and SwiGLU swapped through CpuBackendOps; with REFERENCE_OPS it is deliberately
  * not fast (no threads, no SIMD, activations recomputed by backward).
  */
 import {
@@ -53,9 +54,24 @@ interface Activations {
   dacts: Float32Array | null;
 }
 
-/** Creates a CPU backend from a config and either a seed or named tensors (all base parameters required). */
-export async function createCpuBackend(config: ModelConfig, weights: ModelWeights, options: ModelBackendOptions = {}): Promise<CpuBackend> {
-  const backend = new CpuBackend(config, options.lora ?? null, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0);
+/** The ops a CpuBackend runs that a faster engine may replace (src/gpu/fast-cpu); the references by default. */
+export interface CpuBackendOps {
+  matmulForward: typeof matmulForward;
+  matmulBackward: typeof matmulBackward;
+  attentionForward: typeof attentionForward;
+  attentionBackward: typeof attentionBackward;
+  ropeForward: typeof ropeForward;
+  ropeBackward: typeof ropeBackward;
+  swigluForward: typeof swigluForward;
+  swigluBackward: typeof swigluBackward;
+}
+
+/** The plain-TypeScript references as CpuBackendOps: the oracle. */
+const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward, ropeForward, ropeBackward, swigluForward, swigluBackward };
+
+/** Creates a CPU backend from a config and either a seed or named tensors (all base parameters required), on the references or on `ops`. */
+export async function createCpuBackend(config: ModelConfig, weights: ModelWeights, options: ModelBackendOptions = {}, ops: CpuBackendOps = REFERENCE_OPS): Promise<CpuBackend> {
+  const backend = new CpuBackend(config, options.lora ?? null, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, ops);
   if ('tensors' in weights) {
     const missing = backend.paramLayout.slots.map((slot) => slot.name).filter((name) => !weights.tensors.has(name));
     if (missing.length > 0) {
@@ -82,9 +98,11 @@ export class CpuBackend implements ModelBackend {
   private activations: Activations | null = null;
   private reference: Float32Array | null = null; // (paramLayout.totalSize) the frozen KL reference of full fine-tuning
   private adaptersOn = true; // false while a LoRA reference forward runs
+  private readonly ops: CpuBackendOps;
 
-  /** Builds the buffers and initialises them from seed (HF init) and loraSeed (PEFT init). */
-  constructor(config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number) {
+  /** Builds the buffers and initialises them from seed (HF init) and loraSeed (PEFT init); `ops` runs the matmuls and attention. */
+  constructor(config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, ops: CpuBackendOps = REFERENCE_OPS) {
+    this.ops = ops;
     this.config = config;
     this.lora = lora;
     this.paramLayout = paramLayout(config);
@@ -141,7 +159,7 @@ export class CpuBackend implements ModelBackend {
     // LM head and final norm
     logprobsBackward(dact('logits'), weights, act('logits'), targets, N, V, temperature);
     const lmHeadName = this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
-    matmulBackward(dact('lnf'), this.grad(lmHeadName), null, dact('logits'), act('lnf'), this.param(lmHeadName), N, C, V);
+    this.ops.matmulBackward(dact('lnf'), this.grad(lmHeadName), null, dact('logits'), act('lnf'), this.param(lmHeadName), N, C, V);
     const lastResidual = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
     rmsnormBackward(dact(lastResidual), this.grad('model.norm.weight'), dact('lnf'), act(lastResidual), this.param('model.norm.weight'), act('lnf_rstd'), N, C);
 
@@ -155,7 +173,7 @@ export class CpuBackend implements ModelBackend {
       // MLP block
       residualBackward(dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
       this.linearBackward(a, l, 'down_proj', dla('swiglu'), dla('mlp_out'), la('swiglu'), N);
-      swigluBackward(dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
+      this.ops.swigluBackward(dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
       this.linearBackward(a, l, 'gate_proj', dla('ln2'), dla('gate'), la('ln2'), N);
       this.linearBackward(a, l, 'up_proj', dla('ln2'), dla('up'), la('ln2'), N);
       rmsnormBackward(dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
@@ -163,15 +181,15 @@ export class CpuBackend implements ModelBackend {
       // attention block
       residualBackward(dact(inputName), dla('attproj'), dla('residual2'), N * C);
       this.linearBackward(a, l, 'o_proj', dla('atty'), dla('attproj'), la('atty'), N);
-      attentionBackward(dla('q_rope'), dla('k_rope'), dla('v'), dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
+      this.ops.attentionBackward(dla('q_rope'), dla('k_rope'), dla('v'), dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
       if (this.config.qk_norm) {
-        ropeBackward(dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
-        ropeBackward(dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+        this.ops.ropeBackward(dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
+        this.ops.ropeBackward(dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
         rmsnormBackward(dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
         rmsnormBackward(dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
       } else {
-        ropeBackward(dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
-        ropeBackward(dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+        this.ops.ropeBackward(dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
+        this.ops.ropeBackward(dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
       }
       this.linearBackward(a, l, 'q_proj', dla('ln1'), dla('q'), la('ln1'), N);
       this.linearBackward(a, l, 'k_proj', dla('ln1'), dla('k'), la('ln1'), N);
@@ -337,9 +355,9 @@ export class CpuBackend implements ModelBackend {
         q = la('q_normed');
         k = la('k_normed');
       }
-      ropeForward(la('q_rope'), q, positions, B, T, NH, HS, theta);
-      ropeForward(la('k_rope'), k, positions, B, T, KVH, HS, theta);
-      attentionForward(la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
+      this.ops.ropeForward(la('q_rope'), q, positions, B, T, NH, HS, theta);
+      this.ops.ropeForward(la('k_rope'), k, positions, B, T, KVH, HS, theta);
+      this.ops.attentionForward(la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
       this.linearForward(a, l, 'o_proj', la('attproj'), la('atty'), N);
       residualForward(la('residual2'), residual, la('attproj'), N * C);
 
@@ -347,14 +365,14 @@ export class CpuBackend implements ModelBackend {
       rmsnormForward(la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
       this.linearForward(a, l, 'gate_proj', la('gate'), la('ln2'), N);
       this.linearForward(a, l, 'up_proj', la('up'), la('ln2'), N);
-      swigluForward(la('swiglu'), la('gate'), la('up'), N * I);
+      this.ops.swigluForward(la('swiglu'), la('gate'), la('up'), N * I);
       this.linearForward(a, l, 'down_proj', la('mlp_out'), la('swiglu'), N);
       residualForward(la('residual3'), la('residual2'), la('mlp_out'), N * C);
       residual = la('residual3');
     }
     rmsnormForward(act('lnf'), act('lnf_rstd'), residual, this.param('model.norm.weight'), N, C, eps);
     const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
-    matmulForward(act('logits'), act('lnf'), lmHead, null, N, C, V);
+    this.ops.matmulForward(act('logits'), act('lnf'), lmHead, null, N, C, V);
     return a;
   }
 
@@ -363,7 +381,7 @@ export class CpuBackend implements ModelBackend {
     const { IC, OC } = linearSizes(this.config, module);
     const prefix = linearModuleName(layer, module);
     const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? this.param(`${prefix}.bias`) : null;
-    matmulForward(out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
+    this.ops.matmulForward(out, inp, this.param(`${prefix}.weight`), bias, N, IC, OC);
     if (this.adaptersOn && this.lora !== null && this.lora.targetModules.includes(module)) {
       const hidden = this.view(a, `layers.${layer}.${module}.lora_hidden`);
       loraForward(out, hidden, inp, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora.rank, this.lora.alpha);
@@ -376,7 +394,7 @@ export class CpuBackend implements ModelBackend {
     const prefix = linearModuleName(layer, module);
     const hasBias = this.paramLayout.byName.has(`${prefix}.bias`);
     const weight = this.param(`${prefix}.weight`);
-    matmulBackward(dinp, this.grad(`${prefix}.weight`), hasBias ? this.grad(`${prefix}.bias`) : null, dout, inp, weight, N, IC, OC);
+    this.ops.matmulBackward(dinp, this.grad(`${prefix}.weight`), hasBias ? this.grad(`${prefix}.bias`) : null, dout, inp, weight, N, IC, OC);
     if (this.lora !== null && this.lora.targetModules.includes(module)) {
       const hidden = this.view(a, `layers.${layer}.${module}.lora_hidden`);
       const dA = this.grad(loraParamName(layer, module, 'A'))!;

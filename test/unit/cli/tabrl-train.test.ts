@@ -155,7 +155,7 @@ test('--out, --resume and the checkpoint guard what a run produced: one-line err
   writeFileSync(join(checkpoint, 'state.json'), JSON.stringify(parsed));
   const badSettings = await tabrl(['train', '--resume', out]);
   expect(badSettings.code).toBe(2);
-  expect(badSettings.stderr).toContain('has backend "tpu", expected "cpu" or "webgpu"');
+  expect(badSettings.stderr).toContain('has backend "tpu", expected "cpu", "cpu-reference" or "webgpu"');
 
   // NaN in the exported weights: refused at load, naming the tensor.
   const weightsPath = join(out, 'model', 'model.safetensors');

@@ -1,0 +1,334 @@
+/*
+ * WebAssembly SIMD (f32x4) kernels of TabRL's fast CPU backend, compiled by build-kernels.sh.
+ *
+ * gemm: C (M, Ncols) = or += A (M, K) · B (K, Ncols), every operand given by a base pointer and a
+ * row and a column stride, so one kernel serves the three matmuls of a linear layer:
+ *   forward  out  (N, OC) = inp (N, IC) · weightᵀ  (B(k, n) = weight[n*IC + k])
+ *   backward dinp (N, IC) += dout (N, OC) · weight  (B(k, n) = weight[k*IC + n])
+ *   backward dweight (OC, IC) += doutᵀ · inp        (A(m, k) = dout[k*OC + m])
+ * Goto-style blocking: for each NC-column block and KC-deep slice, B is packed into NR-wide panels
+ * (KC·NC floats, meant for L2), then each MC-row block of A into MR-high panels (meant for L1), and a
+ * MR×NR register tile accumulates one panel pair. Edges are zero-padded in the packs; a partial tile
+ * is written through a scratch tile. Sums are f32 in K order within a slice (not the reference's f64).
+ *
+ * No libc and no shadow stack: every buffer, scratch included, comes from the caller, so several
+ * threads may run gemm at once on one shared memory, each over its own rows of C with its own work.
+ */
+#include <wasm_simd128.h>
+
+#define MR 4
+#define NR 8
+#define MC 64
+#define KC 256
+#define NC 256
+
+/* Floats of work one gemm call needs: the packed A block, the packed B block and one scratch tile. */
+int gemm_work_floats(void) { return MC * KC + KC * NC + MR * NR; }
+
+/* Packs A rows [m0, m0+mc) × columns [k0, k0+kc) into MR-high panels: panel p holds, for each k, MR values. */
+static void pack_a(float *restrict dst, const float *a, int ars, int acs, int m0, int mc, int k0, int kc) {
+  for (int p = 0; p < mc; p += MR) {
+    int rows = mc - p < MR ? mc - p : MR;
+    for (int k = 0; k < kc; k++) {
+      const float *src = a + (long)(m0 + p) * ars + (long)(k0 + k) * acs;
+      int r = 0;
+      for (; r < rows; r++) dst[r] = src[(long)r * ars];
+      for (; r < MR; r++) dst[r] = 0.0f;
+      dst += MR;
+    }
+  }
+}
+
+/* Packs B rows [k0, k0+kc) × columns [n0, n0+nc) into NR-wide panels: panel p holds, for each k, NR values. */
+static void pack_b(float *restrict dst, const float *b, int brs, int bcs, int k0, int kc, int n0, int nc) {
+  for (int p = 0; p < nc; p += NR) {
+    int cols = nc - p < NR ? nc - p : NR;
+    if (cols == NR && bcs == 1) {
+      for (int k = 0; k < kc; k++) {
+        const float *src = b + (long)(k0 + k) * brs + (n0 + p);
+        wasm_v128_store(dst, wasm_v128_load(src));
+        wasm_v128_store(dst + 4, wasm_v128_load(src + 4));
+        dst += NR;
+      }
+    } else {
+      for (int k = 0; k < kc; k++) {
+        const float *src = b + (long)(k0 + k) * brs + (long)(n0 + p) * bcs;
+        int c = 0;
+        for (; c < cols; c++) dst[c] = src[(long)c * bcs];
+        for (; c < NR; c++) dst[c] = 0.0f;
+        dst += NR;
+      }
+    }
+  }
+}
+
+/* One MR×NR tile: t (ldt) = or += Σ_k apanel[k]·bpanel[k] over kc steps. */
+static void micro_kernel(int kc, const float *restrict ap, const float *restrict bp, float *t, int ldt, int accumulate) {
+  v128_t c00 = wasm_f32x4_splat(0), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+  for (int k = 0; k < kc; k++) {
+    v128_t b0 = wasm_v128_load(bp);
+    v128_t b1 = wasm_v128_load(bp + 4);
+    v128_t a0 = wasm_v128_load32_splat(ap);
+    v128_t a1 = wasm_v128_load32_splat(ap + 1);
+    v128_t a2 = wasm_v128_load32_splat(ap + 2);
+    v128_t a3 = wasm_v128_load32_splat(ap + 3);
+    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(a0, b0));
+    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(a0, b1));
+    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(a1, b0));
+    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(a1, b1));
+    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(a2, b0));
+    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(a2, b1));
+    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(a3, b0));
+    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(a3, b1));
+    ap += MR;
+    bp += NR;
+  }
+  if (accumulate) {
+    c00 = wasm_f32x4_add(c00, wasm_v128_load(t));
+    c01 = wasm_f32x4_add(c01, wasm_v128_load(t + 4));
+    c10 = wasm_f32x4_add(c10, wasm_v128_load(t + ldt));
+    c11 = wasm_f32x4_add(c11, wasm_v128_load(t + ldt + 4));
+    c20 = wasm_f32x4_add(c20, wasm_v128_load(t + 2 * ldt));
+    c21 = wasm_f32x4_add(c21, wasm_v128_load(t + 2 * ldt + 4));
+    c30 = wasm_f32x4_add(c30, wasm_v128_load(t + 3 * ldt));
+    c31 = wasm_f32x4_add(c31, wasm_v128_load(t + 3 * ldt + 4));
+  }
+  wasm_v128_store(t, c00);
+  wasm_v128_store(t + 4, c01);
+  wasm_v128_store(t + ldt, c10);
+  wasm_v128_store(t + ldt + 4, c11);
+  wasm_v128_store(t + 2 * ldt, c20);
+  wasm_v128_store(t + 2 * ldt + 4, c21);
+  wasm_v128_store(t + 3 * ldt, c30);
+  wasm_v128_store(t + 3 * ldt + 4, c31);
+}
+
+/*
+ * C rows [m0, m1) of C (M, Ncols) (ldc) = or += A·B, then + bias (Ncols) when bias is not null.
+ * accumulate = 0 overwrites C, 1 adds to it. work holds gemm_work_floats() floats of this caller's own.
+ */
+void gemm(float *c, int ldc, const float *a, int ars, int acs, const float *b, int brs, int bcs, const float *bias,
+          int m0, int m1, int Ncols, int K, int accumulate, float *work) {
+  float *apack = work;
+  float *bpack = work + MC * KC;
+  float *tile = bpack + KC * NC; /* MR×NR, row stride NR */
+  if (K == 0 && !accumulate) {
+    for (int m = m0; m < m1; m++) for (int n = 0; n < Ncols; n++) c[(long)m * ldc + n] = 0.0f;
+  }
+  for (int jc = 0; jc < Ncols; jc += NC) {
+    int nc = Ncols - jc < NC ? Ncols - jc : NC;
+    for (int pc = 0; pc < K; pc += KC) {
+      int kc = K - pc < KC ? K - pc : KC;
+      int add = accumulate || pc > 0;
+      pack_b(bpack, b, brs, bcs, pc, kc, jc, nc);
+      for (int ic = m0; ic < m1; ic += MC) {
+        int mc = m1 - ic < MC ? m1 - ic : MC;
+        pack_a(apack, a, ars, acs, ic, mc, pc, kc);
+        for (int jr = 0; jr < nc; jr += NR) {
+          int cols = nc - jr < NR ? nc - jr : NR;
+          const float *bp = bpack + (long)jr * kc;
+          for (int ir = 0; ir < mc; ir += MR) {
+            int rows = mc - ir < MR ? mc - ir : MR;
+            const float *ap = apack + (long)ir * kc;
+            float *ct = c + (long)(ic + ir) * ldc + (jc + jr);
+            if (rows == MR && cols == NR) {
+              micro_kernel(kc, ap, bp, ct, ldc, add);
+            } else {
+              micro_kernel(kc, ap, bp, tile, NR, 0);
+              for (int r = 0; r < rows; r++)
+                for (int q = 0; q < cols; q++) {
+                  float v = tile[r * NR + q];
+                  ct[(long)r * ldc + q] = add ? ct[(long)r * ldc + q] + v : v;
+                }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (bias) {
+    for (int m = m0; m < m1; m++)
+      for (int n = 0; n < Ncols; n++) c[(long)m * ldc + n] += bias[n];
+  }
+}
+
+/*
+ * Causal grouped-query attention, as src/gpu/reference/attention.ts: q (B, T, NH, HS), k and v
+ * (B, T, KVH, HS), att (B, NH, T, T) the saved probabilities (zero above the diagonal), out
+ * (B, T, NH, HS). Work is split by units u = b*KVH + kvh, [u0, u1): a unit is every query head of
+ * one key/value head in one sequence, so dk and dv of a unit are written by one caller only.
+ * work holds T floats (padded to 4) of this caller's own. Sums and exponentials are f32.
+ */
+
+/* exp(x) per lane for x in [-87, 88] (clamped outside): 2^n·p(r), r = x − n·ln2, |r| ≤ ln2/2, degree-6 Taylor (rel. error < 2e-7). */
+static v128_t exp_f32x4(v128_t x) {
+  x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.0f)), wasm_f32x4_splat(88.0f));
+  v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t p = wasm_f32x4_splat(1.0f / 720.0f);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  return wasm_f32x4_mul(p, scale);
+}
+
+/* Σ_i x[i]·y[i] over n values. */
+static float dot(const float *x, const float *y, int n) {
+  v128_t acc = wasm_f32x4_splat(0);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(x + i), wasm_v128_load(y + i)));
+  float sum = wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1) + wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3);
+  for (; i < n; i++) sum += x[i] * y[i];
+  return sum;
+}
+
+/* y[i] += a·x[i] over n values. */
+static void axpy(float *y, float a, const float *x, int n) {
+  v128_t va = wasm_f32x4_splat(a);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(va, wasm_v128_load(x + i))));
+  for (; i < n; i++) y[i] += a * x[i];
+}
+
+/* out = softmax(q·kᵀ/√HS, causal)·v for units [u0, u1); saves the probabilities in att. */
+void attention_forward(float *out, float *att, const float *q, const float *k, const float *v, int B, int T, int NH, int KVH, int HS,
+                       int u0, int u1, float *work) {
+  float scale = 1.0f / __builtin_sqrtf((float)HS);
+  int group = NH / KVH;
+  float *scores = work;
+  for (int u = u0; u < u1; u++) {
+    int b = u / KVH, kvh = u % KVH;
+    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+      for (int t = 0; t < T; t++) {
+        const float *qrow = q + ((long)(b * T + t) * NH + h) * HS;
+        float *attrow = att + ((long)(b * NH + h) * T + t) * T;
+        float maxScore = -3.4e38f;
+        for (int t2 = 0; t2 <= t; t2++) {
+          float s = dot(qrow, k + ((long)(b * T + t2) * KVH + kvh) * HS, HS) * scale;
+          scores[t2] = s;
+          maxScore = s > maxScore ? s : maxScore;
+        }
+        int count4 = (t + 1 + 3) & ~3;
+        for (int t2 = t + 1; t2 < count4; t2++) scores[t2] = maxScore - 100.0f;
+        v128_t vmax = wasm_f32x4_splat(maxScore);
+        for (int t2 = 0; t2 < count4; t2 += 4) {
+          v128_t e = exp_f32x4(wasm_f32x4_sub(wasm_v128_load(scores + t2), vmax));
+          wasm_v128_store(scores + t2, e);
+        }
+        float sum = 0;
+        for (int t2 = 0; t2 <= t; t2++) sum += scores[t2];
+        float inv = 1.0f / sum;
+        for (int t2 = 0; t2 <= t; t2++) attrow[t2] = scores[t2] * inv;
+        for (int t2 = t + 1; t2 < T; t2++) attrow[t2] = 0.0f;
+        float *orow = out + ((long)(b * T + t) * NH + h) * HS;
+        for (int i = 0; i < HS; i++) orow[i] = 0.0f;
+        for (int t2 = 0; t2 <= t; t2++) axpy(orow, attrow[t2], v + ((long)(b * T + t2) * KVH + kvh) * HS, HS);
+      }
+    }
+  }
+}
+
+/* Accumulates the gradients of attention_forward into dq, dk and dv for units [u0, u1). */
+void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *att,
+                        int B, int T, int NH, int KVH, int HS, int u0, int u1, float *work) {
+  float scale = 1.0f / __builtin_sqrtf((float)HS);
+  int group = NH / KVH;
+  float *datt = work;
+  for (int u = u0; u < u1; u++) {
+    int b = u / KVH, kvh = u % KVH;
+    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+      for (int t = 0; t < T; t++) {
+        long qbase = ((long)(b * T + t) * NH + h) * HS;
+        const float *attrow = att + ((long)(b * NH + h) * T + t) * T;
+        float dotAttDatt = 0;
+        for (int t2 = 0; t2 <= t; t2++) {
+          long vbase = ((long)(b * T + t2) * KVH + kvh) * HS;
+          float p = attrow[t2];
+          float d = dot(dout + qbase, v + vbase, HS);
+          axpy(dv + vbase, p, dout + qbase, HS);
+          datt[t2] = d;
+          dotAttDatt += p * d;
+        }
+        for (int t2 = 0; t2 <= t; t2++) {
+          long kbase = ((long)(b * T + t2) * KVH + kvh) * HS;
+          float dscore = attrow[t2] * (datt[t2] - dotAttDatt) * scale;
+          axpy(dq + qbase, dscore, k + kbase, HS);
+          axpy(dk + kbase, dscore, q + qbase, HS);
+        }
+      }
+    }
+  }
+}
+
+/*
+ * SwiGLU over elements [n0, n1) of N, as src/gpu/reference/swiglu.ts: out = silu(gate)·up with
+ * silu(g) = g·sigmoid(g); backward accumulates dgate += dout·up·sigmoid·(1 + g·(1 − sigmoid)) and
+ * dup += dout·silu. f32, with the vector exp above. work is unused (every kernel takes one). Nothing
+ * here may take a local's address: that would put it on the shadow stack, which threads share.
+ */
+
+/* sigmoid(g) per lane. */
+static v128_t sigmoid_f32x4(v128_t g) {
+  v128_t one = wasm_f32x4_splat(1.0f);
+  return wasm_f32x4_div(one, wasm_f32x4_add(one, exp_f32x4(wasm_f32x4_neg(g))));
+}
+
+/* Loads count ≤ 4 floats into the low lanes (zeros above). */
+static v128_t load_partial(const float *p, int count) {
+  v128_t v = wasm_f32x4_splat(0);
+  if (count > 0) v = wasm_f32x4_replace_lane(v, 0, p[0]);
+  if (count > 1) v = wasm_f32x4_replace_lane(v, 1, p[1]);
+  if (count > 2) v = wasm_f32x4_replace_lane(v, 2, p[2]);
+  return v;
+}
+
+/* Stores the low count ≤ 4 lanes. */
+static void store_partial(float *p, v128_t v, int count) {
+  if (count > 0) p[0] = wasm_f32x4_extract_lane(v, 0);
+  if (count > 1) p[1] = wasm_f32x4_extract_lane(v, 1);
+  if (count > 2) p[2] = wasm_f32x4_extract_lane(v, 2);
+}
+
+void swiglu_forward(float *out, const float *gate, const float *up, int n0, int n1, float *work) {
+  (void)work;
+  int i = n0;
+  for (; i + 4 <= n1; i += 4) {
+    v128_t g = wasm_v128_load(gate + i);
+    wasm_v128_store(out + i, wasm_f32x4_mul(wasm_f32x4_mul(g, sigmoid_f32x4(g)), wasm_v128_load(up + i)));
+  }
+  if (i < n1) {
+    v128_t g = load_partial(gate + i, n1 - i);
+    store_partial(out + i, wasm_f32x4_mul(wasm_f32x4_mul(g, sigmoid_f32x4(g)), load_partial(up + i, n1 - i)), n1 - i);
+  }
+}
+
+/* One vector of swiglu_backward: returns (dgate increment, dup increment) through pointers. */
+static inline __attribute__((always_inline)) void swiglu_backward_lanes(v128_t g, v128_t u, v128_t d, v128_t *ddgate, v128_t *ddup) {
+  v128_t one = wasm_f32x4_splat(1.0f);
+  v128_t s = sigmoid_f32x4(g);
+  v128_t slope = wasm_f32x4_mul(s, wasm_f32x4_add(one, wasm_f32x4_mul(g, wasm_f32x4_sub(one, s))));
+  *ddgate = wasm_f32x4_mul(wasm_f32x4_mul(d, u), slope);
+  *ddup = wasm_f32x4_mul(d, wasm_f32x4_mul(g, s));
+}
+
+void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up, int n0, int n1, float *work) {
+  (void)work;
+  int i = n0;
+  v128_t a, b;
+  for (; i + 4 <= n1; i += 4) {
+    swiglu_backward_lanes(wasm_v128_load(gate + i), wasm_v128_load(up + i), wasm_v128_load(dout + i), &a, &b);
+    wasm_v128_store(dgate + i, wasm_f32x4_add(wasm_v128_load(dgate + i), a));
+    wasm_v128_store(dup + i, wasm_f32x4_add(wasm_v128_load(dup + i), b));
+  }
+  if (i < n1) {
+    int count = n1 - i;
+    swiglu_backward_lanes(load_partial(gate + i, count), load_partial(up + i, count), load_partial(dout + i, count), &a, &b);
+    store_partial(dgate + i, wasm_f32x4_add(load_partial(dgate + i, count), a), count);
+    store_partial(dup + i, wasm_f32x4_add(load_partial(dup + i, count), b), count);
+  }
+}
