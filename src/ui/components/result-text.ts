@@ -1,7 +1,7 @@
 /**
  * Words and series the run panel and the Training tab show for results, as pure functions (unit
- * tested): the errors line of a summary, the task's expected-answer chip of a rollout, and which reward lines
- * a chart draws. No React here.
+ * tested): the errors line of a summary, the task's expected-answer chip of a rollout, which reward lines
+ * a chart draws, counts with their noun and durations. No React here.
  */
 
 /** Where an error came from, in words (RolloutErrorSource of src/envs/types.ts). */
@@ -45,4 +45,15 @@ export function environmentReplies(completion: readonly { role: string; content:
     else if (replies.length > 0) replies[replies.length - 1] = `${replies[replies.length - 1]}${replies[replies.length - 1] === '' ? '' : ' '}${message.content}`;
   }
   return replies;
+}
+
+/** A count with its noun, singular for one: "1 rollout", "2 rollouts" (`plural` for nouns not made with -s). */
+export function countOf(count: number, noun: string, plural = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : plural}`;
+}
+
+/** A duration for a progress line, rounded to whole seconds first so it never reads "41 min 60 s": "45 s", "2 min 5 s". */
+export function durationText(seconds: number): string {
+  const whole = Math.max(0, Math.ceil(seconds));
+  return whole < 60 ? `${whole} s` : `${Math.floor(whole / 60)} min ${whole % 60} s`;
 }

@@ -1,6 +1,6 @@
 /** The words of results: the summary's errors line, the expected-answer chip, and which reward lines a chart draws. */
 import { describe, expect, test } from 'vitest';
-import { environmentReplies, errorsLine, expectedAnswerChip, rewardLines } from '../../../src/ui/components/result-text.ts';
+import { countOf, durationText, environmentReplies, errorsLine, expectedAnswerChip, rewardLines } from '../../../src/ui/components/result-text.ts';
 
 describe('errorsLine', () => {
   test('no errors keeps the short form; errors say how many rollouts and where, most first', () => {
@@ -50,5 +50,24 @@ describe('environmentReplies', () => {
   test('a single-turn answer has no reply, and several messages after one turn are joined', () => {
     expect(environmentReplies([{ role: 'assistant', content: 'olleh' }])).toEqual(['']);
     expect(environmentReplies([{ role: 'assistant', content: 'a' }, { role: 'tool', content: '4' }, { role: 'user', content: 'go on' }])).toEqual(['4 go on']);
+  });
+});
+
+describe('countOf', () => {
+  test('one is singular, everything else plural', () => {
+    expect(countOf(1, 'rollout')).toBe('1 rollout');
+    expect(countOf(0, 'rollout')).toBe('0 rollouts');
+    expect(countOf(8, 'step')).toBe('8 steps');
+    expect(countOf(2, 'match', 'matches')).toBe('2 matches');
+  });
+});
+
+describe('durationText', () => {
+  test('rounds the whole duration before splitting it into minutes, so 59.6 s past a minute is the next minute', () => {
+    expect(durationText(41 * 60 + 59.6)).toBe('42 min 0 s');
+    expect(durationText(59.2)).toBe('1 min 0 s');
+    expect(durationText(12.1)).toBe('13 s');
+    expect(durationText(125)).toBe('2 min 5 s');
+    expect(durationText(-1)).toBe('0 s');
   });
 });
