@@ -62,6 +62,7 @@ function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
       )}
       <Progress />
       <Failure />
+      <UnusedArgs />
       <Summary onShowRollouts={onShowRollouts} />
     </>
   );
@@ -224,6 +225,17 @@ function Progress() {
         </span>
       </div>
     </div>
+  );
+}
+
+/** Argument keys the evaluated file never read (a typo, or another file's arguments), as tabrl eval warns about them. */
+function UnusedArgs() {
+  const warnings = usePlayground((state) => state.run.environment?.unusedArgWarnings);
+  if (!warnings?.length) return null;
+  return (
+    <p className="warning" data-testid="unused-args">
+      {warnings.map((warning) => `${warning}.`).join(' ')} {warnings.length === 1 ? 'It was' : 'They were'} ignored; fix the environment arguments under Settings.
+    </p>
   );
 }
 
