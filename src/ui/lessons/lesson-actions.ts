@@ -46,7 +46,7 @@ export async function startLesson(lesson: Lesson): Promise<string> {
   chooseInTabModel(preset.inTabModel);
   choosePolicy(preset.policy);
   store.setMode(preset.mode);
-  return `${existing ? 'Reopened' : 'Opened'} "${preset.fileName}"${existing ? ' (with your edits)' : ''}, policy ${POLICY_LABELS[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` (${preset.inTabModel})` : ''}, mode ${MODE_LABELS[preset.mode]}. Nothing runs until you press the button in the run panel.`;
+  return `${existing ? 'Reopened' : 'Opened'} "${preset.fileName}"${existing ? ' (with your edits)' : ''}, policy ${POLICY_LABELS[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` (${preset.inTabModel})` : `, in-tab model ${preset.inTabModel} (for Warm up and Train)`}, mode ${MODE_LABELS[preset.mode]}. Nothing runs until you press the button in the run panel.`;
 }
 
 const POLICY_LABELS: Record<string, string> = { expert: 'scripted expert', endpoint: 'endpoint', 'in-tab': 'in-tab model' };
