@@ -112,7 +112,7 @@ export async function startSynthesis(): Promise<void> {
     const generatorClient = await roleClient(generator, 'generator');
     const solverClient = await roleClient(solver, 'solver');
     const result = await synthesizeTasks({
-      documents: documents.map(({ name, text }) => ({ name, text })),
+      documents: documents.map(({ name, text, paragraphs }) => ({ name, text, ...(paragraphs ? { paragraphs } : {}) })),
       generator: generatorClient.client,
       generatorModel: generatorClient.model,
       solver: solverClient.client,
