@@ -12,6 +12,8 @@ export interface SegmentedOption<T extends string> {
   label: ReactNode;
   /** Shown as the button's tooltip. */
   help?: string;
+  /** Why the option cannot be chosen here (its tooltip): it is disabled, skipped by the arrow keys and never shown as chosen. */
+  unavailable?: string;
 }
 
 /** What a segmented choice shows and where a new choice goes. */
@@ -38,14 +40,17 @@ const STEPS: Readonly<Record<string, number>> = { ArrowRight: 1, ArrowDown: 1, A
 /** A radio group (or tab list) of buttons. */
 export function SegmentedChoice<T extends string>({ options, value, onChange, label, labelledBy, testIdPrefix, disabled = false, kind = 'radio', className = 'segmented' }: SegmentedChoiceProps<T>) {
   const buttons = useRef<(HTMLButtonElement | null)[]>([]);
-  const chosen = options.findIndex((option) => option.value === value);
+  // An unavailable option is never the chosen one, even when `value` names it.
+  const isChosen = (option: SegmentedOption<T>) => option.value === value && option.unavailable === undefined;
+  const chosen = options.findIndex(isChosen);
+  const available = options.map((option, index) => (option.unavailable === undefined ? index : -1)).filter((index) => index >= 0);
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    if (options.length === 0) return;
-    const current = Math.max(chosen, 0);
+    if (available.length === 0) return;
+    const current = Math.max(available.indexOf(chosen), 0);
     let next: number;
-    if (event.key === 'Home') next = 0;
-    else if (event.key === 'End') next = options.length - 1;
-    else if (event.key in STEPS) next = (current + STEPS[event.key]! + options.length) % options.length;
+    if (event.key === 'Home') next = available[0]!;
+    else if (event.key === 'End') next = available.at(-1)!;
+    else if (event.key in STEPS) next = available[(current + STEPS[event.key]! + available.length) % available.length]!;
     else return;
     event.preventDefault();
     buttons.current[next]?.focus();
@@ -61,13 +66,13 @@ export function SegmentedChoice<T extends string>({ options, value, onChange, la
           }}
           type="button"
           role={kind}
-          aria-checked={kind === 'radio' ? option.value === value : undefined}
-          aria-selected={kind === 'tab' ? option.value === value : undefined}
-          // Only the chosen option (the first, when none is) is reached with Tab; arrows move within.
-          tabIndex={index === Math.max(chosen, 0) ? 0 : -1}
-          className={option.value === value ? 'selected' : ''}
-          disabled={disabled}
-          title={option.help}
+          aria-checked={kind === 'radio' ? isChosen(option) : undefined}
+          aria-selected={kind === 'tab' ? isChosen(option) : undefined}
+          // Only the chosen option (the first available, when none is) is reached with Tab; arrows move within.
+          tabIndex={index === (chosen >= 0 ? chosen : available[0]) ? 0 : -1}
+          className={isChosen(option) ? 'selected' : ''}
+          disabled={disabled || option.unavailable !== undefined}
+          title={option.unavailable ?? option.help}
           data-testid={`${testIdPrefix}-${option.value}`}
           onClick={() => onChange(option.value)}
         >
