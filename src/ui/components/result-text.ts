@@ -29,12 +29,16 @@ export function expectedAnswerChip(answer: string | undefined): string | null {
 
 /**
  * The reward functions a reward chart draws beside the mean: a function whose line is the mean at
- * every step (the only function, weight 1) would hide under it, so it is named in the mean's label instead.
+ * every step (the only function, weight 1) would hide under it, so it is named in the mean's label
+ * instead; a function whose values leave [0, 1] (a count such as Wordle's guesses, about 4) would
+ * flatten the 0–1 lines, so it gets a chart of its own (`ownScale`).
  */
-export function rewardLines(steps: { reward: { mean: number }; rewards: Record<string, number> }[]): { meanLabel: string; functions: string[] } {
+export function rewardLines(steps: { reward: { mean: number }; rewards: Record<string, number> }[]): { meanLabel: string; functions: string[]; ownScale: string[] } {
   const names = [...new Set(steps.flatMap((step) => Object.keys(step.rewards)))];
   const same = names.filter((name) => steps.length > 0 && steps.every((step) => step.rewards[name] !== undefined && Math.abs(step.rewards[name] - step.reward.mean) < 1e-9));
-  return { meanLabel: same.length > 0 ? `reward (= ${same.join(' = ')})` : 'reward', functions: names.filter((name) => !same.includes(name)) };
+  const others = names.filter((name) => !same.includes(name));
+  const ownScale = others.filter((name) => steps.some((step) => step.rewards[name] !== undefined && (step.rewards[name] < 0 || step.rewards[name] > 1)));
+  return { meanLabel: same.length > 0 ? `reward (= ${same.join(' = ')})` : 'reward', functions: others.filter((name) => !ownScale.includes(name)), ownScale };
 }
 
 /** The environment's reply after each model turn of a rollout (empty strings for a single-turn task), so a game reads turn by turn. */

@@ -23,14 +23,21 @@ describe('rewardLines', () => {
   const step = (mean: number, rewards: Record<string, number>) => ({ reward: { mean }, rewards });
 
   test('a single function equal to the mean at every step is named in the mean\'s label, not drawn under it', () => {
-    expect(rewardLines([step(0.2, { lcsReward: 0.2 }), step(0.5, { lcsReward: 0.5 })])).toEqual({ meanLabel: 'reward (= lcsReward)', functions: [] });
+    expect(rewardLines([step(0.2, { lcsReward: 0.2 }), step(0.5, { lcsReward: 0.5 })])).toEqual({ meanLabel: 'reward (= lcsReward)', functions: [], ownScale: [] });
   });
 
   test('functions that differ from the mean (weights, several functions) are drawn', () => {
-    expect(rewardLines([step(1.2, { lcsReward: 1, formatReward: 1 }), step(0.6, { lcsReward: 0.5, formatReward: 0.5 })])).toEqual({ meanLabel: 'reward', functions: ['lcsReward', 'formatReward'] });
+    expect(rewardLines([step(1.2, { lcsReward: 1, formatReward: 1 }), step(0.6, { lcsReward: 0.5, formatReward: 0.5 })])).toEqual({ meanLabel: 'reward', functions: ['lcsReward', 'formatReward'], ownScale: [] });
     // Equal at one step only is not equal.
     expect(rewardLines([step(0.2, { lcsReward: 0.2 }), step(0.5, { lcsReward: 0.4 })]).functions).toEqual(['lcsReward']);
-    expect(rewardLines([])).toEqual({ meanLabel: 'reward', functions: [] });
+    expect(rewardLines([])).toEqual({ meanLabel: 'reward', functions: [], ownScale: [] });
+  });
+
+  test("a function outside [0, 1] (lesson 6's guessesMetric, about 4) gets its own scale instead of flattening the 0–1 lines", () => {
+    const wordle = [step(0.4, { compactWinReward: 0.2, guessesMetric: 3.8, consistentGuessesMetric: 0.5 }), step(0.5, { compactWinReward: 0.3, guessesMetric: 4.1, consistentGuessesMetric: 0.6 })];
+    expect(rewardLines(wordle)).toEqual({ meanLabel: 'reward', functions: ['compactWinReward', 'consistentGuessesMetric'], ownScale: ['guessesMetric'] });
+    // A negative penalty is off the 0–1 axis too.
+    expect(rewardLines([step(0.5, { lcsReward: 1, lengthPenalty: -0.5 })]).ownScale).toEqual(['lengthPenalty']);
   });
 });
 
