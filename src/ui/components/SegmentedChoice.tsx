@@ -5,6 +5,7 @@
  * tabs (with automatic activation) patterns ask.
  */
 import { useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { nextChoice, segmentedState } from './segmented-state.ts';
 
 /** One option of a segmented choice. */
 export interface SegmentedOption<T extends string> {
@@ -34,24 +35,13 @@ export interface SegmentedChoiceProps<T extends string> {
   className?: string;
 }
 
-/** Keys that move the choice, and by how much (Home and End jump to the ends). */
-const STEPS: Readonly<Record<string, number>> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
-
 /** A radio group (or tab list) of buttons. */
 export function SegmentedChoice<T extends string>({ options, value, onChange, label, labelledBy, testIdPrefix, disabled = false, kind = 'radio', className = 'segmented' }: SegmentedChoiceProps<T>) {
   const buttons = useRef<(HTMLButtonElement | null)[]>([]);
-  // An unavailable option is never the chosen one, even when `value` names it.
-  const isChosen = (option: SegmentedOption<T>) => option.value === value && option.unavailable === undefined;
-  const chosen = options.findIndex(isChosen);
-  const available = options.map((option, index) => (option.unavailable === undefined ? index : -1)).filter((index) => index >= 0);
+  const state = segmentedState(options, value);
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    if (available.length === 0) return;
-    const current = Math.max(available.indexOf(chosen), 0);
-    let next: number;
-    if (event.key === 'Home') next = available[0]!;
-    else if (event.key === 'End') next = available.at(-1)!;
-    else if (event.key in STEPS) next = available[(current + STEPS[event.key]! + available.length) % available.length]!;
-    else return;
+    const next = nextChoice(state, event.key);
+    if (next === undefined) return;
     event.preventDefault();
     buttons.current[next]?.focus();
     onChange(options[next]!.value);
@@ -66,11 +56,11 @@ export function SegmentedChoice<T extends string>({ options, value, onChange, la
           }}
           type="button"
           role={kind}
-          aria-checked={kind === 'radio' ? isChosen(option) : undefined}
-          aria-selected={kind === 'tab' ? isChosen(option) : undefined}
+          aria-checked={kind === 'radio' ? index === state.chosen : undefined}
+          aria-selected={kind === 'tab' ? index === state.chosen : undefined}
           // Only the chosen option (the first available, when none is) is reached with Tab; arrows move within.
-          tabIndex={index === (chosen >= 0 ? chosen : available[0]) ? 0 : -1}
-          className={isChosen(option) ? 'selected' : ''}
+          tabIndex={index === state.tabStop ? 0 : -1}
+          className={index === state.chosen ? 'selected' : ''}
           disabled={disabled || option.unavailable !== undefined}
           title={option.unavailable ?? option.help}
           data-testid={`${testIdPrefix}-${option.value}`}
