@@ -12,7 +12,7 @@ import { isEnvironmentPath } from './load-environment.ts';
 import { parseBackendName } from './open-model.ts';
 
 /** The saved settings of an evaluation (metadata.json) that the command's flags set. */
-export interface ResumableEvalSettings {
+interface ResumableEvalSettings {
   environment: string;
   environment_name: string;
   env_args: Record<string, unknown>;
@@ -28,7 +28,7 @@ export interface ResumableEvalSettings {
 }
 
 /** The `tabrl eval` flag values a resume compares (undefined where the flag was not given). */
-export type EvalFlagValues = Partial<Record<'base-url' | 'model' | 'backend' | 'num-tasks' | 'rollouts-per-task' | 'max-tokens' | 'temperature' | 'top-p' | 'seed' | 'concurrency' | 'env-args' | 'out' | 'judge-base-url' | 'judge-model' | 'judge-api-key-env' | 'state-columns', string>> & {
+type EvalFlagValues = Partial<Record<'base-url' | 'model' | 'backend' | 'num-tasks' | 'rollouts-per-task' | 'max-tokens' | 'temperature' | 'top-p' | 'seed' | 'concurrency' | 'env-args' | 'out' | 'judge-base-url' | 'judge-model' | 'judge-api-key-env' | 'state-columns', string>> & {
   overwrite?: boolean;
 };
 
