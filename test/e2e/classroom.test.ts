@@ -2,8 +2,9 @@
  * What a teacher trips over in a class, in real Chromium: arguments that follow one file into
  * another, a run card that keeps another file's or lesson's numbers, "Start lesson" below the fold of
  * an 800×600 lesson pane, Chat columns squeezed to a sliver, presenter mode clipping the summary's
- * numbers, the tabs wrapping beside a lesson, "Link copied" pushing Share onto a second row, and
- * chart legends cut off. Screenshots: classroom-<what>-<width>.png.
+ * numbers, the tabs wrapping beside a lesson, "Link copied" pushing Share onto a second row, chart
+ * legends cut off, pasted paragraphs read as one passage, and the Policy card choosing an expert a
+ * generated file does not have. Screenshots: classroom-<what>-<width>.png.
  */
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
@@ -129,6 +130,38 @@ describe('classroom', () => {
     await screenshot(page, 'classroom-lesson-pane-800');
     await page.setViewportSize({ width: 1280, height: 720 });
     await screenshot(page, 'classroom-lesson-pane-1280');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  test('studio: four pasted paragraphs are four passages with a question each; the generated file has no expert and the Policy card does not choose it', { timeout: 120_000 }, async () => {
+    const { page, pageErrors, context } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await page.getByTestId('tab-studio').click();
+    await page.getByTestId('studio-section-documents').click();
+    const paragraphs = [
+      'The ferry to Aldermoor leaves the mainland at 7 every morning.',
+      'Its harbour wall was rebuilt in 1911 after a winter storm.',
+      'The town keeps 40 fishing boats in the inner basin all year.',
+      'A market fills the square on 3 Saturdays of each month.',
+    ];
+    await page.getByTestId('document-paste').fill(paragraphs.join('\n\n'));
+    await page.getByTestId('document-add-pasted').click();
+    await page.getByTestId('synthesis-start').click();
+    await page.getByTestId('synthesis-report').waitFor({ timeout: 30_000 });
+    const questions = await page.getByTestId('candidate-row').allTextContents();
+    expect(questions).toHaveLength(4);
+    for (const [i, number] of ['7', '1911', '40', '3'].entries()) expect(questions[i]).toContain(number);
+    expect(await page.locator('[data-testid="candidate-row"][data-kept="true"]').count()).toBe(4);
+    await page.getByTestId('synthesis-open').click();
+    await waitForEditor(page, 'closed-book questions');
+    for (const width of [1280, 800]) {
+      await page.setViewportSize({ width, height: 720 });
+      expect(await page.getByTestId('policy-expert').getAttribute('aria-checked')).toBe('false');
+      expect(await page.getByTestId('policy-expert').isDisabled()).toBe(true);
+      await page.getByTestId('policy-expert').scrollIntoViewIfNeeded();
+      await screenshot(page, `classroom-policy-generated-${width}`);
+    }
     expect(pageErrors).toEqual([]);
     await context.close();
   });
