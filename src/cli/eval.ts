@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { ChatClientError, evaluate, formatPanelReport, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type JudgePanelClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
 import { brokenRewardsReason, rubricRewardWeights } from '../envs/broken-rewards.ts';
 import { CliError } from './cli-error.ts';
+import { conflictingResumeFlags } from './eval-resume-flags.ts';
 import { lettingEventsRun } from './let-events-run.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
@@ -48,7 +49,8 @@ Options:
   --out DIR               output folder (default runs/eval-<env>-<time>); one that holds results is refused
   --overwrite             replace the results in --out
   --resume DIR            continue the evaluation in DIR with its settings, running only the rollouts that
-                          DIR/results.jsonl does not hold (--api-key-env and the limits may be given again)
+                          DIR/results.jsonl does not hold (--api-key-env and the limits may be given again;
+                          the original command's flags are accepted when their values are the run's)
   --timeout SECONDS       per-request timeout (default 120)
   --max-retries N         retries of a request after a 429, 5xx, timeout or broken answer (default 3)
   --max-consecutive-timeouts N  stop the run after N rollouts in a row timed out (default 5; 0 = never)
@@ -134,11 +136,12 @@ export async function runEval(argv: string[]): Promise<number> {
   let previous: RolloutRecord[] = [];
   let resumedAt: string[] = [];
   if (values.resume !== undefined) {
-    const given = ['state-columns', 'base-url', 'model', 'backend', 'num-tasks', 'rollouts-per-task', 'max-tokens', 'temperature', 'top-p', 'seed', 'concurrency', 'env-args', 'out', 'overwrite', 'judge-base-url', 'judge-model', 'judge-api-key-env', 'judges'].filter((flag) => values[flag as keyof typeof values] !== undefined);
-    if (positionals.length > 0 || given.length > 0) throw new CliError(`--resume continues a run with the settings in its metadata.json; leave out ${[...positionals, ...given.map((flag) => `--${flag}`)].join(', ')}`, 2);
     outDir = values.resume;
     const metadata = readMetadata(outDir);
     settings = checkSettings(metadata, join(outDir, 'metadata.json'));
+    // The original command with --resume added is fine; only values that differ from the run's are refused.
+    const conflicts = conflictingResumeFlags(values, positionals, settings, outDir, parseStateColumns);
+    if (conflicts.length > 0) throw new CliError(`--resume continues the run in ${outDir} with the settings in its metadata.json; these differ from them: ${conflicts.join('; ')}. Leave them out, or start a new run with --out`, 2);
     const finished = readFinishedResults(join(outDir, 'results.jsonl'));
     previous = finished.records.filter((record) => record.taskIndex < settings.num_tasks && record.rolloutIndex < settings.rollouts_per_task);
     resumedAt = [...(Array.isArray(metadata.resumed_at) ? (metadata.resumed_at as string[]) : []), new Date().toISOString()];

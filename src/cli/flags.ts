@@ -2,7 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { errorMessage } from '../common/error-message.ts';
 import { CliError } from './cli-error.ts';
-import { closestName } from './suggest.ts';
+import { closestName } from '../common/closest-name.ts';
 
 /**
  * node:util's parseArgs with the CLI's usage errors (exit 2, pointing to --help): an unknown option

@@ -20,7 +20,7 @@ import { runTrain } from './train.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { runValidate } from './validate.ts';
 import { parseFlags } from './flags.ts';
-import { closestName } from './suggest.ts';
+import { closestName } from '../common/closest-name.ts';
 
 /** A subcommand: a one-line description and its entry point. */
 interface Command {

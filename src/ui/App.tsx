@@ -19,7 +19,8 @@ import { RunsView } from './components/RunsView.tsx';
 import { JudgePanel } from './judge/JudgePanel.tsx';
 import { StudioView } from './studio/StudioView.tsx';
 import { LessonPanel } from './lessons/LessonPanel.tsx';
-import { openLessonFromHash, useLessonView } from './lessons/lesson-state.ts';
+import { useLessonView } from './lessons/lesson-state.ts';
+import { followLessonLink } from './lessons/lesson-actions.ts';
 import { usePlayground } from './store/index.ts';
 
 type MainView = 'editor' | 'rollouts' | 'training' | 'runs' | 'chat' | 'studio';
@@ -32,8 +33,8 @@ export function App() {
   const presenter = useLessonView((state) => state.presenter);
   const lessonOpen = useLessonView((state) => state.openLessonId !== null || state.linkError !== null);
   useEffect(() => {
-    openLessonFromHash(location.hash);
-    const onHash = () => openLessonFromHash(location.hash);
+    followLessonLink(location.hash);
+    const onHash = () => followLessonLink(location.hash);
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);

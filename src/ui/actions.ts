@@ -34,6 +34,7 @@ export async function initPlayground(): Promise<void> {
   // The setup chosen before the reload (by the person or Start lesson); a share link's, once accepted, replaces it.
   const setup = readStoredSetup();
   store.getState().setSettings(setup.settings);
+  store.getState().setArgsByEnvironment(setup.argsByEnvironment);
   store.getState().setTrainingSettings(setup.trainingSettings);
   if (setup.mode) store.getState().setMode(setup.mode);
   if (setup.policy) store.getState().setPolicy(setup.policy);

@@ -1,6 +1,6 @@
 /**
  * The run panel's setup remembered across reloads (localStorage `tabrl.setup`): the evaluation
- * settings with the environment's arguments, the warm-up and GRPO settings, the mode and the policy
+ * settings, each environment file's arguments, the warm-up and GRPO settings, the mode and the policy
  * — what the person or Start lesson chose. Values are checked against the defaults' keys and types
  * when read back, so a damaged or older entry changes nothing it does not know.
  */
@@ -17,6 +17,8 @@ const POLICIES: readonly PolicyKind[] = ['expert', 'endpoint', 'in-tab', 'webllm
 /** What is remembered. */
 export interface StoredSetup {
   settings: Partial<EvaluationSettings>;
+  /** Each file's arguments JSON, by environment id. */
+  argsByEnvironment: Record<string, string>;
   trainingSettings: Partial<TrainingSettings>;
   mode?: RunMode;
   policy?: PolicyKind;
@@ -33,6 +35,12 @@ function known<T extends object>(value: unknown, defaults: T): Partial<T> {
   return out;
 }
 
+/** The entries of `value` that are strings (an object of anything else gives none). */
+function stringValues(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}
+
 /** The remembered setup, checked (empty when there is none or it is damaged). */
 export function readStoredSetup(storage: Pick<Storage, 'getItem'> = localStorage): StoredSetup {
   let raw: unknown;
@@ -44,6 +52,7 @@ export function readStoredSetup(storage: Pick<Storage, 'getItem'> = localStorage
   const entry = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
   return {
     settings: known(entry.settings, DEFAULT_SETTINGS),
+    argsByEnvironment: stringValues(entry.argsByEnvironment),
     trainingSettings: known(entry.trainingSettings, DEFAULT_TRAINING_SETTINGS),
     ...(MODES.includes(entry.mode as RunMode) ? { mode: entry.mode as RunMode } : {}),
     ...(POLICIES.includes(entry.policy as PolicyKind) ? { policy: entry.policy as PolicyKind } : {}),
@@ -53,8 +62,15 @@ export function readStoredSetup(storage: Pick<Storage, 'getItem'> = localStorage
 /** Saves the setup whenever it changes; returns the unsubscribe function. */
 export function rememberSetup(store: Pick<StoreApi<PlaygroundState>, 'subscribe'>, storage: Pick<Storage, 'setItem'> = localStorage): () => void {
   return store.subscribe((state, previous) => {
-    if (state.settings === previous.settings && state.trainingSettings === previous.trainingSettings && state.mode === previous.mode && state.policy === previous.policy) return;
-    const setup: StoredSetup = { settings: state.settings, trainingSettings: state.trainingSettings, mode: state.mode, policy: state.policy };
+    if (
+      state.settings === previous.settings &&
+      state.argsByEnvironment === previous.argsByEnvironment &&
+      state.trainingSettings === previous.trainingSettings &&
+      state.mode === previous.mode &&
+      state.policy === previous.policy
+    )
+      return;
+    const setup: StoredSetup = { settings: state.settings, argsByEnvironment: state.argsByEnvironment, trainingSettings: state.trainingSettings, mode: state.mode, policy: state.policy };
     try {
       storage.setItem(KEY, JSON.stringify(setup));
     } catch {

@@ -102,8 +102,6 @@ export async function acceptReview(options: { useLinkEndpoints?: boolean } = {})
   const review = store.getState().review;
   if (!review) return;
   const held = options.useLinkEndpoints ? [] : reviewEndpointChanges().map((change) => change.role);
-  const settings: EvaluationSettings = { ...review.evaluation, argsJson: JSON.stringify(review.args) };
-  store.getState().setSettings(settings);
   store.getState().setPolicy(review.policy);
   if (review.mode) store.getState().setMode(review.mode);
   if (review.training) {
@@ -120,6 +118,9 @@ export async function acceptReview(options: { useLinkEndpoints?: boolean } = {})
   const inTabModel = review.inTabModel ?? 'tiny';
   if (inTabModel === 'tiny' || inTabModel === 'nano' || findRealPreset(inTabModel)) chooseInTabModel(inTabModel);
   await addEnvironment({ name: `${review.name} (${store.getState().reviewFile ? 'imported' : 'shared'})`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
+  // After the file opens: its arguments belong to it.
+  const settings: EvaluationSettings = { ...review.evaluation, argsJson: JSON.stringify(review.args) };
+  store.getState().setSettings(settings);
   dismissReview();
 }
 

@@ -6,6 +6,7 @@
  * reopened or deleted. Components call these.
  */
 import type { EvaluationSummary, Message, RolloutRecord } from '../envs/index.ts';
+import type { EnvironmentInfo } from '../workers/sandbox-bridge.ts';
 import { CHECKPOINT_FORMAT, type CheckpointState } from '../rl/checkpoint.ts';
 import {
   createEngineChatClient,
@@ -443,7 +444,7 @@ export async function startWarmup(): Promise<void> {
     // Imported warm-up data replaces the expert's demonstrations; the sandbox then only reports the environment (name, tools).
     const imported = store.getState().importedWarmup;
     const teacher = imported ? null : await buildTeacher(store.getState().teacher, appTeacherSources(environment.builtin, environment.args));
-    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacher!.client, gate));
+    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacher!.client, gate), (info) => noteUnusedArgs(prepared, info));
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
     const { run, note: restoredNote } = ensured;
@@ -528,7 +529,7 @@ export async function startTraining(): Promise<void> {
   await runTrainingJob('train', kept, async ({ signal, prepared, openSession }) => {
     const { trainingSettings: ts, settings } = store.getState();
     const { environment, pending } = prepared;
-    const session = await openSession(createEngineChatClient());
+    const session = await openSession(createEngineChatClient(), (info) => noteUnusedArgs(prepared, info));
     const scoring = auditScoring(session.info); // how the Audit panel reads this job's rollouts
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
@@ -684,6 +685,14 @@ export function openRun(id: string): void {
   if (!run) return;
   store.getState().setTrainingRun(run);
   store.getState().setLatestRollouts([]);
+}
+
+/** Adds the sandbox's warnings about argument keys the file never read to the job's note (shown while it runs and after). */
+function noteUnusedArgs(prepared: PreparedJob, info: Pick<EnvironmentInfo, 'unusedArgWarnings'>): void {
+  const warnings = (info.unusedArgWarnings ?? []).map((warning) => `${warning}.`);
+  if (warnings.length === 0) return;
+  prepared.note = joinNotes(prepared.note, ...warnings);
+  store.getState().updateJob({ note: joinNotes(store.getState().job.note, ...warnings) });
 }
 
 /** Forgets the current run: the next Warm up or Train starts a fresh model. */

@@ -3,7 +3,8 @@
  * Each chunk keeps its source and its character span [start, end) in the original text, so
  * `document.text.slice(start, end) === chunk.text` always holds. Chunks follow paragraphs; in
  * Markdown a heading always starts a new chunk, so a chunk never straddles two sections, and a
- * heading with no text under it (a title above a subheading) makes no chunk of its own.
+ * heading with no text under it (a title above a subheading) makes no chunk of its own. Paragraphs
+ * join up to the size limit, or stay one chunk each for a document that asks for it (pasted text).
  */
 
 /** A document given to the studio: a name (a file name or "pasted-1") and its text. */
@@ -12,6 +13,11 @@ export interface StudioDocument {
   text: string;
   /** 'markdown' splits at headings too; default: by the name (.md, .markdown) or 'text'. */
   format?: 'text' | 'markdown';
+  /**
+   * 'separate' makes each paragraph its own chunk (pasted text, where a blank line is the only
+   * structure: each paragraph gets its own questions); default 'join': paragraphs join up to maxChars.
+   */
+  paragraphs?: 'join' | 'separate';
 }
 
 /** A piece of a document with where it came from. */
@@ -68,6 +74,7 @@ export function chunkDocument(document: StudioDocument, options: ChunkOptions = 
   const minChars = options.minChars ?? 1;
   const markdown = (document.format ?? (/\.(md|markdown)$/i.test(document.name) ? 'markdown' : 'text')) === 'markdown';
   const text = document.text;
+  const separate = document.paragraphs === 'separate';
   const spans = paragraphSpans(text, markdown).flatMap((span) => (span.end - span.start > maxChars ? splitLong(text, span, maxChars) : [span]));
 
   const chunks: Chunk[] = [];
@@ -86,7 +93,7 @@ export function chunkDocument(document: StudioDocument, options: ChunkOptions = 
       current = { ...span };
       continue;
     }
-    if (current && span.end - current.start > maxChars && current.end - current.start >= minChars) flush();
+    if (current && (separate || span.end - current.start > maxChars) && current.end - current.start >= minChars) flush();
     current = current ? { ...current, end: span.end, hasBody: true } : { ...span, hasBody: true };
   }
   flush();

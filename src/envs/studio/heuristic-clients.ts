@@ -5,7 +5,8 @@
  * rules, not models, and say so in their replies' reasons.
  * - generator: cloze questions from the passage's sentences (the answer is a number, a name or the
  *   longest word of the sentence);
- * - solver: with the passage, it fills the blank from the passage; without it, it does not know;
+ * - solver: with the passage, it fills the blank from the passage (where the sentence stands word for
+ *   word, else from the sentence sharing most words); without it, it does not know;
  * - judge: answer matching (normalised containment), checklists and hindsight audits by checking
  *   the constraints a task states ("uses the word "X"", "two-line", a reference answer), and
  *   criteria proposals from those constraints.
@@ -39,6 +40,8 @@ export function createHeuristicStudioClients(): { generator: ChatClient; solver:
 
 const BLANK = '____';
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+');
+
 function passageOf(prompt: string): string | undefined {
   return /<<<\n([\s\S]*?)\n>>>/.exec(prompt)?.[1];
 }
@@ -64,7 +67,9 @@ function heuristicGenerate(prompt: string): string {
   const pairs = sentencesOf(passage).flatMap((sentence) => {
     const target = clozeTarget(sentence);
     if (!target) return [];
-    return [{ question: `Fill in the blank from the document: "${sentence.replace(target, BLANK)}"`, answer: target }];
+    // The target as a whole word: "Ida" must not blank the start of "Idaho".
+    const question = sentence.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(target)}(?![\\p{L}\\p{N}])`, 'u'), BLANK);
+    return [{ question: `Fill in the blank from the document: "${question}"`, answer: target }];
   });
   return JSON.stringify(pairs.slice(0, count));
 }
@@ -73,16 +78,52 @@ function heuristicSolve(prompt: string): string {
   if (!prompt.includes(PASSAGE_OPEN)) return 'I do not know.';
   const passage = passageOf(prompt) ?? '';
   const question = /Question: ([\s\S]*?)\n\nReply/.exec(prompt)?.[1] ?? '';
-  const cloze = /"([^"]*____[^"]*)"/.exec(question)?.[1];
+  // The cloze: the quoted sentence with the blank (quotes inside it are allowed), else the question itself.
+  const cloze = /"(.*____.*)"/.exec(question)?.[1] ?? (question.includes(BLANK) ? question : undefined);
   if (cloze) {
-    const [before, after] = cloze.split(BLANK) as [string, string];
-    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+');
-    const found = new RegExp(`${escape(before.slice(-40))}(.+?)${escape(after.slice(0, 40))}`).exec(passage.replace(/\s+/g, ' '));
-    if (found) return found[1]!.trim();
+    const answer = fillVerbatim(cloze, passage) ?? fillAligned(cloze, passage);
+    if (answer) return answer;
   }
   const words = new Set(normalizeAnswer(question).split(' '));
   const best = sentencesOf(passage).sort((a, b) => overlap(b, words) - overlap(a, words))[0];
   return best ?? 'I do not know.';
+}
+
+/**
+ * The blank's filler where the cloze's sentence stands in the passage word for word. An empty side is
+ * anchored at a sentence start or end, so a blank that opens a sentence takes that sentence's first
+ * words rather than the passage up to them.
+ */
+function fillVerbatim(cloze: string, passage: string): string | undefined {
+  const [before = '', after = ''] = cloze.split(BLANK);
+  const left = before.trim() === '' ? '(?:^|(?<=[.!?]\\s))' : escapeRegExp(before.slice(-40));
+  const right = /^[.!?]*$/.test(after.trim()) ? '(?=[.!?,;:]*(?:\\s|$))' : escapeRegExp(after.slice(0, 40));
+  // The filler stays inside one sentence (no sentence end followed by a space), so "3.5" is one word.
+  const found = new RegExp(`${left}(\\S(?:[^.!?]|[.!?](?!\\s))*?)${right}`).exec(passage.replace(/\s+/g, ' '));
+  return found?.[1]?.trim() || undefined;
+}
+
+/**
+ * The blank's filler where the passage says it in other words: the sentence sharing most words with
+ * the cloze, read from the word after the last one the cloze has before the blank up to the first it
+ * has after it (the passage's words the question lacks, when neither side is found).
+ */
+function fillAligned(cloze: string, passage: string): string | undefined {
+  const [before = '', after = ''] = cloze.split(BLANK).map(normalizeAnswer);
+  const clozeWords = new Set(`${before} ${after}`.split(' ').filter(Boolean));
+  const sentence = sentencesOf(passage).sort((a, b) => overlap(b, clozeWords) - overlap(a, clozeWords))[0];
+  if (!sentence || overlap(sentence, clozeWords) === 0) return undefined;
+  const tokens = sentence.split(' ');
+  const norm = tokens.map((token) => normalizeAnswer(token));
+  const lastBefore = before.split(' ').filter(Boolean).at(-1);
+  const firstAfter = after.split(' ').filter(Boolean)[0];
+  const from = lastBefore === undefined ? 0 : norm.indexOf(lastBefore) + 1;
+  if (from > 0 || lastBefore === undefined) {
+    const until = firstAfter === undefined ? -1 : norm.indexOf(firstAfter, from);
+    const span = tokens.slice(from, until > from ? until : from + 1).join(' ');
+    if (span !== '' && !clozeWords.has(normalizeAnswer(span))) return span.replace(/[.!?,;:]+$/, '');
+  }
+  return tokens.find((_token, index) => norm[index] !== '' && !clozeWords.has(norm[index]!))?.replace(/[.!?,;:]+$/, '');
 }
 
 function overlap(sentence: string, words: Set<string>): number {

@@ -7,6 +7,7 @@ import { useState, type FormEvent } from 'react';
 import { chatBusy, clearChat, sendChat, stopChat, trainedModelLabel } from '../chat-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import type { ChatAnswer, ChatTurn } from '../store/chat-slice.ts';
+import { chatBaseNote } from './chat-text.ts';
 
 /** The chat tab. */
 export function ChatView() {
@@ -16,7 +17,7 @@ export function ChatView() {
   const trainedLabel = usePlayground(trainedModelLabel);
   const busy = usePlayground(chatBusy);
   const seed = usePlayground((state) => (state.importedModel ? undefined : state.trainingRun?.seed) ?? state.engine.info?.seed ?? state.settings.seed);
-  const usesLora = usePlayground((state) => /lora/i.test(state.engine.info?.model ?? ''));
+  const engineInfo = usePlayground((state) => state.engine.info);
   const [draft, setDraft] = useState('');
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -62,12 +63,7 @@ export function ChatView() {
         </p>
       ) : (
         <>
-          <p className="hint chat-note">
-            Each message goes to both models; each column keeps its own conversation.{' '}
-            {usesLora
-              ? 'Base: the same weights with the LoRA adapters off.'
-              : `Base: the tiny model as initialised from seed ${seed}, where the run started (it is fully fine-tuned, so it has no adapters to switch off; the engine keeps a copy of its ~100k initial weights).`}
-          </p>
+          <p className="hint chat-note">Each message goes to both models; each column keeps its own conversation. {chatBaseNote(engineInfo, seed)}</p>
           <div className="chat-columns" data-testid="chat-columns">
             <ChatColumn title="base" turns={turns} column="base" />
             <ChatColumn title={`trained — ${trainedLabel}`} turns={turns} column="trained" />

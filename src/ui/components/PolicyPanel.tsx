@@ -25,7 +25,15 @@ export function PolicyPanel() {
   return (
     <section className="card" aria-labelledby="policy-heading">
       <h2 id="policy-heading">Policy</h2>
-      <SegmentedChoice options={POLICIES} value={policy} onChange={choosePolicy} label="Policy" testIdPrefix="policy" />
+      <SegmentedChoice
+        options={
+          hasExpert ? POLICIES : POLICIES.map((option) => (option.value === 'expert' ? { ...option, unavailable: 'This file did not start from a built-in, so it has no scripted expert.' } : option))
+        }
+        value={policy}
+        onChange={choosePolicy}
+        label="Policy"
+        testIdPrefix="policy"
+      />
       {policy === 'expert' && (
         <p className="hint">
           {hasExpert ? (

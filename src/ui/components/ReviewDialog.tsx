@@ -7,6 +7,7 @@
 import { useState } from 'react';
 import { acceptReview, dismissReview, reviewEndpointChanges, startEvaluation } from '../actions.ts';
 import { usePlayground } from '../store/index.ts';
+import { countOf } from './result-text.ts';
 
 /** The review overlay; renders nothing when no link awaits review. */
 export function ReviewDialog() {
@@ -47,7 +48,7 @@ export function ReviewDialog() {
           keys), against the policy you choose.
           {reviewFile
             ? ' Loading it changes no setting.'
-            : ` Settings: ${review.evaluation.numTasks} tasks × ${review.evaluation.rolloutsPerTask} rollouts, seed ${review.evaluation.seed}, temperature ${review.evaluation.temperature}, policy ${review.policy}.`}
+            : ` Settings: ${countOf(review.evaluation.numTasks, 'task')} × ${countOf(review.evaluation.rolloutsPerTask, 'rollout')}, seed ${review.evaluation.seed}, temperature ${review.evaluation.temperature}, policy ${review.policy}.`}
         </p>
         {endpointChanges.length > 0 ? (
           <div className="warning" data-testid="review-endpoints">

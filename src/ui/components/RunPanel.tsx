@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'react';
 import { exportResults, pauseEvaluation, resumeEvaluation, startEvaluation, stopEvaluation } from '../actions.ts';
 import { usePlayground } from '../store/index.ts';
-import { errorsLine } from './result-text.ts';
+import { countOf, durationText, errorsLine } from './result-text.ts';
 import { SegmentedChoice, type SegmentedOption } from './SegmentedChoice.tsx';
 import { unfinishedJob, type RunMode } from '../store/training-slice.ts';
 import { pauseTraining, resumeTraining, startTraining, startWarmup, stopTraining } from '../training-actions.ts';
@@ -62,6 +62,7 @@ function EvaluateSection({ onShowRollouts }: { onShowRollouts: () => void }) {
       )}
       <Progress />
       <Failure />
+      <UnusedArgs />
       <Summary onShowRollouts={onShowRollouts} />
     </>
   );
@@ -174,18 +175,18 @@ function JobProgress() {
   const phaseElapsed = (now - job.phaseStartedAt) / 1000;
   const doneInPhase = job.done - (job.doneAtPhaseStart ?? 0);
   const eta = doneInPhase > 0 ? (phaseElapsed / doneInPhase) * (job.total - job.done) : undefined;
-  const unit = job.phase === 'making demonstrations' ? 'rollouts' : 'steps';
+  const unit = job.phase === 'making demonstrations' ? 'rollout' : 'step';
   return (
     <div className="progress" data-testid="training-progress">
       <div className="progress-track" role="progressbar" aria-valuemin={0} aria-valuemax={job.total} aria-valuenow={job.done}>
         <div className="progress-fill" style={{ width: `${(fraction * 100).toFixed(1)}%` }} />
       </div>
       <div className="progress-text">
-        {job.status === 'stopping' ? 'Stopping…' : `${job.phase}${job.total > 0 ? `: ${job.done} / ${job.total} ${unit}` : '…'}`}
+        {job.status === 'stopping' ? 'Stopping…' : `${job.phase}${job.total > 0 ? `: ${job.done} / ${countOf(job.total, unit)}` : '…'}`}
         <span data-testid="training-eta">
           {job.pausedAt !== undefined
             ? `paused · ${((job.pausedAt - job.startedAt) / 1000).toFixed(0)} s elapsed`
-            : `${elapsed.toFixed(0)} s elapsed${eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}`}
+            : `${elapsed.toFixed(0)} s elapsed${eta !== undefined ? ` · ETA ${durationText(eta)}` : ''}`}
         </span>
       </div>
     </div>
@@ -217,18 +218,25 @@ function Progress() {
         <div className="progress-fill" style={{ width: `${(fraction * 100).toFixed(1)}%` }} />
       </div>
       <div className="progress-text">
-        {status === 'compiling' ? 'Compiling…' : `${name ?? 'Environment'}: ${done} / ${total} rollouts`}
+        {status === 'compiling' ? 'Compiling…' : `${name ?? 'Environment'}: ${done} / ${countOf(total, 'rollout')}`}
         <span data-testid="evaluation-eta">
           {pausedAt !== undefined ? 'paused · ' : ''}
-          {elapsed.toFixed(0)} s elapsed{pausedAt === undefined && eta !== undefined ? ` · ETA ${formatSeconds(eta)}` : ''}
+          {elapsed.toFixed(0)} s elapsed{pausedAt === undefined && eta !== undefined ? ` · ETA ${durationText(eta)}` : ''}
         </span>
       </div>
     </div>
   );
 }
 
-function formatSeconds(seconds: number): string {
-  return seconds < 60 ? `${Math.ceil(seconds)} s` : `${Math.floor(seconds / 60)} min ${Math.ceil(seconds % 60)} s`;
+/** Argument keys the evaluated file never read (a typo, or another file's arguments), as tabrl eval warns about them. */
+function UnusedArgs() {
+  const warnings = usePlayground((state) => state.run.environment?.unusedArgWarnings);
+  if (!warnings?.length) return null;
+  return (
+    <p className="warning" data-testid="unused-args">
+      {warnings.map((warning) => `${warning}.`).join(' ')} {warnings.length === 1 ? 'It was' : 'They were'} ignored; fix the environment arguments under Settings.
+    </p>
+  );
 }
 
 function Failure() {

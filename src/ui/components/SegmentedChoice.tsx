@@ -5,6 +5,7 @@
  * tabs (with automatic activation) patterns ask.
  */
 import { useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { nextChoice, segmentedState } from './segmented-state.ts';
 
 /** One option of a segmented choice. */
 export interface SegmentedOption<T extends string> {
@@ -12,6 +13,8 @@ export interface SegmentedOption<T extends string> {
   label: ReactNode;
   /** Shown as the button's tooltip. */
   help?: string;
+  /** Why the option cannot be chosen here (its tooltip): it is disabled, skipped by the arrow keys and never shown as chosen. */
+  unavailable?: string;
 }
 
 /** What a segmented choice shows and where a new choice goes. */
@@ -32,21 +35,13 @@ export interface SegmentedChoiceProps<T extends string> {
   className?: string;
 }
 
-/** Keys that move the choice, and by how much (Home and End jump to the ends). */
-const STEPS: Readonly<Record<string, number>> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
-
 /** A radio group (or tab list) of buttons. */
 export function SegmentedChoice<T extends string>({ options, value, onChange, label, labelledBy, testIdPrefix, disabled = false, kind = 'radio', className = 'segmented' }: SegmentedChoiceProps<T>) {
   const buttons = useRef<(HTMLButtonElement | null)[]>([]);
-  const chosen = options.findIndex((option) => option.value === value);
+  const state = segmentedState(options, value);
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    if (options.length === 0) return;
-    const current = Math.max(chosen, 0);
-    let next: number;
-    if (event.key === 'Home') next = 0;
-    else if (event.key === 'End') next = options.length - 1;
-    else if (event.key in STEPS) next = (current + STEPS[event.key]! + options.length) % options.length;
-    else return;
+    const next = nextChoice(state, event.key);
+    if (next === undefined) return;
     event.preventDefault();
     buttons.current[next]?.focus();
     onChange(options[next]!.value);
@@ -61,13 +56,13 @@ export function SegmentedChoice<T extends string>({ options, value, onChange, la
           }}
           type="button"
           role={kind}
-          aria-checked={kind === 'radio' ? option.value === value : undefined}
-          aria-selected={kind === 'tab' ? option.value === value : undefined}
-          // Only the chosen option (the first, when none is) is reached with Tab; arrows move within.
-          tabIndex={index === Math.max(chosen, 0) ? 0 : -1}
-          className={option.value === value ? 'selected' : ''}
-          disabled={disabled}
-          title={option.help}
+          aria-checked={kind === 'radio' ? index === state.chosen : undefined}
+          aria-selected={kind === 'tab' ? index === state.chosen : undefined}
+          // Only the chosen option (the first available, when none is) is reached with Tab; arrows move within.
+          tabIndex={index === state.tabStop ? 0 : -1}
+          className={index === state.chosen ? 'selected' : ''}
+          disabled={disabled || option.unavailable !== undefined}
+          title={option.unavailable ?? option.help}
           data-testid={`${testIdPrefix}-${option.value}`}
           onClick={() => onChange(option.value)}
         >

@@ -40,7 +40,7 @@ function ArgsSetting() {
   const argsJson = usePlayground((state) => state.settings.argsJson);
   const setSettings = usePlayground((state) => state.setSettings);
   return (
-    <Setting label="Environment arguments (JSON)" help='Passed to loadEnvironment(args), e.g. {"numEvalTasks": 20}.'>
+    <Setting label="Environment arguments (JSON)" help='Passed to loadEnvironment(args) of the open file, e.g. {"numEvalTasks": 20}; each file keeps its own.'>
       <input value={argsJson} spellCheck={false} data-testid="setting-args" onChange={(event) => setSettings({ argsJson: event.target.value })} />
     </Setting>
   );

@@ -102,14 +102,17 @@ export function TopBar() {
       >
         Presenter
       </button>
-      {shared && (
-        <span className="toast" role="status">
-          {shared}
-        </span>
-      )}
-      <button type="button" data-testid="share" onClick={() => void share()}>
-        Share
-      </button>
+      {/* The toast floats under Share, so it never pushes Share onto another row. */}
+      <span className="share-anchor">
+        <button type="button" data-testid="share" onClick={() => void share()}>
+          Share
+        </button>
+        {shared && (
+          <span className="toast" role="status" data-testid="share-toast">
+            {shared}
+          </span>
+        )}
+      </span>
     </header>
   );
 }

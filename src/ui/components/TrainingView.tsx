@@ -37,7 +37,7 @@ function RunCharts() {
   const grpo = run.grpo;
   const steps = grpo.map((metrics) => metrics.step);
   // A reward function whose line is the mean at every step would hide under it: it is named in the mean's label.
-  const { meanLabel, functions } = rewardLines(grpo);
+  const { meanLabel, functions, ownScale } = rewardLines(grpo);
   const line = (label: string, values: (number | null)[], color: string): ChartSeries => ({ label, values, color });
   const reward: ChartSeries[] = [
     { label: meanLabel, values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: COLORS[0]! },
@@ -114,6 +114,23 @@ function RunCharts() {
             ),
           ]}
         />
+        {ownScale
+          .filter((name) => name !== WORDLE_GUESSES && name !== WORDLE_INVALID)
+          .map((name, i) => (
+            <MetricChart
+              key={name}
+              testId={`chart-function-${name}`}
+              title={`${name} (own scale)`}
+              steps={steps}
+              series={[
+                line(
+                  name,
+                  grpo.map((m) => m.rewards[name] ?? null),
+                  COLORS[(functions.length + i + 1) % COLORS.length]!,
+                ),
+              ]}
+            />
+          ))}
         {pickedCharts(picks).map((chart) => (
           <MetricChart key={chart.key} testId={`chart-${chart.key}`} title={chart.title} steps={steps} series={chart.series(grpo)} {...(chart.yRange ? { yRange: chart.yRange } : {})} />
         ))}

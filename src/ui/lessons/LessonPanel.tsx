@@ -45,15 +45,18 @@ export function LessonPanel() {
         <span className="lesson-number">
           Lesson {lesson.id} of {LESSONS.at(-1)?.id ?? LESSONS.length}
         </span>
-        <button type="button" className="quiet" onClick={closeLesson} aria-label="Close the lesson" data-testid="lesson-close">
-          ✕
-        </button>
+        {/* In the head row, so a short pane (800×600) shows it without scrolling. */}
+        <span className="lesson-head-actions">
+          <button type="button" className="primary" disabled={starting} onClick={() => void start()} data-testid="lesson-start">
+            Start lesson
+          </button>
+          <button type="button" className="quiet" onClick={closeLesson} aria-label="Close the lesson" data-testid="lesson-close">
+            ✕
+          </button>
+        </span>
       </div>
       <h2 data-testid="lesson-title">{lesson.title}</h2>
       <p className="lesson-goal">{lesson.goal}</p>
-      <button type="button" className="primary" disabled={starting} onClick={() => void start()} data-testid="lesson-start">
-        Start lesson
-      </button>
       {note?.lessonId === lesson.id && (
         <p className={note.ok ? 'lesson-note' : 'failure'} role="status" data-testid="lesson-note">
           {note.text}

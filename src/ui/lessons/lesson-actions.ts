@@ -12,7 +12,10 @@ import * as storage from '../storage.ts';
 import { usePlayground } from '../store/index.ts';
 import { DEFAULT_SETTINGS } from '../store/evaluation-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS } from '../store/training-slice.ts';
+import { finishedResultsCleared } from '../store/finished-results.ts';
+import { newRun } from '../training-actions.ts';
 import { presetFile } from './lesson-files.ts';
+import { openLessonFromHash, useLessonView } from './lesson-state.ts';
 import type { Lesson } from './lessons.ts';
 import { isBusy } from '../store/selectors.ts';
 
@@ -43,8 +46,23 @@ export async function startLesson(lesson: Lesson): Promise<string> {
   chooseInTabModel(preset.inTabModel);
   choosePolicy(preset.policy);
   store.setMode(preset.mode);
-  return `${existing ? 'Reopened' : 'Opened'} "${preset.fileName}"${existing ? ' (with your edits)' : ''}, policy ${POLICY_LABELS[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` (${preset.inTabModel})` : ''}, mode ${MODE_LABELS[preset.mode]}. Nothing runs until you press the button in the run panel.`;
+  return `${existing ? 'Reopened' : 'Opened'} "${preset.fileName}"${existing ? ' (with your edits)' : ''}, policy ${POLICY_LABELS[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` (${preset.inTabModel})` : `, in-tab model ${preset.inTabModel} (for Warm up and Train)`}, mode ${MODE_LABELS[preset.mode]}. Nothing runs until you press the button in the run panel.`;
 }
 
 const POLICY_LABELS: Record<string, string> = { expert: 'scripted expert', endpoint: 'endpoint', 'in-tab': 'in-tab model' };
 const MODE_LABELS = { evaluate: 'Evaluate', warmup: 'Warm up', train: 'Train' } as const;
+
+/**
+ * Follows a `#lesson=` link (on load or a hash change): opens its lesson, and when it replaces
+ * another open lesson, sets that lesson's finished evaluation and training run aside (the run stays
+ * in the Runs tab), so the new lesson does not start under the last one's numbers. Work under way is
+ * left alone.
+ */
+export function followLessonLink(hash: string): void {
+  const before = useLessonView.getState().openLessonId;
+  openLessonFromHash(hash);
+  const after = useLessonView.getState().openLessonId;
+  if (before === null || after === null || after === before || isBusy(usePlayground.getState())) return;
+  usePlayground.setState(finishedResultsCleared(usePlayground.getState()));
+  newRun();
+}

@@ -3,12 +3,14 @@ import type { StateCreator } from 'zustand';
 import type { CompileProblem } from '../editor/monaco-setup.ts';
 import type { SavedEnvironment } from '../storage.ts';
 import type { SharedState } from '../share/url-state.ts';
+import { argsOnOpening } from './evaluation-slice.ts';
+import { finishedResultsCleared } from './finished-results.ts';
 import type { PlaygroundState } from './index.ts';
 
 /** Editor state. */
 export interface EditorSlice {
   environments: SavedEnvironment[];
-  /** The id of the environment in the editor. */
+  /** The id of the environment in the editor; opening another sets the run panel's arguments to its own and clears the last file's finished results. */
   currentId: string | null;
   /** Errors in the open file, as the editor marks them. */
   problems: CompileProblem[];
@@ -39,7 +41,7 @@ export const createEditorSlice: StateCreator<PlaygroundState, [], [], EditorSlic
   setEnvironments: (environments) => set({ environments }),
   upsertEnvironment: (environment) => set((state) => ({ environments: [environment, ...state.environments.filter((item) => item.id !== environment.id)] })),
   removeEnvironment: (id) => set((state) => ({ environments: state.environments.filter((item) => item.id !== id) })),
-  setCurrentId: (currentId) => set({ currentId }),
+  setCurrentId: (currentId) => set((state) => (currentId === state.currentId ? {} : { currentId, ...argsOnOpening(state, currentId), ...finishedResultsCleared(state) })),
   setProblems: (problems) => set({ problems }),
   setReview: (review) => set({ review }),
   setShareError: (shareError) => set({ shareError }),

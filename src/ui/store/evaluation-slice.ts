@@ -7,7 +7,7 @@ import type { PlaygroundState } from './index.ts';
 
 /** Evaluation settings; each is explained in the panel and carried by share links. */
 export interface EvaluationSettings extends SharedEvaluation {
-  /** JSON text of the arguments passed to `loadEnvironment(args)`. */
+  /** JSON text of the arguments passed to `loadEnvironment(args)`: the open file's (see `argsByEnvironment`). */
   argsJson: string;
 }
 
@@ -61,10 +61,17 @@ export const IDLE_RUN: RunState = {
 /** Evaluation state. */
 export interface EvaluationSlice {
   settings: EvaluationSettings;
+  /**
+   * The arguments JSON of each environment file, by its id: arguments belong to the file they were
+   * set for, so opening another file shows its own (`{}` for one never given any) in `settings.argsJson`.
+   */
+  argsByEnvironment: Record<string, string>;
   run: RunState;
   /** The index in `run.records` of the rollout open in the viewer. */
   selectedRecord: number;
   setSettings(settings: Partial<EvaluationSettings>): void;
+  /** Restores the files' remembered arguments (before a file is opened). */
+  setArgsByEnvironment(argsByEnvironment: Record<string, string>): void;
   updateRun(update: Partial<RunState> | ((run: RunState) => Partial<RunState>)): void;
   selectRecord(index: number): void;
 }
@@ -74,7 +81,19 @@ export const createEvaluationSlice: StateCreator<PlaygroundState, [], [], Evalua
   settings: DEFAULT_SETTINGS,
   run: IDLE_RUN,
   selectedRecord: 0,
-  setSettings: (settings) => set((state) => ({ settings: { ...state.settings, ...settings } })),
+  argsByEnvironment: {},
+  setSettings: (settings) =>
+    set((state) => ({
+      settings: { ...state.settings, ...settings },
+      ...(settings.argsJson !== undefined && state.currentId ? { argsByEnvironment: { ...state.argsByEnvironment, [state.currentId]: settings.argsJson } } : {}),
+    })),
   updateRun: (update) => set((state) => ({ run: { ...state.run, ...(typeof update === 'function' ? update(state.run) : update) } })),
+  setArgsByEnvironment: (argsByEnvironment) => set({ argsByEnvironment }),
   selectRecord: (selectedRecord) => set({ selectedRecord }),
 });
+
+/** The store change that opens file `id`: the run panel's arguments become that file's own. */
+export function argsOnOpening(state: Pick<PlaygroundState, 'settings' | 'argsByEnvironment'>, id: string | null): Pick<PlaygroundState, 'settings'> {
+  const argsJson = (id !== null ? state.argsByEnvironment[id] : undefined) ?? DEFAULT_SETTINGS.argsJson;
+  return { settings: argsJson === state.settings.argsJson ? state.settings : { ...state.settings, argsJson } };
+}

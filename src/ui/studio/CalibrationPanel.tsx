@@ -6,6 +6,7 @@
  */
 import type { TaskCalibration } from '../../envs/index.ts';
 import { currentEnvironment } from '../current-environment.ts';
+import { countOf } from '../components/result-text.ts';
 import { usePlayground } from '../store/index.ts';
 import { cancelCalibration, setKeepBand, startCalibration, openLearnableTasks } from './studio-actions.ts';
 import { studioStore, useStudio } from './studio-store.ts';
@@ -82,7 +83,8 @@ export function CalibrationPanel({ onOpened }: { onOpened: () => void }) {
         </div>
         {(running || calibration.done > 0) && (
           <p className="hint" data-testid="calibration-progress">
-            {calibration.done} of {calibration.total} rollouts{calibration.environment ? ` of ${calibration.environment}` : ''}
+            {calibration.done} of {countOf(calibration.total, 'rollout')}
+            {calibration.environment ? ` of ${calibration.environment}` : ''}
             {calibration.status === 'cancelled' ? ' · stopped' : ''}
           </p>
         )}

@@ -27,7 +27,7 @@ export function DocumentsPanel({ onOpened }: { onOpened: () => void }) {
     void addDocumentFiles([...event.dataTransfer.files]);
   };
   const addPasted = () => {
-    addDocuments([{ name: `pasted-${documents.length + 1}`, text: pasted }]);
+    addDocuments([{ name: `pasted-${documents.length + 1}`, text: pasted, paragraphs: 'separate' }]);
     setPasted('');
   };
   const kept = synthesis.tasks.filter((task) => task.kept).length;

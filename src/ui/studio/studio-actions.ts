@@ -35,6 +35,7 @@ import { errorMessage } from '../../common/error-message.ts';
 import { openSandbox } from '../../workers/sandbox-bridge.ts';
 import { actionState } from '../action-state.ts';
 import { currentEnvironment, parseArgs } from '../current-environment.ts';
+import { countOf } from '../components/result-text.ts';
 import { compileModel } from '../editor/monaco-setup.ts';
 import { environmentModel } from '../editor/models.ts';
 import { addEnvironment } from '../environment-actions.ts';
@@ -123,7 +124,7 @@ export async function startSynthesis(): Promise<void> {
     const generatorClient = await roleClient(generator, 'generator');
     const solverClient = await roleClient(solver, 'solver');
     const result = await synthesizeTasks({
-      documents: documents.map(({ name, text }) => ({ name, text })),
+      documents: documents.map(({ name, text, paragraphs }) => ({ name, text, ...(paragraphs ? { paragraphs } : {}) })),
       generator: generatorClient.client,
       generatorModel: generatorClient.model,
       solver: solverClient.client,
@@ -432,11 +433,11 @@ export async function openLearnableTasks(): Promise<boolean> {
 function auditSubject(): { subject: string; rollouts: AuditRollout[]; scoring: AuditScoring | null } {
   if (studio.getState().auditSource === 'training') {
     const { environment, rollouts, scoring } = trainingRollouts();
-    return { subject: `the training run on ${environment ?? '(none yet)'}: ${rollouts.length} rollouts`, rollouts: [...rollouts], scoring };
+    return { subject: `the training run on ${environment ?? '(none yet)'}: ${countOf(rollouts.length, 'rollout')}`, rollouts: [...rollouts], scoring };
   }
   const { records, environment } = usePlayground.getState().run;
   return {
-    subject: `the evaluation of ${environment?.name ?? 'the open environment'}: ${records.length} rollouts`,
+    subject: `the evaluation of ${environment?.name ?? 'the open environment'}: ${countOf(records.length, 'rollout')}`,
     rollouts: auditRolloutsFromRecords(records),
     scoring: environment ? auditScoring(environment) : null,
   };

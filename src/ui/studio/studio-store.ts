@@ -14,6 +14,8 @@ export type StudioRoleSource = 'heuristic' | 'policy' | 'judge';
 export interface StudioDocumentEntry {
   name: string;
   text: string;
+  /** 'separate' for pasted text: each paragraph becomes its own passage. */
+  paragraphs?: 'join' | 'separate';
 }
 
 /** Where a long studio job is. */

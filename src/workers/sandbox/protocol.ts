@@ -25,6 +25,8 @@ export interface EnvironmentInfo {
   groupRewardNames?: string[];
   /** Their weights, in the same order. */
   groupRewardWeights?: number[];
+  /** One warning per argument key that loadEnvironment(args) never read (with the key it likely meant); absent when every key was read. */
+  unusedArgWarnings?: string[];
 }
 
 /** What `answerTemplate` holds in place of the answer. */

@@ -26,12 +26,29 @@ export function relayedClient(send: (request: SandboxChatRequest) => Promise<Com
   };
 }
 
-/** App side: asks `client` and returns its completion, or its error as plain data (a non-client error becomes 'bad_response'). */
+/**
+ * App side: asks `client` and returns its completion, or its error as plain data (a non-client error
+ * becomes 'bad_response'). When `signal` aborts, the answer is 'aborted' at once, whether or not the
+ * client has let go of the call yet (a busy in-tab model may take seconds to reach a cancel), so a
+ * stopped rollout in the sandbox ends without waiting for it.
+ */
 export async function answerCall(client: ChatClient, request: SandboxChatRequest, signal: AbortSignal): Promise<CompletionOutcome> {
+  const aborted: CompletionOutcome = { ok: false, message: 'the request was cancelled', kind: 'aborted' };
+  if (signal.aborted) return aborted;
+  let onAbort = () => {};
+  const abortedNow = new Promise<CompletionOutcome>((resolve) => {
+    onAbort = () => resolve(aborted);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
   try {
-    return { ok: true, completion: await client.chat.completions.create({ ...request, signal }) };
+    const call = client.chat.completions.create({ ...request, signal }).then((completion): CompletionOutcome => ({ ok: true, completion }));
+    // The call may still fail after the abort answered for it: nobody is waiting for it then.
+    call.catch(() => {});
+    return await Promise.race([call, abortedNow]);
   } catch (error) {
     if (error instanceof ChatClientError) return { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) };
     return { ok: false, message: errorMessage(error), kind: 'bad_response' };
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
 }

@@ -10,6 +10,7 @@ import type { EnvironmentInfo, SandboxApi, SandboxEvaluateOptions, SandboxEvalua
 import { toPlainData } from '../../envs/plain-data.ts';
 import { relayedClient } from './relay.ts';
 import { errorMessage } from '../../common/error-message.ts';
+import { watchEnvArgs } from '../../common/unused-env-args.ts';
 
 /** Runs an environment module's text and returns its exports (CommonJS `module.exports`). */
 export type RunModule = (code: string) => Record<string, unknown>;
@@ -42,7 +43,9 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       }
       // The lent judge replaces any judgeClient in args (plain data cannot hold a client anyway).
       const loadArgs = judge ? { ...args, judgeClient: relayedClient((request) => judge.judgeCompletion(request)) } : args;
-      const loaded: unknown = await (load as (args: Record<string, unknown>) => unknown)(loadArgs);
+      // Keys the file never reads while loading (a typo, another file's arguments) are reported, as tabrl eval does.
+      const watched = watchEnvArgs(loadArgs, ['judgeClient', 'judgeModel']);
+      const loaded: unknown = await (load as (args: Record<string, unknown>) => unknown)(watched.args);
       if (!isEnvironment(loaded)) throw new Error('loadEnvironment() must return an environment (a SingleTurnEnv, MultiTurnEnv, ToolEnv, ...)');
       environment = loaded;
       const info: EnvironmentInfo = {
@@ -59,6 +62,8 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
           ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name), groupRewardWeights: loaded.rubric.groupRewards.map((reward) => reward.weight) }
           : {}),
       };
+      const unused = watched.unusedWarnings('The environment argument');
+      if (unused.length > 0) info.unusedArgWarnings = unused;
       return info;
     },
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { watchEnvArgs } from '../../../src/cli/unused-env-args.ts';
+import { watchEnvArgs } from '../../../src/common/unused-env-args.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';
 
 test('watchEnvArgs names the given keys that were never read, suggesting a read one; spread and `in` count as reads', () => {

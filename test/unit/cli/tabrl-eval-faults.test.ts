@@ -257,9 +257,20 @@ describe('tabrl eval --out and --resume', () => {
     expect((metadata.summary as { numRollouts: number }).numRollouts).toBe(8);
     expect(metadata.resumed_at).toHaveLength(1);
 
-    const withFlags = await tabrl(['eval', '--resume', out, '--model', 'other']);
+    // The original command with --resume added: identical values are accepted (nothing is left to run).
+    const sameCommand = await tabrl(['eval', join(dir, 'echo.mjs'), '--base-url', server.baseURL, '--model', 'echo', '-n', '4', '-r', '2', '--seed', '7', '--out', out, '--resume', out]);
+    expect(sameCommand.stderr).toContain('resuming: 8 of 8 rollouts are in');
+    expect(sameCommand.code).toBe(0);
+    // Conflicting values are refused, each named with the run's value; nothing is run or changed.
+    const before = readFileSync(join(out, 'results.jsonl'), 'utf8');
+    const withFlags = await tabrl(['eval', join(dir, 'echo.mjs'), '--resume', out, '--model', 'other', '-n', '4', '-r', '3', '--env-args', '{"x":1}']);
     expect(withFlags.code).toBe(2);
-    expect(withFlags.stderr).toContain('leave out --model');
+    expect(withFlags.stderr).toContain('these differ from them: --model other (the run has echo); --rollouts-per-task 3 (the run has 2); --env-args {"x":1} (the run has {})');
+    expect(withFlags.stderr).not.toContain('--num-tasks');
+    expect(readFileSync(join(out, 'results.jsonl'), 'utf8')).toBe(before);
+    const otherEnvironment = await tabrl(['eval', 'reverse-text', '--resume', out]);
+    expect(otherEnvironment.code).toBe(2);
+    expect(otherEnvironment.stderr).toContain('reverse-text (the run evaluates');
     mkdirSync(join(dir, 'empty'), { recursive: true });
     const nothing = await tabrl(['eval', '--resume', join(dir, 'empty')]);
     expect(nothing.code).toBe(2);

@@ -3,7 +3,7 @@
 // message with exit code 2, never a stack trace.
 import { spawn } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
-import { closestName } from '../../../src/cli/suggest.ts';
+import { closestName } from '../../../src/common/closest-name.ts';
 import { runTabrl, TABRL_BIN } from '../../support/tabrl-cli.ts';
 
 describe('closestName', () => {

@@ -99,6 +99,15 @@ describe('lessons table', () => {
     expect(lessonById(3)!.preset).toMatchObject({ policy: 'in-tab', inTabModel: 'smollm2-135m-instruct' });
     expect(lessonById(3)!.steps.join(' ')).toMatch(/270 MB/);
   });
+
+  test.each(LESSONS.map((lesson) => [lesson.id, lesson] as const))('lesson %i: where its text sends the learner to the in-tab model, it names the model Start lesson sets', (_id, lesson) => {
+    const text = lesson.steps.join(' ');
+    const names: Record<string, string> = { tiny: 'tiny', nano: 'nano', 'smollm2-135m-instruct': 'SmolLM2-135M-Instruct' };
+    // "the in-tab model **nano**", or "**in-tab model** (Start lesson set it to **tiny**": the model follows within a sentence.
+    const mentions = [...text.matchAll(/in-tab model\b[^.]*/g)].filter((match) => !/Judge/.test(match[0]));
+    if (mentions.length === 0) return;
+    expect(mentions.some((match) => match[0].includes(`**${names[lesson.preset.inTabModel]}**`))).toBe(true);
+  });
 });
 
 describe('lesson sources', () => {

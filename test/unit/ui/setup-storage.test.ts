@@ -30,12 +30,23 @@ describe('setup storage', () => {
     expect(read).toMatchObject({ mode: 'warmup', policy: 'in-tab' });
   });
 
+  test("each file's arguments are remembered by its id, and damaged entries are left out", () => {
+    const storage = memoryStorage();
+    const store = newStore();
+    const stop = rememberSetup(store, storage);
+    store.getState().setArgsByEnvironment({ 'env-wordle': '{"compact":true}', 'env-reverse': '{}' });
+    stop();
+    expect(readStoredSetup(storage).argsByEnvironment).toEqual({ 'env-wordle': '{"compact":true}', 'env-reverse': '{}' });
+    storage.items.set('tabrl.setup', JSON.stringify({ argsByEnvironment: { a: '{}', b: 3, c: null } }));
+    expect(readStoredSetup(storage).argsByEnvironment).toEqual({ a: '{}' });
+  });
+
   test('a damaged or foreign entry changes only what it gets right', () => {
     const storage = memoryStorage();
-    expect(readStoredSetup(storage)).toEqual({ settings: {}, trainingSettings: {} });
+    expect(readStoredSetup(storage)).toEqual({ settings: {}, argsByEnvironment: {}, trainingSettings: {} });
     storage.items.set('tabrl.setup', '{not json');
-    expect(readStoredSetup(storage)).toEqual({ settings: {}, trainingSettings: {} });
+    expect(readStoredSetup(storage)).toEqual({ settings: {}, argsByEnvironment: {}, trainingSettings: {} });
     storage.items.set('tabrl.setup', JSON.stringify({ settings: { numTasks: '12', seed: 7, bogus: 1 }, trainingSettings: { grpoSteps: null, tasksPerStep: 3 }, mode: 'fly', policy: 'expert' }));
-    expect(readStoredSetup(storage)).toEqual({ settings: { seed: 7 }, trainingSettings: { tasksPerStep: 3 }, policy: 'expert' });
+    expect(readStoredSetup(storage)).toEqual({ settings: { seed: 7 }, argsByEnvironment: {}, trainingSettings: { tasksPerStep: 3 }, policy: 'expert' });
   });
 });

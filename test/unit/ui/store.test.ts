@@ -49,6 +49,44 @@ describe('editor slice', () => {
   });
 });
 
+describe('opening another file', () => {
+  test("arguments belong to the file they were set for: another file gets its own ({} when never set), and coming back restores them", () => {
+    const state = () => store.getState();
+    state().setEnvironments([environment('wordle'), environment('reverse')]);
+    state().setCurrentId('wordle');
+    state().setSettings({ argsJson: '{"compact":true,"answers":"practice"}', numTasks: 100 });
+    state().setCurrentId('reverse');
+    expect(state().settings.argsJson).toBe('{}');
+    state().setSettings({ argsJson: '{"numTasks":3}' });
+    state().setCurrentId('wordle');
+    expect(state().settings.argsJson).toBe('{"compact":true,"answers":"practice"}');
+    state().setCurrentId('reverse');
+    expect(state().settings.argsJson).toBe('{"numTasks":3}');
+    expect(state().argsByEnvironment).toEqual({ wordle: '{"compact":true,"answers":"practice"}', reverse: '{"numTasks":3}' });
+  });
+
+  test("the last file's finished evaluation and job outcome (with its note) are cleared; work under way is kept", () => {
+    const state = () => store.getState();
+    state().setCurrentId('a');
+    state().updateRun({ status: 'done', total: 4, done: 4, summary: { reward: { mean: 1 } } as never });
+    state().selectRecord(2);
+    state().updateJob({ status: 'done', phase: 'done', note: 'Continuing the run with its own code (from the file “Lesson 3 · arithmetic”); the open file “Lesson 3 · arithmetic” differs and is not used.' });
+    state().setCurrentId('b');
+    expect(state().run).toBe(IDLE_RUN);
+    expect(state().selectedRecord).toBe(0);
+    expect(state().job).toEqual(IDLE_JOB);
+
+    state().updateRun({ status: 'running', total: 4, done: 1 });
+    state().updateJob({ status: 'failed', failure: 'x' });
+    state().setCurrentId('a');
+    expect(state().run).toMatchObject({ status: 'running', done: 1 });
+    expect(state().job).toEqual(IDLE_JOB);
+    state().updateJob({ status: 'running', note: 'n' });
+    state().setCurrentId('b');
+    expect(state().job).toMatchObject({ status: 'running', note: 'n' });
+  });
+});
+
 describe('policy slice', () => {
   test('setEndpoint changes only the fields it is given', () => {
     store.getState().setEndpoint({ model: 'm' });

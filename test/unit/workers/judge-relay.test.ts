@@ -85,6 +85,24 @@ describe('the two halves of a relayed call', () => {
     await expect(throwing.chat.completions.create({ model: 'j', messages: [] })).rejects.toMatchObject({ kind: 'bad_response', message: 'boom' });
   });
 
+  test("a stop answers a call in flight as 'aborted' at once, even from a client slow to let go of it", async () => {
+    let release = () => {};
+    const slow: ChatClient = {
+      chat: {
+        completions: {
+          // Like a busy in-tab model: it ignores the signal and answers only when released.
+          create: () => new Promise((resolve) => { release = () => resolve({ id: 'late', model: 'm', choices: [] }); }),
+        },
+      },
+    };
+    const controller = new AbortController();
+    const answer = answerCall(slow, { model: 'm', messages: [] }, controller.signal);
+    controller.abort();
+    expect(await answer).toEqual({ ok: false, message: 'the request was cancelled', kind: 'aborted' });
+    release();
+    expect(await answerCall(slow, { model: 'm', messages: [] }, controller.signal)).toMatchObject({ kind: 'aborted' });
+  });
+
   test('a cancelled request never leaves the sandbox', async () => {
     const send = vi.fn();
     const controller = new AbortController();

@@ -61,3 +61,16 @@ test('valid arguments still load in the sandbox', async () => {
   expect(session.info).toMatchObject({ name: 'reverse-text', numTasks: 3, numEvaluationTasks: 2 });
   session.dispose();
 });
+
+test("an argument key the file never reads comes back as a warning with the key it likely meant, as tabrl eval prints it", async () => {
+  // Wordle's arguments left in the field when reverse-text opens: reverse-text reads none of these.
+  const session = await openBuiltin('reverse-text', { numtasks: 3, answers: 'practice' });
+  expect(session.info.unusedArgWarnings).toEqual([
+    'The environment argument "numtasks" was not used by the environment; did you mean "numTasks"?',
+    expect.stringMatching(/^The environment argument "answers" was not used by the environment \(it reads .*numTasks/),
+  ]);
+  session.dispose();
+  const clean = await openBuiltin('reverse-text', { numTasks: 3 });
+  expect(clean.info.unusedArgWarnings).toBeUndefined();
+  clean.dispose();
+});

@@ -28,6 +28,17 @@ describe('chunkDocument', () => {
     expect(chunks.slice(1, -1).every((chunk) => chunk.text.endsWith('.') || chunk.text.endsWith('short tail'))).toBe(true);
   });
 
+  test('pasted text asks for separate paragraphs: four short paragraphs are four chunks, spans intact', () => {
+    const text = 'Aldermoor has a harbour.\n\nIts lighthouse is red.\n\n\nThe mayor is Ida Venn.\n\nFerries leave at 7.';
+    const joined = chunkDocument({ name: 'pasted-1', text });
+    expect(joined).toHaveLength(1);
+    const separate = chunkDocument({ name: 'pasted-1', text, paragraphs: 'separate' });
+    expect(separate.map((chunk) => chunk.text)).toEqual(['Aldermoor has a harbour.', 'Its lighthouse is red.', 'The mayor is Ida Venn.', 'Ferries leave at 7.']);
+    for (const chunk of separate) expect(text.slice(chunk.start, chunk.end)).toBe(chunk.text);
+    // A paragraph shorter than minChars still joins the next one.
+    expect(chunkDocument({ name: 'pasted-1', text: 'Hi.\n\nThe mayor is Ida Venn.', paragraphs: 'separate' }, { minChars: 10 }).map((chunk) => chunk.text)).toEqual(['Hi.\n\nThe mayor is Ida Venn.']);
+  });
+
   test('an empty document is an error that names it; no documents at all too', () => {
     expect(() => chunkDocuments([{ name: 'a.txt', text: 'Some text.' }, { name: 'blank.md', text: '  \n\n ' }])).toThrow(EmptyDocumentError);
     expect(() => chunkDocuments([{ name: 'blank.md', text: '' }])).toThrow('document "blank.md" is empty');

@@ -1,16 +1,17 @@
 /**
- * Notices --env-args keys a built-in environment never looked at (`{"numtasks": 50}` for numTasks),
+ * Notices environment-argument keys an environment never looked at (`{"numtasks": 50}` for numTasks),
  * which would otherwise be ignored without a word: the arguments go in behind a Proxy that records
- * every key the environment reads, present or not, which is also the list of keys it knows.
+ * every key the environment reads, present or not, which is also the list of keys it knows. The CLI
+ * (--env-args) and the playground's sandbox (the run panel's arguments) share this rule.
  */
-import { closestName } from './suggest.ts';
+import { closestName } from './closest-name.ts';
 
 /** Arguments that record the keys read from them, and what was given but never read. */
 export interface WatchedArgs {
   /** The arguments to pass to loadEnvironment. */
   readonly args: Record<string, unknown>;
-  /** One warning line per given key that was never read (with the read key it likely meant), or none. */
-  unusedWarnings(): string[];
+  /** One warning line per given key that was never read (with the read key it likely meant), or none; `label` names where the arguments came from. */
+  unusedWarnings(label?: string): string[];
 }
 
 /** Wraps `args`; keys in `ignore` (ones the CLI adds itself) are never reported. */
@@ -32,13 +33,13 @@ export function watchEnvArgs(args: Record<string, unknown>, ignore: readonly str
   });
   return {
     args: proxy,
-    unusedWarnings: () => {
+    unusedWarnings: (label = '--env-args') => {
       const known = [...read].filter((key) => !ignore.includes(key));
       return Object.keys(args)
         .filter((key) => !read.has(key) && !ignore.includes(key))
         .map((key) => {
           const guess = closestName(key, known);
-          return `--env-args "${key}" was not used by the environment${guess ? `; did you mean "${guess}"?` : known.length > 0 ? ` (it reads ${known.join(', ')})` : ''}`;
+          return `${label} "${key}" was not used by the environment${guess ? `; did you mean "${guess}"?` : known.length > 0 ? ` (it reads ${known.join(', ')})` : ''}`;
         });
     },
   };
