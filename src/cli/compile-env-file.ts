@@ -4,11 +4,13 @@
  * one CommonJS text whose `require('tabrl')` the child process answers with the library, and
  * bundles that child's runtime (src/cli/isolated-env-child.ts with src/envs) into one ES module.
  * Bundling makes the file a module whatever package.json sits beside it, and esbuild reports
- * syntax errors with file, line and column. Nothing here runs the file.
+ * syntax errors with file, line and column. What the bundle may contain is confined to the file's
+ * folder and the built-in modules (src/cli/env-bundle-guard.ts). Nothing here runs the file.
  */
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Message, type Plugin } from 'esbuild';
+import { confineToFolder } from './env-bundle-guard.ts';
 import { BUILTIN_DIR, LIBRARY_ENTRY, resolveTabrlSpecifier, unknownTabrlModuleMessage } from './env-modules.ts';
 
 const CHILD_RUNTIME_ENTRY = fileURLToPath(new URL('./isolated-env-child.ts', import.meta.url));
@@ -30,7 +32,9 @@ export async function bundleEnvironmentFile(path: string): Promise<string> {
       target: 'node20',
       sourcemap: 'inline',
       logLevel: 'silent',
-      plugins: [tabrlModules()],
+      // No tsconfig.json is read (its `paths` or `extends` could point anywhere); the file's own folder bounds what is bundled.
+      tsconfigRaw: '{}',
+      plugins: [tabrlModules(), confineToFolder(path, [BUILTIN_DIR])],
     });
     return result.outputFiles[0]!.text;
   } catch (error) {

@@ -29,12 +29,17 @@ const exitProcess = (process as unknown as { reallyExit(code: number): never }).
 /** What environment code may not do here, beyond what the permission model refuses. */
 function lockDown(): void {
   const refuse = (what: string) => () => {
-    throw new Error(`environment code may not ${what}: it runs in an isolated process that tabrl manages (throw an error instead)`);
+    throw Object.assign(new Error(`environment code may not ${what}: it runs in an isolated process that tabrl manages (throw an error instead)`), { code: 'ERR_ACCESS_DENIED' });
   };
   process.exit = refuse('end the process (process.exit)');
   (process as unknown as { reallyExit: () => never }).reallyExit = refuse('end the process (process.reallyExit)');
   process.abort = refuse('end the process (process.abort)');
   process.kill = refuse('send signals (process.kill)');
+  // The ways to Node's modules and native bindings without an import (net, os.setPriority, signals to any pid).
+  const processInternals = process as unknown as Record<string, unknown>;
+  for (const name of ['getBuiltinModule', '_kill', 'binding', '_linkedBinding', 'dlopen', 'setuid', 'setgid', 'seteuid', 'setegid', 'setgroups', 'initgroups', 'chdir', 'umask']) {
+    if (name in processInternals) processInternals[name] = refuse(`use process.${name}`);
+  }
   for (const name of ['fetch', 'WebSocket', 'EventSource'] as const) delete (globalThis as Record<string, unknown>)[name];
   // An error thrown later by a timer of the environment's is its bug, not a reason to end the process.
   process.on('uncaughtException', (error) => console.error(`environment code threw outside a call: ${errorMessage(error)}`));

@@ -21,6 +21,8 @@ import { ChatClientError, Environment, METRIC_KINDS, Parser, Rubric, type ChatCl
 import { bundleChildRuntime, bundleEnvironmentFile } from './compile-env-file.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { capText, checkChildMessage } from './child-message-check.ts';
+import { filterModelRequest, modelCallFailure } from './model-call-filter.ts';
 
 /** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
@@ -33,6 +35,8 @@ const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 /** How often a rollout may run again after the child was killed for another rollout's fault. */
 const MAX_REPLAYS = 2;
 const WATCH_INTERVAL_MS = 100;
+/** What the child may print to our stderr in all; beyond it, its output is dropped (a terminal is not a disk). */
+const MAX_FORWARDED_OUTPUT_BYTES = 4 * 2 ** 20;
 
 /** Limits and lent clients of an isolated environment. */
 export interface IsolationOptions {
@@ -46,6 +50,8 @@ export interface IsolationOptions {
   maxMessageBytes?: number;
   /** A judge held here and lent to `loadEnvironment` as `args.judgeClient`; its calls come back here. */
   judgeClient?: ChatClient;
+  /** The model the judge's calls name (environment code cannot choose another; default 'default'). */
+  judgeModel?: string;
 }
 
 /** Loading the environment file failed: it threw, hung, exited or returned no environment. The message says which. */
@@ -70,6 +76,8 @@ type Blame = 'culprit' | 'suspect' | 'bystander';
 interface ActiveRollout {
   taskIndex: number | undefined;
   client: ChatClient;
+  /** The model its policy calls name, whatever environment code asks. */
+  model: string;
   /** Cancels this rollout's model calls here. */
   calls: AbortController;
   /** Model calls of this rollout in flight: while there are any, the clock of environment code stands still. */
@@ -110,7 +118,7 @@ class ChildSupervisor {
     private readonly code: string,
     private readonly path: string,
     private readonly args: Record<string, unknown>,
-    private readonly limits: Required<Omit<IsolationOptions, 'judgeClient'>> & { judgeClient?: ChatClient },
+    private readonly limits: Required<Omit<IsolationOptions, 'judgeClient' | 'judgeModel'>> & { judgeClient?: ChatClient; judgeModel?: string },
   ) {
     this.environmentName = basename(path);
   }
@@ -133,14 +141,18 @@ class ChildSupervisor {
     this.stderrTail = '';
     this.running = -1;
     this.pingSentAt = undefined;
-    // What environment code prints goes to our stderr, keeping stdout for results (--json).
+    // What environment code prints goes to our stderr, keeping stdout for results (--json), up to a cap.
+    let forwarded = 0;
     const forward = (chunk: Buffer) => {
-      process.stderr.write(chunk);
-      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4000);
+      if (forwarded <= MAX_FORWARDED_OUTPUT_BYTES) {
+        forwarded += chunk.length;
+        process.stderr.write(forwarded <= MAX_FORWARDED_OUTPUT_BYTES ? chunk : `\n[tabrl: the environment process printed over ${MAX_FORWARDED_OUTPUT_BYTES / 2 ** 20} MiB; the rest of its output is dropped]\n`);
+      }
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8', Math.max(0, chunk.length - 4000))).slice(-4000);
     };
     child.stdout!.on('data', forward);
     child.stderr!.on('data', forward);
-    child.on('message', (message: ChildMessage) => this.onMessage(child, message));
+    child.on('message', (message: unknown) => this.onRawMessage(child, message));
     child.on('exit', (code, signal) => this.onExit(child, code, signal));
     child.on('error', () => {});
     this.updateRef();
@@ -198,7 +210,7 @@ class ChildSupervisor {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       return await new Promise<RolloutOutcome>((settle) => {
-        this.active.set(rolloutId, { taskIndex: options.taskIndex, client, calls, waitingForModel: 0, since: undefined, settle });
+        this.active.set(rolloutId, { taskIndex: options.taskIndex, client, model: options.model ?? 'default', calls, waitingForModel: 0, since: undefined, settle });
         if (child !== this.child || !child.connected) return settle({ kind: 'failed', message: 'the process ended before the rollout started', blame: 'bystander', timeout: false });
         this.startWatchdog();
         this.send(child, message(rolloutId));
@@ -211,8 +223,20 @@ class ChildSupervisor {
     }
   }
 
+  /** Checks a message from the child; an invalid one fails the rollout it names and stops the child (the others run again in a fresh one). */
+  private onRawMessage(child: ChildProcess, raw: unknown): void {
+    if (child !== this.child) return;
+    const checked = checkChildMessage(raw, this.limits.maxMessageBytes);
+    if (checked.ok) return this.onMessage(child, checked.message);
+    this.child = undefined;
+    child.kill('SIGKILL');
+    this.loading?.fail(`${checked.reason} while loading "${this.environmentName}"; its process was stopped`);
+    const named = checked.rolloutId !== undefined ? this.active.get(checked.rolloutId) : undefined;
+    this.settleAll(named ? [named] : [], `${checked.reason}; its process was stopped`, false, `${checked.reason}; a fresh process runs the remaining rollouts`, 'culprit');
+    this.updateRef();
+  }
+
   private onMessage(child: ChildProcess, message: ChildMessage): void {
-    if (child !== this.child || typeof message !== 'object' || message === null) return;
     if (message.type === 'ready') {
       if (this.loading) this.loading.deadline = Date.now() + this.limits.loadTimeLimitMs;
     } else if (message.type === 'loaded') {
@@ -242,21 +266,24 @@ class ChildSupervisor {
   private async answerModelCall(child: ChildProcess, message: Extract<ChildMessage, { type: 'create-completion' }>): Promise<void> {
     const rollout = this.active.get(message.rolloutId);
     const client = message.client === 'judge' ? this.limits.judgeClient : rollout?.client;
+    const filtered = filterModelRequest(message.request, message.client === 'judge' ? (this.limits.judgeModel ?? 'default') : (rollout?.model ?? 'default'));
     let outcome: CompletionOutcome;
     if (!client) {
       outcome = { ok: false, message: message.client === 'judge' ? 'no judge was given (tabrl eval --judge-base-url ...)' : 'a model call outside any rollout has no policy to answer it', kind: 'bad_request' };
+    } else if (!filtered.ok) {
+      outcome = { ok: false, message: filtered.message, kind: 'bad_request' };
     } else {
       if (rollout) rollout.waitingForModel += 1;
       if (this.loading && message.rolloutId === -1) this.loading.waitingForModel += 1;
       const started = Date.now();
       try {
-        const completion = await client.chat.completions.create({ ...message.request, ...(rollout ? { signal: rollout.calls.signal } : {}) });
+        const completion = await client.chat.completions.create({ ...filtered.request, ...(rollout ? { signal: rollout.calls.signal } : {}) });
         // A reply to a cancelled rollout is not delivered, even from a client that ignores the signal.
         outcome = rollout?.calls.signal.aborted ? { ok: false, message: 'the request was cancelled', kind: 'aborted' } : { ok: true, completion };
       } catch (error) {
-        outcome = error instanceof ChatClientError
-          ? { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) }
-          : { ok: false, message: errorMessage(error), kind: 'bad_response' };
+        // The endpoint's own text may echo the request's headers (the key): it stays on this side.
+        this.reportModelCallError(message.client, error);
+        outcome = error instanceof ChatClientError ? modelCallFailure(error.kind, error.status) : modelCallFailure('bad_response');
       } finally {
         // The clock starts again when the child says the reply reached the rollout ('entered').
         if (rollout) {
@@ -271,6 +298,16 @@ class ChildSupervisor {
     }
     this.send(child, { type: 'completion', callId: message.callId, outcome });
   }
+
+  /** Prints a model call's failure once per distinct text on the terminal, which is the user's, not the environment's. */
+  private reportModelCallError(client: string, error: unknown): void {
+    const text = capText(errorMessage(error), 500);
+    if (this.reportedModelErrors.has(text) || this.reportedModelErrors.size >= 20) return;
+    this.reportedModelErrors.add(text);
+    console.error(`warning: a ${client} call of environment "${this.environmentName}" failed: ${text}`);
+  }
+
+  private readonly reportedModelErrors = new Set<string>();
 
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (child !== this.child) return;
@@ -463,6 +500,7 @@ export class IsolatedEnvironment extends Environment {
     // Stopped with another rollout's process: score again in the fresh one (a few times at most).
     for (let replays = 0; outcome.kind === 'failed' && outcome.blame === 'bystander' && replays < MAX_REPLAYS; replays++) outcome = await this.supervisor.scoreGroup(plain);
     const names = this.rubric.groupRewards.map((reward) => reward.name);
+    if (outcome.kind === 'scored' && outcome.verdicts.length !== group.length) outcome = { kind: 'failed', message: `the environment process sent ${outcome.verdicts.length} group verdicts for ${group.length} rollouts`, blame: 'culprit', timeout: false };
     return group.map((trajectory, i) => {
       const verdict: RubricScore = outcome.kind === 'scored'
         ? outcome.verdicts[i]!
@@ -517,6 +555,7 @@ export async function loadIsolatedEnvironment(path: string, args: Record<string,
     memoryMb: options.memoryMb ?? DEFAULT_MEMORY_MB,
     maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     ...(options.judgeClient ? { judgeClient: options.judgeClient } : {}),
+    ...(options.judgeModel !== undefined ? { judgeModel: options.judgeModel } : {}),
   });
   process.once('exit', () => supervisor.close());
   try {

@@ -24,7 +24,7 @@ export interface LoadEnvironmentOptions {
   /** Type-check a file before running it (default true). */
   typecheck?: boolean;
   /** Time limits and memory cap of an environment file's process. */
-  isolation?: Omit<IsolationOptions, 'judgeClient'>;
+  isolation?: Omit<IsolationOptions, 'judgeClient' | 'judgeModel'>;
   /** A judge lent to `loadEnvironment` as `args.judgeClient`, with `args.judgeModel`. */
   judge?: { client: ChatClient; model: string };
 }
@@ -74,7 +74,7 @@ async function loadEnvironmentFile(path: string, args: Record<string, unknown>, 
     }
   }
   try {
-    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client } : {}) });
+    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client, judgeModel: options.judge.model } : {}) });
   } catch (error) {
     if (error instanceof EnvFileCompileError) throw new CliError(`could not load ${path}: ${error.message}`);
     if (error instanceof IsolatedLoadError) throw new CliError(`${path}: ${error.message}`);
