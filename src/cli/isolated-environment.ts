@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
 import { ChatClientError, Environment, METRIC_KINDS, Parser, Rubric, type ChatClient, type MetricKind, type RubricScore, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
-import { bundleChildRuntime, bundleEnvironmentFile } from './compile-env-file.ts';
+import { bundleChildRuntime, bundleEnvironmentFile, bundleGuestRuntime } from './compile-env-file.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText, checkChildMessage } from './child-message-check.ts';
@@ -28,8 +28,10 @@ import { filterModelRequest, modelCallFailure } from './model-call-filter.ts';
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
 /** Time Node gets to start the child before loading is on the environment's clock (the playground's startup grace). */
 const STARTUP_GRACE_MS = 10_000;
-/** Heap cap of the child process (Node's --max-old-space-size). */
+/** Memory cap of the engine that runs environment code (the QuickJS runtime's limit, its whole heap). */
 const DEFAULT_MEMORY_MB = 1024;
+/** Heap cap of the child's Node shell, which holds only tabrl's relay code and messages in flight. */
+const SHELL_HEAP_MB = 256;
 /** The largest conversation or rollout the child may send back. */
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 /** How often a rollout may run again after the child was killed for another rollout's fault. */
@@ -44,7 +46,7 @@ export interface IsolationOptions {
   timeLimitMs?: number;
   /** Milliseconds loading (the module's top level and loadEnvironment) may take once the child runs (default 2 × timeLimitMs). */
   loadTimeLimitMs?: number;
-  /** The child's heap cap in MiB (default 1024). */
+  /** The memory environment code may use in all, in MiB (default 1024): the engine's memory limit. */
   memoryMb?: number;
   /** The largest conversation or rollout the child may send back (default 16 MiB). */
   maxMessageBytes?: number;
@@ -116,6 +118,7 @@ class ChildSupervisor {
   constructor(
     private readonly dir: string,
     private readonly code: string,
+    private readonly guest: string,
     private readonly path: string,
     private readonly args: Record<string, unknown>,
     private readonly limits: Required<Omit<IsolationOptions, 'judgeClient' | 'judgeModel'>> & { judgeClient?: ChatClient; judgeModel?: string },
@@ -131,7 +134,7 @@ class ChildSupervisor {
 
   private spawnAndLoad(): Promise<Loaded> {
     const child = fork(join(this.dir, 'runtime.mjs'), [], {
-      execArgv: [...permissionFlags(this.dir), `--max-old-space-size=${this.limits.memoryMb}`],
+      execArgv: [...permissionFlags(this.dir), `--max-old-space-size=${SHELL_HEAP_MB}`],
       env: {},
       cwd: this.dir,
       serialization: 'advanced',
@@ -171,7 +174,7 @@ class ChildSupervisor {
         resolve(loaded);
       };
       this.startWatchdog();
-      this.send(child, { type: 'load', code: this.code, filename: this.path, args: this.args, judge: this.limits.judgeClient !== undefined, maxMessageBytes: this.limits.maxMessageBytes });
+      this.send(child, { type: 'load', code: this.code, guest: this.guest, filename: this.path, args: this.args, judge: this.limits.judgeClient !== undefined, maxMessageBytes: this.limits.maxMessageBytes, memoryBytes: this.limits.memoryMb * 2 ** 20, timeLimitMs: this.limits.timeLimitMs });
     });
   }
 
@@ -256,7 +259,8 @@ class ChildSupervisor {
     } else if (message.type === 'group-scored') {
       this.active.get(message.rolloutId)?.settle({ kind: 'scored', verdicts: message.verdicts, passed: message.passed });
     } else if (message.type === 'rollout-failed') {
-      this.active.get(message.rolloutId)?.settle({ kind: 'failed', message: `${this.environmentName}: rollout() threw: ${message.message}`, blame: 'culprit', timeout: false });
+      const text = message.timeout === true ? `environment code of "${this.environmentName}": ${message.message}` : `${this.environmentName}: rollout() threw: ${message.message}`;
+      this.active.get(message.rolloutId)?.settle({ kind: 'failed', message: text, blame: 'culprit', timeout: message.timeout === true });
     } else if (message.type === 'create-completion') {
       void this.answerModelCall(child, message);
     }
@@ -312,9 +316,9 @@ class ChildSupervisor {
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (child !== this.child) return;
     this.child = undefined;
-    const outOfMemory = /heap out of memory|Allocation failed/i.test(this.stderrTail);
+    const outOfMemory = /heap out of memory|Allocation failed|out of memory/i.test(this.stderrTail);
     const how = outOfMemory
-      ? `ran out of memory (over the ${this.limits.memoryMb} MiB heap it may use)`
+      ? `ran out of memory (over the ${this.limits.memoryMb} MiB it may use)`
       : signal !== null ? `was ended by ${signal}` : `exited with code ${code}`;
     const message = `the process running environment "${this.environmentName}" ${how}`;
     this.loading?.fail(`${message} while loading it`);
@@ -546,10 +550,10 @@ export class IsolatedEnvironment extends Environment {
 
 /** Bundles the environment file at `path`, starts its process, and loads it there with `args`. */
 export async function loadIsolatedEnvironment(path: string, args: Record<string, unknown>, options: IsolationOptions = {}): Promise<IsolatedEnvironment> {
-  const code = await bundleEnvironmentFile(path);
+  const [code, guest] = await Promise.all([bundleEnvironmentFile(path), guestRuntime()]);
   const timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
   const dir = mkdtempSync(join(tmpdir(), 'tabrl-env-'));
-  const supervisor = new ChildSupervisor(dir, code, path, args, {
+  const supervisor = new ChildSupervisor(dir, code, guest, path, args, {
     timeLimitMs,
     loadTimeLimitMs: options.loadTimeLimitMs ?? 2 * timeLimitMs,
     memoryMb: options.memoryMb ?? DEFAULT_MEMORY_MB,
@@ -565,6 +569,17 @@ export async function loadIsolatedEnvironment(path: string, args: Record<string,
     supervisor.close();
     throw error;
   }
+}
+
+let guestBundle: Promise<string> | undefined;
+
+/** The engine's script (the environment library and quickjs-guest.ts), bundled once per process. */
+function guestRuntime(): Promise<string> {
+  guestBundle ??= bundleGuestRuntime().catch((error: unknown) => {
+    guestBundle = undefined;
+    throw error;
+  });
+  return guestBundle;
 }
 
 /** A reward function's declared metric kind as the child reported it: only for weight 0 and a known kind; anything else stays an undeclared metric (a check). */
