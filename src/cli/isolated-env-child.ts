@@ -38,12 +38,15 @@ let engine: Engine | undefined;
 let deadline = Infinity;
 /** The interrupt handler stopped the engine in the stretch now running. */
 let interruptFired = false;
+/** It did so in the entry now running (enter()), whose later messages may be the engine's echo of it. */
+let entryInterrupted = false;
 /** The rollout whose work the engine runs now (-1: none), as last told to tabrl. */
 let running = -1;
 /** The rollout each pending timer was set by, so its callback counts as that rollout's code. */
 const timers = new Map<number, { handle: ReturnType<typeof setTimeout>; rolloutId: number }>();
 /** The rollout each model call came from, so its reply counts as that rollout's code. */
 const callOwners = new Map<number, number>();
+/** Rollouts the shell has given its own verdict on (interrupted, or too large to send): what the engine says of them later is dropped. */
 const interruptedRollouts = new Set<number>();
 /** Whether loading ended (the engine said 'loaded' or 'load-failed'). */
 let loadSettled = false;
@@ -56,12 +59,12 @@ function enter(rolloutId: number, work: (vm: QuickJSContext) => void): void {
     running = rolloutId;
     sendToHost({ type: 'running', rolloutId });
   }
-  let interrupted = false;
+  entryInterrupted = false;
   const timed = (step: () => boolean) => {
     deadline = Date.now() + current.timeLimitMs;
     step();
     if (interruptFired && rolloutId >= 0) interruptedRollouts.add(rolloutId);
-    if (interruptFired) interrupted = true;
+    if (interruptFired) entryInterrupted = true;
     interruptFired = false;
   };
   timed(() => {
@@ -87,11 +90,11 @@ function enter(rolloutId: number, work: (vm: QuickJSContext) => void): void {
     if (ran === 0) break;
   }
   deadline = Infinity;
-  if (interrupted && rolloutId === -1 && !loadSettled) {
+  if (entryInterrupted && rolloutId === -1 && !loadSettled) {
     loadSettled = true;
     sendToHost({ type: 'load-failed', message: `loading the environment ran for more than ${current.timeLimitMs / 1000} s without returning (an infinite loop at the top level?); it was interrupted` });
   }
-  if (interrupted && rolloutId >= 0) {
+  if (entryInterrupted && rolloutId >= 0) {
     sendToHost({ type: 'rollout-failed', rolloutId, message: `ran for more than ${current.timeLimitMs / 1000} s without returning (an infinite loop?); the engine interrupted it`, timeout: true });
   }
   if (running !== -1) {
@@ -114,7 +117,19 @@ function callGuest(vm: QuickJSContext, name: 'load' | 'receive' | 'fireTimer', .
 /** A message from the engine: only the types it may send, under the size cap, parsed. */
 function onEngineMessage(json: string): void {
   const limit = engine?.maxMessageBytes ?? 0;
-  if (json.length > limit) return sendToHost({ type: 'load-failed', message: `the environment sent a message of ${(json.length / 2 ** 20).toFixed(1)} MiB, over the ${(limit / 2 ** 20).toFixed(0)} MiB allowed` });
+  if (json.length > limit) {
+    // Too large to read: it fails the rollout whose code sent it (or the load), whatever it claims to be.
+    const message = `the environment sent a message of ${(json.length / 2 ** 20).toFixed(1)} MiB, over the ${(limit / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`;
+    if (running >= 0) {
+      interruptedRollouts.add(running);
+      return sendToHost({ type: 'rollout-failed', rolloutId: running, message });
+    }
+    if (!loadSettled) {
+      loadSettled = true;
+      sendToHost({ type: 'load-failed', message });
+    }
+    return;
+  }
   let message: ChildMessage;
   try {
     message = JSON.parse(json) as ChildMessage;
@@ -124,6 +139,7 @@ function onEngineMessage(json: string): void {
   if (typeof message !== 'object' || message === null || !ENGINE_MESSAGE_TYPES.has(message.type)) return;
   // What the engine says of a rollout interrupted for its time is replaced by the shell's own verdict (enter()).
   if ('rolloutId' in message && message.type !== 'create-completion' && (interruptedRollouts.has(message.rolloutId) || (interruptFired && message.rolloutId === running))) return;
+  if (message.type === 'load-failed' && entryInterrupted && running === -1) return;
   if (message.type === 'create-completion') callOwners.set(message.callId, message.rolloutId);
   if (message.type === 'loaded' || message.type === 'load-failed') loadSettled = true;
   sendToHost(message);

@@ -42,6 +42,9 @@ const globals = globalThis as Record<string, unknown>;
 const host = globals.__tabrlHost as GuestHost;
 delete globals.__tabrlHost;
 const sendJson = host.send;
+// Taken before environment code runs, which may replace them for itself.
+const stringify = JSON.stringify;
+const parse = JSON.parse;
 const currentRollout = host.currentRollout;
 const fireTimer = installShims(host);
 
@@ -52,12 +55,12 @@ const rolloutSignals = new Map<number, AbortController>();
 let nextCallId = 0;
 
 function send(message: ChildMessage): void {
-  sendJson(JSON.stringify(message));
+  sendJson(stringify(message));
 }
 
 /** Throws when `value` would be a message larger than the host accepts. */
 function checkSize(value: unknown, what: string): void {
-  const bytes = JSON.stringify(value)?.length ?? 0;
+  const bytes = stringify(value)?.length ?? 0;
   if (bytes > maxMessageBytes) throw new Error(`${what} is ${(bytes / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
 }
 
@@ -208,10 +211,10 @@ async function scoreGroup(message: Extract<HostMessage, { type: 'score-group' }>
 
 const api: GuestApi = {
   load(factory, json) {
-    load(factory, JSON.parse(json) as Omit<Extract<HostMessage, { type: 'load' }>, 'code'>).catch((error: unknown) => send({ type: 'load-failed', message: errorMessage(error) }));
+    load(factory, parse(json) as Omit<Extract<HostMessage, { type: 'load' }>, 'code'>).catch((error: unknown) => send({ type: 'load-failed', message: errorMessage(error) }));
   },
   receive(json) {
-    const message = JSON.parse(json) as HostMessage;
+    const message = parse(json) as HostMessage;
     if (message.type === 'rollout') void rollout(message);
     else if (message.type === 'score-group') void scoreGroup(message);
     else if (message.type === 'completion') {
