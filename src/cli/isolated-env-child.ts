@@ -40,7 +40,7 @@ let deadline = Infinity;
 let interruptFired = false;
 /** It did so in the entry now running (enter()), whose later messages may be the engine's echo of it. */
 let entryInterrupted = false;
-/** The rollout whose work the engine runs now (-1: none), as last told to tabrl. */
+/** The rollout whose work the engine runs or last ran (-1: none), as last told to tabrl; every run of engine code goes through enter(), which updates it. */
 let running = -1;
 /** The rollout each pending timer was set by, so its callback counts as that rollout's code. */
 const timers = new Map<number, { handle: ReturnType<typeof setTimeout>; rolloutId: number }>();
@@ -96,10 +96,6 @@ function enter(rolloutId: number, work: (vm: QuickJSContext) => void): void {
   }
   if (entryInterrupted && rolloutId >= 0) {
     sendToHost({ type: 'rollout-failed', rolloutId, message: `ran for more than ${current.timeLimitMs / 1000} s without returning (an infinite loop?); the engine interrupted it`, timeout: true });
-  }
-  if (running !== -1) {
-    running = -1;
-    sendToHost({ type: 'running', rolloutId: -1 });
   }
 }
 
@@ -192,12 +188,15 @@ async function load(message: Extract<HostMessage, { type: 'load' }>): Promise<vo
   });
   const vm = runtime.newContext();
   lendHost(vm);
-  deadline = Date.now() + message.timeLimitMs;
+  // The library is tabrl's code, not the environment's: no time limit while it loads.
+  deadline = Infinity;
   vm.unwrapResult(vm.evalCode(message.guest, 'tabrl-runtime.js')).dispose();
   const guest = vm.getProp(vm.global, '__tabrlGuest');
   vm.unwrapResult(vm.evalCode('delete globalThis.__tabrlGuest')).dispose();
   engine = { runtime, vm, guest, timeLimitMs: message.timeLimitMs, maxMessageBytes: message.maxMessageBytes };
   deadline = Infinity;
+  // The engine runs: from here on, loading is on the environment's clock.
+  sendToHost({ type: 'ready' });
   const { code, guest: _guest, ...rest } = message;
   enter(-1, (inner) => {
     const factory = inner.evalCode(`(function (module, exports, require) {${code}\n})`, message.filename);
@@ -243,4 +242,3 @@ process.on('SIGINT', () => {});
 process.on('SIGTERM', () => process.exit(0));
 // tabrl went away (its IPC channel closed, which happens even when it is killed): nothing is left to do.
 process.on('disconnect', () => process.exit(0));
-sendToHost({ type: 'ready' });

@@ -43,7 +43,7 @@ export type HostMessage =
 
 /** Child → host. */
 export type ChildMessage =
-  /** Node started and the runtime runs: from here on, loading is on the environment's clock. */
+  /** Node started and the engine runs the library: from here on, loading is on the environment's clock. */
   | { type: 'ready' }
   /** The environment loaded: what the sandbox reports, plus what the host needs to format prompts, and the tasks as data. */
   | { type: 'loaded'; info: EnvironmentInfo; setup: EnvironmentSetup; dataset: Task[]; evalDataset: Task[] | null; demonstrationDataset: Task[] | null }

@@ -22,11 +22,11 @@ import { bundleChildRuntime, bundleEnvironmentFile, bundleGuestRuntime } from '.
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText, checkChildMessage } from './child-message-check.ts';
-import { filterModelRequest, modelCallFailure } from './model-call-filter.ts';
+import { filterModelRequest, ModelErrorLedger } from './model-call-filter.ts';
 
 /** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
-/** Time Node gets to start the child before loading is on the environment's clock (the playground's startup grace). */
+/** Time Node gets to start the child and its engine before loading is on the environment's clock (the playground's startup grace). */
 const STARTUP_GRACE_MS = 10_000;
 /** Memory cap of the engine that runs environment code (the QuickJS runtime's limit, its whole heap). */
 const DEFAULT_MEMORY_MB = 1024;
@@ -37,6 +37,8 @@ const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 /** How often a rollout may run again after the child was killed for another rollout's fault. */
 const MAX_REPLAYS = 2;
 const WATCH_INTERVAL_MS = 100;
+/** How much longer than a time limit a child may leave a ping unanswered: its engine interrupts code at the limit, and a loaded machine is slow to say so. */
+const SILENCE_GRACE_MS = 1_000;
 /** What the child may print to our stderr in all; beyond it, its output is dropped (a terminal is not a disk). */
 const MAX_FORWARDED_OUTPUT_BYTES = 4 * 2 ** 20;
 
@@ -255,11 +257,13 @@ class ChildSupervisor {
     } else if (message.type === 'pong') {
       this.pingSentAt = undefined;
     } else if (message.type === 'rollout-done') {
+      this.restoreModelErrors(message.trajectory.errors);
       this.active.get(message.rolloutId)?.settle({ kind: 'done', trajectory: message.trajectory });
     } else if (message.type === 'group-scored') {
+      for (const verdict of message.verdicts) this.restoreModelErrors(verdict.errors);
       this.active.get(message.rolloutId)?.settle({ kind: 'scored', verdicts: message.verdicts, passed: message.passed });
     } else if (message.type === 'rollout-failed') {
-      const text = message.timeout === true ? `environment code of "${this.environmentName}": ${message.message}` : `${this.environmentName}: rollout() threw: ${message.message}`;
+      const text = message.timeout === true ? `environment code of "${this.environmentName}" ${message.message}` : `${this.environmentName}: rollout() threw: ${this.modelErrors.restore(message.message)}`;
       this.active.get(message.rolloutId)?.settle({ kind: 'failed', message: text, blame: 'culprit', timeout: message.timeout === true });
     } else if (message.type === 'create-completion') {
       void this.answerModelCall(child, message);
@@ -285,9 +289,9 @@ class ChildSupervisor {
         // A reply to a cancelled rollout is not delivered, even from a client that ignores the signal.
         outcome = rollout?.calls.signal.aborted ? { ok: false, message: 'the request was cancelled', kind: 'aborted' } : { ok: true, completion };
       } catch (error) {
-        // The endpoint's own text may echo the request's headers (the key): it stays on this side.
-        this.reportModelCallError(message.client, error);
-        outcome = error instanceof ChatClientError ? modelCallFailure(error.kind, error.status) : modelCallFailure('bad_response');
+        // The endpoint's own text may echo the request's headers (the key): environment code gets a
+        // stand-in, and the rollout's record gets the real text back when it returns (restoreModelErrors).
+        outcome = this.modelErrors.record(capText(errorMessage(error), 2000), error instanceof ChatClientError ? error.kind : 'bad_response', error instanceof ChatClientError ? error.status : undefined);
       } finally {
         // The clock starts again when the child says the reply reached the rollout ('entered').
         if (rollout) {
@@ -303,15 +307,12 @@ class ChildSupervisor {
     this.send(child, { type: 'completion', callId: message.callId, outcome });
   }
 
-  /** Prints a model call's failure once per distinct text on the terminal, which is the user's, not the environment's. */
-  private reportModelCallError(client: string, error: unknown): void {
-    const text = capText(errorMessage(error), 500);
-    if (this.reportedModelErrors.has(text) || this.reportedModelErrors.size >= 20) return;
-    this.reportedModelErrors.add(text);
-    console.error(`warning: a ${client} call of environment "${this.environmentName}" failed: ${text}`);
-  }
+  private readonly modelErrors = new ModelErrorLedger();
 
-  private readonly reportedModelErrors = new Set<string>();
+  /** Puts the real text of failed model calls back into errors that environment code recorded with their stand-ins. */
+  private restoreModelErrors(errors: { message: string }[]): void {
+    for (const error of errors) error.message = this.modelErrors.restore(error.message);
+  }
 
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (child !== this.child) return;
@@ -352,7 +353,7 @@ class ChildSupervisor {
     };
     // A child silent for a whole time limit is stuck even when no rollout's clock says so (its code
     // may have taken the message listener away): blame the rollout it last ran, or every one in it.
-    const silent = this.pingSentAt !== undefined && now - this.pingSentAt > this.limits.timeLimitMs;
+    const silent = this.pingSentAt !== undefined && now - this.pingSentAt > this.limits.timeLimitMs + SILENCE_GRACE_MS;
     if (overrun.length === 0 && silent && this.active.size > 0) {
       // Rollouts that never entered environment code in this child were queued behind the trouble: they run again.
       const entered = [...this.active.values()].filter((rollout) => rollout.waitingForModel === 0 && rollout.since !== undefined);

@@ -43,7 +43,33 @@ export function filterModelRequest(raw: unknown, model: string): FilteredRequest
 /** What environment code hears of a failed model call: its kind and status with a fixed explanation, none of the endpoint's text. */
 export function modelCallFailure(kind: ChatClientErrorKind, status?: number): Extract<CompletionOutcome, { ok: false }> {
   const http = status !== undefined ? ` (HTTP ${status})` : '';
-  return { ok: false, message: `the model call failed${http}: ${KIND_EXPLANATIONS[kind] ?? 'the endpoint failed'}; tabrl shows the endpoint's own message only on its terminal`, kind, ...(status !== undefined ? { status } : {}) };
+  return { ok: false, message: `the model call failed${http}: ${KIND_EXPLANATIONS[kind] ?? 'the endpoint failed'}`, kind, ...(status !== undefined ? { status } : {}) };
+}
+
+/**
+ * Remembers the real text of each failed model call behind the text environment code got, so that
+ * the rollout's record (written by tabrl, read by the user) carries the endpoint's real message again.
+ */
+export class ModelErrorLedger {
+  private readonly texts = new Map<string, string>();
+  private next = 0;
+
+  constructor(private readonly capacity = 1000) {}
+
+  /** The outcome to give environment code for a call that failed with `realText`; its message is unique, so `restore` finds it. */
+  record(realText: string, kind: ChatClientErrorKind, status?: number): Extract<CompletionOutcome, { ok: false }> {
+    const failure = modelCallFailure(kind, status);
+    failure.message = `${failure.message} [model call ${++this.next}]`;
+    this.texts.set(failure.message, realText);
+    if (this.texts.size > this.capacity) this.texts.delete(this.texts.keys().next().value!);
+    return failure;
+  }
+
+  /** `text` with every stand-in this ledger gave out replaced by the real text it stands for. */
+  restore(text: string): string {
+    if (!text.includes('[model call ')) return text;
+    return text.replace(/the model call failed[^[]*\[model call \d+\]/g, (standIn) => this.texts.get(standIn) ?? standIn);
+  }
 }
 
 const KIND_EXPLANATIONS: Record<ChatClientErrorKind, string> = {

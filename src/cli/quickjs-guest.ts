@@ -171,8 +171,10 @@ async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Prom
     const trajectory = await env.rollout(createHostClient('policy', rolloutId), task, message.samplingArgs, { ...(message.model !== undefined ? { model: message.model } : {}), signal: controller.signal, ...(message.taskIndex !== undefined ? { taskIndex: message.taskIndex } : {}) });
     const plain = toPlainData({ ...trajectory, passed: env.isPassed(trajectory) }) as SandboxTrajectory;
     try {
-      checkSize(plain, 'the rollout');
-      send({ type: 'rollout-done', rolloutId, trajectory: plain });
+      // Serialised once: the size check and the message are the same text (QuickJS is slow on large strings).
+      const json = stringify({ type: 'rollout-done', rolloutId, trajectory: plain });
+      if (json.length > maxMessageBytes) throw new Error(`the rollout is ${(json.length / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
+      sendJson(json);
     } catch (error) {
       // Keep the verdict; drop the transcript and state that are too large to keep.
       const note = [{ role: 'user' as const, content: `[removed by tabrl: ${errorMessage(error)}]` }];

@@ -1,7 +1,7 @@
 // What a model call from environment code may ask: the request is rebuilt from the fields a policy or
 // judge may set, with the host's model, and failures come back without the endpoint's text.
 import { expect, test } from 'vitest';
-import { filterModelRequest, MAX_REQUEST_TOKENS, modelCallFailure } from '../../../src/cli/model-call-filter.ts';
+import { filterModelRequest, MAX_REQUEST_TOKENS, ModelErrorLedger, modelCallFailure } from '../../../src/cli/model-call-filter.ts';
 
 const messages = [{ role: 'user', content: 'Is 7 prime? Answer yes or no.' }];
 
@@ -40,5 +40,14 @@ test('extra fields inside a message are dropped', () => {
 test('a failure carries its kind and status and none of the endpoint text', () => {
   const failure = modelCallFailure('auth', 401);
   expect(failure).toMatchObject({ ok: false, kind: 'auth', status: 401 });
-  expect(failure.message).toBe("the model call failed (HTTP 401): the endpoint refused the key; tabrl shows the endpoint's own message only on its terminal");
+  expect(failure.message).toBe('the model call failed (HTTP 401): the endpoint refused the key');
+});
+
+test('the ledger gives environment code a stand-in and puts the real text back into what it recorded', () => {
+  const ledger = new ModelErrorLedger();
+  const real = 'http://127.0.0.1:9/v1/chat/completions refused the API key (HTTP 401): {"authorization":"Bearer sk-1"}; check the key';
+  const standIn = ledger.record(real, 'auth', 401);
+  expect(standIn.message).not.toContain('sk-1');
+  expect(ledger.restore(`judgeReward threw: the judge refused the request (auth): ${standIn.message}; check the judge's URL`)).toBe(`judgeReward threw: the judge refused the request (auth): ${real}; check the judge's URL`);
+  expect(ledger.restore('an unrelated error')).toBe('an unrelated error');
 });
