@@ -42,6 +42,7 @@ export async function loadEnvironmentSpec(spec: string, options: LoadEnvironment
       const guess = closestName(spec, Object.keys(BUILTIN_ENVIRONMENTS));
       throw new CliError(
         `unknown environment "${spec}"${guess ? `; did you mean "${guess}"?` : '.'} Built-in environments: ${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}; or give a path to an environment file (./my-env.ts).`,
+        2,
       );
     }
     const watched = watchEnvArgs(options.judge ? { ...args, judgeClient: options.judge.client } : args, ['judgeClient', 'judgeModel']);
@@ -65,8 +66,8 @@ export function closeEnvironment(env: Environment): void {
 }
 
 async function loadEnvironmentFile(path: string, args: Record<string, unknown>, options: LoadEnvironmentOptions): Promise<Environment> {
-  if (!existsSync(path)) throw new CliError(`environment file ${path} does not exist`);
-  if (!statSync(path).isFile()) throw new CliError(`${path} is not a file; give the path of an environment file (./my-env.ts)`);
+  if (!existsSync(path)) throw new CliError(`environment file ${path} does not exist`, 2);
+  if (!statSync(path).isFile()) throw new CliError(`${path} is not a file; give the path of an environment file (./my-env.ts)`, 2);
   if ((options.typecheck ?? true) && /\.m?ts$/.test(path)) {
     const errors = typecheckEnvironmentFile(path);
     if (errors.length > 0) {
