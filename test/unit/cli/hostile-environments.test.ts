@@ -2,7 +2,8 @@
 // (the host's) environment, a canary file outside the environment's folder and a listener on
 // 127.0.0.1. Every row of issue 25's table, and more: no secret, file or packet leaves, this process
 // survives, and every rollout ends with a truthful record.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { ChatClientError, evaluate, ScriptedClient, type ChatClient, type ChatRequest } from '../../../src/envs/index.ts';
 import { loadIsolatedEnvironment, type IsolatedEnvironment } from '../../../src/cli/isolated-environment.ts';
 import { loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
+import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { TABRL_BIN } from '../../support/tabrl-cli.ts';
 
 const SECRET = 'sk-hostile-test-7f3a9c1e5b';
 const CANARY = 'canary-contents-0d4e2b';
@@ -214,5 +217,53 @@ export default function loadEnvironment() {
     const file = writeHostile('top-loop', 'for (;;) {}\nexport default function loadEnvironment() {}\n');
     await expect(loadIsolatedEnvironment(file, {}, { timeLimitMs: 1_000 })).rejects.toThrow(/loading the environment ran for more than 1 s without returning \(an infinite loop at the top level\?\); it was interrupted/);
     expect(readFileSync(join(root, 'canary.txt'), 'utf8')).toBe(CANARY);
+  });
+});
+
+describe('the environment process and tabrl', () => {
+  /** The pids of the processes whose parent is `pid` (Linux: from /proc). */
+  const childrenOf = (pid: number): number[] =>
+    readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .filter((name) => {
+        try {
+          return Number(readFileSync(`/proc/${name}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === pid;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return !readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').startsWith('Z');
+    } catch {
+      return false;
+    }
+  };
+
+  test.skipIf(process.platform !== 'linux')('the environment process dies with tabrl, even when tabrl is killed with SIGKILL', { timeout: 90_000 }, async () => {
+    const server = await startFakeOpenAIServer(() => ({ hang: true }));
+    try {
+      const file = writeHostile('orphan', `
+import { SingleTurnEnv, Rubric } from 'tabrl';
+const one = () => 1;
+export default function loadEnvironment() {
+  return new SingleTurnEnv({ name: 'orphan', dataset: [{ question: 'a', answer: 'a' }], rubric: new Rubric({ funcs: [one] }) });
+}
+`);
+      const tabrl = spawn(process.execPath, [TABRL_BIN, 'eval', file, '--base-url', server.baseURL, '--model', 'hang', '-n', '1', '--timeout', '600', '--out', join(root, 'orphan-out')], { stdio: 'ignore' });
+      let envPid: number | undefined;
+      for (let i = 0; i < 300 && envPid === undefined; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        envPid = childrenOf(tabrl.pid!).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('runtime.mjs'));
+      }
+      expect(envPid).toBeDefined();
+      tabrl.kill('SIGKILL');
+      for (let i = 0; i < 50 && alive(envPid!); i++) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(alive(envPid!)).toBe(false);
+    } finally {
+      await server.close();
+    }
   });
 });
