@@ -22,6 +22,7 @@ import { bundleChildRuntime, bundleEnvironmentFile, bundleGuestRuntime } from '.
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText, checkChildMessage } from './child-message-check.ts';
+import { onAbort } from './abort-fanout.ts';
 import { filterModelRequest, ModelErrorLedger } from './model-call-filter.ts';
 
 /** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
@@ -208,11 +209,11 @@ class ChildSupervisor {
     const child = this.child!;
     const rolloutId = this.nextRolloutId++;
     const calls = new AbortController();
-    const onAbort = () => {
+    const abortRollout = () => {
       calls.abort();
       this.send(child, { type: 'abort', rolloutId });
     };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const stopListening = options.signal ? onAbort(options.signal, abortRollout) : undefined;
     try {
       return await new Promise<RolloutOutcome>((settle) => {
         this.active.set(rolloutId, { taskIndex: options.taskIndex, client, model: options.model ?? 'default', calls, waitingForModel: 0, since: undefined, settle });
@@ -221,7 +222,7 @@ class ChildSupervisor {
         this.send(child, message(rolloutId));
       });
     } finally {
-      options.signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
       calls.abort();
       this.active.delete(rolloutId);
       this.updateRef();

@@ -107,3 +107,28 @@ export default function loadEnvironment() {
 `;
   await expect(loadIsolatedEnvironment(writeEnv(source), {})).rejects.toThrow(/demonstrationDataset must be an array of tasks, got/);
 });
+
+test('32 rollouts in flight on one run signal print no MaxListenersExceededWarning (tabrl train ENV_FILE did)', { timeout: 60_000 }, async () => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  try {
+    env = await loadIsolatedEnvironment(writeEnv(`
+import { SingleTurnEnv, Rubric } from 'tabrl';
+const oneReward = () => 1;
+export default function loadEnvironment() {
+  return new SingleTurnEnv({ name: 'wide', dataset: Array.from({ length: 32 }, (_, i) => ({ question: 'q' + i, answer: 'a' })), rubric: new Rubric({ funcs: [oneReward] }) });
+}
+`), {});
+    const slow = new ScriptedClient(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return 'a';
+    });
+    const result = await evaluate(env, slow, { numTasks: 32, concurrency: 32, signal: new AbortController().signal });
+    expect(result.records).toHaveLength(32);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
