@@ -1,7 +1,7 @@
 // How runs end when the place they write to fails them, and how command-line mistakes exit: a full
 // disk names the file and how to resume and leaves metadata.json "failed" (never "running"); an --out
 // that cannot be made fails at once; a mistake on the command line exits 2, whichever flag it is.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -50,4 +50,14 @@ test('command-line mistakes exit 2: an unknown environment, --top-p 2', { timeou
   const topP = await runTabrl(['generate', 'tiny', '--prompt', 'hi', '--top-p', '2']);
   expect(topP.code).toBe(2);
   expect(topP.stderr).toContain('--top-p must be a number from 0 to 1, got "2"');
+});
+
+test('a checkpoint folder without its COMPLETE marker is not resumed from', { timeout: 60_000 }, async () => {
+  const out = join(dir, 'unmarked');
+  mkdirSync(join(out, 'checkpoint'), { recursive: true });
+  // A copy cut short: state.json is there, the marker written last is not.
+  writeFileSync(join(out, 'checkpoint', 'state.json'), '{"phase": "grpo", "nextStep": 3}');
+  const run = await runTabrl(['train', '--resume', out]);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toContain(`${join(out, 'checkpoint')} has no COMPLETE marker, so its writing may not have finished and it is not used`);
 });
