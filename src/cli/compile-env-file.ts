@@ -24,14 +24,14 @@ export class EnvFileCompileError extends Error {
   override readonly name = 'EnvFileCompileError';
 }
 
-/** Bundles the environment file at `path` into CommonJS text ('tabrl' and Node built-ins left as `require` calls, built-in modules bundled in). */
-export async function bundleEnvironmentFile(path: string): Promise<string> {
+/** Bundles the environment file at `path` into CommonJS text, or an ES module (`format`), with 'tabrl' and Node built-ins left as imports and built-in modules bundled in. */
+export async function bundleEnvironmentFile(path: string, format: 'cjs' | 'esm' = 'cjs'): Promise<string> {
   try {
     const result = await build({
       entryPoints: [path],
       write: false,
       bundle: true,
-      format: 'cjs',
+      format,
       platform: 'node',
       target: ENGINE_TARGET,
       logLevel: 'silent',
