@@ -13,11 +13,11 @@ import type { ChildMessage, SandboxTrajectory } from './isolated-env-protocol.ts
 import type { RubricScore } from '../envs/index.ts';
 
 /** The largest reward or score magnitude accepted: beyond it, sums and means over a run overflow or lose meaning. */
-export const MAX_ABS_REWARD = 1e9;
+const MAX_ABS_REWARD = 1e9;
 /** Error texts from environment code are cut to this many characters. */
 export const MAX_ERROR_CHARS = 2000;
 /** Names (the environment's, a reward function's) are cut to, or refused beyond, this many characters. */
-export const MAX_NAME_CHARS = 200;
+const MAX_NAME_CHARS = 200;
 const MAX_DEPTH = 100;
 const MAX_REWARD_FUNCTIONS = 256;
 /** Keys that would change an object's prototype or shadow its methods when used as a name. */
@@ -26,7 +26,7 @@ const STOP_REASONS = new Set(['completed', 'max_turns', 'length', 'error', 'abor
 const ERROR_SOURCES = new Set(['client', 'env', 'reward', 'parser']);
 
 /** A message that passed, or why it did not (with the rollout it names, when it names one). */
-export type CheckedMessage = { ok: true; message: ChildMessage } | { ok: false; reason: string; rolloutId?: number };
+type CheckedMessage = { ok: true; message: ChildMessage } | { ok: false; reason: string; rolloutId?: number };
 
 class Invalid extends Error {}
 

@@ -21,7 +21,7 @@ const MAX_STOP_CHARS = 256;
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
 /** A model call request rebuilt from its allowed fields, or why it was refused. */
-export type FilteredRequest = { ok: true; request: SandboxChatRequest } | { ok: false; message: string };
+type FilteredRequest = { ok: true; request: SandboxChatRequest } | { ok: false; message: string };
 
 /** Rebuilds environment code's chat request from the fields it may set, for `model` (the host's choice). */
 export function filterModelRequest(raw: unknown, model: string): FilteredRequest {

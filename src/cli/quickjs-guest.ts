@@ -19,7 +19,7 @@ import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup
 import { installShims } from './quickjs-shims.ts';
 
 /** What the engine's host lends this code, under `globalThis.__tabrlHost`. */
-export interface GuestHost {
+interface GuestHost {
   /** One ChildMessage as JSON, to `tabrl`. */
   send(json: string): void;
   setTimer(id: number, ms: number): void;
@@ -30,7 +30,7 @@ export interface GuestHost {
 }
 
 /** What this code offers the host, as `globalThis.__tabrlGuest`. */
-export interface GuestApi {
+interface GuestApi {
   /** Loads the environment: `factory` is the bundled file as `(module, exports, require) => void`; `json` the load message without its code. */
   load(factory: unknown, json: string): void;
   /** One HostMessage as JSON (rollout, score-group, completion, abort). */

@@ -9,7 +9,7 @@
  */
 
 /** What the host lends the shims: a one-shot timer by id, and a line of output. */
-export interface ShimHost {
+interface ShimHost {
   setTimer(id: number, ms: number): void;
   clearTimer(id: number): void;
   log(text: string): void;

@@ -20,7 +20,7 @@ export interface StopSignal {
 }
 
 /** What to do on a second stop signal: synchronous last words, and the exit (injected by tests). */
-export interface ForcedExit {
+interface ForcedExit {
   beforeForcedExit?: () => void;
   exit?: (code: number) => void;
 }
