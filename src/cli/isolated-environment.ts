@@ -1,8 +1,11 @@
 /**
- * An environment file run in a child process, so that code from a link or a colleague cannot read
- * the API key, write files, start processes or hang the command — the CLI's counterpart of the
- * playground's sandbox (src/workers/sandbox-bridge.ts), with the same time limit on every stretch
- * of environment code (loading, setupState, each envResponse, the rubric) and the same watchdog.
+ * An environment file run in a QuickJS engine inside a child process (isolated-env-child.ts), so
+ * that code from a link or a colleague cannot read the API key, reach files or the network, signal
+ * processes or hang the command — the CLI's counterpart of the playground's sandbox
+ * (src/workers/sandbox-bridge.ts), with the same time limit on every stretch of environment code
+ * (loading, setupState, each envResponse, the rubric) and the same watchdog. Every message from the
+ * child is checked and capped here (child-message-check.ts) and every model call it asks for is
+ * rebuilt from what it may set (model-call-filter.ts).
  *
  * `IsolatedEnvironment` is an `Environment` whose `rollout` runs in the child: evaluate(), GRPO and
  * the rest use it unchanged. Model calls come back to this process, which answers them with the
@@ -318,9 +321,10 @@ class ChildSupervisor {
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (child !== this.child) return;
     this.child = undefined;
-    const outOfMemory = /heap out of memory|Allocation failed|out of memory/i.test(this.stderrTail);
+    // The engine's own limit is an exception inside it; this is the Node shell's heap (V8's fatal error).
+    const outOfMemory = /heap out of memory|Allocation failed/i.test(this.stderrTail);
     const how = outOfMemory
-      ? `ran out of memory (over the ${this.limits.memoryMb} MiB it may use)`
+      ? `ran out of memory (its Node shell may use ${SHELL_HEAP_MB} MiB)`
       : signal !== null ? `was ended by ${signal}` : `exited with code ${code}`;
     const message = `the process running environment "${this.environmentName}" ${how}`;
     this.loading?.fail(`${message} while loading it`);
