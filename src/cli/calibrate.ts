@@ -11,6 +11,7 @@ import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibratio
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
+import { bundleEnvironmentFile } from './compile-env-file.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { createEndpointClient, createRoleClient, roleOptions, roleSettingsFromFlags, type RoleSettings } from './model-roles.ts';
 import { judgeSettingsFromFlags, judgeUsage, createJudgeClient } from './judge.ts';
@@ -48,7 +49,9 @@ Options:
 ${judgeUsage(28)}
   --json                    print the counts as JSON`;
 
-const OUTPUTS = ['results.jsonl', 'calibration.jsonl', 'kept-tasks.jsonl', 'report.json', 'env.ts'];
+const OUTPUTS = ['results.jsonl', 'calibration.jsonl', 'kept-tasks.jsonl', 'report.json', 'env.ts', 'environment.mjs', 'environment.d.mts'];
+/** The types of environment.mjs, so that env.ts type-checks. */
+const BUNDLE_DECLARATION = `import type { Environment } from 'tabrl';\n/** The original environment file, bundled. */\nexport default function loadEnvironment(args?: Record<string, unknown>): Environment | Promise<Environment>;\n`;
 
 /** Runs `tabrl calibrate`; returns the exit code. */
 export async function runCalibrate(argv: string[]): Promise<number> {
@@ -147,9 +150,11 @@ export async function runCalibrate(argv: string[]): Promise<number> {
       const origin = `K = ${rolloutsPerTask}, keep ${keep[0]}-${keep[1]}`;
       let source: string;
       if (isEnvironmentPath(spec)) {
-        let importPath = relative(resolve(out), resolve(spec)).split('\\').join('/');
-        if (!importPath.startsWith('.')) importPath = `./${importPath}`;
-        source = calibratedEnvironmentFile(importPath, kept, origin);
+        // An environment file sees only its own folder when it runs (env-bundle-guard.ts), so env.ts
+        // imports a bundle of the original (its own imports included) written beside it.
+        writeWhole(join(out, 'environment.mjs'), await bundleEnvironmentFile(resolve(spec), 'esm'));
+        writeWhole(join(out, 'environment.d.mts'), BUNDLE_DECLARATION);
+        source = calibratedEnvironmentFile('./environment.mjs', kept, `${relative(resolve(out), resolve(spec)).split('\\').join('/')}, ${origin}`);
       } else {
         // A built-in: the file loads it by name from 'tabrl' with the same --env-args.
         source = calibratedBuiltinEnvironmentFile(spec, kept, origin, envArgs);

@@ -19,6 +19,8 @@ import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load
 import { openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
+import { capText } from './child-message-check.ts';
+import { errorMessage } from '../common/error-message.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { checkJudgePanel, createJudgePanelClient, judgePanelMetadata, readJudgePanelFile, splitRecordIds, type JudgePanelSettings } from './judge-panel-file.ts';
@@ -225,7 +227,8 @@ async function runEvaluation(
   writer.writeMetadata({ ...metadata, status: 'running' });
   if (resuming) console.error(`resuming: ${run.previous.length} of ${total} rollouts are in ${writer.resultsPath}; running the other ${total - run.previous.length}`);
 
-  const stop = onStopSignal();
+  // A second Ctrl-C exits at once; the metadata says so first.
+  const stop = onStopSignal({ beforeForcedExit: () => writer.writeMetadata({ ...metadata, status: 'interrupted', stopped_by: stop.received, finished_at: new Date().toISOString() }) });
   const progress = new ProgressBar(total, env.name);
   let rewardSum = 0;
   let writeError: Error | undefined;
@@ -250,6 +253,10 @@ async function runEvaluation(
         progress.update(done, `reward ${(rewardSum / done).toFixed(3)}`);
       },
     });
+  } catch (error) {
+    // Whatever broke here, the metadata does not stay "running".
+    writer.writeMetadata({ ...metadata, status: 'failed', stopped_early: capText(errorMessage(error), 2000), finished_at: new Date().toISOString() });
+    throw error;
   } finally {
     stop.dispose();
     progress.finish();
@@ -260,7 +267,7 @@ async function runEvaluation(
   const everyRolloutFailed = result.records.length > 0 && failedRollouts === result.records.length;
   const interrupted = result.stoppedEarly === 'cancelled' && !writeError;
   const reason = writeError
-    ? `could not write ${writer.resultsPath}: ${writeError.message}`
+    ? `could not write ${writer.resultsPath}: ${writeError.message}; make room (or fix the folder), then continue with tabrl eval --resume ${run.outDir}`
     : interrupted
       ? undefined
       : (result.stoppedEarly ??
@@ -269,16 +276,20 @@ async function runEvaluation(
   // The panel's agreement covers the calls of this session (a resumed run's earlier calls are not known here).
   const panelReport = run.panel?.report();
   const panelSplit = run.panel && panelReport ? splitRecordIds(run.panel, panelReport, result.records) : [];
-  writer.writeMetadata({
-    ...metadata,
-    ...(settings.judge_panel && panelReport ? { judge_panel: judgePanelMetadata(settings.judge_panel, panelReport, panelSplit) } : {}),
-    status,
-    ...(reason ? { stopped_early: reason } : {}),
-    ...(interrupted ? { stopped_by: stop.received } : {}),
-    finished_at: new Date().toISOString(),
-    wall_ms: result.wallMs,
-    summary: result.summary,
-  });
+  try {
+    writer.writeMetadata({
+      ...metadata,
+      ...(settings.judge_panel && panelReport ? { judge_panel: judgePanelMetadata(settings.judge_panel, panelReport, panelSplit) } : {}),
+      status,
+      ...(reason ? { stopped_early: reason } : {}),
+      ...(interrupted ? { stopped_by: stop.received } : {}),
+      finished_at: new Date().toISOString(),
+      wall_ms: result.wallMs,
+      summary: result.summary,
+    });
+  } catch (error) {
+    throw new CliError(`${errorMessage(error)}; make room, then continue with tabrl eval --resume ${run.outDir}`);
+  }
 
   const weights = Object.fromEntries(env.rubric.rewards.map((reward) => [reward.name, reward.weight]));
   if (run.json) console.log(JSON.stringify(result.summary));

@@ -68,7 +68,7 @@ export async function runGenerate(argv: string[]): Promise<number> {
   const messages = parseMessages(values.prompt, values.messages);
   const n = parseNumber(values.n, '-n', { integer: true, min: 1 }) ?? 1;
   const temperature = parseNumber(values.temperature, '--temperature', { min: 0 }) ?? 1;
-  const topP = parseNumber(values['top-p'], '--top-p', { min: 0 });
+  const topP = parseNumber(values['top-p'], '--top-p', { min: 0, max: 1 });
   const topK = parseNumber(values['top-k'], '--top-k', { integer: true, min: 0 });
   const maxTokens = parseNumber(values['max-tokens'], '--max-tokens', { integer: true, min: 1 }) ?? 64;
   const seed = parseNumber(values.seed, '--seed', { integer: true });
@@ -144,11 +144,12 @@ function parseMessages(prompt: string | undefined, messagesJson: string | undefi
 }
 
 /** Parses a numeric flag (undefined when absent), or throws a usage error naming the flag. */
-function parseNumber(text: string | undefined, flag: string, { integer = false, min = -Infinity }: { integer?: boolean; min?: number } = {}): number | undefined {
+function parseNumber(text: string | undefined, flag: string, { integer = false, min = -Infinity, max = Infinity }: { integer?: boolean; min?: number; max?: number } = {}): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < min) {
-    throw new CliError(`${flag} must be ${integer ? 'an integer' : 'a number'}${min > -Infinity ? ` ≥ ${min}` : ''}, got "${text}"`, 2);
+  if (text.trim() === '' || !Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < min || value > max) {
+    const range = max < Infinity ? ` from ${min} to ${max}` : min > -Infinity ? ` ≥ ${min}` : '';
+    throw new CliError(`${flag} must be ${integer ? 'an integer' : 'a number'}${range}, got "${text}"`, 2);
   }
   return value;
 }

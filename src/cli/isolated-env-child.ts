@@ -1,258 +1,244 @@
 /**
- * The child process that runs an environment file for `tabrl eval` and `tabrl train`, the CLI's
- * counterpart of the browser sandbox's worker (src/workers/sandbox/runtime.ts). src/cli/
- * isolated-environment.ts bundles this file with src/envs into one script and starts it under
- * Node's permission model (read access to its own two files only: no file writes, no child
- * processes, no workers, no native addons), with an empty environment (no API keys) and a heap cap.
+ * The child process that runs an environment file for `tabrl eval`, `train` and `serve`: a Node
+ * shell around a QuickJS engine compiled to WebAssembly, in which the environment's code runs
+ * (with the environment library, quickjs-guest.ts). The engine has no `process`, `require`, Buffer,
+ * file system, network or clock of its own; it gets only JSON messages, one-shot timers and a line of
+ * output through the functions this shell lends it. Its memory is capped as a whole (the engine's
+ * memory limit), and an interrupt handler stops any stretch of its code that runs past the time limit.
  *
- * Here the environment module runs as CommonJS text whose `require` knows only 'tabrl' (the
- * built-in modules it imports as 'tabrl/builtin/...' are bundled into that text); dynamic
- * `import()` is refused (a script without an import callback), and `fetch` and `process.exit` are
- * taken away. Model calls cross to the host, which holds the policy, any judge and their keys.
- * It is not the place for time limits: a child stuck in a loop cannot time itself, so the host
- * watches it and kills it.
+ * The shell itself runs only tabrl's code: it relays messages between `tabrl` (Node IPC) and the
+ * engine, says which rollout's work it runs ('entered', 'running'), and exits when `tabrl` goes away.
+ * It is also started under Node's permission model with an empty environment, so that even a flaw
+ * in the engine would find no key, no writable file and no child process. It is not where
+ * results are trusted: `tabrl` checks every message again (child-message-check.ts).
  */
-import { AsyncLocalStorage, createHook } from 'node:async_hooks';
-import vm from 'node:vm';
-import * as tabrl from '../envs/index.ts';
-import { ChatClientError, type ChatClient, type ChatRequest, type Environment, type Task } from '../envs/index.ts';
-import { toPlainData } from '../envs/plain-data.ts';
-import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, ModelCallClient, SandboxTrajectory } from './isolated-env-protocol.ts';
-import { errorMessage } from '../common/error-message.ts';
-import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
+import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten-core';
+import variant from '@jitl/quickjs-singlefile-cjs-release-sync';
+import type { ChildMessage, HostMessage } from './isolated-env-protocol.ts';
 
-// Taken before any environment code runs, which may replace what it can reach.
-const sendToHost: (message: ChildMessage) => void = process.send!.bind(process);
-const exitProcess = (process as unknown as { reallyExit(code: number): never }).reallyExit.bind(process);
+/** The messages the engine may send; the shell says 'entered', 'running', 'ready' and 'pong' itself. */
+const ENGINE_MESSAGE_TYPES = new Set(['loaded', 'load-failed', 'create-completion', 'rollout-done', 'group-scored', 'rollout-failed']);
+/** The engine's stack, enough for deep recursion in reward code and no more. */
+const STACK_BYTES = 4 * 2 ** 20;
 
+const sendToHost = (message: ChildMessage) => {
+  if (process.connected) process.send!(message, () => {});
+};
 
-/** What environment code may not do here, beyond what the permission model refuses. */
-function lockDown(): void {
-  const refuse = (what: string) => () => {
-    throw new Error(`environment code may not ${what}: it runs in an isolated process that tabrl manages (throw an error instead)`);
+interface Engine {
+  runtime: QuickJSRuntime;
+  vm: QuickJSContext;
+  guest: QuickJSHandle;
+  timeLimitMs: number;
+  maxMessageBytes: number;
+}
+
+let engine: Engine | undefined;
+/** When the stretch of engine code now running must end (the interrupt handler's deadline). */
+let deadline = Infinity;
+/** The interrupt handler stopped the engine in the stretch now running. */
+let interruptFired = false;
+/** It did so in the entry now running (enter()), whose later messages may be the engine's echo of it. */
+let entryInterrupted = false;
+/** The rollout whose work the engine runs or last ran (-1: none), as last told to tabrl; every run of engine code goes through enter(), which updates it. */
+let running = -1;
+/** The rollout each pending timer was set by, so its callback counts as that rollout's code. */
+const timers = new Map<number, { handle: ReturnType<typeof setTimeout>; rolloutId: number }>();
+/** The rollout each model call came from, so its reply counts as that rollout's code. */
+const callOwners = new Map<number, number>();
+/** Rollouts the shell has given its own verdict on (interrupted, or too large to send): what the engine says of them later is dropped. */
+const interruptedRollouts = new Set<number>();
+/** Whether loading ended (the engine said 'loaded' or 'load-failed'). */
+let loadSettled = false;
+
+/** Runs `work` (a call into the engine) and the jobs it queued as code of `rolloutId`, each under the time limit. */
+function enter(rolloutId: number, work: (vm: QuickJSContext) => void): void {
+  const current = engine;
+  if (!current) return;
+  if (running !== rolloutId) {
+    running = rolloutId;
+    sendToHost({ type: 'running', rolloutId });
+  }
+  entryInterrupted = false;
+  const timed = (step: () => boolean) => {
+    deadline = Date.now() + current.timeLimitMs;
+    step();
+    if (interruptFired && rolloutId >= 0) interruptedRollouts.add(rolloutId);
+    if (interruptFired) entryInterrupted = true;
+    interruptFired = false;
   };
-  process.exit = refuse('end the process (process.exit)');
-  (process as unknown as { reallyExit: () => never }).reallyExit = refuse('end the process (process.reallyExit)');
-  process.abort = refuse('end the process (process.abort)');
-  process.kill = refuse('send signals (process.kill)');
-  for (const name of ['fetch', 'WebSocket', 'EventSource'] as const) delete (globalThis as Record<string, unknown>)[name];
-  // An error thrown later by a timer of the environment's is its bug, not a reason to end the process.
-  process.on('uncaughtException', (error) => console.error(`environment code threw outside a call: ${errorMessage(error)}`));
-  process.on('unhandledRejection', (error) => console.error(`environment code left a promise rejected: ${errorMessage(error)}`));
+  timed(() => {
+    try {
+      work(current.vm);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  for (;;) {
+    let ran = 0;
+    timed(() => {
+      const result = current.runtime.executePendingJobs(1);
+      if (result.error) {
+        result.error.dispose();
+        ran = 1;
+        return true;
+      }
+      ran = result.value;
+      return false;
+    });
+    if (ran === 0) break;
+  }
+  deadline = Infinity;
+  if (entryInterrupted && rolloutId === -1 && !loadSettled) {
+    loadSettled = true;
+    sendToHost({ type: 'load-failed', message: `loading the environment ran for more than ${current.timeLimitMs / 1000} s without returning (an infinite loop at the top level?); it was interrupted` });
+  }
+  if (entryInterrupted && rolloutId >= 0) {
+    sendToHost({ type: 'rollout-failed', rolloutId, message: `ran for more than ${current.timeLimitMs / 1000} s without returning (an infinite loop?); the engine interrupted it`, timeout: true });
+  }
 }
 
-function requireModule(name: string): unknown {
-  if (name === 'tabrl') return tabrl;
-  throw new Error(`cannot import "${name}" in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/builtin/...' and its own files`);
+/** Calls the guest's method `name` with string or number arguments; an exception it throws is thrown here. */
+function callGuest(vm: QuickJSContext, name: 'load' | 'receive' | 'fireTimer', ...args: (string | number | QuickJSHandle)[]): void {
+  const guest = engine!.guest;
+  const method = vm.getProp(guest, name);
+  const handles = args.map((arg) => (typeof arg === 'string' ? vm.newString(arg) : typeof arg === 'number' ? vm.newNumber(arg) : arg));
+  const result = vm.callFunction(method, guest, ...handles);
+  method.dispose();
+  handles.forEach((handle, i) => typeof args[i] !== 'object' && handle.dispose());
+  vm.unwrapResult(result).dispose();
 }
 
-/** Runs the bundled CommonJS text and returns its exports. */
-function runModule(code: string, filename: string): Record<string, unknown> {
-  const module = { exports: {} as Record<string, unknown> };
-  // No importModuleDynamically: every import() in this code (eval and Function included) is refused.
-  const factory = new vm.Script(`(function (module, exports, require) {${code}\n})`, { filename }).runInThisContext() as (
-    module: { exports: Record<string, unknown> },
-    exports: Record<string, unknown>,
-    require: (name: string) => unknown,
-  ) => void;
-  factory(module, module.exports, requireModule);
-  return module.exports;
+/** A message from the engine: only the types it may send, under the size cap, parsed. */
+function onEngineMessage(json: string): void {
+  const limit = engine?.maxMessageBytes ?? 0;
+  if (json.length > limit) {
+    // Too large to read: it fails the rollout whose code sent it (or the load), whatever it claims to be.
+    const message = `the environment sent a message of ${(json.length / 2 ** 20).toFixed(1)} MiB, over the ${(limit / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`;
+    if (running >= 0) {
+      interruptedRollouts.add(running);
+      return sendToHost({ type: 'rollout-failed', rolloutId: running, message });
+    }
+    if (!loadSettled) {
+      loadSettled = true;
+      sendToHost({ type: 'load-failed', message });
+    }
+    return;
+  }
+  let message: ChildMessage;
+  try {
+    message = JSON.parse(json) as ChildMessage;
+  } catch {
+    return;
+  }
+  if (typeof message !== 'object' || message === null || !ENGINE_MESSAGE_TYPES.has(message.type)) return;
+  // What the engine says of a rollout interrupted for its time is replaced by the shell's own verdict (enter()).
+  if ('rolloutId' in message && message.type !== 'create-completion' && (interruptedRollouts.has(message.rolloutId) || (interruptFired && message.rolloutId === running))) return;
+  if (message.type === 'load-failed' && entryInterrupted && running === -1) return;
+  if (message.type === 'create-completion') callOwners.set(message.callId, message.rolloutId);
+  if (message.type === 'loaded' || message.type === 'load-failed') loadSettled = true;
+  sendToHost(message);
 }
 
-function isEnvironment(value: unknown): value is Environment {
-  const candidate = value as Partial<Environment> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.rollout === 'function' && Array.isArray(candidate.dataset);
-}
-
-function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (typeof value === 'object') return `an object with keys ${Object.keys(value).slice(0, 5).join(', ') || '(none)'}`;
-  return typeof value;
-}
-
-let environment: Environment | undefined;
-let maxMessageBytes = Infinity;
-const currentRollout = new AsyncLocalStorage<number>();
-const pendingCalls = new Map<number, (outcome: CompletionOutcome) => void>();
-const rolloutSignals = new Map<number, AbortController>();
-let nextCallId = 0;
-
-/** Throws when `value` would be a message larger than the host accepts. */
-function checkSize(value: unknown, what: string): void {
-  const bytes = JSON.stringify(value)?.length ?? 0;
-  if (bytes > maxMessageBytes) throw new Error(`${what} is ${(bytes / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
-}
-
-/** A chat client whose calls cross to the host; `rolloutId` undefined means the rollout whose code is running (a judge). */
-function createHostClient(client: ModelCallClient, rolloutId?: number): ChatClient {
-  return {
-    chat: {
-      completions: {
-        async create(request: ChatRequest) {
-          const { signal, ...plain } = request;
-          if (signal?.aborted) throw new ChatClientError('the request was cancelled', 'aborted');
-          checkSize(plain.messages, 'the conversation sent to the model');
-          const callId = nextCallId++;
-          const owner = rolloutId ?? currentRollout.getStore() ?? -1;
-          const outcome = await new Promise<CompletionOutcome>((resolve) => {
-            pendingCalls.set(callId, resolve);
-            sendToHost({ type: 'create-completion', callId, rolloutId: owner, client, request: toPlainData(plain) as typeof plain });
-          });
-          if (owner >= 0) sendToHost({ type: 'entered', rolloutId: owner });
-          if (outcome.ok) return outcome.completion;
-          throw new ChatClientError(outcome.message, outcome.kind, outcome.status);
-        },
-      },
-    },
+/** Lends the engine the host functions quickjs-guest.ts takes as `__tabrlHost`. */
+function lendHost(vm: QuickJSContext): void {
+  const host = vm.newObject();
+  const lend = (name: string, fn: (...args: QuickJSHandle[]) => QuickJSHandle | undefined) => {
+    const handle = vm.newFunction(name, fn);
+    vm.setProp(host, name, handle);
+    handle.dispose();
   };
+  lend('send', (json) => void onEngineMessage(vm.getString(json)));
+  lend('setTimer', (id, ms) => {
+    const timerId = vm.getNumber(id);
+    const owner = running;
+    const delay = Math.min(Math.max(0, vm.getNumber(ms) || 0), 2 ** 31 - 1);
+    clearTimeout(timers.get(timerId)?.handle);
+    timers.set(timerId, { rolloutId: owner, handle: setTimeout(() => {
+      timers.delete(timerId);
+      enter(owner, (inner) => callGuest(inner, 'fireTimer', timerId));
+    }, delay) });
+    return undefined;
+  });
+  lend('clearTimer', (id) => {
+    const timerId = vm.getNumber(id);
+    clearTimeout(timers.get(timerId)?.handle);
+    timers.delete(timerId);
+    return undefined;
+  });
+  lend('log', (text) => {
+    process.stderr.write(`${vm.getString(text)}\n`);
+    return undefined;
+  });
+  lend('currentRollout', () => vm.newNumber(running));
+  vm.setProp(vm.global, '__tabrlHost', host);
+  host.dispose();
 }
 
 async function load(message: Extract<HostMessage, { type: 'load' }>): Promise<void> {
-  maxMessageBytes = message.maxMessageBytes;
-  lockDown();
-  const exports = runModule(message.code, message.filename);
-  if (typeof exports.default !== 'function') {
-    throw new Error('the environment file has no default export; it ends with `export default function loadEnvironment(args) { ... }`');
-  }
-  const args = message.judge ? { ...message.args, judgeClient: createHostClient('judge') } : message.args;
-  let loaded: unknown;
-  try {
-    loaded = await (exports.default as (args: Record<string, unknown>) => unknown)(args);
-  } catch (error) {
-    throw new Error(`loadEnvironment(${JSON.stringify(message.args)}) threw: ${errorMessage(error)}`);
-  }
-  if (!isEnvironment(loaded)) throw new Error(`loadEnvironment() must return an environment (a SingleTurnEnv, MultiTurnEnv, ToolEnv, ...), got ${describeValue(loaded)}`);
-  const info: EnvironmentInfo = {
-    name: loaded.name,
-    kind: Object.getPrototypeOf(loaded)?.constructor?.name ?? 'Environment',
-    numTasks: loaded.dataset.length,
-    numEvaluationTasks: loaded.evaluationTasks.length,
-    rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
-    rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
-    metricKinds: loaded.rubric.metricKinds,
-    passThreshold: loaded.passThreshold,
-    ...(typeof loaded.parser?.formatAnswer === 'function' ? { answerTemplate: String(loaded.parser.formatAnswer(ANSWER_PLACEHOLDER)) } : {}),
-    ...(loaded.rubric.groupRewards?.length > 0 ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name), groupRewardWeights: loaded.rubric.groupRewards.map((reward) => reward.weight) } : {}),
-    ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
-  };
-  const dataset = toPlainData(loaded.dataset) as Task[];
-  const evalDataset = optionalTasks(loaded.evalDataset, 'evalDataset');
-  // Sent only when the environment sets its own demonstration tasks; warm-up falls back to `dataset` otherwise.
-  const demonstrationDataset = optionalTasks(loaded.demonstrationDataset, 'demonstrationDataset');
-  checkSize([dataset, evalDataset, demonstrationDataset], 'the dataset');
-  environment = loaded;
-  const setup: EnvironmentSetup = {
-    ...(loaded.systemPrompt !== undefined ? { systemPrompt: loaded.systemPrompt } : {}),
-    fewShot: toPlainData(loaded.fewShot) as tabrl.Message[],
-    samplingArgs: toPlainData(loaded.samplingArgs) as tabrl.SamplingArgs,
-  };
-  sendToHost({ type: 'loaded', info, setup, dataset, evalDataset, demonstrationDataset });
-}
-
-/** An optional split of the environment as data: null when unset, an error naming it when it is not an array. */
-function optionalTasks(tasks: unknown, name: string): Task[] | null {
-  if (tasks === undefined || tasks === null) return null;
-  if (!Array.isArray(tasks)) throw new Error(`the environment's ${name} must be an array of tasks, got ${describeValue(tasks)}`);
-  return toPlainData(tasks) as Task[];
-}
-
-/** The environment's tasks that a task reference's split indexes into. */
-function tasksOfSplit(env: Environment, split: 'train' | 'eval' | 'demonstration'): Task[] {
-  if (split === 'train') return env.dataset;
-  return split === 'eval' ? env.evaluationTasks : env.demonstrationTasks;
-}
-
-async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Promise<void> {
-  const env = environment;
-  const { rolloutId } = message;
-  sendToHost({ type: 'entered', rolloutId });
-  try {
-    if (!env) throw new Error('no environment is loaded');
-    const task = 'task' in message.task ? message.task.task : tasksOfSplit(env, message.task.split)[message.task.index];
-    if (!task) throw new Error(`${env.name} has no task ${JSON.stringify(message.task)}`);
-    const controller = new AbortController();
-    rolloutSignals.set(rolloutId, controller);
-    const trajectory = await currentRollout.run(rolloutId, () => {
-      // Synchronous code of a rollout's start runs here, outside any async callback.
-      reportedRunning = rolloutId;
-      sendToHost({ type: 'running', rolloutId });
-      return env.rollout(createHostClient('policy', rolloutId), task, message.samplingArgs, { model: message.model, signal: controller.signal, taskIndex: message.taskIndex });
-    });
-    const plain = toPlainData({ ...trajectory, passed: env.isPassed(trajectory) }) as SandboxTrajectory;
-    try {
-      checkSize(plain, 'the rollout');
-      sendToHost({ type: 'rollout-done', rolloutId, trajectory: plain });
-    } catch (error) {
-      // Keep the verdict; drop the transcript and state that are too large to keep.
-      const note = [{ role: 'user' as const, content: `[removed by tabrl: ${errorMessage(error)}]` }];
-      const errors = [...plain.errors, { source: 'env' as const, name: `${env.name}.rollout`, message: errorMessage(error) }];
-      const state = { prompt: [], completion: note, info: {}, turn: plain.state.turn };
-      sendToHost({ type: 'rollout-done', rolloutId, trajectory: { ...plain, prompt: [], completion: note, info: {}, state, turns: [], errors } as SandboxTrajectory });
+  const QuickJS = await newQuickJSWASMModuleFromVariant(variant);
+  const runtime = QuickJS.newRuntime();
+  runtime.setMemoryLimit(message.memoryBytes);
+  runtime.setMaxStackSize(STACK_BYTES);
+  runtime.setInterruptHandler(() => {
+    if (Date.now() <= deadline) return false;
+    interruptFired = true;
+    return true;
+  });
+  const vm = runtime.newContext();
+  lendHost(vm);
+  // The library is tabrl's code, not the environment's: no time limit while it loads.
+  deadline = Infinity;
+  vm.unwrapResult(vm.evalCode(message.guest, 'tabrl-runtime.js')).dispose();
+  const guest = vm.getProp(vm.global, '__tabrlGuest');
+  vm.unwrapResult(vm.evalCode('delete globalThis.__tabrlGuest')).dispose();
+  engine = { runtime, vm, guest, timeLimitMs: message.timeLimitMs, maxMessageBytes: message.maxMessageBytes };
+  deadline = Infinity;
+  // The engine runs: from here on, loading is on the environment's clock.
+  sendToHost({ type: 'ready' });
+  const { code, guest: _guest, ...rest } = message;
+  enter(-1, (inner) => {
+    const factory = inner.evalCode(`(function (module, exports, require) {${code}\n})`, message.filename);
+    if (factory.error) {
+      const error = inner.dump(factory.error) as unknown;
+      factory.error.dispose();
+      sendToHost({ type: 'load-failed', message: `the environment file threw while it was run: ${describeError(error)}` });
+      return;
     }
-  } catch (error) {
-    sendToHost({ type: 'rollout-failed', rolloutId, message: errorMessage(error) });
-  } finally {
-    rolloutSignals.delete(rolloutId);
-  }
+    callGuest(inner, 'load', factory.value, JSON.stringify(rest));
+    factory.value.dispose();
+  });
 }
 
-/** Runs the group reward functions on one task's finished rollouts and sends their verdicts back. */
-async function scoreGroup(message: Extract<HostMessage, { type: 'score-group' }>): Promise<void> {
-  const env = environment;
-  const { rolloutId } = message;
-  sendToHost({ type: 'entered', rolloutId });
-  try {
-    if (!env) throw new Error('no environment is loaded');
-    const scored = await currentRollout.run(rolloutId, () => {
-      reportedRunning = rolloutId;
-      sendToHost({ type: 'running', rolloutId });
-      return env.scoreGroup(message.group);
-    });
-    const verdicts = scored.map((trajectory, i) => {
-      const before = message.group[i]!;
-      const names = env.rubric.groupRewards.map((reward) => reward.name);
-      return {
-        reward: trajectory.reward - before.reward,
-        scores: Object.fromEntries(names.map((name) => [name, trajectory.scores[name] ?? 0])),
-        errors: trajectory.errors.slice(before.errors.length),
-      };
-    });
-    sendToHost({ type: 'group-scored', rolloutId, verdicts: toPlainData(verdicts) as typeof verdicts, passed: scored.map((trajectory) => env.isPassed(trajectory)) });
-  } catch (error) {
-    sendToHost({ type: 'rollout-failed', rolloutId, message: errorMessage(error) });
-  }
+function describeError(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'message' in error) return `${(error as { name?: string }).name ?? 'Error'}: ${String((error as { message: unknown }).message)}`;
+  return String(error);
 }
 
 process.on('message', (message: HostMessage) => {
+  if (message.type === 'ping') return sendToHost({ type: 'pong' });
   if (message.type === 'load') {
-    load(message).catch((error: unknown) => sendToHost({ type: 'load-failed', message: errorMessage(error) }));
-  } else if (message.type === 'rollout') {
-    void rollout(message);
-  } else if (message.type === 'score-group') {
-    void scoreGroup(message);
-  } else if (message.type === 'completion') {
-    pendingCalls.get(message.callId)?.(message.outcome);
-    pendingCalls.delete(message.callId);
+    load(message).catch((error: unknown) => sendToHost({ type: 'load-failed', message: describeError(error) }));
+    return;
+  }
+  if (!engine) return;
+  if (message.type === 'completion') {
+    const owner = callOwners.get(message.callId) ?? -1;
+    callOwners.delete(message.callId);
+    // The reply reaches the rollout: its code runs again, and its clock with it.
+    if (owner >= 0) sendToHost({ type: 'entered', rolloutId: owner });
+    enter(owner, (vm) => callGuest(vm, 'receive', JSON.stringify(message)));
+  } else if (message.type === 'rollout' || message.type === 'score-group') {
+    sendToHost({ type: 'entered', rolloutId: message.rolloutId });
+    enter(message.rolloutId, (vm) => callGuest(vm, 'receive', JSON.stringify(message)));
   } else if (message.type === 'abort') {
-    rolloutSignals.get(message.rolloutId)?.abort();
-  } else if (message.type === 'ping') {
-    sendToHost({ type: 'pong' });
+    enter(message.rolloutId, (vm) => callGuest(vm, 'receive', JSON.stringify(message)));
   }
 });
 
-// Tell the host whose code runs whenever that changes (async callbacks carry their rollout's store).
-let reportedRunning = -1;
-createHook({
-  before() {
-    const rolloutId = currentRollout.getStore() ?? -1;
-    if (rolloutId === reportedRunning) return;
-    reportedRunning = rolloutId;
-    sendToHost({ type: 'running', rolloutId });
-  },
-}).enable();
-// Ctrl-C reaches the whole process group; the host decides what a stop means and kills this process itself.
+// Ctrl-C reaches the whole process group; tabrl decides what a stop means and kills this process itself.
 process.on('SIGINT', () => {});
-process.on('SIGTERM', () => {});
-sendToHost({ type: 'ready' });
-// The host went away: nothing is left to do.
-process.on('disconnect', () => exitProcess(0));
+process.on('SIGTERM', () => process.exit(0));
+// tabrl went away (its IPC channel closed, which happens even when it is killed): nothing is left to do.
+process.on('disconnect', () => process.exit(0));

@@ -1,6 +1,7 @@
 /**
  * The messages between `tabrl` and the child process that runs an environment file
- * (src/cli/isolated-env-child.ts), over Node's IPC channel with structured-clone serialisation.
+ * (src/cli/isolated-env-child.ts, which relays them to and from the QuickJS engine that runs the
+ * environment's code, src/cli/quickjs-guest.ts), over Node's IPC channel.
  * The data shapes are the browser sandbox's (src/workers/sandbox/protocol.ts): what loading learns,
  * a model call as plain data and its outcome, a finished rollout with its verdict. Only the
  * transport differs: Node IPC messages instead of comlink over a MessagePort.
@@ -25,8 +26,12 @@ export interface EnvironmentSetup {
 
 /** Host → child. */
 export type HostMessage =
-  /** Run the bundled environment (CommonJS text) and call its default export with `args`; `judge` adds `args.judgeClient`. */
-  | { type: 'load'; code: string; filename: string; args: Record<string, unknown>; judge: boolean; maxMessageBytes: number }
+  /**
+   * Start the engine with `guest` (the environment library and quickjs-guest.ts as one script), run the bundled environment
+   * (CommonJS text) in it and call its default export with `args`; `judge` adds `args.judgeClient`. The engine may use
+   * `memoryBytes` in all, and each stretch of its code may run `timeLimitMs`.
+   */
+  | { type: 'load'; code: string; guest: string; filename: string; args: Record<string, unknown>; judge: boolean; maxMessageBytes: number; memoryBytes: number; timeLimitMs: number }
   | { type: 'rollout'; rolloutId: number; task: TaskReference; taskIndex?: number; samplingArgs?: SamplingArgs; model?: string }
   | { type: 'completion'; callId: number; outcome: CompletionOutcome }
   /** Run the rubric's group reward functions on the finished rollouts of one task (`rolloutId` names this piece of work, as a rollout's). */
@@ -38,7 +43,7 @@ export type HostMessage =
 
 /** Child → host. */
 export type ChildMessage =
-  /** Node started and the runtime runs: from here on, loading is on the environment's clock. */
+  /** Node started and the engine runs the library: from here on, loading is on the environment's clock. */
   | { type: 'ready' }
   /** The environment loaded: what the sandbox reports, plus what the host needs to format prompts, and the tasks as data. */
   | { type: 'loaded'; info: EnvironmentInfo; setup: EnvironmentSetup; dataset: Task[]; evalDataset: Task[] | null; demonstrationDataset: Task[] | null }
@@ -53,5 +58,5 @@ export type ChildMessage =
   | { type: 'rollout-done'; rolloutId: number; trajectory: SandboxTrajectory }
   /** The group functions' verdict on each rollout of a group, and whether each rollout passes with it. */
   | { type: 'group-scored'; rolloutId: number; verdicts: RubricScore[]; passed: boolean[] }
-  /** The environment's own rollout() threw (the library's never does); the message says what. */
-  | { type: 'rollout-failed'; rolloutId: number; message: string };
+  /** The environment's own rollout() threw (the library's never does), or its code ran past the time limit (`timeout`); the message says what. */
+  | { type: 'rollout-failed'; rolloutId: number; message: string; timeout?: boolean };

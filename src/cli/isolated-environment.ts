@@ -1,8 +1,11 @@
 /**
- * An environment file run in a child process, so that code from a link or a colleague cannot read
- * the API key, write files, start processes or hang the command — the CLI's counterpart of the
- * playground's sandbox (src/workers/sandbox-bridge.ts), with the same time limit on every stretch
- * of environment code (loading, setupState, each envResponse, the rubric) and the same watchdog.
+ * An environment file run in a QuickJS engine inside a child process (isolated-env-child.ts), so
+ * that code from a link or a colleague cannot read the API key, reach files or the network, signal
+ * processes or hang the command — the CLI's counterpart of the playground's sandbox
+ * (src/workers/sandbox-bridge.ts), with the same time limit on every stretch of environment code
+ * (loading, setupState, each envResponse, the rubric) and the same watchdog. Every message from the
+ * child is checked and capped here (child-message-check.ts) and every model call it asks for is
+ * rebuilt from what it may set (model-call-filter.ts).
  *
  * `IsolatedEnvironment` is an `Environment` whose `rollout` runs in the child: evaluate(), GRPO and
  * the rest use it unchanged. Model calls come back to this process, which answers them with the
@@ -18,21 +21,30 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
 import { ChatClientError, Environment, METRIC_KINDS, Parser, Rubric, type ChatClient, type MetricKind, type RubricScore, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
-import { bundleChildRuntime, bundleEnvironmentFile } from './compile-env-file.ts';
+import { bundleChildRuntime, bundleEnvironmentFile, bundleGuestRuntime } from './compile-env-file.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { capText, checkChildMessage } from './child-message-check.ts';
+import { onAbort } from './abort-fanout.ts';
+import { filterModelRequest, ModelErrorLedger } from './model-call-filter.ts';
 
 /** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
-/** Time Node gets to start the child before loading is on the environment's clock (the playground's startup grace). */
+/** Time Node gets to start the child and its engine before loading is on the environment's clock (the playground's startup grace). */
 const STARTUP_GRACE_MS = 10_000;
-/** Heap cap of the child process (Node's --max-old-space-size). */
+/** Memory cap of the engine that runs environment code (the QuickJS runtime's limit, its whole heap). */
 const DEFAULT_MEMORY_MB = 1024;
+/** Heap cap of the child's Node shell, which holds only tabrl's relay code and messages in flight. */
+const SHELL_HEAP_MB = 256;
 /** The largest conversation or rollout the child may send back. */
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 /** How often a rollout may run again after the child was killed for another rollout's fault. */
 const MAX_REPLAYS = 2;
 const WATCH_INTERVAL_MS = 100;
+/** How much longer than a time limit a child may leave a ping unanswered: its engine interrupts code at the limit, and a loaded machine is slow to say so. */
+const SILENCE_GRACE_MS = 1_000;
+/** What the child may print to our stderr in all; beyond it, its output is dropped (a terminal is not a disk). */
+const MAX_FORWARDED_OUTPUT_BYTES = 4 * 2 ** 20;
 
 /** Limits and lent clients of an isolated environment. */
 export interface IsolationOptions {
@@ -40,12 +52,14 @@ export interface IsolationOptions {
   timeLimitMs?: number;
   /** Milliseconds loading (the module's top level and loadEnvironment) may take once the child runs (default 2 × timeLimitMs). */
   loadTimeLimitMs?: number;
-  /** The child's heap cap in MiB (default 1024). */
+  /** The memory environment code may use in all, in MiB (default 1024): the engine's memory limit. */
   memoryMb?: number;
   /** The largest conversation or rollout the child may send back (default 16 MiB). */
   maxMessageBytes?: number;
   /** A judge held here and lent to `loadEnvironment` as `args.judgeClient`; its calls come back here. */
   judgeClient?: ChatClient;
+  /** The model the judge's calls name (environment code cannot choose another; default 'default'). */
+  judgeModel?: string;
 }
 
 /** Loading the environment file failed: it threw, hung, exited or returned no environment. The message says which. */
@@ -70,6 +84,8 @@ type Blame = 'culprit' | 'suspect' | 'bystander';
 interface ActiveRollout {
   taskIndex: number | undefined;
   client: ChatClient;
+  /** The model its policy calls name, whatever environment code asks. */
+  model: string;
   /** Cancels this rollout's model calls here. */
   calls: AbortController;
   /** Model calls of this rollout in flight: while there are any, the clock of environment code stands still. */
@@ -108,9 +124,10 @@ class ChildSupervisor {
   constructor(
     private readonly dir: string,
     private readonly code: string,
+    private readonly guest: string,
     private readonly path: string,
     private readonly args: Record<string, unknown>,
-    private readonly limits: Required<Omit<IsolationOptions, 'judgeClient'>> & { judgeClient?: ChatClient },
+    private readonly limits: Required<Omit<IsolationOptions, 'judgeClient' | 'judgeModel'>> & { judgeClient?: ChatClient; judgeModel?: string },
   ) {
     this.environmentName = basename(path);
   }
@@ -123,7 +140,7 @@ class ChildSupervisor {
 
   private spawnAndLoad(): Promise<Loaded> {
     const child = fork(join(this.dir, 'runtime.mjs'), [], {
-      execArgv: [...permissionFlags(this.dir), `--max-old-space-size=${this.limits.memoryMb}`],
+      execArgv: [...permissionFlags(this.dir), `--max-old-space-size=${SHELL_HEAP_MB}`],
       env: {},
       cwd: this.dir,
       serialization: 'advanced',
@@ -133,14 +150,18 @@ class ChildSupervisor {
     this.stderrTail = '';
     this.running = -1;
     this.pingSentAt = undefined;
-    // What environment code prints goes to our stderr, keeping stdout for results (--json).
+    // What environment code prints goes to our stderr, keeping stdout for results (--json), up to a cap.
+    let forwarded = 0;
     const forward = (chunk: Buffer) => {
-      process.stderr.write(chunk);
-      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4000);
+      if (forwarded <= MAX_FORWARDED_OUTPUT_BYTES) {
+        forwarded += chunk.length;
+        process.stderr.write(forwarded <= MAX_FORWARDED_OUTPUT_BYTES ? chunk : `\n[tabrl: the environment process printed over ${MAX_FORWARDED_OUTPUT_BYTES / 2 ** 20} MiB; the rest of its output is dropped]\n`);
+      }
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8', Math.max(0, chunk.length - 4000))).slice(-4000);
     };
     child.stdout!.on('data', forward);
     child.stderr!.on('data', forward);
-    child.on('message', (message: ChildMessage) => this.onMessage(child, message));
+    child.on('message', (message: unknown) => this.onRawMessage(child, message));
     child.on('exit', (code, signal) => this.onExit(child, code, signal));
     child.on('error', () => {});
     this.updateRef();
@@ -159,7 +180,7 @@ class ChildSupervisor {
         resolve(loaded);
       };
       this.startWatchdog();
-      this.send(child, { type: 'load', code: this.code, filename: this.path, args: this.args, judge: this.limits.judgeClient !== undefined, maxMessageBytes: this.limits.maxMessageBytes });
+      this.send(child, { type: 'load', code: this.code, guest: this.guest, filename: this.path, args: this.args, judge: this.limits.judgeClient !== undefined, maxMessageBytes: this.limits.maxMessageBytes, memoryBytes: this.limits.memoryMb * 2 ** 20, timeLimitMs: this.limits.timeLimitMs });
     });
   }
 
@@ -191,28 +212,40 @@ class ChildSupervisor {
     const child = this.child!;
     const rolloutId = this.nextRolloutId++;
     const calls = new AbortController();
-    const onAbort = () => {
+    const abortRollout = () => {
       calls.abort();
       this.send(child, { type: 'abort', rolloutId });
     };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const stopListening = options.signal ? onAbort(options.signal, abortRollout) : undefined;
     try {
       return await new Promise<RolloutOutcome>((settle) => {
-        this.active.set(rolloutId, { taskIndex: options.taskIndex, client, calls, waitingForModel: 0, since: undefined, settle });
+        this.active.set(rolloutId, { taskIndex: options.taskIndex, client, model: options.model ?? 'default', calls, waitingForModel: 0, since: undefined, settle });
         if (child !== this.child || !child.connected) return settle({ kind: 'failed', message: 'the process ended before the rollout started', blame: 'bystander', timeout: false });
         this.startWatchdog();
         this.send(child, message(rolloutId));
       });
     } finally {
-      options.signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
       calls.abort();
       this.active.delete(rolloutId);
       this.updateRef();
     }
   }
 
+  /** Checks a message from the child; an invalid one fails the rollout it names and stops the child (the others run again in a fresh one). */
+  private onRawMessage(child: ChildProcess, raw: unknown): void {
+    if (child !== this.child) return;
+    const checked = checkChildMessage(raw, this.limits.maxMessageBytes);
+    if (checked.ok) return this.onMessage(child, checked.message);
+    this.child = undefined;
+    child.kill('SIGKILL');
+    this.loading?.fail(`${checked.reason} while loading "${this.environmentName}"; its process was stopped`);
+    const named = checked.rolloutId !== undefined ? this.active.get(checked.rolloutId) : undefined;
+    this.settleAll(named ? [named] : [], `${checked.reason}; its process was stopped`, false, `${checked.reason}; a fresh process runs the remaining rollouts`, 'culprit');
+    this.updateRef();
+  }
+
   private onMessage(child: ChildProcess, message: ChildMessage): void {
-    if (child !== this.child || typeof message !== 'object' || message === null) return;
     if (message.type === 'ready') {
       if (this.loading) this.loading.deadline = Date.now() + this.limits.loadTimeLimitMs;
     } else if (message.type === 'loaded') {
@@ -228,11 +261,14 @@ class ChildSupervisor {
     } else if (message.type === 'pong') {
       this.pingSentAt = undefined;
     } else if (message.type === 'rollout-done') {
+      this.restoreModelErrors(message.trajectory.errors);
       this.active.get(message.rolloutId)?.settle({ kind: 'done', trajectory: message.trajectory });
     } else if (message.type === 'group-scored') {
+      for (const verdict of message.verdicts) this.restoreModelErrors(verdict.errors);
       this.active.get(message.rolloutId)?.settle({ kind: 'scored', verdicts: message.verdicts, passed: message.passed });
     } else if (message.type === 'rollout-failed') {
-      this.active.get(message.rolloutId)?.settle({ kind: 'failed', message: `${this.environmentName}: rollout() threw: ${message.message}`, blame: 'culprit', timeout: false });
+      const text = message.timeout === true ? `environment code of "${this.environmentName}" ${message.message}` : `${this.environmentName}: rollout() threw: ${this.modelErrors.restore(message.message)}`;
+      this.active.get(message.rolloutId)?.settle({ kind: 'failed', message: text, blame: 'culprit', timeout: message.timeout === true });
     } else if (message.type === 'create-completion') {
       void this.answerModelCall(child, message);
     }
@@ -242,21 +278,24 @@ class ChildSupervisor {
   private async answerModelCall(child: ChildProcess, message: Extract<ChildMessage, { type: 'create-completion' }>): Promise<void> {
     const rollout = this.active.get(message.rolloutId);
     const client = message.client === 'judge' ? this.limits.judgeClient : rollout?.client;
+    const filtered = filterModelRequest(message.request, message.client === 'judge' ? (this.limits.judgeModel ?? 'default') : (rollout?.model ?? 'default'));
     let outcome: CompletionOutcome;
     if (!client) {
       outcome = { ok: false, message: message.client === 'judge' ? 'no judge was given (tabrl eval --judge-base-url ...)' : 'a model call outside any rollout has no policy to answer it', kind: 'bad_request' };
+    } else if (!filtered.ok) {
+      outcome = { ok: false, message: filtered.message, kind: 'bad_request' };
     } else {
       if (rollout) rollout.waitingForModel += 1;
       if (this.loading && message.rolloutId === -1) this.loading.waitingForModel += 1;
       const started = Date.now();
       try {
-        const completion = await client.chat.completions.create({ ...message.request, ...(rollout ? { signal: rollout.calls.signal } : {}) });
+        const completion = await client.chat.completions.create({ ...filtered.request, ...(rollout ? { signal: rollout.calls.signal } : {}) });
         // A reply to a cancelled rollout is not delivered, even from a client that ignores the signal.
         outcome = rollout?.calls.signal.aborted ? { ok: false, message: 'the request was cancelled', kind: 'aborted' } : { ok: true, completion };
       } catch (error) {
-        outcome = error instanceof ChatClientError
-          ? { ok: false, message: error.message, kind: error.kind, ...(error.status !== undefined ? { status: error.status } : {}) }
-          : { ok: false, message: errorMessage(error), kind: 'bad_response' };
+        // The endpoint's own text may echo the request's headers (the key): environment code gets a
+        // stand-in, and the rollout's record gets the real text back when it returns (restoreModelErrors).
+        outcome = this.modelErrors.record(capText(errorMessage(error), 2000), error instanceof ChatClientError ? error.kind : 'bad_response', error instanceof ChatClientError ? error.status : undefined);
       } finally {
         // The clock starts again when the child says the reply reached the rollout ('entered').
         if (rollout) {
@@ -272,12 +311,20 @@ class ChildSupervisor {
     this.send(child, { type: 'completion', callId: message.callId, outcome });
   }
 
+  private readonly modelErrors = new ModelErrorLedger();
+
+  /** Puts the real text of failed model calls back into errors that environment code recorded with their stand-ins. */
+  private restoreModelErrors(errors: { message: string }[]): void {
+    for (const error of errors) error.message = this.modelErrors.restore(error.message);
+  }
+
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (child !== this.child) return;
     this.child = undefined;
+    // The engine's own limit is an exception inside it; this is the Node shell's heap (V8's fatal error).
     const outOfMemory = /heap out of memory|Allocation failed/i.test(this.stderrTail);
     const how = outOfMemory
-      ? `ran out of memory (over the ${this.limits.memoryMb} MiB heap it may use)`
+      ? `ran out of memory (its Node shell may use ${SHELL_HEAP_MB} MiB)`
       : signal !== null ? `was ended by ${signal}` : `exited with code ${code}`;
     const message = `the process running environment "${this.environmentName}" ${how}`;
     this.loading?.fail(`${message} while loading it`);
@@ -311,7 +358,7 @@ class ChildSupervisor {
     };
     // A child silent for a whole time limit is stuck even when no rollout's clock says so (its code
     // may have taken the message listener away): blame the rollout it last ran, or every one in it.
-    const silent = this.pingSentAt !== undefined && now - this.pingSentAt > this.limits.timeLimitMs;
+    const silent = this.pingSentAt !== undefined && now - this.pingSentAt > this.limits.timeLimitMs + SILENCE_GRACE_MS;
     if (overrun.length === 0 && silent && this.active.size > 0) {
       // Rollouts that never entered environment code in this child were queued behind the trouble: they run again.
       const entered = [...this.active.values()].filter((rollout) => rollout.waitingForModel === 0 && rollout.since !== undefined);
@@ -463,6 +510,7 @@ export class IsolatedEnvironment extends Environment {
     // Stopped with another rollout's process: score again in the fresh one (a few times at most).
     for (let replays = 0; outcome.kind === 'failed' && outcome.blame === 'bystander' && replays < MAX_REPLAYS; replays++) outcome = await this.supervisor.scoreGroup(plain);
     const names = this.rubric.groupRewards.map((reward) => reward.name);
+    if (outcome.kind === 'scored' && outcome.verdicts.length !== group.length) outcome = { kind: 'failed', message: `the environment process sent ${outcome.verdicts.length} group verdicts for ${group.length} rollouts`, blame: 'culprit', timeout: false };
     return group.map((trajectory, i) => {
       const verdict: RubricScore = outcome.kind === 'scored'
         ? outcome.verdicts[i]!
@@ -508,15 +556,16 @@ export class IsolatedEnvironment extends Environment {
 
 /** Bundles the environment file at `path`, starts its process, and loads it there with `args`. */
 export async function loadIsolatedEnvironment(path: string, args: Record<string, unknown>, options: IsolationOptions = {}): Promise<IsolatedEnvironment> {
-  const code = await bundleEnvironmentFile(path);
+  const [code, guest] = await Promise.all([bundleEnvironmentFile(path), guestRuntime()]);
   const timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
   const dir = mkdtempSync(join(tmpdir(), 'tabrl-env-'));
-  const supervisor = new ChildSupervisor(dir, code, path, args, {
+  const supervisor = new ChildSupervisor(dir, code, guest, path, args, {
     timeLimitMs,
     loadTimeLimitMs: options.loadTimeLimitMs ?? 2 * timeLimitMs,
     memoryMb: options.memoryMb ?? DEFAULT_MEMORY_MB,
     maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     ...(options.judgeClient ? { judgeClient: options.judgeClient } : {}),
+    ...(options.judgeModel !== undefined ? { judgeModel: options.judgeModel } : {}),
   });
   process.once('exit', () => supervisor.close());
   try {
@@ -526,6 +575,17 @@ export async function loadIsolatedEnvironment(path: string, args: Record<string,
     supervisor.close();
     throw error;
   }
+}
+
+let guestBundle: Promise<string> | undefined;
+
+/** The engine's script (the environment library and quickjs-guest.ts), bundled once per process. */
+function guestRuntime(): Promise<string> {
+  guestBundle ??= bundleGuestRuntime().catch((error: unknown) => {
+    guestBundle = undefined;
+    throw error;
+  });
+  return guestBundle;
 }
 
 /** A reward function's declared metric kind as the child reported it: only for weight 0 and a known kind; anything else stays an undeclared metric (a check). */

@@ -24,7 +24,7 @@ export interface LoadEnvironmentOptions {
   /** Type-check a file before running it (default true). */
   typecheck?: boolean;
   /** Time limits and memory cap of an environment file's process. */
-  isolation?: Omit<IsolationOptions, 'judgeClient'>;
+  isolation?: Omit<IsolationOptions, 'judgeClient' | 'judgeModel'>;
   /** A judge lent to `loadEnvironment` as `args.judgeClient`, with `args.judgeModel`. */
   judge?: { client: ChatClient; model: string };
 }
@@ -42,6 +42,7 @@ export async function loadEnvironmentSpec(spec: string, options: LoadEnvironment
       const guess = closestName(spec, Object.keys(BUILTIN_ENVIRONMENTS));
       throw new CliError(
         `unknown environment "${spec}"${guess ? `; did you mean "${guess}"?` : '.'} Built-in environments: ${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}; or give a path to an environment file (./my-env.ts).`,
+        2,
       );
     }
     const watched = watchEnvArgs(options.judge ? { ...args, judgeClient: options.judge.client } : args, ['judgeClient', 'judgeModel']);
@@ -65,8 +66,8 @@ export function closeEnvironment(env: Environment): void {
 }
 
 async function loadEnvironmentFile(path: string, args: Record<string, unknown>, options: LoadEnvironmentOptions): Promise<Environment> {
-  if (!existsSync(path)) throw new CliError(`environment file ${path} does not exist`);
-  if (!statSync(path).isFile()) throw new CliError(`${path} is not a file; give the path of an environment file (./my-env.ts)`);
+  if (!existsSync(path)) throw new CliError(`environment file ${path} does not exist`, 2);
+  if (!statSync(path).isFile()) throw new CliError(`${path} is not a file; give the path of an environment file (./my-env.ts)`, 2);
   if ((options.typecheck ?? true) && /\.m?ts$/.test(path)) {
     const errors = typecheckEnvironmentFile(path);
     if (errors.length > 0) {
@@ -74,7 +75,7 @@ async function loadEnvironmentFile(path: string, args: Record<string, unknown>, 
     }
   }
   try {
-    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client } : {}) });
+    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client, judgeModel: options.judge.model } : {}) });
   } catch (error) {
     if (error instanceof EnvFileCompileError) throw new CliError(`could not load ${path}: ${error.message}`);
     if (error instanceof IsolatedLoadError) throw new CliError(`${path}: ${error.message}`);

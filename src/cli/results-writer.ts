@@ -5,7 +5,7 @@
  * earlier run's results are never replaced unasked) and reads an interrupted run back for --resume.
  */
 import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, statSync, truncateSync, writeFileSync, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { RolloutRecord, RolloutError, StopReason } from '../envs/index.ts';
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
@@ -49,11 +49,25 @@ export class ResultsWriter {
     return this.lines;
   }
 
-  /** Writes metadata.json whole, through a temporary file, so a crash never leaves half of it. */
+  /**
+   * Writes metadata.json whole, through a temporary file, so a crash never leaves half of it. On a
+   * full disk (no room for the temporary file) it rewrites the file in place, in the blocks it already
+   * has; failing that, the error names the file.
+   */
   writeMetadata(metadata: Record<string, unknown>): void {
+    const text = `${JSON.stringify(metadata, null, 2)}\n`;
     const temporary = `${this.metadataPath}.tmp`;
-    writeFileSync(temporary, `${JSON.stringify(metadata, null, 2)}\n`);
-    renameSync(temporary, this.metadataPath);
+    try {
+      writeFileSync(temporary, text);
+      renameSync(temporary, this.metadataPath);
+    } catch (error) {
+      try {
+        writeFileSync(this.metadataPath, text, { flag: existsSync(this.metadataPath) ? 'r+' : 'w' });
+        truncateSync(this.metadataPath, Buffer.byteLength(text));
+      } catch {
+        throw new Error(`could not write ${this.metadataPath} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)})`);
+      }
+    }
   }
 
   /** Flushes and closes results.jsonl. */
@@ -79,11 +93,27 @@ export function prepareOutputFolder(dir: string, options: { overwrite: boolean; 
     }
   }
   try {
-    mkdirSync(dir, { recursive: true });
+    makeFolder(dir);
     accessSync(dir, constants.W_OK);
   } catch (error) {
     throw new CliError(`cannot write to --out ${dir} (${(error as NodeJS.ErrnoException).code ?? errorMessage(error)}); choose a folder you can write to`, 2);
   }
+}
+
+/**
+ * Makes `dir` one missing folder at a time. Node's recursive mkdir spins forever on some paths that
+ * cannot be made (`/proc/x` on Linux); a plain mkdir fails at once and says why.
+ */
+function makeFolder(dir: string): void {
+  const missing: string[] = [];
+  let path = resolve(dir);
+  while (!existsSync(path)) {
+    missing.unshift(path);
+    const parent = dirname(path);
+    if (parent === path) break;
+    path = parent;
+  }
+  for (const folder of missing) mkdirSync(folder);
 }
 
 /** A run's metadata.json as an object; a CliError when it is missing or broken. */

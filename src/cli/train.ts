@@ -376,11 +376,16 @@ function brokenRewardsAdvice(spec: string, outDir: string): string {
 
 /**
  * The newest complete checkpoint of a run: checkpoint.tmp when its writing finished (the swap was
- * cut short), else checkpoint, else checkpoint.old (the swap was cut short between its renames).
+ * cut short), else checkpoint, else checkpoint.old (the swap was cut short between its renames). A
+ * folder counts only with its COMPLETE marker, written last: without it, its files may be half there.
  */
 function findCheckpoint(outDir: string): string {
   const candidates = [`${join(outDir, 'checkpoint')}.tmp`, join(outDir, 'checkpoint'), `${join(outDir, 'checkpoint')}.old`];
-  const complete = candidates.find((dir, i) => existsSync(join(dir, 'state.json')) && (i === 1 || existsSync(join(dir, CHECKPOINT_COMPLETE))));
+  const complete = candidates.find((dir) => existsSync(join(dir, 'state.json')) && existsSync(join(dir, CHECKPOINT_COMPLETE)));
+  const unmarked = candidates.find((dir) => existsSync(join(dir, 'state.json')));
+  if (!complete && unmarked) {
+    throw new CliError(`--resume ${outDir}: ${unmarked} has no ${CHECKPOINT_COMPLETE} marker, so its writing may not have finished and it is not used; start the run again with --out ${outDir} --overwrite`, 2);
+  }
   if (!complete) {
     // A run interrupted before its first checkpoint leaves a report but no checkpoint: --out alone would refuse the folder.
     const again = existsSync(join(outDir, 'report.json')) ? `start the run again with --out ${outDir} --overwrite` : 'start a new run with --out';

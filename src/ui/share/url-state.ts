@@ -5,7 +5,8 @@
  * and metrics never go in a link. A malformed or oversized link decodes to a `ShareLinkError` that
  * says what is wrong, and nothing is loaded.
  */
-import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
+import { compressToEncodedURIComponent } from 'lz-string';
+import { decompressBounded } from './bounded-lz.ts';
 import { errorMessage } from '../../common/error-message.ts';
 
 /** Everything a link carries. */
@@ -87,8 +88,10 @@ export class ShareLinkError extends Error {
 const SHARE_VERSION = 1;
 /** Links longer than this are refused before decoding. */
 export const MAX_HASH_LENGTH = 200_000;
-/** Decoded source longer than this is refused. */
+/** Decoded source longer than this is refused, while it is decompressed. */
 const MAX_SOURCE_LENGTH = 500_000;
+/** A decoded settings table longer than this is refused, while it is decompressed. */
+const MAX_TABLE_LENGTH = 100_000;
 
 interface Codec<T> {
   encode(value: T): string;
@@ -143,7 +146,7 @@ const modelId: Codec<string> = {
 const settingsTable: Codec<Record<string, number | string | boolean>> = {
   encode: (value) => compressToEncodedURIComponent(JSON.stringify(value)),
   decode: (text) => {
-    const json = decompressFromEncodedURIComponent(text);
+    const json = decompressBounded(text, MAX_TABLE_LENGTH);
     if (!json) throw new Error('the compressed text is damaged');
     const value: unknown = JSON.parse(json);
     const isSetting = (item: unknown) => (typeof item === 'number' && Number.isFinite(item)) || typeof item === 'boolean' || (typeof item === 'string' && item.length <= 40);
@@ -157,9 +160,8 @@ const settingsTable: Codec<Record<string, number | string | boolean>> = {
 const compressedText: Codec<string> = {
   encode: (value) => compressToEncodedURIComponent(value),
   decode: (text) => {
-    const value = decompressFromEncodedURIComponent(text);
+    const value = decompressBounded(text, MAX_SOURCE_LENGTH);
     if (!value) throw new Error('the compressed text is damaged (was the link cut short?)');
-    if (value.length > MAX_SOURCE_LENGTH) throw new Error(`the source is longer than ${MAX_SOURCE_LENGTH} characters`);
     return value;
   },
 };
@@ -167,7 +169,7 @@ const compressedText: Codec<string> = {
 const jsonObject: Codec<Record<string, unknown>> = {
   encode: (value) => compressToEncodedURIComponent(JSON.stringify(value)),
   decode: (text) => {
-    const json = decompressFromEncodedURIComponent(text);
+    const json = decompressBounded(text, MAX_SOURCE_LENGTH);
     if (!json) throw new Error('the compressed text is damaged');
     const value: unknown = JSON.parse(json);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('expected a JSON object');

@@ -1,6 +1,6 @@
-// The isolated process of an environment file, driven as evaluate() drives it: the permission model
-// really refuses what environment code could reach, a process that runs out of memory or is killed
-// fails only the rollouts to blame, and the innocent ones come out whole.
+// The isolated process of an environment file, driven as evaluate() drives it: environment code runs
+// in an engine where Node's APIs do not exist, a rollout that runs out of the engine's memory fails
+// alone, and the innocent ones come out whole.
 import { afterEach, expect, test } from 'vitest';
 import { evaluate, ScriptedClient } from '../../../src/envs/index.ts';
 import { loadIsolatedEnvironment, type IsolatedEnvironment } from '../../../src/cli/isolated-environment.ts';
@@ -20,12 +20,12 @@ const ENV = `
 import { SingleTurnEnv, Rubric } from 'tabrl';
 const probeReward = (ctx) => {
   if (ctx.answer === 'binding') {
-    // process.binding reaches fs without an import: the permission model still refuses it.
-    try { process.binding('fs'); ctx.state.binding = 'allowed'; } catch (error) { ctx.state.binding = error.code; }
+    // process.binding reached fs without an import in a Node process; the engine has no process at all.
+    try { process.binding('fs'); ctx.state.binding = 'allowed'; } catch (error) { ctx.state.binding = error.name + ': ' + error.message; }
   }
   if (ctx.answer === 'memory') {
     const hoard = [];
-    for (;;) hoard.push(new Array(1e6).fill(hoard.length));
+    for (;;) hoard.push(new Float64Array(1e5));
   }
   return 1;
 };
@@ -34,14 +34,15 @@ export default function loadEnvironment() {
 }
 `;
 
-test('the permission model refuses process.binding; running out of memory fails that rollout alone', { timeout: 60_000 }, async () => {
+test('environment code finds no process; running out of memory fails that rollout alone', { timeout: 60_000 }, async () => {
   env = await loadIsolatedEnvironment(writeEnv(ENV), {}, { memoryMb: 64, timeLimitMs: 20_000 });
   expect(env.info).toMatchObject({ name: 'probe', kind: 'SingleTurnEnv', rewardNames: ['probeReward'] });
   const result = await evaluate(env, echo, { concurrency: 4 });
   const byAnswer = new Map(result.records.map((record) => [record.answer, record]));
-  expect(byAnswer.get('binding')!.state.binding).toBe('ERR_ACCESS_DENIED');
-  expect(byAnswer.get('memory')).toMatchObject({ reward: 0, stopReason: 'error' });
-  expect(byAnswer.get('memory')!.errors[0]!.message).toContain('ran out of memory (over the 64 MiB heap it may use)');
+  expect(byAnswer.get('binding')!.state.binding).toBe("ReferenceError: 'process' is not defined");
+  // The engine's memory limit (64 MiB, all of it) stops the hoard; the reward function's error says so.
+  expect(byAnswer.get('memory')).toMatchObject({ reward: 0, passed: false });
+  expect(byAnswer.get('memory')!.errors[0]!.message).toContain('out of memory');
   for (const answer of ['fine', 'binding', 'fine2']) expect(byAnswer.get(answer)).toMatchObject({ reward: 1, errors: [], passed: true });
 });
 
@@ -58,7 +59,7 @@ test('a rollout is cancelled through the process when the run is interrupted', {
   expect(result.records).toHaveLength(0);
 });
 
-test('environment code that takes the message listener away cannot hang the run', { timeout: 30_000 }, async () => {
+test('environment code cannot take the message listener away, and the run goes on', { timeout: 30_000 }, async () => {
   env = await loadIsolatedEnvironment(writeEnv(`
 import { SingleTurnEnv, Rubric } from 'tabrl';
 const deafReward = (ctx) => {
@@ -70,7 +71,9 @@ export default function loadEnvironment() {
 }
 `), {}, { timeLimitMs: 500 });
   const result = await evaluate(env, echo, { concurrency: 1 });
-  expect(result.records.map((record) => record.reward)).toEqual([1, 1]);
+  // The engine has no process whose listeners the code could remove: the attempt throws, the reward scores 0.
+  expect(result.records.map((record) => record.reward)).toEqual([0, 1]);
+  expect(result.records[0]!.errors[0]!.message).toContain("'process' is not defined");
   const after = await evaluate(env, echo, { concurrency: 2 });
   expect(after.records).toHaveLength(2);
 });
@@ -103,4 +106,29 @@ export default function loadEnvironment() {
 }
 `;
   await expect(loadIsolatedEnvironment(writeEnv(source), {})).rejects.toThrow(/demonstrationDataset must be an array of tasks, got/);
+});
+
+test('32 rollouts in flight on one run signal print no MaxListenersExceededWarning (tabrl train ENV_FILE did)', { timeout: 60_000 }, async () => {
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  try {
+    env = await loadIsolatedEnvironment(writeEnv(`
+import { SingleTurnEnv, Rubric } from 'tabrl';
+const oneReward = () => 1;
+export default function loadEnvironment() {
+  return new SingleTurnEnv({ name: 'wide', dataset: Array.from({ length: 32 }, (_, i) => ({ question: 'q' + i, answer: 'a' })), rubric: new Rubric({ funcs: [oneReward] }) });
+}
+`), {});
+    const slow = new ScriptedClient(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return 'a';
+    });
+    const result = await evaluate(env, slow, { numTasks: 32, concurrency: 32, signal: new AbortController().signal });
+    expect(result.records).toHaveLength(32);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  } finally {
+    process.off('warning', onWarning);
+  }
 });

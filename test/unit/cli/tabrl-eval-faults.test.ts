@@ -66,7 +66,7 @@ const hostileReward = async (ctx) => {
     case 'exit': process.exit(0); return 0;
     case 'hang': return new Promise(() => {});
     case 'probe':
-      ctx.state.envKeys = Object.keys(process.env);
+      ctx.state.process = typeof process;
       ctx.state.fetch = typeof globalThis.fetch;
       ctx.state.dynamicImport = await import('node:fs').then(() => 'imported', (error) => String(error.message));
       ctx.state.evalImport = await eval("import('node:child_process')").then(() => 'imported', (error) => String(error.message));
@@ -147,14 +147,15 @@ describe('tabrl eval with hostile environment code', () => {
     expect(errors('loop')[0]).toMatch(/^env: environment code of "hostile" ran for more than 1 s without returning \(an infinite loop\?\)/);
     expect(errors('hang')[0]).toMatch(/^env: .*ran for more than 1 s without returning \(a promise that never settles\?\)/);
     expect(lines.get('loop')).toMatchObject({ reward: 0, stop_reason: 'error' });
-    expect(errors('exit')).toEqual([expect.stringContaining('reward: hostileReward threw: environment code may not end the process (process.exit)')]);
+    // Environment code runs in an engine without a process to end.
+    expect(errors('exit')).toEqual([expect.stringMatching(/^reward: hostileReward threw: .*'process' is not defined/)]);
     expect(lines.get('exit')).toMatchObject({ reward: 1, stop_reason: 'completed' });
 
     const probe = lines.get('probe')!.state as Record<string, unknown>;
-    expect(probe.envKeys).toEqual([]);
+    expect(probe.process).toBe('undefined');
     expect(probe.fetch).toBe('undefined');
-    expect(probe.dynamicImport).toContain('dynamic import callback was not specified');
-    expect(probe.evalImport).toContain('dynamic import callback was not specified');
+    expect(probe.dynamicImport).toContain("could not load module 'node:fs'");
+    expect(probe.evalImport).toContain("could not load module 'node:child_process'");
     expect(readFileSync(join(out, 'results.jsonl'), 'utf8')).not.toContain('sk-secret');
 
     expect(errors('huge')).toEqual([expect.stringMatching(/^env: the rollout is 20\.0 MiB, over the 16 MiB/)]);
@@ -163,9 +164,9 @@ describe('tabrl eval with hostile environment code', () => {
   });
 
   test.each([
-    ['an infinite loop at the top level', 'while (true) {}\nexport default function loadEnvironment() {}', /loading environment "loop-top\.mjs" took more than 1 s \(an infinite loop at the top level/],
+    ['an infinite loop at the top level', 'while (true) {}\nexport default function loadEnvironment() {}', /loop-top\.mjs: loading the environment ran for more than 0\.5 s without returning \(an infinite loop at the top level\?\); it was interrupted/],
     ['a load that never settles', `export default function loadEnvironment() { return new Promise(() => {}); }`, /loading environment .* took more than 1 s/],
-    ['process.exit at the top level', `process.exit(0);\nexport default function loadEnvironment() {}`, /environment code may not end the process \(process\.exit\)/],
+    ['process.exit at the top level', `process.exit(0);\nexport default function loadEnvironment() {}`, /'process' is not defined/],
     ['an import of node:fs', `import { writeFileSync } from 'node:fs';\nexport default function loadEnvironment() { writeFileSync('/tmp/x', 'y'); }`, /cannot import "node:fs" in an environment file run by tabrl/],
     ['an empty dataset', `import { SingleTurnEnv } from 'tabrl';\nexport default function loadEnvironment() { return new SingleTurnEnv({ dataset: [] }); }`, /has no tasks to evaluate \(its evaluation set is empty\); check --env-args/],
   ])('%s is the run\'s error at load time: one line, exit 1, nothing written', { timeout: 60_000 }, async (label, source, message) => {

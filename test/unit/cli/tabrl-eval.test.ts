@@ -147,7 +147,7 @@ describe('tabrl eval', () => {
 
   test('an unknown environment name lists the built-ins; bad flags are usage errors', async () => {
     const unknown = await tabrl(['eval', 'wordel', '--base-url', server.baseURL, '--model', 'm']);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2); // a command-line mistake, as every other bad flag
     expect(unknown.stderr).toContain('unknown environment "wordel"; did you mean "wordle"? Built-in environments: ');
     expect(unknown.stderr).toContain('wordle');
     const badArgs = await tabrl(['eval', join(dir, 'reverse.ts'), '--base-url', server.baseURL, '--model', 'm', '--env-args', '{oops']);

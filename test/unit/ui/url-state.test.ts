@@ -123,6 +123,13 @@ describe('share links', () => {
     expect(errorOf(hash.replace(/wllm=[^&]*/, `wllm=${'x'.repeat(201)}`))).toMatch(/"wllm" is invalid: longer than 200 characters/);
   });
 
+  test('a short link whose source decompresses past 500 000 characters is refused while decompressing', () => {
+    const hash = encodeShareHash(FULL);
+    const bomb = compressToEncodedURIComponent('a'.repeat(600_000));
+    expect(bomb.length).toBeLessThan(20_000);
+    expect(errorOf(hash.replace(/code=[^&]*/, `code=${bomb}`))).toMatch(/"code" is invalid: the compressed text decompresses to more than 500000 characters/);
+  });
+
   test('a link of another version, or of none, is refused', () => {
     const hash = encodeShareHash(FULL);
     expect(errorOf(hash.replace(/^v=1/, 'v=2'))).toMatch(/format version 2; this TabRL reads version 1\. Nothing was loaded/);

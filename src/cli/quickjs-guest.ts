@@ -1,0 +1,229 @@
+/**
+ * The side of an environment file's process that runs INSIDE its QuickJS engine, together with the
+ * environment library (src/envs) and the environment's bundled code: it loads the environment,
+ * runs rollouts and group scoring, and turns model calls into messages — the counterpart of the
+ * browser sandbox's runtime (src/workers/sandbox/runtime.ts). It talks only through the functions
+ * the engine's host (isolated-env-child.ts) lends it as `__tabrlHost`, taken here and removed from
+ * the global scope before environment code runs: JSON strings out, JSON strings in, one-shot timers
+ * and a line of output. Nothing here can reach a file, a socket, a process or a key, because the
+ * engine has none; messages it sends are checked again on the Node side and by `tabrl` itself.
+ *
+ * It keeps no clock: the host times every stretch of code and interrupts the engine.
+ */
+import * as tabrl from '../envs/index.ts';
+import { ChatClientError, type ChatClient, type ChatRequest, type Environment, type Task } from '../envs/index.ts';
+import { toPlainData } from '../envs/plain-data.ts';
+import { errorMessage } from '../common/error-message.ts';
+import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
+import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, ModelCallClient, SandboxTrajectory } from './isolated-env-protocol.ts';
+import { installShims } from './quickjs-shims.ts';
+
+/** What the engine's host lends this code, under `globalThis.__tabrlHost`. */
+interface GuestHost {
+  /** One ChildMessage as JSON, to `tabrl`. */
+  send(json: string): void;
+  setTimer(id: number, ms: number): void;
+  clearTimer(id: number): void;
+  log(text: string): void;
+  /** The rollout whose work the host is running now (-1: none), for the judge's calls. */
+  currentRollout(): number;
+}
+
+/** What this code offers the host, as `globalThis.__tabrlGuest`. */
+interface GuestApi {
+  /** Loads the environment: `factory` is the bundled file as `(module, exports, require) => void`; `json` the load message without its code. */
+  load(factory: unknown, json: string): void;
+  /** One HostMessage as JSON (rollout, score-group, completion, abort). */
+  receive(json: string): void;
+  fireTimer(id: number): void;
+}
+
+const globals = globalThis as Record<string, unknown>;
+const host = globals.__tabrlHost as GuestHost;
+delete globals.__tabrlHost;
+const sendJson = host.send;
+// Taken before environment code runs, which may replace them for itself.
+const stringify = JSON.stringify;
+const parse = JSON.parse;
+const currentRollout = host.currentRollout;
+const fireTimer = installShims(host);
+
+let environment: Environment | undefined;
+let maxMessageBytes = Infinity;
+const pendingCalls = new Map<number, (outcome: CompletionOutcome) => void>();
+const rolloutSignals = new Map<number, AbortController>();
+let nextCallId = 0;
+
+function send(message: ChildMessage): void {
+  sendJson(stringify(message));
+}
+
+/** Throws when `value` would be a message larger than the host accepts. */
+function checkSize(value: unknown, what: string): void {
+  const bytes = stringify(value)?.length ?? 0;
+  if (bytes > maxMessageBytes) throw new Error(`${what} is ${(bytes / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
+}
+
+function requireModule(name: string): unknown {
+  if (name === 'tabrl') return tabrl;
+  throw new Error(`cannot import "${name}" in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/builtin/...' and its own files`);
+}
+
+function isEnvironment(value: unknown): value is Environment {
+  const candidate = value as Partial<Environment> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.rollout === 'function' && Array.isArray(candidate.dataset);
+}
+
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'object') return `an object with keys ${Object.keys(value).slice(0, 5).join(', ') || '(none)'}`;
+  return typeof value;
+}
+
+/** A chat client whose calls cross to the host; `rolloutId` undefined means the rollout the host runs now (a judge). */
+function createHostClient(client: ModelCallClient, rolloutId?: number): ChatClient {
+  return {
+    chat: {
+      completions: {
+        async create(request: ChatRequest) {
+          const { signal, ...plain } = request;
+          if (signal?.aborted) throw new ChatClientError('the request was cancelled', 'aborted');
+          checkSize(plain.messages, 'the conversation sent to the model');
+          const callId = nextCallId++;
+          const owner = rolloutId ?? currentRollout();
+          const outcome = await new Promise<CompletionOutcome>((resolve) => {
+            pendingCalls.set(callId, resolve);
+            send({ type: 'create-completion', callId, rolloutId: owner, client, request: toPlainData(plain) as typeof plain });
+          });
+          if (outcome.ok) return outcome.completion;
+          throw new ChatClientError(outcome.message, outcome.kind, outcome.status);
+        },
+      },
+    },
+  };
+}
+
+async function load(factory: unknown, message: Omit<Extract<HostMessage, { type: 'load' }>, 'code'>): Promise<void> {
+  maxMessageBytes = message.maxMessageBytes;
+  const module = { exports: {} as Record<string, unknown> };
+  (factory as (module: unknown, exports: unknown, require: (name: string) => unknown) => void)(module, module.exports, requireModule);
+  const exports = module.exports;
+  if (typeof exports.default !== 'function') {
+    throw new Error('the environment file has no default export; it ends with `export default function loadEnvironment(args) { ... }`');
+  }
+  const args = message.judge ? { ...message.args, judgeClient: createHostClient('judge') } : message.args;
+  let loaded: unknown;
+  try {
+    loaded = await (exports.default as (args: Record<string, unknown>) => unknown)(args);
+  } catch (error) {
+    throw new Error(`loadEnvironment(${JSON.stringify(message.args)}) threw: ${errorMessage(error)}`);
+  }
+  if (!isEnvironment(loaded)) throw new Error(`loadEnvironment() must return an environment (a SingleTurnEnv, MultiTurnEnv, ToolEnv, ...), got ${describeValue(loaded)}`);
+  const info: EnvironmentInfo = {
+    name: loaded.name,
+    kind: Object.getPrototypeOf(loaded)?.constructor?.name ?? 'Environment',
+    numTasks: loaded.dataset.length,
+    numEvaluationTasks: loaded.evaluationTasks.length,
+    rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
+    rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
+    metricKinds: loaded.rubric.metricKinds,
+    passThreshold: loaded.passThreshold,
+    ...(typeof loaded.parser?.formatAnswer === 'function' ? { answerTemplate: String(loaded.parser.formatAnswer(ANSWER_PLACEHOLDER)) } : {}),
+    ...(loaded.rubric.groupRewards?.length > 0 ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name), groupRewardWeights: loaded.rubric.groupRewards.map((reward) => reward.weight) } : {}),
+    ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
+  };
+  const dataset = toPlainData(loaded.dataset) as Task[];
+  const evalDataset = optionalTasks(loaded.evalDataset, 'evalDataset');
+  // Sent only when the environment sets its own demonstration tasks; warm-up falls back to `dataset` otherwise.
+  const demonstrationDataset = optionalTasks(loaded.demonstrationDataset, 'demonstrationDataset');
+  checkSize([dataset, evalDataset, demonstrationDataset], 'the dataset');
+  environment = loaded;
+  const setup: EnvironmentSetup = {
+    ...(loaded.systemPrompt !== undefined ? { systemPrompt: loaded.systemPrompt } : {}),
+    fewShot: toPlainData(loaded.fewShot) as tabrl.Message[],
+    samplingArgs: toPlainData(loaded.samplingArgs) as tabrl.SamplingArgs,
+  };
+  send({ type: 'loaded', info, setup, dataset, evalDataset, demonstrationDataset });
+}
+
+/** An optional split of the environment as data: null when unset, an error naming it when it is not an array. */
+function optionalTasks(tasks: unknown, name: string): Task[] | null {
+  if (tasks === undefined || tasks === null) return null;
+  if (!Array.isArray(tasks)) throw new Error(`the environment's ${name} must be an array of tasks, got ${describeValue(tasks)}`);
+  return toPlainData(tasks) as Task[];
+}
+
+/** The environment's tasks that a task reference's split indexes into. */
+function tasksOfSplit(env: Environment, split: 'train' | 'eval' | 'demonstration'): Task[] {
+  if (split === 'train') return env.dataset;
+  return split === 'eval' ? env.evaluationTasks : env.demonstrationTasks;
+}
+
+async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Promise<void> {
+  const env = environment;
+  const { rolloutId } = message;
+  try {
+    if (!env) throw new Error('no environment is loaded');
+    const task = 'task' in message.task ? message.task.task : tasksOfSplit(env, message.task.split)[message.task.index];
+    if (!task) throw new Error(`${env.name} has no task ${JSON.stringify(message.task)}`);
+    const controller = new AbortController();
+    rolloutSignals.set(rolloutId, controller);
+    const trajectory = await env.rollout(createHostClient('policy', rolloutId), task, message.samplingArgs, { ...(message.model !== undefined ? { model: message.model } : {}), signal: controller.signal, ...(message.taskIndex !== undefined ? { taskIndex: message.taskIndex } : {}) });
+    const plain = toPlainData({ ...trajectory, passed: env.isPassed(trajectory) }) as SandboxTrajectory;
+    try {
+      // Serialised once: the size check and the message are the same text (QuickJS is slow on large strings).
+      const json = stringify({ type: 'rollout-done', rolloutId, trajectory: plain });
+      if (json.length > maxMessageBytes) throw new Error(`the rollout is ${(json.length / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
+      sendJson(json);
+    } catch (error) {
+      // Keep the verdict; drop the transcript and state that are too large to keep.
+      const note = [{ role: 'user' as const, content: `[removed by tabrl: ${errorMessage(error)}]` }];
+      const errors = [...plain.errors, { source: 'env' as const, name: `${env.name}.rollout`, message: errorMessage(error) }];
+      const state = { prompt: [], completion: note, info: {}, turn: plain.state.turn };
+      send({ type: 'rollout-done', rolloutId, trajectory: { ...plain, prompt: [], completion: note, info: {}, state, turns: [], errors } as SandboxTrajectory });
+    }
+  } catch (error) {
+    send({ type: 'rollout-failed', rolloutId, message: errorMessage(error) });
+  } finally {
+    rolloutSignals.delete(rolloutId);
+  }
+}
+
+/** Runs the group reward functions on one task's finished rollouts and sends their verdicts back. */
+async function scoreGroup(message: Extract<HostMessage, { type: 'score-group' }>): Promise<void> {
+  const env = environment;
+  const { rolloutId } = message;
+  try {
+    if (!env) throw new Error('no environment is loaded');
+    const scored = await env.scoreGroup(message.group);
+    const names = env.rubric.groupRewards.map((reward) => reward.name);
+    const verdicts = scored.map((trajectory, i) => {
+      const before = message.group[i]!;
+      return {
+        reward: trajectory.reward - before.reward,
+        scores: Object.fromEntries(names.map((name) => [name, trajectory.scores[name] ?? 0])),
+        errors: trajectory.errors.slice(before.errors.length),
+      };
+    });
+    send({ type: 'group-scored', rolloutId, verdicts: toPlainData(verdicts) as typeof verdicts, passed: scored.map((trajectory) => env.isPassed(trajectory)) });
+  } catch (error) {
+    send({ type: 'rollout-failed', rolloutId, message: errorMessage(error) });
+  }
+}
+
+const api: GuestApi = {
+  load(factory, json) {
+    load(factory, parse(json) as Omit<Extract<HostMessage, { type: 'load' }>, 'code'>).catch((error: unknown) => send({ type: 'load-failed', message: errorMessage(error) }));
+  },
+  receive(json) {
+    const message = parse(json) as HostMessage;
+    if (message.type === 'rollout') void rollout(message);
+    else if (message.type === 'score-group') void scoreGroup(message);
+    else if (message.type === 'completion') {
+      pendingCalls.get(message.callId)?.(message.outcome);
+      pendingCalls.delete(message.callId);
+    } else if (message.type === 'abort') rolloutSignals.get(message.rolloutId)?.abort();
+  },
+  fireTimer,
+};
+globals.__tabrlGuest = api;

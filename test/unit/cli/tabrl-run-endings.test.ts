@@ -1,0 +1,63 @@
+// How runs end when the place they write to fails them, and how command-line mistakes exit: a full
+// disk names the file and how to resume and leaves metadata.json "failed" (never "running"); an --out
+// that cannot be made fails at once; a mistake on the command line exits 2, whichever flag it is.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
+import { runTabrl } from '../../support/tabrl-cli.ts';
+
+let server: FakeOpenAIServer;
+let dir: string;
+beforeAll(async () => {
+  server = await startFakeOpenAIServer((messages) => messages.at(-1)!.content);
+  dir = mkdtempSync(join(tmpdir(), 'tabrl-endings-'));
+});
+afterAll(() => server.close());
+
+const onLinux = process.platform === 'linux' && existsSync('/dev/full');
+
+test.skipIf(!onLinux)('a full disk names results.jsonl and how to resume, and metadata.json ends "failed"', { timeout: 90_000 }, async () => {
+  const out = join(dir, 'full');
+  mkdirSync(out);
+  // Every write to /dev/full fails with ENOSPC, as on a full disk.
+  symlinkSync('/dev/full', join(out, 'results.jsonl'));
+  const run = await runTabrl(['eval', 'arithmetic', '--base-url', server.baseURL, '--model', 'echo', '-n', '3', '--out', out, '--overwrite']);
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain(`could not write ${join(out, 'results.jsonl')}: ENOSPC`);
+  expect(run.stderr).toContain(`then continue with tabrl eval --resume ${out}`);
+  const metadata = JSON.parse(readFileSync(join(out, 'metadata.json'), 'utf8')) as Record<string, unknown>;
+  expect(metadata.status).toBe('failed');
+  expect(metadata.stopped_early).toMatch(/ENOSPC/);
+});
+
+test.skipIf(!onLinux)('an --out that cannot be made (/proc/x) fails at once with exit 2, instead of spinning', { timeout: 60_000 }, async () => {
+  const started = Date.now();
+  const run = await runTabrl(['eval', 'arithmetic', '--base-url', server.baseURL, '--model', 'echo', '--out', '/proc/tabrl-x/run'], { timeoutMs: 30_000 });
+  expect(run.code).toBe(2);
+  expect(run.stderr).toContain('cannot write to --out /proc/tabrl-x/run');
+  expect(Date.now() - started).toBeLessThan(30_000);
+});
+
+test('command-line mistakes exit 2: an unknown environment, --top-p 2', { timeout: 60_000 }, async () => {
+  const unknown = await runTabrl(['eval', 'wordel', '--base-url', server.baseURL, '--model', 'm']);
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain('unknown environment "wordel"');
+  const missing = await runTabrl(['eval', join(dir, 'nothing-here.ts'), '--base-url', server.baseURL, '--model', 'm']);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain('does not exist');
+  const topP = await runTabrl(['generate', 'tiny', '--prompt', 'hi', '--top-p', '2']);
+  expect(topP.code).toBe(2);
+  expect(topP.stderr).toContain('--top-p must be a number from 0 to 1, got "2"');
+});
+
+test('a checkpoint folder without its COMPLETE marker is not resumed from', { timeout: 60_000 }, async () => {
+  const out = join(dir, 'unmarked');
+  mkdirSync(join(out, 'checkpoint'), { recursive: true });
+  // A copy cut short: state.json is there, the marker written last is not.
+  writeFileSync(join(out, 'checkpoint', 'state.json'), '{"phase": "grpo", "nextStep": 3}');
+  const run = await runTabrl(['train', '--resume', out]);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toContain(`${join(out, 'checkpoint')} has no COMPLETE marker, so its writing may not have finished and it is not used`);
+});
