@@ -135,12 +135,17 @@ export function loraLayout(config: ModelConfig, lora: LoraConfig, options: Layou
   return buildLayout(tensors, options);
 }
 
+/** Options of activationLayout: alignment, and whether the (N, V) logits get a slot (default true; the WebGPU backend computes them in chunks and leaves them out). */
+export interface ActivationLayoutOptions extends LayoutOptions {
+  logits?: boolean;
+}
+
 /**
  * Returns the layout of the forward activations of a (B, T) batch: per layer `layers.{l}.{name}`,
- * plus `encoded`, `lnf`, `lnf_rstd`, `logits` and `logprobs`. The CPU backend keeps a second buffer
- * of the same layout for their gradients.
+ * plus `encoded`, `lnf`, `lnf_rstd`, `logits` (unless `logits: false`) and `logprobs`. The CPU
+ * backend keeps a second buffer of the same layout for their gradients.
  */
-export function activationLayout(config: ModelConfig, B: number, T: number, lora: LoraConfig | null = null, options: LayoutOptions = {}): Layout {
+export function activationLayout(config: ModelConfig, B: number, T: number, lora: LoraConfig | null = null, options: ActivationLayoutOptions = {}): Layout {
   const N = B * T;
   const { vocab_size: V, hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = config;
   const QD = NH * HS;
@@ -176,7 +181,9 @@ export function activationLayout(config: ModelConfig, B: number, T: number, lora
       for (const module of LORA_TARGET_MODULES) if (lora.targetModules.includes(module)) add(`${module}.lora_hidden`, [N, lora.rank]);
     }
   }
-  tensors.push(['lnf', [N, C]], ['lnf_rstd', [N]], ['logits', [N, V]], ['logprobs', [N]]);
+  tensors.push(['lnf', [N, C]], ['lnf_rstd', [N]]);
+  if (options.logits ?? true) tensors.push(['logits', [N, V]]);
+  tensors.push(['logprobs', [N]]);
   return buildLayout(tensors, options);
 }
 

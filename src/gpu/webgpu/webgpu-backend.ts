@@ -30,6 +30,7 @@ import { decodeF16, encodeF16 } from '../io/half.ts';
 import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
 import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
+import { lmHeadChunkRows, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
 import * as ops from './ops.ts';
 
 /** The GPU state of one (B, T) batch shape: activations, their gradients, inputs and the recorded plans. */
@@ -42,13 +43,15 @@ interface BatchState {
   ids: GPUTensor; // (B*T) i32
   targets: GPUTensor; // (B*T) i32
   weights: GPUTensor; // (B*T) f32, the dlogprobs of backward
-  forwardPlan: KernelPlan; // ids → logits
-  referencePlan: KernelPlan | null; // ids → logits under the KL reference (LoRA branch skipped, or the frozen copy); recorded on first use
+  forwardPlan: KernelPlan; // ids → lnf (the final norm's output; the LM head runs in chunks in the plans below)
+  referencePlan: KernelPlan | null; // ids → logprobs under the KL reference (LoRA branch skipped, or the frozen copy), LM head included; recorded on first use
+  referenceTemperatureDispatches: TemperatureDispatch[]; // of referencePlan
   positions: GPUTensor; // (B*T) i32
-  logprobsPlan: KernelPlan; // logits, targets → logprobs
-  backwardPlan: KernelPlan; // weights → gradients
-  logprobsForward: Dispatch; // holds the temperature
-  logprobsBackward: Dispatch; // holds the temperature
+  lmHead: LmHeadTensors; // whole-batch views and the (rows, V) logits scratch
+  lmHeadRows: number; // tokens per LM-head chunk
+  logprobsPlan: KernelPlan; // lnf, targets → logprobs, chunk by chunk
+  backwardPlan: KernelPlan; // weights → logprobs and gradients (the LM head chunk by chunk, fused with its loss)
+  temperatureDispatches: TemperatureDispatch[]; // of both plans: their params hold the temperature
   temperature: number;
   scratch: GPUBuffer[];
 }
@@ -243,17 +246,32 @@ export class WebGPUBackend implements ModelBackend {
   async forward(ids: Int32Array, B: number, T: number): Promise<Float32Array> {
     const batch = this.batchFor(B, T);
     this.writeTokens(batch.ids, ids, B * T, 'ids');
-    this.submit(batch.forwardPlan);
-    return this.read(slotTensor(batch.acts, batch.layout, 'logits'));
+    // the (N, V) logits exist only for this call: training never holds them (lm-head.ts)
+    const { hidden_size: C, vocab_size: V } = this.config;
+    const N = B * T;
+    const logits = createStorage(this.device, N * V, `logits of a (B, T) = (${B}, ${T}) forward`);
+    const plan = new KernelPlan(this.kernels);
+    for (let first = 0; first < N; first += batch.lmHeadRows) {
+      const n = Math.min(batch.lmHeadRows, N - first);
+      const lnf = { ...batch.lmHead.lnf, offset: batch.lmHead.lnf.offset + first * C * 4, size: n * C * 4 };
+      ops.matmulForward(plan, { buffer: logits, offset: first * V * 4, size: n * V * 4 }, lnf, batch.lmHead.weight, null, n, C, V);
+    }
+    try {
+      this.submit(batch.forwardPlan, plan);
+      return await this.read({ buffer: logits, offset: 0, size: N * V * 4 });
+    } finally {
+      plan.destroy();
+      logits.destroy();
+    }
   }
 
   async logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number, options: LogprobsOptions = {}): Promise<Float32Array> {
     const batch = this.batchFor(B, T);
-    const forward = options.weights === 'reference' ? this.referencePlanFor(batch) : batch.forwardPlan;
+    const plans = options.weights === 'reference' ? [this.referencePlanFor(batch)] : [batch.forwardPlan, batch.logprobsPlan];
     this.writeTokens(batch.ids, ids, B * T, 'ids');
     this.writeTokens(batch.targets, targets, B * T, 'targets');
     this.setTemperature(batch, temperature);
-    this.submit(forward, batch.logprobsPlan);
+    this.submit(...plans);
     return this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
   }
 
@@ -265,7 +283,7 @@ export class WebGPUBackend implements ModelBackend {
     this.writeTokens(batch.targets, targets, N, 'targets');
     this.device.queue.writeBuffer(batch.weights.buffer, 0, weights.buffer as ArrayBuffer, weights.byteOffset, N * 4);
     this.setTemperature(batch, temperature);
-    this.submit(batch.forwardPlan, batch.logprobsPlan, batch.backwardPlan);
+    this.submit(batch.forwardPlan, batch.backwardPlan);
     const logprobs = await this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
     let objective = 0;
     for (let i = 0; i < N; i++) objective += weights[i]! * logprobs[i]!;
@@ -430,10 +448,7 @@ export class WebGPUBackend implements ModelBackend {
   private setTemperature(batch: BatchState, temperature: number): void {
     if (!(temperature > 0)) throw new Error(`temperature must be positive, got ${temperature}`);
     if (temperature === batch.temperature) return;
-    const N = batch.B * batch.T;
-    const params = [u32(N), u32(this.config.vocab_size), f32(temperature)];
-    this.kernels.writeParams(batch.logprobsForward, params);
-    this.kernels.writeParams(batch.logprobsBackward, params);
+    for (const { dispatch, N } of [...batch.temperatureDispatches, ...batch.referenceTemperatureDispatches]) this.kernels.writeParams(dispatch, [u32(N), u32(this.config.vocab_size), f32(temperature)]);
     batch.temperature = temperature;
   }
 
@@ -470,7 +485,7 @@ export class WebGPUBackend implements ModelBackend {
     const device = this.device;
     const N = B * T;
     const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
-    const layout = activationLayout(this.config, B, T, this.lora, { alignment });
+    const layout = activationLayout(this.config, B, T, this.lora, { alignment, logits: false });
     checkBindingSizes(device, layout, `activation of a (B, T) = (${B}, ${T}) batch:`);
     const positions = new Int32Array(N); // (B*T) t within its right-padded row
     for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
@@ -478,31 +493,52 @@ export class WebGPUBackend implements ModelBackend {
     const dscores = createTensor(device, B * NH * T * T * 4, 'attention dscores');
     const dhidden = createTensor(device, N * (this.lora?.rank ?? 1) * 4, 'lora dhidden');
     const positionsTensor = createTensor(device, positions, 'positions');
+    const V = this.config.vocab_size;
+    const lmHeadRows = lmHeadChunkRows(N, V, alignment);
+    const lmHeadChunk = createStorage(device, lmHeadRows * V, 'LM head logits chunk');
+    const entropy = createTensor(device, N * 4, 'entropy');
+    const acts = createStorage(device, layout.totalSize, 'activations');
+    const targets = createTensor(device, N * 4, 'targets');
+    const lmHead: LmHeadTensors = {
+      lnf: slotTensor(acts, layout, 'lnf'),
+      weight: this.param(this.lmHeadName()),
+      targets,
+      logprobs: slotTensor(acts, layout, 'logprobs'),
+      entropy,
+      chunk: { buffer: lmHeadChunk, offset: 0, size: lmHeadRows * V * 4 },
+    };
     const batch: BatchState = {
       B,
       T,
       layout,
-      acts: createStorage(device, layout.totalSize, 'activations'),
+      acts,
       dacts: createStorage(device, layout.totalSize, 'activation grads'),
       ids: createTensor(device, N * 4, 'ids'),
-      targets: createTensor(device, N * 4, 'targets'),
+      targets,
       weights: createTensor(device, N * 4, 'logprob weights'),
       forwardPlan: new KernelPlan(this.kernels),
       referencePlan: null,
+      referenceTemperatureDispatches: [],
       positions: positionsTensor,
+      lmHead,
+      lmHeadRows,
       logprobsPlan: new KernelPlan(this.kernels),
       backwardPlan: new KernelPlan(this.kernels),
-      logprobsForward: undefined as unknown as Dispatch,
-      logprobsBackward: undefined as unknown as Dispatch,
+      temperatureDispatches: [],
       temperature: 1,
-      scratch: [dscores.buffer, dhidden.buffer, positionsTensor.buffer],
+      scratch: [dscores.buffer, dhidden.buffer, positionsTensor.buffer, lmHeadChunk, entropy.buffer],
     };
     this.recordForward(batch.forwardPlan, batch, positionsTensor, false);
-    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
-    batch.logprobsForward = ops.logprobsForward(batch.logprobsPlan, act('logprobs'), act('logits'), batch.targets, N, this.config.vocab_size, 1);
-    batch.logprobsBackward = this.recordBackward(batch, positionsTensor, dscores, dhidden);
+    const C = this.config.hidden_size;
+    batch.temperatureDispatches.push(...recordChunkedLmHead(batch.logprobsPlan, lmHead, null, N, C, V, lmHeadRows, 1));
+    batch.temperatureDispatches.push(...this.recordBackward(batch, positionsTensor, dscores, dhidden));
     this.batch = batch;
     return batch;
+  }
+
+  /** The LM head's parameter name: its own matrix, or the tied embedding. */
+  private lmHeadName(): string {
+    return this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
   }
 
   private param(name: string): GPUTensor {
@@ -533,6 +569,9 @@ export class WebGPUBackend implements ModelBackend {
     }
     const plan = new KernelPlan(this.kernels);
     this.recordForward(plan, batch, batch.positions, true);
+    const { hidden_size: C, vocab_size: V } = this.config;
+    const lmHead = this.lora === null ? { ...batch.lmHead, weight: slotTensor(this.referenceParams!, this.paramLayout, this.lmHeadName()) } : batch.lmHead;
+    batch.referenceTemperatureDispatches = recordChunkedLmHead(plan, lmHead, null, batch.B * batch.T, C, V, batch.lmHeadRows, batch.temperature);
     batch.referencePlan = plan;
     return plan;
   }
@@ -540,7 +579,10 @@ export class WebGPUBackend implements ModelBackend {
   /** Forgets the recorded reference plan (its bindings name a buffer about to go). */
   private dropReferencePlan(): void {
     this.batch?.referencePlan?.destroy();
-    if (this.batch !== null) this.batch.referencePlan = null;
+    if (this.batch !== null) {
+      this.batch.referencePlan = null;
+      this.batch.referenceTemperatureDispatches = [];
+    }
   }
 
   /**
@@ -548,7 +590,7 @@ export class WebGPUBackend implements ModelBackend {
    * LM head. With `reference`, the KL reference's: LoRA branches skipped, or the frozen copy's weights.
    */
   private recordForward(plan: KernelPlan, batch: BatchState, positions: GPUTensor, reference: boolean): void {
-    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
     const { B, T, layout } = batch;
     const N = B * T;
     const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
@@ -593,12 +635,10 @@ export class WebGPUBackend implements ModelBackend {
       residual = la('residual3');
     }
     ops.rmsnormForward(plan, act('lnf'), act('lnf_rstd'), residual, param('model.norm.weight'), N, C, eps);
-    const lmHead = param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
-    ops.matmulForward(plan, act('logits'), act('lnf'), lmHead, null, N, C, V);
   }
 
-  /** Records the backward pass (as CpuBackend.backward) and returns the logprobs-backward dispatch. */
-  private recordBackward(batch: BatchState, positions: GPUTensor, dscores: GPUTensor, dhidden: GPUTensor): Dispatch {
+  /** Records the backward pass (as CpuBackend.backward, the LM head in chunks fused with its loss) and returns the dispatches that hold the temperature. */
+  private recordBackward(batch: BatchState, positions: GPUTensor, dscores: GPUTensor, dhidden: GPUTensor): TemperatureDispatch[] {
     const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
     const { B, T, layout } = batch;
     const N = B * T;
@@ -609,10 +649,9 @@ export class WebGPUBackend implements ModelBackend {
     const L = this.config.num_hidden_layers;
 
     plan.clear({ buffer: batch.dacts, offset: 0, size: batch.dacts.size });
-    // LM head and final norm
-    const logprobsBackward = ops.logprobsBackward(plan, dact('logits'), batch.weights, act('logits'), batch.targets, N, V, 1);
-    const lmHeadName = this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
-    ops.matmulBackward(plan, dact('lnf'), this.grad(lmHeadName), null, dact('logits'), act('lnf'), this.param(lmHeadName), N, C, V);
+    // LM head (log-probs and their gradient, chunk by chunk) and final norm
+    const gradients = { dlogprobs: batch.weights, dlnf: dact('lnf'), dweight: this.grad(this.lmHeadName()) };
+    const temperatureDispatches = recordChunkedLmHead(plan, batch.lmHead, gradients, N, C, V, batch.lmHeadRows, 1);
     const lastResidual = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
     ops.rmsnormBackward(plan, dact(lastResidual), this.grad('model.norm.weight'), dact('lnf'), act(lastResidual), this.param('model.norm.weight'), act('lnf_rstd'), N, C);
 
@@ -653,7 +692,7 @@ export class WebGPUBackend implements ModelBackend {
     }
     const dwte = this.grad('model.embed_tokens.weight');
     if (dwte !== null) ops.embeddingBackward(plan, dwte, dact('encoded'), batch.ids, N, C);
-    return logprobsBackward;
+    return temperatureDispatches;
   }
 
   /** Records out = inp·Wᵀ + b for one linear module, plus its LoRA update when the module is adapted. */
