@@ -12,7 +12,6 @@ import type { LogprobsOptions, ModelBackend, ModelBackendOptions, ModelWeights, 
 import type { ModelConfig } from '../model/config.ts';
 import { initLoraParameters, initParameters } from '../model/init.ts';
 import {
-  activationLayout,
   buildLayout,
   linearModuleName,
   linearSizes,
@@ -30,16 +29,16 @@ import { decodeF16, encodeF16 } from '../io/half.ts';
 import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
 import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
-import { lmHeadChunkRows, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
+import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
 import * as ops from './ops.ts';
+import { BatchActivations, chooseCheckpointing, type ActivationCheckpointing } from './activations.ts';
+import { checkBindingSizes, createStorage, LOWER_THE_BATCH } from './storage.ts';
 
 /** The GPU state of one (B, T) batch shape: activations, their gradients, inputs and the recorded plans. */
 interface BatchState {
   B: number;
   T: number;
-  layout: Layout;
-  acts: GPUBuffer;
-  dacts: GPUBuffer;
+  activations: BatchActivations; // activations and their gradients, plain or checkpointed
   ids: GPUTensor; // (B*T) i32
   targets: GPUTensor; // (B*T) i32
   weights: GPUTensor; // (B*T) f32, the dlogprobs of backward
@@ -70,6 +69,15 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
    * short timed trial picks them once per adapter (matmul-tuning.ts) before the backend is created.
    */
   matmul?: Partial<Omit<MatmulChoice, 'source'>>;
+  /**
+   * Activation checkpointing (activations.ts): true keeps only each layer's output and recomputes a
+   * layer's intermediates in backward (about one more forward per step, a fraction of the memory);
+   * false keeps every intermediate; 'auto' (default) checkpoints a batch shape whose plain activations
+   * would pass 256 MiB or the device's buffer limits.
+   */
+  activationCheckpointing?: ActivationCheckpointing;
+  /** Bytes of the LM head's logits chunk (lm-head.ts; default LM_HEAD_CHUNK_BYTES): smaller saves memory, larger runs fewer, larger products. */
+  lmHeadChunkBytes?: number;
 }
 
 /** Returns whether a base parameter is stored as f16 under frozenWeightsF16: the matrices the *_f16w kernels read. */
@@ -99,6 +107,11 @@ export async function createWebGPUBackend(
   if (options.matmul) forceMatmul(kernelsFor(context), options.matmul);
   else await tuneMatmul(kernelsFor(context));
   const backend = new WebGPUBackend(context, config, lora, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, options.frozenWeightsF16 === true);
+  backend.activationCheckpointing = options.activationCheckpointing ?? 'auto';
+  if (options.lmHeadChunkBytes !== undefined) {
+    if (!(options.lmHeadChunkBytes > 0)) throw new Error(`lmHeadChunkBytes must be positive, got ${options.lmHeadChunkBytes}`);
+    backend.lmHeadChunkBytes = options.lmHeadChunkBytes;
+  }
   if ('tensors' in weights) {
     const names = [...backend.paramLayout.slots, ...(backend.halfParamLayout?.slots ?? [])].map((slot) => slot.name);
     const missing = names.filter((name) => !weights.tensors.has(name));
@@ -108,35 +121,6 @@ export async function createWebGPUBackend(
     await backend.setParameters(weights.tensors);
   }
   return backend;
-}
-
-/** Returns a storage buffer of `count` values of `bytesPerValue` (4: f32, 2: f16), zero-filled, or throws saying which limit it exceeds. */
-function createStorage(device: GPUDevice, count: number, label: string, bytesPerValue = 4): GPUBuffer {
-  const megabytes = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-  const byteLength = count * bytesPerValue;
-  if (byteLength > device.limits.maxBufferSize) {
-    throw new Error(
-      `the ${label} buffer needs ${megabytes(byteLength)} but this GPU allows ${megabytes(device.limits.maxBufferSize)} per buffer ` +
-        '(maxBufferSize): use a smaller model, LoRA instead of full fine-tuning, or a smaller batch',
-    );
-  }
-  return device.createBuffer({
-    label,
-    size: Math.max(16, Math.ceil(byteLength / 16) * 16),
-    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  });
-}
-
-/** Throws unless every slot of the layout (values of bytesPerValue) fits in one storage binding of this device. */
-function checkBindingSizes(device: GPUDevice, layout: Layout, what: string, bytesPerValue = 4): void {
-  const limit = device.limits.maxStorageBufferBindingSize;
-  const largest = layout.slots.reduce((a, b) => (b.size > a.size ? b : a), layout.slots[0]!);
-  if (largest.size * bytesPerValue > limit) {
-    throw new Error(
-      `${what} ${largest.name} [${largest.shape}] needs ${(largest.size * bytesPerValue) / 2 ** 20} MiB in one binding but this GPU ` +
-        `allows ${limit / 2 ** 20} MiB (maxStorageBufferBindingSize): use a smaller model or batch`,
-    );
-  }
 }
 
 /** Returns the binding of a named slot of a layout inside its buffer. */
@@ -165,6 +149,10 @@ export class WebGPUBackend implements ModelBackend {
   readonly loraLayout: Layout | null; // PEFT names, aligned offsets
   /** The kernels and pipeline cache of this backend's device. */
   readonly kernels: Kernels;
+  /** Whether batch shapes allocated from now on checkpoint their activations (see WebGPUBackendOptions). */
+  activationCheckpointing: ActivationCheckpointing = 'auto';
+  /** Bytes the LM head's logits chunk aims at, for batch shapes allocated from now on. */
+  lmHeadChunkBytes = LM_HEAD_CHUNK_BYTES;
   private readonly device: GPUDevice;
   private readonly params: GPUBuffer; // (paramLayout.totalSize) f32
   private readonly halfParams: GPUBuffer | null; // (halfParamLayout.totalSize) f16
@@ -272,7 +260,7 @@ export class WebGPUBackend implements ModelBackend {
     this.writeTokens(batch.targets, targets, B * T, 'targets');
     this.setTemperature(batch, temperature);
     this.submit(...plans);
-    return this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
+    return this.read(batch.activations.act('logprobs'));
   }
 
   async backward(ids: Int32Array, targets: Int32Array, weights: Float32Array, B: number, T: number, temperature: number): Promise<number> {
@@ -284,7 +272,7 @@ export class WebGPUBackend implements ModelBackend {
     this.device.queue.writeBuffer(batch.weights.buffer, 0, weights.buffer as ArrayBuffer, weights.byteOffset, N * 4);
     this.setTemperature(batch, temperature);
     this.submit(batch.forwardPlan, batch.backwardPlan);
-    const logprobs = await this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
+    const logprobs = await this.read(batch.activations.act('logprobs'));
     let objective = 0;
     for (let i = 0; i < N; i++) objective += weights[i]! * logprobs[i]!;
     return objective;
@@ -403,6 +391,14 @@ export class WebGPUBackend implements ModelBackend {
     for (const buffer of [this.params, this.halfParams, this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
   }
 
+  /** How the current batch shape holds its activations: checkpointed or not, tokens per LM-head chunk, and the bytes of every per-batch buffer; null before the first call. */
+  batchMemory(): { checkpointing: boolean; lmHeadRows: number; bytes: number } | null {
+    if (this.batch === null) return null;
+    const { activations, ids, targets, weights, scratch } = this.batch;
+    const buffers = [...activations.buffers(), ids.buffer, targets.buffer, weights.buffer, ...scratch];
+    return { checkpointing: activations.checkpointing, lmHeadRows: this.batch.lmHeadRows, bytes: buffers.reduce((sum, buffer) => sum + buffer.size, 0) };
+  }
+
   /** The bytes of each parameter buffer: f32 params, f16 params (0 unless frozenWeightsF16), LoRA params. */
   parameterBytes(): { f32: number; f16: number; lora: number } {
     return { f32: this.params.size, f16: this.halfParams?.size ?? 0, lora: this.loraParams?.size ?? 0 };
@@ -473,7 +469,8 @@ export class WebGPUBackend implements ModelBackend {
   private releaseBatch(): void {
     if (this.batch === null) return;
     for (const plan of [this.batch.forwardPlan, this.batch.referencePlan, this.batch.logprobsPlan, this.batch.backwardPlan]) plan?.destroy();
-    for (const buffer of [this.batch.acts, this.batch.dacts, this.batch.ids.buffer, this.batch.targets.buffer, this.batch.weights.buffer, ...this.batch.scratch]) buffer.destroy();
+    this.batch.activations.destroy();
+    for (const buffer of [this.batch.ids.buffer, this.batch.targets.buffer, this.batch.weights.buffer, ...this.batch.scratch]) buffer.destroy();
     this.batch = null;
   }
 
@@ -485,8 +482,8 @@ export class WebGPUBackend implements ModelBackend {
     const device = this.device;
     const N = B * T;
     const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
-    const layout = activationLayout(this.config, B, T, this.lora, { alignment, logits: false });
-    checkBindingSizes(device, layout, `activation of a (B, T) = (${B}, ${T}) batch:`);
+    const checkpointing = chooseCheckpointing(this.activationCheckpointing, this.config, B, T, this.lora, device.limits, alignment);
+    const activations = new BatchActivations(device, this.config, B, T, this.lora, checkpointing);
     const positions = new Int32Array(N); // (B*T) t within its right-padded row
     for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
     const { num_attention_heads: NH } = this.config;
@@ -494,25 +491,22 @@ export class WebGPUBackend implements ModelBackend {
     const dhidden = createTensor(device, N * (this.lora?.rank ?? 1) * 4, 'lora dhidden');
     const positionsTensor = createTensor(device, positions, 'positions');
     const V = this.config.vocab_size;
-    const lmHeadRows = lmHeadChunkRows(N, V, alignment);
-    const lmHeadChunk = createStorage(device, lmHeadRows * V, 'LM head logits chunk');
+    const lmHeadRows = lmHeadChunkRows(N, V, alignment, this.lmHeadChunkBytes);
+    const lmHeadChunk = createStorage(device, lmHeadRows * V, 'LM head logits chunk', 4, LOWER_THE_BATCH);
     const entropy = createTensor(device, N * 4, 'entropy');
-    const acts = createStorage(device, layout.totalSize, 'activations');
     const targets = createTensor(device, N * 4, 'targets');
     const lmHead: LmHeadTensors = {
-      lnf: slotTensor(acts, layout, 'lnf'),
+      lnf: activations.act('lnf'),
       weight: this.param(this.lmHeadName()),
       targets,
-      logprobs: slotTensor(acts, layout, 'logprobs'),
+      logprobs: activations.act('logprobs'),
       entropy,
       chunk: { buffer: lmHeadChunk, offset: 0, size: lmHeadRows * V * 4 },
     };
     const batch: BatchState = {
       B,
       T,
-      layout,
-      acts,
-      dacts: createStorage(device, layout.totalSize, 'activation grads'),
+      activations,
       ids: createTensor(device, N * 4, 'ids'),
       targets,
       weights: createTensor(device, N * 4, 'logprob weights'),
@@ -528,10 +522,10 @@ export class WebGPUBackend implements ModelBackend {
       temperature: 1,
       scratch: [dscores.buffer, dhidden.buffer, positionsTensor.buffer, lmHeadChunk, entropy.buffer],
     };
-    this.recordForward(batch.forwardPlan, batch, positionsTensor, false);
+    this.recordForward(batch.forwardPlan, batch, false);
     const C = this.config.hidden_size;
     batch.temperatureDispatches.push(...recordChunkedLmHead(batch.logprobsPlan, lmHead, null, N, C, V, lmHeadRows, 1));
-    batch.temperatureDispatches.push(...this.recordBackward(batch, positionsTensor, dscores, dhidden));
+    batch.temperatureDispatches.push(...this.recordBackward(batch, dscores, dhidden));
     this.batch = batch;
     return batch;
   }
@@ -568,7 +562,7 @@ export class WebGPUBackend implements ModelBackend {
       throw new Error('no KL reference: full fine-tuning needs setReference(weights) first (GrpoTrainer freezes the weights it starts from)');
     }
     const plan = new KernelPlan(this.kernels);
-    this.recordForward(plan, batch, batch.positions, true);
+    this.recordForward(plan, batch, true);
     const { hidden_size: C, vocab_size: V } = this.config;
     const lmHead = this.lora === null ? { ...batch.lmHead, weight: slotTensor(this.referenceParams!, this.paramLayout, this.lmHeadName()) } : batch.lmHead;
     batch.referenceTemperatureDispatches = recordChunkedLmHead(plan, lmHead, null, batch.B * batch.T, C, V, batch.lmHeadRows, batch.temperature);
@@ -586,81 +580,106 @@ export class WebGPUBackend implements ModelBackend {
   }
 
   /**
-   * Records the forward pass (as CpuBackend.forwardPass) into `plan`: embedding, L blocks, final norm,
-   * LM head. With `reference`, the KL reference's: LoRA branches skipped, or the frozen copy's weights.
+   * Records the forward pass (as CpuBackend.forwardPass) into `plan`: embedding, L blocks, final norm
+   * (the LM head runs in chunks in the plans that need it). With `reference`, the KL reference's: LoRA
+   * branches skipped, or the frozen copy's weights.
    */
-  private recordForward(plan: KernelPlan, batch: BatchState, positions: GPUTensor, reference: boolean): void {
-    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
-    const { B, T, layout } = batch;
-    const N = B * T;
-    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
-    const eps = this.config.rms_norm_eps;
-    const theta = this.config.rope_theta;
-    const frozenCopy = reference && this.lora === null;
-    const param = (name: string): GPUTensor => (frozenCopy ? slotTensor(this.referenceParams!, this.paramLayout, name) : this.param(name));
-    const linear = (module: LoraTargetModule, out: GPUTensor, inp: GPUTensor, l: number): void => this.linearForward(plan, batch, l, module, out, inp, { param, adapters: !reference });
-
-    ops.embeddingForward(plan, act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
-    let residual = act('encoded');
+  private recordForward(plan: KernelPlan, batch: BatchState, reference: boolean): void {
+    const N = batch.B * batch.T;
+    const C = this.config.hidden_size;
+    const acts = batch.activations;
+    const param = this.forwardParams(reference);
+    ops.embeddingForward(plan, acts.act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
+    let residual = acts.act('encoded');
     for (let l = 0; l < this.config.num_hidden_layers; l++) {
-      const la = (name: string): GPUTensor => act(`layers.${l}.${name}`);
-      const lp = (name: string): GPUTensor => param(`model.layers.${l}.${name}`);
-
-      // attention block
-      ops.rmsnormForward(plan, la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
-      linear('q_proj', la('q'), la('ln1'), l);
-      linear('k_proj', la('k'), la('ln1'), l);
-      linear('v_proj', la('v'), la('ln1'), l);
-      let q = la('q'); // (B, T, NH, HS)
-      let k = la('k'); // (B, T, KVH, HS)
-      if (this.config.qk_norm) {
-        ops.rmsnormForward(plan, la('q_normed'), la('q_rstd'), q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
-        ops.rmsnormForward(plan, la('k_normed'), la('k_rstd'), k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
-        q = la('q_normed');
-        k = la('k_normed');
-      }
-      ops.ropeForward(plan, la('q_rope'), q, positions, B, T, NH, HS, theta);
-      ops.ropeForward(plan, la('k_rope'), k, positions, B, T, KVH, HS, theta);
-      ops.attentionForward(plan, la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
-      linear('o_proj', la('attproj'), la('atty'), l);
-      ops.residualForward(plan, la('residual2'), residual, la('attproj'), N * C);
-
-      // MLP block
-      ops.rmsnormForward(plan, la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
-      linear('gate_proj', la('gate'), la('ln2'), l);
-      linear('up_proj', la('up'), la('ln2'), l);
-      ops.swigluForward(plan, la('swiglu'), la('gate'), la('up'), N * I);
-      linear('down_proj', la('mlp_out'), la('swiglu'), l);
-      ops.residualForward(plan, la('residual3'), la('residual2'), la('mlp_out'), N * C);
-      residual = la('residual3');
+      this.recordLayerForward(plan, batch, l, residual, reference);
+      residual = acts.layerAct(l, 'residual3');
     }
-    ops.rmsnormForward(plan, act('lnf'), act('lnf_rstd'), residual, param('model.norm.weight'), N, C, eps);
+    ops.rmsnormForward(plan, acts.act('lnf'), acts.act('lnf_rstd'), residual, param('model.norm.weight'), N, C, this.config.rms_norm_eps);
   }
 
-  /** Records the backward pass (as CpuBackend.backward, the LM head in chunks fused with its loss) and returns the dispatches that hold the temperature. */
-  private recordBackward(batch: BatchState, positions: GPUTensor, dscores: GPUTensor, dhidden: GPUTensor): TemperatureDispatch[] {
-    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
-    const { B, T, layout } = batch;
+  /** The base parameters a forward reads: the policy's, or under `reference` with full fine-tuning the frozen copy. */
+  private forwardParams(reference: boolean): (name: string) => GPUTensor {
+    if (reference && this.lora === null) return (name) => slotTensor(this.referenceParams!, this.paramLayout, name);
+    return (name) => this.param(name);
+  }
+
+  /** Records layer l's forward from its input `residual` (N, C) to layerAct(l, 'residual3'), every intermediate into layerAct(l, ·). */
+  private recordLayerForward(plan: KernelPlan, batch: BatchState, l: number, residual: GPUTensor, reference: boolean): void {
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
+    const { B, T } = batch;
+    const N = B * T;
+    const eps = this.config.rms_norm_eps;
+    const theta = this.config.rope_theta;
+    const positions = batch.positions;
+    const param = this.forwardParams(reference);
+    const la = (name: string): GPUTensor => batch.activations.layerAct(l, name);
+    const lp = (name: string): GPUTensor => param(`model.layers.${l}.${name}`);
+    const linear = (module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void => this.linearForward(plan, batch, l, module, out, inp, { param, adapters: !reference });
+
+    // attention block
+    ops.rmsnormForward(plan, la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
+    linear('q_proj', la('q'), la('ln1'));
+    linear('k_proj', la('k'), la('ln1'));
+    linear('v_proj', la('v'), la('ln1'));
+    let q = la('q'); // (B, T, NH, HS)
+    let k = la('k'); // (B, T, KVH, HS)
+    if (this.config.qk_norm) {
+      ops.rmsnormForward(plan, la('q_normed'), la('q_rstd'), q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
+      ops.rmsnormForward(plan, la('k_normed'), la('k_rstd'), k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
+      q = la('q_normed');
+      k = la('k_normed');
+    }
+    ops.ropeForward(plan, la('q_rope'), q, positions, B, T, NH, HS, theta);
+    ops.ropeForward(plan, la('k_rope'), k, positions, B, T, KVH, HS, theta);
+    ops.attentionForward(plan, la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
+    linear('o_proj', la('attproj'), la('atty'));
+    ops.residualForward(plan, la('residual2'), residual, la('attproj'), N * C);
+
+    // MLP block
+    ops.rmsnormForward(plan, la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
+    linear('gate_proj', la('gate'), la('ln2'));
+    linear('up_proj', la('up'), la('ln2'));
+    ops.swigluForward(plan, la('swiglu'), la('gate'), la('up'), N * I);
+    linear('down_proj', la('mlp_out'), la('swiglu'));
+    ops.residualForward(plan, la('residual3'), la('residual2'), la('mlp_out'), N * C);
+  }
+
+  /**
+   * Records the backward pass (as CpuBackend.backward, the LM head in chunks fused with its loss) and
+   * returns the dispatches that hold the temperature. Checkpointed, each layer first re-runs its
+   * forward into the shared layer buffer and starts from cleared layer gradients.
+   */
+  private recordBackward(batch: BatchState, dscores: GPUTensor, dhidden: GPUTensor): TemperatureDispatch[] {
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
+    const { B, T } = batch;
     const N = B * T;
     const plan = batch.backwardPlan;
-    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
-    const dact = (name: string): GPUTensor => slotTensor(batch.dacts, layout, name);
+    const acts = batch.activations;
+    const positions = batch.positions;
     const theta = this.config.rope_theta;
     const L = this.config.num_hidden_layers;
+    const layerInput = (l: number): string => (l === 0 ? 'encoded' : `layers.${l - 1}.residual3`);
+    const gradientBuffers = acts.gradientBuffers();
 
-    plan.clear({ buffer: batch.dacts, offset: 0, size: batch.dacts.size });
+    plan.clear(gradientBuffers.all);
     // LM head (log-probs and their gradient, chunk by chunk) and final norm
-    const gradients = { dlogprobs: batch.weights, dlnf: dact('lnf'), dweight: this.grad(this.lmHeadName()) };
-    const temperatureDispatches = recordChunkedLmHead(plan, batch.lmHead, gradients, N, C, V, batch.lmHeadRows, 1);
+    const gradients = { dlogprobs: batch.weights, dlnf: acts.dact('lnf'), dweight: this.grad(this.lmHeadName()) };
+    const temperatureDispatches = recordChunkedLmHead(plan, batch.lmHead, gradients, N, C, this.config.vocab_size, batch.lmHeadRows, 1);
     const lastResidual = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
-    ops.rmsnormBackward(plan, dact(lastResidual), this.grad('model.norm.weight'), dact('lnf'), act(lastResidual), this.param('model.norm.weight'), act('lnf_rstd'), N, C);
+    ops.rmsnormBackward(plan, acts.dact(lastResidual), this.grad('model.norm.weight'), acts.dact('lnf'), acts.act(lastResidual), this.param('model.norm.weight'), acts.act('lnf_rstd'), N, C);
 
     for (let l = L - 1; l >= 0; l--) {
-      const la = (name: string): GPUTensor => act(`layers.${l}.${name}`);
-      const dla = (name: string): GPUTensor => dact(`layers.${l}.${name}`);
+      if (acts.checkpointing) {
+        this.recordLayerForward(plan, batch, l, acts.act(layerInput(l)), false);
+        plan.clear(gradientBuffers.layer!);
+      }
+      const la = (name: string): GPUTensor => acts.layerAct(l, name);
+      const dla = (name: string): GPUTensor => acts.layerDact(l, name);
       const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
       const lg = (name: string): GPUTensor | null => this.grad(`model.layers.${l}.${name}`);
-      const inputName = l === 0 ? 'encoded' : `layers.${l - 1}.residual3`;
+      const dinput = acts.dact(layerInput(l));
+      const input = acts.act(layerInput(l));
       const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void =>
         this.linearBackward(plan, batch, l, module, dinp, dout, inp, dhidden);
 
@@ -673,7 +692,7 @@ export class WebGPUBackend implements ModelBackend {
       ops.rmsnormBackward(plan, dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
 
       // attention block
-      ops.residualBackward(plan, dact(inputName), dla('attproj'), dla('residual2'), N * C);
+      ops.residualBackward(plan, dinput, dla('attproj'), dla('residual2'), N * C);
       linear('o_proj', dla('atty'), dla('attproj'), la('atty'));
       ops.attentionBackward(plan, dla('q_rope'), dla('k_rope'), dla('v'), dscores, dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
       if (this.config.qk_norm) {
@@ -688,10 +707,10 @@ export class WebGPUBackend implements ModelBackend {
       linear('q_proj', dla('ln1'), dla('q'), la('ln1'));
       linear('k_proj', dla('ln1'), dla('k'), la('ln1'));
       linear('v_proj', dla('ln1'), dla('v'), la('ln1'));
-      ops.rmsnormBackward(plan, dact(inputName), lg('input_layernorm.weight'), dla('ln1'), act(inputName), lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
+      ops.rmsnormBackward(plan, dinput, lg('input_layernorm.weight'), dla('ln1'), input, lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
     }
     const dwte = this.grad('model.embed_tokens.weight');
-    if (dwte !== null) ops.embeddingBackward(plan, dwte, dact('encoded'), batch.ids, N, C);
+    if (dwte !== null) ops.embeddingBackward(plan, dwte, acts.dact('encoded'), batch.ids, N, C);
     return temperatureDispatches;
   }
 
@@ -711,7 +730,7 @@ export class WebGPUBackend implements ModelBackend {
     const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? param(`${prefix}.bias`) : null;
     ops.matmulForward(plan, out, inp, param(`${prefix}.weight`), bias, N, IC, OC);
     if (adapters && this.isAdapted(module)) {
-      const hidden = slotTensor(batch.acts, batch.layout, `layers.${layer}.${module}.lora_hidden`);
+      const hidden = batch.activations.layerAct(layer, `${module}.lora_hidden`);
       ops.loraForward(plan, out, hidden, inp, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora!.rank, this.lora!.alpha);
     }
   }
@@ -733,7 +752,7 @@ export class WebGPUBackend implements ModelBackend {
     const hasBias = this.paramLayout.byName.has(`${prefix}.bias`);
     ops.matmulBackward(plan, dinp, this.grad(`${prefix}.weight`), hasBias ? this.grad(`${prefix}.bias`) : null, dout, inp, this.param(`${prefix}.weight`), N, IC, OC);
     if (this.isAdapted(module)) {
-      const hidden = slotTensor(batch.acts, batch.layout, `layers.${layer}.${module}.lora_hidden`);
+      const hidden = batch.activations.layerAct(layer, `${module}.lora_hidden`);
       const dA = this.grad(loraParamName(layer, module, 'A'))!;
       const dB = this.grad(loraParamName(layer, module, 'B'))!;
       const dhiddenView = { ...dhidden, size: N * this.lora!.rank * 4 };
