@@ -62,10 +62,13 @@ async function expectSameStep(actual: ModelBackend, expected: ModelBackend, B: n
   for (const [name, tensor] of expectedGradients) expectClose(actualGradients.get(name)!.data, tensor.data, { ...tolerance, label: `${what}: gradient ${name}` });
 }
 
+/** The tiny Llama with 4 layers: checkpointing reuses each residual gradient slot two layers later. */
+const TINY_4_LAYERS: ModelConfig = { ...TINY_CONFIG, num_hidden_layers: 4 };
+
 const TINY_VARIANTS: Array<{ name: string; config: ModelConfig; lora: LoraConfig | null }> = [
-  { name: 'plain Llama, full fine-tuning', config: TINY_CONFIG, lora: null },
-  { name: 'Qwen3-style q/k norm, QKV bias, tied embeddings, full fine-tuning', config: { ...TINY_CONFIG, head_dim: 12, qk_norm: true, attention_bias: true, tie_word_embeddings: true }, lora: null },
-  { name: 'LoRA on every linear', config: TINY_CONFIG, lora: ALL_MODULES },
+  { name: 'plain Llama, full fine-tuning', config: TINY_4_LAYERS, lora: null },
+  { name: 'Qwen3-style q/k norm, QKV bias, tied embeddings, full fine-tuning', config: { ...TINY_4_LAYERS, head_dim: 12, qk_norm: true, attention_bias: true, tie_word_embeddings: true }, lora: null },
+  { name: 'LoRA on every linear', config: TINY_4_LAYERS, lora: ALL_MODULES },
 ];
 
 for (const variant of TINY_VARIANTS) {

@@ -2,13 +2,14 @@
  * The activations of one (B, T) batch on the GPU and their gradients, plain or checkpointed, and
  * the choice between the two. Plain: one buffer per role holding every layer's intermediates
  * (activationLayout without logits). Checkpointed (Chen et al. 2016, "Training Deep Nets with
- * Sublinear Memory Cost"): a `kept` buffer per role with each layer's output only, and one layer's
- * intermediates in a `layer` buffer per role that backward refills by re-running that layer's
- * forward. The backend asks for tensors by name through `act`/`layerAct` and never sees which it is.
+ * Sublinear Memory Cost"): a `kept` buffer with each layer's output only, one layer's intermediates
+ * in a `layer` buffer that backward refills by re-running that layer's forward, and for the
+ * gradients one layer's intermediates plus two (N, C) residual gradients used in turn (layer l's
+ * output gradient and its input's, cleared before reuse). The backend asks for tensors by name through `act`/`layerAct` and never sees which it is.
  * It allocates buffers; it records nothing.
  */
 import type { ModelConfig } from '../model/config.ts';
-import { activationLayout, checkpointedActivationLayouts, type Layout, type LoraConfig } from '../model/layout.ts';
+import { activationLayout, buildLayout, checkpointedActivationLayouts, type Layout, type LoraConfig } from '../model/layout.ts';
 import type { GPUTensor } from './kernels.ts';
 import { checkBindingSizes, createStorage, largestSlotBytes, LOWER_THE_BATCH } from './storage.ts';
 
@@ -53,6 +54,8 @@ export class BatchActivations {
   readonly layout: Layout;
   /** Checkpointed: one layer's intermediates but residual3; plain: null. */
   readonly layerLayout: Layout | null;
+  /** The layout of the gradient buffer: `layout` when plain; checkpointed, `encoded`, `lnf` and the two residual gradients `residual3_grad.{0,1}` (layer l's in slot l % 2). */
+  readonly gradientLayout: Layout;
   private readonly acts: GPUBuffer;
   private readonly dacts: GPUBuffer;
   private readonly layerActs: GPUBuffer | null;
@@ -67,10 +70,13 @@ export class BatchActivations {
       const { kept, layer } = checkpointedActivationLayouts(config, B, T, lora, { alignment });
       this.layout = kept;
       this.layerLayout = layer;
+      const NC = [B * T, config.hidden_size];
+      this.gradientLayout = buildLayout([['encoded', NC], ['residual3_grad.0', NC], ['residual3_grad.1', NC], ['lnf', NC]], { alignment });
       for (const layout of [kept, layer]) checkBindingSizes(device, layout, what, 4, LOWER_THE_BATCH);
     } else {
       this.layout = activationLayout(config, B, T, lora, { alignment, logits: false });
       this.layerLayout = null;
+      this.gradientLayout = this.layout;
       checkBindingSizes(device, this.layout, what, 4, LOWER_THE_BATCH);
     }
     const shape = `(B, T) = (${B}, ${T})`;
@@ -82,7 +88,7 @@ export class BatchActivations {
         return buffer;
       };
       this.acts = create(this.layout.totalSize, `activations of a ${shape} batch`);
-      this.dacts = create(this.layout.totalSize, `activation gradients of a ${shape} batch`);
+      this.dacts = create(this.gradientLayout.totalSize, `activation gradients of a ${shape} batch`);
       this.layerActs = this.layerLayout ? create(this.layerLayout.totalSize, `one layer's recomputed activations of a ${shape} batch`) : null;
       this.layerDacts = this.layerLayout ? create(this.layerLayout.totalSize, `one layer's activation gradients of a ${shape} batch`) : null;
     } catch (error) {
@@ -96,9 +102,10 @@ export class BatchActivations {
     return slotTensor(this.acts, this.layout, name);
   }
 
-  /** The gradient of act(name). */
+  /** The gradient of act(name) (`encoded`, `lnf` or `layers.{l}.residual3`). */
   dact(name: string): GPUTensor {
-    return slotTensor(this.dacts, this.layout, name);
+    const layer = this.checkpointing ? /^layers\.(\d+)\.residual3$/.exec(name) : null;
+    return slotTensor(this.dacts, this.gradientLayout, layer ? `residual3_grad.${Number(layer[1]) % 2}` : name);
   }
 
   /** Layer l's intermediate by its name within the layer (`ln1`, `att`, `q_proj.lora_hidden`, …): its own slot, or the shared layer slot when checkpointed. */
@@ -109,14 +116,24 @@ export class BatchActivations {
 
   /** The gradient of layerAct(l, name). */
   layerDact(l: number, name: string): GPUTensor {
-    if (this.layerLayout === null || name === 'residual3') return slotTensor(this.dacts, this.layout, `layers.${l}.${name}`);
+    if (name === 'residual3') return this.dact(`layers.${l}.residual3`);
+    if (this.layerLayout === null) return slotTensor(this.dacts, this.layout, `layers.${l}.${name}`);
     return slotTensor(this.layerDacts!, this.layerLayout, name);
   }
 
-  /** The whole activation-gradient buffers, which backward clears: the kept one, and the layer one (cleared again before each layer when checkpointed). */
-  gradientBuffers(): { all: GPUTensor; layer: GPUTensor | null } {
-    const whole = (buffer: GPUBuffer): GPUTensor => ({ buffer, offset: 0, size: buffer.size });
-    return { all: whole(this.dacts), layer: this.layerDacts ? whole(this.layerDacts) : null };
+  /** The activation-gradient buffer whole, which backward clears before it starts. */
+  gradients(): GPUTensor {
+    return { buffer: this.dacts, offset: 0, size: this.dacts.size };
+  }
+
+  /**
+   * What backward clears before layer l's gradients (checkpointed: the layer's gradient buffer, and
+   * the residual gradient slot its input's gradient accumulates into, which layer l + 2 used); plain: nothing.
+   */
+  clearsBeforeLayer(l: number): GPUTensor[] {
+    if (this.layerDacts === null) return [];
+    const layer = { buffer: this.layerDacts, offset: 0, size: this.layerDacts.size };
+    return l > 0 ? [layer, this.dact(`layers.${l - 1}.residual3`)] : [layer];
   }
 
   /** Every buffer this batch holds, for accounting. */

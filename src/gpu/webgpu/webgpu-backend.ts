@@ -660,9 +660,8 @@ export class WebGPUBackend implements ModelBackend {
     const theta = this.config.rope_theta;
     const L = this.config.num_hidden_layers;
     const layerInput = (l: number): string => (l === 0 ? 'encoded' : `layers.${l - 1}.residual3`);
-    const gradientBuffers = acts.gradientBuffers();
 
-    plan.clear(gradientBuffers.all);
+    plan.clear(acts.gradients());
     // LM head (log-probs and their gradient, chunk by chunk) and final norm
     const gradients = { dlogprobs: batch.weights, dlnf: acts.dact('lnf'), dweight: this.grad(this.lmHeadName()) };
     const temperatureDispatches = recordChunkedLmHead(plan, batch.lmHead, gradients, N, C, this.config.vocab_size, batch.lmHeadRows, 1);
@@ -672,8 +671,8 @@ export class WebGPUBackend implements ModelBackend {
     for (let l = L - 1; l >= 0; l--) {
       if (acts.checkpointing) {
         this.recordLayerForward(plan, batch, l, acts.act(layerInput(l)), false);
-        plan.clear(gradientBuffers.layer!);
       }
+      for (const tensor of acts.clearsBeforeLayer(l)) plan.clear(tensor);
       const la = (name: string): GPUTensor => acts.layerAct(l, name);
       const dla = (name: string): GPUTensor => acts.layerDact(l, name);
       const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
