@@ -110,6 +110,30 @@ test('a real-format model (SmolLM2-135M shapes, 49,152-token vocabulary, 2 layer
   expect((await context.device.popErrorScope())?.message, 'WebGPU validation error').toBeUndefined();
 }, 120_000);
 
+test('frozen weights split over several buffers (a small cap per buffer) give the one-buffer numbers, parameters included', async () => {
+  context.device.pushErrorScope('validation');
+  const options = { lora: ALL_MODULES, loraSeed: 4 };
+  const whole = await createWebGPUBackend(context, TINY_4_LAYERS, { seed: 3 }, options);
+  const split = await createWebGPUBackend(context, TINY_4_LAYERS, { seed: 3 }, { ...options, maxParamBufferBytes: 40 * 1024 });
+  try {
+    expect(whole.parameterBuffers()).toHaveLength(1);
+    expect(split.parameterBuffers().length).toBeGreaterThan(3);
+    expect(split.parameterBuffers().every((buffer) => buffer.size <= 40 * 1024)).toBe(true);
+    await perturbLoraB([whole, split]);
+    const [expected, actual] = [await whole.getParameters(), await split.getParameters()];
+    for (const [name, tensor] of expected) expect(actual.get(name)?.data, name).toEqual(tensor.data);
+    await expectSameStep(split, whole, 2, 9, { atol: 0, rtol: 0 }, 'split weights');
+  } finally {
+    whole.dispose();
+    split.dispose();
+  }
+  expect((await context.device.popErrorScope())?.message, 'WebGPU validation error').toBeUndefined();
+  // trained weights stay in one buffer: AdamW runs over it
+  const full = await createWebGPUBackend(context, TINY_CONFIG, { seed: 3 }, { maxParamBufferBytes: 16 * 1024 });
+  expect(full.parameterBuffers()).toHaveLength(1);
+  full.dispose();
+});
+
 test("'auto' checkpoints the shapes whose plain activations pass 256 MiB or the device's buffer limit", () => {
   const limits = { maxBufferSize: 2 ** 31, maxStorageBufferBindingSize: 2 ** 31 };
   const lora: LoraConfig = { rank: 16, alpha: 32, targetModules: [...LORA_TARGET_MODULES] };

@@ -12,7 +12,6 @@ import type { LogprobsOptions, ModelBackend, ModelBackendOptions, ModelWeights, 
 import type { ModelConfig } from '../model/config.ts';
 import { initLoraParameters, initParameters } from '../model/init.ts';
 import {
-  buildLayout,
   linearModuleName,
   linearSizes,
   loraLayout,
@@ -25,14 +24,14 @@ import {
   type LoraTargetModule,
 } from '../model/layout.ts';
 import type { GPUContext } from './device.ts';
-import { decodeF16, encodeF16 } from '../io/half.ts';
 import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
 import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
 import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
 import * as ops from './ops.ts';
 import { BatchActivations, chooseCheckpointing, type ActivationCheckpointing } from './activations.ts';
-import { checkBindingSizes, createStorage, LOWER_THE_BATCH } from './storage.ts';
+import { ParamStore } from './param-store.ts';
+import { createStorage, LOWER_THE_BATCH } from './storage.ts';
 
 /** The GPU state of one (B, T) batch shape: activations, their gradients, inputs and the recorded plans. */
 interface BatchState {
@@ -76,6 +75,11 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
    * would pass 256 MiB or the device's buffer limits.
    */
   activationCheckpointing?: ActivationCheckpointing;
+  /**
+   * With LoRA, the most bytes of frozen base weights per buffer (default: the device's maxBufferSize);
+   * more weights than that lie in several buffers. Trained weights always lie in one.
+   */
+  maxParamBufferBytes?: number;
   /** Bytes of the LM head's logits chunk (lm-head.ts; default LM_HEAD_CHUNK_BYTES): smaller saves memory, larger runs fewer, larger products. */
   lmHeadChunkBytes?: number;
 }
@@ -106,7 +110,8 @@ export async function createWebGPUBackend(
   }
   if (options.matmul) forceMatmul(kernelsFor(context), options.matmul);
   else await tuneMatmul(kernelsFor(context));
-  const backend = new WebGPUBackend(context, config, lora, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, options.frozenWeightsF16 === true);
+  if (options.maxParamBufferBytes !== undefined && !(options.maxParamBufferBytes > 0)) throw new Error(`maxParamBufferBytes must be positive, got ${options.maxParamBufferBytes}`);
+  const backend = new WebGPUBackend(context, config, lora, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, options.frozenWeightsF16 === true, options.maxParamBufferBytes);
   backend.activationCheckpointing = options.activationCheckpointing ?? 'auto';
   if (options.lmHeadChunkBytes !== undefined) {
     if (!(options.lmHeadChunkBytes > 0)) throw new Error(`lmHeadChunkBytes must be positive, got ${options.lmHeadChunkBytes}`);
@@ -143,8 +148,9 @@ export class WebGPUBackend implements ModelBackend {
   readonly kind = 'webgpu';
   readonly config: ModelConfig;
   readonly lora: LoraConfig | null;
-  readonly paramLayout: Layout; // Hugging Face names, aligned offsets: every base parameter, or those not in halfParamLayout
-  /** With frozenWeightsF16: the base matrices stored as f16 (offsets in f16 values, 256-byte aligned); otherwise null. */
+  /** Hugging Face names and shapes: every base parameter, or those not in halfParamLayout; its offsets hold when the f32 parameters lie in one buffer (always when they train). */
+  readonly paramLayout: Layout;
+  /** With frozenWeightsF16: the base matrices stored as f16; otherwise null. */
   readonly halfParamLayout: Layout | null;
   readonly loraLayout: Layout | null; // PEFT names, aligned offsets
   /** The kernels and pipeline cache of this backend's device. */
@@ -154,8 +160,8 @@ export class WebGPUBackend implements ModelBackend {
   /** Bytes the LM head's logits chunk aims at, for batch shapes allocated from now on. */
   lmHeadChunkBytes = LM_HEAD_CHUNK_BYTES;
   private readonly device: GPUDevice;
-  private readonly params: GPUBuffer; // (paramLayout.totalSize) f32
-  private readonly halfParams: GPUBuffer | null; // (halfParamLayout.totalSize) f16
+  private readonly params: ParamStore; // f32 base parameters, in one or more buffers
+  private readonly halfParams: ParamStore | null; // f16 frozen matrices, in one or more buffers
   private readonly loraParams: GPUBuffer | null; // (loraLayout.totalSize)
   private readonly grads: GPUBuffer; // (trainable layout.totalSize)
   private readonly adamM: GPUBuffer;
@@ -171,7 +177,7 @@ export class WebGPUBackend implements ModelBackend {
   private referenceParams: GPUBuffer | null = null; // (paramLayout.totalSize) f32, the frozen KL reference of full fine-tuning
 
   /** Allocates the buffers and initialises them from seed (HF init) and loraSeed (PEFT init). */
-  constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, frozenWeightsF16 = false) {
+  constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, frozenWeightsF16 = false, maxParamBufferBytes = Infinity) {
     this.config = config;
     this.lora = lora;
     this.kernels = kernelsFor(context);
@@ -182,24 +188,22 @@ export class WebGPUBackend implements ModelBackend {
       if (value % 4 !== 0) throw new Error(`the WebGPU backend needs ${name} (${value}) to be a multiple of 4 (vec4 matmuls); use the cpu backend`);
     }
     if (frozenWeightsF16 && (lora === null || !context.features.shaderF16)) throw new Error('frozenWeightsF16 needs LoRA and shader-f16 (see createWebGPUBackend)');
+    // the buffers (and their limit checks) before the host array of the initial weights exists: a model past a limit used to fill gigabytes first.
+    // Frozen weights (LoRA) may lie in several buffers, each within maxBufferSize; trained ones lie in one, which AdamW runs over.
+    const shapes = paramShapes(config);
+    const common = { alignmentBytes: alignment * 4, maxBufferBytes: lora === null ? Infinity : Math.min(this.device.limits.maxBufferSize, maxParamBufferBytes) };
+    this.params = new ParamStore(this.device, frozenWeightsF16 ? shapes.filter(([name]) => !isF16StorableWeight(name)) : shapes, { ...common, bytesPerValue: 4, label: 'params' });
+    try {
+      this.halfParams = frozenWeightsF16 ? new ParamStore(this.device, shapes.filter(([name]) => isF16StorableWeight(name)), { ...common, bytesPerValue: 2, label: 'params f16' }) : null;
+    } catch (error) {
+      this.params.destroy();
+      throw error;
+    }
+    this.paramLayout = this.params.layout;
+    this.halfParamLayout = this.halfParams?.layout ?? null;
     const fullLayout = paramLayout(config, { alignment });
-    // f32 weights: check the bindings before the host array of the initial weights exists (a model past the limit used to fill gigabytes first)
-    if (!frozenWeightsF16) checkBindingSizes(this.device, fullLayout, 'parameter');
     const initial = new Float32Array(fullLayout.totalSize);
     initParameters(initial, fullLayout, seed);
-    if (frozenWeightsF16) {
-      const shapes = paramShapes(config);
-      this.paramLayout = buildLayout(shapes.filter(([name]) => !isF16StorableWeight(name)), { alignment });
-      this.halfParamLayout = buildLayout(shapes.filter(([name]) => isF16StorableWeight(name)), { alignment: alignment * 2 });
-      checkBindingSizes(this.device, this.halfParamLayout, 'parameter', 2);
-      this.halfParams = createStorage(this.device, this.halfParamLayout.totalSize, 'params f16', 2);
-    } else {
-      this.paramLayout = fullLayout;
-      this.halfParamLayout = null;
-      this.halfParams = null;
-    }
-    checkBindingSizes(this.device, this.paramLayout, 'parameter');
-    this.params = createStorage(this.device, this.paramLayout.totalSize, 'params');
     for (const slot of fullLayout.slots) {
       this.setParameter(slot.name, { shape: slot.shape, data: initial.subarray(slot.offset, slot.offset + slot.size) });
     }
@@ -300,13 +304,8 @@ export class WebGPUBackend implements ModelBackend {
 
   async getParameters(): Promise<NamedTensors> {
     const tensors: NamedTensors = new Map();
-    await this.copyOut(tensors, this.paramLayout, this.params);
-    if (this.halfParamLayout !== null && this.halfParams !== null) {
-      const layout = this.halfParamLayout;
-      const bytes = await this.read({ buffer: this.halfParams, offset: 0, size: Math.ceil(layout.totalSize / 2) * 4 });
-      const halves = new Uint16Array(bytes.buffer, bytes.byteOffset, layout.totalSize);
-      for (const slot of layout.slots) tensors.set(slot.name, { shape: [...slot.shape], data: decodeF16(halves.subarray(slot.offset, slot.offset + slot.size)) });
-    }
+    await this.params.readAll(tensors);
+    await this.halfParams?.readAll(tensors);
     if (this.loraLayout !== null && this.loraParams !== null) await this.copyOut(tensors, this.loraLayout, this.loraParams);
     return tensors;
   }
@@ -388,7 +387,9 @@ export class WebGPUBackend implements ModelBackend {
     this.referenceParams?.destroy();
     this.stepPlan.destroy();
     this.normPlan.destroy();
-    for (const buffer of [this.params, this.halfParams, this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
+    this.params.destroy();
+    this.halfParams?.destroy();
+    for (const buffer of [this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
   }
 
   /** How the current batch shape holds its activations: checkpointed or not, tokens per LM-head chunk, and the bytes of every per-batch buffer; null before the first call. */
@@ -399,29 +400,29 @@ export class WebGPUBackend implements ModelBackend {
     return { checkpointing: activations.checkpointing, lmHeadRows: this.batch.lmHeadRows, bytes: buffers.reduce((sum, buffer) => sum + buffer.size, 0) };
   }
 
+  /** The base parameters' buffers (f32, then f16), for accounting. */
+  parameterBuffers(): GPUBuffer[] {
+    return [...this.params.buffers(), ...(this.halfParams?.buffers() ?? [])];
+  }
+
   /** The bytes of each parameter buffer: f32 params, f16 params (0 unless frozenWeightsF16), LoRA params. */
   parameterBytes(): { f32: number; f16: number; lora: number } {
-    return { f32: this.params.size, f16: this.halfParams?.size ?? 0, lora: this.loraParams?.size ?? 0 };
+    return { f32: this.params.bytes(), f16: this.halfParams?.bytes() ?? 0, lora: this.loraParams?.size ?? 0 };
   }
 
   /** Copies one named tensor into the parameter, f16 parameter (rounded to nearest) or LoRA buffer, checking its shape. */
   private setParameter(name: string, tensor: NamedTensor): void {
-    const inHalf = this.halfParamLayout?.byName.get(name);
-    const inBase = this.paramLayout.byName.get(name);
-    const slot = inHalf ?? inBase ?? this.loraLayout?.byName.get(name);
+    const inHalf = this.halfParams?.has(name) === true;
+    const inBase = this.params.has(name);
+    const slot = this.halfParamLayout?.byName.get(name) ?? this.paramLayout.byName.get(name) ?? this.loraLayout?.byName.get(name);
     if (slot === undefined) throw new Error(`unknown parameter ${name} for this ${this.config.architecture} config`);
     const size = tensor.shape.reduce((x, y) => x * y, 1);
     if (tensor.shape.length !== slot.shape.length || tensor.shape.some((d, i) => d !== slot.shape[i]) || tensor.data.length !== size) {
       throw new Error(`parameter ${name}: shape [${tensor.shape}] with ${tensor.data.length} values, expected [${slot.shape}]`);
     }
-    if (inHalf !== undefined) {
-      const halves = new Uint16Array(Math.ceil(size / 2) * 2); // writeBuffer takes multiples of 4 bytes
-      halves.set(encodeF16(tensor.data.subarray(0, size)));
-      this.device.queue.writeBuffer(this.halfParams!, slot.offset * 2, halves.buffer, 0, halves.byteLength);
-      return;
-    }
-    const buffer = inBase !== undefined ? this.params : this.loraParams!;
-    this.device.queue.writeBuffer(buffer, slot.offset * 4, tensor.data.buffer as ArrayBuffer, tensor.data.byteOffset, size * 4);
+    if (inHalf) return this.halfParams!.write(name, tensor.data);
+    if (inBase) return this.params.write(name, tensor.data);
+    this.device.queue.writeBuffer(this.loraParams!, slot.offset * 4, tensor.data.buffer as ArrayBuffer, tensor.data.byteOffset, size * 4);
   }
 
   /** Reads a whole flat buffer back and adds a copy of each slot to tensors. */
@@ -463,7 +464,7 @@ export class WebGPUBackend implements ModelBackend {
   }
 
   private trainableBuffer(): GPUBuffer {
-    return this.loraParams ?? this.params;
+    return this.loraParams ?? this.params.singleBuffer();
   }
 
   private releaseBatch(): void {
@@ -536,9 +537,8 @@ export class WebGPUBackend implements ModelBackend {
   }
 
   private param(name: string): GPUTensor {
-    const half = this.halfParamLayout?.byName.get(name);
-    if (half !== undefined) return { buffer: this.halfParams!, offset: half.offset * 2, size: Math.ceil(half.size / 2) * 4, dtype: 'f16' };
-    return slotTensor(this.params, this.paramLayout, name);
+    if (this.halfParams?.has(name) === true) return this.halfParams.tensor(name);
+    return this.params.tensor(name);
   }
 
   /** Returns the gradient binding of a trainable parameter, or null when it is frozen (the base under LoRA). */
