@@ -65,24 +65,32 @@ async function expectSameStep(actual: ModelBackend, expected: ModelBackend, B: n
 /** The tiny Llama with 4 layers: checkpointing reuses each residual gradient slot two layers later. */
 const TINY_4_LAYERS: ModelConfig = { ...TINY_CONFIG, num_hidden_layers: 4 };
 
-const TINY_VARIANTS: Array<{ name: string; config: ModelConfig; lora: LoraConfig | null }> = [
-  { name: 'plain Llama, full fine-tuning', config: TINY_4_LAYERS, lora: null },
-  { name: 'Qwen3-style q/k norm, QKV bias, tied embeddings, full fine-tuning', config: { ...TINY_4_LAYERS, head_dim: 12, qk_norm: true, attention_bias: true, tie_word_embeddings: true }, lora: null },
-  { name: 'LoRA on every linear', config: TINY_4_LAYERS, lora: ALL_MODULES },
+/** B 3 × T 37 runs each layer over the whole batch; at T 64 (rows aligned) with a 1-byte group budget, over one sequence at a time. */
+const TINY_VARIANTS: Array<{ name: string; config: ModelConfig; lora: LoraConfig | null; T: number; groupSequences: number }> = [
+  { name: 'plain Llama, full fine-tuning', config: TINY_4_LAYERS, lora: null, T: 37, groupSequences: 3 },
+  { name: 'Qwen3-style q/k norm, QKV bias, tied embeddings, full fine-tuning', config: { ...TINY_4_LAYERS, head_dim: 12, qk_norm: true, attention_bias: true, tie_word_embeddings: true }, lora: null, T: 37, groupSequences: 3 },
+  { name: 'LoRA on every linear', config: TINY_4_LAYERS, lora: ALL_MODULES, T: 37, groupSequences: 3 },
+  { name: 'Qwen3-style, full fine-tuning, layers run one sequence at a time', config: { ...TINY_4_LAYERS, head_dim: 12, qk_norm: true, attention_bias: true }, lora: null, T: 64, groupSequences: 1 },
+  { name: 'LoRA on every linear, layers run one sequence at a time', config: TINY_4_LAYERS, lora: ALL_MODULES, T: 64, groupSequences: 1 },
 ];
 
 for (const variant of TINY_VARIANTS) {
   test(`checkpointed activations and a chunked LM head give the plain path's log-probs and gradients: ${variant.name}`, async () => {
     context.device.pushErrorScope('validation');
-    const [B, T] = [3, 37]; // 111 tokens: chunks of 64 + 47 rows
+    const [B, T] = [3, variant.T]; // 111 tokens: LM-head chunks of 64 + 47 rows; 192: 3 × 64
     const options = { lora: variant.lora, loraSeed: 4 };
     const plain = await createWebGPUBackend(context, variant.config, { seed: 3 }, { ...options, activationCheckpointing: false });
-    const saving = await createWebGPUBackend(context, variant.config, { seed: 3 }, { ...options, activationCheckpointing: true, lmHeadChunkBytes: 64 * variant.config.vocab_size * 4 });
+    const saving = await createWebGPUBackend(context, variant.config, { seed: 3 }, {
+      ...options,
+      activationCheckpointing: true,
+      lmHeadChunkBytes: 64 * variant.config.vocab_size * 4,
+      ...(variant.groupSequences < B ? { layerGroupBytes: 1 } : {}),
+    });
     try {
       if (variant.lora) await perturbLoraB([plain, saving]);
       await expectSameStep(saving, plain, B, T, { atol: 2e-6, rtol: 1e-4 }, variant.name);
       expect(plain.batchMemory()).toMatchObject({ checkpointing: false, lmHeadRows: B * T });
-      expect(saving.batchMemory()).toMatchObject({ checkpointing: true, lmHeadRows: 64 });
+      expect(saving.batchMemory()).toMatchObject({ checkpointing: true, lmHeadRows: 64, groupSequences: variant.groupSequences });
       expect(saving.batchMemory()!.bytes).toBeLessThan(plain.batchMemory()!.bytes);
     } finally {
       plain.dispose();

@@ -29,7 +29,7 @@ import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
 import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
 import * as ops from './ops.ts';
-import { BatchActivations, chooseCheckpointing, type ActivationCheckpointing } from './activations.ts';
+import { BatchActivations, chooseCheckpointing, LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
 import { ParamStore } from './param-store.ts';
 import { createStorage, LOWER_THE_BATCH } from './storage.ts';
 
@@ -80,6 +80,8 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
    * more weights than that lie in several buffers. Trained weights always lie in one.
    */
   maxParamBufferBytes?: number;
+  /** Checkpointed: the bytes one layer's recomputed activations aim at, which sets the sequences a layer runs over at once (default LAYER_GROUP_BYTES). */
+  layerGroupBytes?: number;
   /** Bytes of the LM head's logits chunk (lm-head.ts; default LM_HEAD_CHUNK_BYTES): smaller saves memory, larger runs fewer, larger products. */
   lmHeadChunkBytes?: number;
 }
@@ -116,6 +118,10 @@ export async function createWebGPUBackend(
   if (options.lmHeadChunkBytes !== undefined) {
     if (!(options.lmHeadChunkBytes > 0)) throw new Error(`lmHeadChunkBytes must be positive, got ${options.lmHeadChunkBytes}`);
     backend.lmHeadChunkBytes = options.lmHeadChunkBytes;
+  }
+  if (options.layerGroupBytes !== undefined) {
+    if (!(options.layerGroupBytes > 0)) throw new Error(`layerGroupBytes must be positive, got ${options.layerGroupBytes}`);
+    backend.layerGroupBytes = options.layerGroupBytes;
   }
   if ('tensors' in weights) {
     const names = [...backend.paramLayout.slots, ...(backend.halfParamLayout?.slots ?? [])].map((slot) => slot.name);
@@ -159,6 +165,8 @@ export class WebGPUBackend implements ModelBackend {
   activationCheckpointing: ActivationCheckpointing = 'auto';
   /** Bytes the LM head's logits chunk aims at, for batch shapes allocated from now on. */
   lmHeadChunkBytes = LM_HEAD_CHUNK_BYTES;
+  /** Checkpointed: bytes a layer's recomputed activations aim at, for batch shapes allocated from now on. */
+  layerGroupBytes = LAYER_GROUP_BYTES;
   private readonly device: GPUDevice;
   private readonly params: ParamStore; // f32 base parameters, in one or more buffers
   private readonly halfParams: ParamStore | null; // f16 frozen matrices, in one or more buffers
@@ -393,11 +401,11 @@ export class WebGPUBackend implements ModelBackend {
   }
 
   /** How the current batch shape holds its activations: checkpointed or not, tokens per LM-head chunk, and the bytes of every per-batch buffer; null before the first call. */
-  batchMemory(): { checkpointing: boolean; lmHeadRows: number; bytes: number } | null {
+  batchMemory(): { checkpointing: boolean; groupSequences: number; lmHeadRows: number; bytes: number } | null {
     if (this.batch === null) return null;
     const { activations, ids, targets, weights, scratch } = this.batch;
     const buffers = [...activations.buffers(), ids.buffer, targets.buffer, weights.buffer, ...scratch];
-    return { checkpointing: activations.checkpointing, lmHeadRows: this.batch.lmHeadRows, bytes: buffers.reduce((sum, buffer) => sum + buffer.size, 0) };
+    return { checkpointing: activations.checkpointing, groupSequences: activations.groupSequences, lmHeadRows: this.batch.lmHeadRows, bytes: buffers.reduce((sum, buffer) => sum + buffer.size, 0) };
   }
 
   /** The base parameters' buffers (f32, then f16), for accounting. */
@@ -484,11 +492,11 @@ export class WebGPUBackend implements ModelBackend {
     const N = B * T;
     const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
     const checkpointing = chooseCheckpointing(this.activationCheckpointing, this.config, B, T, this.lora, device.limits, alignment);
-    const activations = new BatchActivations(device, this.config, B, T, this.lora, checkpointing);
+    const activations = new BatchActivations(device, this.config, B, T, this.lora, checkpointing, this.layerGroupBytes);
     const positions = new Int32Array(N); // (B*T) t within its right-padded row
     for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
     const { num_attention_heads: NH } = this.config;
-    const dscores = createTensor(device, B * NH * T * T * 4, 'attention dscores');
+    const dscores = createTensor(device, activations.groupSequences * NH * T * T * 4, 'attention dscores');
     const dhidden = createTensor(device, N * (this.lora?.rank ?? 1) * 4, 'lora dhidden');
     const positionsTensor = createTensor(device, positions, 'positions');
     const V = this.config.vocab_size;
@@ -590,12 +598,10 @@ export class WebGPUBackend implements ModelBackend {
     const acts = batch.activations;
     const param = this.forwardParams(reference);
     ops.embeddingForward(plan, acts.act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
-    let residual = acts.act('encoded');
-    for (let l = 0; l < this.config.num_hidden_layers; l++) {
-      this.recordLayerForward(plan, batch, l, residual, reference);
-      residual = acts.layerAct(l, 'residual3');
-    }
-    ops.rmsnormForward(plan, acts.act('lnf'), acts.act('lnf_rstd'), residual, param('model.norm.weight'), N, C, this.config.rms_norm_eps);
+    const L = this.config.num_hidden_layers;
+    for (let l = 0; l < L; l++) for (const group of acts.groups()) this.recordLayerForward(plan, batch, l, group, reference);
+    const last = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
+    ops.rmsnormForward(plan, acts.act('lnf'), acts.act('lnf_rstd'), acts.act(last), param('model.norm.weight'), N, C, this.config.rms_norm_eps);
   }
 
   /** The base parameters a forward reads: the policy's, or under `reference` with full fine-tuning the frozen copy. */
@@ -604,18 +610,20 @@ export class WebGPUBackend implements ModelBackend {
     return (name) => this.param(name);
   }
 
-  /** Records layer l's forward from its input `residual` (N, C) to layerAct(l, 'residual3'), every intermediate into layerAct(l, ·). */
-  private recordLayerForward(plan: KernelPlan, batch: BatchState, l: number, residual: GPUTensor, reference: boolean): void {
+  /** Records layer l's forward over a group of sequences, from its input (the previous layer's residual3, or encoded) to layerAct(l, 'residual3'), every intermediate into layerAct(l, ·). */
+  private recordLayerForward(plan: KernelPlan, batch: BatchState, l: number, group: SequenceGroup, reference: boolean): void {
     const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
-    const { B, T } = batch;
+    const T = batch.T;
+    const B = group.count;
     const N = B * T;
+    const residual = batch.activations.act(l === 0 ? 'encoded' : `layers.${l - 1}.residual3`, group);
     const eps = this.config.rms_norm_eps;
     const theta = this.config.rope_theta;
     const positions = batch.positions;
     const param = this.forwardParams(reference);
-    const la = (name: string): GPUTensor => batch.activations.layerAct(l, name);
+    const la = (name: string): GPUTensor => batch.activations.layerAct(l, name, group);
     const lp = (name: string): GPUTensor => param(`model.layers.${l}.${name}`);
-    const linear = (module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void => this.linearForward(plan, batch, l, module, out, inp, { param, adapters: !reference });
+    const linear = (module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void => this.linearForward(plan, batch, l, group, module, out, inp, { param, adapters: !reference });
 
     // attention block
     ops.rmsnormForward(plan, la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
@@ -647,17 +655,14 @@ export class WebGPUBackend implements ModelBackend {
 
   /**
    * Records the backward pass (as CpuBackend.backward, the LM head in chunks fused with its loss) and
-   * returns the dispatches that hold the temperature. Checkpointed, each layer first re-runs its
-   * forward into the shared layer buffer and starts from cleared layer gradients.
+   * returns the dispatches that hold the temperature. Layers run group by group of sequences (one
+   * group when plain).
    */
   private recordBackward(batch: BatchState, dscores: GPUTensor, dhidden: GPUTensor): TemperatureDispatch[] {
-    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
-    const { B, T } = batch;
-    const N = B * T;
+    const C = this.config.hidden_size;
+    const N = batch.B * batch.T;
     const plan = batch.backwardPlan;
     const acts = batch.activations;
-    const positions = batch.positions;
-    const theta = this.config.rope_theta;
     const L = this.config.num_hidden_layers;
     const layerInput = (l: number): string => (l === 0 ? 'encoded' : `layers.${l - 1}.residual3`);
 
@@ -669,48 +674,59 @@ export class WebGPUBackend implements ModelBackend {
     ops.rmsnormBackward(plan, acts.dact(lastResidual), this.grad('model.norm.weight'), acts.dact('lnf'), acts.act(lastResidual), this.param('model.norm.weight'), acts.act('lnf_rstd'), N, C);
 
     for (let l = L - 1; l >= 0; l--) {
-      if (acts.checkpointing) {
-        this.recordLayerForward(plan, batch, l, acts.act(layerInput(l)), false);
-      }
-      for (const tensor of acts.clearsBeforeLayer(l)) plan.clear(tensor);
-      const la = (name: string): GPUTensor => acts.layerAct(l, name);
-      const dla = (name: string): GPUTensor => acts.layerDact(l, name);
-      const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
-      const lg = (name: string): GPUTensor | null => this.grad(`model.layers.${l}.${name}`);
-      const dinput = acts.dact(layerInput(l));
-      const input = acts.act(layerInput(l));
-      const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void =>
-        this.linearBackward(plan, batch, l, module, dinp, dout, inp, dhidden);
-
-      // MLP block
-      ops.residualBackward(plan, dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
-      linear('down_proj', dla('swiglu'), dla('mlp_out'), la('swiglu'));
-      ops.swigluBackward(plan, dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
-      linear('gate_proj', dla('ln2'), dla('gate'), la('ln2'));
-      linear('up_proj', dla('ln2'), dla('up'), la('ln2'));
-      ops.rmsnormBackward(plan, dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
-
-      // attention block
-      ops.residualBackward(plan, dinput, dla('attproj'), dla('residual2'), N * C);
-      linear('o_proj', dla('atty'), dla('attproj'), la('atty'));
-      ops.attentionBackward(plan, dla('q_rope'), dla('k_rope'), dla('v'), dscores, dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
-      if (this.config.qk_norm) {
-        ops.ropeBackward(plan, dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
-        ops.ropeBackward(plan, dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
-        ops.rmsnormBackward(plan, dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
-        ops.rmsnormBackward(plan, dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
-      } else {
-        ops.ropeBackward(plan, dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
-        ops.ropeBackward(plan, dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
-      }
-      linear('q_proj', dla('ln1'), dla('q'), la('ln1'));
-      linear('k_proj', dla('ln1'), dla('k'), la('ln1'));
-      linear('v_proj', dla('ln1'), dla('v'), la('ln1'));
-      ops.rmsnormBackward(plan, dinput, lg('input_layernorm.weight'), dla('ln1'), input, lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
+      for (const group of acts.groups()) this.recordLayerBackward(batch, l, group, layerInput(l), dscores, dhidden);
     }
     const dwte = this.grad('model.embed_tokens.weight');
     if (dwte !== null) ops.embeddingBackward(plan, dwte, acts.dact('encoded'), batch.ids, N, C);
     return temperatureDispatches;
+  }
+
+  /** Records layer l's backward over a group of sequences (checkpointed: after re-running its forward and clearing its gradients). */
+  private recordLayerBackward(batch: BatchState, l: number, group: SequenceGroup, inputName: string, dscores: GPUTensor, dhidden: GPUTensor): void {
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
+    const T = batch.T;
+    const B = group.count;
+    const N = B * T;
+    const plan = batch.backwardPlan;
+    const acts = batch.activations;
+    const positions = batch.positions;
+    const theta = this.config.rope_theta;
+    if (acts.checkpointing) this.recordLayerForward(plan, batch, l, group, false);
+    for (const tensor of acts.clearsBeforeLayer(l, group)) plan.clear(tensor);
+    const la = (name: string): GPUTensor => acts.layerAct(l, name, group);
+    const dla = (name: string): GPUTensor => acts.layerDact(l, name, group);
+    const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
+    const lg = (name: string): GPUTensor | null => this.grad(`model.layers.${l}.${name}`);
+    const dinput = acts.dact(inputName, group);
+    const input = acts.act(inputName, group);
+    const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void =>
+      this.linearBackward(plan, batch, l, group, module, dinp, dout, inp, dhidden);
+
+    // MLP block
+    ops.residualBackward(plan, dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
+    linear('down_proj', dla('swiglu'), dla('mlp_out'), la('swiglu'));
+    ops.swigluBackward(plan, dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
+    linear('gate_proj', dla('ln2'), dla('gate'), la('ln2'));
+    linear('up_proj', dla('ln2'), dla('up'), la('ln2'));
+    ops.rmsnormBackward(plan, dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
+
+    // attention block
+    ops.residualBackward(plan, dinput, dla('attproj'), dla('residual2'), N * C);
+    linear('o_proj', dla('atty'), dla('attproj'), la('atty'));
+    ops.attentionBackward(plan, dla('q_rope'), dla('k_rope'), dla('v'), dscores, dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
+    if (this.config.qk_norm) {
+      ops.ropeBackward(plan, dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
+      ops.ropeBackward(plan, dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+      ops.rmsnormBackward(plan, dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
+      ops.rmsnormBackward(plan, dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
+    } else {
+      ops.ropeBackward(plan, dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
+      ops.ropeBackward(plan, dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+    }
+    linear('q_proj', dla('ln1'), dla('q'), la('ln1'));
+    linear('k_proj', dla('ln1'), dla('k'), la('ln1'));
+    linear('v_proj', dla('ln1'), dla('v'), la('ln1'));
+    ops.rmsnormBackward(plan, dinput, lg('input_layernorm.weight'), dla('ln1'), input, lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
   }
 
   /** Records out = inp·Wᵀ + b for one linear module, plus its LoRA update when the module is adapted. */
@@ -718,18 +734,19 @@ export class WebGPUBackend implements ModelBackend {
     plan: KernelPlan,
     batch: BatchState,
     layer: number,
+    group: SequenceGroup,
     module: LoraTargetModule,
     out: GPUTensor,
     inp: GPUTensor,
     { param, adapters }: { param: (name: string) => GPUTensor; adapters: boolean },
   ): void {
     const { IC, OC } = linearSizes(this.config, module);
-    const N = batch.B * batch.T;
+    const N = group.count * batch.T;
     const prefix = linearModuleName(layer, module);
     const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? param(`${prefix}.bias`) : null;
     ops.matmulForward(plan, out, inp, param(`${prefix}.weight`), bias, N, IC, OC);
     if (adapters && this.isAdapted(module)) {
-      const hidden = batch.activations.layerAct(layer, `${module}.lora_hidden`);
+      const hidden = batch.activations.layerAct(layer, `${module}.lora_hidden`, group);
       ops.loraForward(plan, out, hidden, inp, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora!.rank, this.lora!.alpha);
     }
   }
@@ -739,6 +756,7 @@ export class WebGPUBackend implements ModelBackend {
     plan: KernelPlan,
     batch: BatchState,
     layer: number,
+    group: SequenceGroup,
     module: LoraTargetModule,
     dinp: GPUTensor,
     dout: GPUTensor,
@@ -746,12 +764,12 @@ export class WebGPUBackend implements ModelBackend {
     dhidden: GPUTensor,
   ): void {
     const { IC, OC } = linearSizes(this.config, module);
-    const N = batch.B * batch.T;
+    const N = group.count * batch.T;
     const prefix = linearModuleName(layer, module);
     const hasBias = this.paramLayout.byName.has(`${prefix}.bias`);
     ops.matmulBackward(plan, dinp, this.grad(`${prefix}.weight`), hasBias ? this.grad(`${prefix}.bias`) : null, dout, inp, this.param(`${prefix}.weight`), N, IC, OC);
     if (this.isAdapted(module)) {
-      const hidden = batch.activations.layerAct(layer, `${module}.lora_hidden`);
+      const hidden = batch.activations.layerAct(layer, `${module}.lora_hidden`, group);
       const dA = this.grad(loraParamName(layer, module, 'A'))!;
       const dB = this.grad(loraParamName(layer, module, 'B'))!;
       const dhiddenView = { ...dhidden, size: N * this.lora!.rank * 4 };
