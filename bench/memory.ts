@@ -46,6 +46,10 @@ async function runCase(key: string, B: number, T: number): Promise<void> {
   const { maxBufferSize, maxStorageBufferBindingSize, minStorageBufferOffsetAlignment } = context.device.limits;
   const limits = { maxBufferSize, maxStorageBufferBindingSize };
   const items = trainingStepBuffers(config, { lora: LORA, frozenWeightsF16: f16, B, T, sampleSequences: 0, sampleTokens: 0 }, minStorageBufferOffsetAlignment / 4, limits);
+  const title = `${spec.name} shapes${layers === spec.config.num_hidden_layers ? '' : `, first ${layers} of ${spec.config.num_hidden_layers} layers`}, LoRA r16 (all 7 projections), ${f16 ? 'f16' : 'f32'} base, random weights`;
+  console.log(`\n| ${title}, B ${B} × T ${T} | MiB |\n|---|---|`);
+  for (const item of items) console.log(`| ${item.what} | ${MiB(item.bytes)} |`);
+  console.log(`| **listed total** | **${MiB(totalBytes(items))}** |\n| largest buffer listed | ${MiB(largestBufferBytes(items))} |`);
   const tracker = trackBufferMemory(context.device);
   const started = performance.now();
   const backend = await createWebGPUBackend(context, config, { seed: 1 }, { lora: LORA, frozenWeightsF16: f16 });
@@ -61,7 +65,7 @@ async function runCase(key: string, B: number, T: number): Promise<void> {
   const result = {
     bench: 'memory',
     date: new Date().toISOString(),
-    model: `${spec.name} shapes${layers === spec.config.num_hidden_layers ? '' : `, first ${layers} of ${spec.config.num_hidden_layers} layers`}, LoRA r16 (all 7 projections), ${f16 ? 'f16' : 'f32'} base, random weights`,
+    model: title,
     adapter: context.adapter,
     limits: { ...limits, requested: spec.defaultLimits ? 'WebGPU defaults' : 'adapter' },
     B,
@@ -80,9 +84,6 @@ async function runCase(key: string, B: number, T: number): Promise<void> {
   };
   backend.dispose();
   context.device.destroy();
-  console.log(`\n| ${result.model}, B ${B} × T ${T} | MiB |\n|---|---|`);
-  for (const item of items) console.log(`| ${item.what} | ${MiB(item.bytes)} |`);
-  console.log(`| **listed total** | **${MiB(result.totalBytes)}** |`);
   console.log(
     `tracked peak ${MiB(result.trackedPeakBytes)} MiB, largest buffer ${MiB(result.largestBufferBytes)} MiB (listed ${MiB(result.listedLargestBufferBytes)}); ` +
       `limits ${MiB(maxBufferSize)} / ${MiB(maxStorageBufferBindingSize)} MiB (${result.limits.requested}); checkpointing ${batch.checkpointing}, LM head ${batch.lmHeadRows} tokens per chunk; ` +

@@ -39,7 +39,7 @@ export interface SequenceGroup {
  * groupBytes (default LAYER_GROUP_BYTES; at least 1), and B when a group's tokens would not start at an aligned offset
  * (T·4 bytes not a multiple of the alignment) or when not checkpointed.
  */
-export function chooseGroupSequences(config: ModelConfig, B: number, T: number, lora: LoraConfig | null, checkpointing: boolean, alignment: number, groupBytes = LAYER_GROUP_BYTES): number {
+function chooseGroupSequences(config: ModelConfig, B: number, T: number, lora: LoraConfig | null, checkpointing: boolean, alignment: number, groupBytes = LAYER_GROUP_BYTES): number {
   if (!checkpointing || T % alignment !== 0) return B;
   const perSequence = buildLayout(layerActivationShapes(config, 1, T, lora), { alignment }).totalSize * 4;
   return Math.max(1, Math.min(B, Math.floor(groupBytes / perSequence)));
