@@ -8,7 +8,8 @@
  * embedding is 519 MiB in f32, past the default binding limit). f32 base weights unless the adapter has
  * shader-f16 and `--f16` is given. Prints a table per case and one `{"bench":"memory"}` JSON line each.
  * `--cases smol,qwen`, `--B 8 --T 256`, `--layers N` (the first N layers only: a quicker, smaller run,
- * said in the output). Not a test.
+ * said in the output), `--allocate-only` (create the backend and the step's buffers and plans, run
+ * nothing: a real-shaped step takes many minutes on a loaded software adapter). Not a test.
  */
 import { parseArgs } from 'node:util';
 import { QWEN2_5_0_5B_CONFIG, SMOLLM2_135M_CONFIG } from '../src/gpu/inference/presets.ts';
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     T: { type: 'string', default: '256' },
     layers: { type: 'string' },
     f16: { type: 'boolean', default: false },
+    'allocate-only': { type: 'boolean', default: false },
   },
 });
 
@@ -55,6 +57,17 @@ async function runCase(key: string, B: number, T: number): Promise<void> {
   const backend = await createWebGPUBackend(context, config, { seed: 1 }, { lora: LORA, frozenWeightsF16: f16 });
   const created = performance.now();
   const N = B * T;
+  if (values['allocate-only']) {
+    backend.prepare(B, T);
+    await context.device.queue.onSubmittedWorkDone();
+    const batch = backend.batchMemory()!;
+    const allocated = { bench: 'memory', date: new Date().toISOString(), model: title, run: 'allocated only (buffers and recorded plans of the step; nothing run)', adapter: context.adapter, limits: { ...limits, requested: spec.defaultLimits ? 'WebGPU defaults' : 'adapter' }, B, T, checkpointing: batch.checkpointing, groupSequences: batch.groupSequences, lmHeadRows: batch.lmHeadRows, items, totalBytes: totalBytes(items), listedLargestBufferBytes: largestBufferBytes(items), trackedPeakBytes: tracker.peakBytes(), largestBufferBytes: tracker.largestBytes(), createSeconds: (created - started) / 1000 };
+    backend.dispose();
+    context.device.destroy();
+    console.log(`allocated only: tracked peak ${MiB(allocated.trackedPeakBytes)} MiB, largest buffer ${MiB(allocated.largestBufferBytes)} MiB; checkpointing ${batch.checkpointing}, ${batch.groupSequences} sequences per layer group, LM head ${batch.lmHeadRows} tokens per chunk`);
+    console.log(JSON.stringify(allocated));
+    return;
+  }
   const ids = Int32Array.from({ length: N }, (_, i) => (i * 7919) % config.vocab_size);
   const targets = Int32Array.from({ length: N }, (_, i) => (i * 104729 + 1) % config.vocab_size);
   await backend.zeroGrad();
@@ -70,7 +83,9 @@ async function runCase(key: string, B: number, T: number): Promise<void> {
     limits: { ...limits, requested: spec.defaultLimits ? 'WebGPU defaults' : 'adapter' },
     B,
     T,
+    run: 'one backward + AdamW step',
     checkpointing: batch.checkpointing,
+    groupSequences: batch.groupSequences,
     lmHeadRows: batch.lmHeadRows,
     items,
     totalBytes: totalBytes(items),

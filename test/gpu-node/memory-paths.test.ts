@@ -168,7 +168,10 @@ test('a batch that cannot fit even checkpointed fails naming the limit and the s
     const B = Math.ceil(maxBufferSize / 4 / (TINY_CONFIG.hidden_size * (TINY_CONFIG.num_hidden_layers + 2))) + 1;
     const rows = new Int32Array(B);
     await expect(backend.logprobs(rows, rows, B, 1, 1)).rejects.toThrow(/maxBufferSize|maxStorageBufferBindingSize/);
-    await expect(backend.logprobs(rows, rows, B, 1, 1)).rejects.toThrow(/micro-batch/);
+    expect(() => backend.prepare(B, 1)).toThrow(/micro-batch/); // before any sampling
+    expect(backend.batchMemory()).toBeNull();
+    backend.prepare(2, 5);
+    expect(backend.batchMemory()).toMatchObject({ checkpointing: true, groupSequences: 2 });
     const small = batchOf(TINY_CONFIG, 2, 5);
     expect((await backend.logprobs(small.ids, small.targets, 2, 5, 1)).every(Number.isFinite)).toBe(true);
   } finally {

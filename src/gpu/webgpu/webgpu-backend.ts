@@ -243,6 +243,11 @@ export class WebGPUBackend implements ModelBackend {
     ops.globalGradNorm(this.normPlan, this.normResult, this.normPartials, whole(this.grads), n, 0);
   }
 
+  /** Allocates a (B, T) batch shape's buffers and records its plans without running anything: a batch that cannot fit fails here, before any sampling. */
+  prepare(B: number, T: number): void {
+    this.batchFor(B, T);
+  }
+
   async forward(ids: Int32Array, B: number, T: number): Promise<Float32Array> {
     const batch = this.batchFor(B, T);
     this.writeTokens(batch.ids, ids, B * T, 'ids');
