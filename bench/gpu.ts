@@ -23,7 +23,7 @@ interface GpuPageResult {
   peak: PeakEstimate | null;
   sample: Array<{ model: string; B: number; prompt: number; steps: number; webgpu: { prefill: number; decode: number }; cpu: { prefill: number; decode: number } | null; decodeRatio: number | null }>;
   trainPeer: TrainPeerResult;
-  memory: { model: string; items: BufferItem[]; totalBytes: number; check: { model: string; listedBytes: number; trackedPeakBytes: number } };
+  memory: { model: string; items: BufferItem[]; totalBytes: number; largestBufferBytes: number; check: { model: string; listedBytes: number; trackedPeakBytes: number; trackedLargestBufferBytes: number } };
 }
 
 const PAGE_TIMEOUT_MS = 20 * 60_000;
@@ -51,7 +51,8 @@ async function main(): Promise<void> {
   console.log(`\n| GPU memory: ${page.memory.model} | MiB |\n|---|---|`);
   for (const item of page.memory.items) console.log(`| ${item.what} | ${MiB(item.bytes)} |`);
   console.log(`| **total** | **${MiB(page.memory.totalBytes)}** |`);
-  console.log(`\nlisting checked on ${page.memory.check.model}: listed ${MiB(page.memory.check.listedBytes)} MiB, tracked peak of real allocations ${MiB(page.memory.check.trackedPeakBytes)} MiB`);
+  console.log(`| largest single buffer | ${MiB(page.memory.largestBufferBytes)} |`);
+  console.log(`\nlisting checked on ${page.memory.check.model}: listed ${MiB(page.memory.check.listedBytes)} MiB, tracked peak of real allocations ${MiB(page.memory.check.trackedPeakBytes)} MiB, largest buffer ${MiB(page.memory.check.trackedLargestBufferBytes)} MiB`);
   console.log(
     `\nsummary: adapter ${kernelResult.adapter.vendor} ${kernelResult.adapter.architecture}${page.software ? ' (software)' : ''}; ` +
       `best matmul ${bestForward.toFixed(2)} GFLOP/s${page.peak ? ` = ${(100 * peakShare!).toFixed(2)} % of the f32 peak ${page.peak.gflops} GFLOP/s (${page.peak.basis})` : ' (f32 peak unknown)'}; ` +

@@ -5,6 +5,7 @@
  * or a byte-model folder like nano's), on the fast CPU backend (the default), the reference CPU
  * backend or WebGPU through Dawn (the software adapter where there is no GPU).
  */
+import type { ActivationCheckpointing } from '../gpu/webgpu/activations.ts';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,7 +74,7 @@ function processKernels(): Promise<WasmKernels> {
 }
 
 /** Opens `tiny`, `nano` or a model folder on the chosen backend. */
-export async function openModel(spec: string, options: { backend: BackendName; seed: number } & ModelBackendOptions): Promise<OpenedModel> {
+export async function openModel(spec: string, options: { backend: BackendName; seed: number; activationCheckpointing?: ActivationCheckpointing } & ModelBackendOptions): Promise<OpenedModel> {
   let config: ModelConfig;
   let weights: ModelWeights;
   let tokenizer: Tokenizer;
@@ -121,7 +122,7 @@ export async function openModel(spec: string, options: { backend: BackendName; s
   ]);
   try {
     const context = await requestGPUDevice({ gpu: createNodeGPU(), label: `tabrl ${spec}` });
-    const backend = await createWebGPUBackend(context, config, weights, backendOptions);
+    const backend = await createWebGPUBackend(context, config, weights, { ...backendOptions, activationCheckpointing: options.activationCheckpointing ?? 'auto' });
     const { vendor, architecture, isFallbackAdapter } = context.adapter;
     // A real checkpoint's KV cache needs more room than the decoder's default.
     const cacheBytes = spec === 'tiny' || spec === 'nano' ? undefined : 2 ** 30;

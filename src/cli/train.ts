@@ -83,6 +83,8 @@ GRPO knobs (docs/training.md says when to use each):
   --stale-rollouts A     rollouts past --max-staleness: resample (default) or downweight (×0.5 per version past K)
   --echo-weight L        λ of an SFT loss on the environment's reply tokens in multi-turn rollouts (ECHO; default 0)
   --micro-batch N        sequences per backward pass (default 8; the step's gradient accumulates over them)
+  --activation-checkpointing M   webgpu: on (keep each layer's output only, recompute the rest in backward), off, or
+                         auto (default: on for a micro-batch whose activations would pass 256 MiB or the GPU's limits)
   --max-grad-norm N      clip the global gradient norm to this (default 1; 0 disables)
   --weight-decay W       AdamW weight decay (default 0)
   --lr-warmup N          steps of linear learning-rate warm-up (default 0)
@@ -112,6 +114,8 @@ interface RunSettings {
   envArgs: Record<string, unknown>;
   model: string;
   backend: string;
+  /** --activation-checkpointing (webgpu only); absent in runs saved before it existed, which means 'auto'. */
+  activationCheckpointing?: 'auto' | 'on' | 'off';
   lora: LoraConfig | null;
   sftSteps: number;
   grpoSteps: number;
@@ -175,6 +179,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       'stale-rollouts': { type: 'string' },
       'echo-weight': { type: 'string' },
       'micro-batch': { type: 'string' },
+      'activation-checkpointing': { type: 'string' },
       'max-grad-norm': { type: 'string' },
       'weight-decay': { type: 'string' },
       'lr-warmup': { type: 'string' },
@@ -241,6 +246,14 @@ export async function runTrain(argv: string[]): Promise<number> {
   }
 }
 
+/** Reads --activation-checkpointing: auto, on or off, and only with --backend webgpu (the CPU backend keeps every activation). */
+function activationCheckpointingFromFlags(text: string | undefined, backend: string): { activationCheckpointing?: 'auto' | 'on' | 'off' } {
+  if (text === undefined) return {};
+  if (text !== 'auto' && text !== 'on' && text !== 'off') throw new CliError(`--activation-checkpointing takes auto, on or off, got "${text}"`, 2);
+  if (backend !== 'webgpu') throw new CliError('--activation-checkpointing is a setting of --backend webgpu; the cpu backend keeps every activation', 2);
+  return { activationCheckpointing: text };
+}
+
 /** Whether `outDir`'s report.json says its run ended on its own (a run stopped by Ctrl-C says interrupted; one that failed wrote none). */
 function finishedRun(outDir: string): boolean {
   try {
@@ -268,7 +281,13 @@ async function train(
     if (!isBuiltinEnvironment(spec)) throw new CliError(`an SFT warm-up needs demonstrations; only built-in environments (${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}) have an expert. Pass --sft-steps 0 to skip the warm-up.`, 2);
     expert = new ScriptedClient(await loadBuiltinExpert(spec, env));
   }
-  const model = await openModel(settings.model, { backend: parseBackendName(settings.backend), seed: settings.options.seed, lora: settings.lora });
+  const checkpointing = settings.activationCheckpointing ?? 'auto';
+  const model = await openModel(settings.model, {
+    backend: parseBackendName(settings.backend),
+    seed: settings.options.seed,
+    lora: settings.lora,
+    activationCheckpointing: checkpointing === 'auto' ? 'auto' : checkpointing === 'on',
+  });
   if (resumeFrom) {
     const checkpointDir = run.checkpointDir!;
     try {
@@ -530,6 +549,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     envArgs: { ...(preset?.envArgs ?? {}), ...parseEnvArgs(values['env-args'] as string | undefined) },
     model,
     backend: parseBackendName(values.backend as string | undefined),
+    ...activationCheckpointingFromFlags(values['activation-checkpointing'] as string | undefined, parseBackendName(values.backend as string | undefined)),
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
     ...(judge ? { judge } : {}),
     ...(poolRefresh ? { poolRefresh } : {}),

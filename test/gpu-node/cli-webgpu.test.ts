@@ -40,9 +40,9 @@ test('tabrl forward --backend webgpu matches --backend cpu', { timeout: 90_000 }
   expectClose(Float32Array.from(webgpu.flat()), Float32Array.from(cpu.flat()), { atol: 1e-5, rtol: 1e-4, label: 'logits, webgpu vs cpu' });
 });
 
-test('tabrl train --backend webgpu samples on the GPU: a warm-up and a GRPO step on tiny finish and are measured', { timeout: 180_000 }, async () => {
+test('tabrl train --backend webgpu samples on the GPU: a warm-up and a GRPO step on tiny finish and are measured (activations checkpointed, forced)', { timeout: 180_000 }, async () => {
   const out = join(mkdtempSync(join(tmpdir(), 'tabrl-train-webgpu-')), 'run');
-  const args = ['train', 'reverse-text', '--model', 'tiny', '--backend', 'webgpu', '--demonstrations', '16', '--sft-steps', '2', '--sft-batch', '4', '--steps', '1', '--tasks-per-step', '2', '--group', '4', '--max-tokens', '8', '--eval-tasks', '2', '--out', out];
+  const args = ['train', 'reverse-text', '--model', 'tiny', '--backend', 'webgpu', '--activation-checkpointing', 'on', '--demonstrations', '16', '--sft-steps', '2', '--sft-batch', '4', '--steps', '1', '--tasks-per-step', '2', '--group', '4', '--max-tokens', '8', '--eval-tasks', '2', '--out', out];
   // Progress goes to stderr (stdout carries --json lines).
   const progress = await new Promise<string>((resolve, reject) => {
     execFile(process.execPath, [BIN, ...args], { timeout: 170_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`tabrl train --backend webgpu failed: ${stderr}`)) : resolve(stderr)));
@@ -51,4 +51,19 @@ test('tabrl train --backend webgpu samples on the GPU: a warm-up and a GRPO step
   expect(progress).toMatch(/grpo 1\/1 {2}reward/);
   const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { evaluations: { label: string }[] };
   expect(report.evaluations.map((evaluation) => evaluation.label)).toEqual(['before', 'after warm-up', 'after GRPO']);
+});
+
+test('tabrl train --activation-checkpointing takes auto, on or off, and only with --backend webgpu', async () => {
+  const run = (extra: string[]) =>
+    new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, 'train', 'reverse-text', '--model', 'tiny', ...extra, '--steps', '0', '--sft-steps', '0'], { timeout: 60_000 }, (error, _stdout, stderr) =>
+        resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stderr }),
+      );
+    });
+  const wrong = await run(['--backend', 'webgpu', '--activation-checkpointing', 'yes']);
+  expect(wrong.code).toBe(2);
+  expect(wrong.stderr).toContain('--activation-checkpointing takes auto, on or off, got "yes"');
+  const cpu = await run(['--activation-checkpointing', 'on']);
+  expect(cpu.code).toBe(2);
+  expect(cpu.stderr).toContain('--activation-checkpointing is a setting of --backend webgpu');
 });

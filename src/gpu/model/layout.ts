@@ -135,49 +135,80 @@ export function loraLayout(config: ModelConfig, lora: LoraConfig, options: Layou
   return buildLayout(tensors, options);
 }
 
-/**
- * Returns the layout of the forward activations of a (B, T) batch: per layer `layers.{l}.{name}`,
- * plus `encoded`, `lnf`, `lnf_rstd`, `logits` and `logprobs`. The CPU backend keeps a second buffer
- * of the same layout for their gradients.
- */
-export function activationLayout(config: ModelConfig, B: number, T: number, lora: LoraConfig | null = null, options: LayoutOptions = {}): Layout {
+/** Options of activationLayout: alignment, and whether the (N, V) logits get a slot (default true; the WebGPU backend computes them in chunks and leaves them out). */
+export interface ActivationLayoutOptions extends LayoutOptions {
+  logits?: boolean;
+}
+
+/** Returns one layer's forward intermediates of a (B, T) batch, in buffer order, by their name within the layer (`ln1`, `att`, …, `residual3`). */
+export function layerActivationShapes(config: ModelConfig, B: number, T: number, lora: LoraConfig | null = null): Array<[string, number[]]> {
   const N = B * T;
-  const { vocab_size: V, hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = config;
+  const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = config;
   const QD = NH * HS;
   const KVD = KVH * HS;
-  const tensors: Array<[string, number[]]> = [['encoded', [N, C]]];
-  for (let l = 0; l < config.num_hidden_layers; l++) {
-    const add = (name: string, shape: number[]): void => void tensors.push([`layers.${l}.${name}`, shape]);
-    add('ln1', [N, C]);
-    add('ln1_rstd', [N]);
-    add('q', [N, QD]);
-    add('k', [N, KVD]);
-    add('v', [N, KVD]);
-    if (config.qk_norm) {
-      add('q_normed', [N, QD]);
-      add('q_rstd', [N * NH]);
-      add('k_normed', [N, KVD]);
-      add('k_rstd', [N * KVH]);
-    }
-    add('q_rope', [N, QD]);
-    add('k_rope', [N, KVD]);
-    add('att', [B, NH, T, T]);
-    add('atty', [N, QD]);
-    add('attproj', [N, C]);
-    add('residual2', [N, C]);
-    add('ln2', [N, C]);
-    add('ln2_rstd', [N]);
-    add('gate', [N, I]);
-    add('up', [N, I]);
-    add('swiglu', [N, I]);
-    add('mlp_out', [N, C]);
-    add('residual3', [N, C]);
-    if (lora !== null) {
-      for (const module of LORA_TARGET_MODULES) if (lora.targetModules.includes(module)) add(`${module}.lora_hidden`, [N, lora.rank]);
-    }
+  const tensors: Array<[string, number[]]> = [];
+  const add = (name: string, shape: number[]): void => void tensors.push([name, shape]);
+  add('ln1', [N, C]);
+  add('ln1_rstd', [N]);
+  add('q', [N, QD]);
+  add('k', [N, KVD]);
+  add('v', [N, KVD]);
+  if (config.qk_norm) {
+    add('q_normed', [N, QD]);
+    add('q_rstd', [N * NH]);
+    add('k_normed', [N, KVD]);
+    add('k_rstd', [N * KVH]);
   }
-  tensors.push(['lnf', [N, C]], ['lnf_rstd', [N]], ['logits', [N, V]], ['logprobs', [N]]);
+  add('q_rope', [N, QD]);
+  add('k_rope', [N, KVD]);
+  add('att', [B, NH, T, T]);
+  add('atty', [N, QD]);
+  add('attproj', [N, C]);
+  add('residual2', [N, C]);
+  add('ln2', [N, C]);
+  add('ln2_rstd', [N]);
+  add('gate', [N, I]);
+  add('up', [N, I]);
+  add('swiglu', [N, I]);
+  add('mlp_out', [N, C]);
+  add('residual3', [N, C]);
+  if (lora !== null) {
+    for (const module of LORA_TARGET_MODULES) if (lora.targetModules.includes(module)) add(`${module}.lora_hidden`, [N, lora.rank]);
+  }
+  return tensors;
+}
+
+/**
+ * Returns the layout of the forward activations of a (B, T) batch: per layer `layers.{l}.{name}`,
+ * plus `encoded`, `lnf`, `lnf_rstd`, `logits` (unless `logits: false`) and `logprobs`. The CPU
+ * backend keeps a second buffer of the same layout for their gradients.
+ */
+export function activationLayout(config: ModelConfig, B: number, T: number, lora: LoraConfig | null = null, options: ActivationLayoutOptions = {}): Layout {
+  const N = B * T;
+  const { vocab_size: V, hidden_size: C } = config;
+  const tensors: Array<[string, number[]]> = [['encoded', [N, C]]];
+  const layer = layerActivationShapes(config, B, T, lora);
+  for (let l = 0; l < config.num_hidden_layers; l++) for (const [name, shape] of layer) tensors.push([`layers.${l}.${name}`, shape]);
+  tensors.push(['lnf', [N, C]], ['lnf_rstd', [N]]);
+  if (options.logits ?? true) tensors.push(['logits', [N, V]]);
+  tensors.push(['logprobs', [N]]);
   return buildLayout(tensors, options);
+}
+
+/**
+ * The two layouts of activation checkpointing (one buffer each): `kept` holds what lives through the
+ * step (`encoded`, each layer's output `layers.{l}.residual3`, `lnf`, `lnf_rstd`, `logprobs`; no
+ * logits), `layer` one layer's other intermediates under their names within the layer, recomputed
+ * per layer in backward.
+ */
+export function checkpointedActivationLayouts(config: ModelConfig, B: number, T: number, lora: LoraConfig | null = null, options: LayoutOptions = {}): { kept: Layout; layer: Layout } {
+  const N = B * T;
+  const C = config.hidden_size;
+  const kept: Array<[string, number[]]> = [['encoded', [N, C]]];
+  for (let l = 0; l < config.num_hidden_layers; l++) kept.push([`layers.${l}.residual3`, [N, C]]);
+  kept.push(['lnf', [N, C]], ['lnf_rstd', [N]], ['logprobs', [N]]);
+  const layer = layerActivationShapes(config, B, T, lora).filter(([name]) => name !== 'residual3');
+  return { kept: buildLayout(kept, options), layer: buildLayout(layer, options) };
 }
 
 /** Returns the subarray of buffer that holds the named slot, or throws naming the missing tensor. */

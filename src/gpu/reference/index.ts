@@ -10,6 +10,6 @@ export { ropeBackward, ropeForward } from './rope.ts';
 export { attentionBackward, attentionForward } from './attention.ts';
 export { swigluBackward, swigluForward } from './swiglu.ts';
 export { residualBackward, residualForward } from './residual.ts';
-export { crossEntropyForward, entropyForward, logprobsBackward, logprobsForward } from './logprobs.ts';
+export { crossEntropyForward, entropyForward, logprobsBackward, logprobsBackwardInPlace, logprobsForward } from './logprobs.ts';
 export { adamwUpdate, clipFactor, globalGradNorm, scaleInPlace, type AdamWHyperparameters } from './adamw.ts';
 export { loraBackward, loraForward } from './lora.ts';

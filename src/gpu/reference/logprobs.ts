@@ -87,3 +87,25 @@ export function entropyForward(
     entropy[n] = lse - expectedLogit;
   }
 }
+
+/**
+ * Reference of `logprobs_backward_in_place.wgsl`: writes logprobs[n] and entropy[n] of each row, then
+ * overwrites logits[n,:] with dlogprobs[n]·(onehot(targets[n]) − softmax(logits[n,:]/temperature)) /
+ * temperature (zeros where dlogprobs[n] is 0): one chunk of the LM head's fused loss and gradient.
+ */
+export function logprobsBackwardInPlace(
+  logits: Float32Array, // (N, V) in, dlogits out
+  logprobs: Float32Array, // (N)
+  entropy: Float32Array, // (N)
+  dlogprobs: Float32Array, // (N)
+  targets: Int32Array, // (N)
+  N: number,
+  V: number,
+  temperature: number,
+): void {
+  logprobsForward(logprobs, logits, targets, N, V, temperature);
+  entropyForward(entropy, logits, N, V, temperature);
+  const dlogits = new Float32Array(N * V);
+  logprobsBackward(dlogits, dlogprobs, logits, targets, N, V, temperature);
+  logits.set(dlogits);
+}

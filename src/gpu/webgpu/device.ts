@@ -61,6 +61,8 @@ export interface RequestDeviceOptions {
   onError?: (error: Error) => void;
   /** Where the device's tuning results persist across visits (the engine worker passes IndexedDB); default none. */
   tuningStore?: TuningStore;
+  /** Ask for WebGPU's default limits (256 MiB maxBufferSize, 128 MiB maxStorageBufferBindingSize) instead of the adapter's: checks that a model fits any adapter. Default false. */
+  defaultLimits?: boolean;
 }
 
 /** Requests a high-performance adapter and a device with its limits and optional features, or throws loudly. */
@@ -81,7 +83,7 @@ export async function requestGPUDevice(options: RequestDeviceOptions = {}): Prom
   }
   const requiredFeatures = OPTIONAL_FEATURES.filter((feature) => adapter.features.has(feature));
   const requiredLimits: Record<string, number> = {};
-  for (const name of RAISED_LIMITS) {
+  for (const name of options.defaultLimits === true ? [] : RAISED_LIMITS) {
     const value = (adapter.limits as unknown as Record<string, number | undefined>)[name];
     if (typeof value === 'number') requiredLimits[name] = value;
   }

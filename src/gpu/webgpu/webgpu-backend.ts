@@ -12,8 +12,6 @@ import type { LogprobsOptions, ModelBackend, ModelBackendOptions, ModelWeights, 
 import type { ModelConfig } from '../model/config.ts';
 import { initLoraParameters, initParameters } from '../model/init.ts';
 import {
-  activationLayout,
-  buildLayout,
   linearModuleName,
   linearSizes,
   loraLayout,
@@ -26,29 +24,32 @@ import {
   type LoraTargetModule,
 } from '../model/layout.ts';
 import type { GPUContext } from './device.ts';
-import { decodeF16, encodeF16 } from '../io/half.ts';
 import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
 import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
+import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
 import * as ops from './ops.ts';
+import { BatchActivations, chooseCheckpointing, LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
+import { ParamStore } from './param-store.ts';
+import { createStorage, LOWER_THE_BATCH } from './storage.ts';
 
 /** The GPU state of one (B, T) batch shape: activations, their gradients, inputs and the recorded plans. */
 interface BatchState {
   B: number;
   T: number;
-  layout: Layout;
-  acts: GPUBuffer;
-  dacts: GPUBuffer;
+  activations: BatchActivations; // activations and their gradients, plain or checkpointed
   ids: GPUTensor; // (B*T) i32
   targets: GPUTensor; // (B*T) i32
   weights: GPUTensor; // (B*T) f32, the dlogprobs of backward
-  forwardPlan: KernelPlan; // ids → logits
-  referencePlan: KernelPlan | null; // ids → logits under the KL reference (LoRA branch skipped, or the frozen copy); recorded on first use
+  forwardPlan: KernelPlan; // ids → lnf (the final norm's output; the LM head runs in chunks in the plans below)
+  referencePlan: KernelPlan | null; // ids → logprobs under the KL reference (LoRA branch skipped, or the frozen copy), LM head included; recorded on first use
+  referenceTemperatureDispatches: TemperatureDispatch[]; // of referencePlan
   positions: GPUTensor; // (B*T) i32
-  logprobsPlan: KernelPlan; // logits, targets → logprobs
-  backwardPlan: KernelPlan; // weights → gradients
-  logprobsForward: Dispatch; // holds the temperature
-  logprobsBackward: Dispatch; // holds the temperature
+  lmHead: LmHeadTensors; // whole-batch views and the (rows, V) logits scratch
+  lmHeadRows: number; // tokens per LM-head chunk
+  logprobsPlan: KernelPlan; // lnf, targets → logprobs, chunk by chunk
+  backwardPlan: KernelPlan; // weights → logprobs and gradients (the LM head chunk by chunk, fused with its loss)
+  temperatureDispatches: TemperatureDispatch[]; // of both plans: their params hold the temperature
   temperature: number;
   scratch: GPUBuffer[];
 }
@@ -67,6 +68,22 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
    * short timed trial picks them once per adapter (matmul-tuning.ts) before the backend is created.
    */
   matmul?: Partial<Omit<MatmulChoice, 'source'>>;
+  /**
+   * Activation checkpointing (activations.ts): true keeps only each layer's output and recomputes a
+   * layer's intermediates in backward (about one more forward per step, a fraction of the memory);
+   * false keeps every intermediate; 'auto' (default) checkpoints a batch shape whose plain activations
+   * would pass 256 MiB or the device's buffer limits.
+   */
+  activationCheckpointing?: ActivationCheckpointing;
+  /**
+   * With LoRA, the most bytes of frozen base weights per buffer (default: the device's maxBufferSize);
+   * more weights than that lie in several buffers. Trained weights always lie in one.
+   */
+  maxParamBufferBytes?: number;
+  /** Checkpointed: the bytes one layer's recomputed activations aim at, which sets the sequences a layer runs over at once (default LAYER_GROUP_BYTES). */
+  layerGroupBytes?: number;
+  /** Bytes of the LM head's logits chunk (lm-head.ts; default LM_HEAD_CHUNK_BYTES): smaller saves memory, larger runs fewer, larger products. */
+  lmHeadChunkBytes?: number;
 }
 
 /** Returns whether a base parameter is stored as f16 under frozenWeightsF16: the matrices the *_f16w kernels read. */
@@ -95,7 +112,17 @@ export async function createWebGPUBackend(
   }
   if (options.matmul) forceMatmul(kernelsFor(context), options.matmul);
   else await tuneMatmul(kernelsFor(context));
-  const backend = new WebGPUBackend(context, config, lora, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, options.frozenWeightsF16 === true);
+  if (options.maxParamBufferBytes !== undefined && !(options.maxParamBufferBytes > 0)) throw new Error(`maxParamBufferBytes must be positive, got ${options.maxParamBufferBytes}`);
+  const backend = new WebGPUBackend(context, config, lora, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, options.frozenWeightsF16 === true, options.maxParamBufferBytes);
+  backend.activationCheckpointing = options.activationCheckpointing ?? 'auto';
+  if (options.lmHeadChunkBytes !== undefined) {
+    if (!(options.lmHeadChunkBytes > 0)) throw new Error(`lmHeadChunkBytes must be positive, got ${options.lmHeadChunkBytes}`);
+    backend.lmHeadChunkBytes = options.lmHeadChunkBytes;
+  }
+  if (options.layerGroupBytes !== undefined) {
+    if (!(options.layerGroupBytes > 0)) throw new Error(`layerGroupBytes must be positive, got ${options.layerGroupBytes}`);
+    backend.layerGroupBytes = options.layerGroupBytes;
+  }
   if ('tensors' in weights) {
     const names = [...backend.paramLayout.slots, ...(backend.halfParamLayout?.slots ?? [])].map((slot) => slot.name);
     const missing = names.filter((name) => !weights.tensors.has(name));
@@ -105,35 +132,6 @@ export async function createWebGPUBackend(
     await backend.setParameters(weights.tensors);
   }
   return backend;
-}
-
-/** Returns a storage buffer of `count` values of `bytesPerValue` (4: f32, 2: f16), zero-filled, or throws saying which limit it exceeds. */
-function createStorage(device: GPUDevice, count: number, label: string, bytesPerValue = 4): GPUBuffer {
-  const megabytes = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-  const byteLength = count * bytesPerValue;
-  if (byteLength > device.limits.maxBufferSize) {
-    throw new Error(
-      `the ${label} buffer needs ${megabytes(byteLength)} but this GPU allows ${megabytes(device.limits.maxBufferSize)} per buffer ` +
-        '(maxBufferSize): use a smaller model, LoRA instead of full fine-tuning, or a smaller batch',
-    );
-  }
-  return device.createBuffer({
-    label,
-    size: Math.max(16, Math.ceil(byteLength / 16) * 16),
-    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  });
-}
-
-/** Throws unless every slot of the layout (values of bytesPerValue) fits in one storage binding of this device. */
-function checkBindingSizes(device: GPUDevice, layout: Layout, what: string, bytesPerValue = 4): void {
-  const limit = device.limits.maxStorageBufferBindingSize;
-  const largest = layout.slots.reduce((a, b) => (b.size > a.size ? b : a), layout.slots[0]!);
-  if (largest.size * bytesPerValue > limit) {
-    throw new Error(
-      `${what} ${largest.name} [${largest.shape}] needs ${(largest.size * bytesPerValue) / 2 ** 20} MiB in one binding but this GPU ` +
-        `allows ${limit / 2 ** 20} MiB (maxStorageBufferBindingSize): use a smaller model or batch`,
-    );
-  }
 }
 
 /** Returns the binding of a named slot of a layout inside its buffer. */
@@ -156,15 +154,22 @@ export class WebGPUBackend implements ModelBackend {
   readonly kind = 'webgpu';
   readonly config: ModelConfig;
   readonly lora: LoraConfig | null;
-  readonly paramLayout: Layout; // Hugging Face names, aligned offsets: every base parameter, or those not in halfParamLayout
-  /** With frozenWeightsF16: the base matrices stored as f16 (offsets in f16 values, 256-byte aligned); otherwise null. */
+  /** Hugging Face names and shapes: every base parameter, or those not in halfParamLayout; its offsets hold when the f32 parameters lie in one buffer (always when they train). */
+  readonly paramLayout: Layout;
+  /** With frozenWeightsF16: the base matrices stored as f16; otherwise null. */
   readonly halfParamLayout: Layout | null;
   readonly loraLayout: Layout | null; // PEFT names, aligned offsets
   /** The kernels and pipeline cache of this backend's device. */
   readonly kernels: Kernels;
+  /** Whether batch shapes allocated from now on checkpoint their activations (see WebGPUBackendOptions). */
+  activationCheckpointing: ActivationCheckpointing = 'auto';
+  /** Bytes the LM head's logits chunk aims at, for batch shapes allocated from now on. */
+  lmHeadChunkBytes = LM_HEAD_CHUNK_BYTES;
+  /** Checkpointed: bytes a layer's recomputed activations aim at, for batch shapes allocated from now on. */
+  layerGroupBytes = LAYER_GROUP_BYTES;
   private readonly device: GPUDevice;
-  private readonly params: GPUBuffer; // (paramLayout.totalSize) f32
-  private readonly halfParams: GPUBuffer | null; // (halfParamLayout.totalSize) f16
+  private readonly params: ParamStore; // f32 base parameters, in one or more buffers
+  private readonly halfParams: ParamStore | null; // f16 frozen matrices, in one or more buffers
   private readonly loraParams: GPUBuffer | null; // (loraLayout.totalSize)
   private readonly grads: GPUBuffer; // (trainable layout.totalSize)
   private readonly adamM: GPUBuffer;
@@ -180,7 +185,7 @@ export class WebGPUBackend implements ModelBackend {
   private referenceParams: GPUBuffer | null = null; // (paramLayout.totalSize) f32, the frozen KL reference of full fine-tuning
 
   /** Allocates the buffers and initialises them from seed (HF init) and loraSeed (PEFT init). */
-  constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, frozenWeightsF16 = false) {
+  constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, frozenWeightsF16 = false, maxParamBufferBytes = Infinity) {
     this.config = config;
     this.lora = lora;
     this.kernels = kernelsFor(context);
@@ -191,24 +196,22 @@ export class WebGPUBackend implements ModelBackend {
       if (value % 4 !== 0) throw new Error(`the WebGPU backend needs ${name} (${value}) to be a multiple of 4 (vec4 matmuls); use the cpu backend`);
     }
     if (frozenWeightsF16 && (lora === null || !context.features.shaderF16)) throw new Error('frozenWeightsF16 needs LoRA and shader-f16 (see createWebGPUBackend)');
+    // the buffers (and their limit checks) before the host array of the initial weights exists: a model past a limit used to fill gigabytes first.
+    // Frozen weights (LoRA) may lie in several buffers, each within maxBufferSize; trained ones lie in one, which AdamW runs over.
+    const shapes = paramShapes(config);
+    const common = { alignmentBytes: alignment * 4, maxBufferBytes: lora === null ? Infinity : Math.min(this.device.limits.maxBufferSize, maxParamBufferBytes) };
+    this.params = new ParamStore(this.device, frozenWeightsF16 ? shapes.filter(([name]) => !isF16StorableWeight(name)) : shapes, { ...common, bytesPerValue: 4, label: 'params' });
+    try {
+      this.halfParams = frozenWeightsF16 ? new ParamStore(this.device, shapes.filter(([name]) => isF16StorableWeight(name)), { ...common, bytesPerValue: 2, label: 'params f16' }) : null;
+    } catch (error) {
+      this.params.destroy();
+      throw error;
+    }
+    this.paramLayout = this.params.layout;
+    this.halfParamLayout = this.halfParams?.layout ?? null;
     const fullLayout = paramLayout(config, { alignment });
-    // f32 weights: check the bindings before the host array of the initial weights exists (a model past the limit used to fill gigabytes first)
-    if (!frozenWeightsF16) checkBindingSizes(this.device, fullLayout, 'parameter');
     const initial = new Float32Array(fullLayout.totalSize);
     initParameters(initial, fullLayout, seed);
-    if (frozenWeightsF16) {
-      const shapes = paramShapes(config);
-      this.paramLayout = buildLayout(shapes.filter(([name]) => !isF16StorableWeight(name)), { alignment });
-      this.halfParamLayout = buildLayout(shapes.filter(([name]) => isF16StorableWeight(name)), { alignment: alignment * 2 });
-      checkBindingSizes(this.device, this.halfParamLayout, 'parameter', 2);
-      this.halfParams = createStorage(this.device, this.halfParamLayout.totalSize, 'params f16', 2);
-    } else {
-      this.paramLayout = fullLayout;
-      this.halfParamLayout = null;
-      this.halfParams = null;
-    }
-    checkBindingSizes(this.device, this.paramLayout, 'parameter');
-    this.params = createStorage(this.device, this.paramLayout.totalSize, 'params');
     for (const slot of fullLayout.slots) {
       this.setParameter(slot.name, { shape: slot.shape, data: initial.subarray(slot.offset, slot.offset + slot.size) });
     }
@@ -240,21 +243,41 @@ export class WebGPUBackend implements ModelBackend {
     ops.globalGradNorm(this.normPlan, this.normResult, this.normPartials, whole(this.grads), n, 0);
   }
 
+  /** Allocates a (B, T) batch shape's buffers and records its plans without running anything: a batch that cannot fit fails here, before any sampling. */
+  prepare(B: number, T: number): void {
+    this.batchFor(B, T);
+  }
+
   async forward(ids: Int32Array, B: number, T: number): Promise<Float32Array> {
     const batch = this.batchFor(B, T);
     this.writeTokens(batch.ids, ids, B * T, 'ids');
-    this.submit(batch.forwardPlan);
-    return this.read(slotTensor(batch.acts, batch.layout, 'logits'));
+    // the (N, V) logits exist only for this call: training never holds them (lm-head.ts)
+    const { hidden_size: C, vocab_size: V } = this.config;
+    const N = B * T;
+    const logits = createStorage(this.device, N * V, `logits of a (B, T) = (${B}, ${T}) forward`);
+    const plan = new KernelPlan(this.kernels);
+    for (let first = 0; first < N; first += batch.lmHeadRows) {
+      const n = Math.min(batch.lmHeadRows, N - first);
+      const lnf = { ...batch.lmHead.lnf, offset: batch.lmHead.lnf.offset + first * C * 4, size: n * C * 4 };
+      ops.matmulForward(plan, { buffer: logits, offset: first * V * 4, size: n * V * 4 }, lnf, batch.lmHead.weight, null, n, C, V);
+    }
+    try {
+      this.submit(batch.forwardPlan, plan);
+      return await this.read({ buffer: logits, offset: 0, size: N * V * 4 });
+    } finally {
+      plan.destroy();
+      logits.destroy();
+    }
   }
 
   async logprobs(ids: Int32Array, targets: Int32Array, B: number, T: number, temperature: number, options: LogprobsOptions = {}): Promise<Float32Array> {
     const batch = this.batchFor(B, T);
-    const forward = options.weights === 'reference' ? this.referencePlanFor(batch) : batch.forwardPlan;
+    const plans = options.weights === 'reference' ? [this.referencePlanFor(batch)] : [batch.forwardPlan, batch.logprobsPlan];
     this.writeTokens(batch.ids, ids, B * T, 'ids');
     this.writeTokens(batch.targets, targets, B * T, 'targets');
     this.setTemperature(batch, temperature);
-    this.submit(forward, batch.logprobsPlan);
-    return this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
+    this.submit(...plans);
+    return this.read(batch.activations.act('logprobs'));
   }
 
   async backward(ids: Int32Array, targets: Int32Array, weights: Float32Array, B: number, T: number, temperature: number): Promise<number> {
@@ -265,8 +288,8 @@ export class WebGPUBackend implements ModelBackend {
     this.writeTokens(batch.targets, targets, N, 'targets');
     this.device.queue.writeBuffer(batch.weights.buffer, 0, weights.buffer as ArrayBuffer, weights.byteOffset, N * 4);
     this.setTemperature(batch, temperature);
-    this.submit(batch.forwardPlan, batch.logprobsPlan, batch.backwardPlan);
-    const logprobs = await this.read(slotTensor(batch.acts, batch.layout, 'logprobs'));
+    this.submit(batch.forwardPlan, batch.backwardPlan);
+    const logprobs = await this.read(batch.activations.act('logprobs'));
     let objective = 0;
     for (let i = 0; i < N; i++) objective += weights[i]! * logprobs[i]!;
     return objective;
@@ -294,13 +317,8 @@ export class WebGPUBackend implements ModelBackend {
 
   async getParameters(): Promise<NamedTensors> {
     const tensors: NamedTensors = new Map();
-    await this.copyOut(tensors, this.paramLayout, this.params);
-    if (this.halfParamLayout !== null && this.halfParams !== null) {
-      const layout = this.halfParamLayout;
-      const bytes = await this.read({ buffer: this.halfParams, offset: 0, size: Math.ceil(layout.totalSize / 2) * 4 });
-      const halves = new Uint16Array(bytes.buffer, bytes.byteOffset, layout.totalSize);
-      for (const slot of layout.slots) tensors.set(slot.name, { shape: [...slot.shape], data: decodeF16(halves.subarray(slot.offset, slot.offset + slot.size)) });
-    }
+    await this.params.readAll(tensors);
+    await this.halfParams?.readAll(tensors);
     if (this.loraLayout !== null && this.loraParams !== null) await this.copyOut(tensors, this.loraLayout, this.loraParams);
     return tensors;
   }
@@ -382,32 +400,42 @@ export class WebGPUBackend implements ModelBackend {
     this.referenceParams?.destroy();
     this.stepPlan.destroy();
     this.normPlan.destroy();
-    for (const buffer of [this.params, this.halfParams, this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
+    this.params.destroy();
+    this.halfParams?.destroy();
+    for (const buffer of [this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
+  }
+
+  /** How the current batch shape holds its activations: checkpointed or not, tokens per LM-head chunk, and the bytes of every per-batch buffer; null before the first call. */
+  batchMemory(): { checkpointing: boolean; groupSequences: number; lmHeadRows: number; bytes: number } | null {
+    if (this.batch === null) return null;
+    const { activations, ids, targets, weights, scratch } = this.batch;
+    const buffers = [...activations.buffers(), ids.buffer, targets.buffer, weights.buffer, ...scratch];
+    return { checkpointing: activations.checkpointing, groupSequences: activations.groupSequences, lmHeadRows: this.batch.lmHeadRows, bytes: buffers.reduce((sum, buffer) => sum + buffer.size, 0) };
+  }
+
+  /** The base parameters' buffers (f32, then f16), for accounting. */
+  parameterBuffers(): GPUBuffer[] {
+    return [...this.params.buffers(), ...(this.halfParams?.buffers() ?? [])];
   }
 
   /** The bytes of each parameter buffer: f32 params, f16 params (0 unless frozenWeightsF16), LoRA params. */
   parameterBytes(): { f32: number; f16: number; lora: number } {
-    return { f32: this.params.size, f16: this.halfParams?.size ?? 0, lora: this.loraParams?.size ?? 0 };
+    return { f32: this.params.bytes(), f16: this.halfParams?.bytes() ?? 0, lora: this.loraParams?.size ?? 0 };
   }
 
   /** Copies one named tensor into the parameter, f16 parameter (rounded to nearest) or LoRA buffer, checking its shape. */
   private setParameter(name: string, tensor: NamedTensor): void {
-    const inHalf = this.halfParamLayout?.byName.get(name);
-    const inBase = this.paramLayout.byName.get(name);
-    const slot = inHalf ?? inBase ?? this.loraLayout?.byName.get(name);
+    const inHalf = this.halfParams?.has(name) === true;
+    const inBase = this.params.has(name);
+    const slot = this.halfParamLayout?.byName.get(name) ?? this.paramLayout.byName.get(name) ?? this.loraLayout?.byName.get(name);
     if (slot === undefined) throw new Error(`unknown parameter ${name} for this ${this.config.architecture} config`);
     const size = tensor.shape.reduce((x, y) => x * y, 1);
     if (tensor.shape.length !== slot.shape.length || tensor.shape.some((d, i) => d !== slot.shape[i]) || tensor.data.length !== size) {
       throw new Error(`parameter ${name}: shape [${tensor.shape}] with ${tensor.data.length} values, expected [${slot.shape}]`);
     }
-    if (inHalf !== undefined) {
-      const halves = new Uint16Array(Math.ceil(size / 2) * 2); // writeBuffer takes multiples of 4 bytes
-      halves.set(encodeF16(tensor.data.subarray(0, size)));
-      this.device.queue.writeBuffer(this.halfParams!, slot.offset * 2, halves.buffer, 0, halves.byteLength);
-      return;
-    }
-    const buffer = inBase !== undefined ? this.params : this.loraParams!;
-    this.device.queue.writeBuffer(buffer, slot.offset * 4, tensor.data.buffer as ArrayBuffer, tensor.data.byteOffset, size * 4);
+    if (inHalf) return this.halfParams!.write(name, tensor.data);
+    if (inBase) return this.params.write(name, tensor.data);
+    this.device.queue.writeBuffer(this.loraParams!, slot.offset * 4, tensor.data.buffer as ArrayBuffer, tensor.data.byteOffset, size * 4);
   }
 
   /** Reads a whole flat buffer back and adds a copy of each slot to tensors. */
@@ -430,10 +458,7 @@ export class WebGPUBackend implements ModelBackend {
   private setTemperature(batch: BatchState, temperature: number): void {
     if (!(temperature > 0)) throw new Error(`temperature must be positive, got ${temperature}`);
     if (temperature === batch.temperature) return;
-    const N = batch.B * batch.T;
-    const params = [u32(N), u32(this.config.vocab_size), f32(temperature)];
-    this.kernels.writeParams(batch.logprobsForward, params);
-    this.kernels.writeParams(batch.logprobsBackward, params);
+    for (const { dispatch, N } of [...batch.temperatureDispatches, ...batch.referenceTemperatureDispatches]) this.kernels.writeParams(dispatch, [u32(N), u32(this.config.vocab_size), f32(temperature)]);
     batch.temperature = temperature;
   }
 
@@ -452,13 +477,14 @@ export class WebGPUBackend implements ModelBackend {
   }
 
   private trainableBuffer(): GPUBuffer {
-    return this.loraParams ?? this.params;
+    return this.loraParams ?? this.params.singleBuffer();
   }
 
   private releaseBatch(): void {
     if (this.batch === null) return;
     for (const plan of [this.batch.forwardPlan, this.batch.referencePlan, this.batch.logprobsPlan, this.batch.backwardPlan]) plan?.destroy();
-    for (const buffer of [this.batch.acts, this.batch.dacts, this.batch.ids.buffer, this.batch.targets.buffer, this.batch.weights.buffer, ...this.batch.scratch]) buffer.destroy();
+    this.batch.activations.destroy();
+    for (const buffer of [this.batch.ids.buffer, this.batch.targets.buffer, this.batch.weights.buffer, ...this.batch.scratch]) buffer.destroy();
     this.batch = null;
   }
 
@@ -470,45 +496,62 @@ export class WebGPUBackend implements ModelBackend {
     const device = this.device;
     const N = B * T;
     const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
-    const layout = activationLayout(this.config, B, T, this.lora, { alignment });
-    checkBindingSizes(device, layout, `activation of a (B, T) = (${B}, ${T}) batch:`);
+    const checkpointing = chooseCheckpointing(this.activationCheckpointing, this.config, B, T, this.lora, device.limits, alignment);
+    const activations = new BatchActivations(device, this.config, B, T, this.lora, checkpointing, this.layerGroupBytes);
     const positions = new Int32Array(N); // (B*T) t within its right-padded row
     for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
     const { num_attention_heads: NH } = this.config;
-    const dscores = createTensor(device, B * NH * T * T * 4, 'attention dscores');
+    const dscores = createTensor(device, activations.groupSequences * NH * T * T * 4, 'attention dscores');
     const dhidden = createTensor(device, N * (this.lora?.rank ?? 1) * 4, 'lora dhidden');
     const positionsTensor = createTensor(device, positions, 'positions');
+    const V = this.config.vocab_size;
+    const lmHeadRows = lmHeadChunkRows(N, V, alignment, this.lmHeadChunkBytes);
+    const lmHeadChunk = createStorage(device, lmHeadRows * V, 'LM head logits chunk', 4, LOWER_THE_BATCH);
+    const entropy = createTensor(device, N * 4, 'entropy');
+    const targets = createTensor(device, N * 4, 'targets');
+    const lmHead: LmHeadTensors = {
+      lnf: activations.act('lnf'),
+      weight: this.param(this.lmHeadName()),
+      targets,
+      logprobs: activations.act('logprobs'),
+      entropy,
+      chunk: { buffer: lmHeadChunk, offset: 0, size: lmHeadRows * V * 4 },
+    };
     const batch: BatchState = {
       B,
       T,
-      layout,
-      acts: createStorage(device, layout.totalSize, 'activations'),
-      dacts: createStorage(device, layout.totalSize, 'activation grads'),
+      activations,
       ids: createTensor(device, N * 4, 'ids'),
-      targets: createTensor(device, N * 4, 'targets'),
+      targets,
       weights: createTensor(device, N * 4, 'logprob weights'),
       forwardPlan: new KernelPlan(this.kernels),
       referencePlan: null,
+      referenceTemperatureDispatches: [],
       positions: positionsTensor,
+      lmHead,
+      lmHeadRows,
       logprobsPlan: new KernelPlan(this.kernels),
       backwardPlan: new KernelPlan(this.kernels),
-      logprobsForward: undefined as unknown as Dispatch,
-      logprobsBackward: undefined as unknown as Dispatch,
+      temperatureDispatches: [],
       temperature: 1,
-      scratch: [dscores.buffer, dhidden.buffer, positionsTensor.buffer],
+      scratch: [dscores.buffer, dhidden.buffer, positionsTensor.buffer, lmHeadChunk, entropy.buffer],
     };
-    this.recordForward(batch.forwardPlan, batch, positionsTensor, false);
-    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
-    batch.logprobsForward = ops.logprobsForward(batch.logprobsPlan, act('logprobs'), act('logits'), batch.targets, N, this.config.vocab_size, 1);
-    batch.logprobsBackward = this.recordBackward(batch, positionsTensor, dscores, dhidden);
+    this.recordForward(batch.forwardPlan, batch, false);
+    const C = this.config.hidden_size;
+    batch.temperatureDispatches.push(...recordChunkedLmHead(batch.logprobsPlan, lmHead, null, N, C, V, lmHeadRows, 1));
+    batch.temperatureDispatches.push(...this.recordBackward(batch, dscores, dhidden));
     this.batch = batch;
     return batch;
   }
 
+  /** The LM head's parameter name: its own matrix, or the tied embedding. */
+  private lmHeadName(): string {
+    return this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
+  }
+
   private param(name: string): GPUTensor {
-    const half = this.halfParamLayout?.byName.get(name);
-    if (half !== undefined) return { buffer: this.halfParams!, offset: half.offset * 2, size: Math.ceil(half.size / 2) * 4, dtype: 'f16' };
-    return slotTensor(this.params, this.paramLayout, name);
+    if (this.halfParams?.has(name) === true) return this.halfParams.tensor(name);
+    return this.params.tensor(name);
   }
 
   /** Returns the gradient binding of a trainable parameter, or null when it is frozen (the base under LoRA). */
@@ -532,7 +575,10 @@ export class WebGPUBackend implements ModelBackend {
       throw new Error('no KL reference: full fine-tuning needs setReference(weights) first (GrpoTrainer freezes the weights it starts from)');
     }
     const plan = new KernelPlan(this.kernels);
-    this.recordForward(plan, batch, batch.positions, true);
+    this.recordForward(plan, batch, true);
+    const { hidden_size: C, vocab_size: V } = this.config;
+    const lmHead = this.lora === null ? { ...batch.lmHead, weight: slotTensor(this.referenceParams!, this.paramLayout, this.lmHeadName()) } : batch.lmHead;
+    batch.referenceTemperatureDispatches = recordChunkedLmHead(plan, lmHead, null, batch.B * batch.T, C, V, batch.lmHeadRows, batch.temperature);
     batch.referencePlan = plan;
     return plan;
   }
@@ -540,120 +586,152 @@ export class WebGPUBackend implements ModelBackend {
   /** Forgets the recorded reference plan (its bindings name a buffer about to go). */
   private dropReferencePlan(): void {
     this.batch?.referencePlan?.destroy();
-    if (this.batch !== null) this.batch.referencePlan = null;
+    if (this.batch !== null) {
+      this.batch.referencePlan = null;
+      this.batch.referenceTemperatureDispatches = [];
+    }
   }
 
   /**
-   * Records the forward pass (as CpuBackend.forwardPass) into `plan`: embedding, L blocks, final norm,
-   * LM head. With `reference`, the KL reference's: LoRA branches skipped, or the frozen copy's weights.
+   * Records the forward pass (as CpuBackend.forwardPass) into `plan`: embedding, L blocks, final norm
+   * (the LM head runs in chunks in the plans that need it). With `reference`, the KL reference's: LoRA
+   * branches skipped, or the frozen copy's weights.
    */
-  private recordForward(plan: KernelPlan, batch: BatchState, positions: GPUTensor, reference: boolean): void {
-    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
-    const { B, T, layout } = batch;
-    const N = B * T;
-    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
-    const eps = this.config.rms_norm_eps;
-    const theta = this.config.rope_theta;
-    const frozenCopy = reference && this.lora === null;
-    const param = (name: string): GPUTensor => (frozenCopy ? slotTensor(this.referenceParams!, this.paramLayout, name) : this.param(name));
-    const linear = (module: LoraTargetModule, out: GPUTensor, inp: GPUTensor, l: number): void => this.linearForward(plan, batch, l, module, out, inp, { param, adapters: !reference });
-
-    ops.embeddingForward(plan, act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
-    let residual = act('encoded');
-    for (let l = 0; l < this.config.num_hidden_layers; l++) {
-      const la = (name: string): GPUTensor => act(`layers.${l}.${name}`);
-      const lp = (name: string): GPUTensor => param(`model.layers.${l}.${name}`);
-
-      // attention block
-      ops.rmsnormForward(plan, la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
-      linear('q_proj', la('q'), la('ln1'), l);
-      linear('k_proj', la('k'), la('ln1'), l);
-      linear('v_proj', la('v'), la('ln1'), l);
-      let q = la('q'); // (B, T, NH, HS)
-      let k = la('k'); // (B, T, KVH, HS)
-      if (this.config.qk_norm) {
-        ops.rmsnormForward(plan, la('q_normed'), la('q_rstd'), q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
-        ops.rmsnormForward(plan, la('k_normed'), la('k_rstd'), k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
-        q = la('q_normed');
-        k = la('k_normed');
-      }
-      ops.ropeForward(plan, la('q_rope'), q, positions, B, T, NH, HS, theta);
-      ops.ropeForward(plan, la('k_rope'), k, positions, B, T, KVH, HS, theta);
-      ops.attentionForward(plan, la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
-      linear('o_proj', la('attproj'), la('atty'), l);
-      ops.residualForward(plan, la('residual2'), residual, la('attproj'), N * C);
-
-      // MLP block
-      ops.rmsnormForward(plan, la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
-      linear('gate_proj', la('gate'), la('ln2'), l);
-      linear('up_proj', la('up'), la('ln2'), l);
-      ops.swigluForward(plan, la('swiglu'), la('gate'), la('up'), N * I);
-      linear('down_proj', la('mlp_out'), la('swiglu'), l);
-      ops.residualForward(plan, la('residual3'), la('residual2'), la('mlp_out'), N * C);
-      residual = la('residual3');
-    }
-    ops.rmsnormForward(plan, act('lnf'), act('lnf_rstd'), residual, param('model.norm.weight'), N, C, eps);
-    const lmHead = param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
-    ops.matmulForward(plan, act('logits'), act('lnf'), lmHead, null, N, C, V);
+  private recordForward(plan: KernelPlan, batch: BatchState, reference: boolean): void {
+    const N = batch.B * batch.T;
+    const C = this.config.hidden_size;
+    const acts = batch.activations;
+    const param = this.forwardParams(reference);
+    ops.embeddingForward(plan, acts.act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
+    const L = this.config.num_hidden_layers;
+    for (let l = 0; l < L; l++) for (const group of acts.groups()) this.recordLayerForward(plan, batch, l, group, reference);
+    const last = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
+    ops.rmsnormForward(plan, acts.act('lnf'), acts.act('lnf_rstd'), acts.act(last), param('model.norm.weight'), N, C, this.config.rms_norm_eps);
   }
 
-  /** Records the backward pass (as CpuBackend.backward) and returns the logprobs-backward dispatch. */
-  private recordBackward(batch: BatchState, positions: GPUTensor, dscores: GPUTensor, dhidden: GPUTensor): Dispatch {
-    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = this.config;
-    const { B, T, layout } = batch;
-    const N = B * T;
-    const plan = batch.backwardPlan;
-    const act = (name: string): GPUTensor => slotTensor(batch.acts, layout, name);
-    const dact = (name: string): GPUTensor => slotTensor(batch.dacts, layout, name);
-    const theta = this.config.rope_theta;
-    const L = this.config.num_hidden_layers;
+  /** The base parameters a forward reads: the policy's, or under `reference` with full fine-tuning the frozen copy. */
+  private forwardParams(reference: boolean): (name: string) => GPUTensor {
+    if (reference && this.lora === null) return (name) => slotTensor(this.referenceParams!, this.paramLayout, name);
+    return (name) => this.param(name);
+  }
 
-    plan.clear({ buffer: batch.dacts, offset: 0, size: batch.dacts.size });
-    // LM head and final norm
-    const logprobsBackward = ops.logprobsBackward(plan, dact('logits'), batch.weights, act('logits'), batch.targets, N, V, 1);
-    const lmHeadName = this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
-    ops.matmulBackward(plan, dact('lnf'), this.grad(lmHeadName), null, dact('logits'), act('lnf'), this.param(lmHeadName), N, C, V);
+  /** Records layer l's forward over a group of sequences, from its input (the previous layer's residual3, or encoded) to layerAct(l, 'residual3'), every intermediate into layerAct(l, ·). */
+  private recordLayerForward(plan: KernelPlan, batch: BatchState, l: number, group: SequenceGroup, reference: boolean): void {
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
+    const T = batch.T;
+    const B = group.count;
+    const N = B * T;
+    const residual = batch.activations.act(l === 0 ? 'encoded' : `layers.${l - 1}.residual3`, group);
+    const eps = this.config.rms_norm_eps;
+    const theta = this.config.rope_theta;
+    const positions = batch.positions;
+    const param = this.forwardParams(reference);
+    const la = (name: string): GPUTensor => batch.activations.layerAct(l, name, group);
+    const lp = (name: string): GPUTensor => param(`model.layers.${l}.${name}`);
+    const linear = (module: LoraTargetModule, out: GPUTensor, inp: GPUTensor): void => this.linearForward(plan, batch, l, group, module, out, inp, { param, adapters: !reference });
+
+    // attention block
+    ops.rmsnormForward(plan, la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
+    linear('q_proj', la('q'), la('ln1'));
+    linear('k_proj', la('k'), la('ln1'));
+    linear('v_proj', la('v'), la('ln1'));
+    let q = la('q'); // (B, T, NH, HS)
+    let k = la('k'); // (B, T, KVH, HS)
+    if (this.config.qk_norm) {
+      ops.rmsnormForward(plan, la('q_normed'), la('q_rstd'), q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
+      ops.rmsnormForward(plan, la('k_normed'), la('k_rstd'), k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
+      q = la('q_normed');
+      k = la('k_normed');
+    }
+    ops.ropeForward(plan, la('q_rope'), q, positions, B, T, NH, HS, theta);
+    ops.ropeForward(plan, la('k_rope'), k, positions, B, T, KVH, HS, theta);
+    ops.attentionForward(plan, la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
+    linear('o_proj', la('attproj'), la('atty'));
+    ops.residualForward(plan, la('residual2'), residual, la('attproj'), N * C);
+
+    // MLP block
+    ops.rmsnormForward(plan, la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
+    linear('gate_proj', la('gate'), la('ln2'));
+    linear('up_proj', la('up'), la('ln2'));
+    ops.swigluForward(plan, la('swiglu'), la('gate'), la('up'), N * I);
+    linear('down_proj', la('mlp_out'), la('swiglu'));
+    ops.residualForward(plan, la('residual3'), la('residual2'), la('mlp_out'), N * C);
+  }
+
+  /**
+   * Records the backward pass (as CpuBackend.backward, the LM head in chunks fused with its loss) and
+   * returns the dispatches that hold the temperature. Layers run group by group of sequences (one
+   * group when plain).
+   */
+  private recordBackward(batch: BatchState, dscores: GPUTensor, dhidden: GPUTensor): TemperatureDispatch[] {
+    const C = this.config.hidden_size;
+    const N = batch.B * batch.T;
+    const plan = batch.backwardPlan;
+    const acts = batch.activations;
+    const L = this.config.num_hidden_layers;
+    const layerInput = (l: number): string => (l === 0 ? 'encoded' : `layers.${l - 1}.residual3`);
+
+    plan.clear(acts.gradients());
+    // LM head (log-probs and their gradient, chunk by chunk) and final norm
+    const gradients = { dlogprobs: batch.weights, dlnf: acts.dact('lnf'), dweight: this.grad(this.lmHeadName()) };
+    const temperatureDispatches = recordChunkedLmHead(plan, batch.lmHead, gradients, N, C, this.config.vocab_size, batch.lmHeadRows, 1);
     const lastResidual = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
-    ops.rmsnormBackward(plan, dact(lastResidual), this.grad('model.norm.weight'), dact('lnf'), act(lastResidual), this.param('model.norm.weight'), act('lnf_rstd'), N, C);
+    ops.rmsnormBackward(plan, acts.dact(lastResidual), this.grad('model.norm.weight'), acts.dact('lnf'), acts.act(lastResidual), this.param('model.norm.weight'), acts.act('lnf_rstd'), N, C);
 
     for (let l = L - 1; l >= 0; l--) {
-      const la = (name: string): GPUTensor => act(`layers.${l}.${name}`);
-      const dla = (name: string): GPUTensor => dact(`layers.${l}.${name}`);
-      const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
-      const lg = (name: string): GPUTensor | null => this.grad(`model.layers.${l}.${name}`);
-      const inputName = l === 0 ? 'encoded' : `layers.${l - 1}.residual3`;
-      const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void =>
-        this.linearBackward(plan, batch, l, module, dinp, dout, inp, dhidden);
-
-      // MLP block
-      ops.residualBackward(plan, dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
-      linear('down_proj', dla('swiglu'), dla('mlp_out'), la('swiglu'));
-      ops.swigluBackward(plan, dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
-      linear('gate_proj', dla('ln2'), dla('gate'), la('ln2'));
-      linear('up_proj', dla('ln2'), dla('up'), la('ln2'));
-      ops.rmsnormBackward(plan, dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
-
-      // attention block
-      ops.residualBackward(plan, dact(inputName), dla('attproj'), dla('residual2'), N * C);
-      linear('o_proj', dla('atty'), dla('attproj'), la('atty'));
-      ops.attentionBackward(plan, dla('q_rope'), dla('k_rope'), dla('v'), dscores, dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
-      if (this.config.qk_norm) {
-        ops.ropeBackward(plan, dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
-        ops.ropeBackward(plan, dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
-        ops.rmsnormBackward(plan, dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
-        ops.rmsnormBackward(plan, dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
-      } else {
-        ops.ropeBackward(plan, dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
-        ops.ropeBackward(plan, dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
-      }
-      linear('q_proj', dla('ln1'), dla('q'), la('ln1'));
-      linear('k_proj', dla('ln1'), dla('k'), la('ln1'));
-      linear('v_proj', dla('ln1'), dla('v'), la('ln1'));
-      ops.rmsnormBackward(plan, dact(inputName), lg('input_layernorm.weight'), dla('ln1'), act(inputName), lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
+      for (const group of acts.groups()) this.recordLayerBackward(batch, l, group, layerInput(l), dscores, dhidden);
     }
     const dwte = this.grad('model.embed_tokens.weight');
-    if (dwte !== null) ops.embeddingBackward(plan, dwte, dact('encoded'), batch.ids, N, C);
-    return logprobsBackward;
+    if (dwte !== null) ops.embeddingBackward(plan, dwte, acts.dact('encoded'), batch.ids, N, C);
+    return temperatureDispatches;
+  }
+
+  /** Records layer l's backward over a group of sequences (checkpointed: after re-running its forward and clearing its gradients). */
+  private recordLayerBackward(batch: BatchState, l: number, group: SequenceGroup, inputName: string, dscores: GPUTensor, dhidden: GPUTensor): void {
+    const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
+    const T = batch.T;
+    const B = group.count;
+    const N = B * T;
+    const plan = batch.backwardPlan;
+    const acts = batch.activations;
+    const positions = batch.positions;
+    const theta = this.config.rope_theta;
+    if (acts.checkpointing) this.recordLayerForward(plan, batch, l, group, false);
+    for (const tensor of acts.clearsBeforeLayer(l, group)) plan.clear(tensor);
+    const la = (name: string): GPUTensor => acts.layerAct(l, name, group);
+    const dla = (name: string): GPUTensor => acts.layerDact(l, name, group);
+    const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
+    const lg = (name: string): GPUTensor | null => this.grad(`model.layers.${l}.${name}`);
+    const dinput = acts.dact(inputName, group);
+    const input = acts.act(inputName, group);
+    const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void =>
+      this.linearBackward(plan, batch, l, group, module, dinp, dout, inp, dhidden);
+
+    // MLP block
+    ops.residualBackward(plan, dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
+    linear('down_proj', dla('swiglu'), dla('mlp_out'), la('swiglu'));
+    ops.swigluBackward(plan, dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
+    linear('gate_proj', dla('ln2'), dla('gate'), la('ln2'));
+    linear('up_proj', dla('ln2'), dla('up'), la('ln2'));
+    ops.rmsnormBackward(plan, dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
+
+    // attention block
+    ops.residualBackward(plan, dinput, dla('attproj'), dla('residual2'), N * C);
+    linear('o_proj', dla('atty'), dla('attproj'), la('atty'));
+    ops.attentionBackward(plan, dla('q_rope'), dla('k_rope'), dla('v'), dscores, dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
+    if (this.config.qk_norm) {
+      ops.ropeBackward(plan, dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
+      ops.ropeBackward(plan, dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+      ops.rmsnormBackward(plan, dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
+      ops.rmsnormBackward(plan, dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
+    } else {
+      ops.ropeBackward(plan, dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
+      ops.ropeBackward(plan, dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
+    }
+    linear('q_proj', dla('ln1'), dla('q'), la('ln1'));
+    linear('k_proj', dla('ln1'), dla('k'), la('ln1'));
+    linear('v_proj', dla('ln1'), dla('v'), la('ln1'));
+    ops.rmsnormBackward(plan, dinput, lg('input_layernorm.weight'), dla('ln1'), input, lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
   }
 
   /** Records out = inp·Wᵀ + b for one linear module, plus its LoRA update when the module is adapted. */
@@ -661,18 +739,19 @@ export class WebGPUBackend implements ModelBackend {
     plan: KernelPlan,
     batch: BatchState,
     layer: number,
+    group: SequenceGroup,
     module: LoraTargetModule,
     out: GPUTensor,
     inp: GPUTensor,
     { param, adapters }: { param: (name: string) => GPUTensor; adapters: boolean },
   ): void {
     const { IC, OC } = linearSizes(this.config, module);
-    const N = batch.B * batch.T;
+    const N = group.count * batch.T;
     const prefix = linearModuleName(layer, module);
     const bias = this.paramLayout.byName.has(`${prefix}.bias`) ? param(`${prefix}.bias`) : null;
     ops.matmulForward(plan, out, inp, param(`${prefix}.weight`), bias, N, IC, OC);
     if (adapters && this.isAdapted(module)) {
-      const hidden = slotTensor(batch.acts, batch.layout, `layers.${layer}.${module}.lora_hidden`);
+      const hidden = batch.activations.layerAct(layer, `${module}.lora_hidden`, group);
       ops.loraForward(plan, out, hidden, inp, this.loraParam(layer, module, 'A'), this.loraParam(layer, module, 'B'), N, IC, OC, this.lora!.rank, this.lora!.alpha);
     }
   }
@@ -682,6 +761,7 @@ export class WebGPUBackend implements ModelBackend {
     plan: KernelPlan,
     batch: BatchState,
     layer: number,
+    group: SequenceGroup,
     module: LoraTargetModule,
     dinp: GPUTensor,
     dout: GPUTensor,
@@ -689,12 +769,12 @@ export class WebGPUBackend implements ModelBackend {
     dhidden: GPUTensor,
   ): void {
     const { IC, OC } = linearSizes(this.config, module);
-    const N = batch.B * batch.T;
+    const N = group.count * batch.T;
     const prefix = linearModuleName(layer, module);
     const hasBias = this.paramLayout.byName.has(`${prefix}.bias`);
     ops.matmulBackward(plan, dinp, this.grad(`${prefix}.weight`), hasBias ? this.grad(`${prefix}.bias`) : null, dout, inp, this.param(`${prefix}.weight`), N, IC, OC);
     if (this.isAdapted(module)) {
-      const hidden = slotTensor(batch.acts, batch.layout, `layers.${layer}.${module}.lora_hidden`);
+      const hidden = batch.activations.layerAct(layer, `${module}.lora_hidden`, group);
       const dA = this.grad(loraParamName(layer, module, 'A'))!;
       const dB = this.grad(loraParamName(layer, module, 'B'))!;
       const dhiddenView = { ...dhidden, size: N * this.lora!.rank * 4 };

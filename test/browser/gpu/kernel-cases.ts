@@ -6,6 +6,7 @@
  */
 import * as ref from '../../../src/gpu/reference/index.ts';
 import { createTensor, KernelPlan, readTensor, type GPUTensor, type Kernels } from '../../../src/gpu/webgpu/kernels.ts';
+import { logprobsBackwardInPlace } from '../../../src/gpu/webgpu/lm-head.ts';
 import * as gpu from '../../../src/gpu/webgpu/ops.ts';
 import { expectClose, randomArray, randomInts } from '../../unit/gpu/expect-close.ts';
 
@@ -275,6 +276,24 @@ export const KERNEL_CASES: KernelCase[] = [
       gpu.crossEntropyForward(plan, lossesGpu, logitsGpu, targetsGpu, N, V);
       gpu.entropyForward(plan, entropyGpu, logitsGpu, N, V, temperature);
       await submitAndCompare(plan, [['logprobs', logprobsGpu, logprobs], ['dlogits', dlogitsGpu, dlogits], ['losses', lossesGpu, losses], ['entropy', entropyGpu, entropy]], { atol: 5e-5, rtol: 1e-4 });
+    },
+  },
+  {
+    name: 'logprobs_backward_in_place matches reference (the logits of a chunk become their gradient; a masked row becomes zeros)',
+    run: async (kernels) => {
+      const [N, V, temperature] = [67, 1037, 0.8];
+      const logits = randomArray(N * V, 11, 8);
+      const targets = randomInts(N, 12, V);
+      const dlogprobs = randomArray(N, 13);
+      dlogprobs[3] = 0; // a masked token
+      const [logprobs, entropy, dlogits] = [new Float32Array(N), new Float32Array(N), logits.slice()];
+      ref.logprobsBackwardInPlace(dlogits, logprobs, entropy, dlogprobs, targets, N, V, temperature);
+      if (dlogits.subarray(3 * V, 4 * V).some((value) => value !== 0)) throw new Error('the reference left a masked row non-zero');
+      const plan = new KernelPlan(kernels);
+      const logitsGpu = upload(kernels, logits);
+      const [logprobsGpu, entropyGpu] = [createTensor(kernels.device, N * 4), createTensor(kernels.device, N * 4)];
+      logprobsBackwardInPlace(plan, logitsGpu, logprobsGpu, entropyGpu, upload(kernels, dlogprobs), upload(kernels, targets), N, V, temperature);
+      await submitAndCompare(plan, [['logprobs', logprobsGpu, logprobs], ['entropy', entropyGpu, entropy], ['dlogits', logitsGpu, dlogits]], { atol: 5e-5, rtol: 1e-4 });
     },
   },
   ...ADAMW_CASES,

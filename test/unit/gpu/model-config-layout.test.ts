@@ -101,5 +101,9 @@ describe('paramLayout', () => {
     expect(acts.byName.get('layers.1.att')!.shape).toEqual([2, 9, 5, 5]);
     expect(acts.byName.get('logits')!.shape).toEqual([10, 49152]);
     expect(acts.slots.every((slot) => slot.offset % 4 === 0)).toBe(true);
+    const withoutLogits = activationLayout(config, 2, 5, null, { alignment: 4, logits: false });
+    expect(withoutLogits.byName.has('logits')).toBe(false);
+    expect(withoutLogits.byName.get('logprobs')!.shape).toEqual([10]);
+    expect(acts.totalSize - withoutLogits.totalSize).toBe(10 * 49152);
   });
 });
