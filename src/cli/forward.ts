@@ -1,8 +1,9 @@
 /**
- * `tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|webgpu]`: loads a Hugging Face-style
- * model folder (config.json + model.safetensors, f32/f16/bf16), runs one forward pass over the
- * tokens and prints `{"logits": [[...], ...]}`, one row of V logits per position. A debugging and
- * cross-checking tool (compare with `transformers`), not a sampler.
+ * `tabrl forward <model-dir> --tokens 1,2,3 [--backend cpu|cpu-reference|webgpu]`: loads a Hugging
+ * Face-style model folder (config.json + model.safetensors, f32/f16/bf16), runs one forward pass
+ * over the tokens and prints `{"logits": [[...], ...]}`, one row of V logits per position. A
+ * debugging and cross-checking tool (compare with `transformers`), not a sampler. `--backend` means
+ * what it means for the other commands: `cpu` the fast CPU backend, `cpu-reference` the oracle.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,20 +11,23 @@ import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { NamedTensors } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
+import { createFastCpuBackend } from '../gpu/fast-cpu/fast-cpu-backend.ts';
+import { createNodeWasmKernels, defaultThreadCount } from '../gpu/fast-cpu/node-kernel-threads.ts';
 import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
-import { checkFinite, modelFolderOf } from './open-model.ts';
+import { checkFinite, modelFolderOf, parseBackendName } from './open-model.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl forward`. */
-const FORWARD_USAGE = `Usage: tabrl forward <model-dir | nano> --tokens 1,2,3 [--backend cpu|webgpu]
+const FORWARD_USAGE = `Usage: tabrl forward <model-dir | nano> --tokens 1,2,3 [--backend cpu|cpu-reference|webgpu]
 
 Runs the model in <model-dir> (config.json + model.safetensors, Llama/Qwen2/Qwen3), or the shipped
 nano, over the token ids and prints {"logits": [[...], ...]} as JSON, one row per position.
 
 Options:
   --tokens IDS        comma-separated token ids (required)
-  --backend NAME      cpu (default; plain TypeScript, slow on large models) or webgpu`;
+  --backend NAME      cpu (default; the fast CPU backend, WASM SIMD on every core), cpu-reference
+                      (the plain-TypeScript oracle, slow on large models) or webgpu`;
 
 /** Runs `tabrl forward`; returns the exit code. */
 export async function runForward(argv: string[]): Promise<number> {
@@ -51,8 +55,7 @@ export async function runForward(argv: string[]): Promise<number> {
   const tokens = values.tokens.split(',').map((text) => text.trim());
   if (tokens.some((text) => !/^\d+$/.test(text))) throw new CliError(`--tokens must be comma-separated non-negative integers, got "${values.tokens}"`, 2);
   const ids = Int32Array.from(tokens, Number);
-  const backendName = values.backend ?? 'cpu';
-  if (backendName !== 'cpu' && backendName !== 'webgpu') throw new CliError(`--backend must be cpu or webgpu, got "${backendName}"`, 2);
+  const backendName = parseBackendName(values.backend);
   let model;
   try {
     model = await loadModelFolder(async (name) => new Uint8Array(await readFile(join(modelDir, name))), modelDir);
@@ -67,6 +70,15 @@ export async function runForward(argv: string[]): Promise<number> {
   let logits: Float32Array; // (1, T, V)
   if (backendName === 'webgpu') {
     logits = await forwardOnWebGPU(model.config, model.tensors, ids);
+  } else if (backendName === 'cpu') {
+    const kernels = await createNodeWasmKernels(defaultThreadCount());
+    try {
+      const backend = await createFastCpuBackend(model.config, { tensors: model.tensors }, {}, kernels);
+      logits = await backend.forward(ids, 1, ids.length);
+      backend.dispose();
+    } finally {
+      kernels.dispose(); // stops the worker threads, which would keep the process alive
+    }
   } else {
     const backend = await createCpuBackend(model.config, { tensors: model.tensors });
     logits = await backend.forward(ids, 1, ids.length);

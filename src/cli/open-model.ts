@@ -37,7 +37,8 @@ export interface OpenedModel {
   device: string;
   /**
    * The decoder to sample with for evaluation and generation: on WebGPU, the KV-cache decoder that
-   * reads the backend's weights in place; absent on the CPU backend (LocalChatClient's CPU decoder).
+   * reads the backend's weights in place; absent on the CPU backends (LocalChatClient's CPU decoder,
+   * which runs on the backend's ops: the fast backend's kernels for `cpu`).
    */
   createDecoder?: (backend: ModelBackend) => Promise<Decoder>;
 }

@@ -7,9 +7,14 @@
  * Per row the arithmetic is the reference backend's, in the same order (attentionDecodeForward
  * mirrors attentionForward), so cached decoding reproduces a full forward pass up to float rounding
  * that in practice is zero. LoRA adapters are applied unmerged, as the CPU backend applies them.
+ * The linears (LM head included), RoPE and SwiGLU run on CpuDecoderOps: the references by default,
+ * and the backend's own ops when it was built on a CpuBackend, so a decoder over the fast CPU backend
+ * samples on its WASM kernels. Attention stays the per-row loop below: the kernel's causal (B, T)
+ * shape does not fit rows that each read their own cache.
  */
 import type { ModelBackend, NamedTensors } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
+import { CpuBackend, type CpuBackendOps } from '../model/cpu-backend.ts';
 import { linearModuleName, linearSizes, loraParamName, paramShapes, type LoraConfig, type LoraTargetModule } from '../model/layout.ts';
 import { embeddingForward, loraForward, matmulForward, residualForward, rmsnormForward, ropeForward, swigluForward } from '../reference/index.ts';
 import type { Decoder, SequenceId } from './decoder.ts';
@@ -22,9 +27,20 @@ interface SequenceCache {
   capacity: number;
 }
 
-/** Builds a CPU decoder over a backend's current parameters (LoRA adapters included); call again after a training step. */
+/** The ops a CpuDecoder runs that a faster engine may replace: the linears, RoPE and SwiGLU. */
+export type CpuDecoderOps = Pick<CpuBackendOps, 'matmulForward' | 'ropeForward' | 'swigluForward'>;
+
+/** The plain-TypeScript references as CpuDecoderOps: the oracle. */
+export const REFERENCE_DECODER_OPS: CpuDecoderOps = { matmulForward, ropeForward, swigluForward };
+
+/**
+ * Builds a CPU decoder over a backend's current parameters (LoRA adapters included), on the
+ * backend's own ops when it is a CpuBackend (the fast one's kernels) and on the references otherwise;
+ * call again after a training step.
+ */
 export async function createCpuDecoder(backend: ModelBackend): Promise<CpuDecoder> {
-  return new CpuDecoder(backend.config, await backend.getParameters(), backend.lora);
+  const ops = backend instanceof CpuBackend ? backend.ops : REFERENCE_DECODER_OPS;
+  return new CpuDecoder(backend.config, await backend.getParameters(), backend.lora, ops);
 }
 
 /**
@@ -85,11 +101,12 @@ export class CpuDecoder implements Decoder {
   private nextId = 1;
   private disposed = false;
 
-  /** Copies the parameters it needs (Hugging Face names, and PEFT names when lora is set) from tensors. */
+  /** Copies the parameters it needs (Hugging Face names, and PEFT names when lora is set) from tensors; `ops` runs the linears, RoPE and SwiGLU. */
   constructor(
     readonly config: ModelConfig,
     tensors: NamedTensors,
     readonly lora: LoraConfig | null = null,
+    private readonly ops: CpuDecoderOps = REFERENCE_DECODER_OPS,
   ) {
     this.vocabSize = config.vocab_size;
     const take = (name: string, shape: number[]): void => {
@@ -241,8 +258,8 @@ export class CpuDecoder implements Decoder {
         rmsnormForward(qNormed, rstd, q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
         rmsnormForward(kNormed, rstd, k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
       }
-      ropeForward(qRope, qNormed, positions, 1, N, NH, HS, theta);
-      ropeForward(kRope, kNormed, positions, 1, N, KVH, HS, theta);
+      this.ops.ropeForward(qRope, qNormed, positions, 1, N, NH, HS, theta);
+      this.ops.ropeForward(kRope, kNormed, positions, 1, N, KVH, HS, theta);
       for (let r = 0; r < N; r++) {
         const cache = caches[rowSeq[r]!]!;
         cache.keys[l]!.set(kRope.subarray(r * KVD, (r + 1) * KVD), positions[r]! * KVD);
@@ -258,7 +275,7 @@ export class CpuDecoder implements Decoder {
       rmsnormForward(ln, rstd, residual2, lp('post_attention_layernorm.weight'), N, C, eps);
       this.linear(l, 'gate_proj', gate, ln, N);
       this.linear(l, 'up_proj', up, ln, N);
-      swigluForward(swiglu, gate, up, N * I);
+      this.ops.swigluForward(swiglu, gate, up, N * I);
       this.linear(l, 'down_proj', mlpOut, swiglu, N);
       residualForward(x, residual2, mlpOut, N * C);
     }
@@ -270,7 +287,7 @@ export class CpuDecoder implements Decoder {
     const lnf = new Float32Array(B * C); // (B, C)
     rmsnormForward(lnf, new Float32Array(B), last, this.param('model.norm.weight'), B, C, eps);
     const logits = new Float32Array(B * V); // (B, V)
-    matmulForward(logits, lnf, this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'), null, B, C, V);
+    this.ops.matmulForward(logits, lnf, this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'), null, B, C, V);
     return logits;
   }
 
@@ -278,7 +295,7 @@ export class CpuDecoder implements Decoder {
   private linear(layer: number, module: LoraTargetModule, out: Float32Array, inp: Float32Array, N: number): void {
     const { IC, OC } = linearSizes(this.config, module);
     const prefix = linearModuleName(layer, module);
-    matmulForward(out, inp, this.param(`${prefix}.weight`), this.params.get(`${prefix}.bias`) ?? null, N, IC, OC);
+    this.ops.matmulForward(out, inp, this.param(`${prefix}.weight`), this.params.get(`${prefix}.bias`) ?? null, N, IC, OC);
     if (this.lora !== null && this.lora.targetModules.includes(module)) {
       const hidden = new Float32Array(N * this.lora.rank); // (N, r)
       const loraA = this.param(loraParamName(layer, module, 'A'));

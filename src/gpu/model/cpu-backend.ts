@@ -98,7 +98,8 @@ export class CpuBackend implements ModelBackend {
   private activations: Activations | null = null;
   private reference: Float32Array | null = null; // (paramLayout.totalSize) the frozen KL reference of full fine-tuning
   private adaptersOn = true; // false while a LoRA reference forward runs
-  private readonly ops: CpuBackendOps;
+  /** The matmuls, attention, RoPE and SwiGLU this backend runs on; the CPU decoder samples on the same ones. */
+  readonly ops: CpuBackendOps;
 
   /** Builds the buffers and initialises them from seed (HF init) and loraSeed (PEFT init); `ops` runs the matmuls and attention. */
   constructor(config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, ops: CpuBackendOps = REFERENCE_OPS) {

@@ -1,6 +1,7 @@
 /**
  * `tabrl forward` (src/cli/forward.ts) on a tiny model folder written to a temp dir: the printed
- * logits equal the CPU backend's, and bad input gets one clear message.
+ * logits equal the reference CPU backend's with `--backend cpu-reference`, and the fast CPU
+ * backend's with `--backend cpu` (as for the other commands), and bad input gets one clear message.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runForward } from '../../../src/cli/forward.ts';
 import { serializeModelFolder } from '../../../src/gpu/io/model-folder.ts';
+import { createFastCpuBackend } from '../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import { expectClose } from './expect-close.ts';
@@ -43,22 +45,35 @@ async function run(argv: string[]): Promise<{ code: number; stdout: string }> {
 }
 
 describe('tabrl forward', () => {
-  it('prints one row of logits per token, equal to the cpu backend', async () => {
+  it('prints one row of logits per token: cpu-reference equal to the reference backend, cpu (the default) to the fast one', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 3 });
     for (const [name, bytes] of serializeModelFolder(CONFIG, await backend.getParameters())) writeFileSync(join(dir, name), bytes);
-    const { code, stdout } = await run([dir, '--tokens', '1,2,16', '--backend', 'cpu']);
-    expect(code).toBe(0);
-    const { logits } = JSON.parse(stdout) as { logits: number[][] };
-    expect(logits).toHaveLength(3);
-    expect(logits.every((row) => row.length === CONFIG.vocab_size)).toBe(true);
-    expectClose(logits.flat(), await backend.forward(Int32Array.from([1, 2, 16]), 1, 3), { atol: 0, rtol: 0, label: 'logits' });
+    const ids = Int32Array.from([1, 2, 16]);
+    const logitsOf = async (argv: string[]): Promise<number[]> => {
+      const { code, stdout } = await run(argv);
+      expect(code).toBe(0);
+      const { logits } = JSON.parse(stdout) as { logits: number[][] };
+      expect(logits).toHaveLength(3);
+      expect(logits.every((row) => row.length === CONFIG.vocab_size)).toBe(true);
+      return logits.flat();
+    };
+    const referenceLogits = await backend.forward(ids, 1, 3);
+    expectClose(await logitsOf([dir, '--tokens', '1,2,16', '--backend', 'cpu-reference']), referenceLogits, { atol: 0, rtol: 0, label: 'cpu-reference logits' });
+    const fast = await createFastCpuBackend(CONFIG, { tensors: await backend.getParameters() });
+    const fastLogits = await fast.forward(ids, 1, 3);
+    // The fast backend sums in f32, the reference in f64: not the same bits, which tells the two apart.
+    expect(Array.from(fastLogits)).not.toEqual(Array.from(referenceLogits));
+    for (const argv of [[dir, '--tokens', '1,2,16', '--backend', 'cpu'], [dir, '--tokens', '1,2,16']]) {
+      expectClose(await logitsOf(argv), fastLogits, { atol: 0, rtol: 0, label: `logits of ${argv.slice(3).join(' ') || 'the default backend'}` });
+    }
+    expectClose(fastLogits, referenceLogits, { atol: 1e-5, rtol: 1e-4, label: 'fast against reference' });
   });
 
   it('explains bad arguments and folders', async () => {
     await expect(run([dir])).rejects.toThrow(/--tokens is required/);
     await expect(run([dir, '--tokens', '1,x'])).rejects.toThrow(/comma-separated non-negative integers/);
     await expect(run([dir, '--tokens', '1,17'])).rejects.toThrow(/token 17 is outside the vocabulary .* \(vocab_size 17\)/);
-    await expect(run([dir, '--tokens', '1', '--backend', 'metal'])).rejects.toThrow(/--backend must be cpu or webgpu/);
+    await expect(run([dir, '--tokens', '1', '--backend', 'metal'])).rejects.toThrow(/--backend must be cpu, cpu-reference or webgpu, got "metal"/);
     await expect(run([join(dir, 'missing'), '--tokens', '1'])).rejects.toThrow(/missing: cannot read config\.json/);
     expect((await run(['--help'])).stdout).toMatch(/Usage: tabrl forward/);
   });

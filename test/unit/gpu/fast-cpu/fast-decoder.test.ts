@@ -1,0 +1,112 @@
+/**
+ * The CPU decoder over the fast CPU backend (createCpuDecoder picks up the backend's WASM ops)
+ * against the same decoder over the reference backend, at 1 and 2 kernel threads, on a model whose
+ * sizes are not multiples of the gemm's blocks (hidden 130, MLP 1000, vocab 264, head 10): a ragged
+ * batched prefill and lockstep decoding (logits and log-softmax), then greedy generation through
+ * generate(), whose tokens must be identical and whose log-probs must agree.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFastCpuBackend } from '../../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
+import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
+import type { WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
+import { createCpuDecoder } from '../../../../src/gpu/inference/cpu-decoder.ts';
+import { generate } from '../../../../src/gpu/inference/generate.ts';
+import { argmax } from '../../../../src/gpu/inference/sampler.ts';
+import { BYTE_VOCAB_SIZE, ByteTokenizer } from '../../../../src/gpu/io/byte-tokenizer.ts';
+import type { ModelConfig } from '../../../../src/gpu/model/config.ts';
+import { createCpuBackend } from '../../../../src/gpu/model/cpu-backend.ts';
+import { expectClose, randomInts } from '../expect-close.ts';
+
+const CONFIG: ModelConfig = {
+  architecture: 'Qwen2ForCausalLM',
+  vocab_size: BYTE_VOCAB_SIZE,
+  hidden_size: 130,
+  intermediate_size: 1000,
+  num_hidden_layers: 2,
+  num_attention_heads: 6,
+  num_key_value_heads: 2,
+  head_dim: 10,
+  rope_theta: 10000,
+  rms_norm_eps: 1e-6,
+  tie_word_embeddings: false,
+  attention_bias: true,
+  attention_output_bias: false,
+  qk_norm: false,
+};
+const V = CONFIG.vocab_size;
+// Nine sequences: a decode step's MLP matmul (9 rows) is over the pool's threshold, so at 2 threads
+// decoding is split too, not only the prefill.
+const PROMPT_LENGTHS = [13, 7, 20, 1, 9, 5, 11, 3, 17];
+const DECODE_STEPS = 6;
+const TOL = { atol: 1e-4, rtol: 1e-4 };
+const tokenizer = new ByteTokenizer();
+
+const kernelsByThreads = new Map<number, Promise<WasmKernels>>([
+  [1, createNodeWasmKernels(1)],
+  [2, createNodeWasmKernels(2)],
+]);
+afterAll(async () => {
+  for (const kernels of kernelsByThreads.values()) (await kernels).dispose();
+});
+
+/** log_softmax over each row of (rows, V) logits, in f64. */
+function logSoftmax(logits: Float32Array, rows: number): Float64Array {
+  const out = new Float64Array(rows * V);
+  for (let r = 0; r < rows; r++) {
+    let max = -Infinity;
+    for (let i = 0; i < V; i++) max = Math.max(max, logits[r * V + i]!);
+    let sum = 0;
+    for (let i = 0; i < V; i++) sum += Math.exp(logits[r * V + i]! - max);
+    const logSum = max + Math.log(sum);
+    for (let i = 0; i < V; i++) out[r * V + i] = logits[r * V + i]! - logSum;
+  }
+  return out;
+}
+
+describe.each([1, 2])('fast CPU decoder at %i thread(s) against the reference decoder', (threads) => {
+  it('ragged prefill and lockstep decode: logits and log-softmax agree, and the logits come from other arithmetic', async () => {
+    const reference = await createCpuDecoder(await createCpuBackend(CONFIG, { seed: 11 }));
+    const fast = await createCpuDecoder(await createFastCpuBackend(CONFIG, { seed: 11 }, {}, await kernelsByThreads.get(threads)!));
+    const prompts = PROMPT_LENGTHS.map((length, i) => Array.from(randomInts(length, 100 + i, V)));
+    const referenceSeqs = prompts.map(() => reference.newSequence());
+    const fastSeqs = prompts.map(() => fast.newSequence());
+    const B = prompts.length;
+
+    let expected = await reference.prefill(referenceSeqs, prompts);
+    let actual = await fast.prefill(fastSeqs, prompts);
+    let differsSomewhere = false;
+    for (let step = 0; ; step++) {
+      expectClose(actual, expected, { ...TOL, label: `logits after step ${step}` });
+      expectClose(logSoftmax(actual, B), logSoftmax(expected, B), { ...TOL, label: `log-softmax after step ${step}` });
+      differsSomewhere ||= actual.some((value, i) => value !== expected[i]);
+      if (step === DECODE_STEPS) break;
+      // Both decoders are fed the reference's argmax, so a near-tie cannot make them diverge here.
+      const next = Array.from({ length: B }, (_, b) => argmax(expected, b * V, V));
+      expected = await reference.decode(referenceSeqs, next);
+      actual = await fast.decode(fastSeqs, next);
+    }
+    // f32 kernel sums against the references' f64: bitwise equality everywhere would mean the
+    // decoder never reached the kernels.
+    expect(differsSomewhere).toBe(true);
+    for (let b = 0; b < B; b++) expect(fast.sequenceTokens(fastSeqs[b]!)).toEqual(reference.sequenceTokens(referenceSeqs[b]!));
+  });
+
+  it('greedy generation: identical tokens and agreeing log-probs', async () => {
+    const reference = await createCpuDecoder(await createCpuBackend(CONFIG, { seed: 12 }));
+    const fast = await createCpuDecoder(await createFastCpuBackend(CONFIG, { seed: 12 }, {}, await kernelsByThreads.get(threads)!));
+    const requests = ['hello', 'a longer prompt, with punctuation!', 'x'].map((text) => ({
+      prompt: tokenizer.encode(tokenizer.renderChat([{ role: 'user', content: text }], { addGenerationPrompt: true })),
+      temperature: 0,
+      maxTokens: 16,
+    }));
+    const expected = await generate(reference, tokenizer, requests);
+    const actual = await generate(fast, tokenizer, requests);
+    for (let r = 0; r < requests.length; r++) {
+      const want = expected[r]!.samples[0]!;
+      const got = actual[r]!.samples[0]!;
+      expect(got.tokenIds).toEqual(want.tokenIds);
+      expect(got.tokenIds.length).toBeGreaterThan(0);
+      expectClose(Float64Array.from(got.logprobs), Float64Array.from(want.logprobs), { ...TOL, label: `log-probs of request ${r}` });
+    }
+  });
+});
