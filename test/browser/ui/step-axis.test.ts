@@ -1,6 +1,6 @@
 /**
- * The training charts' step axis in real uPlot (Chromium): a chart of a single GRPO step spans one
- * step either side of it, not uPlot's 0–100 padding of a lone value; several steps span first to last.
+ * The training charts' step axis in real uPlot (Chromium): a chart of a single GRPO step spans half a
+ * step either side of it (its only tick is that step), not uPlot's 0–100 padding of a lone value; several steps span first to last.
  */
 import uPlot from 'uplot';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -23,9 +23,9 @@ async function stepSpan(steps: number[], rewards: number[]): Promise<[number | u
 }
 
 describe('step axis', async () => {
-  test('one GRPO step (step 0) spans −1 to 1; a lone later step is centred too', async () => {
-    expect(await stepSpan([0], [0.25])).toEqual([-1, 1]);
-    expect(await stepSpan([7], [0.5])).toEqual([6, 8]);
+  test('one GRPO step (step 0) spans −½ to ½; a lone later step is centred too', async () => {
+    expect(await stepSpan([0], [0.25])).toEqual([-0.5, 0.5]);
+    expect(await stepSpan([7], [0.5])).toEqual([6.5, 7.5]);
   });
 
   test('several steps span the first to the last step', async () => {
