@@ -357,7 +357,12 @@ export class GrpoTrainer {
       for (let step = startStep; step < steps; step++) {
         if (hooks.signal?.aborted) break;
         while (nextToSample < steps && nextToSample <= step + maxAsync) {
-          pending.push({ step: nextToSample, batch: this.sampleStep(nextToSample, this.rolloutAbort.signal) });
+          const batch = this.sampleStep(nextToSample, this.rolloutAbort.signal);
+          // A batch sampled ahead may fail (a stopped sandbox rejects its rollouts) while the run waits
+          // for an earlier one or trains: whoever awaits it later gets the error; until then it is no
+          // unhandled rejection (in the engine worker, an uncaught "stopped" after Stop).
+          batch.catch(() => {});
+          pending.push({ step: nextToSample, batch });
           nextToSample++;
         }
         const batch = await pending.shift()!.batch;

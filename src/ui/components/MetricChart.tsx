@@ -2,6 +2,7 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { STEP_SCALE } from './step-axis.ts';
 
 /** A line of a chart: its values per step (null = missing). */
 export interface ChartSeries {
@@ -55,7 +56,7 @@ export function MetricChart({ title, steps, series, testId, yRange }: { title: s
         legend: { show: false },
         cursor: { show: true, drag: { x: false, y: false } },
         scales: {
-          x: { time: false, range: (_u, min, max) => (min === max ? [min - 1, max + 1] : [min, max]) },
+          x: STEP_SCALE,
           y: {
             range: yRange ? () => yRange : (_u, min, max) => (min === max ? [min - Math.max(1, Math.abs(min) * 0.1), max + Math.max(1, Math.abs(max) * 0.1)] : uPlot.rangeNum(min, max, 0.1, true)),
           },
