@@ -111,7 +111,7 @@ describe('in-tab model', () => {
     await expect.poll(() => page.getByTestId('runs-row').count(), { timeout: 10_000 }).toBe(1);
     expect(await page.getByTestId('runs-row').textContent()).toContain(`3 SFT + ${afterStop} GRPO`);
     await page.getByTestId('runs-open').click();
-    await expect.poll(() => page.getByTestId('run-grpo-steps').textContent()).toBe(`${afterStop} GRPO steps`);
+    await expect.poll(() => page.getByTestId('run-grpo-steps').textContent()).toBe(`${afterStop} GRPO step${afterStop === 1 ? '' : 's'}`);
     expect(await page.getByTestId('chart-reward').locator('canvas').count()).toBe(1);
     await screenshot(page, '14-reopened-run');
 

@@ -3,7 +3,7 @@ import type { EngineTrainingRollout } from '../../workers/engine-bridge.ts';
 import { newRun } from '../training-actions.ts';
 import { usePlayground } from '../store/index.ts';
 import { MetricChart, type ChartSeries } from './MetricChart.tsx';
-import { environmentReplies, rewardLines } from './result-text.ts';
+import { countOf, environmentReplies, rewardLines } from './result-text.ts';
 import { isTraining } from '../store/selectors.ts';
 import { GRPO_CHARTS, pickedCharts } from './grpo-charts.ts';
 
@@ -58,10 +58,10 @@ function RunCharts() {
           Run on <code>{run.environment}</code>
         </h2>
         <span className="chip" data-testid="run-sft-steps">
-          {run.sft.length} SFT steps
+          {countOf(run.sft.length, 'SFT step')}
         </span>
         <span className="chip" data-testid="run-grpo-steps">
-          {run.grpo.length} GRPO steps
+          {countOf(run.grpo.length, 'GRPO step')}
         </span>
         {run.checkpointStep !== null && <span className="chip">checkpoint at step {run.checkpointStep}</span>}
         {last?.skipped && (
