@@ -32,7 +32,7 @@ import * as ops from './ops.ts';
 import { BatchActivations, LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
 import { ParamStore } from './param-store.ts';
 import { createStorage, LOWER_THE_BATCH } from './storage.ts';
-import { batchMemoryPlan, isF16StorableWeight } from './step-memory.ts';
+import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MicroBatchChoice } from './step-memory.ts';
 
 export { isF16StorableWeight } from './step-memory.ts';
 
@@ -402,6 +402,21 @@ export class WebGPUBackend implements ModelBackend {
     this.params.destroy();
     this.halfParams?.destroy();
     for (const buffer of [this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
+  }
+
+  /**
+   * Returns the largest micro-batch whose step at T tokens fits this device's buffer and binding
+   * limits and `budgetBytes`, accounted as this backend allocates (step-memory.ts), or `forced`
+   * checked; throws naming the limit and the setting when none fits.
+   */
+  chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number; forced?: number }): MicroBatchChoice {
+    const settings = { lora: this.lora, activationCheckpointing: this.activationCheckpointing, limits: this.device.limits, alignment: this.device.limits.minStorageBufferOffsetAlignment / 4, frozenWeightsF16: this.halfParams !== null, layerGroupBytes: this.layerGroupBytes, lmHeadChunkBytes: this.lmHeadChunkBytes };
+    return chooseMicroBatch(this.config, T, { ...settings, ...options });
+  }
+
+  /** The memory budget a micro-batch is chosen within when none is given: defaultMemoryBudget of this device's limits. */
+  defaultMemoryBudget(): number {
+    return defaultMemoryBudget(this.device.limits);
   }
 
   /** How the current batch shape holds its activations: checkpointed or not, tokens per LM-head chunk, and the bytes of every per-batch buffer; null before the first call. */
