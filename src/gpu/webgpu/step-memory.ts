@@ -167,7 +167,8 @@ export function chooseMicroBatch(config: ModelConfig, T: number, settings: StepM
   if (!(Number.isInteger(maxMicroBatch) && maxMicroBatch > 0)) throw new Error(`the most sequences per micro-batch must be a positive integer, got ${maxMicroBatch}`);
   const state = modelStateMemory(config, settings);
   const statePast = bufferPastLimits(state, settings.limits);
-  if (statePast !== null) throw new Error(`this model cannot train on this GPU: ${statePast}; use a smaller model (or LoRA, where it trains every weight), or an adapter that allows more`);
+  const smaller = settings.lora === null ? 'use LoRA (its frozen weights split across buffers), a smaller model' : 'use a smaller model';
+  if (statePast !== null) throw new Error(`this model cannot train on this GPU: ${statePast}; ${smaller}, or an adapter that allows more`);
   const stateBytes = state.reduce((sum, buffer) => sum + buffer.bytes, 0);
   const choice = (plan: BatchMemoryPlan, reason: string): MicroBatchChoice => ({ B: plan.B, T, budgetBytes, stateBytes, plan, stepBytes: stateBytes + plan.bytes, reason });
   if (forced !== undefined) {
