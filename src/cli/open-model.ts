@@ -24,6 +24,7 @@ import { createNodeWasmKernels, defaultThreadCount } from '../gpu/fast-cpu/node-
 import type { WasmKernels } from '../gpu/fast-cpu/wasm-kernels.ts';
 import { CliError } from './cli-error.ts';
 import { errorMessage } from '../common/error-message.ts';
+import type { MicroBatchChoice } from '../gpu/webgpu/step-memory.ts';
 
 /** Which engine runs the model: the fast CPU backend (WASM SIMD on every core), the plain-TypeScript reference, or WebGPU. */
 export type BackendName = 'cpu' | 'cpu-reference' | 'webgpu';
@@ -41,6 +42,11 @@ export interface OpenedModel {
    * which runs on the backend's ops: the fast backend's kernels for `cpu`).
    */
   createDecoder?: (backend: ModelBackend) => Promise<Decoder>;
+  /** On WebGPU, the micro-batch chooser over the backend's memory accounting (step-memory.ts) and its default budget; absent on the CPU backends. */
+  memory?: {
+    defaultBudgetBytes: number;
+    chooseMicroBatch: (T: number, options: { budgetBytes: number; maxMicroBatch: number; forced?: number }) => MicroBatchChoice;
+  };
 }
 
 /** Checks a `--backend` value. */
@@ -133,6 +139,7 @@ export async function openModel(spec: string, options: { backend: BackendName; s
       label: spec,
       device: `webgpu (${vendor} ${architecture}${isFallbackAdapter ? ', software adapter' : ''})`,
       createDecoder: (model) => createWebGPUDecoder(model, cacheBytes === undefined ? {} : { cacheBytes }),
+      memory: { defaultBudgetBytes: backend.defaultMemoryBudget(), chooseMicroBatch: (T, choice) => backend.chooseMicroBatch(T, choice) },
     };
   } catch (error) {
     throw new CliError(`--backend webgpu: ${errorMessage(error)}`);

@@ -23,7 +23,7 @@ import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
-import { checkFinite, modelFolderOf, openModel, parseBackendName } from './open-model.ts';
+import { checkFinite, modelFolderOf, openModel, parseBackendName, type OpenedModel } from './open-model.ts';
 import { byteTokenizerFiles } from '../gpu/io/byte-model-folder.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
@@ -82,7 +82,11 @@ GRPO knobs (docs/training.md says when to use each):
   --max-staleness K      the most weight versions old rollouts may be (default: no bound; matters with --max-async ≥ 2)
   --stale-rollouts A     rollouts past --max-staleness: resample (default) or downweight (×0.5 per version past K)
   --echo-weight L        λ of an SFT loss on the environment's reply tokens in multi-turn rollouts (ECHO; default 0)
-  --micro-batch N        sequences per backward pass (default 8; the step's gradient accumulates over them)
+  --micro-batch N        sequences per backward pass (the step's gradient accumulates over them; default 8 on the cpu
+                         backends; on webgpu the largest whose step fits --memory-budget and the GPU's limits, chosen
+                         from each step's longest sequence; given, it is forced there and checked)
+  --memory-budget MiB    webgpu: the GPU memory a training step may use, weights and optimizer state included (default:
+                         4 × the GPU's maxBufferSize, within 1024-4096; 1024 under WebGPU's default limits)
   --activation-checkpointing M   webgpu: on (keep each layer's output only, recompute the rest in backward), off, or
                          auto (default: on for a micro-batch whose activations would pass 256 MiB or the GPU's limits)
   --max-grad-norm N      clip the global gradient norm to this (default 1; 0 disables)
@@ -116,6 +120,8 @@ interface RunSettings {
   backend: string;
   /** --activation-checkpointing (webgpu only); absent in runs saved before it existed, which means 'auto'. */
   activationCheckpointing?: 'auto' | 'on' | 'off';
+  /** --memory-budget in MiB (webgpu only); absent: the backend's default budget. */
+  memoryBudgetMiB?: number;
   lora: LoraConfig | null;
   sftSteps: number;
   grpoSteps: number;
@@ -179,6 +185,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       'stale-rollouts': { type: 'string' },
       'echo-weight': { type: 'string' },
       'micro-batch': { type: 'string' },
+      'memory-budget': { type: 'string' },
       'activation-checkpointing': { type: 'string' },
       'max-grad-norm': { type: 'string' },
       'weight-decay': { type: 'string' },
@@ -254,6 +261,42 @@ function activationCheckpointingFromFlags(text: string | undefined, backend: str
   return { activationCheckpointing: text };
 }
 
+/** Reads --memory-budget: a whole number of MiB, and only with --backend webgpu (the CPU backends' memory is not chosen from). */
+function memoryBudgetFromFlags(text: string | undefined, backend: string): { memoryBudgetMiB?: number } {
+  if (text === undefined) return {};
+  const value = Number(text);
+  if (!(Number.isInteger(value) && value > 0)) throw new CliError(`--memory-budget takes a whole number of MiB, e.g. 2048, got "${text}"`, 2);
+  if (backend !== 'webgpu') throw new CliError('--memory-budget is a setting of --backend webgpu, whose micro-batch it chooses; the cpu backends use --micro-batch', 2);
+  return { memoryBudgetMiB: value };
+}
+
+/**
+ * Returns the GRPO trainer's micro-batch chooser on WebGPU: per step length T, the largest micro-batch
+ * that fits the budget (or --micro-batch, forced and checked), said on stderr whenever it changes.
+ */
+function microBatchChooser(memory: NonNullable<OpenedModel['memory']>, settings: RunSettings, say: (text: string) => void): (T: number) => number {
+  const grpo = settings.options.grpo!;
+  const budgetBytes = settings.memoryBudgetMiB === undefined ? memory.defaultBudgetBytes : settings.memoryBudgetMiB * 2 ** 20;
+  const forced = (grpo as Partial<GrpoOptions>).microBatchSize;
+  // a step trains at most its tasks × group sequences (the flags always set both; 4 and 8 are the trainer's defaults)
+  const maxMicroBatch = (grpo.maxTasksPerStep ?? grpo.tasksPerStep ?? 4) * (grpo.groupSize ?? 8);
+  const MiB = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+  const byLength = new Map<number, number>();
+  let said = 0; // the micro-batch last said
+  return (T) => {
+    const known = byLength.get(T);
+    if (known !== undefined) return known;
+    const choice = memory.chooseMicroBatch(T, { budgetBytes, maxMicroBatch, ...(forced === undefined ? {} : { forced }) });
+    byLength.set(T, choice.B);
+    const accounted = `model state ${MiB(choice.stateBytes)} + batch ${MiB(choice.plan.bytes)} (activations ${choice.plan.checkpointing ? 'checkpointed' : 'kept'}) = ${MiB(choice.stepBytes)} of the ${MiB(budgetBytes)} budget (--memory-budget)`;
+    // e.g. "the largest that fits: model state 588 MiB + batch 418 MiB (…) = 1006 MiB of the 1024 MiB budget; at 14: the step needs 1026 MiB …"
+    const why = forced === undefined ? `the largest that fits: ${accounted}; ${choice.reason}` : `${choice.reason}: ${accounted}`;
+    if (choice.B !== said) say(`   micro-batch ${choice.B} at T ${T}: ${why}`);
+    said = choice.B;
+    return choice.B;
+  };
+}
+
 /** Whether `outDir`'s report.json says its run ended on its own (a run stopped by Ctrl-C says interrupted; one that failed wrote none). */
 function finishedRun(outDir: string): boolean {
   try {
@@ -316,6 +359,9 @@ async function train(
   const say = (text: string) => {
     if (!values.json) console.error(text);
   };
+  // On WebGPU the micro-batch comes from the memory budget (chosen again on resume; the settings keep only the budget and a forced --micro-batch).
+  const microBatchFor = model.memory && options.grpo ? microBatchChooser(model.memory, settings, say) : undefined;
+  if (microBatchFor && options.grpo) options.grpo = { ...options.grpo, microBatchFor };
   say(`${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`);
   const saveCheckpoint = async ({ rolloutsAhead, ...position }: TrainingPosition) => {
     // Full fine-tuning with KL keeps its frozen reference; with LoRA the reference is the base.
@@ -448,6 +494,7 @@ function checkRunSettings(settings: unknown): string | undefined {
   if (typeof s.model !== 'string' || s.model === '') return 'no model';
   if (s.backend !== 'cpu' && s.backend !== 'cpu-reference' && s.backend !== 'webgpu') return `backend ${JSON.stringify(s.backend)}, expected "cpu", "cpu-reference" or "webgpu"`;
   if (s.lora !== null && (typeof s.lora !== 'object' || !count(s.lora?.rank) || s.lora.rank < 1)) return '"lora" that is neither null nor { rank, alpha, targetModules }';
+  if (s.memoryBudgetMiB !== undefined && !(Number.isInteger(s.memoryBudgetMiB) && s.memoryBudgetMiB > 0)) return `"memoryBudgetMiB" ${JSON.stringify(s.memoryBudgetMiB)}, expected a whole number of MiB`;
   const j = s.judge as Partial<JudgeSettings> | undefined;
   if (j !== undefined && (typeof j !== 'object' || j === null || typeof j.baseUrl !== 'string' || typeof j.model !== 'string')) return '"judge" that is not { baseUrl, model, apiKeyEnv? }';
   if (!count(s.sftSteps) || !count(s.grpoSteps)) return '"sftSteps"/"grpoSteps" that are not step counts';
@@ -550,6 +597,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     model,
     backend: parseBackendName(values.backend as string | undefined),
     ...activationCheckpointingFromFlags(values['activation-checkpointing'] as string | undefined, parseBackendName(values.backend as string | undefined)),
+    ...memoryBudgetFromFlags(values['memory-budget'] as string | undefined, parseBackendName(values.backend as string | undefined)),
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
     ...(judge ? { judge } : {}),
     ...(poolRefresh ? { poolRefresh } : {}),

@@ -158,6 +158,12 @@ export interface GrpoOptions {
   echoWeight?: number;
   /** Sequences per backward pass (default 8); the step's gradient is accumulated over them. */
   microBatchSize?: number;
+  /**
+   * Chooses the sequences per backward pass from the step's training length T (its longest sequence,
+   * cut to maxSequenceLength, less one): e.g. the WebGPU backend's largest micro-batch that fits its
+   * memory. Given, it replaces microBatchSize; it may throw (a batch that cannot fit), which stops the step.
+   */
+  microBatchFor?: (T: number) => number;
   /** Clip the global gradient norm to this (default 1; ≤ 0 disables). */
   maxGradNorm?: number;
   weightDecay?: number;
@@ -273,7 +279,7 @@ interface RolloutBatch {
 }
 
 /** GrpoOptions with every default filled in. */
-type ResolvedGrpoOptions = Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead'>;
+type ResolvedGrpoOptions = Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead' | 'microBatchFor'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead' | 'microBatchFor'>;
 
 /** Runs GRPO; call `run()` and read each step's metrics from `onStep`. */
 export class GrpoTrainer {
@@ -581,7 +587,9 @@ export class GrpoTrainer {
     const totalLossTokens = sequences.reduce((sum, s) => sum + s.sampled.reduce((a, b) => a + b, 0), 0);
     const totalEchoTokens = sequences.reduce((sum, s) => sum + (s.environment ?? []).reduce((a, b) => a + b, 0), 0);
     const threshold = o.entropyTopQ < 1 ? entropyThreshold(sampledEntropies, o.entropyTopQ) : -Infinity;
-    const microBatches = Math.ceil(sequences.length / o.microBatchSize);
+    const microBatchSize = o.microBatchFor ? o.microBatchFor(trainingLength(sequences, o.maxSequenceLength)) : o.microBatchSize;
+    if (!(Number.isInteger(microBatchSize) && microBatchSize > 0)) throw new Error(`the micro-batch must be a positive integer, got ${microBatchSize}`);
+    const microBatches = Math.ceil(sequences.length / microBatchSize);
     await this.backend.zeroGrad();
     let loss = 0;
     let klSum = 0;
@@ -591,8 +599,8 @@ export class GrpoTrainer {
     let lossTokens = 0;
     let echoNllSum = 0;
     let echoTokens = 0;
-    for (let start = 0; start < sequences.length; start += o.microBatchSize) {
-      const micro = buildTrainBatch(sequences.slice(start, start + o.microBatchSize), { padId: o.padId, ...(o.maxSequenceLength ? { maxLength: o.maxSequenceLength } : {}) });
+    for (let start = 0; start < sequences.length; start += microBatchSize) {
+      const micro = buildTrainBatch(sequences.slice(start, start + microBatchSize), { padId: o.padId, ...(o.maxSequenceLength ? { maxLength: o.maxSequenceLength } : {}) });
       const logprobs = await this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature);
       const reference = o.klBeta > 0
         ? await (o.reference ? o.reference.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature) : this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature, { weights: 'reference' }))
@@ -641,6 +649,12 @@ export class GrpoTrainer {
     this.updatePending = true;
     return finish({ loss, ...metrics, gradNorm, tokensTrained: lossTokens });
   }
+}
+
+/** Returns the T that buildTrainBatch gives these sequences together: the longest, cut to maxLength, less one (the last token is only a target). */
+function trainingLength(sequences: ReadonlyArray<{ tokens: ArrayLike<number> }>, maxLength: number | undefined): number {
+  const longest = Math.max(...sequences.map((sequence) => sequence.tokens.length));
+  return Math.max(1, Math.min(longest, maxLength ?? longest) - 1);
 }
 
 /** Z of a micro-batch's loss for each loss type (see GrpoOptions.lossType). */

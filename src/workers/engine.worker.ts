@@ -420,6 +420,8 @@ const api: EngineApi = {
         ...(options.dynamicSampling ? { dynamicSampling: true } : {}),
         ...(options.echoWeight ? { echoWeight: options.echoWeight } : {}),
         ...(ahead ? { rolloutsAhead: ahead } : {}),
+        // the micro-batch from the GPU's memory (step-memory.ts): the largest whose step fits the default budget, at most a whole step
+        ...(backend instanceof WebGPUBackend ? { microBatchFor: (T: number) => backend.chooseMicroBatch(T, { budgetBytes: backend.defaultMemoryBudget(), maxMicroBatch: options.tasksPerStep * options.groupSize }).B } : {}),
       });
       const checkpoint = periodicCheckpoints(backend, 'grpo', options.startStep ?? 0, options.checkpointEvery, onCheckpoint, () => trainer.rolloutsAhead());
       await trainer.run({

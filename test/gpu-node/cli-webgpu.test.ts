@@ -67,3 +67,29 @@ test('tabrl train --activation-checkpointing takes auto, on or off, and only wit
   expect(cpu.code).toBe(2);
   expect(cpu.stderr).toContain('--activation-checkpointing is a setting of --backend webgpu');
 });
+
+test('tabrl train --memory-budget takes whole MiB and only with --backend webgpu; the micro-batch chosen is said, and a forced one past the budget stops the run', { timeout: 240_000 }, async () => {
+  const run = (extra: string[]) =>
+    new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, 'train', 'reverse-text', '--model', 'tiny', '--sft-steps', '0', '--eval-tasks', '0', ...extra], { timeout: 110_000 }, (error, _stdout, stderr) =>
+        resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stderr }),
+      );
+    });
+  const wrong = await run(['--backend', 'webgpu', '--memory-budget', '1.5', '--steps', '0']);
+  expect(wrong.code).toBe(2);
+  expect(wrong.stderr).toContain('--memory-budget takes a whole number of MiB, e.g. 2048, got "1.5"');
+  const cpu = await run(['--memory-budget', '512', '--steps', '0']);
+  expect(cpu.code).toBe(2);
+  expect(cpu.stderr).toContain('--memory-budget is a setting of --backend webgpu');
+  // chosen: the whole step (1 task × group 4) fits 64 MiB, said with what it accounts (equal-reward groups kept so the step trains)
+  const out = join(mkdtempSync(join(tmpdir(), 'tabrl-train-budget-')), 'run');
+  const step = ['--backend', 'webgpu', '--keep-equal-groups', '--steps', '1', '--tasks-per-step', '1', '--group', '4', '--max-tokens', '4', '--out', out, '--overwrite'];
+  const chosen = await run([...step, '--memory-budget', '64']);
+  expect(chosen.code).toBe(0);
+  expect(chosen.stderr).toMatch(/grpo 1\/1 {2}reward/);
+  expect(chosen.stderr).toMatch(/micro-batch 4 at T \d+: the largest that fits: model state \d+ MiB \+ batch \d+ MiB \(activations kept\) = \d+ MiB of the 64 MiB budget \(--memory-budget\); 4 is the most asked for/);
+  // forced past the budget: the first GRPO step stops, naming the budget and the settings to change
+  const tight = await run([...step, '--memory-budget', '1', '--micro-batch', '3']);
+  expect(tight.code).not.toBe(0);
+  expect(tight.stderr).toMatch(/training stopped: --micro-batch 3 cannot fit at T \d+: the step needs \d+ MiB \(model state \d+ MiB \+ batch \d+ MiB\), past the memory budget of 1 MiB; lower --micro-batch .*or raise --memory-budget/);
+});

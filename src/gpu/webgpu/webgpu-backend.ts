@@ -27,11 +27,14 @@ import type { GPUContext } from './device.ts';
 import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
 import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
-import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
+import { LM_HEAD_CHUNK_BYTES, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
 import * as ops from './ops.ts';
-import { BatchActivations, chooseCheckpointing, LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
+import { BatchActivations, LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
 import { ParamStore } from './param-store.ts';
 import { createStorage, LOWER_THE_BATCH } from './storage.ts';
+import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MicroBatchChoice } from './step-memory.ts';
+
+export { isF16StorableWeight } from './step-memory.ts';
 
 /** The GPU state of one (B, T) batch shape: activations, their gradients, inputs and the recorded plans. */
 interface BatchState {
@@ -86,10 +89,6 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
   lmHeadChunkBytes?: number;
 }
 
-/** Returns whether a base parameter is stored as f16 under frozenWeightsF16: the matrices the *_f16w kernels read. */
-export function isF16StorableWeight(name: string): boolean {
-  return /\.(q|k|v|o|gate|up|down)_proj\.weight$/.test(name) || name === 'model.embed_tokens.weight' || name === 'lm_head.weight';
-}
 
 /** Creates a WebGPU backend on a device from a config and either a seed or named tensors (all base parameters required). */
 export async function createWebGPUBackend(
@@ -405,6 +404,21 @@ export class WebGPUBackend implements ModelBackend {
     for (const buffer of [this.loraParams, this.grads, this.adamM, this.adamV, this.normPartials.buffer, this.normResult.buffer]) buffer?.destroy();
   }
 
+  /**
+   * Returns the largest micro-batch whose step at T tokens fits this device's buffer and binding
+   * limits and `budgetBytes`, accounted as this backend allocates (step-memory.ts), or `forced`
+   * checked; throws naming the limit and the setting when none fits.
+   */
+  chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number; forced?: number }): MicroBatchChoice {
+    const settings = { lora: this.lora, activationCheckpointing: this.activationCheckpointing, limits: this.device.limits, alignment: this.device.limits.minStorageBufferOffsetAlignment / 4, frozenWeightsF16: this.halfParams !== null, layerGroupBytes: this.layerGroupBytes, lmHeadChunkBytes: this.lmHeadChunkBytes };
+    return chooseMicroBatch(this.config, T, { ...settings, ...options });
+  }
+
+  /** The memory budget a micro-batch is chosen within when none is given: defaultMemoryBudget of this device's limits. */
+  defaultMemoryBudget(): number {
+    return defaultMemoryBudget(this.device.limits);
+  }
+
   /** How the current batch shape holds its activations: checkpointed or not, tokens per LM-head chunk, and the bytes of every per-batch buffer; null before the first call. */
   batchMemory(): { checkpointing: boolean; groupSequences: number; lmHeadRows: number; bytes: number } | null {
     if (this.batch === null) return null;
@@ -496,8 +510,9 @@ export class WebGPUBackend implements ModelBackend {
     const device = this.device;
     const N = B * T;
     const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
-    const checkpointing = chooseCheckpointing(this.activationCheckpointing, this.config, B, T, this.lora, device.limits, alignment);
-    const activations = new BatchActivations(device, this.config, B, T, this.lora, checkpointing, this.layerGroupBytes);
+    // the same accounting the micro-batch chooser reads (step-memory.ts): checkpointing and the LM head's chunk come from it
+    const memory = batchMemoryPlan(this.config, B, T, { lora: this.lora, activationCheckpointing: this.activationCheckpointing, limits: device.limits, alignment, layerGroupBytes: this.layerGroupBytes, lmHeadChunkBytes: this.lmHeadChunkBytes });
+    const activations = new BatchActivations(device, this.config, B, T, this.lora, memory.checkpointing, this.layerGroupBytes);
     const positions = new Int32Array(N); // (B*T) t within its right-padded row
     for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
     const { num_attention_heads: NH } = this.config;
@@ -505,7 +520,7 @@ export class WebGPUBackend implements ModelBackend {
     const dhidden = createTensor(device, N * (this.lora?.rank ?? 1) * 4, 'lora dhidden');
     const positionsTensor = createTensor(device, positions, 'positions');
     const V = this.config.vocab_size;
-    const lmHeadRows = lmHeadChunkRows(N, V, alignment, this.lmHeadChunkBytes);
+    const lmHeadRows = memory.lmHeadRows;
     const lmHeadChunk = createStorage(device, lmHeadRows * V, 'LM head logits chunk', 4, LOWER_THE_BATCH);
     const entropy = createTensor(device, N * 4, 'entropy');
     const targets = createTensor(device, N * 4, 'targets');

@@ -35,6 +35,33 @@ describe('GrpoTrainer', () => {
     expect(metrics[0]!.entropy).toBeGreaterThan(1);
   });
 
+  test('microBatchFor chooses the micro-batch from the step\'s training length: the backward passes take its B, and the step equals a fixed micro-batch of that size', async () => {
+    const run = async (sizing: { microBatchSize: number } | { microBatchFor: (T: number) => number }) => {
+      const backend = await createCpuBackend(CONFIG, { seed: 5 });
+      const shapes: Array<[number, number]> = [];
+      const backward = backend.backward.bind(backend);
+      backend.backward = (ids, targets, weights, B, T, temperature) => {
+        shapes.push([B, T]);
+        return backward(ids, targets, weights, B, T, temperature);
+      };
+      const metrics: GrpoStepMetrics[] = [];
+      const trainer = new GrpoTrainer(environmentRollouts(makeEnv(), new LetterPolicy(backend)), backend, new LetterPolicy(backend), {
+        steps: 2, tasksPerStep: 2, groupSize: 8, maxTokens: 4, schedule: { lr: 3e-2 }, maxAsync: 0, seed: 1, weightDecay: 0, dropUninformativeGroups: false, ...sizing,
+      });
+      await trainer.run({ onStep: (m) => { metrics.push(m); } });
+      return { shapes, losses: metrics.map((m) => m.loss) };
+    };
+    const lengths: number[] = [];
+    const chosen = await run({ microBatchFor: (T) => { lengths.push(T); return 6; } });
+    const fixed = await run({ microBatchSize: 6 });
+    expect(lengths).toHaveLength(2); // once per step
+    expect(chosen.shapes.map(([B]) => B)).toEqual([6, 6, 4, 6, 6, 4]); // 16 sequences a step
+    // the T it was asked for is the step's longest: every micro-batch's T is within it
+    expect(Math.max(...chosen.shapes.slice(0, 3).map(([, T]) => T))).toBe(lengths[0]);
+    expect(chosen.losses).toEqual(fixed.losses);
+    expect(chosen.shapes).toEqual(fixed.shapes);
+  });
+
   test('max-async 1: rollouts are sampled one step ahead and report staleness 1', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 4 });
     const policy = new LetterPolicy(backend);
