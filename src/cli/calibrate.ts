@@ -11,7 +11,7 @@ import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibratio
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
-import { bundleEnvironmentFile } from './compile-env-file.ts';
+import { compileEnvironmentInChild } from './env-compile-process.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { createEndpointClient, createRoleClient, roleOptions, roleSettingsFromFlags, type RoleSettings } from './model-roles.ts';
 import { judgeSettingsFromFlags, judgeUsage, createJudgeClient } from './judge.ts';
@@ -151,8 +151,8 @@ export async function runCalibrate(argv: string[]): Promise<number> {
       let source: string;
       if (isEnvironmentPath(spec)) {
         // An environment file sees only its own folder when it runs (env-bundle-guard.ts), so env.ts
-        // imports a bundle of the original (its own imports included) written beside it.
-        writeWhole(join(out, 'environment.mjs'), await bundleEnvironmentFile(resolve(spec), 'esm'));
+        // imports a bundle of the original (its own imports included) written beside it, bundled without the host's environment.
+        writeWhole(join(out, 'environment.mjs'), (await compileEnvironmentInChild(resolve(spec), { format: 'esm' })).bundle!);
         writeWhole(join(out, 'environment.d.mts'), BUNDLE_DECLARATION);
         source = calibratedEnvironmentFile('./environment.mjs', kept, `${relative(resolve(out), resolve(spec)).split('\\').join('/')}, ${origin}`);
       } else {
