@@ -61,3 +61,35 @@ test('a checkpoint folder without its COMPLETE marker is not resumed from', { ti
   expect(run.code).toBe(2);
   expect(run.stderr).toContain(`${join(out, 'checkpoint')} has no COMPLETE marker, so its writing may not have finished and it is not used`);
 });
+
+test.skipIf(!onLinux)('tabrl train on a full disk names metrics.jsonl and how to go on, and status.json ends "failed"', { timeout: 120_000 }, async () => {
+  const out = join(dir, 'train-full');
+  mkdirSync(out);
+  symlinkSync('/dev/full', join(out, 'metrics.jsonl'));
+  const run = await runTabrl(['train', 'reverse-text', '--model', 'tiny', '--sft-steps', '0', '--steps', '1', '--tasks-per-step', '1', '--group', '2', '--eval-tasks', '1', '--max-tokens', '4', '--out', out, '--overwrite'], { timeoutMs: 110_000 });
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain(`could not write ${join(out, 'metrics.jsonl')}: ENOSPC`);
+  // The first measurement comes before the first checkpoint: there is nothing to resume from yet.
+  expect(run.stderr).toContain(`make room (or fix the folder), then start the run again with --out ${out} --overwrite`);
+  const status = JSON.parse(readFileSync(join(out, 'status.json'), 'utf8')) as Record<string, unknown>;
+  expect(status).toMatchObject({ status: 'failed', command: 'train', environment: 'reverse-text' });
+  expect(status.stopped_early).toMatch(/ENOSPC/);
+  expect(status.finished_at).toEqual(expect.any(String));
+});
+
+test('a tabrl train that completes leaves status.json "completed"; one whose model fails to load leaves it "failed", never "running"', { timeout: 120_000 }, async () => {
+  const out = join(dir, 'train-done');
+  const done = await runTabrl(['train', 'reverse-text', '--model', 'tiny', '--sft-steps', '0', '--steps', '1', '--tasks-per-step', '1', '--group', '2', '--eval-tasks', '1', '--max-tokens', '4', '--out', out], { timeoutMs: 110_000 });
+  expect(done.code).toBe(0);
+  expect(JSON.parse(readFileSync(join(out, 'status.json'), 'utf8'))).toMatchObject({ status: 'completed' });
+  // A host-side failure after the run started (a model folder that is not one).
+  const broken = join(dir, 'not-a-model');
+  mkdirSync(broken);
+  writeFileSync(join(broken, 'config.json'), '{ not json');
+  const failedOut = join(dir, 'train-failed');
+  const failed = await runTabrl(['train', 'reverse-text', '--model', `local:${broken}`, '--sft-steps', '0', '--steps', '1', '--eval-tasks', '1', '--out', failedOut], { timeoutMs: 60_000 });
+  expect(failed.code).not.toBe(0);
+  const status = JSON.parse(readFileSync(join(failedOut, 'status.json'), 'utf8')) as Record<string, unknown>;
+  expect(status.status).toBe('failed');
+  expect(String(status.stopped_early)).toContain(broken);
+});
