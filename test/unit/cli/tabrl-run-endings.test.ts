@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';
+import { JsonlAppender } from '../../../src/cli/studio-output.ts';
+import { OutputWriteError } from '../../../src/cli/run-status.ts';
 
 let server: FakeOpenAIServer;
 let dir: string;
@@ -92,4 +94,41 @@ test('a tabrl train that completes leaves status.json "completed"; one whose mod
   const status = JSON.parse(readFileSync(join(failedOut, 'status.json'), 'utf8')) as Record<string, unknown>;
   expect(status.status).toBe('failed');
   expect(String(status.stopped_early)).toContain(broken);
+});
+
+test.skipIf(!onLinux)("the studio commands' JSONL files name themselves when the disk is full", () => {
+  const lines = new JsonlAppender('/dev/full');
+  expect(() => lines.append('{"question": "q"}\n')).toThrow(OutputWriteError);
+  expect(() => lines.append('{"question": "q"}\n')).toThrow(/^could not write \/dev\/full: ENOSPC/);
+  expect(lines.count).toBe(0);
+});
+
+/** Makes `<out>/<name>` a symlink whose every write fails (its target's folder is a device, not a folder); existsSync sees no file there, so --out is not refused. */
+function unwritable(out: string, name: string): string {
+  mkdirSync(out, { recursive: true });
+  symlinkSync('/dev/full/tabrl-cannot-exist', join(out, name));
+  return join(out, name);
+}
+
+test.skipIf(!onLinux)('tabrl synth whose tasks.jsonl cannot be written names it and leaves report.json "failed", not "running"', { timeout: 60_000 }, async () => {
+  const out = join(dir, 'synth-unwritable');
+  const file = unwritable(out, 'tasks.jsonl');
+  writeFileSync(join(dir, 'doc.md'), 'The station opened in 1957 and was built by the railway company.\n');
+  const run = await runTabrl(['synth', join(dir, 'doc.md'), '--generator-base-url', server.baseURL, '--generator-model', 'echo', '--solver-base-url', server.baseURL, '--solver-model', 'echo', '--out', out]);
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain(`could not write ${file}: ENOTDIR`);
+  expect(run.stderr).toContain(`then run it again with --out ${out} --overwrite`);
+  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as Record<string, unknown>;
+  expect(report.status).toBe('failed');
+  expect(report.stopped_early).toContain(file);
+  expect(report.settings).toMatchObject({ generator: { model: 'echo' } });
+});
+
+test.skipIf(!onLinux)('tabrl calibrate whose results.jsonl cannot be written names it and leaves a report.json that says "failed"', { timeout: 60_000 }, async () => {
+  const out = join(dir, 'calibrate-unwritable');
+  const file = unwritable(out, 'results.jsonl');
+  const run = await runTabrl(['calibrate', 'arithmetic', '--base-url', server.baseURL, '--model', 'echo', '-r', '2', '--num-tasks', '2', '--out', out]);
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain(`could not write ${file}: ENOTDIR`);
+  expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'))).toMatchObject({ status: 'failed', environment: 'arithmetic', stopped_early: expect.stringContaining(file) });
 });
