@@ -6,7 +6,6 @@
  * environment (a file, or a built-in loaded by name) restricted to the learnable tasks. Prints a
  * pass-rate histogram.
  */
-import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibrationLine, calibrateRecords, checkKeepBand, passRateHistogram, summarizeRollouts, evaluate, type RolloutRecord, type ChatClient } from '../envs/index.ts';
 import { recordToJsonLine } from '../envs/results-record.ts';
@@ -21,7 +20,7 @@ import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts'
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { ProgressBar } from './terminal.ts';
 import { errorMessage } from '../common/error-message.ts';
-import { OutputWriteError, recordRunStatus } from './run-status.ts';
+import { OutputWriteError, recordFailureInReport } from './run-status.ts';
 import { capText } from './child-message-check.ts';
 
 /** Usage text of `tabrl calibrate`. */
@@ -177,29 +176,12 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     if (evaluation.stoppedEarly) throw new CliError(`stopped: ${evaluation.stoppedEarly} (the calibration covers the rollouts that finished)`);
     return 0;
   } catch (error) {
-    recordCalibrationFailure(join(out, 'report.json'), spec, error);
+    recordFailureInReport(join(out, 'report.json'), { environment: spec }, capText(errorMessage(error), 2000));
     if (error instanceof OutputWriteError) throw new CliError(`${error.message}; ${join(out, 'results.jsonl')} holds the rollouts that finished. Make room (or fix the folder), then run it again with --out ${out} --overwrite`);
     throw error;
   } finally {
     closeEnvironment(env);
   }
-}
-
-/**
- * Makes report.json say the calibration failed: a report already written keeps its figures (one that
- * says "failed" or "interrupted" is left as it is), and a failure before it was written leaves one
- * with the reason, so no report says "completed" of a command that failed.
- */
-function recordCalibrationFailure(path: string, spec: string, error: unknown): void {
-  let previous: Record<string, unknown> | undefined;
-  try {
-    previous = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-  } catch {
-    previous = undefined;
-  }
-  if (previous?.status === 'failed' || previous?.status === 'interrupted') return;
-  const { status: _status, ...figures } = previous ?? { environment: spec };
-  recordRunStatus(path, 'failed', { ...figures, stopped_early: capText(errorMessage(error), 2000) });
 }
 
 /** Parses `--keep LO-HI` (e.g. 0.1-0.9). */

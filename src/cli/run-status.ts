@@ -7,7 +7,7 @@
  *
  * It decides nothing about resuming: each command says how its runs continue.
  */
-import { renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Where a run stands. */
@@ -45,4 +45,21 @@ export function recordRunStatus(path: string, status: RunStatus, fields: Record<
   } catch (error) {
     console.error(`warning: could not record the run's status "${status}" in ${path}: ${errorMessage(error)}`);
   }
+}
+
+/**
+ * Makes the report at `path` say its command failed with `reason`: a report that already says
+ * "failed" or "interrupted" is left as it is, one that says "running" or "completed" keeps its
+ * figures with the status changed, and where none could be read one is written from `fallback`.
+ */
+export function recordFailureInReport(path: string, fallback: Record<string, unknown>, reason: string): void {
+  let previous: Record<string, unknown> | undefined;
+  try {
+    previous = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch {
+    previous = undefined;
+  }
+  if (previous?.status === 'failed' || previous?.status === 'interrupted') return;
+  const { status: _status, ...figures } = previous ?? fallback;
+  recordRunStatus(path, 'failed', { ...figures, stopped_early: reason });
 }

@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { EmptyDocumentError, keptTasks, qaEnvironmentFile, synthesizedTaskLine, synthesizeTasks, type ChatClient, type StudioDocument, type SynthesisReport } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage, type RoleSettings } from './model-roles.ts';
-import { OutputWriteError, recordRunStatus } from './run-status.ts';
+import { OutputWriteError, recordFailureInReport } from './run-status.ts';
 import { capText } from './child-message-check.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { onStopSignal } from './stop-signals.ts';
@@ -103,7 +103,7 @@ export async function runSynth(argv: string[]): Promise<number> {
     return await synthesizeInto(out, settings, { documents, generator, solver, judge, json: values.json === true });
   } catch (error) {
     // report.json never stays "running": whatever stopped the command is written down (a failing write too, when the disk lets it).
-    recordRunStatus(join(out, 'report.json'), 'failed', { settings, stopped_early: capText(errorMessage(error), 2000) });
+    recordFailureInReport(join(out, 'report.json'), { settings }, capText(errorMessage(error), 2000));
     if (error instanceof OutputWriteError) throw new CliError(`${error.message}; tasks.jsonl holds the candidates decided so far. Make room (or fix the folder), then run it again with --out ${out} --overwrite`);
     throw error;
   }
