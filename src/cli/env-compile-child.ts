@@ -10,12 +10,12 @@
  * It runs no environment code: bundling and type-checking only read files.
  */
 import { bundleEnvironmentFile, EnvFileCompileError } from './compile-env-file.ts';
-import { typecheckEnvironmentFile } from './typecheck-env.ts';
 import type { CompileRequest, CompileResult } from './env-compile-process.ts';
 
 async function compile(request: CompileRequest): Promise<CompileResult> {
   const environmentNames = Object.keys(process.env);
-  const diagnostics = request.typecheck ? typecheckEnvironmentFile(request.path) : [];
+  // The TypeScript compiler is loaded only when asked for: it is most of this process's start-up.
+  const diagnostics = request.typecheck ? (await import('./typecheck-env.ts')).typecheckEnvironmentFile(request.path) : [];
   if (diagnostics.length > 0) return { diagnostics, environmentNames };
   try {
     return { diagnostics, bundle: await bundleEnvironmentFile(request.path, request.format), environmentNames };
