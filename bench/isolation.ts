@@ -4,7 +4,12 @@
  * loaded and evaluated three ways with an instant scripted model, so only environment code and the
  * boundary are timed: in this process (no isolation, the baseline), and through
  * `loadIsolatedEnvironment` (the child process, with whatever runs environment code in it) at
- * concurrency 1 and 8. It prints a table and one JSON line. Not a test: nothing is asserted.
+ * concurrency 1 and 8. Then what compiling the file costs (a TypeScript version of it): type-check
+ * and bundle in this process against the compile process with an empty environment that the CLI
+ * uses (src/cli/env-compile-process.ts): the first call (cold, as one CLI command pays it; in this
+ * process the TypeScript check is first here, so its row carries loading the compiler) and the median
+ * of BENCH_COMPILE_RUNS calls after it.
+ * It prints two tables and one JSON line. Not a test: nothing is asserted.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +17,12 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { evaluate, ScriptedClient, type Environment } from '../src/envs/index.ts';
 import { loadIsolatedEnvironment } from '../src/cli/isolated-environment.ts';
+import { bundleEnvironmentFile } from '../src/cli/compile-env-file.ts';
+import { typecheckEnvironmentFile } from '../src/cli/typecheck-env.ts';
+import { compileEnvironmentInChild } from '../src/cli/env-compile-process.ts';
 
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 200);
+const COMPILE_RUNS = Number(process.env.BENCH_COMPILE_RUNS ?? 3);
 const LIBRARY = fileURLToPath(new URL('../src/envs/index.ts', import.meta.url));
 
 // A verifier-like environment: arithmetic questions, an exact-match reward, a format reward with a
@@ -72,6 +81,30 @@ for (const concurrency of [1, 8]) {
   rows.push(await measure('isolated (loadIsolatedEnvironment)', () => loadIsolatedEnvironment(isolatedFile, {}), concurrency));
 }
 
+/** The first call's milliseconds (cold: what one CLI command pays) and the median of COMPILE_RUNS calls after it (warm). */
+async function compileMs(compile: () => Promise<unknown>): Promise<{ coldMs: number; ms: number }> {
+  const first = performance.now();
+  await compile();
+  const coldMs = Math.round(performance.now() - first);
+  const times: number[] = [];
+  for (let run = 0; run < COMPILE_RUNS; run++) {
+    const started = performance.now();
+    await compile();
+    times.push(performance.now() - started);
+  }
+  return { coldMs, ms: Math.round(times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!) };
+}
+
+// The same environment as a typed .ts file, as `tabrl eval ./env.ts` type-checks and bundles it.
+const typedFile = join(dir, 'env.ts');
+writeFileSync(typedFile, `// @ts-nocheck: the benchmark's environment, untyped on purpose\n${ENV_SOURCE('tabrl')}`);
+const compileRows = [
+  { how: 'bundle, in this process (before)', ...await compileMs(() => bundleEnvironmentFile(typedFile)) },
+  { how: 'bundle, in the compile process (now)', ...await compileMs(() => compileEnvironmentInChild(typedFile)) },
+  { how: 'type-check + bundle, in this process (before)', ...await compileMs(async () => [typecheckEnvironmentFile(typedFile), await bundleEnvironmentFile(typedFile)]) },
+  { how: 'type-check + bundle, in the compile process (now)', ...await compileMs(() => compileEnvironmentInChild(typedFile, { typecheck: true })) },
+];
+
 console.log('| how | concurrency | load ms | rollouts | ms / rollout | rollouts / s |');
 console.log('|---|---|---|---|---|---|');
 for (const row of rows) console.log(`| ${row.how} | ${row.concurrency} | ${row.loadMs} | ${row.rollouts} | ${row.msPerRollout} | ${row.rolloutsPerSecond} |`);
@@ -80,4 +113,6 @@ const overhead = (concurrency: number) => {
   const isolated = rows.find((row) => row.concurrency === concurrency && row.how.startsWith('isolated'))!;
   return +(isolated.msPerRollout - base.msPerRollout).toFixed(3);
 };
-console.log(JSON.stringify({ bench: 'isolation', rollouts: ROLLOUTS, rows, overheadMsPerRollout: { concurrency1: overhead(1), concurrency8: overhead(8) }, node: process.version, loadavg: (await import('node:os')).loadavg().map((load) => +load.toFixed(2)) }));
+console.log(`\n| compiling the file | first call ms | median of next ${COMPILE_RUNS} ms |\n|---|---|---|`);
+for (const row of compileRows) console.log(`| ${row.how} | ${row.coldMs} | ${row.ms} |`);
+console.log(JSON.stringify({ bench: 'isolation', rollouts: ROLLOUTS, rows, compile: compileRows, overheadMsPerRollout: { concurrency1: overhead(1), concurrency8: overhead(8) }, node: process.version, loadavg: (await import('node:os')).loadavg().map((load) => +load.toFixed(2)) }));

@@ -11,7 +11,7 @@ import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibratio
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
-import { bundleEnvironmentFile } from './compile-env-file.ts';
+import { compileEnvironmentInChild } from './env-compile-process.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { createEndpointClient, createRoleClient, roleOptions, roleSettingsFromFlags, type RoleSettings } from './model-roles.ts';
 import { judgeSettingsFromFlags, judgeUsage, createJudgeClient } from './judge.ts';
@@ -20,6 +20,8 @@ import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts'
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { ProgressBar } from './terminal.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { OutputWriteError, recordFailureInReport } from './run-status.ts';
+import { capText } from './child-message-check.ts';
 
 /** Usage text of `tabrl calibrate`. */
 const CALIBRATE_USAGE = `Usage: tabrl calibrate <name | path/to/env.ts> --base-url URL --model NAME -r K --keep LO-HI --out DIR
@@ -151,8 +153,8 @@ export async function runCalibrate(argv: string[]): Promise<number> {
       let source: string;
       if (isEnvironmentPath(spec)) {
         // An environment file sees only its own folder when it runs (env-bundle-guard.ts), so env.ts
-        // imports a bundle of the original (its own imports included) written beside it.
-        writeWhole(join(out, 'environment.mjs'), await bundleEnvironmentFile(resolve(spec), 'esm'));
+        // imports a bundle of the original (its own imports included) written beside it, bundled without the host's environment.
+        writeWhole(join(out, 'environment.mjs'), (await compileEnvironmentInChild(resolve(spec), { format: 'esm' })).bundle!);
         writeWhole(join(out, 'environment.d.mts'), BUNDLE_DECLARATION);
         source = calibratedEnvironmentFile('./environment.mjs', kept, `${relative(resolve(out), resolve(spec)).split('\\').join('/')}, ${origin}`);
       } else {
@@ -173,6 +175,10 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     }
     if (evaluation.stoppedEarly) throw new CliError(`stopped: ${evaluation.stoppedEarly} (the calibration covers the rollouts that finished)`);
     return 0;
+  } catch (error) {
+    recordFailureInReport(join(out, 'report.json'), { environment: spec }, capText(errorMessage(error), 2000));
+    if (error instanceof OutputWriteError) throw new CliError(`${error.message}; ${join(out, 'results.jsonl')} holds the rollouts that finished. Make room (or fix the folder), then run it again with --out ${out} --overwrite`);
+    throw error;
   } finally {
     closeEnvironment(env);
   }

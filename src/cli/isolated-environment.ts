@@ -21,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
 import { ChatClientError, Environment, METRIC_KINDS, Parser, Rubric, type ChatClient, type MetricKind, type RubricScore, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
-import { bundleChildRuntime, bundleEnvironmentFile, bundleGuestRuntime } from './compile-env-file.ts';
+import { bundleChildRuntime, bundleGuestRuntime } from './compile-env-file.ts';
+import { compileEnvironmentInChild } from './env-compile-process.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText, checkChildMessage } from './child-message-check.ts';
@@ -555,8 +556,9 @@ export class IsolatedEnvironment extends Environment {
 }
 
 /** Bundles the environment file at `path`, starts its process, and loads it there with `args`. */
-export async function loadIsolatedEnvironment(path: string, args: Record<string, unknown>, options: IsolationOptions = {}): Promise<IsolatedEnvironment> {
-  const [code, guest] = await Promise.all([bundleEnvironmentFile(path), guestRuntime()]);
+export async function loadIsolatedEnvironment(path: string, args: Record<string, unknown>, options: IsolationOptions = {}, bundle?: string): Promise<IsolatedEnvironment> {
+  // Environment code is bundled only in a process without the host's environment (env-compile-process.ts); `bundle` is such a bundle when the caller already has one.
+  const [code, guest] = await Promise.all([bundle ?? compileEnvironmentInChild(path).then((compiled) => compiled.bundle!), guestRuntime()]);
   const timeLimitMs = options.timeLimitMs ?? DEFAULT_TIME_LIMIT_MS;
   const dir = mkdtempSync(join(tmpdir(), 'tabrl-env-'));
   const supervisor = new ChildSupervisor(dir, code, guest, path, args, {

@@ -1,6 +1,7 @@
 /**
  * Finds an environment for the CLI: a built-in by name (run in this process: it is part of TabRL),
- * or a TypeScript/JavaScript file by path — type-checked, bundled, and run in its own locked-down
+ * or a TypeScript/JavaScript file by path — type-checked and bundled in a process without the host's
+ * environment (src/cli/env-compile-process.ts), and run in its own locked-down
  * process (src/cli/isolated-environment.ts), its `import ... from 'tabrl'` resolving to this library
  * and 'tabrl/builtin/<module>' to that built-in module, as in the playground (src/cli/env-modules.ts).
  * Every failure is a `CliError` saying what was wrong and what to do.
@@ -14,7 +15,7 @@ import { closestName } from '../common/closest-name.ts';
 import { watchEnvArgs } from '../common/unused-env-args.ts';
 import { EnvFileCompileError } from './compile-env-file.ts';
 import { IsolatedEnvironment, IsolatedLoadError, loadIsolatedEnvironment, type IsolationOptions } from './isolated-environment.ts';
-import { typecheckEnvironmentFile } from './typecheck-env.ts';
+import { compileEnvironmentInChild } from './env-compile-process.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** How to load an environment. */
@@ -68,14 +69,14 @@ export function closeEnvironment(env: Environment): void {
 async function loadEnvironmentFile(path: string, args: Record<string, unknown>, options: LoadEnvironmentOptions): Promise<Environment> {
   if (!existsSync(path)) throw new CliError(`environment file ${path} does not exist`, 2);
   if (!statSync(path).isFile()) throw new CliError(`${path} is not a file; give the path of an environment file (./my-env.ts)`, 2);
-  if ((options.typecheck ?? true) && /\.m?ts$/.test(path)) {
-    const errors = typecheckEnvironmentFile(path);
+  try {
+    // Type-checked and bundled in a process with an empty environment (env-compile-process.ts), then run in the isolated child.
+    const compiled = await compileEnvironmentInChild(path, { typecheck: (options.typecheck ?? true) && /\.m?ts$/.test(path) });
+    const errors = compiled.diagnostics;
     if (errors.length > 0) {
       throw new CliError(`${path} does not compile:\n${errors.slice(0, 20).join('\n')}${errors.length > 20 ? `\n… and ${errors.length - 20} more` : ''}\n(fix the errors, or pass --no-typecheck to run it anyway)`);
     }
-  }
-  try {
-    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client, judgeModel: options.judge.model } : {}) });
+    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client, judgeModel: options.judge.model } : {}) }, compiled.bundle);
   } catch (error) {
     if (error instanceof EnvFileCompileError) throw new CliError(`could not load ${path}: ${error.message}`);
     if (error instanceof IsolatedLoadError) throw new CliError(`${path}: ${error.message}`);

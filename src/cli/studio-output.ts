@@ -8,6 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync, wr
 import { join } from 'node:path';
 import { CliError } from './cli-error.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { writingFile } from './run-status.ts';
 
 /** Makes `dir`, refusing one that holds any of `files` unless `overwrite` (then those files are removed). */
 export function prepareStudioFolder(dir: string, files: readonly string[], overwrite: boolean): void {
@@ -24,23 +25,25 @@ export function prepareStudioFolder(dir: string, files: readonly string[], overw
   }
 }
 
-/** Writes a whole file through a temporary file, so a crash never leaves half of it. */
+/** Writes a whole file through a temporary file, so a crash never leaves half of it; a failed write names `path` (OutputWriteError). */
 export function writeWhole(path: string, text: string): void {
-  writeFileSync(`${path}.tmp`, text);
-  renameSync(`${path}.tmp`, path);
+  writingFile(path, () => {
+    writeFileSync(`${path}.tmp`, text);
+    renameSync(`${path}.tmp`, path);
+  });
 }
 
-/** Appends to a JSONL file (created empty by `start`), one call per finished item. */
+/** Appends to a JSONL file (created empty by the constructor), one call per finished item; a failed write names the file (OutputWriteError). */
 export class JsonlAppender {
   count = 0;
 
   constructor(readonly path: string) {
-    writeFileSync(path, '');
+    writingFile(path, () => writeFileSync(path, ''));
   }
 
   /** Appends `line` (which ends with a newline). */
   append(line: string): void {
-    appendFileSync(this.path, line);
+    writingFile(this.path, () => appendFileSync(this.path, line));
     this.count += 1;
   }
 }

@@ -8,9 +8,12 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { EmptyDocumentError, keptTasks, qaEnvironmentFile, synthesizedTaskLine, synthesizeTasks, type StudioDocument, type SynthesisReport } from '../envs/index.ts';
+import { EmptyDocumentError, keptTasks, qaEnvironmentFile, synthesizedTaskLine, synthesizeTasks, type ChatClient, type StudioDocument, type SynthesisReport } from '../envs/index.ts';
 import { CliError } from './cli-error.ts';
-import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
+import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage, type RoleSettings } from './model-roles.ts';
+import { OutputWriteError, recordFailureInReport } from './run-status.ts';
+import { capText } from './child-message-check.ts';
+import { errorMessage } from '../common/error-message.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { integerFlag, numberFlag, parseFlags } from './flags.ts';
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
@@ -94,9 +97,46 @@ export async function runSynth(argv: string[]): Promise<number> {
   const judge = judgeSettings ? await createRoleClient('judge', judgeSettings, clientOptions) : undefined;
 
   const out = values.out;
-  const lines = new JsonlAppender(join(out, 'tasks.jsonl'));
-  const settings = { documents: documents.map((document) => document.name), generator: generatorSettings, solver: solverSettings, ...(judgeSettings ? { judge: judgeSettings } : {}), k, questionsPerChunk, maxChunkChars: maxChars, minOpenBookPassRate, maxClosedBookPassRate, concurrency };
+  const settings: SynthesisSettings = { documents: documents.map((document) => document.name), generator: generatorSettings, solver: solverSettings, ...(judgeSettings ? { judge: judgeSettings } : {}), k, questionsPerChunk, maxChunkChars: maxChars, minOpenBookPassRate, maxClosedBookPassRate, concurrency };
   writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: 'running', settings }, null, 2)}\n`);
+  try {
+    return await synthesizeInto(out, settings, { documents, generator, solver, judge, json: values.json === true });
+  } catch (error) {
+    // report.json never stays "running": whatever stopped the command is written down (a failing write too, when the disk lets it).
+    recordFailureInReport(join(out, 'report.json'), { settings }, capText(errorMessage(error), 2000));
+    if (error instanceof OutputWriteError) throw new CliError(`${error.message}; tasks.jsonl holds the candidates decided so far. Make room (or fix the folder), then run it again with --out ${out} --overwrite`);
+    throw error;
+  }
+}
+
+/** The settings of a synthesis, as report.json records them. */
+interface SynthesisSettings {
+  documents: string[];
+  generator: RoleSettings;
+  solver: RoleSettings;
+  judge?: RoleSettings;
+  k: number;
+  questionsPerChunk: number;
+  maxChunkChars: number;
+  minOpenBookPassRate: number;
+  maxClosedBookPassRate: number;
+  concurrency: number;
+}
+
+/** What synthesizeInto needs besides the folder and the settings: the documents, the clients, and --json. */
+interface SynthesisRun {
+  documents: StudioDocument[];
+  generator: ChatClient;
+  solver: ChatClient;
+  judge: ChatClient | undefined;
+  json: boolean;
+}
+
+/** Synthesizes tasks into `out` (tasks.jsonl as they are decided, then report.json and env.ts) and prints the report; returns the exit code. */
+async function synthesizeInto(out: string, settings: SynthesisSettings, run: SynthesisRun): Promise<number> {
+  const { documents, generator, solver, judge, json } = run;
+  const { k, questionsPerChunk, minOpenBookPassRate, maxClosedBookPassRate, concurrency, maxChunkChars: maxChars, generator: generatorSettings, solver: solverSettings, judge: judgeSettings } = settings;
+  const lines = new JsonlAppender(join(out, 'tasks.jsonl'));
   const stop = onStopSignal();
   let progress: ProgressBar | undefined;
   let report: SynthesisReport;
@@ -138,7 +178,7 @@ export async function runSynth(argv: string[]): Promise<number> {
     writeWhole(join(out, 'env.ts'), qaEnvironmentFile(kept, { name: basename(out).replace(/[^\w.-]+/g, '-') || 'studio-tasks', scoring: judge ? 'judge' : 'exact', origin: `from ${documents.map((document) => document.name).join(', ')}` }));
   }
 
-  if (values.json) console.log(JSON.stringify(report));
+  if (json) console.log(JSON.stringify(report));
   else console.log(formatSynthesisReport(report));
   if (kept.length === 0 && report.rejections.malformed > 0) {
     const first = tasks.find((task) => task.rejection === 'malformed')!;

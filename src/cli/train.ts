@@ -31,6 +31,8 @@ import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings } from './train-pool-refresh.ts';
 import { errorMessage } from '../common/error-message.ts';
+import { capText } from './child-message-check.ts';
+import { OutputWriteError, recordRunStatus, writingFile } from './run-status.ts';
 import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
@@ -110,7 +112,8 @@ ${judgeUsage(25)}
 
 Writes to DIR: metrics.jsonl (one line per step and measurement), report.json, checkpoint/ (weights,
 optimizer state, position), model/ (the trained model as a Hugging Face folder; with LoRA the adapter
-merged in) and, with --lora-rank, adapter/ (adapter_model.safetensors + adapter_config.json, PEFT).`;
+merged in), with --lora-rank adapter/ (adapter_model.safetensors + adapter_config.json, PEFT), and
+status.json ("running" while it runs, then "completed", "interrupted" or "failed" with the reason).`;
 
 /** Everything a run needs to start or resume, kept in its checkpoint. */
 interface RunSettings {
@@ -245,12 +248,28 @@ export async function runTrain(argv: string[]): Promise<number> {
     prepareOutputFolder(outDir, { overwrite: values.overwrite === true, what: 'a training run', resumeHint: `tabrl train --resume ${outDir}` });
   }
   const judge = settings.judge ? { client: createJudgeClient(settings.judge, 120_000), model: settings.judge.model } : undefined;
-  const env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
+  // status.json says where the run stands: "running" until it ends, then how it ended, whatever stopped it.
+  const status = { path: join(outDir, 'status.json'), fields: { command: 'train', environment: settings.spec, started_at: new Date().toISOString() } };
+  recordRunStatus(status.path, 'running', status.fields);
+  const ended = (how: 'completed' | 'interrupted' | 'failed', more: Record<string, unknown> = {}) => recordRunStatus(status.path, how, { ...status.fields, ...more, finished_at: new Date().toISOString() });
+  let env: Awaited<ReturnType<typeof loadEnvironmentSpec>> | undefined;
   try {
-    return await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true });
+    env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
+    const code = await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true, onForcedExit: () => ended('interrupted') });
+    ended(code === 0 ? 'completed' : 'interrupted');
+    return code;
+  } catch (error) {
+    ended('failed', { stopped_early: capText(errorMessage(error), 2000) });
+    if (error instanceof OutputWriteError) throw new CliError(`${error.message}; make room (or fix the folder), then ${continueAdvice(outDir)}`);
+    throw error;
   } finally {
-    closeEnvironment(env);
+    if (env) closeEnvironment(env);
   }
+}
+
+/** How to go on with the run in `outDir` after it stopped: from its checkpoint when it has one, else from the start. */
+function continueAdvice(outDir: string): string {
+  return existsSync(join(outDir, 'checkpoint', 'state.json')) ? `continue with tabrl train --resume ${outDir}` : `start the run again with --out ${outDir} --overwrite`;
 }
 
 /** Reads --activation-checkpointing: auto, on or off, and only with --backend webgpu (the CPU backend keeps every activation). */
@@ -311,7 +330,7 @@ function finishedRun(outDir: string): boolean {
 async function train(
   env: Awaited<ReturnType<typeof loadEnvironmentSpec>>,
   settings: RunSettings,
-  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean },
+  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean; onForcedExit: () => void },
 ): Promise<number> {
   const { spec, envArgs, sftSteps, grpoSteps } = settings;
   const { outDir, history } = run;
@@ -349,10 +368,10 @@ async function train(
   const metricsPath = join(outDir, 'metrics.jsonl');
   // A resumed run rewinds metrics.jsonl to its checkpoint: the steps after it run again.
   const kept = resumeFrom && existsSync(metricsPath) ? readFileSync(metricsPath, 'utf8').split('\n').filter((line) => line !== '').slice(0, history.metricsLines) : [];
-  writeFileSync(metricsPath, kept.map((line) => `${line}\n`).join(''));
+  writingFile(metricsPath, () => writeFileSync(metricsPath, kept.map((line) => `${line}\n`).join('')));
   let metricsLines = kept.length;
   const record = (line: Record<string, unknown>) => {
-    appendFileSync(metricsPath, `${JSON.stringify(line)}\n`);
+    writingFile(metricsPath, () => appendFileSync(metricsPath, `${JSON.stringify(line)}\n`));
     metricsLines += 1;
     if (values.json) console.log(JSON.stringify(line));
   };
@@ -373,11 +392,11 @@ async function train(
       ...(rolloutsAhead ? { rolloutsAhead } : {}),
       ...(reference ? { reference } : {}),
     });
-    writeFolderAtomically(join(outDir, 'checkpoint'), files, { markComplete: true });
+    writingFile(join(outDir, 'checkpoint'), () => writeFolderAtomically(join(outDir, 'checkpoint'), files, { markComplete: true }));
   };
 
   const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }) : undefined;
-  const interrupt = onStopSignal();
+  const interrupt = onStopSignal({ beforeForcedExit: run.onForcedExit });
   let report;
   try {
     report = await runTraining(env, model, expert, options, {
@@ -405,6 +424,7 @@ async function train(
       },
     });
   } catch (error) {
+    if (error instanceof OutputWriteError) throw error;
     if (error instanceof BrokenRewardsError) throw new CliError(`training stopped: ${error.message}. ${brokenRewardsAdvice(spec, outDir)}`);
     throw new CliError(`training stopped: ${errorMessage(error)}`);
   } finally {
@@ -414,7 +434,7 @@ async function train(
   await writeExports(outDir, model.backend, settings);
   // The whole run, resumed parts included: what the checkpoint had, and what ran since.
   const whole = { ...report, evaluations: history.evaluations, sft: history.sft, grpo: history.grpo };
-  writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, ...tabrlVersion(), options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`);
+  writingFile(join(outDir, 'report.json'), () => writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, ...tabrlVersion(), options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`));
   // A run stopped before its first checkpoint (during the first measurement) has nothing to resume from.
   const resumable = existsSync(join(outDir, 'checkpoint', 'state.json'));
   say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, ${resumable ? 'the checkpoint ' : ''}and the model to ${outDir}`);
@@ -512,8 +532,8 @@ async function writeExports(outDir: string, backend: ModelBackend, settings: Run
   const parameters = await backend.getParameters();
   // With the tokenizer files the folder is a model again: tabrl eval --model local:DIR/model, generate, train --model.
   const model = new Map([...exportMergedModel(parameters, backend.config, settings.lora), ...tokenizerFilesOf(settings.model)]);
-  writeFolderAtomically(join(outDir, 'model'), model);
-  if (settings.lora) writeFolderAtomically(join(outDir, 'adapter'), exportPeftAdapter(parameters, backend.config, settings.lora, settings.model));
+  writingFile(join(outDir, 'model'), () => writeFolderAtomically(join(outDir, 'model'), model));
+  if (settings.lora) writingFile(join(outDir, 'adapter'), () => writeFolderAtomically(join(outDir, 'adapter'), exportPeftAdapter(parameters, backend.config, settings.lora!, settings.model)));
 }
 
 /** The tokenizer files of the model a run started from: the byte tokenizer's for tiny, those of its folder otherwise (nano's included). */

@@ -64,6 +64,8 @@ test('every weighted reward function failing in every rollout stops the run afte
   expect(existsSync(join(out, 'model'))).toBe(false);
   expect(existsSync(join(out, 'report.json'))).toBe(false);
   expect(existsSync(join(out, 'checkpoint'))).toBe(false);
+  // The run says it failed, and why.
+  expect(JSON.parse(readFileSync(join(out, 'status.json'), 'utf8'))).toMatchObject({ status: 'failed', stopped_early: expect.stringMatching(/reward function buggy failed in every rollout/) });
 });
 
 test('Ctrl-C during the SFT warm-up stops the run, saves a checkpoint and says how to resume (exit 130)', { timeout: 60_000 }, async () => {
@@ -84,6 +86,7 @@ test('Ctrl-C during the SFT warm-up stops the run, saves a checkpoint and says h
   expect(output).toContain(`interrupted: continue with tabrl train --resume ${out}`);
   expect(code).toBe(130);
   expect(JSON.parse(readFileSync(join(out, 'checkpoint', 'state.json'), 'utf8'))).toBeTruthy();
+  expect(JSON.parse(readFileSync(join(out, 'status.json'), 'utf8'))).toMatchObject({ status: 'interrupted' });
 });
 
 test('Ctrl-C before the first checkpoint says to start again, and --resume then says how; resuming a finished run does nothing', { timeout: 90_000 }, async () => {
