@@ -178,7 +178,7 @@ describe('lesson presets, end to end', () => {
     await fillFields(page, { 'train-grpoSteps': '1', 'train-tasksPerStep': '2', 'train-groupSize': '2', 'train-maxTokens': '8' });
     await page.getByTestId('start-training').click();
     expect(await jobOutcome(page, 300_000)).toMatch(/Training finished/);
-    await expect.poll(() => page.getByTestId('run-grpo-steps').textContent()).toBe('1 GRPO steps');
+    await expect.poll(() => page.getByTestId('run-grpo-steps').textContent()).toBe('1 GRPO step');
     const titles = await page.getByTestId('token').evaluateAll((nodes) => nodes.map((node) => node.getAttribute('title') ?? ''));
     const ids = titles.map((title) => Number(/^token (\d+):/.exec(title)?.[1] ?? -1));
     expect(ids.some((id) => id >= 264)).toBe(true);
