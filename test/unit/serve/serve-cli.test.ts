@@ -119,7 +119,7 @@ describe('tabrl serve (the binary)', () => {
     expect(badSplit.code).toBe(2);
     expect(badSplit.stderr).toMatch(/--split must be train or eval/);
     const unknown = await runTabrl(['serve', 'no-such-env']);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2); // an unknown environment is a command-line mistake, as in tabrl eval
     expect(unknown.stderr).toMatch(/unknown environment "no-such-env"/);
     const help = await runTabrl(['serve', '--help']);
     expect(help.code).toBe(0);
