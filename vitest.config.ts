@@ -19,6 +19,9 @@ export default defineConfig({
           // Many unit tests run the real \`tabrl\` binary (a process start and a TypeScript load each);
           // a limit that leaves room for a loaded 2-core machine, not a speed assertion.
           testTimeout: 90_000,
+          // Two files at a time even on 2 cores (vitest's default is cores - 1): most of a unit file's time
+          // is spent waiting on the \`tabrl\` processes it starts, not in its own worker.
+          maxWorkers: 2,
         },
       },
       {
