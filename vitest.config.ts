@@ -22,6 +22,8 @@ export default defineConfig({
           // Two files at a time even on 2 cores (vitest's default is cores - 1): most of a unit file's time
           // is spent waiting on the \`tabrl\` processes it starts, not in its own worker.
           maxWorkers: 2,
+          // Its own group (run after the others), since projects that share a group share one worker count.
+          sequence: { groupOrder: 1 },
         },
       },
       {
