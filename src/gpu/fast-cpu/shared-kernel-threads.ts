@@ -62,7 +62,7 @@ function runKernelWorker(data, ready) {
 `;
 
 /** Starts one worker per entry of `workers` (resolving once each has called ready) and returns the function that stops them all. */
-export type StartKernelWorkers = (workers: KernelWorkerData[]) => Promise<() => void>;
+type StartKernelWorkers = (workers: KernelWorkerData[]) => Promise<() => void>;
 
 /**
  * WasmKernels on `threads` threads: 1 is the plain module on its own memory; more is the
@@ -91,7 +91,7 @@ export async function createPooledWasmKernels(threads: number, canBlock: boolean
  * browser's main thread, where Atomics.wait is not allowed: the caller then spins on the count of
  * workers still running (tests and benchmarks do that; the app runs the kernels in its engine worker).
  */
-export class SharedKernelThreads implements KernelThreads {
+class SharedKernelThreads implements KernelThreads {
   readonly count: number;
   private readonly control: Int32Array<SharedArrayBuffer>;
   private readonly canBlock: boolean;

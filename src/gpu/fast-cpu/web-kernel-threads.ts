@@ -17,14 +17,14 @@ self.onmessage = (event) => runKernelWorker(event.data, (error) => self.postMess
 `;
 
 /** The browser's kernels and what they run on. */
-export interface BrowserWasmKernels {
+interface BrowserWasmKernels {
   kernels: WasmKernels;
   /** Why fewer threads run than were asked for (NOT_ISOLATED_REASON), or null. */
   singleThreadReason: string | null;
 }
 
 /** The number of threads the fast CPU backend uses by default in a browser: every logical core it reports. */
-export function defaultBrowserThreadCount(): number {
+function defaultBrowserThreadCount(): number {
   return Math.max(1, globalThis.navigator?.hardwareConcurrency ?? 1);
 }
 

@@ -22,7 +22,7 @@ import { presetFitProblems } from './real-model.ts';
 import { indexedDbTuningStore } from './tuning-store.ts';
 
 /** The label of the reference backend, as the app shows it. */
-export const REFERENCE_CPU_LABEL = 'CPU (reference TypeScript, 1 thread)';
+const REFERENCE_CPU_LABEL = 'CPU (reference TypeScript, 1 thread)';
 
 /** Why a real model cannot load when the engine runs on the CPU. */
 const REAL_MODEL_NEEDS_WEBGPU = 'needs WebGPU, and this tab runs the in-tab model on the CPU (only nano and tiny train there)';
