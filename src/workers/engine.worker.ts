@@ -71,8 +71,7 @@ let restoredRollouts: { nextStep: number; batches: SavedRolloutBatch[] } | null 
 const pauseGate = new PauseGate();
 
 async function buildModel(seed: number, choice: EngineChoice): Promise<Model> {
-  let fallback: string | undefined;
-  const device = await openEngineDevice(choice, (message) => reportError(message), (message) => (fallback = message));
+  const device = await openEngineDevice(choice, (message) => reportError(message));
   if (device.kind === 'webgpu') {
     void device.context.lost.then((info) => {
       if (info.reason === 'destroyed') return;
@@ -80,9 +79,7 @@ async function buildModel(seed: number, choice: EngineChoice): Promise<Model> {
       reportError(deviceLost);
     });
   }
-  const built = await createModel(device, seed);
-  if (fallback) built.info.fallback = fallback;
-  return built;
+  return createModel(device, seed);
 }
 
 /** nano's pretrained weights, as fetched once (a reset starts again from them without fetching). */
@@ -106,7 +103,7 @@ async function createModel(device: EngineDevice, seed: number, pretrained?: Pret
   const parameters = [...weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
   const modelName = pretrained ? `nano (pretrained, ${(parameters / 1e6).toFixed(2)}M)` : 'tiny (from scratch)';
   // Fully fine-tuned, so the base is a copy of these initial weights (tiny ~100k parameters, nano a few hundred thousand).
-  return { device, backend, tokenizer, client, info: { adapter: device.label, model: id, modelName, parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: devicePresetFit(device) }, initial: backend.lora ? null : weights, base: null };
+  return { device, backend, tokenizer, client, info: { adapter: device.label, ...(device.fallback ? { fallback: device.fallback } : {}), model: id, modelName, parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: devicePresetFit(device) }, initial: backend.lora ? null : weights, base: null };
 }
 
 /** Fetches nano's folder (config, f16 weights, byte tokenizer files) from the app's own files at `url`. */
@@ -165,13 +162,6 @@ async function disposeBaseModel(model: Model): Promise<void> {
   base.backend?.dispose();
 }
 
-/** A model built on the device `previous` ran on keeps saying why that device is the CPU. */
-async function withFallback(built: Promise<Model>, previous: EngineInfo): Promise<Model> {
-  const next = await built;
-  if (previous.fallback) next.info.fallback = previous.fallback;
-  return next;
-}
-
 /** Where nano was last loaded from (the app's own files), so a failed load of another model can bring it back. */
 let nanoUrl: string | null = null;
 
@@ -184,7 +174,7 @@ async function rebuildAfterFailedLoad(old: Model): Promise<'nano' | 'tiny'> {
   const { device, info } = old;
   if (info.model === 'nano' && nanoUrl !== null) {
     const url = nanoUrl;
-    model = fetchNano(url, new AbortController().signal).then((pretrained) => withFallback(createModel(device, info.seed, pretrained), info));
+    model = fetchNano(url, new AbortController().signal).then((pretrained) => createModel(device, info.seed, pretrained));
     try {
       await model;
       return 'nano';
@@ -192,7 +182,7 @@ async function rebuildAfterFailedLoad(old: Model): Promise<'nano' | 'tiny'> {
       // The app's own files failed too (offline and not cached): tiny needs nothing.
     }
   }
-  model = withFallback(createModel(device, info.seed), info);
+  model = createModel(device, info.seed);
   await model;
   return 'tiny';
 }
@@ -291,7 +281,7 @@ const api: EngineApi = {
       return old.info;
     }
     const pretrained = old.info.model === 'nano' && old.initial ? { config: old.backend.config, tensors: old.initial } : undefined;
-    const fresh = withFallback(createModel(old.device, seed, pretrained), old.info);
+    const fresh = createModel(old.device, seed, pretrained);
     model = fresh;
     await disposeBaseModel(old);
     await old.client.forget();
@@ -309,10 +299,10 @@ const api: EngineApi = {
       old.backend.dispose();
       const source: RealModelSource | null = spec.kind === 'preset' ? { kind: 'preset', id: spec.id } : spec.kind === 'local' ? { kind: 'local', files: spec.files } : null;
       const fresh = source
-        ? withFallback(createLoadedModel(old.device, source, spec.seed, (progress) => void Promise.resolve(onProgress(progress)).catch(() => {}), signal), old.info)
+        ? createLoadedModel(old.device, source, spec.seed, (progress) => void Promise.resolve(onProgress(progress)).catch(() => {}), signal)
         : spec.kind === 'nano'
-          ? fetchNano(spec.url, signal).then((pretrained) => withFallback(createModel(old.device, spec.seed, pretrained), old.info))
-          : withFallback(createModel(old.device, spec.seed), old.info);
+          ? fetchNano(spec.url, signal).then((pretrained) => createModel(old.device, spec.seed, pretrained))
+          : createModel(old.device, spec.seed);
       model = fresh;
       try {
         const loaded = await fresh;

@@ -27,8 +27,11 @@ const REFERENCE_CPU_LABEL = 'CPU (reference TypeScript, 1 thread)';
 /** Why a real model cannot load when the engine runs on the CPU. */
 const REAL_MODEL_NEEDS_WEBGPU = 'needs WebGPU, and this tab runs the in-tab model on the CPU (only nano and tiny train there)';
 
-/** The engine's device: a WebGPU context, or the CPU with the fast kernels (null: the reference backend); `label` names it for the person. */
-export type EngineDevice = { kind: 'webgpu'; context: GPUContext; label: string } | { kind: 'cpu'; kernels: WasmKernels | null; label: string };
+/**
+ * The engine's device: a WebGPU context, or the CPU with the fast kernels (null: the reference
+ * backend); `label` names it for the person, `fallback` says why it is the CPU when WebGPU was wanted.
+ */
+export type EngineDevice = { kind: 'webgpu'; context: GPUContext; label: string; fallback: null } | { kind: 'cpu'; kernels: WasmKernels | null; label: string; fallback: string | null };
 
 const NO_WEBGPU = 'This browser offers no WebGPU to web workers (navigator.gpu is missing)';
 const NO_ADAPTER = 'This browser has WebGPU but no GPU adapter for it (WebGPU is switched off or blocked for this GPU; chrome://gpu says why)';
@@ -43,26 +46,27 @@ class NoWebGPUError extends Error {
 
 /**
  * Opens the device for `choice`: 'auto' tries WebGPU and falls back to the fast CPU backend when
- * the browser has no WebGPU or no adapter (`onFallback` hears what happened and what it means);
+ * the browser has no WebGPU or no adapter (its `fallback` says what happened and what it means);
  * 'cpu' and 'cpu-reference' skip WebGPU. `onError` hears the GPU device's uncaptured errors.
  */
-export async function openEngineDevice(choice: EngineChoice, onError: (message: string) => void, onFallback: (message: string) => void): Promise<EngineDevice> {
-  if (choice === 'cpu-reference') return { kind: 'cpu', kernels: null, label: REFERENCE_CPU_LABEL };
+export async function openEngineDevice(choice: EngineChoice, onError: (message: string) => void): Promise<EngineDevice> {
+  if (choice === 'cpu-reference') return { kind: 'cpu', kernels: null, label: REFERENCE_CPU_LABEL, fallback: null };
+  let fallback: string | null = null;
   if (choice === 'auto') {
     try {
       return await openWebGPU(onError);
     } catch (error) {
       if (!(error instanceof NoWebGPUError)) throw error;
-      onFallback(`${error.message}, ${CPU_FALLBACK}`);
+      fallback = `${error.message}, ${CPU_FALLBACK}`;
     }
   }
   try {
     const browserKernels = await createBrowserWasmKernels();
-    return { kind: 'cpu', kernels: browserKernels.kernels, label: fastCpuLabel(browserKernels) };
+    return { kind: 'cpu', kernels: browserKernels.kernels, label: fastCpuLabel(browserKernels), fallback };
   } catch (error) {
     // No WASM SIMD (an old browser): the reference still runs, slowly.
-    onFallback(`The fast CPU kernels could not start (${errorMessage(error)}), so the in-tab model runs on the reference CPU backend, which is much slower.`);
-    return { kind: 'cpu', kernels: null, label: REFERENCE_CPU_LABEL };
+    const why = `The fast CPU kernels could not start (${errorMessage(error)}), so the in-tab model runs on the reference CPU backend, which is much slower.`;
+    return { kind: 'cpu', kernels: null, label: REFERENCE_CPU_LABEL, fallback: fallback ? `${fallback} ${why}` : why };
   }
 }
 
@@ -78,7 +82,7 @@ async function openWebGPU(onError: (message: string) => void): Promise<EngineDev
     throw new Error(`The in-tab model needs a WebGPU device and none could be had: ${errorMessage(error)}`);
   }
   const label = `${context.adapter.vendor || 'unknown'} · ${context.adapter.architecture || context.adapter.device || 'adapter'}${context.adapter.isFallbackAdapter ? ' (software)' : ''}`;
-  return { kind: 'webgpu', context, label };
+  return { kind: 'webgpu', context, label, fallback: null };
 }
 
 /** A fully fine-tuned backend on `device`. */
