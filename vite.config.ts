@@ -9,7 +9,9 @@
  *   src/envs bundled in) as the source text of one classic IIFE script, because the sandbox
  *   frame can only start classic blob workers.
  * The sandbox frame (public/sandbox/frame.html) gets its Content-Security-Policy header here in
- * dev and preview; the page also carries it in a meta tag for any static host.
+ * dev and preview; the page also carries it in a meta tag for any static host. Every response is
+ * cross-origin isolated (COOP + COEP, scripts/cross-origin-isolation.ts) so that the fast CPU
+ * backend's workers can share memory; public/_headers says the same to static hosts (docs/deploy.md).
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, relative, resolve } from 'node:path';
@@ -17,6 +19,7 @@ import { readdirSync } from 'node:fs';
 import ts from 'typescript';
 import { build, defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
+import { CROSS_ORIGIN_ISOLATION_HEADERS } from './scripts/cross-origin-isolation.ts';
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 const ENVS_DIR = resolve(ROOT, 'src/envs');
@@ -142,4 +145,6 @@ export default defineConfig({
     rolldownOptions: { output: { keepNames: true } },
   },
   worker: { format: 'es' },
+  server: { headers: { ...CROSS_ORIGIN_ISOLATION_HEADERS } },
+  preview: { headers: { ...CROSS_ORIGIN_ISOLATION_HEADERS } },
 });

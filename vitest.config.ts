@@ -7,6 +7,7 @@
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { CHROMIUM_ARGS, findChromium } from './scripts/chromium.ts';
+import { CROSS_ORIGIN_ISOLATION_HEADERS } from './scripts/cross-origin-isolation.ts';
 
 export default defineConfig({
   test: {
@@ -36,6 +37,8 @@ export default defineConfig({
         },
       },
       {
+        // Cross-origin isolated like the app, so the fast CPU kernels' Web Workers can share memory.
+        server: { headers: { ...CROSS_ORIGIN_ISOLATION_HEADERS } },
         test: {
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],

@@ -10,7 +10,7 @@ import { ChatClientError, type ChatClient, type ChatCompletion, type Message, ty
 import type { NamedTensors } from '../gpu/model/backend.ts';
 
 export type { NamedTensors };
-import type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, CheckpointFiles, CheckpointState, EngineApi, EngineModelExport, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
+import type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, CheckpointFiles, CheckpointState, EngineApi, EngineChoice, EngineModelExport, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 
 export type { LossType } from '../rl/grpo-trainer.ts';
@@ -34,10 +34,21 @@ function engine(): Comlink.Remote<EngineApi> {
   return remote;
 }
 
-/** Starts the engine (the worker, the GPU device and the tiny model from `seed`) once; later calls return the same promise. */
+/**
+ * The engine the page's URL asks for: `?engine=cpu` the fast CPU backend even where WebGPU exists,
+ * `?engine=cpu-reference` the plain-TypeScript reference (the oracle, to compare against); otherwise
+ * 'auto' (WebGPU, else the fast CPU backend).
+ */
+export function engineChoiceFromSearch(search: string): EngineChoice {
+  const asked = new URLSearchParams(search).get('engine');
+  return asked === 'cpu' || asked === 'cpu-reference' ? asked : 'auto';
+}
+
+/** Starts the engine (the worker, its device as the page's URL chooses, and the tiny model from `seed`) once; later calls return the same promise. */
 export function startEngine(seed = 0): Promise<EngineInfo> {
   if (!started) {
-    started = engine().start(seed, Comlink.proxy((message: string) => { for (const listener of errorListeners) listener(message); }));
+    const choice = engineChoiceFromSearch(globalThis.location?.search ?? '');
+    started = engine().start(seed, Comlink.proxy((message: string) => { for (const listener of errorListeners) listener(message); }), choice);
     started.catch(() => { started = null; });
   }
   return started;

@@ -1,5 +1,6 @@
 /**
- * The engine worker: it owns the GPUDevice and the in-tab model on the WebGPU backend (tiny from a
+ * The engine worker: it owns the device (engine/engine-device.ts: WebGPU, or the fast CPU backend
+ * when the browser has none) and the in-tab model on it (tiny from a
  * seed or nano from its shipped weights, both over the byte tokenizer and fully fine-tuned, or a real
  * checkpoint with LoRA: engine/real-model.ts), answers chat requests with it through LocalChatClient,
  * and trains it: SFT on transcripts and GRPO on rollouts that the app makes in its sandbox (a
@@ -18,19 +19,18 @@ import { loadModelFolder } from '../gpu/io/model-folder.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
 import { tokenPieces } from '../gpu/io/token-pieces.ts';
-import { requestGPUDevice, type GPUContext } from '../gpu/webgpu/device.ts';
-import { createWebGPUBackend, WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
-import { createWebGPUDecoder, WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
+import { WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
+import { WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type CheckpointState } from '../rl/checkpoint.ts';
 import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
 import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
 import { exportModelFiles, readModelImport } from './engine/model-files.ts';
-import { createRealModel, freshOptimizerState, initialLoraTensors, presetFitProblems, trainableParameters, type RealModelSource } from './engine/real-model.ts';
+import { createRealModel, freshOptimizerState, initialLoraTensors, trainableParameters, type RealModelSource } from './engine/real-model.ts';
+import { createDeviceBackend, deviceDecoderFactory, devicePresetFit, openEngineDevice, requireWebGPU, type EngineDevice } from './engine/engine-device.ts';
 import { PauseGate } from './engine/pause-gate.ts';
 import { sandboxRolloutSource } from './engine/sandbox-rollouts.ts';
-import { indexedDbTuningStore } from './engine/tuning-store.ts';
-import type { CheckpointFiles, EngineApi, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
+import type { CheckpointFiles, EngineApi, EngineChoice, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
 
@@ -40,15 +40,9 @@ declare const self: DedicatedWorkerGlobalScope;
 const TINY_CACHE_BYTES = 64 * 2 ** 20;
 /** How often step metrics are sent to the app at most. */
 const REPORT_INTERVAL_MS = 250;
-const NO_WEBGPU =
-  'This browser offers no WebGPU to web workers (navigator.gpu is missing), so the in-tab model cannot run here. ' +
-  'Use a recent Chrome or Edge (version 113 or later) on a machine with a supported GPU, or choose the scripted expert or an endpoint as the policy.';
-const NO_ADAPTER =
-  'This browser has WebGPU but no GPU adapter for it (WebGPU is switched off or blocked for this GPU; chrome://gpu says why), so the in-tab model cannot run here. ' +
-  'Try a recent Chrome or Edge with hardware acceleration on, or choose the scripted expert or an endpoint as the policy.';
 
 interface Model {
-  context: GPUContext;
+  device: EngineDevice;
   backend: ModelBackend;
   tokenizer: Tokenizer;
   client: LocalChatClient;
@@ -76,23 +70,16 @@ let restoredRollouts: { nextStep: number; batches: SavedRolloutBatch[] } | null 
 /** Closed while the person has paused the running job; jobs wait on it between steps and before new rollouts. */
 const pauseGate = new PauseGate();
 
-async function buildModel(seed: number): Promise<Model> {
-  const gpu = (self.navigator as Navigator & { gpu?: GPU }).gpu;
-  if (!gpu) throw new Error(NO_WEBGPU);
-  let context;
-  try {
-    context = await requestGPUDevice({ gpu, label: 'tabrl-engine', onError: (error) => reportError(error.message), tuningStore: indexedDbTuningStore() });
-  } catch (error) {
-    if (/No WebGPU adapter/.test(errorMessage(error))) throw new Error(NO_ADAPTER);
-    throw new Error(`The in-tab model needs a WebGPU device and none could be had: ${errorMessage(error)}`);
+async function buildModel(seed: number, choice: EngineChoice): Promise<Model> {
+  const device = await openEngineDevice(choice, (message) => reportError(message));
+  if (device.kind === 'webgpu') {
+    void device.context.lost.then((info) => {
+      if (info.reason === 'destroyed') return;
+      deviceLost = `The GPU device was lost (${info.message || info.reason}). Reload the page to get a new one; the run's last checkpoint is kept.`;
+      reportError(deviceLost);
+    });
   }
-  void context.lost.then((info) => {
-    if (info.reason === 'destroyed') return;
-    deviceLost = `The GPU device was lost (${info.message || info.reason}). Reload the page to get a new one; the run's last checkpoint is kept.`;
-    reportError(deviceLost);
-  });
-  const adapter = `${context.adapter.vendor || 'unknown'} · ${context.adapter.architecture || context.adapter.device || 'adapter'}${context.adapter.isFallbackAdapter ? ' (software)' : ''}`;
-  return createModel(context, adapter, seed);
+  return createModel(device, seed);
 }
 
 /** nano's pretrained weights, as fetched once (a reset starts again from them without fetching). */
@@ -102,20 +89,21 @@ interface PretrainedByteModel {
 }
 
 /**
- * The tiny preset on `context`, seeded, or — given `pretrained` — nano from its shipped weights;
+ * The tiny preset on `device`, seeded, or — given `pretrained` — nano from its shipped weights;
  * either with a fresh optimizer and a chat client over it. Both are byte-level and fully fine-tuned.
  */
-async function createModel(context: GPUContext, adapter: string, seed: number, pretrained?: PretrainedByteModel): Promise<Model> {
-  const backend = pretrained ? await createWebGPUBackend(context, pretrained.config, { tensors: pretrained.tensors }) : await createWebGPUBackend(context, TINY_CONFIG, { seed });
+async function createModel(device: EngineDevice, seed: number, pretrained?: PretrainedByteModel): Promise<Model> {
+  const backend = pretrained ? await createDeviceBackend(device, pretrained.config, { tensors: pretrained.tensors }) : await createDeviceBackend(device, TINY_CONFIG, { seed });
   const tokenizer = new ByteTokenizer();
   const id = pretrained ? 'nano' : 'tiny';
-  // Decoded and sampled on the GPU (the KV-cache decoder reads the backend's weights in place; only token ids come back).
-  const client = new LocalChatClient({ backend, tokenizer, model: id, defaultMaxTokens: 64, createDecoder: (model) => createWebGPUDecoder(model, { cacheBytes: TINY_CACHE_BYTES }) });
+  // On WebGPU decoded and sampled on the GPU (the KV-cache decoder reads the backend's weights in place; only token ids come back); on the CPU by the CPU decoder on the backend's kernels.
+  const createDecoder = deviceDecoderFactory(device, TINY_CACHE_BYTES);
+  const client = new LocalChatClient({ backend, tokenizer, model: id, defaultMaxTokens: 64, ...(createDecoder ? { createDecoder } : {}) });
   const weights = await backend.getParameters();
   const parameters = [...weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
   const modelName = pretrained ? `nano (pretrained, ${(parameters / 1e6).toFixed(2)}M)` : 'tiny (from scratch)';
   // Fully fine-tuned, so the base is a copy of these initial weights (tiny ~100k parameters, nano a few hundred thousand).
-  return { context, backend, tokenizer, client, info: { adapter, model: id, modelName, parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: presetFitProblems(context) }, initial: backend.lora ? null : weights, base: null };
+  return { device, backend, tokenizer, client, info: { adapter: device.label, ...(device.fallback ? { fallback: device.fallback } : {}), model: id, modelName, parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: devicePresetFit(device) }, initial: backend.lora ? null : weights, base: null };
 }
 
 /** Fetches nano's folder (config, f16 weights, byte tokenizer files) from the app's own files at `url`. */
@@ -130,20 +118,21 @@ async function fetchNano(url: string, signal: AbortSignal): Promise<PretrainedBy
   return { config: loaded.config, tensors: loaded.tensors };
 }
 
-/** A real checkpoint on `context` (LoRA adapters initialised from `seed`), with a chat client over it. */
-async function createLoadedModel(context: GPUContext, adapter: string, source: RealModelSource, seed: number, onProgress: (progress: EngineLoadProgress) => void, signal: AbortSignal): Promise<Model> {
+/** A real checkpoint on `device`, which must be WebGPU (LoRA adapters initialised from `seed`), with a chat client over it. */
+async function createLoadedModel(device: EngineDevice, source: RealModelSource, seed: number, onProgress: (progress: EngineLoadProgress) => void, signal: AbortSignal): Promise<Model> {
+  const context = requireWebGPU(device);
   const real = await createRealModel(context, source, seed, onProgress, signal);
   const info: EngineInfo = {
-    adapter,
+    adapter: device.label,
     model: real.id,
     modelName: real.name,
     parameters: real.parameters,
     trainableParameters: real.trainableParameters,
     loraRank: real.backend.lora?.rank ?? null,
     seed,
-    presetFit: presetFitProblems(context),
+    presetFit: devicePresetFit(device),
   };
-  return { context, backend: real.backend, tokenizer: real.tokenizer, client: real.client, info, initial: null, base: null };
+  return { device, backend: real.backend, tokenizer: real.tokenizer, client: real.client, info, initial: null, base: null };
 }
 
 /** The base model's chat client: a LoRA model's weights read in place with the adapters off, or a second backend holding the initial weights. */
@@ -157,10 +146,11 @@ async function createBaseModel(model: Model, seed: number): Promise<BaseModel> {
     return { client, backend: null };
   }
   // The kept copy for the engine's own seed; a run begun from another seed gets that seed's initialisation (the same initialiser).
-  const backend = await createWebGPUBackend(model.context, model.backend.config, { seed });
+  const backend = await createDeviceBackend(model.device, model.backend.config, { seed });
   // nano's base is its pretrained weights whatever the seed.
   if (seed === model.info.seed || model.info.model === 'nano') await backend.setParameters(model.initial);
-  return { client: new LocalChatClient({ ...options, backend, createDecoder: (model) => createWebGPUDecoder(model, { cacheBytes: TINY_CACHE_BYTES }) }), backend };
+  const createDecoder = deviceDecoderFactory(model.device, TINY_CACHE_BYTES);
+  return { client: new LocalChatClient({ ...options, backend, ...(createDecoder ? { createDecoder } : {}) }), backend };
 }
 
 /** Lets go of a model's base client and its backend. */
@@ -181,10 +171,10 @@ let nanoUrl: string | null = null;
  * its download again, so tiny (with the same seed) stands in for it. Returns which model it built.
  */
 async function rebuildAfterFailedLoad(old: Model): Promise<'nano' | 'tiny'> {
-  const { context, info } = old;
+  const { device, info } = old;
   if (info.model === 'nano' && nanoUrl !== null) {
     const url = nanoUrl;
-    model = fetchNano(url, new AbortController().signal).then((pretrained) => createModel(context, info.adapter, info.seed, pretrained));
+    model = fetchNano(url, new AbortController().signal).then((pretrained) => createModel(device, info.seed, pretrained));
     try {
       await model;
       return 'nano';
@@ -192,7 +182,7 @@ async function rebuildAfterFailedLoad(old: Model): Promise<'nano' | 'tiny'> {
       // The app's own files failed too (offline and not cached): tiny needs nothing.
     }
   }
-  model = createModel(context, info.adapter, info.seed);
+  model = createModel(device, info.seed);
   await model;
   return 'tiny';
 }
@@ -270,9 +260,9 @@ function startJob(jobId: number): AbortSignal {
 }
 
 const api: EngineApi = {
-  async start(seed, onError) {
+  async start(seed, onError, choice = 'auto') {
     reportError = (message) => void Promise.resolve(onError(message)).catch(() => {});
-    model ??= buildModel(seed);
+    model ??= buildModel(seed, choice);
     model.catch(() => { model = null; });
     return (await model).info;
   },
@@ -291,7 +281,7 @@ const api: EngineApi = {
       return old.info;
     }
     const pretrained = old.info.model === 'nano' && old.initial ? { config: old.backend.config, tensors: old.initial } : undefined;
-    const fresh = createModel(old.context, old.info.adapter, seed, pretrained);
+    const fresh = createModel(old.device, seed, pretrained);
     model = fresh;
     await disposeBaseModel(old);
     await old.client.forget();
@@ -309,10 +299,10 @@ const api: EngineApi = {
       old.backend.dispose();
       const source: RealModelSource | null = spec.kind === 'preset' ? { kind: 'preset', id: spec.id } : spec.kind === 'local' ? { kind: 'local', files: spec.files } : null;
       const fresh = source
-        ? createLoadedModel(old.context, old.info.adapter, source, spec.seed, (progress) => void Promise.resolve(onProgress(progress)).catch(() => {}), signal)
+        ? createLoadedModel(old.device, source, spec.seed, (progress) => void Promise.resolve(onProgress(progress)).catch(() => {}), signal)
         : spec.kind === 'nano'
-          ? fetchNano(spec.url, signal).then((pretrained) => createModel(old.context, old.info.adapter, spec.seed, pretrained))
-          : createModel(old.context, old.info.adapter, spec.seed);
+          ? fetchNano(spec.url, signal).then((pretrained) => createModel(old.device, spec.seed, pretrained))
+          : createModel(old.device, spec.seed);
       model = fresh;
       try {
         const loaded = await fresh;

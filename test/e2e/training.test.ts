@@ -5,9 +5,8 @@
  * find the run with its metrics. Settings are tiny so it fits a CPU adapter. Screenshots go to
  * test-results/screenshots/.
  */
-import { chromium, type Browser, type Page } from 'playwright';
+import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
 import { decodeShareHash } from '../../src/ui/share/url-state.ts';
 import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
@@ -182,20 +181,5 @@ describe('in-tab model', () => {
     expect(await storedGrpoSteps(page)).toHaveLength(afterContinue);
     expect(pageErrors).toEqual([]);
     await context.close();
-  });
-
-  test('without WebGPU, choosing the in-tab model says what happened and what to do', async () => {
-    const noGpu = await chromium.launch({ executablePath: findChromium()!, args: [...CHROMIUM_ARGS.filter((arg) => arg !== '--enable-unsafe-webgpu'), '--disable-features=WebGPU'] });
-    try {
-      const { page } = await openPage(noGpu, appUrl);
-      await waitForEditor(page);
-      await page.getByTestId('policy-in-tab').click();
-      await expect.poll(() => page.getByTestId('engine-error').textContent(), { timeout: 20_000 }).toMatch(/(no WebGPU|no GPU adapter).*Chrome or Edge.*or choose the scripted expert or an endpoint as the policy/);
-      await page.getByTestId('evaluate').click();
-      await expect.poll(() => page.getByTestId('run-failure').textContent(), { timeout: 20_000 }).toMatch(/in-tab model cannot run here/);
-      await screenshot(page, '15-no-webgpu');
-    } finally {
-      await noGpu.close();
-    }
   });
 });

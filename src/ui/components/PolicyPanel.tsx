@@ -80,7 +80,7 @@ function EngineStatus() {
             ) : (
               ' (full fine-tuning)'
             )}
-            , on <b>{engine.info.adapter}</b>
+            , on <b data-testid="engine-device">{engine.info.adapter}</b>
             {run && run.model === engine.info.model ? (
               <>
                 , with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).
@@ -91,7 +91,7 @@ function EngineStatus() {
           </>
         ) : (
           <>
-            A {engine.info.parameters.toLocaleString()}-parameter model over bytes, on <b>{engine.info.adapter}</b>,{' '}
+            A {engine.info.parameters.toLocaleString()}-parameter model over bytes, on <b data-testid="engine-device">{engine.info.adapter}</b>,{' '}
             {run ? (
               <>
                 with the weights of the run on <code>{run.environment}</code> ({run.sft.length} SFT + {run.grpo.length} GRPO steps).
@@ -102,8 +102,9 @@ function EngineStatus() {
           </>
         )
       ) : (
-        'Starting the engine (WebGPU)…'
+        'Starting the engine…'
       )}
+      {engine.status === 'ready' && engine.info?.fallback ? <span data-testid="engine-fallback"> {engine.info.fallback}</span> : null}
     </p>
   );
 }

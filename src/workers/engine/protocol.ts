@@ -19,8 +19,10 @@ export type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 
 /** What the engine reports once its model is ready. */
 export interface EngineInfo {
-  /** The adapter, e.g. "google · swiftshader (fallback)". */
+  /** What the model runs on, as the app shows it: the WebGPU adapter ("google · swiftshader (software)") or the CPU backend ("CPU (WASM SIMD, 2 threads)"). */
   adapter: string;
+  /** Why the engine runs on the CPU although WebGPU was wanted (no WebGPU, no adapter), or absent. */
+  fallback?: string;
   /** The model's id: "tiny", a real preset's id (src/gpu/inference/presets.ts) or "local". */
   model: string;
   /** The model's display name (e.g. "SmolLM2-135M-Instruct"). */
@@ -36,6 +38,9 @@ export interface EngineInfo {
   /** For each real preset id: null when this device can hold it, or why it cannot (said before downloading). */
   presetFit?: Record<string, string | null>;
 }
+
+/** Where the engine runs its model: 'auto' (WebGPU, else the fast CPU backend), 'cpu' (the fast CPU backend), 'cpu-reference' (the plain-TypeScript oracle). */
+export type EngineChoice = 'auto' | 'cpu' | 'cpu-reference';
 
 /** Which model the engine should run: tiny from a seed, nano (the pretrained byte-level model the app ships, fetched from `url`, a folder URL), a real preset by id (downloaded and cached), or files the person picked (`File`s clone into the worker). */
 export type EngineModelSpec =
@@ -159,8 +164,8 @@ export interface EngineModelExport {
 
 /** The API of the engine worker. */
 export interface EngineApi {
-  /** Gets the GPU device and builds the tiny model from `seed` (once; later calls return the same info). `onError` hears device loss. */
-  start(seed: number, onError: (message: string) => void): Promise<EngineInfo>;
+  /** Opens the device (`choice`, default 'auto') and builds the tiny model from `seed` (once; later calls return the same info). `onError` hears device loss. */
+  start(seed: number, onError: (message: string) => void, choice?: EngineChoice): Promise<EngineInfo>;
   /** Re-initialises the weights (and the optimizer) from `seed`: a fresh tiny model, or fresh LoRA adapters on a real one. */
   reset(seed: number): Promise<EngineInfo>;
   /** Replaces the model (after `start`); `onProgress` hears the download, `abort(jobId)` cancels it. If loading fails, the model loaded before comes back when it needs no download (tiny or nano, with its seed), tiny otherwise, and the error is thrown saying which. */
