@@ -21,7 +21,7 @@ import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.
 import { ProgressBar } from './terminal.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { OutputWriteError, recordFailureInReport } from './run-status.ts';
-import { capText } from './child-message-check.ts';
+import { capText } from '../isolation/message-check.ts';
 
 /** Usage text of `tabrl calibrate`. */
 const CALIBRATE_USAGE = `Usage: tabrl calibrate <name | path/to/env.ts> --base-url URL --model NAME -r K --keep LO-HI --out DIR

@@ -12,7 +12,7 @@ import { EmptyDocumentError, keptTasks, qaEnvironmentFile, synthesizedTaskLine, 
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage, type RoleSettings } from './model-roles.ts';
 import { OutputWriteError, recordFailureInReport } from './run-status.ts';
-import { capText } from './child-message-check.ts';
+import { capText } from '../isolation/message-check.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { integerFlag, numberFlag, parseFlags } from './flags.ts';
