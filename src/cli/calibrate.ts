@@ -7,7 +7,8 @@
  * pass-rate histogram.
  */
 import { join, relative, resolve } from 'node:path';
-import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibrationLine, calibrateRecords, checkKeepBand, passRateHistogram, summarizeRollouts, evaluate, type RolloutRecord, type ChatClient } from '../envs/index.ts';
+import { summarizeRollouts, evaluate, type RolloutRecord, type ChatClient } from '../envs/index.ts';
+import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibrationLine, calibrateRecords, checkKeepBand, passRateHistogram } from '../envs/studio/index.ts';
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';

@@ -8,7 +8,8 @@
  * Ctrl-C/SIGTERM.
  */
 import { join, resolve } from 'node:path';
-import { ChatClientError, evaluate, formatPanelReport, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type JudgePanelClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
+import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
+import { formatPanelReport, type JudgePanelClient } from '../envs/studio/index.ts';
 import { brokenRewardsReason, rubricRewardWeights } from '../envs/broken-rewards.ts';
 import { CliError } from './cli-error.ts';
 import { conflictingResumeFlags } from './eval-resume-flags.ts';

@@ -13,6 +13,7 @@
  * It keeps no clock: the host times every stretch of code and interrupts the engine.
  */
 import * as tabrl from '../envs/index.ts';
+import * as tabrlStudio from '../envs/studio/index.ts';
 import { toPlainData, type ChatClient, type Environment, type Task } from '../envs/index.ts';
 import { errorMessage } from '../common/error-message.ts';
 import type { ChildMessage, CompletionOutcome, EnvironmentSetup, HostMessage, ModelCallClient } from '../isolation/protocol.ts';
@@ -69,7 +70,7 @@ function checkSize(value: unknown, what: string): void {
   if (bytes > maxMessageBytes) throw new Error(`${what} is ${(bytes / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
 }
 
-const requireModule = moduleRequire(new Map([['tabrl', tabrl]]), "in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/builtin/...' and its own files");
+const requireModule = moduleRequire(new Map<string, unknown>([['tabrl', tabrl], ['tabrl/studio', tabrlStudio]]), "in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/studio', 'tabrl/builtin/...' and its own files");
 
 /** A chat client whose calls cross to the host; `rolloutId` undefined means the rollout the host runs now (a judge). */
 function createHostClient(client: ModelCallClient, rolloutId?: number): ChatClient {

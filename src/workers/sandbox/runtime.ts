@@ -10,6 +10,7 @@
  */
 import * as Comlink from 'comlink';
 import * as tabrl from '../../envs/index.ts';
+import * as tabrlStudio from '../../envs/studio/index.ts';
 import { WORKER_CONNECT } from './protocol.ts';
 import { createSandboxApi } from './sandbox-api.ts';
 import { errorMessage } from '../../common/error-message.ts';
@@ -17,13 +18,13 @@ import { moduleExports, moduleRequire, type ModuleFactory } from '../../isolatio
 
 declare const self: DedicatedWorkerGlobalScope & { __tabrlDefine?: (factory: ModuleFactory) => void };
 
-/** Modules an environment file may import: the API, and each built-in file as `tabrl/builtin/<path>`. */
-const MODULES = new Map<string, unknown>([['tabrl', tabrl]]);
+/** Modules an environment file may import: the API, the studio, and each built-in file as `tabrl/builtin/<path>`. */
+const MODULES = new Map<string, unknown>([['tabrl', tabrl], ['tabrl/studio', tabrlStudio]]);
 for (const [path, module] of Object.entries(import.meta.glob(['../../envs/builtin/**/*.ts', '!../../envs/builtin/index.ts'], { eager: true }))) {
   MODULES.set(`tabrl/builtin/${path.replace('../../envs/builtin/', '').replace(/\.ts$/, '')}`, module);
 }
 
-const requireModule = moduleRequire(MODULES, "in the sandbox: an environment file imports only from 'tabrl' (and 'tabrl/builtin/...'); put everything else in the file itself");
+const requireModule = moduleRequire(MODULES, "in the sandbox: an environment file imports only from 'tabrl' (and 'tabrl/studio', 'tabrl/builtin/...'); put everything else in the file itself");
 
 /** Runs CommonJS text as a script from a blob (the CSP allows blob: scripts, not eval) and returns its exports. */
 function runModule(code: string): Record<string, unknown> {

@@ -6,7 +6,8 @@
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
 import * as tabrl from '../../../src/envs/index.ts';
-import { calibrate, createHeuristicStudioClients, keptTasks, qaEnvironmentFile, synthesizeTasks, type Environment } from '../../../src/envs/index.ts';
+import { type Environment } from '../../../src/envs/index.ts';
+import { calibrate, createHeuristicStudioClients, keptTasks, qaEnvironmentFile, synthesizeTasks } from '../../../src/envs/studio/index.ts';
 import { SAMPLE_DOCUMENT } from '../../../src/ui/studio/sample-document.ts';
 import { scriptedStudent, studentKnows } from '../../../src/ui/studio/scripted-student.ts';
 import { tasksFromSource } from '../../../src/ui/studio/task-list.ts';
