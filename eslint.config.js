@@ -3,8 +3,10 @@
 // src/common are leaves all may use):
 // src/envs, src/rl and src/gpu import no React, zustand, Monaco or UI code; src/gpu imports neither
 // src/envs, src/rl nor src/models; src/models (catalogue and cache) imports no layer above src/gpu;
-// src/envs imports neither src/gpu, src/rl nor src/workers; src/ui does not
-// import src/gpu (it goes through src/workers); src/workers imports no UI code.
+// src/envs imports neither src/gpu, src/rl, src/isolation nor src/workers; src/isolation (the one
+// layer around untrusted environment code, below both hosts) imports only src/envs and the leaves;
+// src/ui does not import src/gpu (it goes through src/workers); src/workers imports no UI or CLI
+// code; src/cli imports neither src/ui nor src/workers (it shares the sandbox's code through src/isolation).
 // test/unit/lint/layering.test.ts proves each rule fires.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -31,7 +33,7 @@ export default tseslint.config(
   },
   {
     files: ['src/chat/**', 'src/common/**'],
-    rules: layerRule(['**/envs/**', '**/rl/**', '**/gpu/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/chat (the chat protocol) and src/common (errorMessage) are leaves: they import no other layer.'),
+    rules: layerRule(['**/envs/**', '**/rl/**', '**/gpu/**', '**/isolation/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/chat (the chat protocol) and src/common (errorMessage) are leaves: they import no other layer.'),
   },
   {
     files: ['src/rl/**'],
@@ -39,15 +41,19 @@ export default tseslint.config(
   },
   {
     files: ['src/gpu/**'],
-    rules: layerRule(['**/envs/**', '**/rl/**', '**/models/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/gpu imports neither src/envs, src/rl nor src/models (chat types come from src/chat/protocol.ts), and no UI, worker or CLI code (README, layering).'),
+    rules: layerRule(['**/envs/**', '**/rl/**', '**/models/**', '**/isolation/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/gpu imports neither src/envs, src/rl nor src/models (chat types come from src/chat/protocol.ts), and no UI, worker or CLI code (README, layering).'),
   },
   {
     files: ['src/models/**'],
-    rules: layerRule(['**/envs/**', '**/rl/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/models (the model catalogue and cache) sits just above src/gpu: it imports neither src/envs nor src/rl, and no UI, worker or CLI code (README, layering).'),
+    rules: layerRule(['**/envs/**', '**/rl/**', '**/isolation/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/models (the model catalogue and cache) sits just above src/gpu: it imports neither src/envs nor src/rl, and no UI, worker or CLI code (README, layering).'),
   },
   {
     files: ['src/envs/**'],
-    rules: layerRule(['**/gpu/**', '**/rl/**', '**/models/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/envs imports neither src/gpu, src/rl, src/models nor src/workers, and no UI or CLI code (README, layering).'),
+    rules: layerRule(['**/gpu/**', '**/rl/**', '**/models/**', '**/isolation/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/envs imports neither src/gpu, src/rl, src/models, src/isolation nor src/workers, and no UI or CLI code (README, layering).'),
+  },
+  {
+    files: ['src/isolation/**'],
+    rules: layerRule(['**/gpu/**', '**/rl/**', '**/models/**', '**/ui/**', '**/workers/**', '**/cli/**'], 'src/isolation sits below both hosts of environment code (src/workers and src/cli): it imports only src/envs and the leaves (docs/architecture.md, layering).'),
   },
   {
     files: ['src/ui/**'],
@@ -55,7 +61,7 @@ export default tseslint.config(
   },
   {
     files: ['src/cli/**'],
-    rules: layerRule(['**/ui/**'], 'src/cli runs in Node beside the stack: it may import any layer but the React app in src/ui (README, layering).'),
+    rules: layerRule(['**/ui/**', '**/workers/**'], 'src/cli runs in Node beside the stack: it may import any layer but the React app in src/ui and the browser workers in src/workers; what it shares with the browser sandbox is in src/isolation (docs/architecture.md, layering).'),
   },
   {
     files: ['src/workers/**'],

@@ -2,8 +2,8 @@
  * The playground app: a static site built by Vite; `npm start` builds it and serves `dist/`.
  *
  * Two build-time products of src/envs feed the playground (see docs/playground.md):
- * - `virtual:tabrl-types`: the type definitions of the `tabrl` API (src/envs/index.ts, and the
- *   built-in environments as `tabrl/builtin/<file>`) as one declaration string for Monaco,
+ * - `virtual:tabrl-types`: the type definitions of the `tabrl` API (src/envs/index.ts, the studio as
+ *   `tabrl/studio`, and the built-in environments as `tabrl/builtin/<file>`) as one declaration string for Monaco,
  *   emitted by the TypeScript compiler.
  * - `virtual:tabrl-sandbox-runtime`: the sandbox worker (src/workers/sandbox/runtime.ts with
  *   src/envs bundled in) as the source text of one classic IIFE script, because the sandbox
@@ -48,7 +48,7 @@ function builtinModules(): string[] {
 /** Emits the declarations of src/envs into one string of `declare module 'tabrl' {...}` blocks. */
 function emitTabrlDeclarations(): string {
   const outputs: string[] = [];
-  const program = ts.createProgram([resolve(ENVS_DIR, 'index.ts'), ...builtinModules()], {
+  const program = ts.createProgram([resolve(ENVS_DIR, 'index.ts'), resolve(ENVS_DIR, 'studio/index.ts'), ...builtinModules()], {
     declaration: true,
     emitDeclarationOnly: true,
     outFile: resolve(ROOT, 'tabrl.d.ts'),
@@ -67,11 +67,13 @@ function emitTabrlDeclarations(): string {
     const messages = emitted.diagnostics.map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
     throw new Error(`tabrl types: the declaration emit of src/envs failed:\n${messages.join('\n')}`);
   }
-  // AMD names are paths relative to src: "envs/index" is the API, "envs/builtin/x" the built-ins, the rest
+  // AMD names are paths relative to src: "envs/index" is the API, "envs/studio/index" the studio, "envs/builtin/x" the built-ins, the rest
   // (src/envs's other files and the chat protocol, "chat/protocol") internal.
   const rename = (name: string) => {
     const inEnvs = name.replace(/^envs\//, '');
-    return name === 'envs/index' ? 'tabrl' : name.startsWith('envs/builtin/') ? `tabrl/${inEnvs}` : `tabrl/_internal/${inEnvs}`;
+    if (name === 'envs/index') return 'tabrl';
+    if (name === 'envs/studio/index') return 'tabrl/studio';
+    return name.startsWith('envs/builtin/') ? `tabrl/${inEnvs}` : `tabrl/_internal/${inEnvs}`;
   };
   return outputs[0]!.replace(/(declare module |from |import\()"([^"]+)"/g, (_match, prefix: string, name: string) => `${prefix}"${rename(name)}"`);
 }

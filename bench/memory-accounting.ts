@@ -1,18 +1,17 @@
 /**
  * GPU memory of a training step from buffer accounting, two ways: `trackBufferMemory` wraps a device's
  * createBuffer / destroy and records live and peak bytes of what really gets allocated, and
- * `trainingStepBuffers` lists, from the same layouts the WebGPU backend allocates from
- * (src/gpu/model/layout.ts), the buffers a backend holds during a GRPO update at batch shape (B, T)
- * plus the KV cache the decoder holds for sampling — for a model too large to create on a software
- * adapter (SmolLM2-135M's shapes). bench/gpu-page.ts checks the listing against the tracker on a
+ * `trainingStepBuffers` lists the buffers a backend holds during a GRPO update at batch shape (B, T)
+ * — from the accounting the WebGPU backend allocates and chooses its micro-batch from
+ * (src/gpu/webgpu/step-memory.ts: `modelStateMemory`, `batchMemoryPlan`) — plus the RoPE table and
+ * what the decoder holds for sampling, for a model too large to create on a software adapter
+ * (SmolLM2-135M's shapes). bench/gpu-page.ts checks the listing against the tracker on a
  * model it can create. No Node APIs. Not a test.
  */
 import type { ModelConfig } from '../src/gpu/model/config.ts';
-import { buildLayout, loraLayout, paramLayout, paramShapes, type LoraConfig } from '../src/gpu/model/layout.ts';
-import { activationLayouts, chooseCheckpointing, type BufferLimits } from '../src/gpu/webgpu/activations.ts';
-import { lmHeadChunkRows } from '../src/gpu/webgpu/lm-head.ts';
-import { groupParams } from '../src/gpu/webgpu/param-store.ts';
-import { isF16StorableWeight } from '../src/gpu/webgpu/webgpu-backend.ts';
+import type { LoraConfig } from '../src/gpu/model/layout.ts';
+import type { BufferLimits } from '../src/gpu/webgpu/activations.ts';
+import { batchMemoryPlan, modelStateMemory, type AccountedBuffer, type BatchMemoryPlan, type StepMemorySettings } from '../src/gpu/webgpu/step-memory.ts';
 
 /** Live and peak bytes of the buffers a device created since tracking began. */
 export interface BufferTracker {
@@ -78,51 +77,48 @@ export interface StepShape {
 /** The device limits the backend's choices read (WebGPU's defaults: 256 MiB and 128 MiB). */
 export const DEFAULT_LIMITS: BufferLimits = { maxBufferSize: 256 * 2 ** 20, maxStorageBufferBindingSize: 128 * 2 ** 20 };
 
-/** Returns a storage buffer's allocated bytes for `count` values of `bytesPerValue` (createStorage rounds up to 16). */
-function storageBytes(count: number, bytesPerValue = 4): number {
-  return Math.max(16, Math.ceil((count * bytesPerValue) / 16) * 16);
+/** The model-state buffers as listing items: a role split over several buffers (`base weights 1/3`, ...) is one item with their count and largest. */
+function stateItems(buffers: readonly AccountedBuffer[]): BufferItem[] {
+  const items = new Map<string, BufferItem>();
+  for (const buffer of buffers) {
+    const role = buffer.label.replace(/ \d+\/\d+$/, '');
+    const item = items.get(role) ?? { what: role, bytes: 0, buffers: 0, largestBufferBytes: 0 };
+    item.bytes += buffer.bytes;
+    item.buffers! += 1;
+    item.largestBufferBytes = Math.max(item.largestBufferBytes!, buffer.bytes);
+    items.set(role, item);
+  }
+  return [...items.values()].map((item) => (item.buffers! > 1 ? { ...item, what: `${item.what}, ${item.buffers} buffers` } : item));
 }
 
-/** The listing item of parameters split as ParamStore splits them. */
-function paramItem(what: string, shapes: Array<[string, number[]]>, bytesPerValue: 2 | 4, maxBufferBytes: number, alignment: number): BufferItem {
-  const sizes = groupParams(shapes, { bytesPerValue, maxBufferBytes, alignmentBytes: alignment * 4 }).map((group) => storageBytes(buildLayout(group, { alignment: (alignment * 4) / bytesPerValue }).totalSize, bytesPerValue));
-  return { what: `${what}${sizes.length > 1 ? `, ${sizes.length} buffers` : ''}`, bytes: sizes.reduce((a, b) => a + b, 0), buffers: sizes.length, largestBufferBytes: Math.max(...sizes) };
+/** The per-batch buffers of one value per token (and LoRA's dhidden), listed together. */
+const SMALL_BATCH_BUFFERS = ['ids', 'targets', 'logprob weights', 'positions', 'entropy', 'LoRA dhidden'];
+
+/** A per-batch buffer's label with what the plan chose for it (the shape, checkpointing, the LM head's chunk). */
+function batchItemName(label: string, plan: BatchMemoryPlan): string {
+  if (label === 'activations') return `activations (B ${plan.B} × T ${plan.T}, ${plan.checkpointing ? "checkpointed: each layer's output" : "every layer's intermediates"})`;
+  if (label === 'activation gradients' && plan.checkpointing) return 'activation gradients (two residual gradients in turn)';
+  if (label === "one layer's recomputed activations") return `${label} (${plan.groupSequences} of ${plan.B} sequences at a time)`;
+  if (label === 'LM head logits chunk') return `LM head logits chunk (${plan.lmHeadRows} tokens × vocab; no (N, V) logits)`;
+  return label;
 }
 
 /**
  * Lists the buffers a WebGPU backend and decoder hold during a GRPO step of `config` on a device
- * with these limits (alignment: minStorageBufferOffsetAlignment / 4 floats), as the backend allocates
- * them: frozen weights split within maxBufferSize, activations checkpointed under 'auto', the LM head's
- * logits one chunk at a time. Plan uniforms and matmul scratch are not listed (the tracked peak has them).
+ * with these limits (alignment: minStorageBufferOffsetAlignment / 4 floats): the model state and the
+ * batch's buffers as the backend accounts them (frozen weights split within maxBufferSize,
+ * activations checkpointed under 'auto', the LM head's logits one chunk at a time), then the RoPE
+ * table and the decoder's KV cache and logits. Plan uniforms and matmul scratch are not listed (the
+ * tracked peak has them).
  */
 export function trainingStepBuffers(config: ModelConfig, shape: StepShape, alignment = 64, limits: BufferLimits = DEFAULT_LIMITS): BufferItem[] {
-  const { B, T, lora } = shape;
-  const N = B * T;
-  const shapes = paramShapes(config);
-  const cap = lora === null ? Infinity : limits.maxBufferSize;
-  const items: BufferItem[] = [];
-  if (shape.frozenWeightsF16) {
-    items.push(paramItem('base weights (f16 matrices)', shapes.filter(([name]) => isF16StorableWeight(name)), 2, cap, alignment));
-    items.push(paramItem('base weights (f32 norms, biases)', shapes.filter(([name]) => !isF16StorableWeight(name)), 4, cap, alignment));
-  } else {
-    items.push(paramItem('base weights (f32)', shapes, 4, cap, alignment));
-  }
-  const trainable = lora ? loraLayout(config, lora, { alignment }).totalSize : paramLayout(config, { alignment }).totalSize;
-  if (lora) items.push({ what: `LoRA adapters (r ${lora.rank})`, bytes: storageBytes(trainable) });
-  items.push({ what: 'gradients', bytes: storageBytes(trainable) }, { what: 'AdamW m', bytes: storageBytes(trainable) }, { what: 'AdamW v', bytes: storageBytes(trainable) });
-  const checkpointing = chooseCheckpointing('auto', config, B, T, lora, limits, alignment);
-  const layouts = activationLayouts(config, B, T, lora, checkpointing, alignment);
-  const mode = checkpointing ? 'checkpointed: each layer\'s output' : 'every layer\'s intermediates';
-  items.push({ what: `activations (B ${B} × T ${T}, ${mode})`, bytes: storageBytes(layouts.layout.totalSize) });
-  items.push({ what: checkpointing ? 'activation gradients (two residual gradients in turn)' : 'activation gradients', bytes: storageBytes(layouts.gradientLayout.totalSize) });
-  if (layouts.layerLayout) {
-    const group = `${layouts.groupSequences} of ${B} sequences at a time`;
-    items.push({ what: `one layer's recomputed activations (${group})`, bytes: storageBytes(layouts.layerLayout.totalSize) }, { what: "one layer's activation gradients", bytes: storageBytes(layouts.layerLayout.totalSize) });
-  }
-  const rows = lmHeadChunkRows(N, config.vocab_size, alignment);
-  items.push({ what: `LM head logits chunk (${rows} tokens × vocab; no (N, V) logits)`, bytes: storageBytes(rows * config.vocab_size) });
-  items.push({ what: 'attention dscores', bytes: layouts.groupSequences * config.num_attention_heads * T * T * 4 });
-  items.push({ what: 'ids, targets, weights, positions, entropy, LoRA dhidden', bytes: N * 4 * 5 + N * (lora?.rank ?? 1) * 4 });
+  const settings: StepMemorySettings = { lora: shape.lora, activationCheckpointing: 'auto', limits, alignment, frozenWeightsF16: shape.frozenWeightsF16 };
+  const items = stateItems(modelStateMemory(config, settings));
+  const plan = batchMemoryPlan(config, shape.B, shape.T, settings);
+  // The token-sized buffers (ids, targets, ...) are a few KiB each: one line for all of them.
+  const small = plan.buffers.filter((buffer) => SMALL_BATCH_BUFFERS.includes(buffer.label));
+  items.push(...plan.buffers.filter((buffer) => !small.includes(buffer)).map((buffer) => ({ what: batchItemName(buffer.label, plan), bytes: buffer.bytes })));
+  items.push({ what: small.map((buffer) => buffer.label).join(', '), bytes: small.reduce((sum, buffer) => sum + buffer.bytes, 0), buffers: small.length, largestBufferBytes: Math.max(...small.map((buffer) => buffer.bytes)) });
   const HS = config.head_dim ?? config.hidden_size / config.num_attention_heads;
   items.push({ what: 'RoPE table', bytes: 8192 * HS * 4 });
   const kv = 2 * config.num_hidden_layers * config.num_key_value_heads * HS * shape.sampleSequences * shape.sampleTokens * 4;

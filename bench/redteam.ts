@@ -8,7 +8,8 @@
  * calls, not time: every model here is a rule in this process. Prints a table and one JSON line.
  */
 import { parseArgs } from 'node:util';
-import { HeuristicAttackerClient, HeuristicStudioClient, redTeam, Rubric, SingleTurnEnv } from '../src/envs/index.ts';
+import { Rubric, SingleTurnEnv } from '../src/envs/index.ts';
+import { HeuristicAttackerClient, HeuristicStudioClient, redTeam } from '../src/envs/studio/index.ts';
 import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../src/ui/lessons/sources/gullible-judge.ts';
 
 const { values } = parseArgs({ options: { seeds: { type: 'string', default: '20' } } });

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { refineSimulator, ScriptedSimulatorClient, splitHeldOut, tasksFromTraces, type FidelityRow } from '../src/envs/index.ts';
+import { refineSimulator, ScriptedSimulatorClient, splitHeldOut, tasksFromTraces, type FidelityRow } from '../src/envs/studio/index.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, seeds: { type: 'string', default: '0,1,2' }, 'held-out': { type: 'string', default: '0.25' } } });
 const rounds = Number(values.rounds);

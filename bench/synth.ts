@@ -8,7 +8,8 @@
  * model: with a real endpoint the model's own time dominates. Prints a table and one JSON line.
  */
 import { parseArgs } from 'node:util';
-import { HeuristicStudioClient, OpenAIHttpClient, synthesizeTasks, type StudioDocument } from '../src/envs/index.ts';
+import { OpenAIHttpClient } from '../src/envs/index.ts';
+import { HeuristicStudioClient, synthesizeTasks, type StudioDocument } from '../src/envs/studio/index.ts';
 import { startFakeOpenAIServer } from '../test/support/fake-openai-server.ts';
 
 const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '50' }, concurrency: { type: 'string', default: '1,8' }, paragraphs: { type: 'string', default: '24' } } });

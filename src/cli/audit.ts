@@ -8,7 +8,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { audit, auditCriteriaExamples, criteriaRubricSnippet, formatAuditReport, JudgeError, METRIC_KINDS, parseResultsJsonl, proposeCriteria, type AuditResult, type AuditReview, type MetricKind } from '../envs/index.ts';
+import { METRIC_KINDS, type MetricKind } from '../envs/index.ts';
+import { audit, auditCriteriaExamples, criteriaRubricSnippet, formatAuditReport, JudgeError, parseResultsJsonl, proposeCriteria, type AuditResult, type AuditReview } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';

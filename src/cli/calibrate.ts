@@ -7,7 +7,8 @@
  * pass-rate histogram.
  */
 import { join, relative, resolve } from 'node:path';
-import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibrationLine, calibrateRecords, checkKeepBand, passRateHistogram, summarizeRollouts, evaluate, type RolloutRecord, type ChatClient } from '../envs/index.ts';
+import { summarizeRollouts, evaluate, type RolloutRecord, type ChatClient } from '../envs/index.ts';
+import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, calibrationLine, calibrateRecords, checkKeepBand, passRateHistogram } from '../envs/studio/index.ts';
 import { recordToJsonLine } from '../envs/results-record.ts';
 import { CliError } from './cli-error.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
@@ -21,7 +22,7 @@ import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.
 import { ProgressBar } from './terminal.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { OutputWriteError, recordFailureInReport } from './run-status.ts';
-import { capText } from './child-message-check.ts';
+import { capText } from '../isolation/message-check.ts';
 
 /** Usage text of `tabrl calibrate`. */
 const CALIBRATE_USAGE = `Usage: tabrl calibrate <name | path/to/env.ts> --base-url URL --model NAME -r K --keep LO-HI --out DIR

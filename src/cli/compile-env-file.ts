@@ -1,7 +1,7 @@
 /**
  * Compiles a user's environment file for its isolated process: esbuild bundles it (with its own
  * relative imports and packages, and the built-in modules it imports as 'tabrl/builtin/...') into
- * one CommonJS text whose `require('tabrl')` the QuickJS engine answers with the library, and
+ * one CommonJS text whose `require('tabrl')` and `require('tabrl/studio')` the QuickJS engine answers with the library, and
  * bundles the child process's Node shell (src/cli/isolated-env-child.ts) and what runs in its engine
  * (src/cli/quickjs-guest.ts with src/envs).
  * Bundling makes the file a module whatever package.json sits beside it, and esbuild reports
@@ -12,7 +12,7 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Message, type Plugin } from 'esbuild';
 import { confineToFolder } from './env-bundle-guard.ts';
-import { BUILTIN_DIR, LIBRARY_ENTRY, resolveTabrlSpecifier, unknownTabrlModuleMessage } from './env-modules.ts';
+import { BUILTIN_DIR, LIBRARY_ENTRY, STUDIO_ENTRY, resolveTabrlSpecifier, unknownTabrlModuleMessage } from './env-modules.ts';
 
 const CHILD_RUNTIME_ENTRY = fileURLToPath(new URL('./isolated-env-child.ts', import.meta.url));
 const GUEST_RUNTIME_ENTRY = fileURLToPath(new URL('./quickjs-guest.ts', import.meta.url));
@@ -24,7 +24,7 @@ export class EnvFileCompileError extends Error {
   override readonly name = 'EnvFileCompileError';
 }
 
-/** Bundles the environment file at `path` into CommonJS text, or an ES module (`format`), with 'tabrl' and Node built-ins left as imports and built-in modules bundled in. */
+/** Bundles the environment file at `path` into CommonJS text, or an ES module (`format`), with 'tabrl', 'tabrl/studio' and Node built-ins left as imports and built-in modules bundled in. */
 export async function bundleEnvironmentFile(path: string, format: 'cjs' | 'esm' = 'cjs'): Promise<string> {
   try {
     const result = await build({
@@ -69,8 +69,8 @@ export async function bundleGuestRuntime(): Promise<string> {
 }
 
 /**
- * Resolves the 'tabrl' names as the playground does (src/cli/env-modules.ts): 'tabrl' stays
- * `require('tabrl')`, a built-in module is bundled in with its own imports of the library
+ * Resolves the 'tabrl' names as the playground does (src/cli/env-modules.ts): 'tabrl' and
+ * 'tabrl/studio' stay `require(...)`s that the engine answers, a built-in module is bundled in with its own imports of the library
  * ('../index.ts') pointed at that same 'tabrl' (one library in the process, as in the sandbox), and
  * any other 'tabrl/...' name is an error at the import that names it and lists what exists.
  */
@@ -79,7 +79,7 @@ function tabrlModules(): Plugin {
     name: 'tabrl-modules',
     setup(pluginBuild) {
       pluginBuild.onResolve({ filter: /^tabrl(\/|$)/ }, ({ path }) => {
-        if (path === 'tabrl') return { path, external: true };
+        if (path === 'tabrl' || path === 'tabrl/studio') return { path, external: true };
         const file = resolveTabrlSpecifier(path);
         return file ? { path: file } : { errors: [{ text: unknownTabrlModuleMessage(path) }] };
       });
@@ -87,6 +87,7 @@ function tabrlModules(): Plugin {
         if (!isInside(BUILTIN_DIR, importer)) return undefined;
         const target = resolve(dirname(importer), path);
         if (target === LIBRARY_ENTRY) return { path: 'tabrl', external: true };
+        if (target === STUDIO_ENTRY) return { path: 'tabrl/studio', external: true };
         if (isInside(BUILTIN_DIR, target)) return undefined;
         // A second copy of library code in the bundle would split its classes and state from the child's 'tabrl'.
         return { errors: [{ text: `${importer} imports '${path}': a built-in module imports only '../index.ts' (the library) and files of src/envs/builtin, so that environment files can bundle it` }] };

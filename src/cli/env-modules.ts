@@ -1,7 +1,7 @@
 /**
  * The module names an environment file may import, as the playground answers them
  * (src/workers/sandbox/runtime.ts and the editor's declarations in vite.config.ts): 'tabrl' is the
- * library (src/envs/index.ts), and 'tabrl/builtin/<path>' is each file of src/envs/builtin (its
+ * library (src/envs/index.ts), 'tabrl/studio' the environment studio (src/envs/studio/index.ts), and 'tabrl/builtin/<path>' is each file of src/envs/builtin (its
  * subfolders included, its registry index.ts not) without the `.ts`, e.g. 'tabrl/builtin/random' or
  * 'tabrl/builtin/data/wordle-words'. The CLI's type check and bundler resolve names with this module
  * alone, so both accept and refuse the same names; every other 'tabrl/...' name is refused with a
@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The library's entry, what 'tabrl' names. */
 export const LIBRARY_ENTRY = fileURLToPath(new URL('../envs/index.ts', import.meta.url));
+/** The environment studio's entry, what 'tabrl/studio' names. */
+export const STUDIO_ENTRY = fileURLToPath(new URL('../envs/studio/index.ts', import.meta.url));
 /** The folder of the built-in modules, what 'tabrl/builtin/...' names. */
 export const BUILTIN_DIR = fileURLToPath(new URL('../envs/builtin', import.meta.url));
 const BUILTIN_REGISTRY = join(BUILTIN_DIR, 'index.ts');
@@ -43,9 +45,10 @@ export function isTabrlSpecifier(specifier: string): boolean {
   return specifier === 'tabrl' || specifier.startsWith('tabrl/');
 }
 
-/** The file a 'tabrl' name resolves to (the library, or a built-in module), or undefined when the playground refuses the name too. */
+/** The file a 'tabrl' name resolves to (the library, the studio, or a built-in module), or undefined when the playground refuses the name too. */
 export function resolveTabrlSpecifier(specifier: string): string | undefined {
   if (specifier === 'tabrl') return LIBRARY_ENTRY;
+  if (specifier === 'tabrl/studio') return STUDIO_ENTRY;
   return builtinModuleFiles().get(specifier);
 }
 
@@ -55,5 +58,5 @@ export function unknownTabrlModuleMessage(specifier: string): string {
   const withoutTs = specifier.replace(/\.ts$/, '');
   const hint = withoutTs !== specifier && names.includes(withoutTs) ? ` (write '${withoutTs}', without .ts)` : '';
   const modules = names.map((name) => name.slice(BUILTIN_PREFIX.length)).join(', ');
-  return `cannot import "${specifier}"${hint}: an environment file imports 'tabrl', 'tabrl/builtin/<module>' where <module> is one of ${modules}, and its own files; put everything else in the file or beside it`;
+  return `cannot import "${specifier}"${hint}: an environment file imports 'tabrl', 'tabrl/studio', 'tabrl/builtin/<module>' where <module> is one of ${modules}, and its own files; put everything else in the file or beside it`;
 }

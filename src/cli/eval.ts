@@ -8,7 +8,8 @@
  * Ctrl-C/SIGTERM.
  */
 import { join, resolve } from 'node:path';
-import { ChatClientError, evaluate, formatPanelReport, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type JudgePanelClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
+import { ChatClientError, evaluate, MAX_TIMEOUT_MS, OpenAIHttpClient, type ChatClient, type RolloutRecord, type SamplingArgs } from '../envs/index.ts';
+import { formatPanelReport, type JudgePanelClient } from '../envs/studio/index.ts';
 import { brokenRewardsReason, rubricRewardWeights } from '../envs/broken-rewards.ts';
 import { CliError } from './cli-error.ts';
 import { conflictingResumeFlags } from './eval-resume-flags.ts';
@@ -19,7 +20,7 @@ import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load
 import { openModel, parseBackendName } from './open-model.ts';
 import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
-import { capText } from './child-message-check.ts';
+import { capText } from '../isolation/message-check.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';

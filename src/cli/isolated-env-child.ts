@@ -10,11 +10,11 @@
  * engine, says which rollout's work it runs ('entered', 'running'), and exits when `tabrl` goes away.
  * It is also started under Node's permission model with an empty environment, so that even a flaw
  * in the engine would find no key, no writable file and no child process. It is not where
- * results are trusted: `tabrl` checks every message again (child-message-check.ts).
+ * results are trusted: `tabrl` checks every message again (src/isolation/message-check.ts).
  */
 import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten-core';
 import variant from '@jitl/quickjs-singlefile-cjs-release-sync';
-import type { ChildMessage, HostMessage } from './isolated-env-protocol.ts';
+import type { ChildMessage, HostMessage } from '../isolation/protocol.ts';
 
 /** The messages the engine may send; the shell says 'entered', 'running', 'ready' and 'pong' itself. */
 const ENGINE_MESSAGE_TYPES = new Set(['loaded', 'load-failed', 'create-completion', 'rollout-done', 'group-scored', 'rollout-failed']);

@@ -4,8 +4,10 @@
  * processes or hang the command — the CLI's counterpart of the playground's sandbox
  * (src/workers/sandbox-bridge.ts), with the same time limit on every stretch of environment code
  * (loading, setupState, each envResponse, the rubric) and the same watchdog. Every message from the
- * child is checked and capped here (child-message-check.ts) and every model call it asks for is
- * rebuilt from what it may set (model-call-filter.ts).
+ * child is checked and capped here (src/isolation/message-check.ts) and every model call it asks for is
+ * rebuilt from what it may set (model-call-filter.ts). The messages, the checks, the description of
+ * the environment and the failure records are the isolation layer's (src/isolation), shared with the
+ * browser sandbox.
  *
  * `IsolatedEnvironment` is an `Environment` whose `rollout` runs in the child: evaluate(), GRPO and
  * the rest use it unchanged. Model calls come back to this process, which answers them with the
@@ -19,13 +21,13 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
-import { ChatClientError, Environment, METRIC_KINDS, Parser, Rubric, type ChatClient, type MetricKind, type RubricScore, type RolloutOptions, type SamplingArgs, type State, type Task, type Trajectory } from '../envs/index.ts';
+import { ChatClientError, Environment, METRIC_KINDS, Parser, Rubric, type ChatClient, type MetricKind, type RubricScore, type RolloutOptions, type SamplingArgs, type Task, type Trajectory } from '../envs/index.ts';
 import { bundleChildRuntime, bundleGuestRuntime } from './compile-env-file.ts';
 import { compileEnvironmentInChild } from './env-compile-process.ts';
-import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, SandboxTrajectory, TaskReference } from './isolated-env-protocol.ts';
+import { ANSWER_PLACEHOLDER, DEFAULT_MAX_MESSAGE_BYTES, type ChildMessage, type CompletionOutcome, type EnvironmentInfo, type EnvironmentSetup, type HostMessage, type SandboxTrajectory, type TaskReference } from '../isolation/protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
-import { capText, checkChildMessage } from './child-message-check.ts';
+import { capText, checkChildMessage } from '../isolation/message-check.ts';
+import { failedTrajectory, groupFailureScore, withGroupScore } from '../isolation/failure-records.ts';
 import { onAbort } from './abort-fanout.ts';
 import { filterModelRequest, ModelErrorLedger } from './model-call-filter.ts';
 
@@ -37,8 +39,6 @@ const STARTUP_GRACE_MS = 10_000;
 const DEFAULT_MEMORY_MB = 1024;
 /** Heap cap of the child's Node shell, which holds only tabrl's relay code and messages in flight. */
 const SHELL_HEAP_MB = 256;
-/** The largest conversation or rollout the child may send back. */
-const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 /** How often a rollout may run again after the child was killed for another rollout's fault. */
 const MAX_REPLAYS = 2;
 const WATCH_INTERVAL_MS = 100;
@@ -513,10 +513,8 @@ export class IsolatedEnvironment extends Environment {
     const names = this.rubric.groupRewards.map((reward) => reward.name);
     if (outcome.kind === 'scored' && outcome.verdicts.length !== group.length) outcome = { kind: 'failed', message: `the environment process sent ${outcome.verdicts.length} group verdicts for ${group.length} rollouts`, blame: 'culprit', timeout: false };
     return group.map((trajectory, i) => {
-      const verdict: RubricScore = outcome.kind === 'scored'
-        ? outcome.verdicts[i]!
-        : { reward: 0, scores: Object.fromEntries(names.map((name) => [name, 0])), errors: names.map((name) => ({ source: 'reward' as const, name, message: `the group reward functions did not finish: ${outcome.kind === 'failed' ? outcome.message : 'no verdict'}` })) };
-      const scored = { ...trajectory, reward: trajectory.reward + verdict.reward, scores: { ...trajectory.scores, ...verdict.scores }, errors: [...trajectory.errors, ...verdict.errors] };
+      const verdict = outcome.kind === 'scored' ? outcome.verdicts[i]! : groupFailureScore(names, outcome.kind === 'failed' ? outcome.message : 'no verdict');
+      const scored = withGroupScore(trajectory, verdict);
       this.verdicts.set(scored, outcome.kind === 'scored' ? outcome.passed[i]! : false);
       return scored;
     });
@@ -533,25 +531,7 @@ export class IsolatedEnvironment extends Environment {
   }
 
   private failedTrajectory(task: Task, options: RolloutOptions, message: string, timeout: boolean, started: number): Trajectory {
-    const prompt = task.prompt ?? (task.question !== undefined ? this.formatPrompt(task) : []);
-    const info = task.info ?? {};
-    const state: State = { prompt, completion: [], info, turn: 0, ...(task.answer !== undefined ? { answer: task.answer } : {}), ...(task.task !== undefined ? { task: task.task } : {}), ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}) };
-    return {
-      ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}),
-      prompt,
-      completion: [],
-      ...(task.answer !== undefined ? { answer: task.answer } : {}),
-      ...(task.task !== undefined ? { task: task.task } : {}),
-      info,
-      state,
-      reward: 0,
-      scores: Object.fromEntries(this.rubric.rewards.map((reward) => [reward.name, 0])),
-      errors: [{ source: 'env', name: `${this.name} (isolated process)`, message, ...(timeout ? { kind: 'timeout' } : {}) }],
-      stopReason: options.signal?.aborted ? 'aborted' : 'error',
-      truncated: false,
-      turns: [],
-      timings: { generationMs: 0, scoringMs: 0, totalMs: Date.now() - started },
-    };
+    return failedTrajectory(this, task, options, { source: `${this.name} (isolated process)`, message, timeout, elapsedMs: Date.now() - started });
   }
 }
 

@@ -11,7 +11,8 @@
  * shapes what metadata.json records under `judge_panel`.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { JudgePanelClient, PANEL_AGGREGATIONS, splitRollouts, type PanelAggregation, type PanelReport, type RolloutRecord } from '../envs/index.ts';
+import { type RolloutRecord } from '../envs/index.ts';
+import { JudgePanelClient, PANEL_AGGREGATIONS, splitRollouts, type PanelAggregation, type PanelReport } from '../envs/studio/index.ts';
 import { completionText } from '../envs/messages.ts';
 import { CliError } from './cli-error.ts';
 import { createEndpointClient } from './model-roles.ts';

@@ -9,7 +9,7 @@
  * It is not the transport (isolated-environment.ts sends and receives) and does not judge replies.
  */
 import type { ChatClientErrorKind, Message, SamplingArgs, ToolCall, ToolSchema } from '../envs/index.ts';
-import type { CompletionOutcome, SandboxChatRequest } from './isolated-env-protocol.ts';
+import type { CompletionOutcome, SandboxChatRequest } from '../isolation/protocol.ts';
 
 /** The most tokens one model call of environment code may ask for. */
 export const MAX_REQUEST_TOKENS = 32_768;

@@ -5,7 +5,8 @@
  * judge; for the simulator, the scripted nearest-record simulator) and `--<role>-api-key-env VAR` — for the roles generator, solver, judge, policy and simulator. This module parses them, checks them with one-line errors, builds the clients and writes
  * the usage lines, so every command (and the judge of `tabrl eval`/`train`) reads them alike.
  */
-import { ChatClientError, HeuristicAttackerClient, HeuristicStudioClient, OpenAIHttpClient, ScriptedSimulatorClient, type ChatClient } from '../envs/index.ts';
+import { ChatClientError, OpenAIHttpClient, type ChatClient } from '../envs/index.ts';
+import { HeuristicAttackerClient, HeuristicStudioClient, ScriptedSimulatorClient } from '../envs/studio/index.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { CliError } from './cli-error.ts';
 import { lettingEventsRun } from './let-events-run.ts';

@@ -2,7 +2,9 @@
  * The side of an environment file's process that runs INSIDE its QuickJS engine, together with the
  * environment library (src/envs) and the environment's bundled code: it loads the environment,
  * runs rollouts and group scoring, and turns model calls into messages — the counterpart of the
- * browser sandbox's runtime (src/workers/sandbox/runtime.ts). It talks only through the functions
+ * browser sandbox's runtime (src/workers/sandbox/runtime.ts). Loading, the description, rollouts,
+ * group scoring and the relayed client are the isolation layer's (src/isolation), the same code the
+ * browser sandbox runs; this file adds the engine's messages, call ids and size limits. It talks only through the functions
  * the engine's host (isolated-env-child.ts) lends it as `__tabrlHost`, taken here and removed from
  * the global scope before environment code runs: JSON strings out, JSON strings in, one-shot timers
  * and a line of output. Nothing here can reach a file, a socket, a process or a key, because the
@@ -11,11 +13,15 @@
  * It keeps no clock: the host times every stretch of code and interrupts the engine.
  */
 import * as tabrl from '../envs/index.ts';
-import { ChatClientError, type ChatClient, type ChatRequest, type Environment, type Task } from '../envs/index.ts';
-import { toPlainData } from '../envs/plain-data.ts';
+import * as tabrlStudio from '../envs/studio/index.ts';
+import { toPlainData, type ChatClient, type Environment, type Task } from '../envs/index.ts';
 import { errorMessage } from '../common/error-message.ts';
-import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';
-import type { ChildMessage, CompletionOutcome, EnvironmentInfo, EnvironmentSetup, HostMessage, ModelCallClient, SandboxTrajectory } from './isolated-env-protocol.ts';
+import type { ChildMessage, CompletionOutcome, EnvironmentSetup, HostMessage, ModelCallClient } from '../isolation/protocol.ts';
+import { relayedClient } from '../isolation/relay.ts';
+import { describeEnvironment } from '../isolation/environment-info.ts';
+import { describeValue, loadEnvironmentModule, moduleExports, moduleRequire, type ModuleFactory } from '../isolation/environment-module.ts';
+import { runRollout, scoreGroupOf, taskOf } from '../isolation/hosted-rollout.ts';
+import { oversizedTrajectory } from '../isolation/failure-records.ts';
 import { installShims } from './quickjs-shims.ts';
 
 /** What the engine's host lends this code, under `globalThis.__tabrlHost`. */
@@ -64,84 +70,37 @@ function checkSize(value: unknown, what: string): void {
   if (bytes > maxMessageBytes) throw new Error(`${what} is ${(bytes / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
 }
 
-function requireModule(name: string): unknown {
-  if (name === 'tabrl') return tabrl;
-  throw new Error(`cannot import "${name}" in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/builtin/...' and its own files`);
-}
-
-function isEnvironment(value: unknown): value is Environment {
-  const candidate = value as Partial<Environment> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.rollout === 'function' && Array.isArray(candidate.dataset);
-}
-
-function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (typeof value === 'object') return `an object with keys ${Object.keys(value).slice(0, 5).join(', ') || '(none)'}`;
-  return typeof value;
-}
+const requireModule = moduleRequire(new Map<string, unknown>([['tabrl', tabrl], ['tabrl/studio', tabrlStudio]]), "in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/studio', 'tabrl/builtin/...' and its own files");
 
 /** A chat client whose calls cross to the host; `rolloutId` undefined means the rollout the host runs now (a judge). */
 function createHostClient(client: ModelCallClient, rolloutId?: number): ChatClient {
-  return {
-    chat: {
-      completions: {
-        async create(request: ChatRequest) {
-          const { signal, ...plain } = request;
-          if (signal?.aborted) throw new ChatClientError('the request was cancelled', 'aborted');
-          checkSize(plain.messages, 'the conversation sent to the model');
-          const callId = nextCallId++;
-          const owner = rolloutId ?? currentRollout();
-          const outcome = await new Promise<CompletionOutcome>((resolve) => {
-            pendingCalls.set(callId, resolve);
-            send({ type: 'create-completion', callId, rolloutId: owner, client, request: toPlainData(plain) as typeof plain });
-          });
-          if (outcome.ok) return outcome.completion;
-          throw new ChatClientError(outcome.message, outcome.kind, outcome.status);
-        },
-      },
-    },
-  };
+  return relayedClient((request) => {
+    checkSize(request.messages, 'the conversation sent to the model');
+    const callId = nextCallId++;
+    const owner = rolloutId ?? currentRollout();
+    return new Promise<CompletionOutcome>((resolve) => {
+      pendingCalls.set(callId, resolve);
+      send({ type: 'create-completion', callId, rolloutId: owner, client, request: toPlainData(request) as typeof request });
+    });
+  });
 }
 
 async function load(factory: unknown, message: Omit<Extract<HostMessage, { type: 'load' }>, 'code'>): Promise<void> {
   maxMessageBytes = message.maxMessageBytes;
-  const module = { exports: {} as Record<string, unknown> };
-  (factory as (module: unknown, exports: unknown, require: (name: string) => unknown) => void)(module, module.exports, requireModule);
-  const exports = module.exports;
-  if (typeof exports.default !== 'function') {
-    throw new Error('the environment file has no default export; it ends with `export default function loadEnvironment(args) { ... }`');
-  }
-  const args = message.judge ? { ...message.args, judgeClient: createHostClient('judge') } : message.args;
-  let loaded: unknown;
-  try {
-    loaded = await (exports.default as (args: Record<string, unknown>) => unknown)(args);
-  } catch (error) {
-    throw new Error(`loadEnvironment(${JSON.stringify(message.args)}) threw: ${errorMessage(error)}`);
-  }
-  if (!isEnvironment(loaded)) throw new Error(`loadEnvironment() must return an environment (a SingleTurnEnv, MultiTurnEnv, ToolEnv, ...), got ${describeValue(loaded)}`);
-  const info: EnvironmentInfo = {
-    name: loaded.name,
-    kind: Object.getPrototypeOf(loaded)?.constructor?.name ?? 'Environment',
-    numTasks: loaded.dataset.length,
-    numEvaluationTasks: loaded.evaluationTasks.length,
-    rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
-    rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
-    metricKinds: loaded.rubric.metricKinds,
-    passThreshold: loaded.passThreshold,
-    ...(typeof loaded.parser?.formatAnswer === 'function' ? { answerTemplate: String(loaded.parser.formatAnswer(ANSWER_PLACEHOLDER)) } : {}),
-    ...(loaded.rubric.groupRewards?.length > 0 ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name), groupRewardWeights: loaded.rubric.groupRewards.map((reward) => reward.weight) } : {}),
-    ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
-  };
-  const dataset = toPlainData(loaded.dataset) as Task[];
-  const evalDataset = optionalTasks(loaded.evalDataset, 'evalDataset');
+  const exports = moduleExports(factory as ModuleFactory, requireModule);
+  const loaded = await loadEnvironmentModule(exports, message.args, message.judge ? createHostClient('judge') : undefined);
+  const env = loaded.environment;
+  const info = describeEnvironment(env, loaded.unusedArgWarnings);
+  const dataset = toPlainData(env.dataset) as Task[];
+  const evalDataset = optionalTasks(env.evalDataset, 'evalDataset');
   // Sent only when the environment sets its own demonstration tasks; warm-up falls back to `dataset` otherwise.
-  const demonstrationDataset = optionalTasks(loaded.demonstrationDataset, 'demonstrationDataset');
+  const demonstrationDataset = optionalTasks(env.demonstrationDataset, 'demonstrationDataset');
   checkSize([dataset, evalDataset, demonstrationDataset], 'the dataset');
-  environment = loaded;
+  environment = env;
   const setup: EnvironmentSetup = {
-    ...(loaded.systemPrompt !== undefined ? { systemPrompt: loaded.systemPrompt } : {}),
-    fewShot: toPlainData(loaded.fewShot) as tabrl.Message[],
-    samplingArgs: toPlainData(loaded.samplingArgs) as tabrl.SamplingArgs,
+    ...(env.systemPrompt !== undefined ? { systemPrompt: env.systemPrompt } : {}),
+    fewShot: toPlainData(env.fewShot) as tabrl.Message[],
+    samplingArgs: toPlainData(env.samplingArgs) as tabrl.SamplingArgs,
   };
   send({ type: 'loaded', info, setup, dataset, evalDataset, demonstrationDataset });
 }
@@ -153,23 +112,15 @@ function optionalTasks(tasks: unknown, name: string): Task[] | null {
   return toPlainData(tasks) as Task[];
 }
 
-/** The environment's tasks that a task reference's split indexes into. */
-function tasksOfSplit(env: Environment, split: 'train' | 'eval' | 'demonstration'): Task[] {
-  if (split === 'train') return env.dataset;
-  return split === 'eval' ? env.evaluationTasks : env.demonstrationTasks;
-}
-
 async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Promise<void> {
   const env = environment;
   const { rolloutId } = message;
   try {
     if (!env) throw new Error('no environment is loaded');
-    const task = 'task' in message.task ? message.task.task : tasksOfSplit(env, message.task.split)[message.task.index];
-    if (!task) throw new Error(`${env.name} has no task ${JSON.stringify(message.task)}`);
+    const task = taskOf(env, message.task);
     const controller = new AbortController();
     rolloutSignals.set(rolloutId, controller);
-    const trajectory = await env.rollout(createHostClient('policy', rolloutId), task, message.samplingArgs, { ...(message.model !== undefined ? { model: message.model } : {}), signal: controller.signal, ...(message.taskIndex !== undefined ? { taskIndex: message.taskIndex } : {}) });
-    const plain = toPlainData({ ...trajectory, passed: env.isPassed(trajectory) }) as SandboxTrajectory;
+    const plain = await runRollout(env, task, createHostClient('policy', rolloutId), message.samplingArgs, { ...(message.model !== undefined ? { model: message.model } : {}), signal: controller.signal, ...(message.taskIndex !== undefined ? { taskIndex: message.taskIndex } : {}) });
     try {
       // Serialised once: the size check and the message are the same text (QuickJS is slow on large strings).
       const json = stringify({ type: 'rollout-done', rolloutId, trajectory: plain });
@@ -177,10 +128,7 @@ async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Prom
       sendJson(json);
     } catch (error) {
       // Keep the verdict; drop the transcript and state that are too large to keep.
-      const note = [{ role: 'user' as const, content: `[removed by tabrl: ${errorMessage(error)}]` }];
-      const errors = [...plain.errors, { source: 'env' as const, name: `${env.name}.rollout`, message: errorMessage(error) }];
-      const state = { prompt: [], completion: note, info: {}, turn: plain.state.turn };
-      send({ type: 'rollout-done', rolloutId, trajectory: { ...plain, prompt: [], completion: note, info: {}, state, turns: [], errors } as SandboxTrajectory });
+      send({ type: 'rollout-done', rolloutId, trajectory: oversizedTrajectory(plain, `${env.name}.rollout`, errorMessage(error)) });
     }
   } catch (error) {
     send({ type: 'rollout-failed', rolloutId, message: errorMessage(error) });
@@ -189,13 +137,13 @@ async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Prom
   }
 }
 
-/** Runs the group reward functions on one task's finished rollouts and sends their verdicts back. */
+/** Runs the group reward functions on one task's finished rollouts and sends their verdicts back: what each added to the rollout. */
 async function scoreGroup(message: Extract<HostMessage, { type: 'score-group' }>): Promise<void> {
   const env = environment;
   const { rolloutId } = message;
   try {
     if (!env) throw new Error('no environment is loaded');
-    const scored = await env.scoreGroup(message.group);
+    const scored = await scoreGroupOf(env, message.group);
     const names = env.rubric.groupRewards.map((reward) => reward.name);
     const verdicts = scored.map((trajectory, i) => {
       const before = message.group[i]!;
@@ -205,7 +153,7 @@ async function scoreGroup(message: Extract<HostMessage, { type: 'score-group' }>
         errors: trajectory.errors.slice(before.errors.length),
       };
     });
-    send({ type: 'group-scored', rolloutId, verdicts: toPlainData(verdicts) as typeof verdicts, passed: scored.map((trajectory) => env.isPassed(trajectory)) });
+    send({ type: 'group-scored', rolloutId, verdicts: toPlainData(verdicts) as typeof verdicts, passed: scored.map((trajectory) => trajectory.passed) });
   } catch (error) {
     send({ type: 'rollout-failed', rolloutId, message: errorMessage(error) });
   }

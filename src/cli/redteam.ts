@@ -7,7 +7,7 @@
  * mistake.
  */
 import { join } from 'node:path';
-import { criteriaRubricSnippet, formatRedTeamReport, JudgeError, proposeCriteria, redTeam, redTeamCriteriaExamples, RedTeamError } from '../envs/index.ts';
+import { criteriaRubricSnippet, formatRedTeamReport, JudgeError, proposeCriteria, redTeam, redTeamCriteriaExamples, RedTeamError } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { createJudgeClient, judgeSettingsFromFlags } from './judge.ts';
 import { closeEnvironment, loadEnvironmentSpec } from './load-environment.ts';

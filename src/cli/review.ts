@@ -8,23 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  buildReviewQueue,
-  criteriaRubricSnippet,
-  JudgeError,
-  parseResultsJsonl,
-  parseReviewQueue,
-  proposeCriteria,
-  removeTasksFromEnvironmentFile,
-  reviewItemExample,
-  reviewQueueJsonl,
-  type AuditResult,
-  type Criterion,
-  type RedTeamReport,
-  type ReviewItem,
-  type ReviewSources,
-  type TaskCalibration,
-} from '../envs/index.ts';
+import { buildReviewQueue, criteriaRubricSnippet, JudgeError, parseResultsJsonl, parseReviewQueue, proposeCriteria, removeTasksFromEnvironmentFile, reviewItemExample, reviewQueueJsonl, type AuditResult, type Criterion, type RedTeamReport, type ReviewItem, type ReviewSources, type TaskCalibration } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { parseFlags } from './flags.ts';

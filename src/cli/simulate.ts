@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { JudgeError, refineSimulator, simulatedEnvironmentFile, SimulatorError, splitHeldOut, tasksFromTraces, traceTaskLine, type FidelityRound, type FidelityRow, type SimulatorCorrection } from '../envs/index.ts';
+import { JudgeError, refineSimulator, simulatedEnvironmentFile, SimulatorError, splitHeldOut, tasksFromTraces, traceTaskLine, type FidelityRound, type FidelityRow, type SimulatorCorrection } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';

@@ -7,7 +7,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { HeuristicToolSolverClient, plantBackwardsTasks, plantedEnvironmentTask, simulatedEnvironmentFile, tasksFromTraces, verifyBackwardsTasks, type SimulatorCorrection, type ToolRecord, type ToolSchema } from '../envs/index.ts';
+import { type ToolSchema } from '../envs/index.ts';
+import { HeuristicToolSolverClient, plantBackwardsTasks, plantedEnvironmentTask, simulatedEnvironmentFile, tasksFromTraces, verifyBackwardsTasks, type SimulatorCorrection, type ToolRecord } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';

@@ -8,11 +8,12 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { EmptyDocumentError, keptTasks, qaEnvironmentFile, synthesizedTaskLine, synthesizeTasks, type ChatClient, type StudioDocument, type SynthesisReport } from '../envs/index.ts';
+import { type ChatClient } from '../envs/index.ts';
+import { EmptyDocumentError, keptTasks, qaEnvironmentFile, synthesizedTaskLine, synthesizeTasks, type StudioDocument, type SynthesisReport } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage, type RoleSettings } from './model-roles.ts';
 import { OutputWriteError, recordFailureInReport } from './run-status.ts';
-import { capText } from './child-message-check.ts';
+import { capText } from '../isolation/message-check.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { integerFlag, numberFlag, parseFlags } from './flags.ts';

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { criteriaRubricSnippet, JudgeError, proposeCriteria, qaEnvironmentFile, simulatedEnvironmentFile, tasksFromTraces, traceTaskLine, type Criterion } from '../envs/index.ts';
+import { criteriaRubricSnippet, JudgeError, proposeCriteria, qaEnvironmentFile, simulatedEnvironmentFile, tasksFromTraces, traceTaskLine, type Criterion } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { integerFlag, numberFlag, parseFlags } from './flags.ts';

@@ -5,7 +5,8 @@
  * the policy being trained, and records the refresh in metrics.jsonl (`phase: "pool-refresh"`).
  * Kept apart from train.ts so that file only parses, passes and calls.
  */
-import { calibrationLabel, passRateHistogram, refreshTaskPool, type ChatClient, type Environment, type PoolRefreshMetrics, type StudioDocument } from '../envs/index.ts';
+import { type ChatClient, type Environment } from '../envs/index.ts';
+import { calibrationLabel, passRateHistogram, refreshTaskPool, type PoolRefreshMetrics, type StudioDocument } from '../envs/studio/index.ts';
 import { parseKeep } from './calibrate.ts';
 import { CliError } from './cli-error.ts';
 import { integerFlag } from './flags.ts';

@@ -31,7 +31,7 @@ import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings } from './train-pool-refresh.ts';
 import { errorMessage } from '../common/error-message.ts';
-import { capText } from './child-message-check.ts';
+import { capText } from '../isolation/message-check.ts';
 import { OutputWriteError, recordRunStatus, writingFile } from './run-status.ts';
 import { tabrlVersion } from './version.ts';
 

@@ -6,12 +6,12 @@
  */
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { LIBRARY_ENTRY, builtinModuleFiles, isTabrlSpecifier, unknownTabrlModuleMessage } from './env-modules.ts';
+import { LIBRARY_ENTRY, STUDIO_ENTRY, builtinModuleFiles, isTabrlSpecifier, unknownTabrlModuleMessage } from './env-modules.ts';
 
 /** TypeScript's "Cannot find module" diagnostics (2307; 2792 when it suggests another resolution mode). */
 const MODULE_NOT_FOUND_CODES = new Set([2307, 2792]);
 
-/** Compiler options for environment files: strict, modern, with 'tabrl' and each 'tabrl/builtin/...' name mapped to its file. */
+/** Compiler options for environment files: strict, modern, with 'tabrl', 'tabrl/studio' and each 'tabrl/builtin/...' name mapped to its file. */
 const envCompilerOptions = (): ts.CompilerOptions => ({
   strict: true,
   target: ts.ScriptTarget.ES2022,
@@ -23,7 +23,7 @@ const envCompilerOptions = (): ts.CompilerOptions => ({
   resolveJsonModule: true,
   lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
   types: [],
-  paths: { tabrl: [LIBRARY_ENTRY], ...Object.fromEntries([...builtinModuleFiles()].map(([name, file]) => [name, [file]])) },
+  paths: { tabrl: [LIBRARY_ENTRY], 'tabrl/studio': [STUDIO_ENTRY], ...Object.fromEntries([...builtinModuleFiles()].map(([name, file]) => [name, [file]])) },
 });
 
 /** Returns the type errors of an environment file (and files it imports, outside the library) as `file:line:col message` lines. */

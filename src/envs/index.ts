@@ -1,6 +1,8 @@
 /**
  * The TabRL environment API: what environment files import as `tabrl`. Environments, rubrics,
- * parsers, chat clients and evaluation; nothing here touches the DOM, WebGPU or Node.
+ * parsers, chat clients and evaluation; nothing here touches the DOM, WebGPU or Node. The
+ * environment studio (task synthesis, simulated tools, calibration, audits, criteria judges) is its
+ * own entry, `tabrl/studio` (src/envs/studio/index.ts), which environment files import beside this one.
  */
 export type { Message, ToolCall, ToolSchema, Task, SamplingArgs, State, Trajectory, TurnRecord, TurnTokens, RolloutError, RolloutErrorSource, StopReason, FinishReason } from './types.ts';
 export type { ChatClient, ChatRequest, ChatCompletion, ChatChoice, ChatClientErrorKind } from './client.ts';
@@ -18,6 +20,5 @@ export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOpt
 export { assistantMessages, lastAssistantText, completionText } from './messages.ts';
 export { toPlainData } from './plain-data.ts';
 export { readArgs, type ArgReader, type NumberLimits } from './env-args.ts';
-export * from './studio/index.ts';
-/** The built-in environments by name: `loadBuiltinEnvironment('countdown', { difficulty: 4 })` in an environment file wraps one (e.g. over fewer tasks with `withTasks`). */
+/** The built-in environments by name: `loadBuiltinEnvironment('countdown', { difficulty: 4 })` in an environment file wraps one (e.g. over fewer tasks with `withTasks` from `tabrl/studio`). */
 export { loadBuiltinEnvironment, isBuiltinEnvironment, BUILTIN_ENVIRONMENT_NAMES, type BuiltinEnvironmentName, type BuiltinEnvironmentArgs } from './builtin/index.ts';

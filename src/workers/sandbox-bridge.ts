@@ -4,7 +4,10 @@
  * app's policy, and watches it. Every call into environment code has a time limit: a rollout that
  * stays in environment code too long, or a worker that stops answering while no model call is
  * pending, gets the sandbox terminated and reported as a `SandboxTimeoutError` naming the
- * environment and the rollout. Stop asks the sandbox to finish, then terminates it after a grace period.
+ * environment and the rollout. What the sandbox returns (the environment's description, rollouts,
+ * scored groups) is checked as the CLI checks its isolated process's messages
+ * (src/isolation/message-check.ts); data that fails stops the sandbox with a `SandboxDataError`.
+ * Stop asks the sandbox to finish, then terminates it after a grace period.
  *
  * One shape of use: `openSandbox`, a session that stays up for a whole job: it evaluates (the
  * playground's evaluation, or a warm-up's demonstrations), rolls out training tasks one at a time for
@@ -17,7 +20,9 @@ import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
 import type { ChatClient, EvaluationSummary, RolloutRecord, SamplingArgs } from '../envs/index.ts';
 import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxJudgeHost, SandboxTrajectory } from './sandbox/protocol.ts';
-import { answerCall } from './sandbox/relay.ts';
+import { answerCall } from '../isolation/relay.ts';
+import { checkEnvironmentInfo, checkTrajectories, type CheckedValue } from '../isolation/message-check.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../isolation/protocol.ts';
 
 export type { EnvironmentInfo, SandboxEvaluateOptions, SandboxTrajectory } from './sandbox/protocol.ts';
 
@@ -49,6 +54,18 @@ export class SandboxTimeoutError extends Error {
     message: string,
     readonly environmentName: string,
     readonly rollout?: { taskIndex: number; rolloutIndex: number },
+  ) {
+    super(message);
+  }
+}
+
+/** The sandbox returned data that fails the isolation layer's check (forged, malformed or too large); the sandbox was shut down. */
+export class SandboxDataError extends Error {
+  override readonly name = 'SandboxDataError';
+
+  constructor(
+    message: string,
+    readonly environmentName: string,
   ) {
     super(message);
   }
@@ -251,6 +268,13 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
       callsInFlight -= 1;
     }
   };
+  /** The value a check passed, or the sandbox failed with a `SandboxDataError` saying why (thrown here too). */
+  const checked = <T>(result: CheckedValue<T>): T => {
+    if (result.ok) return result.value;
+    const error = new SandboxDataError(`Environment "${environmentName}" was stopped: ${result.reason}. The sandbox was shut down; the next run starts a fresh one.`, environmentName);
+    fail(error);
+    throw error;
+  };
   const dispose = () => {
     if (disposed) return;
     disposed = true;
@@ -277,7 +301,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     await call(() => api.abort());
     lastSignOfLife = Date.now();
     const args = lentJudge ? { ...request.args, judgeModel: lentJudge.model } : request.args;
-    info = await call(() => api.loadEnvironment(request.code, args, judgeHost && Comlink.proxy(judgeHost)));
+    info = checked(checkEnvironmentInfo(await call(() => api.loadEnvironment(request.code, args, judgeHost && Comlink.proxy(judgeHost))), DEFAULT_MAX_MESSAGE_BYTES));
   } catch (error) {
     dispose();
     throw error;
@@ -318,8 +342,9 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
       }
       return { ...result, wallMs: Date.now() - started };
     },
-    rollout(taskIndex, samplingArgs, model) {
-      return call(() => api.rollout(taskIndex, samplingArgs, model, hostProxy));
+    async rollout(taskIndex, samplingArgs, model) {
+      const trajectory = await call(() => api.rollout(taskIndex, samplingArgs, model, hostProxy));
+      return checked(checkTrajectories([trajectory], 1, DEFAULT_MAX_MESSAGE_BYTES))[0]!;
     },
     async scoreGroup(group) {
       if (!info.groupRewardNames?.length || group.length === 0) return group;
@@ -329,7 +354,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
       const taskIndex = group[0]!.taskIndex ?? -1;
       active.set(groupId, { rolloutId: groupId, taskIndex, rolloutIndex: 0, group: `the group rewards of task ${taskIndex}`, waitingForModel: false, since: Date.now() });
       try {
-        return await call(() => api.scoreGroup(group));
+        return checked(checkTrajectories(await call(() => api.scoreGroup(group)), group.length, DEFAULT_MAX_MESSAGE_BYTES));
       } finally {
         active.delete(groupId);
       }

@@ -221,7 +221,7 @@ describe('studio', () => {
     await page.setViewportSize({ width: 1280, height: 720 });
     await page.getByTestId('criteria-add').click();
     await expect.poll(() => page.getByTestId('environment-picker').locator('option:checked').textContent()).toBe('Lesson 4 · gullible judge + criteria');
-    await waitForEditor(page, "import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl';");
+    await waitForEditor(page, "import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl/studio';");
     await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');
     // The hack earns none of the criteria, and they gate the reward: the gullible judge still pays 1, but the reward is 0 and nothing passes.
     await page.getByTestId('evaluate').click();

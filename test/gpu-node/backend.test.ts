@@ -9,7 +9,7 @@ import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.t
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { checkBackendAgainstGolden, GOLDEN_VARIANTS, parseGoldenFixture } from '../unit/gpu/golden-fixture.ts';
-import { BACKEND_CASES, TINY_CONFIG } from '../browser/gpu/backend-cases.ts';
+import { BACKEND_CASES, TINY_CONFIG } from '../support/gpu/backend-cases.ts';
 
 const FIXTURE_DIR = new URL('../fixtures/golden/', import.meta.url);
 

@@ -13,7 +13,7 @@ import { expect, test } from 'vitest';
 import { serializeModelFolder } from '../../src/gpu/io/model-folder.ts';
 import type { ModelConfig } from '../../src/gpu/model/config.ts';
 import { createCpuBackend } from '../../src/gpu/model/cpu-backend.ts';
-import { expectClose } from '../unit/gpu/expect-close.ts';
+import { expectClose } from '../support/expect-close.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/tabrl.mjs', import.meta.url));
 const CONFIG: ModelConfig = {

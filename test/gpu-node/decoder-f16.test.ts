@@ -9,8 +9,8 @@ import type { LoraConfig } from '../../src/gpu/model/layout.ts';
 import type { GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { createWebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder } from '../../src/gpu/webgpu/webgpu-decoder.ts';
-import { TINY_CONFIG } from '../browser/gpu/backend-cases.ts';
-import { expectClose, randomInts } from '../unit/gpu/expect-close.ts';
+import { TINY_CONFIG } from '../support/gpu/backend-cases.ts';
+import { expectClose, randomInts } from '../support/expect-close.ts';
 import { requestLavapipeDevice } from '../support/lavapipe.ts';
 
 const LORA: LoraConfig = { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'gate_proj', 'down_proj'] };

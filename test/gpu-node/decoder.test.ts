@@ -1,12 +1,12 @@
 /**
- * The WebGPU decoder in Node + Dawn (test/browser/gpu/decoder-cases.ts): kernels against their
+ * The WebGPU decoder in Node + Dawn (test/support/gpu/decoder-cases.ts): kernels against their
  * references, KV-cache logits against a full forward and the CPU decoder, ragged batches, fork,
  * extension, cache limits, LocalChatClient. No adapter is a failure, not a skip.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
-import { DECODER_CASES } from '../browser/gpu/decoder-cases.ts';
+import { DECODER_CASES } from '../support/gpu/decoder-cases.ts';
 
 let context: GPUContext;
 

@@ -18,8 +18,8 @@ import { encodeF16, roundToF16 } from '../../src/gpu/io/half.ts';
 import { createTensor, KernelPlan, Kernels, readTensor, type GPUTensor } from '../../src/gpu/webgpu/kernels.ts';
 import * as gpu from '../../src/gpu/webgpu/ops.ts';
 import { createWebGPUBackend, isF16StorableWeight } from '../../src/gpu/webgpu/webgpu-backend.ts';
-import { TINY_CONFIG } from '../browser/gpu/backend-cases.ts';
-import { expectClose, randomArray, randomInts } from '../unit/gpu/expect-close.ts';
+import { TINY_CONFIG } from '../support/gpu/backend-cases.ts';
+import { expectClose, randomArray, randomInts } from '../support/expect-close.ts';
 import { requestLavapipeDevice } from '../support/lavapipe.ts';
 
 const TOLERANCE = { atol: 2e-5, rtol: 1e-4 };

@@ -1,12 +1,12 @@
 /**
  * The fused multi-step decoder on Mesa's lavapipe, the second CPU Vulkan driver: a subset of
- * test/browser/gpu/fused-decoder-cases.ts (FUSED_DECODER_LAVAPIPE_CASES: LLVM compiles the kernel
+ * test/support/gpu/fused-decoder-cases.ts (FUSED_DECODER_LAVAPIPE_CASES: LLVM compiles the kernel
  * slowly, so not every config and workgroup size). No lavapipe is a failure, never a skip.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { requestLavapipeDevice } from '../support/lavapipe.ts';
-import { FUSED_DECODER_LAVAPIPE_CASES } from '../browser/gpu/fused-decoder-cases.ts';
+import { FUSED_DECODER_LAVAPIPE_CASES } from '../support/gpu/fused-decoder-cases.ts';
 
 let context: GPUContext;
 

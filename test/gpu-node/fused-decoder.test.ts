@@ -1,11 +1,11 @@
 /**
  * The fused multi-step decoder in Node + Dawn on the default adapter (SwiftShader here):
- * test/browser/gpu/fused-decoder-cases.ts. No adapter is a failure, not a skip.
+ * test/support/gpu/fused-decoder-cases.ts. No adapter is a failure, not a skip.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
-import { FUSED_DECODER_CASES } from '../browser/gpu/fused-decoder-cases.ts';
+import { FUSED_DECODER_CASES } from '../support/gpu/fused-decoder-cases.ts';
 
 let context: GPUContext;
 

@@ -10,8 +10,8 @@ import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.t
 import { WGSL, type KernelName } from '../../src/gpu/webgpu/kernels.generated.ts';
 import { Kernels } from '../../src/gpu/webgpu/kernels.ts';
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
-import { KERNEL_CASES } from '../browser/gpu/kernel-cases.ts';
-import { MATMUL_VARIANT_CASES } from '../browser/gpu/matmul-variant-cases.ts';
+import { KERNEL_CASES } from '../support/gpu/kernel-cases.ts';
+import { MATMUL_VARIANT_CASES } from '../support/gpu/matmul-variant-cases.ts';
 
 let context: GPUContext;
 let kernels: Kernels;
@@ -35,12 +35,12 @@ for (const kernelCase of [...KERNEL_CASES, ...MATMUL_VARIANT_CASES]) {
 
 /** Kernels other files check against their CPU references (the decoder's, the sampler's, the f16-weight ones), with the file that does. */
 const TESTED_ELSEWHERE: Partial<Record<KernelName, string>> = {
-  attention_decode_forward: 'test/browser/gpu/decoder-cases.ts',
-  kv_cache_write: 'test/browser/gpu/decoder-cases.ts',
-  rope_kv_cache_write: 'test/browser/gpu/decoder-cases.ts',
-  matmul_swiglu_forward: 'test/browser/gpu/decoder-cases.ts',
-  decode_steps: 'test/browser/gpu/fused-decoder-cases.ts',
-  sample_tokens: 'test/browser/gpu/sampler-cases.ts',
+  attention_decode_forward: 'test/support/gpu/decoder-cases.ts',
+  kv_cache_write: 'test/support/gpu/decoder-cases.ts',
+  rope_kv_cache_write: 'test/support/gpu/decoder-cases.ts',
+  matmul_swiglu_forward: 'test/support/gpu/decoder-cases.ts',
+  decode_steps: 'test/support/gpu/fused-decoder-cases.ts',
+  sample_tokens: 'test/support/gpu/sampler-cases.ts',
   embedding_forward_f16w: 'test/gpu-node/f16-weights.test.ts',
   matmul_forward_f16w: 'test/gpu-node/f16-weights.test.ts',
   matmul_forward_narrow_f16w: 'test/gpu-node/f16-weights.test.ts',
@@ -50,6 +50,6 @@ const TESTED_ELSEWHERE: Partial<Record<KernelName, string>> = {
 test('every kernel is checked: the cases above compiled all but those another file names and checks', () => {
   const compiled = new Set(kernels.pipelineKeys().map((key) => key.split('|')[0]));
   const untested = (Object.keys(WGSL) as KernelName[]).filter((name) => !compiled.has(name) && !(name in TESTED_ELSEWHERE));
-  expect(untested, 'kernels no case compiles: add a case to test/browser/gpu/kernel-cases.ts').toEqual([]);
+  expect(untested, 'kernels no case compiles: add a case to test/support/gpu/kernel-cases.ts').toEqual([]);
   for (const [name, file] of Object.entries(TESTED_ELSEWHERE)) expect(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8'), `${file} checks ${name}`).toContain(name);
 });

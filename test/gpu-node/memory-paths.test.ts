@@ -17,8 +17,8 @@ import { chooseCheckpointing, CHECKPOINT_ABOVE_BYTES } from '../../src/gpu/webgp
 import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend, type WebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
-import { TINY_CONFIG } from '../browser/gpu/backend-cases.ts';
-import { expectClose, randomInts } from '../unit/gpu/expect-close.ts';
+import { TINY_CONFIG } from '../support/gpu/backend-cases.ts';
+import { expectClose, randomInts } from '../support/expect-close.ts';
 
 let context: GPUContext;
 

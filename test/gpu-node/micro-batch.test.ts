@@ -13,7 +13,7 @@ import { LORA_TARGET_MODULES, type LoraConfig } from '../../src/gpu/model/layout
 import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
-import { randomInts } from '../unit/gpu/expect-close.ts';
+import { randomInts } from '../support/expect-close.ts';
 
 const MiB = 2 ** 20;
 /** Llama-shaped and small enough for a software adapter: 2 layers, GQA, a 4,096-token vocabulary. */

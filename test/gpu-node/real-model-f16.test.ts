@@ -16,7 +16,7 @@ import { roundToF16 } from '../../src/gpu/io/half.ts';
 import { isF16StorableWeight } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { createRealModel, trainableParameters } from '../../src/workers/engine/real-model.ts';
 import { TINY_HF_CONFIG, tinyHfModelFiles } from '../support/tiny-hf-model.ts';
-import { expectClose } from '../unit/gpu/expect-close.ts';
+import { expectClose } from '../support/expect-close.ts';
 import { requestLavapipeDevice } from '../support/lavapipe.ts';
 
 const TEMPLATE = readFileSync(new URL('../fixtures/tokenizers/smollm2-chat-template.jinja', import.meta.url), 'utf8');

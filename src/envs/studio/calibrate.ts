@@ -168,7 +168,8 @@ export function calibratedBuiltinEnvironmentFile(name: string, tasks: readonly T
  * The learnable tasks of the built-in environment ${name}${origin ? ` (${origin})` : ''}, kept by \`tabrl calibrate\`:
  * the same environment (prompt, parser, rubric), trained only on tasks the policy sometimes passes.
  */
-import { loadBuiltinEnvironment, withTasks, type Environment, type Task } from 'tabrl';
+import { loadBuiltinEnvironment, type Environment, type Task } from 'tabrl';
+import { withTasks } from 'tabrl/studio';
 
 /** The arguments ${name} was calibrated with; arguments given at load time override them. */
 export const ENV_ARGS: Record<string, unknown> = ${JSON.stringify(envArgs, null, 2)};
@@ -192,7 +193,8 @@ export function calibratedEnvironmentFile(originalImport: string, tasks: readonl
  * The learnable tasks of ${originalImport}${origin ? ` (${origin})` : ''}, kept by \`tabrl calibrate\`:
  * the same environment (prompt, parser, rubric), trained only on tasks the policy sometimes passes.
  */
-import { withTasks, type Environment, type Task } from 'tabrl';
+import type { Environment, Task } from 'tabrl';
+import { withTasks } from 'tabrl/studio';
 import loadOriginal from ${JSON.stringify(originalImport)};
 
 /** The kept tasks. */

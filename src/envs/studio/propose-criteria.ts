@@ -74,7 +74,7 @@ export function slug(text: string): string {
 
 /** TypeScript that adds `criteria` to an environment as a criteria judge gating its rubric's reward (paste into an environment file that receives `args.judgeClient`, before it returns the environment). */
 export function criteriaRubricSnippet(criteria: readonly Criterion[]): string {
-  return `import { CriteriaRubric, gateByCriteria } from 'tabrl';
+  return `import { CriteriaRubric, gateByCriteria } from 'tabrl/studio';
 
 // Criteria proposed by the judge and reviewed by you; each is logged as its own metric (criterion_<name>).
 const criteria = new CriteriaRubric({

@@ -25,7 +25,7 @@ export interface SimulatedEnvironmentFileOptions {
   defaultSimulator?: 'scripted' | 'judge';
 }
 
-/** The TypeScript source of the environment; it imports only from 'tabrl' and type-checks as it is. */
+/** The TypeScript source of the environment; it imports only from 'tabrl' and 'tabrl/studio' and type-checks as it is. */
 export function simulatedEnvironmentFile(options: SimulatedEnvironmentFileOptions): string {
   const { name, scoring } = options;
   const json = (value: unknown) => JSON.stringify(value, null, 2);
@@ -46,7 +46,8 @@ export function simulatedEnvironmentFile(options: SimulatedEnvironmentFileOption
  * The same call gets the same result in an episode and across a group of rollouts of one task.
  * Scoring: ${judged ? 'a judge grades the final answer 0–10 (the trace\'s answer as a guide); passing = grade 7 or more' : 'exactMatchReward, 1 when the final answer matches the planted one; passing = reward 1'}; usedToolsMetric (weight 0) is 1 when the policy called a tool.
  */
-import { ${judged ? 'JudgeRubric' : 'Rubric'}, ScriptedSimulatorClient, SimulatedToolEnv, ToolSimulator, answersMatch, completionText, type ChatClient, type RewardContext, type SimulatorCorrection, type Task, type ToolRecord, type ToolSchema } from 'tabrl';
+import { ${judged ? 'JudgeRubric' : 'Rubric'}, completionText, type ChatClient, type RewardContext, type Task, type ToolSchema } from 'tabrl';
+import { ScriptedSimulatorClient, SimulatedToolEnv, ToolSimulator, answersMatch, type SimulatorCorrection, type ToolRecord } from 'tabrl/studio';
 
 /** The tasks; a task planted backwards keeps its planted records in info.planted. */
 export const TASKS: Task[] = ${json(options.tasks)};

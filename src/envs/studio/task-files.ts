@@ -71,7 +71,8 @@ export function qaEnvironmentFile(tasks: readonly Task[], options: QaEnvironment
  * Scoring: ${scoringText}.
  * Edit TASKS to add or remove tasks.
  */
-import { ${scoring === 'judge' ? 'ANSWER_MATCH_JUDGE_MAX_TOKENS, ANSWER_MATCH_JUDGE_PROMPT, ' : ''}${judged ? 'JudgeRubric, ' : 'Rubric, '}SingleTurnEnv, answersMatch, completionText, type ${judged ? 'ChatClient, type ' : ''}RewardContext, type Task } from 'tabrl';
+import { ${judged ? 'JudgeRubric, ' : 'Rubric, '}SingleTurnEnv, completionText, type ${judged ? 'ChatClient, type ' : ''}RewardContext, type Task } from 'tabrl';
+import { ${scoring === 'judge' ? 'ANSWER_MATCH_JUDGE_MAX_TOKENS, ANSWER_MATCH_JUDGE_PROMPT, ' : ''}answersMatch } from 'tabrl/studio';
 
 /** The tasks, with their source in info. */
 export const TASKS: Task[] = ${data};

@@ -6,6 +6,7 @@
  */
 import type { ModelConfig } from './config.ts';
 import type { LoraConfig } from './layout.ts';
+import type { AdamWHyperparameters } from '../reference/adamw.ts';
 
 /** A tensor by value: row-major f32 data and its shape. */
 export interface NamedTensor {
@@ -16,13 +17,11 @@ export interface NamedTensor {
 /** Tensors by name (Hugging Face names for the base model, PEFT names for LoRA adapters). */
 export type NamedTensors = Map<string, NamedTensor>;
 
-/** Settings of one optimizer step: torch.optim.AdamW hyperparameters and the clip_grad_norm_ threshold (≤ 0: no clipping). */
-export interface OptimizerStepOptions {
-  lr: number;
-  beta1: number;
-  beta2: number;
-  eps: number;
-  weightDecay: number;
+/**
+ * Settings of one optimizer step: the AdamW hyperparameters but the step number (the backend counts
+ * steps in its `OptimizerState`), and the clip_grad_norm_ threshold (≤ 0: no clipping).
+ */
+export interface OptimizerStepOptions extends Omit<AdamWHyperparameters, 'step'> {
   maxGradNorm: number;
 }
 

@@ -5,7 +5,7 @@
  * give clipping (`torch.nn.utils.clip_grad_norm_`) and gradient-accumulation averaging.
  */
 
-/** Hyperparameters of one AdamW update; step counts from 1. */
+/** Hyperparameters of one AdamW update, the one type the reference, the WebGPU op (`adamwParams`) and the backends' `step` share; step counts from 1. */
 export interface AdamWHyperparameters {
   lr: number;
   beta1: number;

@@ -5,6 +5,7 @@
  * submitted. Shapes are element counts; GPU tensors are byte ranges (see kernels.ts).
  */
 import { f32, ROPE_TABLE_POSITIONS, u32, type Dispatch, type GPUTensor, type KernelPlan } from './kernels.ts';
+import type { AdamWHyperparameters } from '../reference/adamw.ts';
 import {
   MIN_LARGE_TILES,
   MIN_ROWS_16,
@@ -461,18 +462,8 @@ export function entropyForward(plan: KernelPlan, entropy: GPUTensor, logits: GPU
   plan.add(plan.kernels.dispatch('entropy_forward', {}, [entropy, logits], [u32(N), u32(V), f32(temperature)], plan.kernels.grid(N)));
 }
 
-/** AdamW hyperparameters of one step (as the reference's AdamWHyperparameters); step counts from 1. */
-export interface AdamWSettings {
-  lr: number;
-  beta1: number;
-  beta2: number;
-  eps: number;
-  weightDecay: number;
-  step: number;
-}
-
 /** Returns the uniform fields of adamwUpdate's kernel for n parameters and these settings (the first is n, or n/4 for adamw_update_vec4 when n is a multiple of 4). */
-export function adamwParams(n: number, { lr, beta1, beta2, eps, weightDecay, step }: AdamWSettings) {
+export function adamwParams(n: number, { lr, beta1, beta2, eps, weightDecay, step }: AdamWHyperparameters) {
   return [
     u32(n % 4 === 0 ? n / 4 : n),
     f32(lr),
@@ -498,7 +489,7 @@ export function adamwUpdate(
   v: GPUTensor,
   gradScale: GPUTensor,
   n: number,
-  settings: AdamWSettings,
+  settings: AdamWHyperparameters,
 ): Dispatch {
   const vec4 = n % 4 === 0;
   return plan.add(plan.kernels.dispatch(vec4 ? 'adamw_update_vec4' : 'adamw_update', {}, [params, m, v, grads, gradScale], adamwParams(n, settings), plan.kernels.grid(vec4 ? n / 4 : n)));

@@ -4,7 +4,7 @@
  * a label for the keep band; a histogram of pass rates; "Use learnable tasks" opens a file over the
  * learnable ones only.
  */
-import type { TaskCalibration } from '../../envs/index.ts';
+import type { TaskCalibration } from '../../envs/studio/index.ts';
 import { currentEnvironment } from '../current-environment.ts';
 import { countOf } from '../components/result-text.ts';
 import { usePlayground } from '../store/index.ts';

@@ -5,7 +5,7 @@
  * judged by the judge lent as `args.judgeClient` (the Judge card's), else by studio's offline heuristic judge.
  * A file without a `rubric` variable or a judge gets the snippet to paste instead, with the reason.
  */
-import { criteriaRubricSnippet, type Criterion } from '../../envs/index.ts';
+import { criteriaRubricSnippet, type Criterion } from '../../envs/studio/index.ts';
 
 /** The new source, or why the criteria could not be placed and the code to paste by hand. */
 export type CriteriaEdit = { ok: true; source: string } | { ok: false; reason: string; snippet: string };
@@ -36,7 +36,7 @@ export function addCriteriaToSource(source: string, criteria: readonly Criterion
     `${indent}gateByCriteria(rubric, new CriteriaRubric({ judgeClient: ${judge}, judgeModel: ${model}, criteria: ${list} }));\n`;
   const withBlock = source.slice(0, returnAt) + block + source.slice(returnAt);
   const firstImport = withBlock.search(/^import /m);
-  const importLine = "import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl';\n";
+  const importLine = "import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl/studio';\n";
   const edited = firstImport < 0 ? importLine + withBlock : withBlock.slice(0, firstImport) + importLine + withBlock.slice(firstImport);
   return { ok: true, source: edited };
 }

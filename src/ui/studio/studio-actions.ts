@@ -5,6 +5,7 @@
  * rollouts with rubric extraction. Library code from src/envs does the work; the roles are played
  * by the offline heuristic rules, the Policy card's model or the Judge card's.
  */
+import { type ChatClient, type RolloutRecord, type Task } from '../../envs/index.ts';
 import {
   audit,
   auditCriteriaExamples,
@@ -26,11 +27,8 @@ import {
   tasksFromTraces,
   auditRolloutsFromRecords,
   type AuditRollout,
-  type ChatClient,
   type HeuristicRole,
-  type RolloutRecord,
-  type Task,
-} from '../../envs/index.ts';
+} from '../../envs/studio/index.ts';
 import { errorMessage } from '../../common/error-message.ts';
 import { openSandbox } from '../../workers/sandbox-bridge.ts';
 import { actionState } from '../action-state.ts';
@@ -414,7 +412,7 @@ export async function openLearnableTasks(): Promise<boolean> {
     return false;
   }
   const source = saved.builtin
-    ? // The same file tabrl calibrate writes, so a downloaded copy also runs under tabrl eval (which knows only plain 'tabrl').
+    ? // The same file tabrl calibrate writes, so a downloaded copy also runs under tabrl eval (which knows only the 'tabrl' module names).
       calibratedBuiltinEnvironmentFile(saved.builtin, tasks, `calibrated in the playground, ${studio.getState().calibrationK} rollouts per task`, calibrationArgs())
     : withTasksList(saved.source, tasks);
   if (!source) {

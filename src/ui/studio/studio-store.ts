@@ -5,7 +5,7 @@
  */
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
-import type { AuditResult, Criterion, FidelityRound, SynthesisProgress, SynthesisReport, SynthesizedTask, TaskCalibration, TraceParse, VerifiedPlantedTask } from '../../envs/index.ts';
+import type { AuditResult, Criterion, FidelityRound, SynthesisProgress, SynthesisReport, SynthesizedTask, TaskCalibration, TraceParse, VerifiedPlantedTask } from '../../envs/studio/index.ts';
 
 /** Which model plays a studio role: the offline heuristic rules, the Policy card's choice, or the Judge card's. */
 export type StudioRoleSource = 'heuristic' | 'policy' | 'judge';

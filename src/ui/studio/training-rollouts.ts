@@ -3,7 +3,8 @@
  * memory with their step (the last `MAX_KEPT`), so reward-up-while-a-metric-falls and length drift
  * can be seen across steps. A leaf module: the training actions feed it, the studio reads it.
  */
-import { completionText, type AuditRollout, type Message, type MetricKind } from '../../envs/index.ts';
+import { completionText, type Message, type MetricKind } from '../../envs/index.ts';
+import { type AuditRollout } from '../../envs/studio/index.ts';
 import { actionState } from '../action-state.ts';
 
 /** How many rollouts are kept (the oldest go first). */

@@ -1,44 +1,14 @@
 /**
  * The contract between the app and the sandbox worker: what the worker exposes over comlink
- * (`SandboxApi`), the callbacks the app lends it (`SandboxHost`), and the plain data that crosses.
+ * (`SandboxApi`), the callbacks the app lends it (`SandboxHost`), and the frame's start-up messages.
+ * The data that crosses (environment info, model calls, trajectories) is the isolation layer's, shared
+ * with the CLI's isolated process (src/isolation/protocol.ts).
  * Everything here is structured-cloneable; nothing here holds an API key or touches the DOM.
  */
-import type { ChatClientErrorKind, ChatCompletion, ChatRequest, EvaluationSummary, MetricKind, RolloutRecord, SamplingArgs, ToolSchema, Trajectory } from '../../envs/index.ts';
+import type { EvaluationSummary, RolloutRecord, SamplingArgs } from '../../envs/index.ts';
+import type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../../isolation/protocol.ts';
 
-/** What the sandbox learned from loading an environment file. */
-export interface EnvironmentInfo {
-  name: string;
-  /** The class the environment is built from (SingleTurnEnv, MultiTurnEnv, ...). */
-  kind: string;
-  numTasks: number;
-  numEvaluationTasks: number;
-  rewardNames: string[];
-  rewardWeights: number[];
-  /** What each weight-0 function's score means, by name (`rubric.metricKinds`), for reward-hack audits. */
-  metricKinds?: Record<string, MetricKind>;
-  passThreshold: number;
-  /** The tools a multi-turn environment offers the model (its chat template renders them), if any. */
-  tools?: ToolSchema[];
-  /** The parser's reply for the answer ANSWER_PLACEHOLDER (`parser.formatAnswer`), so a host can format reference answers. */
-  answerTemplate?: string;
-  /** The names of the rubric's group reward functions (they need the whole group of a task's rollouts). */
-  groupRewardNames?: string[];
-  /** Their weights, in the same order. */
-  groupRewardWeights?: number[];
-  /** One warning per argument key that loadEnvironment(args) never read (with the key it likely meant); absent when every key was read. */
-  unusedArgWarnings?: string[];
-}
-
-/** What `answerTemplate` holds in place of the answer. */
-export const ANSWER_PLACEHOLDER = '\u0000ANSWER\u0000';
-
-/** A chat request as it crosses to the app: the cancel signal stays behind in the sandbox. */
-export type SandboxChatRequest = Omit<ChatRequest, 'signal'>;
-
-/** The app's answer to a model call: a completion, or the error in plain data (class identity does not survive postMessage). */
-export type CompletionOutcome =
-  | { ok: true; completion: ChatCompletion }
-  | { ok: false; message: string; kind: ChatClientErrorKind; status?: number };
+export type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../../isolation/protocol.ts';
 
 /** A rollout the sandbox started: `rolloutId` is unique within one evaluation. */
 export interface RolloutStart {
@@ -76,11 +46,6 @@ export interface SandboxEvaluateOptions {
   model: string;
   /** Which tasks: the held-out evaluation set (default), the training set, or the environment's demonstration tasks (for warm-up demonstrations; the training set unless it sets them apart). */
   split?: 'eval' | 'train' | 'demonstration';
-}
-
-/** One finished training rollout, JSON-safe, with the environment's verdict (a ScoredTrajectory of src/rl). */
-export interface SandboxTrajectory extends Trajectory {
-  passed: boolean;
 }
 
 /** What an evaluation in the sandbox returns (the records already streamed through `recordFinished`). */

@@ -10,27 +10,21 @@
  */
 import * as Comlink from 'comlink';
 import * as tabrl from '../../envs/index.ts';
+import * as tabrlStudio from '../../envs/studio/index.ts';
 import { WORKER_CONNECT } from './protocol.ts';
 import { createSandboxApi } from './sandbox-api.ts';
 import { errorMessage } from '../../common/error-message.ts';
+import { moduleExports, moduleRequire, type ModuleFactory } from '../../isolation/environment-module.ts';
 
 declare const self: DedicatedWorkerGlobalScope & { __tabrlDefine?: (factory: ModuleFactory) => void };
 
-type ModuleFactory = (module: { exports: Record<string, unknown> }, exports: Record<string, unknown>, require: (name: string) => unknown) => void;
-
-/** Modules an environment file may import: the API, and each built-in file as `tabrl/builtin/<path>`. */
-const MODULES = new Map<string, unknown>([['tabrl', tabrl]]);
+/** Modules an environment file may import: the API, the studio, and each built-in file as `tabrl/builtin/<path>`. */
+const MODULES = new Map<string, unknown>([['tabrl', tabrl], ['tabrl/studio', tabrlStudio]]);
 for (const [path, module] of Object.entries(import.meta.glob(['../../envs/builtin/**/*.ts', '!../../envs/builtin/index.ts'], { eager: true }))) {
   MODULES.set(`tabrl/builtin/${path.replace('../../envs/builtin/', '').replace(/\.ts$/, '')}`, module);
 }
 
-function requireModule(name: string): unknown {
-  const module = MODULES.get(name.replace(/\.ts$/, ''));
-  if (module === undefined) {
-    throw new Error(`cannot import "${name}" in the sandbox: an environment file imports only from 'tabrl' (and 'tabrl/builtin/...'); put everything else in the file itself`);
-  }
-  return module;
-}
+const requireModule = moduleRequire(MODULES, "in the sandbox: an environment file imports only from 'tabrl' (and 'tabrl/studio', 'tabrl/builtin/...'); put everything else in the file itself");
 
 /** Runs CommonJS text as a script from a blob (the CSP allows blob: scripts, not eval) and returns its exports. */
 function runModule(code: string): Record<string, unknown> {
@@ -46,9 +40,7 @@ function runModule(code: string): Record<string, unknown> {
     delete self.__tabrlDefine;
   }
   if (!factory) throw new Error('the environment file did not load');
-  const module = { exports: {} as Record<string, unknown> };
-  factory(module, module.exports, requireModule);
-  return module.exports;
+  return moduleExports(factory, requireModule);
 }
 
 const api = createSandboxApi(runModule);

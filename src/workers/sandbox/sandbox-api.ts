@@ -2,23 +2,20 @@
  * The API the sandbox worker exposes, apart from how a module's text is run (that needs the
  * worker's `importScripts`, see runtime.ts): load an environment (with a lent judge as
  * `args.judgeClient`), evaluate it, roll out training tasks and score their groups, abort. Model and judge calls go back
- * to the app through the host objects it is given. Pure enough to run in Node against a fake port.
+ * to the app through the host objects it is given. Loading, the description, rollouts and group
+ * scoring are the isolation layer's (src/isolation), shared with the CLI's QuickJS guest; this adds
+ * comlink's shape, rollout ids and evaluation. Pure enough to run in Node against a fake port.
  */
-import * as tabrl from '../../envs/index.ts';
-import { evaluate, type ChatClient, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions, type Trajectory } from '../../envs/index.ts';
-import type { EnvironmentInfo, SandboxApi, SandboxEvaluateOptions, SandboxEvaluateResult, SandboxHost, SandboxTrajectory } from './protocol.ts';
+import { evaluate, type ChatClient, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
+import type { SandboxApi, SandboxEvaluateOptions, SandboxEvaluateResult, SandboxHost, SandboxTrajectory } from './protocol.ts';
 import { toPlainData } from '../../envs/plain-data.ts';
-import { relayedClient } from './relay.ts';
-import { errorMessage } from '../../common/error-message.ts';
-import { watchEnvArgs } from '../../common/unused-env-args.ts';
+import { relayedClient } from '../../isolation/relay.ts';
+import { describeEnvironment } from '../../isolation/environment-info.ts';
+import { loadEnvironmentModule } from '../../isolation/environment-module.ts';
+import { runRollout, scoreGroupOf, taskOf } from '../../isolation/hosted-rollout.ts';
 
 /** Runs an environment module's text and returns its exports (CommonJS `module.exports`). */
 export type RunModule = (code: string) => Record<string, unknown>;
-
-function isEnvironment(value: unknown): value is Environment {
-  const candidate = value as Partial<Environment> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.rollout === 'function' && Array.isArray(candidate.dataset);
-}
 
 /** The sandbox's API over `runModule`; it holds the one loaded environment. */
 export function createSandboxApi(runModule: RunModule): SandboxApi {
@@ -36,35 +33,10 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
 
   return {
     async loadEnvironment(code, args, judge) {
-      const exports = runModule(code);
-      const load = exports.default;
-      if (typeof load !== 'function') {
-        throw new Error('the environment file has no default export; it ends with `export default function loadEnvironment(args) { ... }`');
-      }
-      // The lent judge replaces any judgeClient in args (plain data cannot hold a client anyway).
-      const loadArgs = judge ? { ...args, judgeClient: relayedClient((request) => judge.judgeCompletion(request)) } : args;
-      // Keys the file never reads while loading (a typo, another file's arguments) are reported, as tabrl eval does.
-      const watched = watchEnvArgs(loadArgs, ['judgeClient', 'judgeModel']);
-      const loaded: unknown = await (load as (args: Record<string, unknown>) => unknown)(watched.args);
-      if (!isEnvironment(loaded)) throw new Error('loadEnvironment() must return an environment (a SingleTurnEnv, MultiTurnEnv, ToolEnv, ...)');
-      environment = loaded;
-      const info: EnvironmentInfo = {
-        name: loaded.name,
-        kind: Object.getPrototypeOf(loaded)?.constructor?.name ?? 'Environment',
-        numTasks: loaded.dataset.length,
-        numEvaluationTasks: loaded.evaluationTasks.length,
-        rewardNames: loaded.rubric.rewards.map((reward) => reward.name),
-        rewardWeights: loaded.rubric.rewards.map((reward) => reward.weight),
-        metricKinds: loaded.rubric.metricKinds,
-        passThreshold: loaded.passThreshold,
-        ...(loaded instanceof tabrl.MultiTurnEnv && loaded.tools ? { tools: toPlainData(loaded.tools) as tabrl.ToolSchema[] } : {}),
-        ...(loaded.rubric.hasGroupRewards
-          ? { groupRewardNames: loaded.rubric.groupRewards.map((reward) => reward.name), groupRewardWeights: loaded.rubric.groupRewards.map((reward) => reward.weight) }
-          : {}),
-      };
-      const unused = watched.unusedWarnings('The environment argument');
-      if (unused.length > 0) info.unusedArgWarnings = unused;
-      return info;
+      const judgeClient = judge ? relayedClient((request) => judge.judgeCompletion(request)) : undefined;
+      const loaded = await loadEnvironmentModule(runModule(code), args, judgeClient);
+      environment = loaded.environment;
+      return describeEnvironment(loaded.environment, loaded.unusedArgWarnings);
     },
 
     async evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult> {
@@ -107,13 +79,11 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
     async rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost): Promise<SandboxTrajectory> {
       const env = environment;
       if (!env) throw new Error('no environment is loaded');
-      const task = env.dataset[taskIndex];
-      if (!task) throw new Error(`${env.name} has no training task ${taskIndex} (it has ${env.dataset.length})`);
+      const task = taskOf(env, { split: 'train', index: taskIndex });
       const rolloutId = nextRolloutId++;
       host.rolloutStarted({ rolloutId, taskIndex, rolloutIndex: 0 });
       try {
-        const trajectory = await env.rollout(createHostClient(host, rolloutId), task, samplingArgs, { model, signal: training.signal, taskIndex });
-        return toPlainData({ ...trajectory, taskIndex, passed: env.isPassed(trajectory) }) as SandboxTrajectory;
+        return await runRollout(env, task, createHostClient(host, rolloutId), samplingArgs, { model, signal: training.signal, taskIndex });
       } finally {
         host.rolloutFinished(rolloutId);
       }
@@ -122,15 +92,7 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
     async scoreGroup(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]> {
       const env = environment;
       if (!env) throw new Error('no environment is loaded');
-      if (!env.rubric.hasGroupRewards || group.length === 0) return group;
-      let scored: Trajectory[];
-      try {
-        scored = await env.scoreGroup(group);
-      } catch (error) {
-        // The rubric records a throwing function itself; this is an environment whose own scoreGroup threw.
-        scored = groupFailed(env, group, errorMessage(error));
-      }
-      return toPlainData(scored.map((trajectory) => ({ ...trajectory, passed: env.isPassed(trajectory) }))) as SandboxTrajectory[];
+      return scoreGroupOf(env, group);
     },
 
     abort() {
@@ -139,14 +101,4 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       training = new AbortController();
     },
   };
-}
-
-/** The group scored 0 by every group reward function, each with `message` as its error on every rollout (as the CLI's isolated environment does). */
-function groupFailed(env: Environment, group: Trajectory[], message: string): Trajectory[] {
-  const names = env.rubric.groupRewards.map((reward) => reward.name);
-  return group.map((trajectory) => ({
-    ...trajectory,
-    scores: { ...trajectory.scores, ...Object.fromEntries(names.map((name) => [name, 0])) },
-    errors: [...trajectory.errors, ...names.map((name) => ({ source: 'reward' as const, name, message: `the group reward functions did not finish: ${message}` }))],
-  }));
 }

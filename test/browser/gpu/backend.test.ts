@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';
 import { createWebGPUBackend } from '../../../src/gpu/webgpu/webgpu-backend.ts';
 import { checkBackendAgainstGolden, GOLDEN_VARIANTS, parseGoldenFixture } from '../../unit/gpu/golden-fixture.ts';
-import { BACKEND_CASES } from './backend-cases.ts';
+import { BACKEND_CASES } from '../../support/gpu/backend-cases.ts';
 
 /** URLs of the committed fixture files, as Vite serves them. */
 const FIXTURE_URLS = import.meta.glob('../../fixtures/golden/*.{json,safetensors}', { query: '?url', import: 'default', eager: true }) as Record<string, string>;

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';
-import { DECODER_CASES } from './decoder-cases.ts';
+import { DECODER_CASES } from '../../support/gpu/decoder-cases.ts';
 
 let context: GPUContext;
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';
-import { FUSED_DECODER_BROWSER_CASES } from './fused-decoder-cases.ts';
+import { FUSED_DECODER_BROWSER_CASES } from '../../support/gpu/fused-decoder-cases.ts';
 
 let context: GPUContext;
 

@@ -4,7 +4,7 @@
  */
 import { requestGPUDevice } from '../../../src/gpu/webgpu/device.ts';
 import { Kernels } from '../../../src/gpu/webgpu/kernels.ts';
-import { KERNEL_CASES } from './kernel-cases.ts';
+import { KERNEL_CASES } from '../../support/gpu/kernel-cases.ts';
 
 const scope = self as unknown as { postMessage: (message: unknown) => void };
 

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';
 import { Kernels } from '../../../src/gpu/webgpu/kernels.ts';
-import { KERNEL_CASES } from './kernel-cases.ts';
-import { MATMUL_VARIANT_CASES } from './matmul-variant-cases.ts';
+import { KERNEL_CASES } from '../../support/gpu/kernel-cases.ts';
+import { MATMUL_VARIANT_CASES } from '../../support/gpu/matmul-variant-cases.ts';
 
 let context: GPUContext;
 let kernels: Kernels;

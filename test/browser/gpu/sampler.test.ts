@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestGPUDevice, type GPUContext } from '../../../src/gpu/webgpu/device.ts';
 import { Kernels } from '../../../src/gpu/webgpu/kernels.ts';
-import { SAMPLER_CASES } from './sampler-cases.ts';
+import { SAMPLER_CASES } from '../../support/gpu/sampler-cases.ts';
 
 let context: GPUContext;
 let kernels: Kernels;

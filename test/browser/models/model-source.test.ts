@@ -26,7 +26,7 @@ import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../../.
 import { runSft } from '../../../src/rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../../../src/rl/tokenize-transcript.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, REAL_MODEL_LORA, trainableParameters } from '../../../src/workers/engine/real-model.ts';
-import { expectClose } from '../../unit/gpu/expect-close.ts';
+import { expectClose } from '../../support/expect-close.ts';
 import { TINY_HF_CONFIG, tinyHfModelFiles } from '../../support/tiny-hf-model.ts';
 import SMOLLM2_TEMPLATE from '../../fixtures/tokenizers/smollm2-chat-template.jinja?raw';
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { HeuristicStudioClient, OpenAIHttpClient } from '../../../src/envs/index.ts';
+import { OpenAIHttpClient } from '../../../src/envs/index.ts';
+import { HeuristicStudioClient } from '../../../src/envs/studio/index.ts';
 import { CliError } from '../../../src/cli/cli-error.ts';
 import { judgeSettingsFromFlags, judgeUsage } from '../../../src/cli/judge.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from '../../../src/cli/model-roles.ts';

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, evaluate, qaEnvironmentFile, ScriptedClient, simulatedEnvironmentFile, synthesizeTasks } from '../../../src/envs/index.ts';
+import { evaluate, ScriptedClient } from '../../../src/envs/index.ts';
+import { calibratedBuiltinEnvironmentFile, calibratedEnvironmentFile, qaEnvironmentFile, simulatedEnvironmentFile, synthesizeTasks } from '../../../src/envs/studio/index.ts';
 import { typecheckEnvironmentFile } from '../../../src/cli/typecheck-env.ts';
 import { closeEnvironment, loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
 

@@ -8,7 +8,7 @@ import type { NamedTensors } from '../../../src/gpu/model/backend.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import { linearModuleName, loraParamName, type LoraConfig, type LoraTargetModule } from '../../../src/gpu/model/layout.ts';
-import { expectClose, randomArray, randomInts } from './expect-close.ts';
+import { expectClose, randomArray, randomInts } from '../../support/expect-close.ts';
 
 const CONFIG: ModelConfig = {
   architecture: 'Qwen3ForCausalLM',

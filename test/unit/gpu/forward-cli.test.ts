@@ -12,7 +12,7 @@ import { serializeModelFolder } from '../../../src/gpu/io/model-folder.ts';
 import { createFastCpuBackend } from '../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
-import { expectClose } from './expect-close.ts';
+import { expectClose } from '../../support/expect-close.ts';
 
 const CONFIG: ModelConfig = {
   architecture: 'LlamaForCausalLM',

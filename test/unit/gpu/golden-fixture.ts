@@ -10,7 +10,7 @@
 import { parseSafetensors } from '../../../src/gpu/io/safetensors.ts';
 import type { ModelBackend, NamedTensors } from '../../../src/gpu/model/backend.ts';
 import { parseModelConfig, type ModelConfig } from '../../../src/gpu/model/config.ts';
-import { expectClose, type CloseOptions } from './expect-close.ts';
+import { expectClose, type CloseOptions } from '../../support/expect-close.ts';
 
 /** The generator version these checks expect; make_golden.py's GENERATOR_VERSION. */
 export const GOLDEN_GENERATOR_VERSION = 1;

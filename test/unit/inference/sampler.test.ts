@@ -4,7 +4,7 @@
 import { describe, expect, test } from 'vitest';
 import { logprobsForward } from '../../../src/gpu/reference/index.ts';
 import { argmax, checkSamplingParams, Rng, sampleRng, sampleToken, tokenLogprob } from '../../../src/gpu/inference/sampler.ts';
-import { seededUniform } from '../gpu/expect-close.ts';
+import { seededUniform } from '../../support/expect-close.ts';
 
 function softmax(logits: number[], T: number): number[] {
   const z = logits.map((x) => x / T);

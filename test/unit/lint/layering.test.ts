@@ -18,12 +18,17 @@ describe('layering lint', () => {
     ['src/gpu/io/bad.ts', '../../models/catalogue.ts', /src\/gpu imports neither src\/envs, src\/rl nor src\/models/],
     ['src/models/bad.ts', '../workers/engine-bridge.ts', /src\/models \(the model catalogue and cache\) sits just above src\/gpu/],
     ['src/models/bad.ts', '../envs/types.ts', /src\/models \(the model catalogue and cache\)/],
-    ['src/envs/bad.ts', '../gpu/inference/presets.ts', /src\/envs imports neither src\/gpu, src\/rl, src\/models nor src\/workers/],
+    ['src/envs/bad.ts', '../gpu/inference/presets.ts', /src\/envs imports neither src\/gpu, src\/rl, src\/models, src\/isolation nor src\/workers/],
     ['src/envs/bad.ts', '../rl/checkpoint.ts', /src\/envs imports neither/],
     ['src/envs/bad.ts', '../workers/engine-bridge.ts', /src\/envs imports neither/],
     ['src/envs/bad.ts', '../models/catalogue.ts', /src\/envs imports neither/],
     ['src/rl/bad.ts', '../models/catalogue.ts', /src\/rl stays free of the model catalogue/],
     ['src/cli/bad.ts', '../ui/actions.ts', /src\/cli runs in Node beside the stack/],
+    ['src/cli/bad.ts', '../workers/sandbox/protocol.ts', /it may import any layer but the React app in src\/ui and the browser workers in src\/workers/],
+    ['src/isolation/bad.ts', '../workers/sandbox/protocol.ts', /src\/isolation sits below both hosts of environment code/],
+    ['src/isolation/bad.ts', '../cli/model-call-filter.ts', /src\/isolation sits below both hosts of environment code/],
+    ['src/isolation/bad.ts', '../rl/checkpoint.ts', /src\/isolation sits below both hosts of environment code/],
+    ['src/envs/bad.ts', '../isolation/protocol.ts', /src\/envs imports neither src\/gpu, src\/rl, src\/models, src\/isolation nor src\/workers/],
     ['src/chat/bad.ts', '../envs/types.ts', /src\/chat \(the chat protocol\) and src\/common/],
     ['src/rl/bad.ts', 'react', /src\/rl stays free of the model catalogue and cache \(src\/models, a sibling\), and of UI/],
   ])('%s importing %s is refused', async (filePath, from, message) => {
@@ -36,11 +41,15 @@ describe('layering lint', () => {
     expect(await layeringErrors('src/ui/good.ts', "import { REAL_MODEL_PRESETS } from '../models/catalogue.ts';\nexport const x = REAL_MODEL_PRESETS;\n")).toEqual([]);
     expect(await layeringErrors('src/workers/good.ts', "import { isModelCached } from '../models/cache.ts';\nexport const x = isModelCached;\n")).toEqual([]);
     expect(await layeringErrors('src/models/good.ts', "import { TINY_CONFIG } from '../gpu/inference/presets.ts';\nexport const x = TINY_CONFIG;\n")).toEqual([]);
-    for (const layer of ['ui', 'workers', 'rl', 'envs', 'gpu', 'models', 'cli', 'chat']) {
+    for (const layer of ['ui', 'workers', 'isolation', 'rl', 'envs', 'gpu', 'models', 'cli', 'chat']) {
       expect(await layeringErrors(`src/${layer}/good.ts`, "import { errorMessage } from '../common/error-message.ts';\nexport const x = errorMessage;\n"), layer).toEqual([]);
     }
     expect(await layeringErrors('src/gpu/io/good.ts', "import type { Message } from '../../chat/protocol.ts';\nexport type X = Message;\n")).toEqual([]);
     expect(await layeringErrors('src/envs/good.ts', "import type { Message } from '../chat/protocol.ts';\nexport type X = Message;\n")).toEqual([]);
-    expect(await layeringErrors('src/cli/good.ts', "import { ANSWER_PLACEHOLDER } from '../workers/sandbox/protocol.ts';\nexport const x = ANSWER_PLACEHOLDER;\n")).toEqual([]);
+    // Both hosts of environment code share the isolation layer, which uses the environment API.
+    for (const host of ['cli', 'workers']) {
+      expect(await layeringErrors(`src/${host}/good.ts`, "import { ANSWER_PLACEHOLDER } from '../isolation/protocol.ts';\nexport const x = ANSWER_PLACEHOLDER;\n"), host).toEqual([]);
+    }
+    expect(await layeringErrors('src/isolation/good.ts', "import { toPlainData } from '../envs/index.ts';\nexport const x = toPlainData;\n")).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { parseSafetensors } from '../../../src/gpu/io/safetensors.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { LORA_TARGET_MODULES, type LoraConfig } from '../../../src/gpu/model/layout.ts';
 import { exportMergedModel, exportPeftAdapter } from '../../../src/rl/export.ts';
-import { expectClose } from '../gpu/expect-close.ts';
+import { expectClose } from '../../support/expect-close.ts';
 import { LETTER_MODEL } from '../../support/letter-task.ts';
 
 const LORA: LoraConfig = { rank: 4, alpha: 8, targetModules: [...LORA_TARGET_MODULES] };

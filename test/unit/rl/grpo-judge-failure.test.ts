@@ -1,6 +1,7 @@
 // A judge that fails during GRPO stops the run: its rollouts would otherwise train on rewards of 0.
 import { describe, expect, test } from 'vitest';
-import { ChatClientError, JudgeError, Rubric, SingleTurnEnv, type ChatClient, type GroupRewardFunction } from '../../../src/envs/index.ts';
+import { ChatClientError, Rubric, SingleTurnEnv, type ChatClient, type GroupRewardFunction } from '../../../src/envs/index.ts';
+import { JudgeError } from '../../../src/envs/studio/index.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { environmentRollouts, GrpoTrainer, TrainingError } from '../../../src/rl/grpo-trainer.ts';
 import { LETTER_MODEL as CONFIG, LetterPolicy, letterDReward } from '../../support/letter-task.ts';

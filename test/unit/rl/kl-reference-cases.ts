@@ -8,7 +8,7 @@ import { expect } from 'vitest';
 import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensors } from '../../../src/gpu/model/backend.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import type { LoraConfig } from '../../../src/gpu/model/layout.ts';
-import { expectClose } from '../gpu/expect-close.ts';
+import { expectClose } from '../../support/expect-close.ts';
 
 /** Builds a backend of the kind under test. */
 export type CreateBackend = (config: ModelConfig, weights: ModelWeights, options?: ModelBackendOptions) => Promise<ModelBackend>;

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
 import * as tabrl from '../../../src/envs/index.ts';
-import { evaluate, qaEnvironmentFile, ScriptedClient, type Environment } from '../../../src/envs/index.ts';
+import { evaluate, ScriptedClient, type Environment } from '../../../src/envs/index.ts';
+import * as tabrlStudio from '../../../src/envs/studio/index.ts';
+import { qaEnvironmentFile } from '../../../src/envs/studio/index.ts';
 import { addCriteriaToSource } from '../../../src/ui/studio/criteria-source.ts';
 import { withTasksList } from '../../../src/ui/studio/task-list.ts';
 
@@ -25,13 +27,14 @@ class PoemClient extends ScriptedClient {
   }
 }
 
-/** Compiles an environment file as the playground does (CommonJS, 'tabrl' the only import) and loads it. */
+/** Compiles an environment file as the playground does (CommonJS, 'tabrl' and 'tabrl/studio' its only imports) and loads it. */
 function loadSource(source: string, args: Record<string, unknown> = {}): Environment {
   const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: false } });
   const module = { exports: {} as Record<string, unknown> };
   const require = (name: string) => {
     // The lesson's file imports the API by its path in the repository; the playground maps it to 'tabrl'.
     if (name === 'tabrl' || name.endsWith('/envs/index.ts')) return tabrl;
+    if (name === 'tabrl/studio') return tabrlStudio;
     throw new Error(`unexpected import ${name}`);
   };
   new Function('module', 'exports', 'require', outputText)(module, module.exports, require);
@@ -42,7 +45,7 @@ describe('adding criteria to an environment file', () => {
   test("lesson 4's file gets a criteria judge that gates the reward: the hack that passed now fails, an honest vivid poem still passes", async () => {
     const edit = addCriteriaToSource(GULLIBLE, CRITERIA);
     if (!edit.ok) throw new Error(edit.reason);
-    expect(edit.source).toContain("import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl';");
+    expect(edit.source).toContain("import { CriteriaRubric, gateByCriteria, HeuristicStudioClient } from 'tabrl/studio';");
     expect(edit.source.indexOf('gateByCriteria(rubric, new CriteriaRubric(')).toBeLessThan(edit.source.indexOf('return new SingleTurnEnv('));
     const before = loadSource(GULLIBLE, { numEvalTasks: 2 });
     const after = loadSource(edit.source, { numEvalTasks: 2 });

@@ -6,7 +6,9 @@
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
 import * as tabrl from '../../../src/envs/index.ts';
-import { calibrate, createHeuristicStudioClients, keptTasks, qaEnvironmentFile, synthesizeTasks, type Environment } from '../../../src/envs/index.ts';
+import { type Environment } from '../../../src/envs/index.ts';
+import * as tabrlStudio from '../../../src/envs/studio/index.ts';
+import { calibrate, createHeuristicStudioClients, keptTasks, qaEnvironmentFile, synthesizeTasks } from '../../../src/envs/studio/index.ts';
 import { SAMPLE_DOCUMENT } from '../../../src/ui/studio/sample-document.ts';
 import { scriptedStudent, studentKnows } from '../../../src/ui/studio/scripted-student.ts';
 import { tasksFromSource } from '../../../src/ui/studio/task-list.ts';
@@ -14,7 +16,7 @@ import { tasksFromSource } from '../../../src/ui/studio/task-list.ts';
 function loadSource(source: string): Environment {
   const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });
   const module = { exports: {} as Record<string, unknown> };
-  new Function('module', 'exports', 'require', outputText)(module, module.exports, () => tabrl);
+  new Function('module', 'exports', 'require', outputText)(module, module.exports, (name: string) => (name === 'tabrl/studio' ? tabrlStudio : tabrl));
   return (module.exports.default as (args: Record<string, unknown>) => Environment)({});
 }
 

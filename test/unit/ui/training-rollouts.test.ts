@@ -4,7 +4,7 @@
  * and an audit over them seeing a trend across steps (reward up while a metric falls).
  */
 import { describe, expect, test } from 'vitest';
-import { audit } from '../../../src/envs/index.ts';
+import { audit } from '../../../src/envs/studio/index.ts';
 import { auditScoring, MAX_KEPT, onTrainingRollouts, rememberTrainingRollouts, trainingRollouts } from '../../../src/ui/studio/training-rollouts.ts';
 
 function rollout(taskIndex: number, completion: string, judgeReward: number, correctMetric: number) {

@@ -8,7 +8,8 @@
  */
 import * as Comlink from 'comlink';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { JudgeError, Rubric, SingleTurnEnv, type GroupRewardFunction } from '../../../src/envs/index.ts';
+import { Rubric, SingleTurnEnv, type GroupRewardFunction } from '../../../src/envs/index.ts';
+import { JudgeError } from '../../../src/envs/studio/index.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { GrpoTrainer, TrainingError } from '../../../src/rl/grpo-trainer.ts';
 import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';

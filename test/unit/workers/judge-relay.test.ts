@@ -9,7 +9,7 @@ import * as Comlink from 'comlink';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { ChatClientError, ScriptedClient, type ChatClient, type ChatRequest } from '../../../src/envs/index.ts';
 import loadJudgedWriting, { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
-import { answerCall, relayedClient } from '../../../src/workers/sandbox/relay.ts';
+import { answerCall, relayedClient } from '../../../src/isolation/relay.ts';
 import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';
 
 vi.mock('virtual:tabrl-sandbox-runtime', () => ({ default: '/* the runtime is faked in Node */' }));

@@ -1,19 +1,7 @@
 // The audit's and the studio's false alarms, each reproduced as a user met it; the hacks the audit finds stay found (calibrate-audit.test.ts).
 import { describe, expect, test } from 'vitest';
-import {
-  audit,
-  auditCriteriaExamples,
-  evaluate,
-  formatAuditReport,
-  HeuristicStudioClient,
-  JudgeRubric,
-  parseCandidateList,
-  ScriptedClient,
-  SingleTurnEnv,
-  summarizeRollouts,
-  synthesizeTasks,
-  type AuditRollout,
-} from '../../../../src/envs/index.ts';
+import { evaluate, JudgeRubric, ScriptedClient, SingleTurnEnv, summarizeRollouts } from '../../../../src/envs/index.ts';
+import { audit, auditCriteriaExamples, formatAuditReport, HeuristicStudioClient, parseCandidateList, synthesizeTasks, type AuditRollout } from '../../../../src/envs/studio/index.ts';
 import { formatSummary } from '../../../../src/cli/terminal.ts';
 
 /** Twelve yes/no questions answered correctly: "yes" or "no", each matching its reference, each paid 1. */

@@ -1,20 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import {
-  canonicalJson,
-  HeuristicToolSolverClient,
-  plantBackwardsTasks,
-  plantedEnvironmentTask,
-  ScriptedClient,
-  ScriptedSimulatorClient,
-  SimulatedToolEnv,
-  tasksFromTraces,
-  ToolSimulator,
-  verifyBackwardsTasks,
-  type Message,
-  type PlantedTask,
-} from '../../../../src/envs/index.ts';
+import { ScriptedClient, type Message } from '../../../../src/envs/index.ts';
+import { canonicalJson, HeuristicToolSolverClient, plantBackwardsTasks, plantedEnvironmentTask, ScriptedSimulatorClient, SimulatedToolEnv, tasksFromTraces, ToolSimulator, verifyBackwardsTasks, type PlantedTask } from '../../../../src/envs/studio/index.ts';
 
 const TRACES = tasksFromTraces(readFileSync(fileURLToPath(new URL('../../../../docs/examples/parcel-desk-traces.jsonl', import.meta.url)), 'utf8'));
 const { tools, records } = TRACES;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { answersMatch, chunkDocument, chunkDocuments, EmptyDocumentError, normalizeAnswer, parseCandidateList, parseYesNo } from '../../../../src/envs/index.ts';
+import { answersMatch, chunkDocument, chunkDocuments, EmptyDocumentError, normalizeAnswer, parseCandidateList, parseYesNo } from '../../../../src/envs/studio/index.ts';
 
 describe('chunkDocument', () => {
   test('Markdown: a heading starts a new chunk (a bare title makes none), and every span slices back to the chunk text', () => {

@@ -4,7 +4,8 @@
  * by the same fraction; criteria that weigh nothing are refused with a message.
  */
 import { describe, expect, test } from 'vitest';
-import { CriteriaRubric, evaluate, gateByCriteria, Rubric, ScriptedClient, SingleTurnEnv, type RewardContext } from '../../../../src/envs/index.ts';
+import { evaluate, Rubric, ScriptedClient, SingleTurnEnv, type RewardContext } from '../../../../src/envs/index.ts';
+import { CriteriaRubric, gateByCriteria } from '../../../../src/envs/studio/index.ts';
 
 const CRITERIA = [
   { name: 'cites', question: 'Does the answer cite the document?', weight: 3 },

@@ -1,20 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import {
-  chunkDocuments,
-  createHeuristicStudioClients,
-  CriteriaRubric,
-  criteriaRubricSnippet,
-  evaluate,
-  JudgeError,
-  OpenAIHttpClient,
-  Parser,
-  proposeCriteria,
-  Rubric,
-  ScriptedClient,
-  SingleTurnEnv,
-  synthesizeTasks,
-  tasksFromTraces,
-} from '../../../../src/envs/index.ts';
+import { evaluate, OpenAIHttpClient, Parser, Rubric, ScriptedClient, SingleTurnEnv } from '../../../../src/envs/index.ts';
+import { chunkDocuments, createHeuristicStudioClients, CriteriaRubric, criteriaRubricSnippet, JudgeError, proposeCriteria, synthesizeTasks, tasksFromTraces } from '../../../../src/envs/studio/index.ts';
 import { startFakeOpenAIServer } from '../../../support/fake-openai-server.ts';
 
 const CRITERIA = [

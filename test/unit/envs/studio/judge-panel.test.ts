@@ -1,6 +1,7 @@
 // A panel of judges: aggregation and agreement figures, exact on a known pattern, and the panel lent to a judge rubric as one judge.
 import { describe, expect, test } from 'vitest';
-import { aggregatePanelScores, ChatClientError, evaluate, formatPanelReport, JudgePanelClient, JudgeRubric, panelAgreement, ScriptedClient, SingleTurnEnv, splitRollouts, type ChatClient } from '../../../../src/envs/index.ts';
+import { ChatClientError, evaluate, JudgeRubric, ScriptedClient, SingleTurnEnv, type ChatClient } from '../../../../src/envs/index.ts';
+import { aggregatePanelScores, formatPanelReport, JudgePanelClient, panelAgreement, splitRollouts } from '../../../../src/envs/studio/index.ts';
 
 // Three judges on four items: all yes, 2 yes 1 no, all no, 1 yes 2 no.
 const PATTERN = [

@@ -1,7 +1,8 @@
 // Task synthesis inside training: a refresh adds only the new tasks the policy passes within the band, and retires the ones it has mastered.
 import { describe, expect, test } from 'vitest';
 import { environmentRollouts } from '../../../../src/rl/grpo-trainer.ts';
-import { answersMatch, completionText, HeuristicStudioClient, refreshTaskPool, Rubric, ScriptedClient, SingleTurnEnv, type RewardContext } from '../../../../src/envs/index.ts';
+import { completionText, Rubric, ScriptedClient, SingleTurnEnv, type RewardContext } from '../../../../src/envs/index.ts';
+import { answersMatch, HeuristicStudioClient, refreshTaskPool } from '../../../../src/envs/studio/index.ts';
 
 // Each sentence hides a year (the heuristic generator's cloze answer); the policy knows some years better than others.
 const DOCUMENT = {

@@ -1,6 +1,6 @@
 /**
  * The environment file `tabrl simulate`, `tasks from-traces` and `synth --backwards` write (and the
- * Studio tab opens), compiled as the playground compiles a file ('tabrl' its only import) and run:
+ * Studio tab opens), compiled as the playground compiles a file ('tabrl' and 'tabrl/studio' its only imports) and run:
  * its tools answer the planted call with the planted record, its reward passes the planted answer
  * and fails the value in the traces, and the "judge" simulator uses the lent model, which it asks
  * once per call for a whole group.
@@ -8,13 +8,16 @@
 import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
 import * as tabrl from '../../../../src/envs/index.ts';
-import { evaluate, ScriptedClient, simulatedEnvironmentFile, type ChatClient, type ChatRequest, type Environment, type Message } from '../../../../src/envs/index.ts';
+import { evaluate, ScriptedClient, type ChatClient, type ChatRequest, type Environment, type Message } from '../../../../src/envs/index.ts';
+import * as tabrlStudio from '../../../../src/envs/studio/index.ts';
+import { simulatedEnvironmentFile } from '../../../../src/envs/studio/index.ts';
 
 function loadSource(source: string, args: Record<string, unknown> = {}): Environment {
   const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: false } });
   const module = { exports: {} as Record<string, unknown> };
   const require = (name: string) => {
     if (name === 'tabrl') return tabrl;
+    if (name === 'tabrl/studio') return tabrlStudio;
     throw new Error(`unexpected import ${name}`);
   };
   new Function('module', 'exports', 'require', outputText)(module, module.exports, require);

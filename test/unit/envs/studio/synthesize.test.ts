@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { PASSAGE_OPEN, ScriptedClient, synthesizeTasks, type Message, type SynthesizedTask } from '../../../../src/envs/index.ts';
+import { ScriptedClient, type Message } from '../../../../src/envs/index.ts';
+import { PASSAGE_OPEN, synthesizeTasks, type SynthesizedTask } from '../../../../src/envs/studio/index.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../../support/fake-openai-server.ts';
 
 // Three chunks: two Markdown sections and one plain-text document.

@@ -1,23 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import {
-  ChatClientError,
-  evaluate,
-  fieldAgreement,
-  measureFidelity,
-  nearestRecords,
-  Rubric,
-  ScriptedClient,
-  ScriptedSimulatorClient,
-  SimulatedToolEnv,
-  SimulatorError,
-  splitHeldOut,
-  ToolSimulator,
-  type ChatClient,
-  type ChatRequest,
-  type Message,
-  type ToolRecord,
-  type ToolSchema,
-} from '../../../../src/envs/index.ts';
+import { ChatClientError, evaluate, Rubric, ScriptedClient, type ChatClient, type ChatRequest, type Message, type ToolSchema } from '../../../../src/envs/index.ts';
+import { fieldAgreement, measureFidelity, nearestRecords, ScriptedSimulatorClient, SimulatedToolEnv, SimulatorError, splitHeldOut, ToolSimulator, type ToolRecord } from '../../../../src/envs/studio/index.ts';
 
 const schema = (name: string, properties: Record<string, unknown>): ToolSchema => ({ type: 'function', function: { name, description: name, parameters: { type: 'object', properties } } });
 const TOOLS = [schema('track_parcel', { tracking_id: { type: 'string' } }), schema('search_notes', { query: { type: 'string' }, limit: { type: 'integer' } })];

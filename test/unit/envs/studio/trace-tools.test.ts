@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { evaluate, OpenAIHttpClient, Rubric, ScriptedSimulatorClient, SimulatedToolEnv, tasksFromTraces, ToolSimulator, type Message, type RewardContext } from '../../../../src/envs/index.ts';
+import { evaluate, OpenAIHttpClient, Rubric, type Message, type RewardContext } from '../../../../src/envs/index.ts';
+import { ScriptedSimulatorClient, SimulatedToolEnv, tasksFromTraces, ToolSimulator } from '../../../../src/envs/studio/index.ts';
 import { startFakeOpenAIServer } from '../../../support/fake-openai-server.ts';
 import { strictRequestProblem, toolCallBody } from '../../../support/strict-openai-validation.ts';
 

@@ -10,7 +10,7 @@ import { createFastCpuBackend } from '../../../../src/gpu/fast-cpu/fast-cpu-back
 import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
 import type { ModelBackend, ModelBackendOptions } from '../../../../src/gpu/model/backend.ts';
 import type { ModelConfig } from '../../../../src/gpu/model/config.ts';
-import { randomArray, randomInts } from '../expect-close.ts';
+import { randomArray, randomInts } from '../../../support/expect-close.ts';
 
 const CONFIG: ModelConfig = {
   architecture: 'Qwen2ForCausalLM',

@@ -10,7 +10,7 @@ import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-
 import type { ModelBackend, ModelBackendOptions } from '../../../../src/gpu/model/backend.ts';
 import type { ModelConfig } from '../../../../src/gpu/model/config.ts';
 import { createCpuBackend } from '../../../../src/gpu/model/cpu-backend.ts';
-import { expectClose, randomArray, randomInts } from '../expect-close.ts';
+import { expectClose, randomArray, randomInts } from '../../../support/expect-close.ts';
 
 const CONFIG: ModelConfig = {
   architecture: 'Qwen2ForCausalLM',

@@ -15,7 +15,7 @@ import { argmax } from '../../../../src/gpu/inference/sampler.ts';
 import { BYTE_VOCAB_SIZE, ByteTokenizer } from '../../../../src/gpu/io/byte-tokenizer.ts';
 import type { ModelConfig } from '../../../../src/gpu/model/config.ts';
 import { createCpuBackend } from '../../../../src/gpu/model/cpu-backend.ts';
-import { expectClose, randomInts } from '../expect-close.ts';
+import { expectClose, randomInts } from '../../../support/expect-close.ts';
 
 const CONFIG: ModelConfig = {
   architecture: 'Qwen2ForCausalLM',

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTableRope } from '../../../../src/gpu/fast-cpu/rope-table.ts';
 import { ropeBackward, ropeForward } from '../../../../src/gpu/reference/rope.ts';
-import { expectClose, randomArray, randomInts } from '../expect-close.ts';
+import { expectClose, randomArray, randomInts } from '../../../support/expect-close.ts';
 
 describe('table rope', () => {
   it('rope_forward and rope_backward match reference exactly', () => {

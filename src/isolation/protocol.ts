@@ -1,15 +1,59 @@
 /**
- * The messages between `tabrl` and the child process that runs an environment file
- * (src/cli/isolated-env-child.ts, which relays them to and from the QuickJS engine that runs the
- * environment's code, src/cli/quickjs-guest.ts), over Node's IPC channel.
- * The data shapes are the browser sandbox's (src/workers/sandbox/protocol.ts): what loading learns,
- * a model call as plain data and its outcome, a finished rollout with its verdict. Only the
- * transport differs: Node IPC messages instead of comlink over a MessagePort.
+ * What crosses the boundary around untrusted environment code, for both places it runs: the
+ * browser sandbox (a worker in an opaque-origin frame, comlink over a MessagePort, src/workers/sandbox)
+ * and the CLI's isolated process (a QuickJS engine in a forked child, Node IPC, src/cli). The data
+ * shapes are one set: what loading learns (`EnvironmentInfo`), a model call as plain data and its
+ * outcome, a finished rollout with its verdict. The process transport's own messages (`HostMessage`,
+ * `ChildMessage`) are here too, beside the shapes they carry; the browser's comlink API is in
+ * src/workers/sandbox/protocol.ts.
+ *
+ * Everything here is plain, structured-cloneable data; nothing holds an API key, a signal or a class
+ * instance. What a message from environment code must satisfy is message-check.ts's job.
  */
-import type { Message, RubricScore, SamplingArgs, Task } from '../envs/index.ts';
-import type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../workers/sandbox/protocol.ts';
+import type { ChatClientErrorKind, ChatCompletion, ChatRequest, Message, MetricKind, RubricScore, SamplingArgs, Task, ToolSchema, Trajectory } from '../envs/index.ts';
 
-export type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../workers/sandbox/protocol.ts';
+/** What a host learns from loading an environment file (describeEnvironment in environment-info.ts builds it). */
+export interface EnvironmentInfo {
+  name: string;
+  /** The class the environment is built from (SingleTurnEnv, MultiTurnEnv, ...). */
+  kind: string;
+  numTasks: number;
+  numEvaluationTasks: number;
+  rewardNames: string[];
+  rewardWeights: number[];
+  /** What each weight-0 function's score means, by name (`rubric.metricKinds`), for reward-hack audits. */
+  metricKinds?: Record<string, MetricKind>;
+  passThreshold: number;
+  /** The tools a multi-turn environment offers the model (its chat template renders them), if any. */
+  tools?: ToolSchema[];
+  /** The parser's reply for the answer ANSWER_PLACEHOLDER (`parser.formatAnswer`), so a host can format reference answers. */
+  answerTemplate?: string;
+  /** The names of the rubric's group reward functions (they need the whole group of a task's rollouts). */
+  groupRewardNames?: string[];
+  /** Their weights, in the same order. */
+  groupRewardWeights?: number[];
+  /** One warning per argument key that loadEnvironment(args) never read (with the key it likely meant); absent when every key was read. */
+  unusedArgWarnings?: string[];
+}
+
+/** What `answerTemplate` holds in place of the answer. */
+export const ANSWER_PLACEHOLDER = '\u0000ANSWER\u0000';
+
+/** The largest conversation or rollout environment code may send back across the boundary (16 MiB), in either host. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
+
+/** A chat request as it crosses to the host: the cancel signal stays behind with the environment. */
+export type SandboxChatRequest = Omit<ChatRequest, 'signal'>;
+
+/** The host's answer to a model call: a completion, or the error in plain data (class identity does not survive the crossing). */
+export type CompletionOutcome =
+  | { ok: true; completion: ChatCompletion }
+  | { ok: false; message: string; kind: ChatClientErrorKind; status?: number };
+
+/** One finished rollout, JSON-safe, with the environment's verdict (a ScoredTrajectory of src/rl). */
+export interface SandboxTrajectory extends Trajectory {
+  passed: boolean;
+}
 
 /** Which task a rollout runs: one of the environment's own (by split and index), or a task given as data. */
 export type TaskReference = { split: 'train' | 'eval' | 'demonstration'; index: number } | { task: Task };
@@ -24,7 +68,7 @@ export interface EnvironmentSetup {
   samplingArgs: SamplingArgs;
 }
 
-/** Host → child. */
+/** Host → child, in the CLI's isolated process (Node IPC to the shell, JSON into its QuickJS engine). */
 export type HostMessage =
   /**
    * Start the engine with `guest` (the environment library and quickjs-guest.ts as one script), run the bundled environment
@@ -41,7 +85,7 @@ export type HostMessage =
   /** Are you there? A child that does not answer is stuck in synchronous code. */
   | { type: 'ping' };
 
-/** Child → host. */
+/** Child → host, in the CLI's isolated process; every one is checked by checkChildMessage (message-check.ts). */
 export type ChildMessage =
   /** Node started and the engine runs the library: from here on, loading is on the environment's clock. */
   | { type: 'ready' }

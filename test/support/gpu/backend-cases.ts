@@ -10,7 +10,7 @@ import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import type { LoraConfig } from '../../../src/gpu/model/layout.ts';
 import type { GPUContext } from '../../../src/gpu/webgpu/device.ts';
 import { createWebGPUBackend } from '../../../src/gpu/webgpu/webgpu-backend.ts';
-import { expectClose, randomInts } from '../../unit/gpu/expect-close.ts';
+import { expectClose, randomInts } from '../expect-close.ts';
 
 /** One backend check: a name for the test and a body that throws on mismatch. */
 export interface BackendCase {

@@ -12,7 +12,7 @@ import { createTensor, KernelPlan, readTensor, type Kernels } from '../../../src
 import { forceMatmul, tuneMatmul } from '../../../src/gpu/webgpu/matmul-tuning.ts';
 import { FORWARD_VARIANTS, INPUT_GRAD_VARIANTS, WEIGHT_GRAD_VARIANTS, type ForwardVariant, type InputGradVariant, type WeightGradVariant } from '../../../src/gpu/webgpu/matmul-variants.ts';
 import * as gpu from '../../../src/gpu/webgpu/ops.ts';
-import { expectClose, randomArray } from '../../unit/gpu/expect-close.ts';
+import { expectClose, randomArray } from '../expect-close.ts';
 import type { KernelCase } from './kernel-cases.ts';
 
 const TOLERANCE = { atol: 2e-5, rtol: 1e-4 };

@@ -8,7 +8,7 @@ import * as ref from '../../../src/gpu/reference/index.ts';
 import { createTensor, KernelPlan, readTensor, type GPUTensor, type Kernels } from '../../../src/gpu/webgpu/kernels.ts';
 import { logprobsBackwardInPlace } from '../../../src/gpu/webgpu/lm-head.ts';
 import * as gpu from '../../../src/gpu/webgpu/ops.ts';
-import { expectClose, randomArray, randomInts } from '../../unit/gpu/expect-close.ts';
+import { expectClose, randomArray, randomInts } from '../expect-close.ts';
 
 /** One kernel check: a name for the test and a body that throws on mismatch. */
 export interface KernelCase {

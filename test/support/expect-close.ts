@@ -3,7 +3,7 @@
  * Free of Node APIs so that browser tests can import it too; it throws a plain Error, which any
  * test runner reports as a failure.
  */
-import { seededUniform } from '../../../src/gpu/model/init.ts';
+import { seededUniform } from '../../src/gpu/model/init.ts';
 
 /** The engine's own deterministic uniform generator in [0, 1) (mulberry32), for seeded test inputs. */
 export { seededUniform };

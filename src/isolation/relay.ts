@@ -1,15 +1,16 @@
 /**
- * Model calls that cross the sandbox boundary, both ends: in the sandbox, a `ChatClient` whose
- * calls go out as plain requests (`relayedClient`); in the app, the real client's answer turned
- * into a plain `CompletionOutcome` (`answerCall`). The policy's calls and the judge's calls use the
- * same two halves, so an error keeps its kind and status on the way back, and no key, signal or
+ * Model calls that cross the isolation boundary, both ends: beside environment code, a `ChatClient`
+ * whose calls go out as plain requests (`relayedClient`: the browser sandbox's worker and the CLI's
+ * QuickJS guest alike); in the host, the real client's answer turned into a plain
+ * `CompletionOutcome` (`answerCall`, the page's half). The policy's calls and the judge's calls use
+ * the same two halves, so an error keeps its kind and status on the way back, and no key, signal or
  * class instance ever crosses.
  */
-import { ChatClientError, type ChatClient, type ChatRequest } from '../../envs/index.ts';
-import { errorMessage } from '../../common/error-message.ts';
+import { ChatClientError, type ChatClient, type ChatRequest } from '../envs/index.ts';
+import { errorMessage } from '../common/error-message.ts';
 import type { CompletionOutcome, SandboxChatRequest } from './protocol.ts';
 
-/** Sandbox side: a chat client whose every call is handed to `send` (which crosses to the app) as plain data. */
+/** Environment side: a chat client whose every call is handed to `send` (which crosses to the host) as plain data. */
 export function relayedClient(send: (request: SandboxChatRequest) => Promise<CompletionOutcome>): ChatClient {
   return {
     chat: {
@@ -27,7 +28,7 @@ export function relayedClient(send: (request: SandboxChatRequest) => Promise<Com
 }
 
 /**
- * App side: asks `client` and returns its completion, or its error as plain data (a non-client error
+ * Host side: asks `client` and returns its completion, or its error as plain data (a non-client error
  * becomes 'bad_response'). When `signal` aborts, the answer is 'aborted' at once, whether or not the
  * client has let go of the call yet (a busy in-tab model may take seconds to reach a cancel), so a
  * stopped rollout in the sandbox ends without waiting for it.

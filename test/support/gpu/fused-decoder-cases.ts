@@ -24,7 +24,7 @@ import type { GPUContext } from '../../../src/gpu/webgpu/device.ts';
 import { createWebGPUBackend, type WebGPUBackend } from '../../../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder, type WebGPUDecoder, type WebGPUDecoderOptions } from '../../../src/gpu/webgpu/webgpu-decoder.ts';
 import type { FusedSequencesPerWorkgroup } from '../../../src/gpu/webgpu/fused-decoder.ts';
-import { expectClose, seededUniform } from '../../unit/gpu/expect-close.ts';
+import { expectClose, seededUniform } from '../expect-close.ts';
 
 /** One fused-decoder check: a name for the test and a body that throws on mismatch. */
 export interface FusedDecoderCase {

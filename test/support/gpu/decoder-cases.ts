@@ -24,7 +24,7 @@ import type { GPUContext } from '../../../src/gpu/webgpu/device.ts';
 import { createTensor, KernelPlan, kernelsFor, readTensor } from '../../../src/gpu/webgpu/kernels.ts';
 import { createWebGPUBackend, type WebGPUBackend } from '../../../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder } from '../../../src/gpu/webgpu/webgpu-decoder.ts';
-import { expectClose, randomArray, seededUniform } from '../../unit/gpu/expect-close.ts';
+import { expectClose, randomArray, seededUniform } from '../expect-close.ts';
 import { TINY_CONFIG } from './backend-cases.ts';
 
 /** One decoder check: a name for the test and a body that throws on mismatch. */

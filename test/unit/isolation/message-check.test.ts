@@ -2,7 +2,7 @@
 // message an attacker sent (a null trajectory, 200 MB strings, a "__proto__" reward, 1e308 rewards,
 // huge error texts) is refused or cut, with the reason and the rollout it names; real messages pass.
 import { expect, test } from 'vitest';
-import { checkChildMessage, MAX_ERROR_CHARS } from '../../../src/cli/child-message-check.ts';
+import { checkChildMessage, MAX_ERROR_CHARS } from '../../../src/isolation/message-check.ts';
 
 const MIB = 2 ** 20;
 

@@ -9,7 +9,7 @@ import { Rng, sampleToken, type SamplingParams } from '../../../src/gpu/inferenc
 import { keptTokenIds, sampleTokens, type TokenDraw } from '../../../src/gpu/reference/sample.ts';
 import { createTensor, type Kernels } from '../../../src/gpu/webgpu/kernels.ts';
 import { SAMPLE_WORKGROUP_SIZES, sampleOnDevice } from '../../../src/gpu/webgpu/sampling.ts';
-import { expectClose, seededUniform } from '../../unit/gpu/expect-close.ts';
+import { expectClose, seededUniform } from '../expect-close.ts';
 
 /** One sampler check: a name for the test and a body that throws on mismatch. */
 export interface SamplerCase {

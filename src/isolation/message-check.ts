@@ -1,15 +1,16 @@
 /**
- * The host's check of every message from an environment file's process (isolated-env-protocol.ts):
- * the process runs untrusted code, so a message may be forged, malformed or huge. A message is
- * plain data (no class instances, cycles or `__proto__` keys, at most 100 levels deep) of at most
- * the size a rollout may send; a trajectory or verdict has the fields and types the host reads, and
- * finite rewards of at most MAX_ABS_REWARD; names and error texts are cut to a length a results line,
- * metadata.json and a terminal can hold. A message that fails says why, so the host can fail the
- * rollout it names and stop the process.
+ * The host's check of what comes back from untrusted environment code, in both hosts: every message
+ * from the CLI's isolated process (`checkChildMessage`), and what the browser sandbox returns to the
+ * page (`checkEnvironmentInfo`, `checkTrajectories`). Environment code may forge, malform or inflate
+ * what it sends, so a value is plain data (no class instances, cycles or `__proto__` keys, at most
+ * 100 levels deep) of at most the size a rollout may send; a trajectory or verdict has the fields and
+ * types the host reads, and finite rewards of at most MAX_ABS_REWARD; names and error texts are cut
+ * to a length a results line, metadata.json and a terminal can hold. A value that fails says why, so
+ * the host can fail the rollout it names and stop the code that sent it.
  *
- * It checks shapes and sizes only; what a model call may ask is model-call-filter.ts's job.
+ * It checks shapes and sizes only; what a model call may ask is src/cli/model-call-filter.ts's job.
  */
-import type { ChildMessage, SandboxTrajectory } from './isolated-env-protocol.ts';
+import type { ChildMessage, EnvironmentInfo, SandboxTrajectory } from './protocol.ts';
 import type { RubricScore } from '../envs/index.ts';
 
 /** The largest reward or score magnitude accepted: beyond it, sums and means over a run overflow or lose meaning. */
@@ -27,6 +28,9 @@ const ERROR_SOURCES = new Set(['client', 'env', 'reward', 'parser']);
 
 /** A message that passed, or why it did not (with the rollout it names, when it names one). */
 type CheckedMessage = { ok: true; message: ChildMessage } | { ok: false; reason: string; rolloutId?: number };
+
+/** A value returned by the browser sandbox that passed (its texts cut in place), or why it did not. */
+export type CheckedValue<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 class Invalid extends Error {}
 
@@ -85,6 +89,30 @@ export function capText(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more characters cut by tabrl]`;
 }
 
+/** The browser sandbox's answer to loading an environment, checked as a child's 'loaded' message checks it (at most `maxBytes`). */
+export function checkEnvironmentInfo(raw: unknown, maxBytes: number): CheckedValue<EnvironmentInfo> {
+  return checkValue(raw, maxBytes, (value) => checkInfo(value, 'environment info'));
+}
+
+/** `count` trajectories the browser sandbox returned (one rollout, or a scored group), each checked as a child's 'rollout-done' checks one (at most `maxBytes` in all). */
+export function checkTrajectories(raw: unknown, count: number, maxBytes: number): CheckedValue<SandboxTrajectory[]> {
+  return checkValue(raw, maxBytes, (value) => {
+    if (!Array.isArray(value) || value.length !== count) throw new Invalid(`${Array.isArray(value) ? value.length : 'no'} trajectories where ${count} were due`);
+    value.forEach(checkTrajectory);
+  });
+}
+
+function checkValue<T>(raw: unknown, maxBytes: number, check: (value: unknown) => void): CheckedValue<T> {
+  try {
+    measurePlainData(raw, maxBytes);
+    check(raw);
+    return { ok: true, value: raw as T };
+  } catch (error) {
+    if (!(error instanceof Invalid)) throw error;
+    return { ok: false, reason: `the environment's sandbox returned invalid data (${error.message})` };
+  }
+}
+
 function checkTrajectory(value: unknown): asserts value is SandboxTrajectory {
   if (!isRecord(value)) throw new Invalid('rollout-done without a trajectory');
   for (const field of ['prompt', 'completion', 'turns', 'errors'] as const) if (!Array.isArray(value[field])) throw new Invalid(`a trajectory whose ${field} is not an array`);
@@ -121,17 +149,7 @@ function checkScore(value: unknown, what: string): asserts value is RubricScore 
 }
 
 function checkLoaded(message: Record<string, unknown>): void {
-  const info = message.info;
-  if (!isRecord(info) || typeof info.name !== 'string' || typeof info.kind !== 'string') throw new Invalid('loaded without the environment name and kind');
-  info.name = capText(info.name, MAX_NAME_CHARS);
-  info.kind = capText(info.kind, MAX_NAME_CHARS);
-  if (!isId(info.numTasks) || !isId(info.numEvaluationTasks)) throw new Invalid('loaded without task counts');
-  if (typeof info.passThreshold !== 'number' || !Number.isFinite(info.passThreshold)) throw new Invalid('loaded with a pass threshold that is not a finite number');
-  checkRewardNames(info.rewardNames, info.rewardWeights, 'reward');
-  if (info.groupRewardNames !== undefined || info.groupRewardWeights !== undefined) checkRewardNames(info.groupRewardNames, info.groupRewardWeights, 'group reward');
-  if (info.metricKinds !== undefined && (!isRecord(info.metricKinds) || !Object.values(info.metricKinds).every((kind) => typeof kind === 'string'))) throw new Invalid('loaded with metric kinds that are not names');
-  if (info.answerTemplate !== undefined && typeof info.answerTemplate !== 'string') throw new Invalid('loaded with an answer template that is not a string');
-  if (info.tools !== undefined && !Array.isArray(info.tools)) throw new Invalid('loaded with tools that are not an array');
+  checkInfo(message.info, 'loaded');
   const setup = message.setup;
   if (!isRecord(setup) || !Array.isArray(setup.fewShot) || !isRecord(setup.samplingArgs) || (setup.systemPrompt !== undefined && typeof setup.systemPrompt !== 'string')) throw new Invalid('loaded without its prompt setup');
   for (const split of ['dataset', 'evalDataset', 'demonstrationDataset'] as const) {
@@ -141,11 +159,29 @@ function checkLoaded(message: Record<string, unknown>): void {
   }
 }
 
-function checkRewardNames(names: unknown, weights: unknown, what: string): void {
-  if (!Array.isArray(names) || !Array.isArray(weights) || names.length !== weights.length || names.length > MAX_REWARD_FUNCTIONS) throw new Invalid(`loaded without a name and a weight per ${what} function (at most ${MAX_REWARD_FUNCTIONS})`);
+/** An EnvironmentInfo as `what` (a 'loaded' message, or the sandbox's answer to loading) carries it. */
+function checkInfo(info: unknown, what: string): asserts info is EnvironmentInfo {
+  if (!isRecord(info) || typeof info.name !== 'string' || typeof info.kind !== 'string') throw new Invalid(`${what} without the environment name and kind`);
+  info.name = capText(info.name, MAX_NAME_CHARS);
+  info.kind = capText(info.kind, MAX_NAME_CHARS);
+  if (!isId(info.numTasks) || !isId(info.numEvaluationTasks)) throw new Invalid(`${what} without task counts`);
+  if (typeof info.passThreshold !== 'number' || !Number.isFinite(info.passThreshold)) throw new Invalid(`${what} with a pass threshold that is not a finite number`);
+  checkRewardNames(info.rewardNames, info.rewardWeights, 'reward', what);
+  if (info.groupRewardNames !== undefined || info.groupRewardWeights !== undefined) checkRewardNames(info.groupRewardNames, info.groupRewardWeights, 'group reward', what);
+  if (info.metricKinds !== undefined && (!isRecord(info.metricKinds) || !Object.values(info.metricKinds).every((kind) => typeof kind === 'string'))) throw new Invalid(`${what} with metric kinds that are not names`);
+  if (info.answerTemplate !== undefined && typeof info.answerTemplate !== 'string') throw new Invalid(`${what} with an answer template that is not a string`);
+  if (info.tools !== undefined && !Array.isArray(info.tools)) throw new Invalid(`${what} with tools that are not an array`);
+  if (info.unusedArgWarnings !== undefined) {
+    if (!Array.isArray(info.unusedArgWarnings) || !info.unusedArgWarnings.every((warning) => typeof warning === 'string')) throw new Invalid(`${what} with argument warnings that are not texts`);
+    info.unusedArgWarnings = info.unusedArgWarnings.slice(0, MAX_REWARD_FUNCTIONS).map((warning: string) => capText(warning, MAX_ERROR_CHARS));
+  }
+}
+
+function checkRewardNames(names: unknown, weights: unknown, what: string, where: string): void {
+  if (!Array.isArray(names) || !Array.isArray(weights) || names.length !== weights.length || names.length > MAX_REWARD_FUNCTIONS) throw new Invalid(`${where} without a name and a weight per ${what} function (at most ${MAX_REWARD_FUNCTIONS})`);
   for (const name of names) checkName(name, `a ${what} function name`);
-  if (new Set(names).size !== names.length) throw new Invalid(`loaded with two ${what} functions of the same name; give each function its own name`);
-  if (!weights.every((weight) => typeof weight === 'number' && Number.isFinite(weight))) throw new Invalid(`loaded with a ${what} weight that is not a finite number`);
+  if (new Set(names).size !== names.length) throw new Invalid(`${where} with two ${what} functions of the same name; give each function its own name`);
+  if (!weights.every((weight) => typeof weight === 'number' && Number.isFinite(weight))) throw new Invalid(`${where} with a ${what} weight that is not a finite number`);
 }
 
 function checkName(name: unknown, what: string): void {
