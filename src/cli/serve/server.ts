@@ -17,6 +17,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { errorMessage } from '../../common/error-message.ts';
 import { describe } from './observation.ts';
+import { ReplyOutbox } from './reply-outbox.ts';
 import { ServeSession, type ServedEnvironment } from './session.ts';
 import { ACTION_SCHEMA, OBSERVATION_SCHEMA, STATE_SCHEMA, WireError, type WireErrorCode } from './wire.ts';
 
@@ -71,6 +72,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
   const connections = new Set<Connection>();
   const stateless = new Set<ServeSession>();
   let closing = false;
+  const outbox = new ReplyOutbox<WebSocket>(writeReply);
 
   const http = createServer((request, response) => {
     handleHttp(request, response).catch((error: unknown) => sendJson(response, 500, { detail: errorMessage(error) }));
@@ -140,7 +142,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     connection.lastActivity = Date.now();
     if (connection.queued >= MAX_QUEUED_REQUESTS) {
       send(connection, errorReply(new WireError('SESSION_ERROR', `more than ${MAX_QUEUED_REQUESTS} requests are waiting; send one request and wait for its reply before the next`)));
-      connection.ws.close(1008, 'too many requests waiting');
+      closeSocket(connection.ws, 1008, 'too many requests waiting');
       return;
     }
     connection.queued += 1;
@@ -181,7 +183,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
           return { type: 'mcp', data: mcpReply(payload, options.served.tools ?? []) };
         case 'close':
           connection.session.close();
-          connection.ws.close(1000, 'closed by the client');
+          closeSocket(connection.ws, 1000, 'closed by the client');
           return undefined;
         default:
           return errorReply(new WireError('UNKNOWN_TYPE', `unknown request type "${type.slice(0, 40)}"; the types are reset, step, state, mcp and close`));
@@ -192,15 +194,26 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     }
   }
 
+  /** Queues a reply: it is serialised once, here, and written with the others of this turn (reply-outbox.ts). */
   function send(connection: Connection, reply: unknown): void {
-    const ws = connection.ws;
+    if (connection.ws.readyState !== WebSocket.OPEN) return;
+    outbox.queue(connection.ws, JSON.stringify(reply));
+  }
+
+  function writeReply(ws: WebSocket, text: string): void {
     if (ws.readyState !== WebSocket.OPEN) return;
     if (ws.bufferedAmount > (options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES)) {
       // The client has not read megabytes of replies: drop it rather than hold them all.
       ws.terminate();
       return;
     }
-    ws.send(JSON.stringify(reply));
+    ws.send(text);
+  }
+
+  /** Closes a socket after writing the replies queued for it (and the rest of the batch). */
+  function closeSocket(ws: WebSocket, code: number, reason: string): void {
+    outbox.flush();
+    ws.close(code, reason);
   }
 
   const reaper = options.sessionTimeoutMs === undefined
@@ -210,7 +223,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
         for (const connection of connections) {
           if (!connection.busy && connection.queued === 0 && now - connection.lastActivity > options.sessionTimeoutMs!) {
             connection.session.close('the session was idle too long');
-            connection.ws.close(1000, `idle for more than ${Math.round(options.sessionTimeoutMs! / 1000)} s`);
+            closeSocket(connection.ws, 1000, `idle for more than ${Math.round(options.sessionTimeoutMs! / 1000)} s`);
           }
         }
       }, Math.min(1000, Math.max(50, options.sessionTimeoutMs / 4)));
@@ -245,7 +258,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
       for (const connection of connections) connection.session.close('the server is shutting down');
       for (const session of stateless) session.close('the server is shutting down');
       await Promise.race([Promise.all([...connections].map((connection) => connection.queue)), delay(1000)]);
-      for (const connection of connections) connection.ws.close(1001, 'the server is shutting down');
+      for (const connection of connections) closeSocket(connection.ws, 1001, 'the server is shutting down');
       await Promise.race([Promise.all([...connections].map((connection) => new Promise((resolve) => connection.ws.once('close', resolve)))), delay(1000)]);
       for (const connection of connections) connection.ws.terminate();
       http.closeAllConnections();

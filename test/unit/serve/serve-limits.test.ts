@@ -73,6 +73,16 @@ describe('errors and limits of a session', () => {
     await client.close();
   });
 
+  test('a close sent right behind a step, without waiting, still gets the step\'s reply before the socket closes', async () => {
+    const client = await WireClient.open(server.wsUrl);
+    await client.request({ type: 'reset', data: { task_index: 0 } });
+    client.ws.send(JSON.stringify({ type: 'step', data: { message: '<reversed>a toh lla</reversed>' } }));
+    client.ws.send(JSON.stringify({ type: 'close' }));
+    const first = await Promise.race([client.next(), client.closed.then(() => 'closed with no reply')]);
+    expect(first).toMatchObject({ type: 'observation', data: { done: true, reward: expect.any(Number) } });
+    expect((await client.closed).code).toBe(1000);
+  });
+
   test('the session cap: one more session gets CAPACITY_REACHED with the counts, then is closed; a freed slot is taken again', async () => {
     const first = await WireClient.open(server.wsUrl);
     const second = await WireClient.open(server.wsUrl);
