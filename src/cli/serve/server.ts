@@ -51,7 +51,7 @@ export interface ServeServer {
   /** http://HOST:PORT */
   readonly url: string;
   readonly port: number;
-  /** Open WebSocket sessions. */
+  /** Sessions open now: WebSocket sessions and stateless POST /reset or /step requests in progress (what --max-sessions caps). */
   readonly activeSessions: number;
   /** Stops taking connections, lets requests in progress finish for up to `graceMs`, fails the rest with EXECUTION_ERROR, closes every socket. */
   close(graceMs?: number): Promise<void>;
@@ -70,7 +70,10 @@ interface Connection {
 export async function startServeServer(options: ServeServerOptions): Promise<ServeServer> {
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const connections = new Set<Connection>();
+  /** The episodes of stateless POST /reset and /step requests in progress: they hold a rollout too, so they count as sessions. */
   const stateless = new Set<ServeSession>();
+  const activeSessions = () => connections.size + stateless.size;
+  const capacityError = () => new WireError('CAPACITY_REACHED', `the server holds its maximum of ${options.maxSessions} sessions; try again later or start it with a larger --max-sessions`, { active_sessions: activeSessions(), max_sessions: options.maxSessions });
   let closing = false;
   const outbox = new ReplyOutbox<WebSocket>(writeReply);
 
@@ -91,6 +94,10 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
       if (closing) return sendJson(response, 503, { detail: 'the server is shutting down' });
       const body = await readJsonBody(request, maxFrameBytes);
       if (body instanceof WireError) return sendJson(response, httpStatusOf(body.code), { detail: body.message, code: body.code });
+      if (activeSessions() >= options.maxSessions) {
+        const full = capacityError();
+        return sendJson(response, httpStatusOf(full.code), { detail: full.message, code: full.code, ...full.extra });
+      }
       const session = new ServeSession(options.served);
       stateless.add(session);
       try {
@@ -124,8 +131,8 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
 
   function accept(ws: WebSocket): void {
     ws.on('error', () => {});
-    if (connections.size >= options.maxSessions) {
-      ws.send(JSON.stringify(errorReply(new WireError('CAPACITY_REACHED', `the server holds its maximum of ${options.maxSessions} sessions; try again later or start it with a larger --max-sessions`, { active_sessions: connections.size, max_sessions: options.maxSessions }))));
+    if (activeSessions() >= options.maxSessions) {
+      ws.send(JSON.stringify(errorReply(capacityError())));
       ws.close(1013, 'capacity reached');
       return;
     }
@@ -243,7 +250,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     url: `http://${hostInUrl}:${port}`,
     port,
     get activeSessions() {
-      return connections.size;
+      return activeSessions();
     },
     async close(graceMs = 5000) {
       if (closing) return;
@@ -283,7 +290,7 @@ function errorReply(error: WireError): unknown {
 }
 
 function httpStatusOf(code: WireErrorCode): number {
-  return code === 'VALIDATION_ERROR' ? 422 : code === 'INVALID_JSON' ? 400 : code === 'EXECUTION_ERROR' ? 500 : 409;
+  return code === 'VALIDATION_ERROR' ? 422 : code === 'INVALID_JSON' ? 400 : code === 'EXECUTION_ERROR' ? 500 : code === 'CAPACITY_REACHED' ? 503 : 409;
 }
 
 /** Whether the request carries the bearer token (always, when there is none). */

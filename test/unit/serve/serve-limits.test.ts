@@ -247,6 +247,39 @@ describe('the HTTP routes', () => {
     expect((await bad.json()).detail).toMatch(/message/);
     expect((await fetch(`${server.url}/reset`, { method: 'POST', body: '{nope' })).status).toBe(400);
   });
+
+  test('a stateless request holds a session while it runs: over --max-sessions it gets 503 CAPACITY_REACHED, and a WebSocket is refused meanwhile', async () => {
+    let entered: () => void = () => {};
+    let release: () => void = () => {};
+    const inEnvironmentCode = new Promise<void>((resolve) => (entered = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    class Gated extends MultiTurnEnv {
+      override async envResponse(): Promise<Message[]> {
+        entered();
+        await released;
+        return [];
+      }
+      override isCompleted(): boolean {
+        return true;
+      }
+    }
+    const gated = await serveForTest(new Gated({ name: 'gated', dataset: [{ question: 'Talk.' }] }), { maxSessions: 1 });
+    const post = (route: string, body: unknown) => fetch(`${gated.url}${route}`, { method: 'POST', body: JSON.stringify(body) });
+    const running = post('/step', { action: { message: 'hi' } });
+    await inEnvironmentCode;
+    expect(gated.activeSessions).toBe(1);
+    const refused = await post('/reset', {});
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ code: 'CAPACITY_REACHED', detail: expect.stringContaining('--max-sessions'), active_sessions: 1, max_sessions: 1 });
+    const socket = await WireClient.open(gated.wsUrl);
+    expect((await socket.next()).data.code).toBe('CAPACITY_REACHED');
+    expect((await socket.closed).code).toBe(1013);
+    release();
+    expect(await (await running).json()).toMatchObject({ done: true });
+    expect(gated.activeSessions).toBe(0);
+    expect((await post('/reset', {})).status).toBe(200);
+    await gated.close(100);
+  });
 });
 
 const HOSTILE_ENV = `
