@@ -28,10 +28,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import WebSocket from 'ws';
 import { closeEnvironment, loadEnvironmentSpec } from '../src/cli/load-environment.ts';
 import { evaluate, ScriptedClient, type Message, type ScriptedReply, type Task } from '../src/envs/index.ts';
 import { reverseText } from '../src/envs/builtin/reverse-text.ts';
+import { adderEnvironmentSource, playEpisode, startServeProcess, WireClient, type Reply } from '../test/support/serve-wire.ts';
 
 const { values } = parseArgs({
   options: {
@@ -58,29 +58,7 @@ wss.on('listening', () => console.log('echo: listening (ws://127.0.0.1:' + wss.a
 wss.on('connection', (ws) => ws.on('message', (data) => ws.send(data, { binary: false })));
 `;
 
-const ADDER_ENV = `
-import { ToolEnv, Rubric, defineTool, type ToolState } from 'tabrl';
-
-const add = defineTool<{ a: number; b: number }>({
-  name: 'add',
-  description: 'Adds two numbers.',
-  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
-  run: ({ a, b }) => String(a + b),
-});
-
-export default function loadEnvironment() {
-  return new ToolEnv({
-    name: 'adder',
-    dataset: Array.from({ length: 50 }, (_, i) => ({ question: \`What is \${i} + \${2 * i + 1}?\`, answer: String(3 * i + 1) })),
-    tools: [add],
-    maxTurns: 4,
-    rubric: new Rubric<ToolState>({ rewards: [
-      { name: 'correct', fn: ({ completion, answer }) => (completion.at(-1)?.content.trim() === answer ? 1 : 0) },
-      { name: 'usedTool', weight: 0.5, fn: ({ state }) => (state.toolCalls > 0 ? 1 : 0) },
-    ] }),
-  });
-}
-`;
+const ADDER_ENV = adderEnvironmentSource(Array.from({ length: 50 }, (_, i) => ({ question: `What is ${i} + ${2 * i + 1}?`, answer: String(3 * i + 1) })));
 
 /** reverse-text: reverse the text in the last user message, in the tags the rubric reads. */
 function reversePolicy(messages: Message[]): ScriptedReply {
@@ -106,20 +84,22 @@ interface Served {
   label: string;
   child: ChildProcess;
   wsUrl: string;
+  stop(): Promise<unknown>;
 }
 
-/** Starts `tabrl serve SPEC` with the given entry point (or, for 'echo', the echo server) and resolves once it listens. */
-function startServer(label: string, bin: string, spec: string): Promise<Served> {
-  const args = bin === 'echo' ? ['--input-type=module', '-e', ECHO_SERVER] : [bin, 'serve', spec, '--port', '0', '--max-sessions', String(Math.max(...levels))];
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts `tabrl serve SPEC` with the given entry point, or with 'echo' the echo server, and resolves once it listens. */
+async function startServer(label: string, bin: string, spec: string): Promise<Served> {
+  if (bin !== 'echo') return { label, ...(await startServeProcess([spec, '--port', '0', '--max-sessions', String(Math.max(...levels))], { bin, timeoutMs: 300_000 })) };
+  const child = spawn(process.execPath, ['--input-type=module', '-e', ECHO_SERVER], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   let out = '';
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk) => {
       out += chunk;
       const match = /\((ws:\/\/[^ ]+\/ws)\)/.exec(out);
-      if (match) resolve({ label, child, wsUrl: match[1]! });
+      if (match) resolve({ label, child, wsUrl: match[1]!, stop: () => (child.kill('SIGTERM'), exited) });
     });
-    child.on('exit', (code) => reject(new Error(`tabrl serve exited with ${code}: ${out}`)));
+    void exited.then((code) => reject(new Error(`the echo server exited with ${code}: ${out}`)));
   });
 }
 
@@ -157,34 +137,6 @@ function ownCpuMs(): number {
   return (usage.user + usage.system) / 1000;
 }
 
-/** One WebSocket session: request → reply, timing each. */
-async function openSession(url: string, latencies: number[]) {
-  const ws = new WebSocket(url);
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  let waiting: ((reply: { type: string; data: Record<string, unknown> }) => void) | undefined;
-  ws.on('message', (data) => waiting?.(JSON.parse(String(data))));
-  return {
-    request(request: unknown): Promise<{ type: string; data: Record<string, unknown> }> {
-      const sent = performance.now();
-      return new Promise((resolve) => {
-        waiting = (reply) => {
-          latencies.push(performance.now() - sent);
-          if (reply.type === 'error') throw new Error(`the server answered with an error: ${JSON.stringify(reply.data)}`);
-          resolve(reply);
-        };
-        ws.send(JSON.stringify(request));
-      });
-    },
-    close: () => new Promise((resolve) => {
-      ws.once('close', resolve);
-      ws.close();
-    }),
-  };
-}
-
 interface Row {
   environment: string;
   /** this: the checkout's `tabrl serve`; baseline: --baseline-bin's; echo: the bare echo server. */
@@ -216,16 +168,17 @@ async function serveLevel(server: Served, sessions: number, perSession: number, 
   const latencies: number[] = [];
   // Memory: resident bytes before the sessions connect, and once each has reset (holding its parked rollout); that first episode is a warm-up, not timed.
   const idleBytes = residentBytes(server.child.pid!);
-  const clients = await Promise.all(Array.from({ length: sessions }, () => openSession(server.wsUrl, latencies)));
-  const play = async (client: Awaited<ReturnType<typeof openSession>>, taskIndex: number, first?: { type: string; data: Record<string, unknown> }): Promise<number> => {
-    let reply = first ?? (await client.request({ type: 'reset', data: { task_index: taskIndex } }));
+  const clients = await Promise.all(Array.from({ length: sessions }, () => WireClient.open(server.wsUrl, {}, latencies)));
+  const play = async (client: WireClient, taskIndex: number, resetReply?: Reply): Promise<number> => {
     if (policy === 'echo') {
       // The same frames as a reverse-text episode (a reset, then a step with an answer of that size), each echoed back.
+      if (!resetReply) await client.request({ type: 'reset', data: { task_index: taskIndex } });
       await client.request({ type: 'step', data: { message: `<reversed>${'x'.repeat(40)}</reversed>` } });
       return 0;
     }
-    while (!reply.data.done) reply = await client.request({ type: 'step', data: actionOf(policy((reply.data.observation as { messages: Message[] }).messages)) });
-    return reply.data.reward as number;
+    const last = (await playEpisode(client, { task_index: taskIndex }, (messages) => actionOf(policy(messages)), resetReply)).at(-1);
+    if (last.type === 'error') throw new Error(`the server answered with an error: ${JSON.stringify(last.data)}`);
+    return last.data.reward as number;
   };
   const opened = await Promise.all(clients.map((client, s) => client.request({ type: 'reset', data: { task_index: s % numTasks } })));
   const heldBytes = residentBytes(server.child.pid!);
@@ -311,10 +264,7 @@ for (const [key, spec, name, policy] of plans) {
     }
   }
   closeEnvironment(env);
-  for (const server of servers) {
-    server.child.kill('SIGTERM');
-    await new Promise((resolve) => server.child.once('exit', resolve));
-  }
+  for (const server of servers) await server.stop();
 }
 
 const load = loadavg().map((value) => value.toFixed(2)).join(' ');

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MultiTurnEnv, SingleTurnEnv, type Environment, type Message, type Trajectory } from '../../../src/envs/index.ts';
 import { closeEnvironment, loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
 import { writeEnvFile } from '../../support/tabrl-cli.ts';
-import { serveForTest, WireClient } from './wire-client.ts';
+import { playEpisode, serveForTest, WireClient } from '../../support/serve-wire.ts';
 
 /** Records every rollout the environment starts, so a test can see that one ended. */
 function watchRollouts(env: Environment): Promise<Trajectory>[] {
@@ -27,10 +27,9 @@ function watchRollouts(env: Environment): Promise<Trajectory>[] {
 /** Plays task 0 of reverse-text to the end and returns the final reply. */
 async function playReverseText(url: string) {
   const client = await WireClient.open(url);
-  await client.request({ type: 'reset', data: { task_index: 0 } });
-  const last = await client.request({ type: 'step', data: { message: '<reversed>a toh lla</reversed>' } });
+  const replies = await playEpisode(client, { task_index: 0 }, () => ({ message: '<reversed>a toh lla</reversed>' }));
   await client.close();
-  return last;
+  return replies.at(-1);
 }
 
 describe('errors and limits of a session', () => {
