@@ -101,7 +101,7 @@ export function serveForTest(env: Environment, options: Partial<Omit<ServeServer
 }
 
 /** The one line `tabrl serve` prints on standard output once it listens. */
-export const SERVE_LISTENING_LINE = /^tabrl serve: listening on (http:\/\/[^ ]+) \((ws:\/\/[^ ]+\/ws)\)$/m;
+const SERVE_LISTENING_LINE = /^tabrl serve: listening on (http:\/\/[^ ]+) \((ws:\/\/[^ ]+\/ws)\)$/m;
 
 /** A `tabrl serve` running in a child process. */
 export interface ServeProcess {
