@@ -1,6 +1,6 @@
 /**
  * `npm run bench:serve [-- --sessions 1,8,64 --episodes 1024 --environments reverse-text,file,echo
- * --baseline-bin OTHER/bin/tabrl.mjs]`: what serving an environment over OpenEnv's protocol costs.
+ * --baseline-bin OTHER/bin/tabrl.mjs --repeat 1]`: what serving an environment over OpenEnv's protocol costs.
  * Starts the real `tabrl serve` (its own process, 127.0.0.1) for a built-in (reverse-text) and for
  * an environment file (a two-step ToolEnv, run in its isolated process), and plays the same episodes
  * with 1, 8 and 64 concurrent WebSocket sessions under a scripted policy, as a trainer's clients
@@ -20,7 +20,9 @@
  * transport: a bare `ws` echo server in its own process, answering each frame with itself, played
  * with the same frames, sessions and round trips as reverse-text (a reset and a step per episode).
  * `--baseline-bin` serves the same episodes with another checkout's `tabrl` too, each level right
- * before this checkout's, so a before/after ratio comes from one run. Prints a table and one JSON line.
+ * before this checkout's, so a before/after ratio comes from one run; `--repeat N` plays each level
+ * N times in turn (each round: every server, then the peer), a row per round, for a loaded machine
+ * whose runs scatter. Prints a table and one JSON line.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -39,11 +41,13 @@ const { values } = parseArgs({
     episodes: { type: 'string', default: '1024' },
     environments: { type: 'string', default: 'reverse-text,file,echo' },
     'baseline-bin': { type: 'string' },
+    repeat: { type: 'string', default: '1' },
   },
 });
 const levels = values.sessions.split(',').map(Number);
 const totalEpisodes = Number(values.episodes);
 const environments = new Set(values.environments.split(','));
+const repeat = Number(values.repeat);
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TABRL_BIN = fileURLToPath(new URL('../bin/tabrl.mjs', import.meta.url));
 const BASELINE_BIN = values['baseline-bin'];
@@ -141,6 +145,8 @@ interface Row {
   environment: string;
   /** this: the checkout's `tabrl serve`; baseline: --baseline-bin's; echo: the bare echo server. */
   server: string;
+  /** Which of the --repeat rounds of its level. */
+  round: number;
   sessions: number;
   episodes: number;
   served_s: number;
@@ -233,34 +239,38 @@ for (const [key, spec, name, policy] of plans) {
   for (const sessions of levels) {
     const perSession = Math.ceil(totalEpisodes / sessions);
     const episodes = perSession * sessions;
-    const served = [];
-    for (const server of servers) served.push({ server, result: await serveLevel(server, sessions, perSession, numTasks, policy) });
+    // Each round serves with every server and then runs the peer, so a round's rows are one comparison.
+    for (let round = 1; round <= repeat; round++) {
+      const served = [];
+      for (const server of servers) served.push({ server, result: await serveLevel(server, sessions, perSession, numTasks, policy) });
 
-    // The peer: the same episodes by evaluate() in this process, same policy and concurrency (none for the echo rows).
-    let peer: { seconds: number; cpuMs: number; reward: number } | undefined;
-    if (policy !== 'echo') {
-      const tasks: Task[] = Array.from({ length: episodes }, (_, i) => env.dataset[(Math.floor(i / perSession) * perSession + (i % perSession)) % numTasks]!);
-      const cpuOutsideServers = () => treeCpuMs(process.pid) - servers.reduce((sum, server) => sum + treeCpuMs(server.child.pid!), 0);
-      const cpuBefore = cpuOutsideServers();
-      const peerStarted = performance.now();
-      const result = await evaluate(env, new ScriptedClient((messages) => policy(messages)), { tasks, concurrency: sessions });
-      peer = { seconds: (performance.now() - peerStarted) / 1000, cpuMs: cpuOutsideServers() - cpuBefore, reward: result.summary.reward.mean };
-      if (key === 'reverse-text') reverseTextInProcess.set(sessions, peer.seconds);
-    }
-    for (const { server, result } of served) {
-      const yardstick = peer?.seconds ?? reverseTextInProcess.get(sessions);
-      rows.push({
-        environment: name,
-        server: server.label,
-        sessions,
-        episodes,
-        ...result,
-        in_process_s: peer?.seconds ?? null,
-        in_process_cpu_ms_per_episode: peer ? peer.cpuMs / episodes : null,
-        overhead: yardstick === undefined ? null : result.served_s / yardstick,
-        added_ms_per_episode: peer ? ((result.served_s - peer.seconds) * 1000) / episodes : null,
-        reward_in_process: peer?.reward ?? null,
-      });
+      // The peer: the same episodes by evaluate() in this process, same policy and concurrency (none for the echo rows).
+      let peer: { seconds: number; cpuMs: number; reward: number } | undefined;
+      if (policy !== 'echo') {
+        const tasks: Task[] = Array.from({ length: episodes }, (_, i) => env.dataset[(Math.floor(i / perSession) * perSession + (i % perSession)) % numTasks]!);
+        const cpuOutsideServers = () => treeCpuMs(process.pid) - servers.reduce((sum, server) => sum + treeCpuMs(server.child.pid!), 0);
+        const cpuBefore = cpuOutsideServers();
+        const peerStarted = performance.now();
+        const result = await evaluate(env, new ScriptedClient((messages) => policy(messages)), { tasks, concurrency: sessions });
+        peer = { seconds: (performance.now() - peerStarted) / 1000, cpuMs: cpuOutsideServers() - cpuBefore, reward: result.summary.reward.mean };
+        if (key === 'reverse-text') reverseTextInProcess.set(sessions, peer.seconds);
+      }
+      for (const { server, result } of served) {
+        const yardstick = peer?.seconds ?? reverseTextInProcess.get(sessions);
+        rows.push({
+          environment: name,
+          server: server.label,
+          round,
+          sessions,
+          episodes,
+          ...result,
+          in_process_s: peer?.seconds ?? null,
+          in_process_cpu_ms_per_episode: peer ? peer.cpuMs / episodes : null,
+          overhead: yardstick === undefined ? null : result.served_s / yardstick,
+          added_ms_per_episode: peer ? ((result.served_s - peer.seconds) * 1000) / episodes : null,
+          reward_in_process: peer?.reward ?? null,
+        });
+      }
     }
   }
   closeEnvironment(env);
@@ -271,10 +281,10 @@ const load = loadavg().map((value) => value.toFixed(2)).join(' ');
 const fixed = (value: number | null, digits: number, suffix = '') => (value === null ? '—' : `${value.toFixed(digits)}${suffix}`);
 console.log(`\nbench:serve — tabrl serve in its own process on 127.0.0.1, the clients in this process, scripted policy, Node ${process.version}, load average ${load} at the end`);
 console.log('(overhead = served wall ÷ evaluate() wall; for echo, ÷ reverse-text\'s evaluate() at the same sessions. CPU ms per episode: server = its process and children, clients = this process while serving)\n');
-console.log('| environment | server | sessions | episodes | served s | episodes/s | p50 ms | p99 ms | server RSS per session | server CPU ms/episode | client CPU ms/episode | evaluate() s | evaluate() CPU ms/episode | overhead | added ms per episode | mean reward served / in-process |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| environment | server | round | sessions | episodes | served s | episodes/s | p50 ms | p99 ms | server RSS per session | server CPU ms/episode | client CPU ms/episode | evaluate() s | evaluate() CPU ms/episode | overhead | added ms per episode | mean reward served / in-process |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) {
-  console.log(`| ${row.environment} | ${row.server} | ${row.sessions} | ${row.episodes} | ${row.served_s.toFixed(2)} | ${row.episodes_per_s.toFixed(0)} | ${row.p50_ms.toFixed(2)} | ${row.p99_ms.toFixed(2)} | ${row.rss_per_session_kib.toFixed(0)} KiB | ${row.server_cpu_ms_per_episode.toFixed(3)} | ${row.client_cpu_ms_per_episode.toFixed(3)} | ${fixed(row.in_process_s, 2)} | ${fixed(row.in_process_cpu_ms_per_episode, 3)} | ${fixed(row.overhead, 2, '×')} | ${fixed(row.added_ms_per_episode, 2)} | ${fixed(row.reward_served, 3)} / ${fixed(row.reward_in_process, 3)} |`);
+  console.log(`| ${row.environment} | ${row.server} | ${row.round} | ${row.sessions} | ${row.episodes} | ${row.served_s.toFixed(2)} | ${row.episodes_per_s.toFixed(0)} | ${row.p50_ms.toFixed(2)} | ${row.p99_ms.toFixed(2)} | ${row.rss_per_session_kib.toFixed(0)} KiB | ${row.server_cpu_ms_per_episode.toFixed(3)} | ${row.client_cpu_ms_per_episode.toFixed(3)} | ${fixed(row.in_process_s, 2)} | ${fixed(row.in_process_cpu_ms_per_episode, 3)} | ${fixed(row.overhead, 2, '×')} | ${fixed(row.added_ms_per_episode, 2)} | ${fixed(row.reward_served, 3)} / ${fixed(row.reward_in_process, 3)} |`);
 }
 const round = (value: number) => Number(value.toFixed(3));
 console.log(JSON.stringify({ bench: 'serve', node: process.version, loadavg: loadavg().map(round), rows: rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'number' ? round(value) : value]))) }));
