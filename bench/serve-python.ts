@@ -8,13 +8,13 @@
  * bench/serve.ts measures the server itself with a Node client; this is the same path seen from
  * the trainer's language. Prints a table and one JSON line.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startServeProcess } from '../test/support/serve-wire.ts';
 
 const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1,8,64' }, episodes: { type: 'string', default: '1024' } } });
-const TABRL_BIN = fileURLToPath(new URL('../bin/tabrl.mjs', import.meta.url));
 const PYTHON_DIR = fileURLToPath(new URL('../python', import.meta.url));
 
 /** One level as drive_serve.py reports it. */
@@ -29,21 +29,13 @@ interface Level {
   mean_reward: number;
 }
 
-const server = spawn(process.execPath, [TABRL_BIN, 'serve', 'reverse-text', '--port', '0', '--max-sessions', '128'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise<string>((resolve, reject) => {
-  let output = '';
-  server.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    const match = /listening on (http:\/\/\S+)/.exec(output);
-    if (match) resolve(match[1]!);
-  });
-  server.once('exit', (code) => reject(new Error(`tabrl serve exited (${code}) before listening`)));
-});
+const server = await startServeProcess(['reverse-text', '--port', '0', '--max-sessions', '128']);
+const url = server.url;
 
 const stdout = await new Promise<string>((resolve, reject) => {
   execFile('python3', ['-E', '-s', 'tests/drive_serve.py', 'bench', url, '--sessions', values.sessions, '--episodes', values.episodes], { cwd: PYTHON_DIR, maxBuffer: 1 << 20 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)));
 });
-server.kill('SIGTERM');
+await server.stop();
 const levels = stdout.trim().split('\n').map((line) => JSON.parse(line) as Level);
 
 const python = await new Promise<string>((resolve) => execFile('python3', ['--version'], (_error, out) => resolve(out.trim())));

@@ -35,7 +35,8 @@ Options:
   --port N                port to listen on (default 8001; 0 picks a free one)
   --host H                address to listen on (default 127.0.0.1; anything else reaches the network
                           and prints a warning: use --token-env there)
-  --max-sessions N        WebSocket sessions at once (default 64); one more gets CAPACITY_REACHED
+  --max-sessions N        sessions at once, WebSocket sessions and stateless POST /reset or /step
+                          requests in progress (default 64); one more gets CAPACITY_REACHED
   --session-timeout S     close a session that sends nothing for S seconds (default: never)
   --token-env VAR         require "Authorization: Bearer <token>" with the token in this environment variable
   --split train|eval      the tasks a reset draws from unless it names a split (default train)

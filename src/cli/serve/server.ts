@@ -17,6 +17,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { errorMessage } from '../../common/error-message.ts';
 import { describe } from './observation.ts';
+import { ReplyOutbox } from './reply-outbox.ts';
 import { ServeSession, type ServedEnvironment } from './session.ts';
 import { ACTION_SCHEMA, OBSERVATION_SCHEMA, STATE_SCHEMA, WireError, type WireErrorCode } from './wire.ts';
 
@@ -50,7 +51,7 @@ export interface ServeServer {
   /** http://HOST:PORT */
   readonly url: string;
   readonly port: number;
-  /** Open WebSocket sessions. */
+  /** Sessions open now: WebSocket sessions and stateless POST /reset or /step requests in progress (what --max-sessions caps). */
   readonly activeSessions: number;
   /** Stops taking connections, lets requests in progress finish for up to `graceMs`, fails the rest with EXECUTION_ERROR, closes every socket. */
   close(graceMs?: number): Promise<void>;
@@ -69,8 +70,12 @@ interface Connection {
 export async function startServeServer(options: ServeServerOptions): Promise<ServeServer> {
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const connections = new Set<Connection>();
+  /** The episodes of stateless POST /reset and /step requests in progress: they hold a rollout too, so they count as sessions. */
   const stateless = new Set<ServeSession>();
+  const activeSessions = () => connections.size + stateless.size;
+  const capacityError = () => new WireError('CAPACITY_REACHED', `the server holds its maximum of ${options.maxSessions} sessions; try again later or start it with a larger --max-sessions`, { active_sessions: activeSessions(), max_sessions: options.maxSessions });
   let closing = false;
+  const outbox = new ReplyOutbox<WebSocket>(writeReply);
 
   const http = createServer((request, response) => {
     handleHttp(request, response).catch((error: unknown) => sendJson(response, 500, { detail: errorMessage(error) }));
@@ -89,6 +94,10 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
       if (closing) return sendJson(response, 503, { detail: 'the server is shutting down' });
       const body = await readJsonBody(request, maxFrameBytes);
       if (body instanceof WireError) return sendJson(response, httpStatusOf(body.code), { detail: body.message, code: body.code });
+      if (activeSessions() >= options.maxSessions) {
+        const full = capacityError();
+        return sendJson(response, httpStatusOf(full.code), { detail: full.message, code: full.code, ...full.extra });
+      }
       const session = new ServeSession(options.served);
       stateless.add(session);
       try {
@@ -122,8 +131,8 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
 
   function accept(ws: WebSocket): void {
     ws.on('error', () => {});
-    if (connections.size >= options.maxSessions) {
-      ws.send(JSON.stringify(errorReply(new WireError('CAPACITY_REACHED', `the server holds its maximum of ${options.maxSessions} sessions; try again later or start it with a larger --max-sessions`, { active_sessions: connections.size, max_sessions: options.maxSessions }))));
+    if (activeSessions() >= options.maxSessions) {
+      ws.send(JSON.stringify(errorReply(capacityError())));
       ws.close(1013, 'capacity reached');
       return;
     }
@@ -140,7 +149,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     connection.lastActivity = Date.now();
     if (connection.queued >= MAX_QUEUED_REQUESTS) {
       send(connection, errorReply(new WireError('SESSION_ERROR', `more than ${MAX_QUEUED_REQUESTS} requests are waiting; send one request and wait for its reply before the next`)));
-      connection.ws.close(1008, 'too many requests waiting');
+      closeSocket(connection.ws, 1008, 'too many requests waiting');
       return;
     }
     connection.queued += 1;
@@ -181,7 +190,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
           return { type: 'mcp', data: mcpReply(payload, options.served.tools ?? []) };
         case 'close':
           connection.session.close();
-          connection.ws.close(1000, 'closed by the client');
+          closeSocket(connection.ws, 1000, 'closed by the client');
           return undefined;
         default:
           return errorReply(new WireError('UNKNOWN_TYPE', `unknown request type "${type.slice(0, 40)}"; the types are reset, step, state, mcp and close`));
@@ -192,15 +201,26 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     }
   }
 
+  /** Queues a reply: it is serialised once, here, and written with the others of this turn (reply-outbox.ts). */
   function send(connection: Connection, reply: unknown): void {
-    const ws = connection.ws;
+    if (connection.ws.readyState !== WebSocket.OPEN) return;
+    outbox.queue(connection.ws, JSON.stringify(reply));
+  }
+
+  function writeReply(ws: WebSocket, text: string): void {
     if (ws.readyState !== WebSocket.OPEN) return;
     if (ws.bufferedAmount > (options.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES)) {
       // The client has not read megabytes of replies: drop it rather than hold them all.
       ws.terminate();
       return;
     }
-    ws.send(JSON.stringify(reply));
+    ws.send(text);
+  }
+
+  /** Closes a socket after writing the replies queued for it (and the rest of the batch). */
+  function closeSocket(ws: WebSocket, code: number, reason: string): void {
+    outbox.flush();
+    ws.close(code, reason);
   }
 
   const reaper = options.sessionTimeoutMs === undefined
@@ -210,7 +230,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
         for (const connection of connections) {
           if (!connection.busy && connection.queued === 0 && now - connection.lastActivity > options.sessionTimeoutMs!) {
             connection.session.close('the session was idle too long');
-            connection.ws.close(1000, `idle for more than ${Math.round(options.sessionTimeoutMs! / 1000)} s`);
+            closeSocket(connection.ws, 1000, `idle for more than ${Math.round(options.sessionTimeoutMs! / 1000)} s`);
           }
         }
       }, Math.min(1000, Math.max(50, options.sessionTimeoutMs / 4)));
@@ -230,7 +250,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     url: `http://${hostInUrl}:${port}`,
     port,
     get activeSessions() {
-      return connections.size;
+      return activeSessions();
     },
     async close(graceMs = 5000) {
       if (closing) return;
@@ -245,7 +265,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
       for (const connection of connections) connection.session.close('the server is shutting down');
       for (const session of stateless) session.close('the server is shutting down');
       await Promise.race([Promise.all([...connections].map((connection) => connection.queue)), delay(1000)]);
-      for (const connection of connections) connection.ws.close(1001, 'the server is shutting down');
+      for (const connection of connections) closeSocket(connection.ws, 1001, 'the server is shutting down');
       await Promise.race([Promise.all([...connections].map((connection) => new Promise((resolve) => connection.ws.once('close', resolve)))), delay(1000)]);
       for (const connection of connections) connection.ws.terminate();
       http.closeAllConnections();
@@ -270,7 +290,7 @@ function errorReply(error: WireError): unknown {
 }
 
 function httpStatusOf(code: WireErrorCode): number {
-  return code === 'VALIDATION_ERROR' ? 422 : code === 'INVALID_JSON' ? 400 : code === 'EXECUTION_ERROR' ? 500 : 409;
+  return code === 'VALIDATION_ERROR' ? 422 : code === 'INVALID_JSON' ? 400 : code === 'EXECUTION_ERROR' ? 500 : code === 'CAPACITY_REACHED' ? 503 : 409;
 }
 
 /** Whether the request carries the bearer token (always, when there is none). */

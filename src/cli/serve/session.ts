@@ -52,6 +52,8 @@ interface Episode {
   abort: AbortController;
   steps: number;
   done: boolean;
+  /** The rollout has returned (or thrown): there is nothing left to stop. */
+  settled: boolean;
 }
 
 /** The episodes of one client, one at a time. */
@@ -79,6 +81,7 @@ export class ServeSession {
       abort: new AbortController(),
       steps: 0,
       done: false,
+      settled: false,
     };
     this.episode = episode;
     const env = this.served.env;
@@ -86,8 +89,14 @@ export class ServeSession {
       .rollout(episode.policy, task, {}, { signal: episode.abort.signal, taskIndex })
       .then((trajectory) => (trajectory.stopReason === 'aborted' ? trajectory : scoreAlone(env, trajectory)))
       .then(
-        (trajectory) => episode.policy.finish(trajectory),
-        (error: unknown) => episode.policy.finish(crashedTrajectory(task, taskIndex, `${env.name}: ${errorMessage(error)}`)),
+        (trajectory) => {
+          episode.settled = true;
+          episode.policy.finish(trajectory);
+        },
+        (error: unknown) => {
+          episode.settled = true;
+          episode.policy.finish(crashedTrajectory(task, taskIndex, `${env.name}: ${errorMessage(error)}`));
+        },
       );
     return this.observe(episode, await episode.policy.nextEvent());
   }
@@ -121,6 +130,8 @@ export class ServeSession {
     if (!episode) return;
     this.episode = undefined;
     episode.done = true;
+    // A finished rollout has nothing to stop (and an abort is not free: it builds a DOMException with its stack).
+    if (episode.settled) return;
     episode.policy.cancel(reason);
     episode.abort.abort();
   }

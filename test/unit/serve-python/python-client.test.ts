@@ -5,7 +5,7 @@
  * against the same fake, and every reward the Python client read must equal the one eval scored.
  * Then the error cases from Python: a step before reset, the session cap, a dropped client, the token.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,46 +15,17 @@ import { BUILTIN_ENVIRONMENTS } from '../../../src/envs/builtin/index.ts';
 import type { Message, ScriptedPolicy } from '../../../src/envs/index.ts';
 import { loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
 import { completionBody, startFakeOpenAIServer, type FakePolicy } from '../../support/fake-openai-server.ts';
-import { readResults, runTabrl, TABRL_BIN, writeEnvFile } from '../../support/tabrl-cli.ts';
+import { readResults, runTabrl, writeEnvFile } from '../../support/tabrl-cli.ts';
+import { startServeProcess, type ServeProcess } from '../../support/serve-wire.ts';
 
 const PYTHON_DIR = fileURLToPath(new URL('../../../python', import.meta.url));
 // The environment file here is the test's own and type-checks; skipping the check (for built-ins it
 // is a no-op) keeps each test well inside its limit on a loaded machine.
 const NO_TYPECHECK = ['--no-typecheck'];
 
-/** A running `tabrl serve`: its base URL (http://127.0.0.1:PORT) and how to stop it. */
-interface ServeProcess {
-  url: string;
-  stop(): Promise<void>;
-}
-
 /** Starts `tabrl serve SPEC --port 0 ...flags` and resolves once it printed its listening line. */
 function startServe(spec: string, flags: string[] = [], env: Record<string, string> = {}): Promise<ServeProcess> {
-  const child: ChildProcess = spawn(process.execPath, [TABRL_BIN, 'serve', spec, '--port', '0', ...flags], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`tabrl serve did not print its listening line in 60 s:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /tabrl serve: listening on (http:\/\/127\.0\.0\.1:\d+) \(ws:\/\/127\.0\.0\.1:\d+\/ws\)/.exec(output);
-      if (!match) return;
-      clearTimeout(timer);
-      resolve({
-        url: match[1]!,
-        stop: async () => {
-          child.kill('SIGTERM');
-          await exited;
-        },
-      });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`tabrl serve exited (${code}) before listening:\n${output}`));
-    });
-  });
+  return startServeProcess([spec, '--port', '0', ...flags], { env });
 }
 
 /** Runs python/tests/drive_serve.py with python3 (no PYTHON* variables, no user site-packages). */

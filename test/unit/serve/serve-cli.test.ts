@@ -3,35 +3,21 @@
  * bad flags with usage errors, warns when it listens beyond loopback, and on SIGTERM finishes the
  * step in progress, closes every socket (1001) and exits 143 promptly.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startFakeOpenAIServer } from '../../support/fake-openai-server.ts';
-import { runTabrl, TABRL_BIN, writeEnvFile } from '../../support/tabrl-cli.ts';
-import { WireClient } from './wire-client.ts';
+import { runTabrl, writeEnvFile } from '../../support/tabrl-cli.ts';
+import { startServeProcess, WireClient, type ServeProcess } from '../../support/serve-wire.ts';
 
-const LISTENING = /^tabrl serve: listening on (http:\/\/[^ ]+) \((ws:\/\/[^ ]+\/ws)\)$/m;
-
-const running: ChildProcess[] = [];
+const running: ServeProcess[] = [];
 afterEach(() => {
-  for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const { child } of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
 });
 
-/** Starts `tabrl serve ...args` and resolves once it prints its listening line. */
-function startServe(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; wsUrl: string; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [TABRL_BIN, 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-      const match = LISTENING.exec(stdout);
-      if (match) resolve({ child, url: match[1]!, wsUrl: match[2]!, stderr: () => stderr, exited });
-    });
-    void exited.then((code) => reject(new Error(`tabrl serve exited with ${code} before listening:\n${stdout}\n${stderr}`)));
-  });
+/** Starts `tabrl serve ...args` and resolves once it prints its listening line (killed after the test if still running). */
+async function startServe(args: string[], env: Record<string, string> = {}): Promise<ServeProcess> {
+  const server = await startServeProcess(args, { env, timeoutMs: 80_000 });
+  running.push(server);
+  return server;
 }
 
 const SLOW_ENV = `

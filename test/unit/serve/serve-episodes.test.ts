@@ -9,15 +9,12 @@ import { BUILTIN_ENVIRONMENTS } from '../../../src/envs/builtin/index.ts';
 import { evaluate, ScriptedClient, type Environment, type Message, type ScriptedPolicy, type ScriptedReply, type Task } from '../../../src/envs/index.ts';
 import { closeEnvironment, loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
 import { writeEnvFile } from '../../support/tabrl-cli.ts';
-import { serveForTest, WireClient, type Reply } from './wire-client.ts';
+import { adderEnvironmentSource, playEpisode, serveForTest, WireClient, type Reply } from '../../support/serve-wire.ts';
 
-/** Plays one episode of task `taskIndex` over the wire, answering each observation with `policy`; returns every reply. */
-async function playEpisode(url: string, taskIndex: number, policy: (messages: Message[]) => Promise<Reply> | Reply): Promise<Reply[]> {
+/** Plays one episode of task `taskIndex` in a session of its own, answering each observation with `policy`; returns every reply. */
+async function playInNewSession(url: string, taskIndex: number, policy: (messages: Message[]) => Promise<Reply> | Reply): Promise<Reply[]> {
   const client = await WireClient.open(url);
-  const replies: Reply[] = [await client.request({ type: 'reset', data: { task_index: taskIndex } })];
-  while (replies.at(-1).type === 'observation' && !replies.at(-1).data.done) {
-    replies.push(await client.request({ type: 'step', data: await policy(replies.at(-1).data.observation.messages) }));
-  }
+  const replies = await playEpisode(client, { task_index: taskIndex }, policy);
   await client.close();
   return replies;
 }
@@ -41,7 +38,7 @@ describe('reverse-text over the wire', () => {
     const expert = await BUILTIN_ENVIRONMENTS['reverse-text'].expert(env);
     for (const [taskIndex, reply] of [[0, undefined], [3, 'olleh'], [5, '<reversed>abc</reversed>']] as const) {
       const task = env.dataset[taskIndex]!;
-      const replies = await playEpisode(server.wsUrl, taskIndex, async (messages) => ({ message: reply ?? String(await expert(messages, { model: 'm', messages })) }));
+      const replies = await playInNewSession(server.wsUrl, taskIndex, async (messages) => ({ message: reply ?? String(await expert(messages, { model: 'm', messages })) }));
       expect(replies.map((r) => r.type)).toEqual(['observation', 'observation']);
       const [first, last] = replies;
       expect(first.data).toMatchObject({ reward: null, done: false, terminated: false, truncated: false });
@@ -87,7 +84,7 @@ describe('wordle over the wire (multi-turn)', () => {
     const guesses = ['<guess>crane</guess>', '<guess>slate</guess>', 'no guess here', '<guess>pious</guess>'];
     for (const [taskIndex, script] of [[0, undefined], [1, guesses]] as const) {
       let turn = 0;
-      const replies = await playEpisode(server.wsUrl, taskIndex, async (messages) => ({ message: script ? script[Math.min(turn++, script.length - 1)]! : String(await expert(messages, { model: 'm', messages })) }));
+      const replies = await playInNewSession(server.wsUrl, taskIndex, async (messages) => ({ message: script ? script[Math.min(turn++, script.length - 1)]! : String(await expert(messages, { model: 'm', messages })) }));
       const record = await evaluateOne(env, env.dataset[taskIndex]!, script ?? expert);
       const last = replies.at(-1);
       expect(replies.length - 1).toBe(record.turns.length);
@@ -104,30 +101,7 @@ describe('wordle over the wire (multi-turn)', () => {
   });
 });
 
-const TOOL_ENV = `
-import { ToolEnv, Rubric, defineTool, type ToolState } from 'tabrl';
-
-const add = defineTool<{ a: number; b: number }>({
-  name: 'add',
-  description: 'Adds two numbers.',
-  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
-  run: ({ a, b }) => String(a + b),
-});
-
-export default function loadEnvironment() {
-  return new ToolEnv({
-    name: 'adder',
-    dataset: [{ question: 'What is 2 + 3?', answer: '5' }, { question: 'What is 10 + 7?', answer: '17' }],
-    tools: [add],
-    maxTurns: 4,
-    rubric: new Rubric<ToolState>({ rewards: [
-      { name: 'correct', fn: ({ completion, answer }) => (completion.at(-1)?.content.trim() === answer ? 1 : 0) },
-      { name: 'usedTool', weight: 0.5, fn: ({ state }) => (state.toolCalls > 0 ? 1 : 0) },
-      { name: 'turns', metric: 'info', fn: ({ state }) => state.turn },
-    ] }),
-  });
-}
-`;
+const TOOL_ENV = adderEnvironmentSource([{ question: 'What is 2 + 3?', answer: '5' }, { question: 'What is 10 + 7?', answer: '17' }]);
 
 describe('an environment file with a ToolEnv, in its own process', () => {
   let env: Environment;
@@ -165,7 +139,7 @@ describe('an environment file with a ToolEnv, in its own process', () => {
 
   test('OpenAI tool_calls beside the message work as well, and a wrong answer scores what evaluate() scores', async () => {
     const calls = [{ id: 'c1', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":2}' } }];
-    const replies = await playEpisode(server.wsUrl, 0, (messages) => (messages.some((m) => m.role === 'tool') ? { message: '4' } : { message: 'let me add', tool_calls: calls }));
+    const replies = await playInNewSession(server.wsUrl, 0, (messages) => (messages.some((m) => m.role === 'tool') ? { message: '4' } : { message: 'let me add', tool_calls: calls }));
     const record = await evaluateOne(env, env.dataset[0]!, [{ content: 'let me add', tool_calls: calls as never }, '4']);
     expect(replies.at(-1).data.reward).toBe(record.reward);
     expect(record.reward).toBe(0.5);

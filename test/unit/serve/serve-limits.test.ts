@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MultiTurnEnv, SingleTurnEnv, type Environment, type Message, type Trajectory } from '../../../src/envs/index.ts';
 import { closeEnvironment, loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
 import { writeEnvFile } from '../../support/tabrl-cli.ts';
-import { serveForTest, WireClient } from './wire-client.ts';
+import { playEpisode, serveForTest, WireClient } from '../../support/serve-wire.ts';
 
 /** Records every rollout the environment starts, so a test can see that one ended. */
 function watchRollouts(env: Environment): Promise<Trajectory>[] {
@@ -27,10 +27,9 @@ function watchRollouts(env: Environment): Promise<Trajectory>[] {
 /** Plays task 0 of reverse-text to the end and returns the final reply. */
 async function playReverseText(url: string) {
   const client = await WireClient.open(url);
-  await client.request({ type: 'reset', data: { task_index: 0 } });
-  const last = await client.request({ type: 'step', data: { message: '<reversed>a toh lla</reversed>' } });
+  const replies = await playEpisode(client, { task_index: 0 }, () => ({ message: '<reversed>a toh lla</reversed>' }));
   await client.close();
-  return last;
+  return replies.at(-1);
 }
 
 describe('errors and limits of a session', () => {
@@ -71,6 +70,16 @@ describe('errors and limits of a session', () => {
     expect((await client.request({ type: 'mcp', data: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).data.result.tools).toEqual([]);
     expect((await client.request({ type: 'mcp', data: { jsonrpc: '2.0', id: 2, method: 'tools/call' } })).data.error.code).toBe(-32601);
     await client.close();
+  });
+
+  test('a close sent right behind a step, without waiting, still gets the step\'s reply before the socket closes', async () => {
+    const client = await WireClient.open(server.wsUrl);
+    await client.request({ type: 'reset', data: { task_index: 0 } });
+    client.ws.send(JSON.stringify({ type: 'step', data: { message: '<reversed>a toh lla</reversed>' } }));
+    client.ws.send(JSON.stringify({ type: 'close' }));
+    const first = await Promise.race([client.next(), client.closed.then(() => 'closed with no reply')]);
+    expect(first).toMatchObject({ type: 'observation', data: { done: true, reward: expect.any(Number) } });
+    expect((await client.closed).code).toBe(1000);
   });
 
   test('the session cap: one more session gets CAPACITY_REACHED with the counts, then is closed; a freed slot is taken again', async () => {
@@ -236,6 +245,39 @@ describe('the HTTP routes', () => {
     expect(bad.status).toBe(422);
     expect((await bad.json()).detail).toMatch(/message/);
     expect((await fetch(`${server.url}/reset`, { method: 'POST', body: '{nope' })).status).toBe(400);
+  });
+
+  test('a stateless request holds a session while it runs: over --max-sessions it gets 503 CAPACITY_REACHED, and a WebSocket is refused meanwhile', async () => {
+    let entered: () => void = () => {};
+    let release: () => void = () => {};
+    const inEnvironmentCode = new Promise<void>((resolve) => (entered = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    class Gated extends MultiTurnEnv {
+      override async envResponse(): Promise<Message[]> {
+        entered();
+        await released;
+        return [];
+      }
+      override isCompleted(): boolean {
+        return true;
+      }
+    }
+    const gated = await serveForTest(new Gated({ name: 'gated', dataset: [{ question: 'Talk.' }] }), { maxSessions: 1 });
+    const post = (route: string, body: unknown) => fetch(`${gated.url}${route}`, { method: 'POST', body: JSON.stringify(body) });
+    const running = post('/step', { action: { message: 'hi' } });
+    await inEnvironmentCode;
+    expect(gated.activeSessions).toBe(1);
+    const refused = await post('/reset', {});
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ code: 'CAPACITY_REACHED', detail: expect.stringContaining('--max-sessions'), active_sessions: 1, max_sessions: 1 });
+    const socket = await WireClient.open(gated.wsUrl);
+    expect((await socket.next()).data.code).toBe('CAPACITY_REACHED');
+    expect((await socket.closed).code).toBe(1013);
+    release();
+    expect(await (await running).json()).toMatchObject({ done: true });
+    expect(gated.activeSessions).toBe(0);
+    expect((await post('/reset', {})).status).toBe(200);
+    await gated.close(100);
   });
 });
 

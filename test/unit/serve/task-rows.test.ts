@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { loadEnvironmentSpec } from '../../../src/cli/load-environment.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';
-import { serveForTest, WireClient } from './wire-client.ts';
+import { serveForTest, WireClient } from '../../support/serve-wire.ts';
 
 test('each row of tabrl tasks rows resets the served episode of its task, whose prompt it carries', async () => {
   const out = join(mkdtempSync(join(tmpdir(), 'tabrl-rows-')), 'rows.jsonl');
