@@ -11,7 +11,7 @@ import type { WasmKernels } from '../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { attentionBackward, attentionForward } from '../../../src/gpu/reference/attention.ts';
 import { matmulBackward, matmulForward } from '../../../src/gpu/reference/matmul.ts';
 import { swigluBackward, swigluForward } from '../../../src/gpu/reference/swiglu.ts';
-import { expectClose, randomArray } from '../../unit/gpu/expect-close.ts';
+import { expectClose, randomArray } from '../../support/expect-close.ts';
 
 // f32 sums against the reference's f64; inputs are in [-1, 1).
 const TOLERANCE = { atol: 2e-4, rtol: 1e-4 };

@@ -7,7 +7,7 @@ import { expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../../src/gpu/fast-cpu/fast-ops.ts';
 import { canShareMemory, createBrowserWasmKernels, fastCpuLabel, NOT_ISOLATED_REASON } from '../../../../src/gpu/fast-cpu/web-kernel-threads.ts';
 import { matmulForward } from '../../../../src/gpu/reference/matmul.ts';
-import { expectClose, randomArray } from '../expect-close.ts';
+import { expectClose, randomArray } from '../../../support/expect-close.ts';
 
 it('without cross-origin isolation, four threads asked for become one thread that says why', async () => {
   expect(canShareMemory()).toBe(false);
