@@ -111,7 +111,7 @@ async function load(factory: unknown, message: Omit<Extract<HostMessage, { type:
   if (typeof exports.default !== 'function') {
     throw new Error('the environment file has no default export; it ends with `export default function loadEnvironment(args) { ... }`');
   }
-  const args = message.judge ? { ...message.args, judgeClient: createHostClient('judge') } : message.args;
+  const args = { ...message.args, ...(message.judge ? { judgeClient: createHostClient('judge') } : {}), ...(message.simulator ? { simulatorClient: createHostClient('simulator') } : {}) };
   let loaded: unknown;
   try {
     loaded = await (exports.default as (args: Record<string, unknown>) => unknown)(args);

@@ -97,8 +97,8 @@ export async function runSynthBackwards(argv: string[]): Promise<number> {
   console.log(`planted ${verified.length} tasks: kept ${kept.length}, answerable without tools ${report.rejections['answerable-without-tools']}, unsolved with tools ${report.rejections['unsolved-with-tools']}`);
   if (kept.length > 0) {
     console.log(`pass rate of kept tasks: with tools ${report.keptToolPassRate!.toFixed(3)}, without tools ${report.keptClosedBookPassRate!.toFixed(3)}`);
-    writeWhole(join(out, 'env.ts'), simulatedEnvironmentFile({ name: 'planted-tasks', tasks: kept.map(plantedEnvironmentTask), tools, records, corrections, scoring: 'exact', origin: `planted backwards from ${source}`, defaultSimulator: simulatorSettings.model === 'heuristic' ? 'scripted' : 'judge' }));
-    console.error(`wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (run it with tabrl eval ${join(out, 'env.ts')})`);
+    writeWhole(join(out, 'env.ts'), simulatedEnvironmentFile({ name: 'planted-tasks', tasks: kept.map(plantedEnvironmentTask), tools, records, corrections, scoring: 'exact', origin: `planted backwards from ${source}`, defaultSimulator: simulatorSettings.model === 'heuristic' ? 'scripted' : 'simulator' }));
+    console.error(`wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (run it with tabrl eval ${join(out, 'env.ts')}${simulatorSettings.model === 'heuristic' ? '' : ' --simulator-base-url URL --simulator-model NAME'})`);
   } else {
     console.error(`no task was kept, so no env.ts was written; every planted task is in ${join(out, 'tasks.jsonl')} with its pass rates`);
   }
