@@ -5,12 +5,14 @@
  * file uses ('tabrl', 'tabrl/builtin/<file>'), as builtins.ts does for the built-ins.
  */
 import gullibleJudge from './sources/gullible-judge.ts?raw';
+import parcelDesk from './sources/parcel-desk.ts?raw';
 
 /** The name of a lesson source. */
-export type LessonSourceName = 'gullible-judge';
+export type LessonSourceName = 'gullible-judge' | 'parcel-desk';
 
 const RAW_SOURCES: Record<LessonSourceName, string> = {
   'gullible-judge': gullibleJudge,
+  'parcel-desk': parcelDesk,
 };
 
 /** Rewrites `../../../envs/index.ts` to 'tabrl' and `../../../envs/builtin/x.ts` to 'tabrl/builtin/x'. */
