@@ -47,6 +47,7 @@ describe('lesson 7: an agent for a tool you cannot call', () => {
     expect(rows).toEqual(['1track_parcel8100%100%—', '1reschedule_delivery20%33%—', '1find_parcels367%67%—', '1all tools1377%82%—', '2track_parcel8100%100%—', '2reschedule_delivery20%33%—', '2find_parcels367%67%—', '2all tools1377%82%—']);
     expect(text).toContain('`track_parcel` 8 calls 100 % exact, `reschedule_delivery` 2 calls 0 %, `find_parcels` 3 calls 67 %; all tools 77 % exact and 82 % of JSON fields agreeing');
     expect(text).toContain('stays at 77 % / 82 %');
+    await page.getByTestId('tools-fidelity-table').scrollIntoViewIfNeeded();
     await screenshot(page, 'lesson-7-fidelity');
 
     // Step 3: tasks planted backwards, verified by the offline solver with and without tools.

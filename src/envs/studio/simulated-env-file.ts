@@ -28,7 +28,7 @@ export interface SimulatedEnvironmentFileOptions {
 }
 
 /** Who answers the simulated tools: the offline scripted simulator, the lent simulator model, or the lent judge. */
-export type SimulatorChoice = 'scripted' | 'simulator' | 'judge';
+type SimulatorChoice = 'scripted' | 'simulator' | 'judge';
 
 /** The flags that lend each simulator choice's model, for messages. */
 const LENDING_FLAGS: Record<Exclude<SimulatorChoice, 'scripted'>, string> = {

@@ -71,7 +71,7 @@ export interface ToolSimulatorOptions {
 }
 
 /** Groups whose results the simulator's cache keeps unless told otherwise. */
-export const DEFAULT_MAX_CACHED_GROUPS = 256;
+const DEFAULT_MAX_CACHED_GROUPS = 256;
 
 /** Heading lines of the simulator prompt that `ScriptedSimulatorClient` reads back. */
 export const SIMULATOR_CALL_HEADING = '### Call ';

@@ -1,8 +1,8 @@
 // The simulator as its own lent role: `tabrl eval` of a simulated-tool environment file with a
 // simulator (--simulator-*) and a judge (--judge-*) side by side, each answering only its own calls
 // through the environment's isolated process; a missing simulator is an error naming the flags;
-// calibrate lends the offline scripted simulator with --simulator-model heuristic; train and serve
-// take the flags.
+// --simulator-model heuristic lends the offline scripted simulator; train, serve and calibrate take
+// the flags.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,7 +46,7 @@ afterAll(() => server.close());
 describe('--simulator-* lends the simulator as its own role', () => {
   test('eval with a simulator and a judge: each gets its own calls; without a simulator the error names the flags', { timeout: 180_000 }, async () => {
     const out = join(dir, 'eval');
-    const run = await tabrl(['eval', envFile, '--base-url', server.baseURL, '--model', 'agent', '--judge-base-url', server.baseURL, '--judge-model', 'grader', '--simulator-base-url', server.baseURL, '--simulator-model', 'sim', '-n', '2', '-r', '2', '--out', out]);
+    const run = await tabrl(['eval', envFile, '--base-url', server.baseURL, '--model', 'agent', '--judge-base-url', server.baseURL, '--judge-model', 'grader', '--simulator-base-url', server.baseURL, '--simulator-model', 'sim', '-n', '2', '-r', '2', '--no-typecheck', '--out', out]);
     expect(run.code).toBe(0);
     const byModel = (model: string) => server.requests.filter((request) => request.model === model);
     // One simulator call per task (the group of 2 shares it), each a simulator prompt for that task's parcel.
@@ -65,15 +65,15 @@ describe('--simulator-* lends the simulator as its own role', () => {
     expect(missing.stderr).toContain('the tools are simulated by a lent simulator model and none was given: add --simulator-base-url URL --simulator-model NAME');
   });
 
-  test('calibrate lends the scripted simulator with --simulator-model heuristic; train and serve take the flags', { timeout: 180_000 }, async () => {
-    const out = join(dir, 'calibrate');
-    const run = await tabrl(['calibrate', envFile, '--base-url', server.baseURL, '--model', 'agent', '--judge-base-url', server.baseURL, '--judge-model', 'grader', '--simulator-model', 'heuristic', '-r', '2', '--out', out]);
+  test('--simulator-model heuristic lends the scripted simulator; train, serve and calibrate take the flags', { timeout: 180_000 }, async () => {
+    const out = join(dir, 'heuristic');
+    const run = await tabrl(['eval', envFile, '--base-url', server.baseURL, '--model', 'agent', '--judge-base-url', server.baseURL, '--judge-model', 'grader', '--simulator-model', 'heuristic', '-n', '2', '-r', '1', '--no-typecheck', '--out', out]);
     expect(run.code).toBe(0);
     const results = jsonl(join(out, 'results.jsonl')) as { completion: Message[] }[];
     // The scripted simulator answers an unrecorded id with the nearest record: the recorded parcel's result.
-    expect(results.every((result) => result.completion[1]!.content === RECORDS[0]!.result)).toBe(true);
-    expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'))).toMatchObject({ simulator: { model: 'heuristic' } });
-    for (const command of ['train', 'serve']) {
+    expect(results.map((result) => result.completion[1]!.content)).toEqual([RECORDS[0]!.result, RECORDS[0]!.result]);
+    expect(JSON.parse(readFileSync(join(out, 'metadata.json'), 'utf8'))).toMatchObject({ simulator: { model: 'heuristic' } });
+    for (const command of ['train', 'serve', 'calibrate']) {
       const help = await tabrl([command, '--help']);
       expect(help.stdout).toContain('--simulator-base-url URL');
       expect(help.stdout).toContain('args.simulatorClient');
