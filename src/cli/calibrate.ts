@@ -16,6 +16,7 @@ import { compileEnvironmentInChild } from './env-compile-process.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { createEndpointClient, createRoleClient, roleOptions, roleSettingsFromFlags, type RoleSettings } from './model-roles.ts';
 import { judgeSettingsFromFlags, judgeUsage, createJudgeClient } from './judge.ts';
+import { lendSimulator, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
 import { JsonlAppender, prepareStudioFolder, writeWhole } from './studio-output.ts';
@@ -50,6 +51,7 @@ Options:
   --timeout SECONDS         per-request timeout (default 120)
   --time-limit SECONDS      an environment file's code may run this long without returning (default 5)
 ${judgeUsage(28)}
+${simulatorUsage(28)}
   --json                    print the counts as JSON`;
 
 const OUTPUTS = ['results.jsonl', 'calibration.jsonl', 'kept-tasks.jsonl', 'report.json', 'env.ts', 'environment.mjs', 'environment.d.mts'];
@@ -62,7 +64,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      ...roleOptions(['policy', 'judge']),
+      ...roleOptions(['policy', 'judge', 'simulator']),
       'base-url': { type: 'string' },
       model: { type: 'string' },
       'api-key-env': { type: 'string' },
@@ -105,6 +107,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     ...(values.seed !== undefined ? { seed: integerFlag(values.seed, '--seed', 0, 0) } : {}),
   };
   const judgeSettings = judgeSettingsFromFlags(values);
+  const simulatorSettings = simulatorSettingsFromFlags(values);
   prepareStudioFolder(values.out, OUTPUTS, values.overwrite === true);
   const out = values.out;
 
@@ -113,7 +116,8 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     : createEndpointClient('policy', policySettings, { timeoutMs });
   const judge = judgeSettings ? { client: createJudgeClient(judgeSettings, timeoutMs), model: judgeSettings.model } : undefined;
   const envArgs = jsonObjectFlag(values['env-args'], '--env-args');
-  const env = await loadEnvironmentSpec(spec, { args: envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
+  const simulator = simulatorSettings ? await lendSimulator(simulatorSettings, timeoutMs) : undefined;
+  const env = await loadEnvironmentSpec(spec, { args: envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}) });
   try {
     const tasks = env.evaluationTasks;
     const numTasks = Math.min(integerFlag(values['num-tasks'], '--num-tasks', tasks.length, 1), tasks.length);
@@ -147,7 +151,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     for (const task of calibration) counts[task.label] += 1;
     const interrupted = stop.received !== undefined;
     const complete = !interrupted && !evaluation.stoppedEarly;
-    writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: interrupted ? 'interrupted' : evaluation.stoppedEarly ? 'failed' : 'completed', environment: spec, env_args: envArgs, policy: policySettings satisfies RoleSettings, ...(judgeSettings ? { judge: judgeSettings } : {}), rollouts_per_task: rolloutsPerTask, keep, counts, tasks: calibration.length, mean_learnability: calibration.reduce((sum, task) => sum + task.learnability, 0) / Math.max(1, calibration.length), summary: summarizeRollouts(evaluation.records, rolloutsPerTask), ...(evaluation.stoppedEarly ? { stopped_early: evaluation.stoppedEarly } : {}) }, null, 2)}\n`);
+    writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: interrupted ? 'interrupted' : evaluation.stoppedEarly ? 'failed' : 'completed', environment: spec, env_args: envArgs, policy: policySettings satisfies RoleSettings, ...(judgeSettings ? { judge: judgeSettings } : {}), ...(simulatorSettings ? { simulator: simulatorSettings } : {}), rollouts_per_task: rolloutsPerTask, keep, counts, tasks: calibration.length, mean_learnability: calibration.reduce((sum, task) => sum + task.learnability, 0) / Math.max(1, calibration.length), summary: summarizeRollouts(evaluation.records, rolloutsPerTask), ...(evaluation.stoppedEarly ? { stopped_early: evaluation.stoppedEarly } : {}) }, null, 2)}\n`);
     let envNote: string;
     if (kept.length > 0 && complete) {
       const origin = `K = ${rolloutsPerTask}, keep ${keep[0]}-${keep[1]}`;

@@ -9,6 +9,8 @@ import { resolve } from 'node:path';
 import { integerFlag, jsonObjectFlag, numberFlag } from './flags.ts';
 import { judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { readJudgePanelFile, type JudgePanelSettings } from './judge-panel-file.ts';
+import type { RoleSettings } from './model-roles.ts';
+import { simulatorSettingsFromFlags } from './simulator-role.ts';
 import { isEnvironmentPath } from './load-environment.ts';
 import { parseBackendName } from './open-model.ts';
 
@@ -26,11 +28,12 @@ interface ResumableEvalSettings {
   concurrency: number;
   judge?: JudgeSettings;
   judge_panel?: JudgePanelSettings;
+  simulator?: RoleSettings;
   state_columns?: string[];
 }
 
 /** The `tabrl eval` flag values a resume compares (undefined where the flag was not given). */
-type EvalFlagValues = Partial<Record<'base-url' | 'model' | 'backend' | 'num-tasks' | 'rollouts-per-task' | 'max-tokens' | 'temperature' | 'top-p' | 'seed' | 'concurrency' | 'env-args' | 'out' | 'judge-base-url' | 'judge-model' | 'judge-api-key-env' | 'judges' | 'state-columns', string>> & {
+type EvalFlagValues = Partial<Record<'base-url' | 'model' | 'backend' | 'num-tasks' | 'rollouts-per-task' | 'max-tokens' | 'temperature' | 'top-p' | 'seed' | 'concurrency' | 'env-args' | 'out' | 'judge-base-url' | 'judge-model' | 'judge-api-key-env' | 'judges' | 'simulator-base-url' | 'simulator-model' | 'simulator-api-key-env' | 'state-columns', string>> & {
   overwrite?: boolean;
 };
 
@@ -66,6 +69,10 @@ export function conflictingResumeFlags(values: EvalFlagValues, positionals: read
   if (values['judge-base-url'] !== undefined || values['judge-model'] !== undefined || values['judge-api-key-env'] !== undefined) {
     const judge = judgeSettingsFromFlags(values);
     if (!isDeepStrictEqual(judge, saved.judge)) conflicts.push(`the judge flags (the run's judge is ${saved.judge ? `${saved.judge.model} at ${saved.judge.baseUrl}` : 'none'})`);
+  }
+  if (values['simulator-base-url'] !== undefined || values['simulator-model'] !== undefined || values['simulator-api-key-env'] !== undefined) {
+    const simulator = simulatorSettingsFromFlags(values);
+    if (!isDeepStrictEqual(simulator, saved.simulator)) conflicts.push(`the simulator flags (the run's simulator is ${saved.simulator ? `${saved.simulator.model}${saved.simulator.baseUrl ? ` at ${saved.simulator.baseUrl}` : ''}` : 'none'})`);
   }
   if (values.judges !== undefined) {
     const panel = readJudgePanelFile(values.judges);

@@ -24,6 +24,8 @@ import { capText } from '../isolation/message-check.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { checkSimulatorSettings, lendSimulator, SIMULATOR_FLAG_OPTIONS, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
+import type { RoleSettings } from './model-roles.ts';
 import { checkJudgePanel, createJudgePanelClient, judgePanelMetadata, readJudgePanelFile, splitRecordIds, type JudgePanelSettings } from './judge-panel-file.ts';
 import { tabrlVersion } from './version.ts';
 import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
@@ -63,6 +65,7 @@ ${judgeUsage(26)}
   --judges FILE           a panel of judge endpoints lent as one judge: JSON {"aggregation": "mean|majority|unanimous",
                           "judges": [{"name", "baseUrl", "model", "apiKeyEnv"?}, …]}; the summary and metadata.json
                           (judge_panel) get the panel's agreement (pairwise, Fleiss' kappa) and the split rollouts
+${simulatorUsage(26)}
   --state-columns A,B     copy these fields of each rollout's final state to the top level of its results.jsonl line
   --no-typecheck          run an environment file without type-checking it first
   --json                  print the summary as JSON instead of a table
@@ -85,6 +88,8 @@ interface EvalSettings {
   judge?: JudgeSettings;
   /** A panel of judges lent as one (`--judges FILE`); metadata.json adds its agreement after the run. */
   judge_panel?: JudgePanelSettings;
+  /** A tool simulator lent to the environment as args.simulatorClient (`--simulator-*`). */
+  simulator?: RoleSettings;
   /** State fields copied to the top level of each results line. */
   state_columns?: string[];
   started_at: string;
@@ -119,6 +124,7 @@ export async function runEval(argv: string[]): Promise<number> {
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
       judges: { type: 'string' },
+      ...SIMULATOR_FLAG_OPTIONS,
       'state-columns': { type: 'string' },
       'no-typecheck': { type: 'boolean' },
       json: { type: 'boolean' },
@@ -158,6 +164,7 @@ export async function runEval(argv: string[]): Promise<number> {
     const judge = judgeSettingsFromFlags(values);
     if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
     const judgePanel = values.judges === undefined ? undefined : readJudgePanelFile(values.judges);
+    const simulator = simulatorSettingsFromFlags(values);
     settings = {
       environment: isEnvironmentPath(spec) ? resolve(spec) : spec,
       environment_name: spec,
@@ -176,6 +183,7 @@ export async function runEval(argv: string[]): Promise<number> {
       concurrency: integerFlag(values.concurrency, '--concurrency', 8, 1),
       ...(judge ? { judge } : {}),
       ...(judgePanel ? { judge_panel: judgePanel } : {}),
+      ...(simulator ? { simulator } : {}),
       ...(values['state-columns'] !== undefined ? { state_columns: parseStateColumns(values['state-columns']) } : {}),
       started_at: new Date().toISOString(),
     };
@@ -196,7 +204,8 @@ export async function runEval(argv: string[]): Promise<number> {
   }
   const panel = settings.judge_panel ? createJudgePanelClient(settings.judge_panel, Math.round(timeoutSeconds * 1000)) : undefined;
   const judge = settings.judge ? { client: createJudgeClient(settings.judge, Math.round(timeoutSeconds * 1000)), model: settings.judge.model } : panel ? { client: panel, model: 'panel' } : undefined;
-  const env = await loadEnvironmentSpec(settings.environment, { args: settings.env_args, typecheck: !values['no-typecheck'], isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
+  const simulator = settings.simulator ? await lendSimulator(settings.simulator, Math.round(timeoutSeconds * 1000)) : undefined;
+  const env = await loadEnvironmentSpec(settings.environment, { args: settings.env_args, typecheck: !values['no-typecheck'], isolation: { timeLimitMs }, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}) });
   try {
     const numTasks = Math.min(settings.num_tasks, env.evaluationTasks.length);
     if (numTasks === 0) throw new CliError(`${env.name} has no tasks to evaluate (its evaluation set is empty); check --env-args`);
@@ -341,6 +350,7 @@ function checkSettings(metadata: Record<string, unknown>, path: string): EvalSet
     concurrency: count('concurrency'),
     ...(checkJudge(metadata.judge, path) ?? {}),
     ...(metadata.judge_panel !== undefined ? { judge_panel: checkJudgePanel(metadata.judge_panel, `${path}: judge_panel`) } : {}),
+    ...(metadata.simulator !== undefined ? { simulator: checkSimulatorSettings(metadata.simulator, path)! } : {}),
     ...(metadata.state_columns !== undefined ? { state_columns: stateColumnsOf(metadata.state_columns, bad) } : {}),
     started_at: text('started_at'),
   };

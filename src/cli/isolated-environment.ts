@@ -61,7 +61,14 @@ export interface IsolationOptions {
   judgeClient?: ChatClient;
   /** The model the judge's calls name (environment code cannot choose another; default 'default'). */
   judgeModel?: string;
+  /** A tool simulator held here and lent to `loadEnvironment` as `args.simulatorClient`; its calls come back here. */
+  simulatorClient?: ChatClient;
+  /** The model the simulator's calls name (default 'default'). */
+  simulatorModel?: string;
 }
+
+/** The lent clients of IsolationOptions, which have no default. */
+type LentClientOptions = 'judgeClient' | 'judgeModel' | 'simulatorClient' | 'simulatorModel';
 
 /** Loading the environment file failed: it threw, hung, exited or returned no environment. The message says which. */
 export class IsolatedLoadError extends Error {
@@ -128,7 +135,7 @@ class ChildSupervisor {
     private readonly guest: string,
     private readonly path: string,
     private readonly args: Record<string, unknown>,
-    private readonly limits: Required<Omit<IsolationOptions, 'judgeClient' | 'judgeModel'>> & { judgeClient?: ChatClient; judgeModel?: string },
+    private readonly limits: Required<Omit<IsolationOptions, LentClientOptions>> & Pick<IsolationOptions, LentClientOptions>,
   ) {
     this.environmentName = basename(path);
   }
@@ -181,7 +188,7 @@ class ChildSupervisor {
         resolve(loaded);
       };
       this.startWatchdog();
-      this.send(child, { type: 'load', code: this.code, guest: this.guest, filename: this.path, args: this.args, judge: this.limits.judgeClient !== undefined, maxMessageBytes: this.limits.maxMessageBytes, memoryBytes: this.limits.memoryMb * 2 ** 20, timeLimitMs: this.limits.timeLimitMs });
+      this.send(child, { type: 'load', code: this.code, guest: this.guest, filename: this.path, args: this.args, judge: this.limits.judgeClient !== undefined, simulator: this.limits.simulatorClient !== undefined, maxMessageBytes: this.limits.maxMessageBytes, memoryBytes: this.limits.memoryMb * 2 ** 20, timeLimitMs: this.limits.timeLimitMs });
     });
   }
 
@@ -275,14 +282,15 @@ class ChildSupervisor {
     }
   }
 
-  /** Answers a model call of the child with the rollout's client (or the judge), holding the clock of that rollout still meanwhile. */
+  /** Answers a model call of the child with the rollout's client (or a lent judge or simulator), holding the clock of that rollout still meanwhile. */
   private async answerModelCall(child: ChildProcess, message: Extract<ChildMessage, { type: 'create-completion' }>): Promise<void> {
     const rollout = this.active.get(message.rolloutId);
-    const client = message.client === 'judge' ? this.limits.judgeClient : rollout?.client;
-    const filtered = filterModelRequest(message.request, message.client === 'judge' ? (this.limits.judgeModel ?? 'default') : (rollout?.model ?? 'default'));
+    const lent = message.client === 'judge' ? { client: this.limits.judgeClient, model: this.limits.judgeModel } : message.client === 'simulator' ? { client: this.limits.simulatorClient, model: this.limits.simulatorModel } : undefined;
+    const client = lent ? lent.client : rollout?.client;
+    const filtered = filterModelRequest(message.request, lent ? (lent.model ?? 'default') : (rollout?.model ?? 'default'));
     let outcome: CompletionOutcome;
     if (!client) {
-      outcome = { ok: false, message: message.client === 'judge' ? 'no judge was given (tabrl eval --judge-base-url ...)' : 'a model call outside any rollout has no policy to answer it', kind: 'bad_request' };
+      outcome = { ok: false, message: lent ? `no ${message.client} was given (tabrl eval --${message.client}-base-url ...)` : 'a model call outside any rollout has no policy to answer it', kind: 'bad_request' };
     } else if (!filtered.ok) {
       outcome = { ok: false, message: filtered.message, kind: 'bad_request' };
     } else {
@@ -548,6 +556,8 @@ export async function loadIsolatedEnvironment(path: string, args: Record<string,
     maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     ...(options.judgeClient ? { judgeClient: options.judgeClient } : {}),
     ...(options.judgeModel !== undefined ? { judgeModel: options.judgeModel } : {}),
+    ...(options.simulatorClient ? { simulatorClient: options.simulatorClient } : {}),
+    ...(options.simulatorModel !== undefined ? { simulatorModel: options.simulatorModel } : {}),
   });
   process.once('exit', () => supervisor.close());
   try {

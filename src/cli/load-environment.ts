@@ -25,9 +25,17 @@ export interface LoadEnvironmentOptions {
   /** Type-check a file before running it (default true). */
   typecheck?: boolean;
   /** Time limits and memory cap of an environment file's process. */
-  isolation?: Omit<IsolationOptions, 'judgeClient' | 'judgeModel'>;
+  isolation?: Omit<IsolationOptions, 'judgeClient' | 'judgeModel' | 'simulatorClient' | 'simulatorModel'>;
   /** A judge lent to `loadEnvironment` as `args.judgeClient`, with `args.judgeModel`. */
-  judge?: { client: ChatClient; model: string };
+  judge?: LentModel;
+  /** A tool simulator lent to `loadEnvironment` as `args.simulatorClient`, with `args.simulatorModel`. */
+  simulator?: LentModel;
+}
+
+/** A model tabrl holds and lends to environment code: its client and the model name its calls use. */
+export interface LentModel {
+  client: ChatClient;
+  model: string;
 }
 
 /** True when `spec` names a file rather than a built-in environment. */
@@ -37,7 +45,7 @@ export function isEnvironmentPath(spec: string): boolean {
 
 /** Loads a built-in environment by name or an environment file by path. */
 export async function loadEnvironmentSpec(spec: string, options: LoadEnvironmentOptions = {}): Promise<Environment> {
-  const args = { ...options.args, ...(options.judge ? { judgeModel: options.judge.model } : {}) };
+  const args = { ...options.args, ...(options.judge ? { judgeModel: options.judge.model } : {}), ...(options.simulator ? { simulatorModel: options.simulator.model } : {}) };
   if (!isEnvironmentPath(spec)) {
     if (!(spec in BUILTIN_ENVIRONMENTS)) {
       const guess = closestName(spec, Object.keys(BUILTIN_ENVIRONMENTS));
@@ -46,7 +54,8 @@ export async function loadEnvironmentSpec(spec: string, options: LoadEnvironment
         2,
       );
     }
-    const watched = watchEnvArgs(options.judge ? { ...args, judgeClient: options.judge.client } : args, ['judgeClient', 'judgeModel']);
+    const lent = { ...(options.judge ? { judgeClient: options.judge.client } : {}), ...(options.simulator ? { simulatorClient: options.simulator.client } : {}) };
+    const watched = watchEnvArgs({ ...args, ...lent }, ['judgeClient', 'judgeModel', 'simulatorClient', 'simulatorModel']);
     let env: Environment;
     try {
       env = await loadBuiltinEnvironment(spec, watched.args);
@@ -76,7 +85,7 @@ async function loadEnvironmentFile(path: string, args: Record<string, unknown>, 
     if (errors.length > 0) {
       throw new CliError(`${path} does not compile:\n${errors.slice(0, 20).join('\n')}${errors.length > 20 ? `\n… and ${errors.length - 20} more` : ''}\n(fix the errors, or pass --no-typecheck to run it anyway)`);
     }
-    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client, judgeModel: options.judge.model } : {}) }, compiled.bundle);
+    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client, judgeModel: options.judge.model } : {}), ...(options.simulator ? { simulatorClient: options.simulator.client, simulatorModel: options.simulator.model } : {}) }, compiled.bundle);
   } catch (error) {
     if (error instanceof EnvFileCompileError) throw new CliError(`could not load ${path}: ${error.message}`);
     if (error instanceof IsolatedLoadError) throw new CliError(`${path}: ${error.message}`);

@@ -88,7 +88,7 @@ function createHostClient(client: ModelCallClient, rolloutId?: number): ChatClie
 async function load(factory: unknown, message: Omit<Extract<HostMessage, { type: 'load' }>, 'code'>): Promise<void> {
   maxMessageBytes = message.maxMessageBytes;
   const exports = moduleExports(factory as ModuleFactory, requireModule);
-  const loaded = await loadEnvironmentModule(exports, message.args, message.judge ? createHostClient('judge') : undefined);
+  const loaded = await loadEnvironmentModule(exports, message.args, { ...(message.judge ? { judgeClient: createHostClient('judge') } : {}), ...(message.simulator ? { simulatorClient: createHostClient('simulator') } : {}) });
   const env = loaded.environment;
   const info = describeEnvironment(env, loaded.unusedArgWarnings);
   const dataset = toPlainData(env.dataset) as Task[];

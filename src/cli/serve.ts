@@ -13,6 +13,7 @@ import { CliError } from './cli-error.ts';
 import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { createJudgeClient, judgeSettingsFromFlags, judgeUsage } from './judge.ts';
+import { lendSimulator, SIMULATOR_FLAG_OPTIONS, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { DEFAULT_MAX_FRAME_BYTES, startServeServer } from './serve/server.ts';
 import { ServedEnvironment } from './serve/session.ts';
@@ -42,8 +43,9 @@ Options:
   --split train|eval      the tasks a reset draws from unless it names a split (default train)
   --env-args JSON         arguments for the environment's loadEnvironment(args)
   --time-limit SECONDS    an environment file's code may run this long without returning, per stretch (default 5)
-  --timeout SECONDS       per-request timeout of the judge (default 120)
+  --timeout SECONDS       per-request timeout of the judge and the simulator (default 120)
 ${judgeUsage(26)}
+${simulatorUsage(26)}
   --no-typecheck          run an environment file without type-checking it first
 
 An environment file runs in its own process, with no API keys, no file writes, no network and no
@@ -68,6 +70,7 @@ export async function runServe(argv: string[]): Promise<number> {
       'judge-base-url': { type: 'string' },
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
+      ...SIMULATOR_FLAG_OPTIONS,
       'no-typecheck': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -90,8 +93,10 @@ export async function runServe(argv: string[]): Promise<number> {
   const timeoutMs = Math.round((numberFlag(values.timeout, '--timeout', undefined, 0.001, MAX_TIMEOUT_MS / 1000) ?? 120) * 1000);
   const judgeSettings = judgeSettingsFromFlags(values);
   const judge = judgeSettings ? { client: createJudgeClient(judgeSettings, timeoutMs), model: judgeSettings.model } : undefined;
+  const simulatorSettings = simulatorSettingsFromFlags(values);
+  const simulator = simulatorSettings ? await lendSimulator(simulatorSettings, timeoutMs) : undefined;
 
-  const env = await loadEnvironmentSpec(spec, { args: jsonObjectFlag(values['env-args'], '--env-args'), typecheck: !values['no-typecheck'], isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
+  const env = await loadEnvironmentSpec(spec, { args: jsonObjectFlag(values['env-args'], '--env-args'), typecheck: !values['no-typecheck'], isolation: { timeLimitMs }, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}) });
   const stop = onStopSignal();
   try {
     const served = new ServedEnvironment(env, split);

@@ -43,10 +43,10 @@ Options:
   --timeout SECONDS           per-request timeout (default 120)
   --overwrite                 replace the outputs in --out
 
-env.ts answers the tools with the simulator: with an endpoint, the model tabrl lends as the judge
-(tabrl eval DIR/env.ts --judge-base-url URL --judge-model NAME ...), which also grades the answers;
-with --env-args '{"simulator": "scripted"}' (the default after --simulator-model heuristic) by
-nearest-record retrieval, offline.`;
+env.ts answers the tools with the simulator tabrl lends it (tabrl eval DIR/env.ts --simulator-base-url
+URL --simulator-model NAME --judge-base-url URL --judge-model NAME ...: the judge grades the answers);
+without a lent simulator, after --simulator-model heuristic (or with --env-args '{"simulator": "scripted"}'),
+by nearest-record retrieval, offline.`;
 
 const OUTPUTS = ['fidelity.json', 'env.ts', 'tasks.jsonl', 'records.jsonl', 'tools.json'];
 
@@ -120,7 +120,7 @@ export async function runSimulate(argv: string[]): Promise<number> {
   }
   writeReport('completed');
   const envTasks = parsed.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } }));
-  writeWhole(join(out, 'env.ts'), simulatedEnvironmentFile({ name: 'simulated-tools', tasks: envTasks, tools: parsed.tools, records: parsed.records, corrections, scoring: 'judge-grade', origin: `from ${file}`, defaultSimulator: scripted ? 'scripted' : 'judge' }));
+  writeWhole(join(out, 'env.ts'), simulatedEnvironmentFile({ name: 'simulated-tools', tasks: envTasks, tools: parsed.tools, records: parsed.records, corrections, scoring: 'judge-grade', origin: `from ${file}`, defaultSimulator: scripted ? 'scripted' : 'simulator' }));
   console.error(`wrote ${join(out, 'fidelity.json')}, ${join(out, 'env.ts')}, tasks.jsonl, records.jsonl and tools.json (${split.pool.length} calls in the pool, ${split.heldOut.length} held out)`);
   return 0;
 }

@@ -29,6 +29,8 @@ import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { lendSimulator, SIMULATOR_FLAG_OPTIONS, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
+import type { RoleSettings } from './model-roles.ts';
 import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings } from './train-pool-refresh.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText } from '../isolation/message-check.ts';
@@ -108,6 +110,7 @@ Other options:
   --resume DIR           continue the run in DIR from its last checkpoint, with its settings
   --time-limit SECONDS   an environment file's code may run this long without returning, per stretch (default 5)
 ${judgeUsage(25)}
+${simulatorUsage(25)}
   --json                 print one JSON object per step instead of a progress line
 
 Writes to DIR: metrics.jsonl (one line per step and measurement), report.json, checkpoint/ (weights,
@@ -131,6 +134,8 @@ interface RunSettings {
   options: TrainingRunOptions;
   /** A judge endpoint lent to the environment (its key is read from apiKeyEnv at each start). */
   judge?: JudgeSettings;
+  /** A tool simulator lent to the environment as args.simulatorClient (`--simulator-*`). */
+  simulator?: RoleSettings;
   /** Task synthesis during training (--synth-docs). */
   poolRefresh?: PoolRefreshSettings;
 }
@@ -205,6 +210,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       'judge-base-url': { type: 'string' },
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
+      ...SIMULATOR_FLAG_OPTIONS,
       ...POOL_REFRESH_OPTIONS,
       json: { type: 'boolean' },
       lesson: { type: 'boolean' },
@@ -254,7 +260,8 @@ export async function runTrain(argv: string[]): Promise<number> {
   const ended = (how: 'completed' | 'interrupted' | 'failed', more: Record<string, unknown> = {}) => recordRunStatus(status.path, how, { ...status.fields, ...more, finished_at: new Date().toISOString() });
   let env: Awaited<ReturnType<typeof loadEnvironmentSpec>> | undefined;
   try {
-    env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
+    const simulator = settings.simulator ? await lendSimulator(settings.simulator, 120_000) : undefined;
+    env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}) });
     const code = await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true, onForcedExit: () => ended('interrupted') });
     ended(code === 0 ? 'completed' : 'interrupted');
     return code;
@@ -517,6 +524,8 @@ function checkRunSettings(settings: unknown): string | undefined {
   if (s.memoryBudgetMiB !== undefined && !(Number.isInteger(s.memoryBudgetMiB) && s.memoryBudgetMiB > 0)) return `"memoryBudgetMiB" ${JSON.stringify(s.memoryBudgetMiB)}, expected a whole number of MiB`;
   const j = s.judge as Partial<JudgeSettings> | undefined;
   if (j !== undefined && (typeof j !== 'object' || j === null || typeof j.baseUrl !== 'string' || typeof j.model !== 'string')) return '"judge" that is not { baseUrl, model, apiKeyEnv? }';
+  const m = s.simulator as Partial<RoleSettings> | undefined;
+  if (m !== undefined && (typeof m !== 'object' || m === null || typeof m.model !== 'string')) return '"simulator" that is not { baseUrl?, model, apiKeyEnv? }';
   if (!count(s.sftSteps) || !count(s.grpoSteps)) return '"sftSteps"/"grpoSteps" that are not step counts';
   const o = s.options as Partial<TrainingRunOptions> | undefined;
   if (typeof o !== 'object' || o === null) return 'no "options"';
@@ -603,6 +612,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     return value;
   };
   const judge = judgeSettingsFromFlags(values as Record<string, string | undefined>);
+  const simulator = simulatorSettingsFromFlags(values);
   const sftSteps = integer('sft-steps', 100);
   const grpoSteps = integer('steps', 50);
   const model = modelName === 'tiny' || modelName === 'nano' ? modelName : resolve(modelName);
@@ -620,6 +630,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     ...memoryBudgetFromFlags(values['memory-budget'] as string | undefined, parseBackendName(values.backend as string | undefined)),
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
     ...(judge ? { judge } : {}),
+    ...(simulator ? { simulator } : {}),
     ...(poolRefresh ? { poolRefresh } : {}),
     sftSteps,
     grpoSteps,

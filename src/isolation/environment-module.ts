@@ -2,7 +2,8 @@
  * Runs an environment file's bundled module and checks what it gives, the same way wherever the
  * file runs (the browser sandbox's worker, the CLI's QuickJS guest): the CommonJS factory is called
  * with a `require` that knows only the modules the host offers, the default export must be a
- * function, and what it returns for `args` (with a lent judge as `args.judgeClient`) must be an
+ * function, and what it returns for `args` (with a lent judge as `args.judgeClient`, a lent tool
+ * simulator as `args.simulatorClient`) must be an
  * environment. Argument keys it never reads are noted, as `tabrl eval --env-args` notes them.
  *
  * How the module's text becomes a factory (a blob script, the engine's eval) is the host's part;
@@ -38,14 +39,21 @@ export function moduleExports(factory: ModuleFactory, require: (name: string) =>
   return module.exports;
 }
 
-/** Calls the module's default export with `args` (plus `args.judgeClient` when a judge is lent) and checks that it returned an environment. */
-export async function loadEnvironmentModule(exports: Record<string, unknown>, args: Record<string, unknown>, judgeClient?: ChatClient): Promise<LoadedModule> {
+/** The models a host lends to an environment file: a judge, a tool simulator (both optional). */
+export interface LentClients {
+  judgeClient?: ChatClient;
+  simulatorClient?: ChatClient;
+}
+
+/** Calls the module's default export with `args` (plus the lent clients as `args.judgeClient` / `args.simulatorClient`) and checks that it returned an environment. */
+export async function loadEnvironmentModule(exports: Record<string, unknown>, args: Record<string, unknown>, lent: LentClients = {}): Promise<LoadedModule> {
   const load = exports.default;
   if (typeof load !== 'function') {
     throw new Error('the environment file has no default export; it ends with `export default function loadEnvironment(args) { ... }`');
   }
-  // The lent judge replaces any judgeClient in args (plain data cannot hold a client anyway).
-  const watched = watchEnvArgs(judgeClient ? { ...args, judgeClient } : args, ['judgeClient', 'judgeModel']);
+  // A lent client replaces any same-named key in args (plain data cannot hold a client anyway).
+  const withClients = { ...args, ...(lent.judgeClient ? { judgeClient: lent.judgeClient } : {}), ...(lent.simulatorClient ? { simulatorClient: lent.simulatorClient } : {}) };
+  const watched = watchEnvArgs(withClients, ['judgeClient', 'judgeModel', 'simulatorClient', 'simulatorModel']);
   let loaded: unknown;
   try {
     loaded = await (load as (args: Record<string, unknown>) => unknown)(watched.args);

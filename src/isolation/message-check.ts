@@ -59,7 +59,7 @@ export function checkChildMessage(raw: unknown, maxBytes: number): CheckedMessag
       case 'create-completion':
         requireId(message.callId, 'create-completion callId');
         if (!isId(message.rolloutId) && message.rolloutId !== -1) throw new Invalid('create-completion without a rollout id');
-        if (message.client !== 'policy' && message.client !== 'judge') throw new Invalid('create-completion for a client that is neither policy nor judge');
+        if (message.client !== 'policy' && message.client !== 'judge' && message.client !== 'simulator') throw new Invalid('create-completion for a client that is neither policy, judge nor simulator');
         break;
       case 'rollout-done':
         requireId(message.rolloutId, 'rollout-done');

@@ -58,8 +58,8 @@ export interface SandboxTrajectory extends Trajectory {
 /** Which task a rollout runs: one of the environment's own (by split and index), or a task given as data. */
 export type TaskReference = { split: 'train' | 'eval' | 'demonstration'; index: number } | { task: Task };
 
-/** Which client a model call is for: the rollout's policy, or the judge the host lent `loadEnvironment` as `args.judgeClient`. */
-export type ModelCallClient = 'policy' | 'judge';
+/** Which client a model call is for: the rollout's policy, or a model the host lent `loadEnvironment` (`args.judgeClient`, `args.simulatorClient`). */
+export type ModelCallClient = 'policy' | 'judge' | 'simulator';
 
 /** The environment's prompt settings, so the host can build a task's prompt without asking the child. */
 export interface EnvironmentSetup {
@@ -72,10 +72,10 @@ export interface EnvironmentSetup {
 export type HostMessage =
   /**
    * Start the engine with `guest` (the environment library and quickjs-guest.ts as one script), run the bundled environment
-   * (CommonJS text) in it and call its default export with `args`; `judge` adds `args.judgeClient`. The engine may use
+   * (CommonJS text) in it and call its default export with `args`; `judge` adds `args.judgeClient`, `simulator` adds `args.simulatorClient`. The engine may use
    * `memoryBytes` in all, and each stretch of its code may run `timeLimitMs`.
    */
-  | { type: 'load'; code: string; guest: string; filename: string; args: Record<string, unknown>; judge: boolean; maxMessageBytes: number; memoryBytes: number; timeLimitMs: number }
+  | { type: 'load'; code: string; guest: string; filename: string; args: Record<string, unknown>; judge: boolean; simulator: boolean; maxMessageBytes: number; memoryBytes: number; timeLimitMs: number }
   | { type: 'rollout'; rolloutId: number; task: TaskReference; taskIndex?: number; samplingArgs?: SamplingArgs; model?: string }
   | { type: 'completion'; callId: number; outcome: CompletionOutcome }
   /** Run the rubric's group reward functions on the finished rollouts of one task (`rolloutId` names this piece of work, as a rollout's). */

@@ -60,7 +60,10 @@ export {
   type FidelityOptions,
   type RefineOptions,
 } from './fidelity.ts';
-export { plantBackwardsTasks, plantedEnvironmentTask, verifyBackwardsTasks, PLANTED_SYSTEM_PROMPT, type PlantedTask, type VerifiedPlantedTask, type VerifyBackwardsOptions } from './backwards.ts';
+export { plantedEnvironmentTask, verifyBackwardsTasks, PLANTED_SYSTEM_PROMPT, type VerifiedPlantedTask, type VerifyBackwardsOptions } from './backwards.ts';
+export { plantBackwardsTasks, PLANT_KINDS, type PlantedTask, type PlantKind } from './planting.ts';
+export { plantedGoalOf, reachedPlantedGoal, reachedStateReward, type PlantedGoal } from './planted-goal.ts';
+export { plantedQuestionPrompt, requiredMentions, writePlantedQuestions, type PlantedQuestionOptions, type WrittenQuestion } from './planted-questions.ts';
 export { HeuristicToolSolverClient, HEURISTIC_TOOL_SOLVER_UNKNOWN } from './heuristic-tool-solver.ts';
 export { simulatedEnvironmentFile, type SimulatedEnvironmentFileOptions } from './simulated-env-file.ts';
 export {

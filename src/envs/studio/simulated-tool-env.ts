@@ -35,6 +35,18 @@ export class SimulatedToolEnv extends ToolEnv<SimulatedToolState> {
     this.simulator = options.simulator;
   }
 
+  /** Runs one episode, keeping its group's cached results in the simulator while it runs. */
+  override async rollout(...args: Parameters<ToolEnv<SimulatedToolState>['rollout']>) {
+    const [, task] = args;
+    const key = episodeKey({ prompt: this.formatPrompt(task), info: task.info ?? {} });
+    this.simulator.beginEpisode(key);
+    try {
+      return await super.rollout(...args);
+    } finally {
+      this.simulator.endEpisode(key);
+    }
+  }
+
   /** Adds the episode's backend: keyed by the task's prompt (and `info.seed`), with the task's planted records. */
   override async setupState(state: State): Promise<SimulatedToolState> {
     const base = await super.setupState(state);

@@ -6,8 +6,14 @@
  * a call repeated in an episode gets its first result, and every episode of the same task (a GRPO
  * group) that makes the same calls in the same order gets the same results (one cache per
  * simulator, keyed by the task's episode key and the calls so far; the model is asked at temperature
- * 0 with a seed derived from that key). A simulator that fails or answers garbage raises a
- * `SimulatorError`. This module does not read files and holds no environment.
+ * 0 with a seed derived from that key). The cache is bounded by groups: it holds the results of at
+ * most `maxCachedGroups` task keys (an episode's calls bound a group's own entries), and evicts the
+ * group used least recently — never one with an episode in flight (`beginEpisode`/`endEpisode`,
+ * which SimulatedToolEnv calls around each rollout). Evaluation and GRPO start a task's rollouts one
+ * after another, so a group is never idle between its rollouts and the same call keeps its result
+ * across the group; a group evicted after its last rollout is asked anew by a later group of the
+ * same task. A simulator that fails or answers garbage raises a `SimulatorError`. This module does
+ * not read files and holds no environment.
  */
 import type { ChatClient } from '../client.ts';
 import type { ToolSchema } from '../types.ts';
@@ -60,7 +66,12 @@ export interface ToolSimulatorOptions {
   corrections?: readonly SimulatorCorrection[];
   /** Mixed into every call's seed (default 0). */
   seed?: number;
+  /** Task keys (groups) whose results the cache keeps at most (default 256); see the module comment. */
+  maxCachedGroups?: number;
 }
+
+/** Groups whose results the simulator's cache keeps unless told otherwise. */
+const DEFAULT_MAX_CACHED_GROUPS = 256;
 
 /** Heading lines of the simulator prompt that `ScriptedSimulatorClient` reads back. */
 export const SIMULATOR_CALL_HEADING = '### Call ';
@@ -71,7 +82,10 @@ export const SIMULATOR_TASK_LINE = 'The call to answer:';
 /** Answers tool calls with a simulator model; see the module comment. */
 export class ToolSimulator {
   readonly tools: Map<string, ToolSchema>;
-  private readonly cache = new Map<string, Promise<string>>();
+  /** Cached results per group (task key), least recently used first; each maps the calls so far and the call to its result. */
+  private readonly groups = new Map<string, Map<string, Promise<string>>>();
+  /** Episodes in flight per group; such a group is never evicted. */
+  private readonly inFlight = new Map<string, number>();
   /** Simulator model calls made (cache hits are not counted). */
   calls = 0;
 
@@ -87,16 +101,56 @@ export class ToolSimulator {
       backend.calls.push({ tool: call.tool, arguments: call.arguments, result: repeated.result });
       return repeated.result;
     }
-    const key = `${backend.key}|${backend.calls.map((record) => `${record.tool}${canonicalJson(record.arguments)}`).join(';')}|${call.tool}${args}`;
-    let pending = this.cache.get(key);
+    const path = `${backend.calls.map((record) => `${record.tool}${canonicalJson(record.arguments)}`).join(';')}|${call.tool}${args}`;
+    const key = `${backend.key}|${path}`;
+    const cache = this.groupCache(backend.key);
+    let pending = cache.get(path);
     if (!pending) {
       pending = this.ask(call, backend, key);
-      this.cache.set(key, pending);
-      pending.catch(() => this.cache.delete(key));
+      cache.set(path, pending);
+      pending.catch(() => cache.delete(path));
     }
     const result = await pending;
     backend.calls.push({ tool: call.tool, arguments: call.arguments, result });
     return result;
+  }
+
+  /** Marks an episode of the group `key` as running: the group's cached results stay until it ends. */
+  beginEpisode(key: string): void {
+    this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+    this.groupCache(key);
+  }
+
+  /** Marks an episode of the group `key` as ended; idle groups beyond the bound are evicted, least recently used first. */
+  endEpisode(key: string): void {
+    const running = (this.inFlight.get(key) ?? 1) - 1;
+    if (running > 0) this.inFlight.set(key, running);
+    else this.inFlight.delete(key);
+    this.evictIdleGroups();
+  }
+
+  /** The task keys whose results are cached, least recently used first. */
+  cachedGroups(): string[] {
+    return [...this.groups.keys()];
+  }
+
+  /** The cache of group `key`, made the most recently used. */
+  private groupCache(key: string): Map<string, Promise<string>> {
+    const cache = this.groups.get(key) ?? new Map<string, Promise<string>>();
+    this.groups.delete(key);
+    this.groups.set(key, cache);
+    this.evictIdleGroups();
+    return cache;
+  }
+
+  /** Drops the least recently used groups without an episode in flight until at most `maxCachedGroups` remain (or only running ones do). */
+  private evictIdleGroups(): void {
+    const limit = Math.max(1, this.options.maxCachedGroups ?? DEFAULT_MAX_CACHED_GROUPS);
+    // The most recently used group (the one being asked now) stays whatever the others are.
+    for (const key of [...this.groups.keys()].slice(0, -1)) {
+      if (this.groups.size <= limit) return;
+      if (!this.inFlight.has(key)) this.groups.delete(key);
+    }
   }
 
   /** The prompt for one call (exported through `simulatorPrompt` for tests and docs). */

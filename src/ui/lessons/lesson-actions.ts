@@ -33,7 +33,7 @@ export async function startLesson(lesson: Lesson): Promise<string> {
       id: `env-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
       name: preset.fileName,
       source: file.source,
-      builtin: file.builtin,
+      ...(file.builtin !== undefined ? { builtin: file.builtin } : {}),
       updatedAt: Date.now(),
     };
     await storage.putEnvironment(environment);

@@ -5,18 +5,21 @@
  * file uses ('tabrl', 'tabrl/builtin/<file>'), as builtins.ts does for the built-ins.
  */
 import gullibleJudge from './sources/gullible-judge.ts?raw';
+import parcelDesk from './sources/parcel-desk.ts?raw';
 
 /** The name of a lesson source. */
-export type LessonSourceName = 'gullible-judge';
+export type LessonSourceName = 'gullible-judge' | 'parcel-desk';
 
 const RAW_SOURCES: Record<LessonSourceName, string> = {
   'gullible-judge': gullibleJudge,
+  'parcel-desk': parcelDesk,
 };
 
-/** Rewrites `../../../envs/index.ts` to 'tabrl' and `../../../envs/builtin/x.ts` to 'tabrl/builtin/x'. */
+/** Rewrites `../../../envs/index.ts` to 'tabrl', `../../../envs/studio/index.ts` to 'tabrl/studio' and `../../../envs/builtin/x.ts` to 'tabrl/builtin/x'. */
 export function toLessonFacingSource(source: string): string {
   return source.replace(/(from\s+)(['"])\.\.\/\.\.\/\.\.\/envs\/([^'"]+)\2/g, (match, keyword: string, quote: string, path: string) => {
     if (path === 'index.ts') return `${keyword}${quote}tabrl${quote}`;
+    if (path === 'studio/index.ts') return `${keyword}${quote}tabrl/studio${quote}`;
     if (path.startsWith('builtin/')) return `${keyword}${quote}tabrl/${path.replace(/\.ts$/, '')}${quote}`;
     return match;
   });

@@ -7,7 +7,7 @@ function presetLine(preset: LessonPreset): string {
   const environment =
     preset.environment.kind === 'builtin'
       ? `built-in \`${preset.environment.builtin}\``
-      : `lesson source \`src/ui/lessons/sources/${preset.environment.source}.ts\` (expert from \`${preset.environment.expertFrom}\`)`;
+      : `lesson source \`src/ui/lessons/sources/${preset.environment.source}.ts\`${preset.environment.expertFrom !== undefined ? ` (expert from \`${preset.environment.expertFrom}\`)` : ''}`;
   const policy = `${POLICY_NAMES[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` \`${preset.inTabModel}\`` : `, in-tab model \`${preset.inTabModel}\` (for Warm up and Train)`}`;
   const settings = Object.entries(preset.evaluation)
     .map(([key, value]) => `${key} ${String(value)}`)

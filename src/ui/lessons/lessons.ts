@@ -12,8 +12,8 @@ import type { PolicyKind } from '../store/policy-slice.ts';
 import type { RunMode, TrainingSettings } from '../store/training-slice.ts';
 import type { LessonSourceName } from './lesson-sources.ts';
 
-/** Where a lesson's environment file comes from: a built-in's source, or a lesson source (src/ui/lessons/sources/) that borrows a built-in's expert. */
-export type LessonEnvironment = { kind: 'builtin'; builtin: BuiltinEnvironmentName } | { kind: 'source'; source: LessonSourceName; expertFrom: BuiltinEnvironmentName };
+/** Where a lesson's environment file comes from: a built-in's source, or a lesson source (src/ui/lessons/sources/) that may borrow a built-in's expert. */
+export type LessonEnvironment = { kind: 'builtin'; builtin: BuiltinEnvironmentName } | { kind: 'source'; source: LessonSourceName; expertFrom?: BuiltinEnvironmentName };
 
 /** What "Start lesson" sets up. */
 export interface LessonPreset {
@@ -202,6 +202,29 @@ export const LESSONS: readonly Lesson[] = [
         temperature: 1,
         checkpointEvery: WORDLE.checkpointEvery ?? 20,
       },
+    },
+  },
+  {
+    id: 7,
+    title: 'An agent for a tool you cannot call',
+    goal: 'Simulate an API you cannot call from its logged traces, measure how faithful the simulation is, plant tasks backwards so that their rewards are verifiable, and evaluate and train a policy on them.',
+    steps: [
+      'Press **Start lesson**. The editor opens `Lesson 7 · Parcelo planted tasks`. Parcelo is a fictional parcel-tracking API: its support agent\'s conversations were logged with the agent\'s calls to three tools (`track_parcel`, `find_parcels`, `reschedule_delivery`), but the API cannot be called from here and nobody labelled the logs. `RECORDS` holds the 49 recorded calls. Every call a policy makes is answered by a **simulator** prompted with the tool\'s schema and the recorded calls closest to it: here the scripted nearest-record simulator (offline: it answers with the recorded result of the same tool whose arguments are closest), or with `{"simulator": "judge"}` the model of the **Judge** card. The same call gets the same result within an episode and across a group of rollouts.',
+      "How faithful is the simulator? Open **Studio** → **Tasks from traces** and press **Add the sample trace log** (`parcel-desk-traces.jsonl`, the same log). Its agent used tools, so the **Simulated tools** card appears. Keep the scripted simulator and press **Measure fidelity**: a quarter of each tool's recorded calls, 13 in all, is held out, and each is simulated from the rest and compared with the real result. Round 1: `track_parcel` 8 calls 100 % exact, `reschedule_delivery` 2 calls 0 %, `find_parcels` 3 calls 67 %; all tools 77 % exact and 82 % of JSON fields agreeing. Round 2 adds the three worst answers to every prompt as corrections and stays at 77 % / 82 %: retrieval is exact when the same call was recorded elsewhere in the log and cannot invent a parcel it never saw; corrections help a model simulator, not a lookup.",
+      "Tasks planted backwards: production gave the logs no labels, but the simulated backend can be given any state. So the answer comes first: a call with a tracking id no record used is planted in the backend with a value in one field, and the task asks for that field, so the reward (exact match with the planted value) is verifiable. Press **Plant tasks and open**: 8 tasks are planted, and the offline solver (a rule that calls the tool the question names) tries each with the tools and without them (the closed-book test, for tools: a task it passes without a tool is rejected). 8 kept; `planted-tasks` opens, with each planted record in its task's `info.planted`.",
+      'The lesson\'s file has two richer kinds beside a planted field (two of each kind). A **chain**: "What is the eta for the tracking_id listed for customer ana.moreau-469?" plants a new customer whose `find_parcels` listing names a new parcel, whose `track_parcel` record holds the answer, so it takes two calls. A **write**: "Reschedule delivery: for the tracking_id listed for customer ben.okafor-379, set date to 2026-03-25." has no answer to match; `reachedStateReward` checks the state the episode reached (`info.goal`): the last `reschedule_delivery` of that parcel must carry that date. From a terminal: `tabrl synth --backwards TRACES --kinds field,chain,write --simulator-model heuristic --solver-model heuristic --out DIR`, and `--generator-*` has a model write the questions.',
+      'Evaluate: pick `Lesson 7 · Parcelo planted tasks` in the Environment menu again and press **Evaluate** with the in-tab model **nano**: 6 tasks, greedy. Reward 0.000 and `usedToolsMetric` 0.000: nano, pretrained on word lists and Wordle games, has never seen a tool call, so it answers in bytes and never calls a tool (a model without native tool calls calls one by writing `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`). Open **Rollouts** to read its replies.',
+      'Train it anyway (**Train**, 10 GRPO steps of 2 tasks × 4 answers): a group whose rewards are all equal (here all 0) carries no signal, and GRPO drops it. Measured from a terminal with the same settings (`tabrl train` on this file with nano, temperature 1): reward 0.000 in each of the first two steps, every group flat ("every group had equal rewards (no learning signal)"), so nothing is learned. That is what calibration (lesson 5) would have said: for this policy every task is too hard. A policy that can call tools is what learns here: an **OpenAI-compatible endpoint** in the Policy card (a model with tool calling), or from a terminal `tabrl eval` / `tabrl train` on the file with `--simulator-base-url URL --simulator-model NAME` (a model lent as the simulator, beside any `--judge-*`) or `--simulator-model heuristic`.',
+    ],
+    preset: {
+      fileName: 'Lesson 7 · Parcelo planted tasks',
+      environment: { kind: 'source', source: 'parcel-desk' },
+      args: {},
+      policy: 'in-tab',
+      inTabModel: DEFAULT_LESSON_MODEL,
+      mode: 'evaluate',
+      evaluation: { numTasks: 6, rolloutsPerTask: 1, concurrency: 4, maxTokens: 48, temperature: 0, seed: 0 },
+      training: { grpoSteps: 10, tasksPerStep: 2, groupSize: 4, maxTokens: 48, temperature: 1 },
     },
   },
 ];

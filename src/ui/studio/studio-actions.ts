@@ -244,7 +244,7 @@ export async function plantToolTasksAndOpen(): Promise<boolean> {
   if (!traces || traces.parse.records.length === 0) return false;
   setToolSimulation({ status: 'running', job: 'plant', planted: [], error: null });
   try {
-    const planted = plantBackwardsTasks(traces.parse.records, SIMULATION.plantedTasks, SIMULATION.seed);
+    const planted = plantBackwardsTasks(traces.parse.records, SIMULATION.plantedTasks, SIMULATION.seed, ['field']);
     if (planted.length === 0) throw new Error('No recorded result is a JSON object with a text or number field to plant an answer in.');
     const simulator = await simulatorClient();
     const solver = state.solver === 'heuristic' ? { client: new HeuristicToolSolverClient(), model: 'heuristic-tool-solver' } : await roleClient(state.solver, 'solver');

@@ -34,7 +34,7 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
   return {
     async loadEnvironment(code, args, judge) {
       const judgeClient = judge ? relayedClient((request) => judge.judgeCompletion(request)) : undefined;
-      const loaded = await loadEnvironmentModule(runModule(code), args, judgeClient);
+      const loaded = await loadEnvironmentModule(runModule(code), args, { judgeClient });
       environment = loaded.environment;
       return describeEnvironment(loaded.environment, loaded.unusedArgWarnings);
     },

@@ -26,7 +26,14 @@ describe('generated environment files', () => {
       'calibrated/env.ts': calibratedEnvironmentFile('../exact.ts', tasks, 'K = 4'),
       'calibrated-builtin.ts': calibratedBuiltinEnvironmentFile('countdown', [{ question: 'Numbers: 3 7 / Target: 10', answer: '10' }], 'K = 4', { difficulty: 2, seed: 5 }),
       'simulated-judged.ts': simulatedEnvironmentFile({ ...SIMULATED, scoring: 'judge-grade', defaultSimulator: 'judge' }),
-      'simulated-planted.ts': simulatedEnvironmentFile({ ...SIMULATED, scoring: 'exact', corrections: [{ tool: 'track', arguments: { id: 'B' }, simulated: '{}', result: '{"status":"late"}' }] }),
+      // Planted tasks with a write among them (info.goal: reachedStateReward joins the rubric), simulated by the lent simulator.
+      'simulated-planted.ts': simulatedEnvironmentFile({
+        ...SIMULATED,
+        tasks: [...SIMULATED.tasks, { prompt: [{ role: 'user' as const, content: 'Mark C as held.' }], info: { planted: [], goal: { tool: 'track', arguments: { id: 'C', status: 'held' } } } }],
+        scoring: 'exact',
+        defaultSimulator: 'simulator',
+        corrections: [{ tool: 'track', arguments: { id: 'B' }, simulated: '{}', result: '{"status":"late"}' }],
+      }),
     };
     mkdirSync(join(dir, 'calibrated'));
     for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
@@ -35,6 +42,7 @@ describe('generated environment files', () => {
     expect(files['traces.ts']).toContain('passThreshold: 0.7');
     expect(files['traces.ts']).not.toContain('const JUDGE_PROMPT');
     expect(files['judged.ts']).toContain("if (!args.judgeClient) throw new Error('studio-tasks is scored by a judge");
+    expect(files['simulated-planted.ts']).toContain('{ fn: reachedStateReward, weight: 1 }');
   });
 });
 

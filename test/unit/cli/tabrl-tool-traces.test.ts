@@ -139,7 +139,7 @@ describe('tabrl synth --backwards', () => {
     const sim = join(dir, 'sim-for-planting');
     expect((await tabrl(['simulate', TRACES, '--simulator-model', 'heuristic', '--out', sim])).code).toBe(0);
     const out = join(dir, 'planted');
-    const run = await tabrl(['synth', '--backwards', sim, '--simulator-model', 'heuristic', '--solver-model', 'heuristic', '--tasks', '5', '-k', '2', '--out', out]);
+    const run = await tabrl(['synth', '--backwards', sim, '--simulator-model', 'heuristic', '--solver-model', 'heuristic', '--kinds', 'field', '--tasks', '5', '-k', '2', '--out', out]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('planted 5 tasks: kept 5, answerable without tools 0, unsolved with tools 0');
     expect(run.stdout).toContain('pass rate of kept tasks: with tools 1.000, without tools 0.000');

@@ -44,7 +44,7 @@ test.each([
   ['a Map in the state', rolloutDone({ state: { seen: new Map() } }), /not plain data/],
   ['an unknown stop reason', rolloutDone({ stopReason: 'whatever' }), /unknown stopReason/],
   ['a message of an unknown type', { type: 'shell', command: 'rm -rf /' }, /unknown type "shell"/],
-  ['a model call for another client', { type: 'create-completion', callId: 1, rolloutId: 3, client: 'admin', request: {} }, /neither policy nor judge/],
+  ['a model call for another client', { type: 'create-completion', callId: 1, rolloutId: 3, client: 'admin', request: {} }, /neither policy, judge nor simulator/],
 ])('%s is refused, naming the rollout', (_what, message, reason) => {
   const checked = checkChildMessage(message, 16 * MIB);
   expect(checked.ok).toBe(false);

@@ -12,17 +12,19 @@ import { typecheckEnvironmentFile } from '../../../src/cli/typecheck-env.ts';
 import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinEnvironment } from '../../../src/envs/builtin/index.ts';
 import { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
 import { evaluate, ScriptedClient, type Environment } from '../../../src/envs/index.ts';
+import { HeuristicToolSolverClient, plantBackwardsTasks, plantedEnvironmentTask, tasksFromTraces } from '../../../src/envs/studio/index.ts';
 import { presetFile } from '../../../src/ui/lessons/lesson-files.ts';
 import { lessonHash, parseLessonHash } from '../../../src/ui/lessons/lesson-hash.ts';
 import { LESSON_SOURCE_NAMES, lessonSource, toLessonFacingSource } from '../../../src/ui/lessons/lesson-sources.ts';
 import { LESSONS, lessonById } from '../../../src/ui/lessons/lessons.ts';
 import { lessonsMarkdown } from '../../../src/ui/lessons/lessons-markdown.ts';
 import gullibleJudge, { gullibleGrade } from '../../../src/ui/lessons/sources/gullible-judge.ts';
+import parcelDesk, { RECORDS, TASKS, TOOLS } from '../../../src/ui/lessons/sources/parcel-desk.ts';
 import { decodeShareHash, encodeShareHash } from '../../../src/ui/share/url-state.ts';
 import { DEFAULT_SETTINGS } from '../../../src/ui/store/evaluation-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS } from '../../../src/ui/store/training-slice.ts';
 
-const LESSON_MODULES: Record<string, (args: Record<string, unknown>) => Environment> = { 'gullible-judge': gullibleJudge };
+const LESSON_MODULES: Record<string, (args: Record<string, unknown>) => Environment> = { 'gullible-judge': gullibleJudge, 'parcel-desk': parcelDesk };
 const scratch = mkdtempSync(join(tmpdir(), 'tabrl-lessons-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -51,7 +53,8 @@ describe('lessons table', () => {
     if (environment.kind === 'builtin') expect(isBuiltinEnvironment(environment.builtin)).toBe(true);
     else {
       expect(LESSON_SOURCE_NAMES).toContain(environment.source);
-      expect(isBuiltinEnvironment(environment.expertFrom)).toBe(true);
+      if (environment.expertFrom !== undefined) expect(isBuiltinEnvironment(environment.expertFrom)).toBe(true);
+      else expect(LESSONS[index]!.preset.policy).not.toBe('expert');
     }
     const env = await loadPresetEnvironment(index);
     expect(env.dataset.length).toBeGreaterThan(0);
@@ -127,8 +130,8 @@ describe('lesson sources', () => {
   });
 
   test('imports of the library are rewritten to module names', () => {
-    expect(toLessonFacingSource("import { a } from '../../../envs/index.ts';\nimport { b } from '../../../envs/builtin/random.ts';"))
-      .toBe("import { a } from 'tabrl';\nimport { b } from 'tabrl/builtin/random';");
+    expect(toLessonFacingSource("import { a } from '../../../envs/index.ts';\nimport { b } from '../../../envs/builtin/random.ts';\nimport { c } from '../../../envs/studio/index.ts';"))
+      .toBe("import { a } from 'tabrl';\nimport { b } from 'tabrl/builtin/random';\nimport { c } from 'tabrl/studio';");
   });
 
   test('lesson 4: honest poems meet the constraints but fail the gullible judge; a run-on of poetic words fools it', async () => {
@@ -146,6 +149,29 @@ describe('lesson sources', () => {
     expect(hacked.summary.scores.twoLinesMetric).toBe(0);
     expect(hacked.summary.scores.mentionsWordMetric).toBe(0);
     expect(gullibleGrade('')).toBe(0);
+  });
+
+  test('lesson 7: its tables are the planting of the shipped Parcelo traces, and its rewards need the tools', async () => {
+    const traces = tasksFromTraces(readFileSync(new URL('../../../docs/examples/parcel-desk-traces.jsonl', import.meta.url), 'utf8'));
+    expect(RECORDS).toEqual(traces.records.map(({ tool, arguments: args, result }) => ({ tool, arguments: args, result })));
+    expect(TOOLS).toEqual(traces.tools);
+    const planted = plantBackwardsTasks(traces.records, 6, 0);
+    expect(TASKS).toEqual(planted.map(plantedEnvironmentTask));
+    const text = LESSONS[6]!.steps.join('\n');
+    // The chain and the write the text quotes are tasks of the file.
+    const quoted = [/"(What is the eta for the tracking_id listed for [^"]+)"/.exec(text)?.[1], /"(Reschedule delivery: [^"]+)"/.exec(text)?.[1]];
+    expect(quoted.map((question) => planted.find((task) => question !== undefined && task.question.startsWith(question))?.kind)).toEqual(['chain', 'write']);
+    // The offline solver passes every task with the simulated tools; a policy that answers without a
+    // tool, with what the traces say (the template's value) or "done" for a write, passes none.
+    const env = parcelDesk({});
+    const solved = await evaluate(env, new HeuristicToolSolverClient(), { numTasks: 6 });
+    expect(solved.records.map((record) => record.reward)).toEqual([1, 1, 1, 1, 1, 1]);
+    const fromTraces = new ScriptedClient((messages) => {
+      const task = planted.find((item) => item.question === messages.at(-1)!.content)!;
+      return task.goal ? 'done' : String(JSON.parse(task.template.result)[task.field]);
+    });
+    const guessed = await evaluate(env, fromTraces, { numTasks: 6 });
+    expect(guessed.records.map((record) => [record.reward, record.scores.usedToolsMetric])).toEqual(planted.map(() => [0, 0]));
   });
 
   test('lesson 4 borrows an expert that writes its tasks', async () => {

@@ -19,7 +19,7 @@ function answering(pick: (task: PlantedTask) => string, tasks: readonly PlantedT
 }
 
 describe('tasks planted backwards', () => {
-  const planted = plantBackwardsTasks(records, 6, 3);
+  const planted = plantBackwardsTasks(records, 6, 3, ['field']);
 
   test('plant new calls no record made, with a planted value the template did not hold; seeded', () => {
     expect(planted).toHaveLength(6);
@@ -30,8 +30,8 @@ describe('tasks planted backwards', () => {
       expect(JSON.parse(task.template.result)[task.field]).not.toBe(task.answer);
       expect(task.question).toContain(String(Object.values(task.planted.arguments)[0]));
     }
-    expect(plantBackwardsTasks(records, 6, 3)).toEqual(planted);
-    expect(plantBackwardsTasks(records, 6, 4)).not.toEqual(planted);
+    expect(plantBackwardsTasks(records, 6, 3, ['field'])).toEqual(planted);
+    expect(plantBackwardsTasks(records, 6, 4, ['field'])).not.toEqual(planted);
   });
 
   test('the simulated backend answers the planted call with the planted record, and other calls from the traces', async () => {

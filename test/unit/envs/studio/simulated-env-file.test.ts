@@ -61,6 +61,6 @@ describe('the simulated-tool environment file', () => {
     expect(prompts).toHaveLength(1);
     expect(prompts[0]).toContain('{"id":"PX-1","status":"late"}');
     expect(() => loadSource(FILE, { simulator: 'judge' })).toThrow('add --judge-base-url URL --judge-model NAME');
-    expect(() => loadSource(FILE, { simulator: 'oracle' })).toThrow('simulator should be "scripted" or "judge"');
+    expect(() => loadSource(FILE, { simulator: 'oracle' })).toThrow('simulator should be "scripted", "simulator" or "judge"');
   });
 });

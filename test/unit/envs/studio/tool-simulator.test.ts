@@ -74,6 +74,38 @@ describe('consistency of simulated tools', () => {
     expect(result.records.flatMap((record) => record.errors)).toEqual([]);
   });
 
+  test('the cache keeps at most maxCachedGroups groups, never evicts one in flight, and a group keeps its results whatever the bound', async () => {
+    const client = countingSimulator();
+    const simulator = new ToolSimulator({ tools: TOOLS, records: RECORDS, client, maxCachedGroups: 2 });
+    const policy = new ScriptedClient((messages: Message[]) => (messages.some((message) => message.role === 'tool') ? 'done' : callTool('track_parcel', { tracking_id: 'PX-1009' }, 'a')));
+    const dataset = ['A', 'B', 'C', 'D', 'E'].map((name) => ({ question: `Parcel ${name}?` }));
+    const env = new SimulatedToolEnv({ name: 'sim', dataset, simulator, rubric: new Rubric({ funcs: [function finishedReward() { return 1; }] }) });
+    // Five groups of three, as GRPO runs them, with a simulator that answers every prompt differently.
+    const result = await evaluate(env, policy, { rolloutsPerTask: 3, concurrency: 2 });
+    for (let task = 0; task < dataset.length; task++) {
+      const replies = result.records.filter((record) => record.taskIndex === task).map((record) => record.completion[1]!.content);
+      expect(new Set(replies).size).toBe(1);
+    }
+    expect(client.prompts).toHaveLength(5);
+    expect(simulator.cachedGroups()).toHaveLength(2);
+    // An episode in flight pins its group while other groups come and go.
+    const pinned = simulator.cachedGroups()[0]!;
+    simulator.beginEpisode(pinned);
+    for (const key of ['x', 'y', 'z']) {
+      simulator.beginEpisode(key);
+      simulator.endEpisode(key);
+    }
+    expect(simulator.cachedGroups()).toContain(pinned);
+    simulator.endEpisode(pinned);
+    simulator.beginEpisode('w');
+    simulator.endEpisode('w');
+    expect(simulator.cachedGroups()).not.toContain(pinned);
+    expect(simulator.cachedGroups()).toHaveLength(2);
+    // A task whose group was evicted is asked anew, as a later group of the same task would be.
+    await evaluate(env, policy, { numTasks: 1, rolloutsPerTask: 2 });
+    expect(client.prompts).toHaveLength(6);
+  });
+
   test('a simulator that fails or answers garbage ends the rollout with the reason; it never answers the policy in its place', async () => {
     const refusing: ChatClient = { chat: { completions: { create: async () => { throw new ChatClientError('connection refused', 'network'); } } } };
     const garbage: ChatClient = { chat: { completions: { create: async (request) => ({ id: 'g', model: request.model, choices: [{ index: 0, message: { role: 'assistant', content: 'Sure! The parcel is fine.' }, finish_reason: 'stop' }] }) } } };

@@ -1,0 +1,76 @@
+/**
+ * Lesson 7 end to end in Chromium, offline: Start lesson opens the planted Parcelo tasks with nano;
+ * the Studio's Simulated tools card on the sample trace log gives the fidelity numbers the text
+ * quotes (per tool and overall, both rounds), plants 8 tasks and keeps 8, and opens them as a file
+ * that compiles; nano, evaluated on the lesson's file, scores the text's 0.000 and never calls a
+ * tool. Screenshots: lesson-7-*.png.
+ */
+import type { Browser } from 'playwright';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { LESSONS } from '../../src/ui/lessons/lessons.ts';
+import { launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+
+const appUrl = inject('appUrl');
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+const text = LESSONS[6]!.steps.join('\n');
+
+describe('lesson 7: an agent for a tool you cannot call', () => {
+  test('fidelity and planting as the text says, then nano evaluated on the planted tasks scores 0 without a tool call', { timeout: 300_000 }, async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await page.goto(`${appUrl}#lesson=7`);
+    await page.getByTestId('lesson-panel').waitFor();
+    expect(await page.getByTestId('lesson-title').textContent()).toBe('An agent for a tool you cannot call');
+    await page.getByTestId('lesson-start').click();
+    await expect.poll(() => page.getByTestId('lesson-note').textContent()).toContain('Opened "Lesson 7 · Parcelo planted tasks"');
+    await waitForEditor(page, 'Lesson 7: an agent for a tool you cannot call');
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 30_000 }).toBe('No problems');
+    expect(await page.getByTestId('policy-in-tab').getAttribute('aria-checked')).toBe('true');
+    expect(await page.getByTestId('model-nano').getAttribute('aria-checked')).toBe('true');
+    await screenshot(page, 'lesson-7-start');
+
+    // Step 2: fidelity of the scripted simulator on the sample trace log.
+    await page.getByTestId('tab-studio').click();
+    await page.getByTestId('studio-section-traces').click();
+    await page.getByTestId('traces-add-sample').click();
+    await page.getByTestId('tools-fidelity').click();
+    await expect.poll(() => page.getByTestId('tools-fidelity-row').count(), { timeout: 30_000 }).toBe(8);
+    const rows = await page.getByTestId('tools-fidelity-row').allTextContents();
+    expect(rows).toEqual(['1track_parcel8100%100%—', '1reschedule_delivery20%33%—', '1find_parcels367%67%—', '1all tools1377%82%—', '2track_parcel8100%100%—', '2reschedule_delivery20%33%—', '2find_parcels367%67%—', '2all tools1377%82%—']);
+    expect(text).toContain('`track_parcel` 8 calls 100 % exact, `reschedule_delivery` 2 calls 0 %, `find_parcels` 3 calls 67 %; all tools 77 % exact and 82 % of JSON fields agreeing');
+    expect(text).toContain('stays at 77 % / 82 %');
+    await page.getByTestId('tools-fidelity-table').scrollIntoViewIfNeeded();
+    await screenshot(page, 'lesson-7-fidelity');
+
+    // Step 3: tasks planted backwards, verified by the offline solver with and without tools.
+    await page.getByTestId('tools-plant').click();
+    await waitForEditor(page, 'planted-tasks: tool-using tasks');
+    await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 30_000 }).toBe('No problems');
+    await page.getByTestId('tab-studio').click();
+    expect(await page.getByTestId('tools-planted').textContent()).toContain('planted 8kept 8answerable without tools 0unsolved with tools 0');
+    expect(text).toContain('8 tasks are planted');
+    expect(text).toContain('8 kept');
+
+    // Step 5: nano on the lesson's file, 6 tasks, greedy.
+    await page.getByTestId('tab-editor').click();
+    await page.getByTestId('environment-picker').selectOption({ label: 'Lesson 7 · Parcelo planted tasks' });
+    await waitForEditor(page, 'Lesson 7: an agent for a tool you cannot call');
+    await page.getByTestId('evaluate').click();
+    await waitForSummary(page, 240_000);
+    expect((await page.getByTestId('reward-mean').textContent())!.split(' ')[0]).toBe('0.000');
+    const scores = await page.getByTestId('summary').locator('table.scores tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+    expect(scores.find(([name]) => name === 'usedToolsMetric')?.[2]).toBe('0.000');
+    expect(text).toContain('Reward 0.000 and `usedToolsMetric` 0.000');
+    await screenshot(page, 'lesson-7-evaluation');
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+});
