@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { HeuristicAttackerClient, HeuristicStudioClient, redTeam, Rubric, SingleTurnEnv } from '../src/envs/index.ts';
-import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../src/ui/features/lessons/sources/gullible-judge.ts';
 
 const { values } = parseArgs({ options: { seeds: { type: 'string', default: '20' } } });
 const seeds = Number(values.seeds);

@@ -7,12 +7,12 @@
  */
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
-import { createChatSlice, type ChatSlice } from './chat-slice.ts';
-import { createEditorSlice, type EditorSlice } from './editor-slice.ts';
-import { createEvaluationSlice, type EvaluationSlice } from './evaluation-slice.ts';
-import { createPolicySlice, type PolicySlice } from './policy-slice.ts';
-import { createTrainingSlice, type TrainingSlice } from './training-slice.ts';
-import { createTransferSlice, type TransferSlice } from './transfer-slice.ts';
+import { createChatSlice, type ChatSlice } from '../features/chat/chat-slice.ts';
+import { createEditorSlice, type EditorSlice } from '../features/environment/editor-slice.ts';
+import { createEvaluationSlice, type EvaluationSlice } from '../features/evaluation/evaluation-slice.ts';
+import { createPolicySlice, type PolicySlice } from '../features/policy/policy-slice.ts';
+import { createTrainingSlice, type TrainingSlice } from '../features/training/training-slice.ts';
+import { createTransferSlice, type TransferSlice } from '../features/transfer/transfer-slice.ts';
 
 /** The whole store's state. */
 export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice & TrainingSlice & ChatSlice & TransferSlice;

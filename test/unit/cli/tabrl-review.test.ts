@@ -6,13 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { evaluate, qaEnvironmentFile, ScriptedClient } from '../../../src/envs/index.ts';
 import { recordsToJsonl } from '../../../src/envs/results-record.ts';
-import loadGullibleJudge from '../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge from '../../../src/ui/features/lessons/sources/gullible-judge.ts';
 import { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 90_000 });
 const lastLine = (text: string) => text.trim().split('\n').at(-1)!;
-const LESSON = fileURLToPath(new URL('../../../src/ui/lessons/sources/gullible-judge.ts', import.meta.url));
+const LESSON = fileURLToPath(new URL('../../../src/ui/features/lessons/sources/gullible-judge.ts', import.meta.url));
 
 let dir: string;
 beforeAll(async () => {

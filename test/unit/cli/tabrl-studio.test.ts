@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { evaluate, HeuristicStudioClient, ScriptedClient, type ChatRequest, type Message } from '../../../src/envs/index.ts';
 import { recordsToJsonl } from '../../../src/envs/results-record.ts';
-import loadGullibleJudge from '../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge from '../../../src/ui/features/lessons/sources/gullible-judge.ts';
 import { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';

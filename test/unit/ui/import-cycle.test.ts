@@ -20,13 +20,13 @@ function reachable(start: string): Set<string> {
 
 describe('UI actions', () => {
   test('training-actions.ts does not reach actions.ts, and actions.ts does reach training-actions.ts (one direction)', () => {
-    const actions = resolve(SRC, 'ui/actions.ts');
-    const training = resolve(SRC, 'ui/training-actions.ts');
+    const actions = resolve(SRC, 'ui/app/actions.ts');
+    const training = resolve(SRC, 'ui/features/training/training-actions.ts');
     expect(reachable(training).has(actions)).toBe(false);
     expect(reachable(actions).has(training)).toBe(true);
   });
 
-  test.each(['environment-actions.ts', 'policy-actions.ts', 'evaluation-actions.ts', 'share-actions.ts', 'training-actions.ts'])('%s does not reach actions.ts', (section) => {
-    expect(reachable(resolve(SRC, 'ui', section)).has(resolve(SRC, 'ui/actions.ts'))).toBe(false);
+  test.each(['features/environment/environment-actions.ts', 'features/policy/policy-actions.ts', 'features/evaluation/evaluation-actions.ts', 'features/share/share-actions.ts', 'features/training/training-actions.ts'])('%s does not reach actions.ts', (section) => {
+    expect(reachable(resolve(SRC, 'ui', section)).has(resolve(SRC, 'ui/app/actions.ts'))).toBe(false);
   });
 });

@@ -13,11 +13,11 @@ const localStorageShim = {
 };
 vi.stubGlobal('localStorage', localStorageShim);
 vi.mock('../../../src/workers/engine-bridge.ts', () => ({ createEngineChatClient: () => ({ chat: { completions: { create: async () => { throw new Error('not here'); } } } }) }));
-vi.mock('../../../src/ui/webllm-actions.ts', () => ({ webllmClient: async () => ({ chat: { completions: { create: async () => { throw new Error('not here'); } } } }) }));
+vi.mock('../../../src/ui/features/models/webllm-actions.ts', () => ({ webllmClient: async () => ({ chat: { completions: { create: async () => { throw new Error('not here'); } } } }) }));
 vi.mock('../../../src/ui/store/index.ts', () => ({ usePlayground: { getState: () => ({ webllmModel: 'SmolLM2-360M-Instruct-q4f32_1-MLC', engine: { info: null } }) } }));
 
-const { buildJudge, chooseJudge, judgeLabel, restoreJudge, setJudgeApiKey, setJudgeEndpoint } = await import('../../../src/ui/judge/judge-actions.ts');
-const { judgeStore } = await import('../../../src/ui/judge/judge-store.ts');
+const { buildJudge, chooseJudge, judgeLabel, restoreJudge, setJudgeApiKey, setJudgeEndpoint } = await import('../../../src/ui/features/judge/judge-actions.ts');
+const { judgeStore } = await import('../../../src/ui/features/judge/judge-store.ts');
 
 const fetchMock = vi.fn(async (_url: string, _init: RequestInit) => new Response(JSON.stringify({ id: 'j', model: 'judge-m', choices: [{ index: 0, message: { role: 'assistant', content: 'Score: 8' }, finish_reason: 'stop' }] }), { status: 200, headers: { 'content-type': 'application/json' } }));
 

@@ -1,7 +1,7 @@
 /** The Runs view's data shaping: one row per run, and compared runs' curves on one step axis. */
 import { describe, expect, test } from 'vitest';
-import { COMPARE_COLORS, compareSeries, runLabel, runModel, runRow } from '../../../src/ui/components/run-compare.ts';
-import { DEFAULT_TRAINING_SETTINGS, type TrainingRun } from '../../../src/ui/store/training-slice.ts';
+import { COMPARE_COLORS, compareSeries, runLabel, runModel, runRow } from '../../../src/ui/features/runs/run-compare.ts';
+import { DEFAULT_TRAINING_SETTINGS, type TrainingRun } from '../../../src/ui/features/training/training-slice.ts';
 import type { GrpoStepMetrics } from '../../../src/workers/engine-bridge.ts';
 
 function grpoStep(step: number, reward: number, passRate: number): GrpoStepMetrics {

@@ -5,13 +5,13 @@
 import { beforeEach, describe, expect, test } from 'vitest';
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { PlaygroundState } from '../../../src/ui/store/index.ts';
-import { createChatSlice } from '../../../src/ui/store/chat-slice.ts';
-import { createEditorSlice } from '../../../src/ui/store/editor-slice.ts';
-import { createEvaluationSlice, DEFAULT_SETTINGS, IDLE_RUN } from '../../../src/ui/store/evaluation-slice.ts';
-import { createPolicySlice } from '../../../src/ui/store/policy-slice.ts';
-import { createTrainingSlice, DEFAULT_TRAINING_SETTINGS, IDLE_JOB, unfinishedJob, type TrainingRun } from '../../../src/ui/store/training-slice.ts';
-import { createTransferSlice } from '../../../src/ui/store/transfer-slice.ts';
-import type { SavedEnvironment } from '../../../src/ui/storage.ts';
+import { createChatSlice } from '../../../src/ui/features/chat/chat-slice.ts';
+import { createEditorSlice } from '../../../src/ui/features/environment/editor-slice.ts';
+import { createEvaluationSlice, DEFAULT_SETTINGS, IDLE_RUN } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
+import { createPolicySlice } from '../../../src/ui/features/policy/policy-slice.ts';
+import { createTrainingSlice, DEFAULT_TRAINING_SETTINGS, IDLE_JOB, unfinishedJob, type TrainingRun } from '../../../src/ui/features/training/training-slice.ts';
+import { createTransferSlice } from '../../../src/ui/features/transfer/transfer-slice.ts';
+import type { SavedEnvironment } from '../../../src/ui/features/environment/environment-storage.ts';
 import type { GrpoStepMetrics } from '../../../src/workers/engine-bridge.ts';
 
 let store: StoreApi<PlaygroundState>;

@@ -7,9 +7,9 @@ import ts from 'typescript';
 import { describe, expect, test } from 'vitest';
 import * as tabrl from '../../../src/envs/index.ts';
 import { calibrate, createHeuristicStudioClients, keptTasks, qaEnvironmentFile, synthesizeTasks, type Environment } from '../../../src/envs/index.ts';
-import { SAMPLE_DOCUMENT } from '../../../src/ui/studio/sample-document.ts';
-import { scriptedStudent, studentKnows } from '../../../src/ui/studio/scripted-student.ts';
-import { tasksFromSource } from '../../../src/ui/studio/task-list.ts';
+import { SAMPLE_DOCUMENT } from '../../../src/ui/features/studio/sample-document.ts';
+import { scriptedStudent, studentKnows } from '../../../src/ui/features/studio/scripted-student.ts';
+import { tasksFromSource } from '../../../src/ui/features/studio/task-list.ts';
 
 function loadSource(source: string): Environment {
   const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });

@@ -18,7 +18,7 @@ import {
   type RewardContext,
 } from '../../../../src/envs/index.ts';
 import { recordToJson } from '../../../../src/envs/results-record.ts';
-import loadGullibleJudge from '../../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge from '../../../../src/ui/features/lessons/sources/gullible-judge.ts';
 import { judgedWritingExpertPolicy } from '../../../../src/envs/builtin/judged-writing.ts';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../../src/envs/builtin/index.ts';
 

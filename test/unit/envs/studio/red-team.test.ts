@@ -1,7 +1,7 @@
 // Red-teaming a reward: the search finds lesson 4's planted back door within its default budget and reports none on an honest rubric.
 import { describe, expect, test } from 'vitest';
 import { ChatClientError, HeuristicAttackerClient, HeuristicStudioClient, redTeam, redTeamCriteriaExamples, formatRedTeamReport, Rubric, ScriptedClient, SingleTurnEnv, type ChatClient } from '../../../../src/envs/index.ts';
-import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../../../../src/ui/features/lessons/sources/gullible-judge.ts';
 
 /** The same tasks as lesson 4, paid only for meeting their constraints: an honest rubric. */
 function honestPoems() {
