@@ -1,6 +1,7 @@
 /** The header: title, the environment picker (saved files and "new from built-in"), rename, delete and Share. */
 import { useState } from 'react';
-import { createFromBuiltin, createShareLink, deleteCurrentEnvironment, openEnvironment, renameCurrentEnvironment } from './actions.ts';
+import { createFromBuiltin, deleteCurrentEnvironment, openEnvironment, renameCurrentEnvironment } from '../features/environment/environment-actions.ts';
+import { createShareLink } from '../features/share/share-actions.ts';
 import { BUILTINS } from '../features/environment/builtins.ts';
 import { usePlayground } from '../store/index.ts';
 import { LESSONS } from '../features/lessons/lessons.ts';

@@ -1,7 +1,7 @@
 /** Browser entry point: mounts the playground into #root and loads the saved environments. */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { initPlayground } from './actions.ts';
+import { initPlayground } from './init-playground.ts';
 import { App } from './App.tsx';
 import './styles.css';
 

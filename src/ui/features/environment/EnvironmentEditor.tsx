@@ -4,7 +4,7 @@
  * store so the problems strip and the Run button can show them before anything runs.
  */
 import { useEffect, useRef } from 'react';
-import { editSource } from '../../app/actions.ts';
+import { editSource } from './environment-actions.ts';
 import { useLessonView } from '../lessons/lesson-state.ts';
 import { usePlayground } from '../../store/index.ts';
 import { monaco, setupMonaco } from './monaco-setup.ts';

@@ -1,6 +1,6 @@
 /** The run card: its three modes (Evaluate, Warm up, Train) with start / stop, progress with ETA, failures, and the evaluation summary. */
 import { useEffect, useState } from 'react';
-import { exportResults, pauseEvaluation, resumeEvaluation, startEvaluation, stopEvaluation } from '../../app/actions.ts';
+import { exportResults, pauseEvaluation, resumeEvaluation, startEvaluation, stopEvaluation } from './evaluation-actions.ts';
 import { usePlayground } from '../../store/index.ts';
 import { countOf, durationText, errorsLine } from '../../kit/result-text.ts';
 import { SegmentedChoice, type SegmentedOption } from '../../kit/SegmentedChoice.tsx';

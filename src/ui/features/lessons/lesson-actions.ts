@@ -6,7 +6,8 @@
  * in-tab policy starts the engine, which loads the chosen model: a real one downloads, or comes
  * from the browser's cache.)
  */
-import { choosePolicy, openEnvironment } from '../../app/actions.ts';
+import { openEnvironment } from '../environment/environment-actions.ts';
+import { choosePolicy } from '../policy/policy-actions.ts';
 import { chooseInTabModel } from '../models/model-actions.ts';
 import * as storage from '../environment/environment-storage.ts';
 import { usePlayground } from '../../store/index.ts';

@@ -1,5 +1,5 @@
 /** The policy picker: the built-in's scripted expert, an OpenAI-compatible endpoint, the in-tab model (tiny, trained from scratch in the engine worker), or a WebLLM model (WebLLMFields). */
-import { choosePolicy, setApiKey, setEndpoint } from '../../app/actions.ts';
+import { choosePolicy, setApiKey, setEndpoint } from './policy-actions.ts';
 import { readApiKey } from '../models/api-key.ts';
 import { isBuiltinName } from '../environment/builtins.ts';
 import { usePlayground } from '../../store/index.ts';

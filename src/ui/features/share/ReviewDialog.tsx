@@ -5,7 +5,8 @@
  * unless they tick the box.
  */
 import { useState } from 'react';
-import { acceptReview, dismissReview, reviewEndpointChanges, startEvaluation } from '../../app/actions.ts';
+import { startEvaluation } from '../evaluation/evaluation-actions.ts';
+import { acceptReview, dismissReview, reviewEndpointChanges } from './share-actions.ts';
 import { usePlayground } from '../../store/index.ts';
 import { countOf } from '../../kit/result-text.ts';
 

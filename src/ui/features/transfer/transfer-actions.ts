@@ -7,7 +7,9 @@
  * Every outcome lands in the store's transfer message.
  */
 import { exportEngineModel, importEngineModel } from '../../../workers/engine-bridge.ts';
-import { currentEnvironment, currentSetup, exportResults } from '../../app/actions.ts';
+import { currentEnvironment } from '../environment/current-environment.ts';
+import { exportResults } from '../evaluation/evaluation-actions.ts';
+import { currentSetup } from '../share/share-actions.ts';
 import { environmentModel } from '../environment/editor-models.ts';
 import { usePlayground } from '../../store/index.ts';
 import { downloadFile } from '../../kit/download.ts';

@@ -1,9 +1,8 @@
 /**
- * The playground's actions, one module per section — environment files (environment-actions.ts), the
- * policy (policy-actions.ts), evaluation (evaluation-actions.ts), share links (share-actions.ts),
- * the in-tab model's training (training-actions.ts) — and the start-up that ties them together.
- * Components call these; they never talk to workers themselves. This module re-exports the sections
- * so components import actions from one place.
+ * The start-up that ties the features together: it restores each feature's remembered choices
+ * (policy, in-tab model, WebLLM model, judge, the setup), opens the saved environments (making the
+ * default one on a first visit) and a share link in the URL. Only the app imports it; the features'
+ * actions live in their own folders (features/<name>/<name>-actions.ts), and components import them there.
  */
 import { readApiKey } from '../features/models/api-key.ts';
 import { createFromBuiltin, DEFAULT_BUILTIN } from '../features/environment/environment-actions.ts';
@@ -16,12 +15,6 @@ import * as storage from '../features/environment/environment-storage.ts';
 import { usePlayground } from '../store/index.ts';
 import { ensureEngine, refreshRuns } from '../features/training/training-actions.ts';
 import { restoreWebLLMModel } from '../features/models/webllm-actions.ts';
-
-export { currentEnvironment, parseArgs } from '../features/environment/current-environment.ts';
-export { createFromBuiltin, deleteCurrentEnvironment, editSource, openEnvironment, renameCurrentEnvironment } from '../features/environment/environment-actions.ts';
-export { exportResults, pauseEvaluation, resultsAsJsonl, resumeEvaluation, startEvaluation, stopEvaluation } from '../features/evaluation/evaluation-actions.ts';
-export { choosePolicy, setApiKey, setEndpoint } from '../features/policy/policy-actions.ts';
-export { acceptReview, createShareLink, currentSetup, dismissReview, openHash, reviewEndpointChanges } from '../features/share/share-actions.ts';
 
 const store = usePlayground;
 
