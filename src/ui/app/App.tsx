@@ -19,7 +19,6 @@ import { RunsView } from '../features/runs/RunsView.tsx';
 import { JudgePanel } from '../features/judge/JudgePanel.tsx';
 import { StudioView } from '../features/studio/StudioView.tsx';
 import { LessonPanel } from '../features/lessons/LessonPanel.tsx';
-import { useLessonView } from '../features/lessons/lesson-state.ts';
 import { followLessonLink } from '../features/lessons/lesson-actions.ts';
 import { usePlayground } from '../store/index.ts';
 
@@ -30,8 +29,8 @@ export function App() {
   const [view, setView] = useState<MainView>('editor');
   const rollouts = usePlayground((state) => state.run.records.length);
   const mode = usePlayground((state) => state.mode);
-  const presenter = useLessonView((state) => state.presenter);
-  const lessonOpen = useLessonView((state) => state.openLessonId !== null || state.linkError !== null);
+  const presenter = usePlayground((state) => state.lessonView.presenter);
+  const lessonOpen = usePlayground((state) => state.lessonView.openLessonId !== null || state.lessonView.linkError !== null);
   useEffect(() => {
     followLessonLink(location.hash);
     const onHash = () => followLessonLink(location.hash);

@@ -1,6 +1,7 @@
 /** A first visit's one-line answer to "what is this page for?", with the way into lesson 1; dismissed once, remembered in localStorage (`tabrl.welcomed`). */
 import { useState } from 'react';
-import { openLesson, useLessonView } from '../features/lessons/lesson-state.ts';
+import { openLesson } from '../features/lessons/lesson-state.ts';
+import { usePlayground } from '../store/index.ts';
 
 const KEY = 'tabrl.welcomed';
 
@@ -15,7 +16,7 @@ function seen(): boolean {
 /** The hint bar, shown until dismissed (or a lesson is opened), never with a lesson open. */
 export function FirstVisitHint() {
   const [hidden, setHidden] = useState(seen);
-  const lessonOpen = useLessonView((state) => state.openLessonId !== null);
+  const lessonOpen = usePlayground((state) => state.lessonView.openLessonId !== null);
   if (hidden || lessonOpen) return null;
   const dismiss = () => {
     try {

@@ -5,7 +5,7 @@ import { createShareLink } from '../features/share/share-actions.ts';
 import { BUILTINS } from '../features/environment/builtins.ts';
 import { usePlayground } from '../store/index.ts';
 import { LESSONS } from '../features/lessons/lessons.ts';
-import { openLesson, setPresenter, useLessonView } from '../features/lessons/lesson-state.ts';
+import { openLesson, setPresenter } from '../features/lessons/lesson-state.ts';
 
 /** The top bar. */
 export function TopBar() {
@@ -13,8 +13,8 @@ export function TopBar() {
   const currentId = usePlayground((state) => state.currentId);
   const current = environments.find((item) => item.id === currentId);
   const [shared, setShared] = useState<string | null>(null);
-  const lessonId = useLessonView((state) => state.openLessonId);
-  const presenter = useLessonView((state) => state.presenter);
+  const lessonId = usePlayground((state) => state.lessonView.openLessonId);
+  const presenter = usePlayground((state) => state.lessonView.presenter);
 
   const share = async () => {
     const url = createShareLink();

@@ -14,9 +14,10 @@ import { createEvaluationSlice, IDLE_RUN } from '../../../src/ui/features/evalua
 import { createPolicySlice } from '../../../src/ui/features/policy/policy-slice.ts';
 import { createTrainingSlice } from '../../../src/ui/features/training/training-slice.ts';
 import { createTransferSlice } from '../../../src/ui/features/transfer/transfer-slice.ts';
+import { createJudgeSlice } from '../../../src/ui/features/judge/judge-slice.ts';
 
 const store = createStore<PlaygroundState>()(((...args: Parameters<typeof createPolicySlice>) => ({
-  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args),
+  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args), ...createJudgeSlice(...args),
 })) as never);
 
 /** A rollout record of task `taskIndex` with `reward` (1 passes). */

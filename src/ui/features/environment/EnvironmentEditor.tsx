@@ -5,7 +5,6 @@
  */
 import { useEffect, useRef } from 'react';
 import { editSource } from './environment-actions.ts';
-import { useLessonView } from '../lessons/lesson-state.ts';
 import { usePlayground } from '../../store/index.ts';
 import { monaco, setupMonaco } from './monaco-setup.ts';
 import { environmentModel } from './editor-models.ts';
@@ -15,14 +14,14 @@ export function EnvironmentEditor() {
   const currentId = usePlayground((state) => state.currentId);
   const container = useRef<HTMLDivElement>(null);
   const editor = useRef<monaco.editor.IStandaloneCodeEditor | null>(null);
-  const presenter = useLessonView((state) => state.presenter);
+  const presenter = usePlayground((state) => state.lessonView.presenter);
 
   useEffect(() => {
     if (!container.current) return;
     setupMonaco();
     const instance = monaco.editor.create(container.current, {
       model: null,
-      ...editorFont(useLessonView.getState().presenter),
+      ...editorFont(usePlayground.getState().lessonView.presenter),
       minimap: { enabled: false },
       automaticLayout: true,
       scrollBeyondLastLine: false,

@@ -9,7 +9,7 @@ import { WebLLMFields } from '../models/WebLLMFields.tsx';
 import { usePlayground } from '../../store/index.ts';
 import { chooseJudge, setJudgeApiKey, setJudgeEndpoint } from './judge-actions.ts';
 import { readJudgeApiKey } from './judge-key.ts';
-import { useJudge, type JudgeKind } from './judge-store.ts';
+import type { JudgeKind } from './judge-slice.ts';
 
 const OPTIONS: SegmentedOption<JudgeKind>[] = [
   { value: 'heuristic', label: 'Offline heuristic' },
@@ -20,7 +20,7 @@ const OPTIONS: SegmentedOption<JudgeKind>[] = [
 
 /** The judge card. */
 export function JudgePanel() {
-  const kind = useJudge((state) => state.kind);
+  const kind = usePlayground((state) => state.judge.kind);
   const policy = usePlayground((state) => state.policy);
   return (
     <section className="card" aria-labelledby="judge-heading" data-testid="judge-panel">
@@ -51,9 +51,9 @@ export function JudgePanel() {
 }
 
 function JudgeEndpointFields() {
-  const baseURL = useJudge((state) => state.baseURL);
-  const model = useJudge((state) => state.model);
-  const hasApiKey = useJudge((state) => state.hasApiKey);
+  const baseURL = usePlayground((state) => state.judge.baseURL);
+  const model = usePlayground((state) => state.judge.model);
+  const hasApiKey = usePlayground((state) => state.judge.hasApiKey);
   return (
     <EndpointFields
       baseURL={baseURL}

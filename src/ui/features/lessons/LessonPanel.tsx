@@ -1,6 +1,7 @@
 /** The lesson panel beside the editor: the open lesson's goal and steps, Start lesson, and the way to the previous and next lessons. */
 import { useState } from 'react';
-import { closeLesson, openLesson, setLessonNote, useLessonView } from './lesson-state.ts';
+import { usePlayground } from '../../store/index.ts';
+import { closeLesson, openLesson, setLessonNote } from './lesson-state.ts';
 import { startLesson } from './lesson-actions.ts';
 import { LessonText } from './LessonText.tsx';
 import { LESSONS, lessonById } from './lessons.ts';
@@ -8,9 +9,9 @@ import { errorMessage } from '../../../common/error-message.ts';
 
 /** The panel; renders nothing while no lesson is open. */
 export function LessonPanel() {
-  const id = useLessonView((state) => state.openLessonId);
-  const note = useLessonView((state) => state.note);
-  const linkError = useLessonView((state) => state.linkError);
+  const id = usePlayground((state) => state.lessonView.openLessonId);
+  const note = usePlayground((state) => state.lessonView.note);
+  const linkError = usePlayground((state) => state.lessonView.linkError);
   const [starting, setStarting] = useState(false);
   const lesson = id === null ? undefined : lessonById(id);
   if (!lesson) {

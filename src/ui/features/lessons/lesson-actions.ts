@@ -16,7 +16,7 @@ import { DEFAULT_TRAINING_SETTINGS } from '../training/training-slice.ts';
 import { finishedResultsCleared } from '../../store/finished-results.ts';
 import { newRun } from '../training/training-actions.ts';
 import { presetFile } from './lesson-files.ts';
-import { openLessonFromHash, useLessonView } from './lesson-state.ts';
+import { openLessonFromHash } from './lesson-state.ts';
 import type { Lesson } from './lessons.ts';
 import { isBusy } from '../../store/selectors.ts';
 
@@ -60,9 +60,9 @@ const MODE_LABELS = { evaluate: 'Evaluate', warmup: 'Warm up', train: 'Train' } 
  * left alone.
  */
 export function followLessonLink(hash: string): void {
-  const before = useLessonView.getState().openLessonId;
+  const before = usePlayground.getState().lessonView.openLessonId;
   openLessonFromHash(hash);
-  const after = useLessonView.getState().openLessonId;
+  const after = usePlayground.getState().lessonView.openLessonId;
   if (before === null || after === null || after === before || isBusy(usePlayground.getState())) return;
   usePlayground.setState(finishedResultsCleared(usePlayground.getState()));
   newRun();

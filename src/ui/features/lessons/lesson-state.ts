@@ -1,63 +1,36 @@
 /**
- * The lesson panel's and presenter mode's own small store: which lesson is open (from the Lessons
- * menu or a `#lesson=` link), what Start lesson last reported, and whether presenter mode is on
- * (remembered in localStorage). Kept apart from the playground store: it is view state only, and
- * nothing in the engine, sandbox or storage reads it.
+ * The lesson panel's and presenter mode's actions: open and close a lesson (keeping its link in the
+ * address bar), record what Start lesson did, presenter mode on or off, and a `#lesson=` link. The
+ * state they write is the store's lesson slice (lesson-slice.ts).
  */
-import { create } from 'zustand';
+import { usePlayground } from '../../store/index.ts';
+import { PRESENTER_STORAGE, type LessonViewState } from './lesson-slice.ts';
 import { LESSONS } from './lessons.ts';
 import { lessonHash, parseLessonHash } from './lesson-hash.ts';
 
-const PRESENTER_STORAGE = 'tabrl.presenter';
-
-/** Lesson and presenter view state. */
-export interface LessonViewState {
-  /** The lesson shown beside the editor, or null. */
-  openLessonId: number | null;
-  /** What Start lesson did, or why it could not (shown in the panel). */
-  note: { lessonId: number; text: string; ok: boolean } | null;
-  /** A lesson link that could not be opened, and why. */
-  linkError: string | null;
-  presenter: boolean;
-}
-
-function readPresenter(): boolean {
-  try {
-    return localStorage.getItem(PRESENTER_STORAGE) === '1';
-  } catch {
-    return false;
-  }
-}
-
-/** The store hook. */
-export const useLessonView = create<LessonViewState>()(() => ({
-  openLessonId: null,
-  note: null,
-  linkError: null,
-  presenter: typeof localStorage === 'undefined' ? false : readPresenter(),
-}));
+const setLessonView = (update: Partial<LessonViewState>) => usePlayground.getState().setLessonView(update);
 
 /** Shows lesson `id` beside the editor and puts its link in the address bar (unless a share link is there). */
 export function openLesson(id: number): void {
-  useLessonView.setState({ openLessonId: id, linkError: null });
+  setLessonView({ openLessonId: id, linkError: null });
   const hash = location.hash.slice(1);
   if (hash === '' || /^lesson=\d*$/.test(hash)) history.replaceState(null, '', `${location.pathname}${location.search}#${lessonHash(id)}`);
 }
 
 /** Hides the lesson panel (and drops a lesson-only link from the address bar). */
 export function closeLesson(): void {
-  useLessonView.setState({ openLessonId: null, linkError: null });
+  setLessonView({ openLessonId: null, linkError: null });
   if (/^#lesson=\d*$/.test(location.hash)) history.replaceState(null, '', `${location.pathname}${location.search}`);
 }
 
 /** Records what Start lesson did. */
 export function setLessonNote(note: LessonViewState['note']): void {
-  useLessonView.setState({ note });
+  setLessonView({ note });
 }
 
 /** Turns presenter mode on or off (large type, a layout for 1280×720 projectors); remembered. */
 export function setPresenter(presenter: boolean): void {
-  useLessonView.setState({ presenter });
+  setLessonView({ presenter });
   try {
     localStorage.setItem(PRESENTER_STORAGE, presenter ? '1' : '0');
   } catch {
@@ -71,6 +44,6 @@ export function openLessonFromHash(hash: string): void {
     hash,
     LESSONS.map((lesson) => lesson.id),
   );
-  if (parsed.kind === 'lesson') useLessonView.setState({ openLessonId: parsed.id, linkError: null });
-  else if (parsed.kind === 'error') useLessonView.setState({ linkError: parsed.message });
+  if (parsed.kind === 'lesson') setLessonView({ openLessonId: parsed.id, linkError: null });
+  else if (parsed.kind === 'error') setLessonView({ linkError: parsed.message });
 }

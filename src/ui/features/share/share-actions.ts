@@ -9,7 +9,6 @@ import { currentEnvironment, parseArgs } from '../environment/current-environmen
 import { environmentModel } from '../environment/editor-models.ts';
 import { addEnvironment } from '../environment/environment-actions.ts';
 import { chooseJudge, setJudgeEndpoint } from '../judge/judge-actions.ts';
-import { judgeStore } from '../judge/judge-store.ts';
 import { chooseInTabModel } from '../models/model-actions.ts';
 import { endpointChangesNeedingConsent, type EndpointChange } from './endpoint-consent.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedEvaluation, type SharedState } from './url-state.ts';
@@ -39,7 +38,7 @@ function currentSource(saved: SavedEnvironment): string {
 /** The playground's setup (policy, mode, settings, seed) around an environment `source`, as a share link or an imported file carries it. */
 export function currentSetup(environment: { source: string; name: string; builtin?: string | undefined }): SharedState {
   const { settings, policy, model, baseURL, mode, trainingSettings, webllmModel, teacher, inTabModel } = store.getState();
-  const judge = judgeStore.getState();
+  const judge = usePlayground.getState().judge;
   return {
     mode,
     training: { ...trainingSettings },
@@ -89,7 +88,7 @@ export function reviewEndpointChanges(): EndpointChange[] {
   const review = store.getState().review;
   if (!review) return [];
   const { baseURL, hasApiKey } = store.getState();
-  const judge = judgeStore.getState();
+  const judge = usePlayground.getState().judge;
   return endpointChangesNeedingConsent(review, { baseURL, hasApiKey, judgeBaseURL: judge.baseURL, judgeHasApiKey: judge.hasApiKey });
 }
 

@@ -9,13 +9,12 @@ import { useEffect, useState } from 'react';
 import { SegmentedChoice } from '../../kit/SegmentedChoice.tsx';
 import { usePlayground } from '../../store/index.ts';
 import { addAcceptedCriteria, cancelAudit, proposeCriteriaFromAudit, startAudit, toggleCriterion } from './studio-actions.ts';
-import { studioStore, useStudio } from './studio-store.ts';
 import { onTrainingRollouts, trainingRollouts } from '../training/training-rollouts.ts';
 
 /** The audit card. */
 export function AuditPanel({ onOpened }: { onOpened: () => void }) {
-  const source = useStudio((state) => state.auditSource);
-  const auditState = useStudio((state) => state.audit);
+  const source = usePlayground((state) => state.studio.auditSource);
+  const auditState = usePlayground((state) => state.studio.audit);
   const evaluated = usePlayground((state) => state.run.records.length);
   const [trained, setTrained] = useState(() => trainingRollouts().rollouts.length);
   useEffect(() => onTrainingRollouts(() => setTrained(trainingRollouts().rollouts.length)), []);
@@ -36,7 +35,7 @@ export function AuditPanel({ onOpened }: { onOpened: () => void }) {
             { value: 'training', label: `Training run (${trained})` },
           ]}
           value={source}
-          onChange={(auditSource) => studioStore.setState({ auditSource })}
+          onChange={(auditSource) => usePlayground.getState().setStudio({ auditSource })}
           label="Rollouts to audit"
           testIdPrefix="audit-source"
         />

@@ -9,17 +9,16 @@ import { currentEnvironment } from '../environment/current-environment.ts';
 import { countOf } from '../../kit/result-text.ts';
 import { usePlayground } from '../../store/index.ts';
 import { cancelCalibration, setKeepBand, startCalibration, openLearnableTasks } from './studio-actions.ts';
-import { studioStore, useStudio } from './studio-store.ts';
 
 const BINS = 10;
 
 /** The calibration card. */
 export function CalibrationPanel({ onOpened }: { onOpened: () => void }) {
-  const calibration = useStudio((state) => state.calibration);
-  const k = useStudio((state) => state.calibrationK);
-  const numTasks = useStudio((state) => state.calibrationTasks);
-  const keep = useStudio((state) => state.keep);
-  const policy = useStudio((state) => state.calibrationPolicy);
+  const calibration = usePlayground((state) => state.studio.calibration);
+  const k = usePlayground((state) => state.studio.calibrationK);
+  const numTasks = usePlayground((state) => state.studio.calibrationTasks);
+  const keep = usePlayground((state) => state.studio.keep);
+  const policy = usePlayground((state) => state.studio.calibrationPolicy);
   const environmentName = usePlayground((state) => state.environments.find((item) => item.id === state.currentId)?.name);
   const running = calibration.status === 'running';
   const counts = { 'too-hard': 0, learnable: 0, 'too-easy': 0 };
@@ -36,7 +35,7 @@ export function CalibrationPanel({ onOpened }: { onOpened: () => void }) {
         <div className="studio-row">
           <label>
             Policy
-            <select value={policy} data-testid="calibration-policy" onChange={(event) => studioStore.setState({ calibrationPolicy: event.target.value as 'policy' | 'student' })}>
+            <select value={policy} data-testid="calibration-policy" onChange={(event) => usePlayground.getState().setStudio({ calibrationPolicy: event.target.value as 'policy' | 'student' })}>
               <option value="policy">The policy (Policy card)</option>
               <option value="student">Scripted student (offline)</option>
             </select>
@@ -49,12 +48,19 @@ export function CalibrationPanel({ onOpened }: { onOpened: () => void }) {
               max={10000}
               value={numTasks}
               data-testid="calibration-tasks"
-              onChange={(event) => studioStore.setState({ calibrationTasks: Math.max(1, Number(event.target.value) || 1) })}
+              onChange={(event) => usePlayground.getState().setStudio({ calibrationTasks: Math.max(1, Number(event.target.value) || 1) })}
             />
           </label>
           <label>
             K rollouts
-            <input type="number" min={2} max={64} value={k} data-testid="calibration-k" onChange={(event) => studioStore.setState({ calibrationK: Math.max(2, Number(event.target.value) || 2) })} />
+            <input
+              type="number"
+              min={2}
+              max={64}
+              value={k}
+              data-testid="calibration-k"
+              onChange={(event) => usePlayground.getState().setStudio({ calibrationK: Math.max(2, Number(event.target.value) || 2) })}
+            />
           </label>
           <label>
             Keep pass rates from

@@ -5,18 +5,18 @@
  */
 import { useState, type DragEvent } from 'react';
 import { addDocumentFiles, addDocuments, cancelSynthesis, openSynthesisAsEnvironment, removeDocument, startSynthesis } from './studio-actions.ts';
-import { useStudio, studioStore } from './studio-store.ts';
 import { RoleSelect } from './RoleSelect.tsx';
 import { SAMPLE_DOCUMENT } from './sample-document.ts';
+import { usePlayground } from '../../store/index.ts';
 
 /** The documents card and its candidates table. */
 export function DocumentsPanel({ onOpened }: { onOpened: () => void }) {
-  const documents = useStudio((state) => state.documents);
-  const generator = useStudio((state) => state.generator);
-  const solver = useStudio((state) => state.solver);
-  const k = useStudio((state) => state.k);
-  const questionsPerChunk = useStudio((state) => state.questionsPerChunk);
-  const synthesis = useStudio((state) => state.synthesis);
+  const documents = usePlayground((state) => state.studio.documents);
+  const generator = usePlayground((state) => state.studio.generator);
+  const solver = usePlayground((state) => state.studio.solver);
+  const k = usePlayground((state) => state.studio.k);
+  const questionsPerChunk = usePlayground((state) => state.studio.questionsPerChunk);
+  const synthesis = usePlayground((state) => state.studio.synthesis);
   const [pasted, setPasted] = useState('');
   const [over, setOver] = useState(false);
   const running = synthesis.status === 'running';
@@ -88,14 +88,20 @@ export function DocumentsPanel({ onOpened }: { onOpened: () => void }) {
           </ul>
         )}
         <div className="studio-row">
-          <RoleSelect label="Generator" value={generator} testId="studio-generator" onChange={(value) => studioStore.setState({ generator: value })} />
-          <RoleSelect label="Solver" value={solver} testId="studio-solver" onChange={(value) => studioStore.setState({ solver: value })} />
+          <RoleSelect label="Generator" value={generator} testId="studio-generator" onChange={(value) => usePlayground.getState().setStudio({ generator: value })} />
+          <RoleSelect label="Solver" value={solver} testId="studio-solver" onChange={(value) => usePlayground.getState().setStudio({ solver: value })} />
           <label>
-            k<input type="number" min={1} max={16} value={k} data-testid="studio-k" onChange={(event) => studioStore.setState({ k: Math.max(1, Number(event.target.value) || 1) })} />
+            k<input type="number" min={1} max={16} value={k} data-testid="studio-k" onChange={(event) => usePlayground.getState().setStudio({ k: Math.max(1, Number(event.target.value) || 1) })} />
           </label>
           <label>
             Questions per passage
-            <input type="number" min={1} max={20} value={questionsPerChunk} onChange={(event) => studioStore.setState({ questionsPerChunk: Math.max(1, Number(event.target.value) || 1) })} />
+            <input
+              type="number"
+              min={1}
+              max={20}
+              value={questionsPerChunk}
+              onChange={(event) => usePlayground.getState().setStudio({ questionsPerChunk: Math.max(1, Number(event.target.value) || 1) })}
+            />
           </label>
         </div>
         <div className="studio-row">

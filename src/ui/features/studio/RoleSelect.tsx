@@ -1,5 +1,5 @@
 /** A select for which model plays a studio role (generator, solver): offline heuristic, the policy, or the judge. */
-import type { StudioRoleSource } from './studio-store.ts';
+import type { StudioRoleSource } from './studio-slice.ts';
 
 /** The role picker. */
 export function RoleSelect({ label, value, onChange, testId }: { label: string; value: StudioRoleSource; onChange: (value: StudioRoleSource) => void; testId: string }) {

@@ -8,8 +8,9 @@ import { AuditPanel } from './AuditPanel.tsx';
 import { CalibrationPanel } from './CalibrationPanel.tsx';
 import { DocumentsPanel } from './DocumentsPanel.tsx';
 import { TracesPanel } from './TracesPanel.tsx';
-import { studioStore, useStudio, type StudioSection } from './studio-store.ts';
+import type { StudioSection } from './studio-slice.ts';
 import './studio.css';
+import { usePlayground } from '../../store/index.ts';
 
 const SECTIONS: SegmentedOption<StudioSection>[] = [
   { value: 'documents', label: 'Tasks from documents' },
@@ -20,8 +21,8 @@ const SECTIONS: SegmentedOption<StudioSection>[] = [
 
 /** The Studio tab; `onOpenedEnvironment` shows the editor after a new environment file was opened. */
 export function StudioView({ onOpenedEnvironment }: { onOpenedEnvironment: () => void }) {
-  const section = useStudio((state) => state.section);
-  const setSection = (value: StudioSection) => studioStore.setState({ section: value });
+  const section = usePlayground((state) => state.studio.section);
+  const setSection = (value: StudioSection) => usePlayground.getState().setStudio({ section: value });
   return (
     <div className="studio-view" data-testid="studio-view">
       <SegmentedChoice options={SECTIONS} value={section} onChange={setSection} kind="tab" label="Studio sections" testIdPrefix="studio-section" className="segmented studio-sections" />

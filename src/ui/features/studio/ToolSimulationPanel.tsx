@@ -7,16 +7,16 @@
  */
 import { measureToolFidelity, plantToolTasksAndOpen, setSimulator } from './studio-actions.ts';
 import { RoleSelect } from './RoleSelect.tsx';
-import { studioStore, useStudio } from './studio-store.ts';
+import { usePlayground } from '../../store/index.ts';
 
 const percent = (share: number | null) => (share === null ? '—' : `${(share * 100).toFixed(0)}%`);
 
 /** The simulated-tools card. */
 export function ToolSimulationPanel({ onOpened }: { onOpened: () => void }) {
-  const traces = useStudio((state) => state.traces);
-  const simulator = useStudio((state) => state.simulator);
-  const solver = useStudio((state) => state.solver);
-  const simulation = useStudio((state) => state.toolSimulation);
+  const traces = usePlayground((state) => state.studio.traces);
+  const simulator = usePlayground((state) => state.studio.simulator);
+  const solver = usePlayground((state) => state.studio.solver);
+  const simulation = usePlayground((state) => state.studio.toolSimulation);
   if (!traces || traces.parse.tools.length === 0) return null;
   const running = simulation.status === 'running';
   const kept = simulation.planted.filter((task) => task.kept).length;
@@ -35,7 +35,7 @@ export function ToolSimulationPanel({ onOpened }: { onOpened: () => void }) {
             <option value="judge">The judge's model (Judge card)</option>
           </select>
         </label>
-        <RoleSelect label="Solver" value={solver} testId="studio-tool-solver" onChange={(value) => studioStore.setState({ solver: value })} />
+        <RoleSelect label="Solver" value={solver} testId="studio-tool-solver" onChange={(value) => usePlayground.getState().setStudio({ solver: value })} />
         <button type="button" disabled={running} onClick={() => void measureToolFidelity()} data-testid="tools-fidelity">
           Measure fidelity
         </button>

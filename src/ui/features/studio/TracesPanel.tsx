@@ -5,14 +5,14 @@
  * the agent used tools, their simulation (ToolSimulationPanel).
  */
 import { importTraces, openTracesAsEnvironment } from './studio-actions.ts';
-import { useStudio } from './studio-store.ts';
 import { ToolSimulationPanel } from './ToolSimulationPanel.tsx';
 import { SAMPLE_TRACES } from './sample-traces.ts';
+import { usePlayground } from '../../store/index.ts';
 
 /** The traces card. */
 export function TracesPanel({ onOpened }: { onOpened: () => void }) {
-  const traces = useStudio((state) => state.traces);
-  const error = useStudio((state) => state.tracesError);
+  const traces = usePlayground((state) => state.studio.traces);
+  const error = usePlayground((state) => state.studio.tracesError);
   return (
     <>
       <section className="card" aria-labelledby="traces-heading">

@@ -46,10 +46,14 @@ import { usePlayground } from '../../store/index.ts';
 import { addCriteriaToSource } from './criteria-source.ts';
 import { scriptedStudent } from './scripted-student.ts';
 import { tasksFromSource, withTasksList } from './task-list.ts';
-import { studioStore, type AuditState, type CalibrationState, type StudioDocumentEntry, type StudioRoleSource, type SynthesisState, type ToolSimulationState } from './studio-store.ts';
+import type { AuditState, CalibrationState, StudioDocumentEntry, StudioRoleSource, StudioUpdate, SynthesisState, ToolSimulationState } from './studio-slice.ts';
 import { auditScoring, trainingRollouts, type AuditScoring } from '../training/training-rollouts.ts';
 
-const studio = studioStore;
+/** The studio's part of the one store, read and written as its own state. */
+const studio = {
+  getState: () => usePlayground.getState().studio,
+  setState: (update: StudioUpdate) => usePlayground.getState().setStudio(update),
+};
 /** The studio's unrendered state: the Cancel of each job in progress, and the calibration's rollouts (the first of each task makes the task of "Use learnable tasks"). */
 const jobs = actionState(() => ({
   synthesis: undefined as AbortController | undefined,

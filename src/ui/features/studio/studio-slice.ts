@@ -1,10 +1,10 @@
 /**
- * The Studio tab's state: documents and the task-synthesis run, imported traces, the calibration
- * of the open environment, and the audit (with the criteria proposed from it). Its own small store,
- * apart from the playground's slices; the actions in studio-actions.ts are the only writers.
+ * The studio slice: documents and the task-synthesis run, imported traces, the calibration of the
+ * open environment, and the audit (with the criteria proposed from it), kept under `studio`; the
+ * studio's panels and actions (studio-actions.ts) are its only writers.
  */
-import { useStore } from 'zustand';
-import { createStore } from 'zustand/vanilla';
+import type { StateCreator } from 'zustand';
+import type { PlaygroundState } from '../../store/index.ts';
 import type { AuditResult, Criterion, FidelityRound, SynthesisProgress, SynthesisReport, SynthesizedTask, TaskCalibration, TraceParse, VerifiedPlantedTask } from '../../../envs/index.ts';
 
 /** Which model plays a studio role: the offline heuristic rules, the Policy card's choice, or the Judge card's. */
@@ -124,8 +124,18 @@ const INITIAL_STUDIO: StudioState = {
   audit: { status: 'idle', subject: null, result: null, error: null, proposing: false, proposed: [], criteriaNote: null, criteriaSnippet: null },
 };
 
-/** The studio store, without React (`setState` merges a partial state). */
-export const studioStore = createStore<StudioState>()(() => ({ ...INITIAL_STUDIO }));
+/** A change to the studio's state: the fields to merge, or a function of the state that returns them. */
+export type StudioUpdate = Partial<StudioState> | ((state: StudioState) => Partial<StudioState>);
 
-/** The React hook over `studioStore` (outside React, `useStudio.getState()`). */
-export const useStudio = Object.assign(<T>(selector: (state: StudioState) => T): T => useStore(studioStore, selector), studioStore);
+/** Studio state in the store. */
+export interface StudioSlice {
+  studio: StudioState;
+  /** Merges `update` into the studio's state. */
+  setStudio(update: StudioUpdate): void;
+}
+
+/** Creates the studio slice (nothing ran yet). */
+export const createStudioSlice: StateCreator<PlaygroundState, [], [], StudioSlice> = (set) => ({
+  studio: { ...INITIAL_STUDIO },
+  setStudio: (update) => set((state) => ({ studio: { ...state.studio, ...(typeof update === 'function' ? update(state.studio) : update) } })),
+});
