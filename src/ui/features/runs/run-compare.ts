@@ -4,6 +4,7 @@
  * one step axis (null where a run has no such step), ready for MetricChart.
  */
 import type { TrainingRun } from '../training/training-slice.ts';
+import { chartColor } from '../../kit/chart-palette.ts';
 
 /** A compared run's curve: MetricChart's ChartSeries shape (declared here so this module needs no JSX). */
 export interface CompareSeries {
@@ -11,9 +12,6 @@ export interface CompareSeries {
   values: (number | null)[];
   color: string;
 }
-
-/** Colours of compared runs, in the order they were ticked. */
-export const COMPARE_COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86', '#5d6b7a', '#d35400'];
 
 /** One run as the Runs list shows it. */
 export interface RunRow {
@@ -73,7 +71,7 @@ export function compareSeries(runs: readonly TrainingRun[], metric: CompareMetri
     const base = runLabel(run);
     const seen = (labels.get(base) ?? 0) + 1;
     labels.set(base, seen);
-    return { label: seen === 1 ? base : `${base} #${seen}`, values: steps.map((step) => byStep.get(step) ?? null), color: COMPARE_COLORS[i % COMPARE_COLORS.length]! };
+    return { label: seen === 1 ? base : `${base} #${seen}`, values: steps.map((step) => byStep.get(step) ?? null), color: chartColor(i) };
   });
   return { steps, series };
 }

@@ -6,13 +6,12 @@ import { MetricChart, type ChartSeries } from '../../kit/MetricChart.tsx';
 import { countOf, environmentReplies, rewardLines } from '../../kit/result-text.ts';
 import { isTraining } from '../../store/selectors.ts';
 import { GRPO_CHARTS, pickedCharts } from './grpo-charts.ts';
+import { chartColor } from '../../kit/chart-palette.ts';
 
 /** The compact Wordle's win reward and its two weight-0 metrics (src/envs/builtin/wordle-compact.ts): a run that has them gets their charts. */
 const WORDLE_WIN = 'compactWinReward';
 const WORDLE_GUESSES = 'guessesMetric';
 const WORDLE_INVALID = 'compactInvalidGuessesMetric';
-
-const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
 
 /** The whole view, filling the main area; `onShowRuns` opens the Runs tab. */
 export function TrainingView({ onShowRuns }: { onShowRuns: () => void }) {
@@ -40,12 +39,12 @@ function RunCharts() {
   const { meanLabel, functions, ownScale } = rewardLines(grpo);
   const line = (label: string, values: (number | null)[], color: string): ChartSeries => ({ label, values, color });
   const reward: ChartSeries[] = [
-    { label: meanLabel, values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: COLORS[0]! },
+    { label: meanLabel, values: grpo.map((m) => m.reward.mean), band: grpo.map((m) => m.reward.std), color: chartColor(0) },
     ...functions.map((name, i) =>
       line(
         name,
         grpo.map((m) => m.rewards[name] ?? null),
-        COLORS[(i + 1) % COLORS.length]!,
+        chartColor(i + 1),
       ),
     ),
   ];
@@ -84,7 +83,7 @@ function RunCharts() {
             line(
               'loss',
               run.sft.map((m) => m.loss),
-              COLORS[1]!,
+              chartColor(1),
             ),
           ]}
         />
@@ -98,7 +97,7 @@ function RunCharts() {
             line(
               'pass rate',
               grpo.map((m) => m.passRate),
-              COLORS[2]!,
+              chartColor(2),
             ),
           ]}
         />
@@ -110,7 +109,7 @@ function RunCharts() {
             line(
               'loss',
               grpo.map((m) => m.loss),
-              COLORS[1]!,
+              chartColor(1),
             ),
           ]}
         />
@@ -126,7 +125,7 @@ function RunCharts() {
                 line(
                   name,
                   grpo.map((m) => m.rewards[name] ?? null),
-                  COLORS[(functions.length + i + 1) % COLORS.length]!,
+                  chartColor(functions.length + i + 1),
                 ),
               ]}
             />
@@ -145,7 +144,7 @@ function RunCharts() {
                 line(
                   'win rate',
                   grpo.map((m) => m.rewards[WORDLE_WIN] ?? null),
-                  COLORS[2]!,
+                  chartColor(2),
                 ),
               ]}
             />
@@ -157,7 +156,7 @@ function RunCharts() {
                 line(
                   'guesses',
                   grpo.map((m) => m.rewards[WORDLE_GUESSES] ?? null),
-                  COLORS[3]!,
+                  chartColor(3),
                 ),
               ]}
             />
@@ -169,7 +168,7 @@ function RunCharts() {
                 line(
                   'invalid',
                   grpo.map((m) => m.rewards[WORDLE_INVALID] ?? null),
-                  COLORS[1]!,
+                  chartColor(1),
                 ),
               ]}
             />

@@ -5,6 +5,7 @@
  */
 import type { GrpoStepMetrics } from '../../../workers/engine-bridge.ts';
 import type { ChartSeries } from '../../kit/MetricChart.tsx';
+import { chartColor } from '../../kit/chart-palette.ts';
 
 /** One optional chart. */
 export interface GrpoChart {
@@ -15,8 +16,6 @@ export interface GrpoChart {
   yRange?: [number, number];
   series(grpo: readonly GrpoStepMetrics[]): ChartSeries[];
 }
-
-const COLORS = ['#2457d6', '#c0392b', '#1f8a4c', '#a76300', '#7b3fb5', '#0e7c86'];
 
 /** A metric that may be missing in older runs: its value per step, or null. */
 const values = (grpo: readonly GrpoStepMetrics[], pick: (m: GrpoStepMetrics) => number | undefined): (number | null)[] =>
@@ -29,56 +28,56 @@ const line = (label: string, color: string, grpo: readonly GrpoStepMetrics[], pi
 
 /** Every optional chart, in the picker's order. */
 export const GRPO_CHARTS: readonly GrpoChart[] = [
-  { key: 'kl', title: 'KL to reference', help: 'How far the policy moved from the reference (0 without KL β).', series: (g) => [line('KL', COLORS[4]!, g, (m) => m.kl)] },
+  { key: 'kl', title: 'KL to reference', help: 'How far the policy moved from the reference (0 without KL β).', series: (g) => [line('KL', chartColor(4), g, (m) => m.kl)] },
   {
     key: 'entropy',
     title: 'Entropy (nats / token)',
     help: 'How unsure the sampler is; a collapse to 0 means the model stopped exploring.',
-    series: (g) => [line('entropy', COLORS[3]!, g, (m) => m.entropy)],
+    series: (g) => [line('entropy', chartColor(3), g, (m) => m.entropy)],
   },
-  { key: 'gradNorm', title: 'Gradient norm', help: 'Size of the update before clipping.', series: (g) => [line('grad norm', COLORS[5]!, g, (m) => m.gradNorm)] },
-  { key: 'tokensPerSecond', title: 'Sampled tokens / s', help: 'Sampling speed.', series: (g) => [line('tokens/s', COLORS[0]!, g, (m) => m.tokensPerSecond)] },
+  { key: 'gradNorm', title: 'Gradient norm', help: 'Size of the update before clipping.', series: (g) => [line('grad norm', chartColor(5), g, (m) => m.gradNorm)] },
+  { key: 'tokensPerSecond', title: 'Sampled tokens / s', help: 'Sampling speed.', series: (g) => [line('tokens/s', chartColor(0), g, (m) => m.tokensPerSecond)] },
   {
     key: 'clipFraction',
     title: 'Clip fraction (low / high)',
     help: 'Share of tokens whose ratio left the clip range, below and above: high values mean updates too large for the clip.',
     yRange: [0, 1],
-    series: (g) => [line('low', COLORS[1]!, g, (m) => m.clipFractionLow), line('high', COLORS[2]!, g, (m) => m.clipFractionHigh)],
+    series: (g) => [line('low', chartColor(1), g, (m) => m.clipFractionLow), line('high', chartColor(2), g, (m) => m.clipFractionHigh)],
   },
   {
     key: 'completionLength',
     title: 'Completion length (tokens)',
     help: 'Sampled tokens per rollout, mean and max.',
-    series: (g) => [line('mean', COLORS[0]!, g, (m) => m.completionLength?.mean), line('max', COLORS[3]!, g, (m) => m.completionLength?.max)],
+    series: (g) => [line('mean', chartColor(0), g, (m) => m.completionLength?.mean), line('max', chartColor(3), g, (m) => m.completionLength?.max)],
   },
   {
     key: 'truncatedFraction',
     title: 'Truncated fraction',
     help: 'Share of rollouts cut by the token limit.',
     yRange: [0, 1],
-    series: (g) => [line('truncated', COLORS[1]!, g, (m) => m.truncatedFraction)],
+    series: (g) => [line('truncated', chartColor(1), g, (m) => m.truncatedFraction)],
   },
   {
     key: 'zeroStdFraction',
     title: 'Zero-std groups',
     help: 'Share of groups whose rewards were all equal (no learning signal); dynamic sampling replaces them.',
     yRange: [0, 1],
-    series: (g) => [line('zero std', COLORS[4]!, g, (m) => m.zeroStdFraction)],
+    series: (g) => [line('zero std', chartColor(4), g, (m) => m.zeroStdFraction)],
   },
   {
     key: 'staleness',
     title: 'Staleness (weight versions)',
     help: 'How many updates old the trained rollouts were (max async).',
-    series: (g) => [line('staleness', COLORS[5]!, g, (m) => m.staleness)],
+    series: (g) => [line('staleness', chartColor(5), g, (m) => m.staleness)],
   },
   {
     key: 'echoLoss',
     title: 'ECHO loss (env tokens NLL)',
     help: "How well the model predicts the environment's replies (multi-turn; 0 without them).",
-    series: (g) => [line('echo NLL', COLORS[2]!, g, (m) => m.echoLoss)],
+    series: (g) => [line('echo NLL', chartColor(2), g, (m) => m.echoLoss)],
   },
-  { key: 'advantage', title: 'Advantage |A| (mean)', help: "Mean absolute advantage: the learning signal's strength.", series: (g) => [line('|A|', COLORS[0]!, g, (m) => m.advantage?.meanAbs)] },
-  { key: 'learningRate', title: 'Learning rate', help: 'The scheduled learning rate.', series: (g) => [line('lr', COLORS[3]!, g, (m) => m.learningRate)] },
+  { key: 'advantage', title: 'Advantage |A| (mean)', help: "Mean absolute advantage: the learning signal's strength.", series: (g) => [line('|A|', chartColor(0), g, (m) => m.advantage?.meanAbs)] },
+  { key: 'learningRate', title: 'Learning rate', help: 'The scheduled learning rate.', series: (g) => [line('lr', chartColor(3), g, (m) => m.learningRate)] },
 ];
 
 /** The picked charts in the table's order (unknown keys ignored). */
