@@ -5,9 +5,11 @@
 // src/envs, src/rl nor src/models; src/models (catalogue and cache) imports no layer above src/gpu;
 // src/envs imports neither src/gpu, src/rl nor src/workers; src/ui does not
 // import src/gpu (it goes through src/workers); src/workers imports no UI code.
+// Inside src/ui, `tabrl/ui-rooms` (eslint/ui-rooms.js) keeps app → features (in order) → store → kit.
 // test/unit/lint/layering.test.ts proves each rule fires.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { uiRoomsPlugin } from './eslint/ui-rooms.js';
 
 const UI_LIBRARIES = ['react', 'react-dom', 'react-dom/*', 'react/*', 'zustand', 'zustand/*', 'monaco-editor', 'monaco-editor/*', '@monaco-editor/*'];
 const layerRule = (forbiddenPaths, why) => ({
@@ -54,6 +56,11 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/gpu/**'], message: 'src/ui does not import src/gpu: reach the model code through src/workers, and the catalogue and cache in src/models (README, layering).' }] }] },
   },
   {
+    files: ['src/ui/**/*.{ts,tsx}'],
+    plugins: { tabrl: uiRoomsPlugin },
+    rules: { 'tabrl/ui-rooms': 'error' },
+  },
+  {
     files: ['src/cli/**'],
     rules: layerRule(['**/ui/**'], 'src/cli runs in Node beside the stack: it may import any layer but the React app in src/ui (README, layering).'),
   },
@@ -62,7 +69,7 @@ export default tseslint.config(
     rules: layerRule(['**/ui/**', '**/cli/**'], 'src/workers is below src/ui: it may not import UI or CLI code.'),
   },
   {
-    files: ['bin/**', 'scripts/**/*.mjs', '.ci/**'],
+    files: ['bin/**', 'scripts/**/*.mjs', '.ci/**', 'eslint/**'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
 );
