@@ -1,5 +1,5 @@
 /**
- * Environment files written for the lessons (src/ui/lessons/sources/), as the editor shows them.
+ * Environment files written for the lessons (src/ui/features/lessons/sources/), as the editor shows them.
  * Each is a real module of this repository, type-checked with the app, importing the library by
  * relative path; `toLessonFacingSource` rewrites those imports to the module names an environment
  * file uses ('tabrl', 'tabrl/builtin/<file>'), as builtins.ts does for the built-ins.

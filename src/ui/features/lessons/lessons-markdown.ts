@@ -7,7 +7,7 @@ function presetLine(preset: LessonPreset): string {
   const environment =
     preset.environment.kind === 'builtin'
       ? `built-in \`${preset.environment.builtin}\``
-      : `lesson source \`src/ui/lessons/sources/${preset.environment.source}.ts\` (expert from \`${preset.environment.expertFrom}\`)`;
+      : `lesson source \`src/ui/features/lessons/sources/${preset.environment.source}.ts\` (expert from \`${preset.environment.expertFrom}\`)`;
   const policy = `${POLICY_NAMES[preset.policy] ?? preset.policy}${preset.policy === 'in-tab' ? ` \`${preset.inTabModel}\`` : `, in-tab model \`${preset.inTabModel}\` (for Warm up and Train)`}`;
   const settings = Object.entries(preset.evaluation)
     .map(([key, value]) => `${key} ${String(value)}`)
@@ -34,7 +34,7 @@ export function lessonsMarkdown(lessons: readonly Lesson[]): string {
   const parts = [
     '# Lessons',
     '',
-    '<!-- Generated from src/ui/lessons/lessons.ts; edit the table there, then run',
+    '<!-- Generated from src/ui/features/lessons/lessons.ts; edit the table there, then run',
     '     TABRL_WRITE_LESSONS=1 npx vitest run --project unit test/unit/ui/lessons.test.ts -->',
     '',
     'Short lessons for a browser tutorial or a class. In the playground, choose one from the **Lessons** menu',

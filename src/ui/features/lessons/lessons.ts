@@ -12,7 +12,7 @@ import type { PolicyKind } from '../policy/policy-slice.ts';
 import type { RunMode, TrainingSettings } from '../training/training-slice.ts';
 import type { LessonSourceName } from './lesson-sources.ts';
 
-/** Where a lesson's environment file comes from: a built-in's source, or a lesson source (src/ui/lessons/sources/) that borrows a built-in's expert. */
+/** Where a lesson's environment file comes from: a built-in's source, or a lesson source (src/ui/features/lessons/sources/) that borrows a built-in's expert. */
 export type LessonEnvironment = { kind: 'builtin'; builtin: BuiltinEnvironmentName } | { kind: 'source'; source: LessonSourceName; expertFrom: BuiltinEnvironmentName };
 
 /** What "Start lesson" sets up. */
