@@ -28,7 +28,7 @@ export interface JudgeSlice {
 }
 
 /** The judge before anything is chosen: the offline heuristic, and a local endpoint's defaults. */
-export const DEFAULT_JUDGE: JudgeSettings = { kind: 'heuristic', baseURL: 'http://localhost:8000/v1', model: 'default', hasApiKey: false };
+const DEFAULT_JUDGE: JudgeSettings = { kind: 'heuristic', baseURL: 'http://localhost:8000/v1', model: 'default', hasApiKey: false };
 
 /** Creates the judge slice. */
 export const createJudgeSlice: StateCreator<PlaygroundState, [], [], JudgeSlice> = (set) => ({
