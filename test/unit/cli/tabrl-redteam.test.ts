@@ -17,7 +17,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'tabrl-redteam-'));
   lessonFile = join(dir, 'gullible-judge.ts');
   // The lesson as the editor shows it: an environment file importing 'tabrl'.
-  writeFileSync(lessonFile, readFileSync(LESSON, 'utf8').replace("from '../../../envs/index.ts'", "from 'tabrl'"));
+  writeFileSync(lessonFile, readFileSync(LESSON, 'utf8').replace("from '../../../../envs/index.ts'", "from 'tabrl'"));
 });
 
 describe('tabrl redteam', () => {

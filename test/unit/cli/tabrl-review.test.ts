@@ -17,7 +17,7 @@ const LESSON = fileURLToPath(new URL('../../../src/ui/features/lessons/sources/g
 let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tabrl-review-'));
-  writeFileSync(join(dir, 'gullible.ts'), readFileSync(LESSON, 'utf8').replace("from '../../../envs/index.ts'", "from 'tabrl'"));
+  writeFileSync(join(dir, 'gullible.ts'), readFileSync(LESSON, 'utf8').replace("from '../../../../envs/index.ts'", "from 'tabrl'"));
   const lesson = loadGullibleJudge({ numEvalTasks: 4 });
   const hacked = await evaluate(lesson, new ScriptedClient(['Golden dreams whisper softly, gentle silver gleams glow in golden dreams and soft gentle whispers forever']), { numTasks: 4 });
   const honest = await evaluate(lesson, new ScriptedClient(judgedWritingExpertPolicy), { numTasks: 4 });
