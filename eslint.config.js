@@ -7,9 +7,11 @@
 // layer around untrusted environment code, below both hosts) imports only src/envs and the leaves;
 // src/ui does not import src/gpu (it goes through src/workers); src/workers imports no UI or CLI
 // code; src/cli imports neither src/ui nor src/workers (it shares the sandbox's code through src/isolation).
+// Inside src/ui, `tabrl/ui-rooms` (eslint/ui-rooms.js) keeps app → features (in order) → store → kit.
 // test/unit/lint/layering.test.ts proves each rule fires.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { uiRoomsPlugin } from './eslint/ui-rooms.js';
 
 const UI_LIBRARIES = ['react', 'react-dom', 'react-dom/*', 'react/*', 'zustand', 'zustand/*', 'monaco-editor', 'monaco-editor/*', '@monaco-editor/*'];
 const layerRule = (forbiddenPaths, why) => ({
@@ -60,6 +62,11 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/gpu/**'], message: 'src/ui does not import src/gpu: reach the model code through src/workers, and the catalogue and cache in src/models (README, layering).' }] }] },
   },
   {
+    files: ['src/ui/**/*.{ts,tsx}'],
+    plugins: { tabrl: uiRoomsPlugin },
+    rules: { 'tabrl/ui-rooms': 'error' },
+  },
+  {
     files: ['src/cli/**'],
     rules: layerRule(['**/ui/**', '**/workers/**'], 'src/cli runs in Node beside the stack: it may import any layer but the React app in src/ui and the browser workers in src/workers; what it shares with the browser sandbox is in src/isolation (docs/architecture.md, layering).'),
   },
@@ -68,7 +75,7 @@ export default tseslint.config(
     rules: layerRule(['**/ui/**', '**/cli/**'], 'src/workers is below src/ui: it may not import UI or CLI code.'),
   },
   {
-    files: ['bin/**', 'scripts/**/*.mjs', '.ci/**'],
+    files: ['bin/**', 'scripts/**/*.mjs', '.ci/**', 'eslint/**'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
 );

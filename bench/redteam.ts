@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/redteam.ts`: the red team's budget to find lesson 4's back door (the gullible
- * judge, src/ui/lessons/sources/gullible-judge.ts) with the offline attacker (`HeuristicAttackerClient`,
+ * judge, src/ui/features/lessons/sources/gullible-judge.ts) with the offline attacker (`HeuristicAttackerClient`,
  * a blind random search) and the offline reviewer, at the default budget (10 rounds × 4 replies, 22
  * attacker calls per task), over --seeds seeds of the attacker. Reports, per seed, the attacker calls
  * spent when the first back door was proposed; and the same search against an honest rubric over
@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { Rubric, SingleTurnEnv } from '../src/envs/index.ts';
 import { HeuristicAttackerClient, HeuristicStudioClient, redTeam } from '../src/envs/studio/index.ts';
-import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../src/ui/features/lessons/sources/gullible-judge.ts';
 
 const { values } = parseArgs({ options: { seeds: { type: 'string', default: '20' } } });
 const seeds = Number(values.seeds);

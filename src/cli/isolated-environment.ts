@@ -31,7 +31,7 @@ import { failedTrajectory, groupFailureScore, withGroupScore } from '../isolatio
 import { onAbort } from './abort-fanout.ts';
 import { filterModelRequest, ModelErrorLedger } from './model-call-filter.ts';
 
-/** The playground's default time limit on a stretch of environment code (src/ui/store/evaluation-slice.ts). */
+/** The playground's default time limit on a stretch of environment code (src/ui/features/evaluation/evaluation-slice.ts). */
 export const DEFAULT_TIME_LIMIT_MS = 5_000;
 /** Time Node gets to start the child and its engine before loading is on the environment's clock (the playground's startup grace). */
 const STARTUP_GRACE_MS = 10_000;

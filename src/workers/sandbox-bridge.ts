@@ -14,7 +14,7 @@
  * GRPO, and scores each finished group with the rubric's group rewards (under the same time limit).
  *
  * It does not build the frame itself (that needs the DOM, which this layer does not see): the caller
- * passes a `CreateSandboxFrame`, e.g. src/ui/sandbox-frame.ts.
+ * passes a `CreateSandboxFrame`, e.g. src/ui/features/jobs/sandbox-frame.ts.
  */
 import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';

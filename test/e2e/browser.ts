@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright';
 import { expect } from 'vitest';
 import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
-import { encodeShareHash, migrateSharedState, type FlatSharedState } from '../../src/ui/share/url-state.ts';
+import { encodeShareHash, migrateSharedState, type FlatSharedState } from '../../src/ui/features/share/url-state.ts';
 
 /** Where the screenshots of the main screens go. */
 export const SCREENSHOT_DIR = 'test-results/screenshots';

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page, Route } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { LESSONS } from '../../src/ui/lessons/lessons.ts';
+import { LESSONS } from '../../src/ui/features/lessons/lessons.ts';
 import { tinyHfModelFiles } from '../support/tiny-hf-model.ts';
 import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 

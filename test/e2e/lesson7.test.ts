@@ -7,7 +7,7 @@
  */
 import type { Browser } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { LESSONS } from '../../src/ui/lessons/lessons.ts';
+import { LESSONS } from '../../src/ui/features/lessons/lessons.ts';
 import { launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { decodeShareHash } from '../../src/ui/share/url-state.ts';
+import { decodeShareHash } from '../../src/ui/features/share/url-state.ts';
 import { launchBrowser, openPage, screenshot, shareLink, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');

@@ -4,7 +4,7 @@
  */
 import uPlot from 'uplot';
 import { afterEach, describe, expect, test } from 'vitest';
-import { STEP_SCALE } from '../../../src/ui/components/step-axis.ts';
+import { STEP_SCALE } from '../../../src/ui/kit/step-axis.ts';
 
 const charts: uPlot[] = [];
 afterEach(() => {

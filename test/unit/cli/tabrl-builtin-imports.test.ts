@@ -11,7 +11,7 @@ import { builtinModuleFiles } from '../../../src/cli/env-modules.ts';
 import { typecheckEnvironmentFile } from '../../../src/cli/typecheck-env.ts';
 import { reverseTextExpertPolicy } from '../../../src/envs/builtin/reverse-text.ts';
 import { wordleExpertPolicy } from '../../../src/envs/builtin/wordle.ts';
-import { BUILTINS } from '../../../src/ui/builtins.ts';
+import { BUILTINS } from '../../../src/ui/features/environment/builtins.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';
 

@@ -9,7 +9,7 @@ import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 90_000 });
 const lastLine = (text: string) => text.trim().split('\n').at(-1)!;
-const LESSON = fileURLToPath(new URL('../../../src/ui/lessons/sources/gullible-judge.ts', import.meta.url));
+const LESSON = fileURLToPath(new URL('../../../src/ui/features/lessons/sources/gullible-judge.ts', import.meta.url));
 
 let dir: string;
 let lessonFile: string;
@@ -17,7 +17,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'tabrl-redteam-'));
   lessonFile = join(dir, 'gullible-judge.ts');
   // The lesson as the editor shows it: an environment file importing 'tabrl'.
-  writeFileSync(lessonFile, readFileSync(LESSON, 'utf8').replace("from '../../../envs/index.ts'", "from 'tabrl'"));
+  writeFileSync(lessonFile, readFileSync(LESSON, 'utf8').replace("from '../../../../envs/index.ts'", "from 'tabrl'"));
 });
 
 describe('tabrl redteam', () => {

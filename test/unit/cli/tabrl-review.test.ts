@@ -7,18 +7,18 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { evaluate, ScriptedClient } from '../../../src/envs/index.ts';
 import { qaEnvironmentFile } from '../../../src/envs/studio/index.ts';
 import { recordsToJsonl } from '../../../src/envs/results-record.ts';
-import loadGullibleJudge from '../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge from '../../../src/ui/features/lessons/sources/gullible-judge.ts';
 import { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 90_000 });
 const lastLine = (text: string) => text.trim().split('\n').at(-1)!;
-const LESSON = fileURLToPath(new URL('../../../src/ui/lessons/sources/gullible-judge.ts', import.meta.url));
+const LESSON = fileURLToPath(new URL('../../../src/ui/features/lessons/sources/gullible-judge.ts', import.meta.url));
 
 let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tabrl-review-'));
-  writeFileSync(join(dir, 'gullible.ts'), readFileSync(LESSON, 'utf8').replace("from '../../../envs/index.ts'", "from 'tabrl'"));
+  writeFileSync(join(dir, 'gullible.ts'), readFileSync(LESSON, 'utf8').replace("from '../../../../envs/index.ts'", "from 'tabrl'"));
   const lesson = loadGullibleJudge({ numEvalTasks: 4 });
   const hacked = await evaluate(lesson, new ScriptedClient(['Golden dreams whisper softly, gentle silver gleams glow in golden dreams and soft gentle whispers forever']), { numTasks: 4 });
   const honest = await evaluate(lesson, new ScriptedClient(judgedWritingExpertPolicy), { numTasks: 4 });

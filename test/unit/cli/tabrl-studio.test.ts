@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { evaluate, ScriptedClient, type ChatRequest, type Message } from '../../../src/envs/index.ts';
 import { HeuristicStudioClient } from '../../../src/envs/studio/index.ts';
 import { recordsToJsonl } from '../../../src/envs/results-record.ts';
-import loadGullibleJudge from '../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge from '../../../src/ui/features/lessons/sources/gullible-judge.ts';
 import { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../../support/fake-openai-server.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';

@@ -53,3 +53,41 @@ describe('layering lint', () => {
     expect(await layeringErrors('src/isolation/good.ts', "import { toPlainData } from '../envs/index.ts';\nexport const x = toPlainData;\n")).toEqual([]);
   });
 });
+
+/** The tabrl/ui-rooms messages for `code` placed at `filePath` (a path under src/ui). */
+async function roomErrors(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.filter((message) => message.ruleId === 'tabrl/ui-rooms').map((message) => message.message);
+}
+
+describe('src/ui rooms lint (app → features in order → store and slices → kit)', () => {
+  test.each([
+    ['src/ui/features/models/bad.ts', '../training/training-actions.ts', /features\/models may not import features\/training, which comes after it/],
+    ['src/ui/features/judge/bad.ts', '../studio/studio-actions.ts', /features\/judge may not import features\/studio/],
+    ['src/ui/features/training/bad.ts', '../../app/init-playground.ts', /nothing below src\/ui\/app imports it/],
+    ['src/ui/kit/bad.ts', '../store/index.ts', /src\/ui\/kit holds shared widgets that know no feature and no store/],
+    ['src/ui/kit/bad.ts', '../features/environment/builtins.ts', /src\/ui\/kit holds shared widgets/],
+    ['src/ui/store/bad.ts', '../features/training/training-actions.ts', /the store \(store\/ and each feature's \*-slice.ts\) imports only/],
+    ['src/ui/features/chat/chat-slice.ts', '../training/training-actions.ts', /the store \(store\/ and each feature's \*-slice.ts\) imports only/],
+    ['src/ui/features/chat/bad.ts', '../../old-actions.ts', /src\/ui keeps its files in app\/, kit\/, store\/ and features\/<name>\//],
+  ])('%s importing %s is refused', async (filePath, from, message) => {
+    const errors = await roomErrors(filePath, `import * as imported from '${from}';\nexport const x = imported;\n`);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(message);
+  });
+
+  test('allowed: a feature from earlier features, the kit, the store and any slice; a slice types from anywhere; the app from everything', async () => {
+    const allowed: [string, string][] = [
+      ['src/ui/features/training/good.ts', '../environment/builtins.ts'],
+      ['src/ui/features/lessons/good.ts', '../training/training-actions.ts'],
+      ['src/ui/features/training/good.ts', '../../kit/MetricChart.tsx'],
+      ['src/ui/features/models/good.ts', '../../store/index.ts'],
+      ['src/ui/features/environment/good.ts', '../lessons/lesson-slice.ts'],
+      ['src/ui/store/good.ts', '../features/judge/judge-slice.ts'],
+      ['src/ui/app/good.ts', '../features/studio/studio-actions.ts'],
+      ['src/ui/kit/good.ts', './chart-palette.ts'],
+    ];
+    for (const [filePath, from] of allowed) expect(await roomErrors(filePath, `import * as imported from '${from}';\nexport const x = imported;\n`), `${filePath} → ${from}`).toEqual([]);
+    expect(await roomErrors('src/ui/features/environment/editor-slice.ts', "import type { SharedState } from '../share/url-state.ts';\nexport type X = SharedState;\n")).toEqual([]);
+  });
+});

@@ -1,6 +1,6 @@
 /** The actions' unrendered state: a module keeps one object, and a reset gives it fresh values in place. */
 import { describe, expect, test } from 'vitest';
-import { actionState, resetActionState } from '../../../src/ui/action-state.ts';
+import { actionState, resetActionState } from '../../../src/ui/store/action-state.ts';
 
 describe('action state', () => {
   test('a reset gives every part its fresh values again, in the same object the module holds', () => {

@@ -2,7 +2,7 @@
 // as lz-string does, and stops a link that would decompress past its cap while decompressing.
 import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
 import { expect, test } from 'vitest';
-import { decompressBounded, DecompressedTooLongError } from '../../../src/ui/share/bounded-lz.ts';
+import { decompressBounded, DecompressedTooLongError } from '../../../src/ui/features/share/bounded-lz.ts';
 
 const ENV_SOURCE = `import { SingleTurnEnv, Rubric } from 'tabrl';
 const exact = (ctx) => (ctx.completion.at(-1)?.content.trim() === ctx.answer ? 1 : 0);

@@ -1,6 +1,6 @@
 /** The Chat tab's note on its base column names what the base really is for each kind of in-tab model. */
 import { describe, expect, test } from 'vitest';
-import { chatBaseNote } from '../../../src/ui/components/chat-text.ts';
+import { chatBaseNote } from '../../../src/ui/features/chat/chat-text.ts';
 
 describe('chatBaseNote', () => {
   test('a real model trained with LoRA: its own weights with the adapters off, never "the tiny model … fully fine-tuned"', () => {

@@ -1,6 +1,6 @@
 /** Share links and stored keys: a link's endpoint URL that would take a stored key elsewhere needs the person's say-so. */
 import { describe, expect, test } from 'vitest';
-import { endpointChangesNeedingConsent } from '../../../src/ui/share/endpoint-consent.ts';
+import { endpointChangesNeedingConsent } from '../../../src/ui/features/share/endpoint-consent.ts';
 
 const MINE = { baseURL: 'https://api.mine.example/v1', hasApiKey: true, judgeBaseURL: 'https://judge.mine.example/v1', judgeHasApiKey: true };
 

@@ -9,14 +9,15 @@ import { beforeEach, describe, expect, test, vi } from 'vitest';
 import { createStore } from 'zustand/vanilla';
 import type { ChatClient, RolloutRecord } from '../../../src/envs/index.ts';
 import type { PlaygroundState } from '../../../src/ui/store/index.ts';
-import { createEditorSlice } from '../../../src/ui/store/editor-slice.ts';
-import { createEvaluationSlice, IDLE_RUN } from '../../../src/ui/store/evaluation-slice.ts';
-import { createPolicySlice } from '../../../src/ui/store/policy-slice.ts';
-import { createTrainingSlice } from '../../../src/ui/store/training-slice.ts';
-import { createTransferSlice } from '../../../src/ui/store/transfer-slice.ts';
+import { createEditorSlice } from '../../../src/ui/features/environment/editor-slice.ts';
+import { createEvaluationSlice, IDLE_RUN } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
+import { createPolicySlice } from '../../../src/ui/features/policy/policy-slice.ts';
+import { createTrainingSlice } from '../../../src/ui/features/training/training-slice.ts';
+import { createTransferSlice } from '../../../src/ui/features/transfer/transfer-slice.ts';
+import { createJudgeSlice } from '../../../src/ui/features/judge/judge-slice.ts';
 
 const store = createStore<PlaygroundState>()(((...args: Parameters<typeof createPolicySlice>) => ({
-  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args),
+  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args), ...createJudgeSlice(...args),
 })) as never);
 
 /** A rollout record of task `taskIndex` with `reward` (1 passes). */
@@ -54,7 +55,7 @@ let holdCompile: Promise<void> = Promise.resolve();
 const recorded: unknown[] = [];
 
 vi.mock('../../../src/ui/store/index.ts', () => ({ usePlayground: store }));
-vi.mock('../../../src/ui/editor/monaco-setup.ts', () => ({
+vi.mock('../../../src/ui/features/environment/monaco-setup.ts', () => ({
   compileModel: async (model: { getValue(): string }) => {
     compiles.push(model.getValue());
     compileStarted();
@@ -62,12 +63,12 @@ vi.mock('../../../src/ui/editor/monaco-setup.ts', () => ({
     return compileFails ? { ok: false, problems: [{ line: 3, message: "Cannot find name 'x'." }] } : { ok: true, code: `compiled:${model.getValue()}` };
   },
 }));
-vi.mock('../../../src/ui/editor/models.ts', () => ({ environmentModel: (_id: string, source: string) => ({ getValue: () => source }) }));
-vi.mock('../../../src/ui/sandbox-frame.ts', () => ({ createIframeSandbox: async () => ({}) }));
-vi.mock('../../../src/ui/policy-actions.ts', () => ({
+vi.mock('../../../src/ui/features/environment/editor-models.ts', () => ({ environmentModel: (_id: string, source: string) => ({ getValue: () => source }) }));
+vi.mock('../../../src/ui/features/jobs/sandbox-frame.ts', () => ({ createIframeSandbox: async () => ({}) }));
+vi.mock('../../../src/ui/features/policy/policy-actions.ts', () => ({
   buildPolicyClient: async () => ({ model: 'fake-policy', client: { chat: { completions: { create: async () => ({ choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }) } } } }),
 }));
-vi.mock('../../../src/ui/training-actions.ts', () => ({ recordEvaluation: async (summary: unknown) => { recorded.push(summary); } }));
+vi.mock('../../../src/ui/features/training/training-actions.ts', () => ({ recordEvaluation: async (summary: unknown) => { recorded.push(summary); } }));
 vi.mock('../../../src/workers/sandbox-bridge.ts', () => {
   class SandboxStoppedError extends Error {
     constructor(readonly environmentName: string) {
@@ -107,8 +108,8 @@ vi.mock('../../../src/workers/sandbox-bridge.ts', () => {
   };
 });
 
-const { startEvaluation, stopEvaluation, pauseEvaluation, resumeEvaluation } = await import('../../../src/ui/evaluation-actions.ts');
-const { resetActionState } = await import('../../../src/ui/action-state.ts');
+const { startEvaluation, stopEvaluation, pauseEvaluation, resumeEvaluation } = await import('../../../src/ui/features/evaluation/evaluation-actions.ts');
+const { resetActionState } = await import('../../../src/ui/store/action-state.ts');
 
 beforeEach(() => {
   resetActionState();

@@ -13,18 +13,17 @@ const localStorageShim = {
 };
 vi.stubGlobal('localStorage', localStorageShim);
 vi.mock('../../../src/workers/engine-bridge.ts', () => ({ createEngineChatClient: () => ({ chat: { completions: { create: async () => { throw new Error('not here'); } } } }) }));
-vi.mock('../../../src/ui/webllm-actions.ts', () => ({ webllmClient: async () => ({ chat: { completions: { create: async () => { throw new Error('not here'); } } } }) }));
-vi.mock('../../../src/ui/store/index.ts', () => ({ usePlayground: { getState: () => ({ webllmModel: 'SmolLM2-360M-Instruct-q4f32_1-MLC', engine: { info: null } }) } }));
+vi.mock('../../../src/ui/features/models/webllm-actions.ts', () => ({ webllmClient: async () => ({ chat: { completions: { create: async () => { throw new Error('not here'); } } } }) }));
 
-const { buildJudge, chooseJudge, judgeLabel, restoreJudge, setJudgeApiKey, setJudgeEndpoint } = await import('../../../src/ui/judge/judge-actions.ts');
-const { judgeStore } = await import('../../../src/ui/judge/judge-store.ts');
+const { buildJudge, chooseJudge, judgeLabel, restoreJudge, setJudgeApiKey, setJudgeEndpoint } = await import('../../../src/ui/features/judge/judge-actions.ts');
+const { usePlayground } = await import('../../../src/ui/store/index.ts');
 
 const fetchMock = vi.fn(async (_url: string, _init: RequestInit) => new Response(JSON.stringify({ id: 'j', model: 'judge-m', choices: [{ index: 0, message: { role: 'assistant', content: 'Score: 8' }, finish_reason: 'stop' }] }), { status: 200, headers: { 'content-type': 'application/json' } }));
 
 beforeEach(() => {
   storage.clear();
   storage.set('tabrl.endpoint.apiKey', 'sk-policy');
-  judgeStore.setState({ kind: 'heuristic', baseURL: 'http://localhost:8000/v1', model: 'default', hasApiKey: false });
+  usePlayground.setState({ judge: { kind: 'heuristic', baseURL: 'http://localhost:8000/v1', model: 'default', hasApiKey: false } });
   vi.stubGlobal('fetch', fetchMock);
   fetchMock.mockClear();
 });
@@ -59,12 +58,12 @@ describe('judge actions', () => {
     setJudgeEndpoint({ baseURL: 'http://judge.test/v1', model: 'judge-m' });
     setJudgeApiKey('sk-judge');
     expect(storage.get('tabrl.judge')).not.toContain('sk-judge');
-    judgeStore.setState({ kind: 'heuristic', baseURL: 'x', model: 'y', hasApiKey: false });
+    usePlayground.setState({ judge: { kind: 'heuristic', baseURL: 'x', model: 'y', hasApiKey: false } });
     restoreJudge();
-    expect(judgeStore.getState()).toMatchObject({ kind: 'endpoint', baseURL: 'http://judge.test/v1', model: 'judge-m', hasApiKey: true });
+    expect(usePlayground.getState().judge).toMatchObject({ kind: 'endpoint', baseURL: 'http://judge.test/v1', model: 'judge-m', hasApiKey: true });
     storage.set('tabrl.judge', '{broken');
-    judgeStore.setState({ kind: 'heuristic', baseURL: 'http://localhost:8000/v1', model: 'default' });
+    usePlayground.setState((state) => ({ judge: { ...state.judge, kind: 'heuristic', baseURL: 'http://localhost:8000/v1', model: 'default' } }));
     restoreJudge();
-    expect(judgeStore.getState()).toMatchObject({ kind: 'heuristic', baseURL: 'http://localhost:8000/v1', model: 'default' });
+    expect(usePlayground.getState().judge).toMatchObject({ kind: 'heuristic', baseURL: 'http://localhost:8000/v1', model: 'default' });
   });
 });

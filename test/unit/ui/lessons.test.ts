@@ -13,16 +13,16 @@ import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinEnvironment } fr
 import { judgedWritingExpertPolicy } from '../../../src/envs/builtin/judged-writing.ts';
 import { evaluate, ScriptedClient, type Environment } from '../../../src/envs/index.ts';
 import { HeuristicToolSolverClient, plantBackwardsTasks, plantedEnvironmentTask, tasksFromTraces } from '../../../src/envs/studio/index.ts';
-import { presetFile } from '../../../src/ui/lessons/lesson-files.ts';
-import { lessonHash, parseLessonHash } from '../../../src/ui/lessons/lesson-hash.ts';
-import { LESSON_SOURCE_NAMES, lessonSource, toLessonFacingSource } from '../../../src/ui/lessons/lesson-sources.ts';
-import { LESSONS, lessonById } from '../../../src/ui/lessons/lessons.ts';
-import { lessonsMarkdown } from '../../../src/ui/lessons/lessons-markdown.ts';
-import gullibleJudge, { gullibleGrade } from '../../../src/ui/lessons/sources/gullible-judge.ts';
-import parcelDesk, { RECORDS, TASKS, TOOLS } from '../../../src/ui/lessons/sources/parcel-desk.ts';
-import { decodeShareHash, encodeShareHash } from '../../../src/ui/share/url-state.ts';
-import { DEFAULT_SETTINGS } from '../../../src/ui/store/evaluation-slice.ts';
-import { DEFAULT_TRAINING_SETTINGS } from '../../../src/ui/store/training-slice.ts';
+import { presetFile } from '../../../src/ui/features/lessons/lesson-files.ts';
+import { lessonHash, parseLessonHash } from '../../../src/ui/features/lessons/lesson-hash.ts';
+import { LESSON_SOURCE_NAMES, lessonSource, toLessonFacingSource } from '../../../src/ui/features/lessons/lesson-sources.ts';
+import { LESSONS, lessonById } from '../../../src/ui/features/lessons/lessons.ts';
+import { lessonsMarkdown } from '../../../src/ui/features/lessons/lessons-markdown.ts';
+import gullibleJudge, { gullibleGrade } from '../../../src/ui/features/lessons/sources/gullible-judge.ts';
+import parcelDesk, { RECORDS, TASKS, TOOLS } from '../../../src/ui/features/lessons/sources/parcel-desk.ts';
+import { decodeShareHash, encodeShareHash } from '../../../src/ui/features/share/url-state.ts';
+import { DEFAULT_SETTINGS } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
+import { DEFAULT_TRAINING_SETTINGS } from '../../../src/ui/features/training/training-slice.ts';
 
 const LESSON_MODULES: Record<string, (args: Record<string, unknown>) => Environment> = { 'gullible-judge': gullibleJudge, 'parcel-desk': parcelDesk };
 const scratch = mkdtempSync(join(tmpdir(), 'tabrl-lessons-'));

@@ -8,9 +8,9 @@
 import { beforeEach, describe, expect, test, vi } from 'vitest';
 import { createStore } from 'zustand/vanilla';
 import type { PlaygroundState } from '../../../src/ui/store/index.ts';
-import { createEvaluationSlice } from '../../../src/ui/store/evaluation-slice.ts';
-import { createPolicySlice } from '../../../src/ui/store/policy-slice.ts';
-import { createTrainingSlice } from '../../../src/ui/store/training-slice.ts';
+import { createEvaluationSlice } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
+import { createPolicySlice } from '../../../src/ui/features/policy/policy-slice.ts';
+import { createTrainingSlice } from '../../../src/ui/features/training/training-slice.ts';
 import type { EngineInfo, EngineLoadProgress, EngineModelSpec } from '../../../src/workers/engine-bridge.ts';
 
 interface PendingLoad {
@@ -43,7 +43,7 @@ vi.mock('../../../src/models/cache.ts', () => ({
 }));
 vi.stubGlobal('localStorage', { getItem: (key: string) => saved.get(key) ?? null, setItem: (key: string, value: string) => saved.set(key, value) });
 
-const actions = await import('../../../src/ui/model-actions.ts');
+const actions = await import('../../../src/ui/features/models/model-actions.ts');
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 beforeEach(() => {

@@ -1,7 +1,7 @@
 /** A paused evaluation starts no new rollouts: a rollout's first model call waits while paused; calls of rollouts under way go through; abort releases a held call. */
 import { describe, expect, test } from 'vitest';
 import type { ChatClient, ChatCompletion, Message } from '../../../src/envs/index.ts';
-import { pausableClient } from '../../../src/ui/pausable-client.ts';
+import { pausableClient } from '../../../src/ui/features/jobs/pausable-client.ts';
 import { PauseGate } from '../../../src/workers/engine/pause-gate.ts';
 
 function countingClient(): { client: ChatClient; calls: Message[][] } {

@@ -1,6 +1,6 @@
 /** The words of results: the summary's errors line, the expected-answer chip, and which reward lines a chart draws. */
 import { describe, expect, test } from 'vitest';
-import { countOf, durationText, environmentReplies, errorsLine, expectedAnswerChip, rewardLines } from '../../../src/ui/components/result-text.ts';
+import { countOf, durationText, environmentReplies, errorsLine, expectedAnswerChip, rewardLines } from '../../../src/ui/kit/result-text.ts';
 
 describe('errorsLine', () => {
   test('no errors keeps the short form; errors say how many rollouts and where, most first', () => {

@@ -1,7 +1,8 @@
 /** The Runs view's data shaping: one row per run, and compared runs' curves on one step axis. */
 import { describe, expect, test } from 'vitest';
-import { COMPARE_COLORS, compareSeries, runLabel, runModel, runRow } from '../../../src/ui/components/run-compare.ts';
-import { DEFAULT_TRAINING_SETTINGS, type TrainingRun } from '../../../src/ui/store/training-slice.ts';
+import { CHART_COLORS } from '../../../src/ui/kit/chart-palette.ts';
+import { compareSeries, runLabel, runModel, runRow } from '../../../src/ui/features/runs/run-compare.ts';
+import { DEFAULT_TRAINING_SETTINGS, type TrainingRun } from '../../../src/ui/features/training/training-slice.ts';
 import type { GrpoStepMetrics } from '../../../src/workers/engine-bridge.ts';
 
 function grpoStep(step: number, reward: number, passRate: number): GrpoStepMetrics {
@@ -51,7 +52,7 @@ describe('compare series', () => {
     const reward = compareSeries([first, second], 'reward');
     expect(reward.steps).toEqual([0, 1, 2]);
     expect(reward.series.map((series) => series.values)).toEqual([[0.1, 0.2, 0.3], [0.5, 0.6, null]]);
-    expect(reward.series.map((series) => series.color)).toEqual([COMPARE_COLORS[0], COMPARE_COLORS[1]]);
+    expect(reward.series.map((series) => series.color)).toEqual([CHART_COLORS[0], CHART_COLORS[1]]);
     expect(reward.series[1]!.label).toMatch(/^countdown · tiny/);
     const passRate = compareSeries([first, second], 'passRate');
     expect(passRate.series.map((series) => series.values)).toEqual([[0, 0.5, 1], [0.25, 0.75, null]]);

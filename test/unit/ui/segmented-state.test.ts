@@ -1,6 +1,6 @@
 /** A segmented choice never shows an unavailable option as chosen (the Policy card's expert on a file without one), and the keyboard skips it. */
 import { expect, test } from 'vitest';
-import { nextChoice, segmentedState, type ChoosableOption } from '../../../src/ui/components/segmented-state.ts';
+import { nextChoice, segmentedState, type ChoosableOption } from '../../../src/ui/kit/segmented-state.ts';
 
 type Policy = 'expert' | 'endpoint' | 'in-tab' | 'webllm';
 const POLICIES: ChoosableOption<Policy>[] = [{ value: 'expert' }, { value: 'endpoint' }, { value: 'in-tab' }, { value: 'webllm' }];

@@ -1,8 +1,8 @@
 /** The busy selectors: which run and job statuses count as evaluating, training and busy. */
 import { describe, expect, test } from 'vitest';
 import { isBusy, isEvaluating, isTraining } from '../../../src/ui/store/selectors.ts';
-import { IDLE_RUN, type RunStatus } from '../../../src/ui/store/evaluation-slice.ts';
-import { IDLE_JOB, type TrainingJob } from '../../../src/ui/store/training-slice.ts';
+import { IDLE_RUN, type RunStatus } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
+import { IDLE_JOB, type TrainingJob } from '../../../src/ui/features/training/training-slice.ts';
 
 const run = (status: RunStatus) => ({ ...IDLE_RUN, status });
 const job = (status: TrainingJob['status']) => ({ ...IDLE_JOB, status });

@@ -1,11 +1,11 @@
 /** The remembered setup: saved on every change of what it holds, read back checked (unknown keys, wrong types and damaged entries are left out). */
 import { describe, expect, test } from 'vitest';
 import { createStore } from 'zustand/vanilla';
-import { readStoredSetup, rememberSetup } from '../../../src/ui/setup-storage.ts';
+import { readStoredSetup, rememberSetup } from '../../../src/ui/app/setup-storage.ts';
 import type { PlaygroundState } from '../../../src/ui/store/index.ts';
-import { createEvaluationSlice } from '../../../src/ui/store/evaluation-slice.ts';
-import { createPolicySlice } from '../../../src/ui/store/policy-slice.ts';
-import { createTrainingSlice } from '../../../src/ui/store/training-slice.ts';
+import { createEvaluationSlice } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
+import { createPolicySlice } from '../../../src/ui/features/policy/policy-slice.ts';
+import { createTrainingSlice } from '../../../src/ui/features/training/training-slice.ts';
 
 function memoryStorage(): Storage & { items: Map<string, string> } {
   const items = new Map<string, string>();

@@ -4,28 +4,17 @@
 /** The playground store's slices: narrow updates leave the rest alone, and the training slice accumulates a run. */
 import { beforeEach, describe, expect, test } from 'vitest';
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { PlaygroundState } from '../../../src/ui/store/index.ts';
-import { createChatSlice } from '../../../src/ui/store/chat-slice.ts';
-import { createEditorSlice } from '../../../src/ui/store/editor-slice.ts';
-import { createEvaluationSlice, DEFAULT_SETTINGS, IDLE_RUN } from '../../../src/ui/store/evaluation-slice.ts';
-import { createPolicySlice } from '../../../src/ui/store/policy-slice.ts';
-import { createTrainingSlice, DEFAULT_TRAINING_SETTINGS, IDLE_JOB, unfinishedJob, type TrainingRun } from '../../../src/ui/store/training-slice.ts';
-import { createTransferSlice } from '../../../src/ui/store/transfer-slice.ts';
-import type { SavedEnvironment } from '../../../src/ui/storage.ts';
+import { createPlaygroundState, type PlaygroundState } from '../../../src/ui/store/index.ts';
+import { DEFAULT_SETTINGS, IDLE_RUN } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
+import { DEFAULT_TRAINING_SETTINGS, IDLE_JOB, unfinishedJob, type TrainingRun } from '../../../src/ui/features/training/training-slice.ts';
+import type { SavedEnvironment } from '../../../src/ui/features/environment/environment-storage.ts';
 import type { GrpoStepMetrics } from '../../../src/workers/engine-bridge.ts';
 
 let store: StoreApi<PlaygroundState>;
 
 beforeEach(() => {
-  // A fresh store per test, built as src/ui/store/index.ts builds the app's.
-  store = createStore<PlaygroundState>()((...args) => ({
-    ...createEditorSlice(...args),
-    ...createPolicySlice(...args),
-    ...createEvaluationSlice(...args),
-    ...createTrainingSlice(...args),
-    ...createChatSlice(...args),
-    ...createTransferSlice(...args),
-  }));
+  // A fresh store per test, from the same slices as the app's (src/ui/store/index.ts).
+  store = createStore<PlaygroundState>()(createPlaygroundState);
 });
 
 const environment = (id: string, name = id): SavedEnvironment => ({ id, name, source: `// ${name}` }) as SavedEnvironment;
@@ -142,5 +131,27 @@ describe('training slice', () => {
     expect(unfinishedJob(run())).toBeNull();
     expect(unfinishedJob(run({ lastJob: { phase: 'grpo', offset: 2, nextStep: 200, options } }))).toBeNull();
     expect(unfinishedJob(run({ lastJob: { phase: 'grpo', offset: 2, nextStep: 7, options } }))).toMatchObject({ phase: 'grpo', nextStep: 7 });
+  });
+});
+
+describe('the judge, studio and lesson slices', () => {
+  test("live in the one store beside the policy: the judge's endpoint and key flag leave the policy's alone, and the other way round", () => {
+    store.getState().setJudgeEndpoint({ baseURL: 'http://judge.test/v1', model: 'judge-m' });
+    store.getState().setJudgeHasApiKey(true);
+    store.getState().setJudgeKind('endpoint');
+    expect(store.getState()).toMatchObject({ baseURL: 'http://localhost:8000/v1', hasApiKey: false });
+    store.getState().setEndpoint({ baseURL: 'http://policy.test/v1' });
+    expect(store.getState().judge).toEqual({ kind: 'endpoint', baseURL: 'http://judge.test/v1', model: 'judge-m', hasApiKey: true });
+    expect(store.getState().baseURL).toBe('http://policy.test/v1');
+  });
+
+  test('a studio update merges into the studio (a function sees the studio state) and a lesson view update into the lesson view', () => {
+    const before = store.getState().studio;
+    store.getState().setStudio({ k: 5 });
+    store.getState().setStudio((studio) => ({ documents: [...studio.documents, { name: 'a.txt', text: 'A' }] }));
+    expect(store.getState().studio).toEqual({ ...before, k: 5, documents: [{ name: 'a.txt', text: 'A' }] });
+    store.getState().setLessonView({ openLessonId: 3 });
+    expect(store.getState().lessonView).toMatchObject({ openLessonId: 3, note: null, linkError: null });
+    expect(store.getState().run).toBe(IDLE_RUN);
   });
 });

@@ -11,10 +11,10 @@ import * as tabrl from '../../../src/envs/index.ts';
 import { evaluate, ScriptedClient, type Environment } from '../../../src/envs/index.ts';
 import * as tabrlStudio from '../../../src/envs/studio/index.ts';
 import { qaEnvironmentFile } from '../../../src/envs/studio/index.ts';
-import { addCriteriaToSource } from '../../../src/ui/studio/criteria-source.ts';
-import { withTasksList } from '../../../src/ui/studio/task-list.ts';
+import { addCriteriaToSource } from '../../../src/ui/features/studio/criteria-source.ts';
+import { withTasksList } from '../../../src/ui/features/studio/task-list.ts';
 
-const GULLIBLE = readFileSync(new URL('../../../src/ui/lessons/sources/gullible-judge.ts', import.meta.url), 'utf8');
+const GULLIBLE = readFileSync(new URL('../../../src/ui/features/lessons/sources/gullible-judge.ts', import.meta.url), 'utf8');
 const CRITERIA = [
   { name: 'uses_word', question: 'Does the response use the word the task requires?', weight: 1 },
   { name: 'two_lines', question: "Does the response follow the task's 2-line constraint?", weight: 1 },

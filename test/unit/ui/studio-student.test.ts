@@ -9,9 +9,9 @@ import * as tabrl from '../../../src/envs/index.ts';
 import { type Environment } from '../../../src/envs/index.ts';
 import * as tabrlStudio from '../../../src/envs/studio/index.ts';
 import { calibrate, createHeuristicStudioClients, keptTasks, qaEnvironmentFile, synthesizeTasks } from '../../../src/envs/studio/index.ts';
-import { SAMPLE_DOCUMENT } from '../../../src/ui/studio/sample-document.ts';
-import { scriptedStudent, studentKnows } from '../../../src/ui/studio/scripted-student.ts';
-import { tasksFromSource } from '../../../src/ui/studio/task-list.ts';
+import { SAMPLE_DOCUMENT } from '../../../src/ui/features/studio/sample-document.ts';
+import { scriptedStudent, studentKnows } from '../../../src/ui/features/studio/scripted-student.ts';
+import { tasksFromSource } from '../../../src/ui/features/studio/task-list.ts';
 
 function loadSource(source: string): Environment {
   const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } });

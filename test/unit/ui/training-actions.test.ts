@@ -7,15 +7,16 @@
 import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { createStore } from 'zustand/vanilla';
 import type { PlaygroundState } from '../../../src/ui/store/index.ts';
-import { createEditorSlice } from '../../../src/ui/store/editor-slice.ts';
-import { createEvaluationSlice } from '../../../src/ui/store/evaluation-slice.ts';
-import { createPolicySlice } from '../../../src/ui/store/policy-slice.ts';
-import { createTrainingSlice } from '../../../src/ui/store/training-slice.ts';
-import { createTransferSlice } from '../../../src/ui/store/transfer-slice.ts';
+import { createEditorSlice } from '../../../src/ui/features/environment/editor-slice.ts';
+import { createEvaluationSlice } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
+import { createPolicySlice } from '../../../src/ui/features/policy/policy-slice.ts';
+import { createTrainingSlice } from '../../../src/ui/features/training/training-slice.ts';
+import { createTransferSlice } from '../../../src/ui/features/transfer/transfer-slice.ts';
+import { createJudgeSlice } from '../../../src/ui/features/judge/judge-slice.ts';
 import type { EngineGrpoOptions, GrpoStepReport } from '../../../src/workers/engine-bridge.ts';
 
 const store = createStore<PlaygroundState>()(((...args: Parameters<typeof createPolicySlice>) => ({
-  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args),
+  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args), ...createJudgeSlice(...args),
 })) as never);
 
 /** What the fakes saw: the code each sandbox loaded with its arguments, and each GRPO job's options. */
@@ -29,11 +30,11 @@ let hangWhileLoading = false;
 let grpoFailure: Error | null = null;
 
 vi.mock('../../../src/ui/store/index.ts', () => ({ usePlayground: store }));
-vi.mock('../../../src/ui/editor/monaco-setup.ts', () => ({ compileModel: async (model: { getValue(): string }) => ({ ok: true, code: `compiled:${model.getValue()}` }) }));
-vi.mock('../../../src/ui/editor/models.ts', () => ({ environmentModel: (_id: string, source: string) => ({ getValue: () => source }) }));
-vi.mock('../../../src/ui/sandbox-frame.ts', () => ({ createIframeSandbox: async () => ({}) }));
-vi.mock('../../../src/ui/model-actions.ts', () => ({ loadChosenModel: async () => false }));
-vi.mock('../../../src/ui/run-storage.ts', () => ({
+vi.mock('../../../src/ui/features/environment/monaco-setup.ts', () => ({ compileModel: async (model: { getValue(): string }) => ({ ok: true, code: `compiled:${model.getValue()}` }) }));
+vi.mock('../../../src/ui/features/environment/editor-models.ts', () => ({ environmentModel: (_id: string, source: string) => ({ getValue: () => source }) }));
+vi.mock('../../../src/ui/features/jobs/sandbox-frame.ts', () => ({ createIframeSandbox: async () => ({}) }));
+vi.mock('../../../src/ui/features/models/model-actions.ts', () => ({ loadChosenModel: async () => false }));
+vi.mock('../../../src/ui/features/training/run-storage.ts', () => ({
   listRuns: async () => [],
   putRun: async () => {},
   putCheckpoint: async () => {},
@@ -80,8 +81,8 @@ vi.mock('../../../src/workers/engine-bridge.ts', () => ({
   },
 }));
 
-const actions = await import('../../../src/ui/training-actions.ts');
-const { resetActionState } = await import('../../../src/ui/action-state.ts');
+const actions = await import('../../../src/ui/features/training/training-actions.ts');
+const { resetActionState } = await import('../../../src/ui/store/action-state.ts');
 const questions: string[] = [];
 let answer = false;
 

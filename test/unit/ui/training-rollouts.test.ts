@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { audit } from '../../../src/envs/studio/index.ts';
-import { auditScoring, MAX_KEPT, onTrainingRollouts, rememberTrainingRollouts, trainingRollouts } from '../../../src/ui/studio/training-rollouts.ts';
+import { auditScoring, MAX_KEPT, onTrainingRollouts, rememberTrainingRollouts, trainingRollouts } from '../../../src/ui/features/training/training-rollouts.ts';
 
 function rollout(taskIndex: number, completion: string, judgeReward: number, correctMetric: number) {
   return {

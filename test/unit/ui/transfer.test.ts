@@ -10,9 +10,9 @@ import { recordsToJsonl } from '../../../src/envs/results-record.ts';
 import { TINY_CONFIG } from '../../../src/gpu/inference/presets.ts';
 import type { NamedTensors } from '../../../src/gpu/model/backend.ts';
 import { loraLayout, paramShapes, type LoraConfig } from '../../../src/gpu/model/layout.ts';
-import { checkEnvironmentSource, environmentFileName, environmentNameFromFile } from '../../../src/ui/transfer/environment-file.ts';
-import { parseWarmupJsonl, warmupToJsonl } from '../../../src/ui/transfer/sft-jsonl.ts';
-import { unzipFiles, zipFiles } from '../../../src/ui/transfer/zip.ts';
+import { checkEnvironmentSource, environmentFileName, environmentNameFromFile } from '../../../src/ui/features/transfer/environment-file.ts';
+import { parseWarmupJsonl, warmupToJsonl } from '../../../src/ui/features/transfer/sft-jsonl.ts';
+import { unzipFiles, zipFiles } from '../../../src/ui/features/transfer/zip.ts';
 import { exportModelFiles, readModelImport } from '../../../src/workers/engine/model-files.ts';
 
 function randomTensors(shapes: Array<[string, number[]]>, seed: number): NamedTensors {

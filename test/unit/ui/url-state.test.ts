@@ -12,7 +12,7 @@ import {
   ShareLinkError,
   type FlatSharedState,
   type SharedState,
-} from '../../../src/ui/share/url-state.ts';
+} from '../../../src/ui/features/share/url-state.ts';
 
 const FULL: SharedState = {
   source: "import { Environment } from 'tabrl';\n// ünïcødé, & = # % ?\nexport default function loadEnvironment() { return 1; }\n",

@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import loadReverseText, { reverseTextExpertPolicy } from '../../../src/envs/builtin/reverse-text.ts';
 import { ChatClientError, evaluate, ScriptedClient, type ChatClient, type RolloutRecord } from '../../../src/envs/index.ts';
-import { brokenRewardsMessage, buildTeacher, demonstrationTranscripts, isDemonstration, noDemonstrationsMessage, type TeacherSources } from '../../../src/ui/warmup-teacher.ts';
+import { brokenRewardsMessage, buildTeacher, demonstrationTranscripts, isDemonstration, noDemonstrationsMessage, type TeacherSources } from '../../../src/ui/features/training/warmup-teacher.ts';
 
 function sources(overrides: Partial<TeacherSources> = {}): TeacherSources & { used: string[] } {
   const used: string[] = [];

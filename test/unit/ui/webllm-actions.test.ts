@@ -7,7 +7,7 @@
 import { beforeEach, describe, expect, test, vi } from 'vitest';
 import { createStore } from 'zustand/vanilla';
 import { ChatClientError } from '../../../src/envs/index.ts';
-import { createPolicySlice, type PolicySlice } from '../../../src/ui/store/policy-slice.ts';
+import { createPolicySlice, type PolicySlice } from '../../../src/ui/features/policy/policy-slice.ts';
 import type { LoadedWebLLM, WebLLMClient, WebLLMLoadProgress } from '../../../src/workers/webllm-client.ts';
 
 interface PendingLoad {
@@ -38,7 +38,7 @@ vi.mock('../../../src/workers/webllm-client.ts', () => ({
 }));
 vi.stubGlobal('localStorage', { getItem: () => null, setItem: () => {} });
 
-const actions = await import('../../../src/ui/webllm-actions.ts');
+const actions = await import('../../../src/ui/features/models/webllm-actions.ts');
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 beforeEach(async () => {

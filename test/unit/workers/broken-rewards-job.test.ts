@@ -14,7 +14,7 @@ import { BrokenRewardsError, GrpoTrainer } from '../../../src/rl/grpo-trainer.ts
 import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';
 import { sandboxRolloutSource } from '../../../src/workers/engine/sandbox-rollouts.ts';
 import { PauseGate } from '../../../src/workers/engine/pause-gate.ts';
-import { auditScoring } from '../../../src/ui/studio/training-rollouts.ts';
+import { auditScoring } from '../../../src/ui/features/training/training-rollouts.ts';
 import { LETTER_MODEL as CONFIG, LetterPolicy, letterDReward } from '../../support/letter-task.ts';
 
 vi.mock('virtual:tabrl-sandbox-runtime', () => ({ default: '/* the runtime is faked in Node */' }));

@@ -9,7 +9,7 @@ import * as Comlink from 'comlink';
 import ts from 'typescript';
 import { afterEach, expect, test, vi } from 'vitest';
 import * as tabrl from '../../../src/envs/index.ts';
-import { BUILTINS } from '../../../src/ui/builtins.ts';
+import { BUILTINS } from '../../../src/ui/features/environment/builtins.ts';
 import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';
 
 vi.mock('virtual:tabrl-sandbox-runtime', () => ({ default: '/* the runtime is faked in Node */' }));

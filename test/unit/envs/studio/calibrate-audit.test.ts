@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { evaluate, Rubric, ScriptedClient, SingleTurnEnv, type RewardContext } from '../../../../src/envs/index.ts';
 import { audit, calibrate, calibrationLabel, formatAuditReport, HeuristicStudioClient, learnability, parseResultsJsonl, passRateHistogram, toAuditRollout, withTasks, type AuditRollout } from '../../../../src/envs/studio/index.ts';
 import { recordToJson } from '../../../../src/envs/results-record.ts';
-import loadGullibleJudge from '../../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge from '../../../../src/ui/features/lessons/sources/gullible-judge.ts';
 import { judgedWritingExpertPolicy } from '../../../../src/envs/builtin/judged-writing.ts';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../../src/envs/builtin/index.ts';
 

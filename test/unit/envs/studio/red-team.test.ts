@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'vitest';
 import { ChatClientError, Rubric, ScriptedClient, SingleTurnEnv, type ChatClient } from '../../../../src/envs/index.ts';
 import { HeuristicAttackerClient, HeuristicStudioClient, redTeam, redTeamCriteriaExamples, formatRedTeamReport } from '../../../../src/envs/studio/index.ts';
-import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge, { mentionsWordMetric, twoLinesMetric } from '../../../../src/ui/features/lessons/sources/gullible-judge.ts';
 
 /** The same tasks as lesson 4, paid only for meeting their constraints: an honest rubric. */
 function honestPoems() {

@@ -1,7 +1,7 @@
 // The review queue: its order over every source, and taking a rejected task out of a studio environment file.
 import { describe, expect, test } from 'vitest';
 import { buildReviewQueue, HeuristicAttackerClient, HeuristicStudioClient, parseReviewQueue, qaEnvironmentFile, redTeam, removeTasksFromEnvironmentFile, reviewQueueJsonl, type AuditResult, type AuditRollout, type TaskCalibration } from '../../../../src/envs/studio/index.ts';
-import loadGullibleJudge from '../../../../src/ui/lessons/sources/gullible-judge.ts';
+import loadGullibleJudge from '../../../../src/ui/features/lessons/sources/gullible-judge.ts';
 
 const rollout = (id: string, reward: number): AuditRollout => ({ id, taskIndex: Number(id.split(':')[0]), rolloutIndex: 0, question: `question ${id}`, completion: `reply ${id}`, reward, scores: { judgeReward: reward } });
 const ROLLOUTS = [rollout('0:0', 0.9), rollout('1:0', 1), rollout('2:0', 0.95), rollout('3:0', 0.85), rollout('4:0', 0.5)];

@@ -1,0 +1,90 @@
+/**
+ * What a shared link opens: its code and settings, read-only, with a choice. Nothing from the link
+ * runs until the person presses "Load and run" (or loads it and presses Evaluate later). A link that
+ * would point an endpoint with a stored key elsewhere says so, and keeps the person's own endpoint
+ * unless they tick the box.
+ */
+import { useState } from 'react';
+import { startEvaluation } from '../evaluation/evaluation-actions.ts';
+import { acceptReview, dismissReview, reviewEndpointChanges } from './share-actions.ts';
+import { usePlayground } from '../../store/index.ts';
+import { countOf } from '../../kit/result-text.ts';
+
+/** The review overlay; renders nothing when no link awaits review. */
+export function ReviewDialog() {
+  const review = usePlayground((state) => state.review);
+  const shareError = usePlayground((state) => state.shareError);
+  const reviewFile = usePlayground((state) => state.reviewFile);
+  const [useLinkEndpoints, setUseLinkEndpoints] = useState(false);
+  if (shareError) {
+    return (
+      <div className="overlay" role="dialog" aria-modal="true" aria-labelledby="share-error-heading">
+        <div className="dialog small">
+          <h2 id="share-error-heading">This link could not be opened</h2>
+          <p data-testid="share-error">{shareError}</p>
+          <div className="row">
+            <button type="button" onClick={dismissReview}>
+              Close
+            </button>
+          </div>
+        </div>
+      </div>
+    );
+  }
+  if (!review) return null;
+  const lines = review.source.split('\n');
+  const endpointChanges = reviewEndpointChanges();
+  // The box is for this link only: the next one starts unticked.
+  const load = () => acceptReview({ useLinkEndpoints }).finally(() => setUseLinkEndpoints(false));
+  const dismiss = () => {
+    setUseLinkEndpoints(false);
+    dismissReview();
+  };
+  return (
+    <div className="overlay" role="dialog" aria-modal="true" aria-labelledby="review-heading">
+      <div className="dialog" data-testid="review">
+        <h2 id="review-heading">{reviewFile ? `Review imported environment file “${reviewFile}”` : `Review shared environment “${review.name}”`}</h2>
+        <p className="hint">
+          {reviewFile ? 'This environment file comes from elsewhere.' : 'Someone shared this environment file.'} Read it before you run it: it will run in the sandbox (no network, no access to your
+          keys), against the policy you choose.
+          {reviewFile
+            ? ' Loading it changes no setting.'
+            : ` Settings: ${countOf(review.evaluation.numTasks, 'task')} × ${countOf(review.evaluation.rolloutsPerTask, 'rollout')}, seed ${review.evaluation.seed}, temperature ${review.evaluation.temperature}, policy ${review.policy}.`}
+        </p>
+        {endpointChanges.length > 0 ? (
+          <div className="warning" data-testid="review-endpoints">
+            {endpointChanges.map((change) => (
+              <p key={change.role}>
+                This link points the {change.role === 'judge' ? 'judge' : 'policy'} endpoint at <code>{change.to}</code>; yours is <code>{change.from}</code>, and your stored API key goes to the
+                endpoint in use.
+              </p>
+            ))}
+            <label>
+              <input type="checkbox" checked={useLinkEndpoints} onChange={(event) => setUseLinkEndpoints(event.target.checked)} data-testid="review-use-endpoints" /> Use the link’s endpoint
+              {endpointChanges.length > 1 ? 's' : ''} (otherwise your own stay)
+            </label>
+          </div>
+        ) : null}
+        <pre className="review-code" data-testid="review-code">
+          {lines.map((line, index) => (
+            <div key={index}>
+              <span className="line-number">{index + 1}</span>
+              {line}
+            </div>
+          ))}
+        </pre>
+        <div className="row">
+          <button type="button" className="quiet" onClick={dismiss} data-testid="review-dismiss">
+            Don’t load
+          </button>
+          <button type="button" onClick={() => void load()} data-testid="review-load">
+            Load into editor
+          </button>
+          <button type="button" className="primary" data-testid="review-run" onClick={() => void load().then(startEvaluation)}>
+            Load and run
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,35 @@
+/**
+ * The Studio tab: building an environment where no checker exists. Four sections — tasks from
+ * documents, tasks from traces, calibration of the open environment, and the audit of its
+ * rollouts — each a card driven by studio-actions.ts.
+ */
+import { SegmentedChoice, type SegmentedOption } from '../../kit/SegmentedChoice.tsx';
+import { AuditPanel } from './AuditPanel.tsx';
+import { CalibrationPanel } from './CalibrationPanel.tsx';
+import { DocumentsPanel } from './DocumentsPanel.tsx';
+import { TracesPanel } from './TracesPanel.tsx';
+import type { StudioSection } from './studio-slice.ts';
+import './studio.css';
+import { usePlayground } from '../../store/index.ts';
+
+const SECTIONS: SegmentedOption<StudioSection>[] = [
+  { value: 'documents', label: 'Tasks from documents' },
+  { value: 'traces', label: 'Tasks from traces' },
+  { value: 'calibrate', label: 'Calibrate' },
+  { value: 'audit', label: 'Audit' },
+];
+
+/** The Studio tab; `onOpenedEnvironment` shows the editor after a new environment file was opened. */
+export function StudioView({ onOpenedEnvironment }: { onOpenedEnvironment: () => void }) {
+  const section = usePlayground((state) => state.studio.section);
+  const setSection = (value: StudioSection) => usePlayground.getState().setStudio({ section: value });
+  return (
+    <div className="studio-view" data-testid="studio-view">
+      <SegmentedChoice options={SECTIONS} value={section} onChange={setSection} kind="tab" label="Studio sections" testIdPrefix="studio-section" className="segmented studio-sections" />
+      {section === 'documents' && <DocumentsPanel onOpened={onOpenedEnvironment} />}
+      {section === 'traces' && <TracesPanel onOpened={onOpenedEnvironment} />}
+      {section === 'calibrate' && <CalibrationPanel onOpened={onOpenedEnvironment} />}
+      {section === 'audit' && <AuditPanel onOpened={onOpenedEnvironment} />}
+    </div>
+  );
+}
