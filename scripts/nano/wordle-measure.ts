@@ -1,11 +1,14 @@
 /**
  * Measures lesson 6 on the CPU backend (or with --backend webgpu on TabRL's WebGPU backend through
- * Dawn, sampling with the WebGPU decoder): nano's Wordle win rate on the held-out answers (greedy and
- * sampled), turns per win and invalid-guess rate — before the warm-up, after it, after GRPO, and for
- * a control that spends GRPO's wall time on more warm-up SFT instead (so a gain is RL's, not more
- * SFT). Prints a markdown table and one JSON line (with the GRPO curve), for BENCHMARKS.md.
+ * Dawn, sampling with the WebGPU decoder): nano's Wordle win rate on fresh games from the answer list
+ * (the game's default evaluation split: the main table) and on the held-out answers (the
+ * generalisation row), greedy and sampled, turns per win and invalid-guess rate — before the
+ * warm-up, after it, after GRPO, and for a control that spends GRPO's wall time on more warm-up SFT
+ * instead (so a gain is RL's, not more SFT). Prints markdown tables and one JSON line (with the
+ * GRPO curve), for BENCHMARKS.md.
  *
- *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--model nano|FOLDER] [--eval-tasks 100] [--sft-steps N] [--sft-lr X]
+ *   nice -n 10 npx tsx scripts/nano/wordle-measure.ts [--model nano|FOLDER] [--seed S] [--answers practice|training|demonstration]
+ *     [--eval-tasks 100] [--sft-steps N] [--sft-lr X]
  *     [--grpo-steps N] [--tasks-per-step N] [--group-size N] [--grpo-lr X] [--curve-every N] [--quick]
  *     [--only grpo|control] [--control-steps N] [--warm-state FILE] [--minutes M] [--turn-rewards] [--turn-credit return-to-go|turn]
  *     [--reward-weights JSON] [--kl-beta B] [--pool-size N] [--backend cpu|webgpu]
@@ -21,6 +24,9 @@
  * --pool-size N plays the compact game with an N-word answer pool (wordle-compact.ts); by default the
  * pool the model was pretrained on (the poolSize in its folder's pretraining.json), else 300. The
  * held-out answers are the same 100 for every pool size, so win rates compare across pools.
+ * --seed S seeds training (its games, batches and samples; default the lesson's); the evaluation games
+ * stay the same for every seed (evalSeed fixed at the lesson's default), so seeds compare.
+ * --answers picks the training games' answers (the game's `answers`; default the lesson's).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +37,8 @@ import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builti
 import { evaluate, ScriptedClient, type EvaluationResult } from '../../src/envs/index.ts';
 import { LocalChatClient } from '../../src/gpu/inference/local-chat-client.ts';
 import { modelFolderOf, openModel, parseBackendName } from '../../src/cli/open-model.ts';
-import { checkCompactPoolSize, COMPACT_POOL_SIZE, compactPoolOf, type CompactWordleState } from '../../src/envs/builtin/wordle-compact.ts';
+import { checkCompactPoolSize, COMPACT_HELD_OUT, COMPACT_POOL_SIZE, compactPoolOf, type CompactWordleState } from '../../src/envs/builtin/wordle-compact.ts';
+import { EVAL_SEED_OFFSET } from '../../src/envs/builtin/random.ts';
 import { WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS } from '../../src/rl/lesson.ts';
 import { runTraining, type TrainingRunOptions } from '../../src/rl/training-run.ts';
 import type { NamedTensors, OptimizerState } from '../../src/gpu/model/backend.ts';
@@ -60,9 +67,13 @@ const { values } = parseArgs({
     'kl-beta': { type: 'string' },
     'pool-size': { type: 'string' },
     backend: { type: 'string', default: 'cpu' },
+    seed: { type: 'string' },
+    answers: { type: 'string' },
   },
 });
-const lesson = values.quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS;
+const lessonPresetOptions = values.quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS;
+const trainingSeed = values.seed !== undefined ? Number(values.seed) : lessonPresetOptions.seed;
+const lesson: TrainingRunOptions = { ...lessonPresetOptions, seed: trainingSeed };
 const evalTasks = Number(values['eval-tasks'] ?? lesson.evalTasks);
 const sftSteps = Number(values['sft-steps'] ?? lesson.warmup!.steps);
 const grpoSteps = Number(values['grpo-steps'] ?? lesson.grpo!.steps);
@@ -86,12 +97,19 @@ function pretrainedPoolSize(model: string): number | undefined {
 const poolSize = checkCompactPoolSize(values['pool-size'] !== undefined ? Number(values['pool-size']) : (pretrainedPoolSize(values.model!) ?? COMPACT_POOL_SIZE));
 const backendName = parseBackendName(values.backend);
 const rewardWeights = values['reward-weights'] !== undefined ? (JSON.parse(values['reward-weights']) as Record<string, number>) : undefined;
-const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, {
+const envArgs = {
   ...WORDLE_LESSON_ENVIRONMENT.args,
   poolSize,
+  seed: trainingSeed,
+  evalSeed: EVAL_SEED_OFFSET, // the same evaluation games for every --seed
+  ...(values.answers !== undefined ? { answers: values.answers } : {}),
   ...(values['turn-rewards'] ? { turnRewards: true } : {}),
   ...(rewardWeights ? { rewardWeights } : {}),
-});
+};
+// The main table: fresh games from the whole answer list (the game's default split); the
+// generalisation row: the held-out answers, which no training game has.
+const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...envArgs, evalSplit: 'fresh', numEvalTasks: evalTasks });
+const heldOutEnv = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...envArgs, evalSplit: 'held-out', numEvalTasks: Math.min(evalTasks, COMPACT_HELD_OUT) });
 const turnCredit = values['turn-credit'];
 if (turnCredit !== undefined && !(TURN_CREDITS as readonly string[]).includes(turnCredit)) throw new Error(`--turn-credit must be ${TURN_CREDITS.join(' or ')}, got ${turnCredit}`);
 const expert = new ScriptedClient(await loadBuiltinExpert('wordle', env));
@@ -141,12 +159,28 @@ function guessShares(guesses: readonly string[]): Measurement['guessShares'] {
   return { heldOut: share(parts.heldOut), practice: share(parts.practice), demonstration: share(parts.demonstration) };
 }
 
-async function measure(label: string): Promise<{ label: string; greedy: Measurement; sampled: Measurement }> {
+/** One stage's measurements: fresh games (greedy, sampled) and the held-out answers (greedy, sampled). */
+interface StageRow {
+  label: string;
+  greedy: Measurement;
+  sampled: Measurement;
+  heldOutGreedy: Measurement;
+  heldOutSampled: Measurement;
+}
+
+/** Greedy and sampled measurements of the current weights on `game`'s evaluation games. */
+async function measureOn(game: typeof env): Promise<{ greedy: Measurement; sampled: Measurement }> {
+  const greedy = summarise(await evaluate(game, policy, { samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } }));
+  const sampled = summarise(await evaluate(game, policy, { samplingArgs: { temperature: sampledTemperature, max_tokens: lesson.maxTokens, seed: 1 } }));
+  return { greedy, sampled };
+}
+
+async function measure(label: string): Promise<StageRow> {
   await policy.syncWeights();
-  const greedy = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } }));
-  const sampled = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: sampledTemperature, max_tokens: lesson.maxTokens, seed: 1 } }));
-  console.error(`[${elapsed()}] ${label}: greedy win ${greedy.winRate.toFixed(2)} invalid ${greedy.invalidRate.toFixed(2)} guesses ${describeShares(greedy.guessShares)} · sampled win ${sampled.winRate.toFixed(2)}`);
-  return { label, greedy, sampled };
+  const fresh = await measureOn(env);
+  const heldOut = await measureOn(heldOutEnv);
+  console.error(`[${elapsed()}] ${label}: fresh greedy win ${fresh.greedy.winRate.toFixed(2)} invalid ${fresh.greedy.invalidRate.toFixed(2)} · sampled win ${fresh.sampled.winRate.toFixed(2)} · held-out greedy ${heldOut.greedy.winRate.toFixed(2)} sampled ${heldOut.sampled.winRate.toFixed(2)} · guesses ${describeShares(fresh.greedy.guessShares)}`);
+  return { label, ...fresh, heldOutGreedy: heldOut.greedy, heldOutSampled: heldOut.sampled };
 }
 
 // --only grpo: no control; --only control: the warm-up and the control only (with --control-steps),
@@ -155,7 +189,7 @@ async function measure(label: string): Promise<{ label: string; greedy: Measurem
 const only = values.only;
 if (only !== undefined && only !== 'grpo' && only !== 'control') throw new Error(`--only must be grpo or control, got ${only}`);
 if (only === 'control' && values['control-steps'] === undefined) throw new Error('--only control needs --control-steps');
-const rows = only === 'control' ? [] : [await measure('before warm-up')];
+const rows: StageRow[] = only === 'control' ? [] : [await measure('before warm-up')];
 
 const warmupOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: { ...lesson.warmup!, steps: sftSteps, lr: sftLr }, grpo: null };
 // --warm-state FILE: the warmed-up weights and optimizer state, written by the run that warms up and
@@ -182,7 +216,7 @@ const afterWarmup = await model.backend.getParameters();
 const optimizerAfterWarmup = await model.backend.getOptimizerState();
 
 const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr }, ...(turnCredit !== undefined ? { turnCredit: turnCredit as TurnCredit } : {}), ...(klBeta > 0 ? { klBeta } : {}) } };
-const curve: { step: number; reward: number; passRate: number; heldOutGreedyWin?: number; guessShares?: Measurement['guessShares'] }[] = [];
+const curve: { step: number; reward: number; passRate: number; freshGreedyWin?: number; heldOutGreedyWin?: number; guessShares?: Measurement['guessShares'] }[] = [];
 const curveEvery = Number(values['curve-every']);
 let curveEvalMs = 0; // time spent measuring the curve, not training: left out of GRPO's time
 const trainingMs = values.minutes !== undefined ? Number(values.minutes) * 60_000 : Infinity;
@@ -192,17 +226,19 @@ const rl = only === 'control' ? { grpo: [] } : await runTraining(env, model, nul
   signal: grpoStop.signal,
   onGrpoStep: async (m) => {
     const point: (typeof curve)[number] = { step: m.step + 1, reward: Number(m.reward.mean.toFixed(4)), passRate: m.passRate };
-    // --curve-every N: the held-out greedy win rate every N steps (the trained weights of this step).
+    // --curve-every N: the greedy win rates, fresh games and held-out answers, every N steps (the trained weights of this step).
     if (curveEvery > 0 && (m.step + 1) % curveEvery === 0 && m.step + 1 < grpoSteps) {
       const evalStarted = Date.now();
       await policy.syncWeights();
-      const greedy = summarise(await evaluate(env, policy, { numTasks: evalTasks, samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } }));
-      point.heldOutGreedyWin = greedy.winRate;
+      const greedyArgs = { samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } };
+      const greedy = summarise(await evaluate(env, policy, greedyArgs));
+      point.freshGreedyWin = greedy.winRate;
+      point.heldOutGreedyWin = summarise(await evaluate(heldOutEnv, policy, greedyArgs)).winRate;
       point.guessShares = greedy.guessShares;
       curveEvalMs += Date.now() - evalStarted;
     }
     curve.push(point);
-    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}${point.heldOutGreedyWin !== undefined ? ` · held-out greedy win ${point.heldOutGreedyWin.toFixed(2)}, guesses ${describeShares(point.guessShares!)}` : ''}`);
+    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}${point.freshGreedyWin !== undefined ? ` · greedy win fresh ${point.freshGreedyWin.toFixed(2)}, held-out ${point.heldOutGreedyWin!.toFixed(2)}, guesses ${describeShares(point.guessShares!)}` : ''}`);
     if (Date.now() - grpoStarted - curveEvalMs >= trainingMs) grpoStop.abort();
   },
 });
@@ -232,12 +268,19 @@ if (only !== 'grpo') {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
-console.log(`model: ${values.model}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · ${model.device} · pool ${poolSize} words · ${evalTasks} held-out answers · sampled at temperature ${sampledTemperature}`);
+console.log(`model: ${values.model} · seed ${trainingSeed} · training answers ${String(envArgs.answers)}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · ${model.device} · pool ${poolSize} words · ${evalTasks} fresh games from the pool and ${Math.min(evalTasks, COMPACT_HELD_OUT)} held-out answers · sampled at temperature ${sampledTemperature}`);
 console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}${klBeta > 0 ? `, KL β ${klBeta}` : ''}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
+console.log('Fresh games from the answer list:\n');
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) | guesses held-out / practice / demonstration (greedy) |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} | ${[greedy.guessShares.heldOut, greedy.guessShares.practice, greedy.guessShares.demonstration].map(pct).join(' / ')} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, backend: backendName, poolSize, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, klBeta, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log('\nGeneralisation: the held-out answers (never a training game\'s answer):\n');
+console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) |');
+console.log('|---|---|---|---|---|');
+for (const { label, heldOutGreedy, heldOutSampled } of rows) {
+  console.log(`| ${label} | ${pct(heldOutGreedy.winRate)} | ${pct(heldOutSampled.winRate)} | ${heldOutGreedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(heldOutGreedy.invalidRate)} |`);
+}
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, backend: backendName, seed: trainingSeed, answers: envArgs.answers, poolSize, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, klBeta, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

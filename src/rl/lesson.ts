@@ -32,42 +32,45 @@ export const DEFAULT_LESSON_OPTIONS: TrainingRunOptions = {
 };
 
 /**
- * Lesson 6's environment: the compact Wordle (board lines, bare-word replies, 100 held-out answers),
- * with RL on the 100 practice answers and the warm-up on the 100 demonstration answers, so the
- * warm-up never shows GRPO's answers. (The shipped nano's pretraining games used both sets; a nano
- * pretrained with `--game-answers demonstration` has never seen a practice answer played.)
+ * Lesson 6's environment: the compact Wordle (board lines, bare-word replies, a 300-word answer
+ * pool), with RL on the 100 practice answers and the warm-up on the 100 demonstration answers, so the
+ * warm-up never shows GRPO's answers, measured on fresh games whose answers are drawn from the
+ * whole pool (seeds disjoint from training: the game as played); scripts/nano/wordle-measure.ts
+ * reports the 100 held-out answers beside it as the generalisation row. (The shipped nano's
+ * pretraining games used both training sets; a nano pretrained with `--game-answers demonstration`
+ * has never seen a practice answer played.)
  */
 export const WORDLE_LESSON_ENVIRONMENT = {
   name: 'wordle',
-  args: { compact: true, numTasks: 1000, answers: 'practice' },
+  args: { compact: true, numTasks: 1000, answers: 'practice', evalSplit: 'fresh' },
 } as const;
 
 /** The model lesson 6 trains: nano, TabRL's small pretrained byte-level model. */
 export const WORDLE_LESSON_MODEL = 'nano';
 
 /**
- * Lesson 6's settings ("Train a Wordle agent in this tab"): measure nano on the 100 held-out
- * answers, warm it up on the imperfect teacher's games, measure, GRPO with groups of 8 games, measure.
+ * Lesson 6's settings ("Train a Wordle agent in this tab"), the ones measured for it (BENCHMARKS.md,
+ * "lesson 6 on the game as played", three seeds with scripts/nano/wordle-measure.ts): measure nano
+ * on 100 fresh games, warm it up on the imperfect teacher's games (10 gentle steps at lr 2e-4, the
+ * least harmful warm-up measured), measure, 12 GRPO steps of 8 practice words × 8 games at lr 2e-4
+ * (5e-4 lost 6–7 points of fresh-game wins in 10 steps), measure.
  */
 export const WORDLE_LESSON_OPTIONS: TrainingRunOptions = {
   seed: 0,
   maxTokens: 8,
   evalTasks: 100,
-  // A short, gentle warm-up and a low GRPO lr: the least harmful settings measured (BENCHMARKS.md,
-  // "lesson 6 with the forfeit closed"): 10 steps at 2e-4 cost 2 points of held-out greedy wins where
-  // 30 at 1e-3 cost 8, and GRPO at 2e-4 lost 3 points over 55 steps where 5e-4 lost 13 over 42.
   warmup: { demonstrations: 400, steps: 10, batchSize: 16, lr: 2e-4 },
-  grpo: { steps: 60, tasksPerStep: 8, groupSize: 8, schedule: { lr: 2e-4 }, maxAsync: 1 },
-  checkpointEvery: 20,
+  grpo: { steps: 12, tasksPerStep: 8, groupSize: 8, schedule: { lr: 2e-4 }, maxAsync: 1 },
+  checkpointEvery: 4,
 };
 
-/** The same run, cut to fit a software adapter (or the CPU) in a few minutes: fewer steps, games and measurements. */
+/** The same recipe (game, learning rates, token limit) cut to a few minutes on a software adapter or the CPU: fewer steps, smaller groups, fewer games measured. */
 export const WORDLE_LESSON_QUICK_OPTIONS: TrainingRunOptions = {
   seed: 0,
-  maxTokens: 8,
+  maxTokens: WORDLE_LESSON_OPTIONS.maxTokens,
   evalTasks: 16,
-  warmup: { demonstrations: 64, steps: 8, batchSize: 8, lr: 1e-3 },
-  grpo: { steps: 3, tasksPerStep: 2, groupSize: 4, schedule: { lr: 5e-4 }, maxAsync: 1 },
+  warmup: { demonstrations: 64, steps: 4, batchSize: 8, lr: WORDLE_LESSON_OPTIONS.warmup!.lr },
+  grpo: { steps: 2, tasksPerStep: 2, groupSize: 4, schedule: { lr: WORDLE_LESSON_OPTIONS.grpo!.schedule!.lr }, maxAsync: 1 },
   checkpointEvery: 0,
 };
 

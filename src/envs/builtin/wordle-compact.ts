@@ -13,7 +13,10 @@
  * guesses, but are never a training game's answer) and the rest split in half: practice answers
  * (the RL games' answers, never a demonstration's) and demonstration answers (the pretraining and
  * warm-up games' answers); 100 and 100 in the default pool. The held-out words are the same for
- * every pool size.
+ * every pool size. The evaluation games are by default fresh games whose answers are drawn from the
+ * whole pool (the game as played: the answer list is known, an answer may recur), each by its own
+ * seed, none a training game's; `evalSplit: 'held-out'` evaluates on the held-out answers instead
+ * (the generalisation split: answers no training game has).
  * The game's dictionary is that same pool: a guess outside it is "not a word". A small model can
  * learn 300 words (it cannot learn the 12972 of the full Wordle list from the few hundred thousand
  * tokens a CPU gives it), so validity is something it can master, and every valid guess is a
@@ -365,6 +368,14 @@ export interface CompactWordleArgs {
    * demonstration answers (pretraining). `training`: both sets for both (the first checkpoints' game).
    */
   answers?: CompactTrainingAnswers;
+  /**
+   * The evaluation games. `fresh` (the default): `numEvalTasks` games (default 100, at most 10000)
+   * whose answers are drawn from the whole answer pool, game i by its own seed `evalSeed + i`, never a
+   * training game's seed (an answer may recur, and may be one training games have: the game as
+   * played). `held-out`: one game per held-out answer (at most 100), answers no training game has:
+   * the generalisation split.
+   */
+  evalSplit?: CompactEvalSplit;
   /** Score every move too (valid, fits the board): turn rewards for GRPO's per-turn credit (default false). */
   turnRewards?: boolean;
   /**
@@ -403,25 +414,51 @@ const COMPACT_TRAINING_ANSWERS = ['training', 'practice', 'demonstration'] as co
 /** The names of the answer sets a compact game's training tasks may draw from. */
 export type CompactTrainingAnswers = (typeof COMPACT_TRAINING_ANSWERS)[number];
 
+/** The compact game's evaluation splits, as `evalSplit` names them. */
+export const COMPACT_EVAL_SPLITS = ['fresh', 'held-out'] as const;
+
+/**
+ * A compact game's evaluation split: `fresh` (the default), fresh games whose answers are drawn from
+ * the whole answer pool, an answer may recur, as in the game as played; `held-out`, one game per
+ * held-out answer, answers no training game has (the generalisation split).
+ */
+export type CompactEvalSplit = (typeof COMPACT_EVAL_SPLITS)[number];
+
+/** The most games the fresh evaluation split makes. */
+export const COMPACT_MAX_FRESH_EVAL_TASKS = 10_000;
+
+/** Training games: cycling through shuffled copies of `words` (more games than words repeat them), game i numbered `seed + i` in `info.gameSeed`. */
 function compactTasks(words: readonly string[], count: number, seed: number): Task[] {
   const start = renderBoard(boardFacts([], []));
-  // Cycle through shuffled copies when more games than words are asked for.
   const rng = createRng(seed);
-  const tasks: Task[] = [];
-  while (tasks.length < count) for (const answer of rng.shuffle(words).slice(0, count - tasks.length)) tasks.push({ question: start, answer, task: 'wordle' });
-  return tasks;
+  const answers: string[] = [];
+  while (answers.length < count) answers.push(...rng.shuffle(words).slice(0, count - answers.length));
+  return answers.map((answer, i) => ({ question: start, answer, task: 'wordle', info: { gameSeed: seed + i } }));
 }
 
-/** Builds the compact Wordle: board lines, bare-word replies, an answer pool (300 words by default) with 100 held-out answers and the rest split into practice (RL) and demonstration answers. */
+/** Fresh evaluation games: game i has seed `evalSeed + i` (in `info.gameSeed`), which alone draws its answer from `words` (answers may recur). */
+function freshTasks(words: readonly string[], count: number, evalSeed: number): Task[] {
+  const start = renderBoard(boardFacts([], []));
+  return Array.from({ length: count }, (_, i) => ({ question: start, answer: createRng(evalSeed + i).pick(words), task: 'wordle', info: { gameSeed: evalSeed + i } }));
+}
+
+/** Builds the compact Wordle: board lines, bare-word replies, an answer pool (300 words by default) with 100 held-out answers and the rest split into practice (RL) and demonstration answers; evaluation on fresh games from the whole pool (or, with `evalSplit: 'held-out'`, on the held-out answers). */
 export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<CompactWordleState> {
   const read = readArgs('wordle (compact)', args);
   const pool = compactAnswerPool(args.poolSize === undefined ? COMPACT_POOL_SIZE : args.poolSize); // checks the size (null included)
   const turnRewards = read.boolean('turnRewards', { default: false });
   const weights = compactWeights(args.rewardWeights);
   const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0, note: 'answers repeat when there are more games than answers' });
-  const numEvalTasks = read.wholeNumber('numEvalTasks', { default: COMPACT_HELD_OUT, min: 0, max: COMPACT_HELD_OUT, note: 'one game per held-out word' });
+  const evalSplit = read.oneOf('evalSplit', COMPACT_EVAL_SPLITS, { default: 'fresh' });
+  const numEvalTasks = evalSplit === 'held-out'
+    ? read.wholeNumber('numEvalTasks', { default: COMPACT_HELD_OUT, min: 0, max: COMPACT_HELD_OUT, note: 'the held-out split has one game per held-out word' })
+    : read.wholeNumber('numEvalTasks', { default: COMPACT_HELD_OUT, min: 0, max: COMPACT_MAX_FRESH_EVAL_TASKS });
   const seed = read.wholeNumber('seed', { default: 0 });
   const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
+  // Training games are numbered seed … seed + numTasks − 1; fresh evaluation games evalSeed onwards: never the same game.
+  if (evalSplit === 'fresh' && evalSeed < seed + numTasks && seed < evalSeed + numEvalTasks) {
+    read.fail(`the evaluation games' seeds (${evalSeed} to ${evalSeed + numEvalTasks - 1}) overlap the training games' (${seed} to ${seed + numTasks - 1}); choose an evalSeed outside them (the default, seed + ${EVAL_SEED_OFFSET}, is)`);
+  }
   const maxTurns = read.wholeNumber('maxTurns', { default: 8, min: 1 });
   const answers = read.oneOf('answers', COMPACT_TRAINING_ANSWERS, { default: 'practice' });
   const rubric = new Rubric<CompactWordleState>()
@@ -438,7 +475,9 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
     dataset: compactTasks(pool[answers], numTasks, seed),
     // Only practice games set their demonstrations apart; otherwise the warm-up plays `dataset` itself.
     ...(answers === 'practice' ? { demonstrationDataset: compactTasks(pool.demonstration, numTasks, seed) } : {}),
-    evalDataset: createRng(evalSeed).shuffle(pool.heldOut).slice(0, numEvalTasks).map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
+    evalDataset: evalSplit === 'fresh'
+      ? freshTasks(pool.all, numEvalTasks, evalSeed)
+      : createRng(evalSeed).shuffle(pool.heldOut).slice(0, numEvalTasks).map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
     parser: new Parser(),
     rubric,
     maxTurns,

@@ -22,7 +22,7 @@
 import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, readArgs } from '../index.ts';
 import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
-import { COMPACT_TEACHER_MISTAKE_RATE, compactPoolOf, compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactRewardName, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
+import { COMPACT_TEACHER_MISTAKE_RATE, compactPoolOf, compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactEvalSplit, type CompactRewardName, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
 import { scoreGuess } from './wordle-rules.ts';
 
 /** Letters in a word. */
@@ -62,6 +62,8 @@ export interface WordleArgs {
   poolSize?: number;
   /** Compact form only: which pool words the training games' answers come from (`training`, `practice` or `demonstration`; see wordle-compact.ts). */
   answers?: CompactTrainingAnswers;
+  /** Compact form only: the evaluation games, `fresh` (default: fresh games from the whole answer pool, seeds disjoint from training) or `held-out` (one per held-out answer; see wordle-compact.ts). */
+  evalSplit?: CompactEvalSplit;
   /** Compact form only: score every move too (turn rewards for GRPO's per-turn credit; see wordle-compact.ts). */
   turnRewards?: boolean;
   /** Compact form only: other weights for some rewards, by name (`win`, `fewerTurns`, `validWords`, `consistency`, `validMove`, `fitsBoard`). */

@@ -16,7 +16,7 @@ test('tabrl train wordle --quick trains nano on the compact Wordle with the quic
   expect(code).toBe(0);
   const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
   expect(report.model).toBe('nano');
-  expect(report.env_args).toEqual({ compact: true, numTasks: 1000, answers: 'practice' });
+  expect(report.env_args).toEqual({ compact: true, numTasks: 1000, answers: 'practice', evalSplit: 'fresh' });
   // Given flags win; the rest is the quick preset.
   expect(report.options.evalTasks).toBe(2);
   expect(report.options.warmup).toEqual({ ...WORDLE_LESSON_QUICK_OPTIONS.warmup, steps: 2 });

@@ -67,7 +67,7 @@ describe('the shipped nano folder', () => {
 
 describe('the shipped nano plays the compact Wordle', () => {
   test('most of its greedy moves on held-out answers are dictionary words (the first checkpoint: about half were not)', { timeout: 60_000 }, async () => {
-    const env = await loadBuiltinEnvironment('wordle', { compact: true });
+    const env = await loadBuiltinEnvironment('wordle', { compact: true, evalSplit: 'held-out' });
     const nano = await openModel('nano', { backend: 'cpu', seed: 0 });
     const policy = new LocalChatClient({ backend: nano.backend, tokenizer: nano.tokenizer, defaultMaxTokens: 8 });
     const result = await evaluate(env, policy, { numTasks: 16, samplingArgs: { temperature: 0, max_tokens: 8, seed: 1 } });

@@ -5,22 +5,48 @@ import { COMPACT_ANSWER_POOL } from '../../../src/envs/builtin/wordle-compact.ts
 import { DEFAULT_LESSON_OPTIONS, WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_MODEL, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS, lessonPreset } from '../../../src/rl/lesson.ts';
 
 describe('lesson 6 preset', () => {
-  test('trains nano on the compact Wordle and measures on all 100 held-out answers', async () => {
+  test('trains nano on the compact Wordle and measures on 100 fresh games from the whole answer pool, seeded apart from training', async () => {
     expect(WORDLE_LESSON_MODEL).toBe('nano');
-    expect(WORDLE_LESSON_ENVIRONMENT).toMatchObject({ name: 'wordle', args: { compact: true } });
+    expect(WORDLE_LESSON_ENVIRONMENT).toMatchObject({ name: 'wordle', args: { compact: true, evalSplit: 'fresh' } });
     const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...WORDLE_LESSON_ENVIRONMENT.args });
     expect(env.evaluationTasks.length).toBe(WORDLE_LESSON_OPTIONS.evalTasks);
+    expect(WORDLE_LESSON_OPTIONS.evalTasks).toBe(100);
     expect(env.dataset[0]!.question).toBe('????? + -');
-    // RL plays practice answers; demonstrations (warm-up) and evaluation use two other, disjoint sets.
+    // RL plays practice answers; demonstrations (warm-up) use another, disjoint set.
     const practice = new Set(COMPACT_ANSWER_POOL.practice);
     expect(env.dataset.every((t) => practice.has(t.answer as string))).toBe(true);
     expect(env.demonstrationTasks.some((t) => practice.has(t.answer as string))).toBe(false);
-    expect(env.evaluationTasks.some((t) => practice.has(t.answer as string))).toBe(false);
+    // Evaluation: games drawn from the whole pool (practice, demonstration and held-out answers alike), none a training game's seed.
+    const pool = new Set(COMPACT_ANSWER_POOL.all);
+    expect(env.evaluationTasks.every((t) => pool.has(t.answer as string))).toBe(true);
+    for (const part of [COMPACT_ANSWER_POOL.heldOut, COMPACT_ANSWER_POOL.practice, COMPACT_ANSWER_POOL.demonstration]) {
+      expect(env.evaluationTasks.some((t) => part.includes(t.answer as string))).toBe(true);
+    }
+    const trainingSeeds = new Set([...env.dataset, ...env.demonstrationTasks].map((t) => t.info!.gameSeed));
+    expect(env.evaluationTasks.some((t) => trainingSeeds.has(t.info!.gameSeed))).toBe(false);
     // A guess is five letters and the end-of-turn token; a few spare tokens, no more.
     expect(WORDLE_LESSON_OPTIONS.maxTokens).toBeGreaterThanOrEqual(6);
     expect(WORDLE_LESSON_OPTIONS.maxTokens).toBeLessThanOrEqual(12);
     expect(WORDLE_LESSON_OPTIONS.warmup!.steps).toBeGreaterThan(0);
     expect(WORDLE_LESSON_OPTIONS.grpo!.groupSize).toBeGreaterThanOrEqual(4);
+  });
+
+  test('tabrl train wordle --lesson and --quick share one recipe: the same game, learning rates and token limit, the quick form cut short', () => {
+    const full = lessonPreset('wordle', false)!;
+    const quick = lessonPreset('wordle', true)!;
+    expect(quick.envArgs).toEqual(full.envArgs);
+    expect(quick.model).toBe(full.model);
+    expect(quick.options.warmup!.lr).toBe(full.options.warmup!.lr);
+    expect(quick.options.grpo!.schedule!.lr).toBe(full.options.grpo!.schedule!.lr);
+    expect(quick.options.maxTokens).toBe(full.options.maxTokens);
+    expect(quick.options.warmup!.steps).toBeLessThan(full.options.warmup!.steps);
+    expect(quick.options.grpo!.steps).toBeLessThan(full.options.grpo!.steps);
+    // Gentle, as measured: a warm-up and GRPO at lr 2e-4 or below (1e-3 and 5e-4 cost nano wins).
+    expect(full.options.warmup!.lr).toBeLessThanOrEqual(2e-4);
+    expect(full.options.grpo!.schedule!.lr).toBeLessThanOrEqual(2e-4);
+    // The lesson's checkpoints fall inside its GRPO run.
+    expect(full.options.checkpointEvery).toBeGreaterThan(0);
+    expect(full.options.checkpointEvery).toBeLessThanOrEqual(full.options.grpo!.steps);
   });
 
   test('the quick form runs every phase with much less work', () => {

@@ -232,7 +232,7 @@ describe('compact wordle answers and teacher', () => {
     const heldOut = new Set(COMPACT_ANSWER_POOL.heldOut);
     expect(heldOut.size).toBe(COMPACT_HELD_OUT);
     for (const answers of ['practice', 'demonstration', 'training'] as const) {
-      const full = loadWordle({ compact: true, numTasks: 1000, answers });
+      const full = loadWordle({ compact: true, numTasks: 1000, answers, evalSplit: 'held-out' });
       expect(full.dataset.every((t) => !heldOut.has(t.answer!))).toBe(true);
       expect(full.demonstrationTasks.every((t) => !heldOut.has(t.answer!))).toBe(true);
       expect(full.evaluationTasks.length).toBe(COMPACT_HELD_OUT);
@@ -294,6 +294,58 @@ describe('compact wordle answers and teacher', () => {
   });
 });
 
+describe('compact wordle evaluation splits', () => {
+  const seedOf = (t: Task) => t.info!.gameSeed as number;
+
+  test('by default the evaluation games are fresh games from the whole answer pool, seeded apart from every training game', () => {
+    for (const poolSize of [300, 2000]) {
+      const game = loadWordle({ compact: true, numTasks: 1000, poolSize });
+      const pool = compactPoolOf(game)!;
+      expect(game.evaluationTasks).toHaveLength(100);
+      const all = new Set(pool.all);
+      expect(game.evaluationTasks.every((t) => all.has(t.answer!))).toBe(true);
+      // Drawn from the whole pool, not from one split: the 100 games reach held-out and training answers alike.
+      const heldOut = new Set(pool.heldOut);
+      const fromHeldOut = game.evaluationTasks.filter((t) => heldOut.has(t.answer!)).length;
+      expect(fromHeldOut).toBeGreaterThan(poolSize === 300 ? 15 : 0);
+      expect(fromHeldOut).toBeLessThan(poolSize === 300 ? 55 : 20);
+      const trainingSeeds = new Set([...game.dataset, ...game.demonstrationTasks].map(seedOf));
+      expect(trainingSeeds.size).toBe(1000);
+      const evalSeeds = game.evaluationTasks.map(seedOf);
+      expect(new Set(evalSeeds).size).toBe(100);
+      expect(evalSeeds.some((s) => trainingSeeds.has(s))).toBe(false);
+    }
+  });
+
+  test('fresh games: an answer may recur, each game is its own seed, and more games than words is allowed', () => {
+    const game = loadWordle({ compact: true, numEvalTasks: 1000, evalSeed: 5_000 });
+    const answers = game.evaluationTasks.map((t) => t.answer!);
+    expect(answers).toHaveLength(1000);
+    expect(new Set(answers).size).toBeLessThan(300); // recurring answers
+    expect(new Set(answers).size).toBeGreaterThan(250); // yet nearly every word of the pool turns up
+    expect(game.evaluationTasks.map(seedOf)).toEqual(Array.from({ length: 1000 }, (_, i) => 5_000 + i));
+    // A game's answer depends on its seed alone: the first 100 games of 1000 are the 100 games of 100.
+    expect(loadWordle({ compact: true, evalSeed: 5_000 }).evaluationTasks).toEqual(game.evaluationTasks.slice(0, 100));
+    expect(loadWordle({ compact: true, evalSeed: 5_001 }).evaluationTasks.map((t) => t.answer)).not.toEqual(answers.slice(0, 100));
+  });
+
+  test('evaluation seeds that overlap the training games are refused, with the ranges in the message', () => {
+    expect(() => loadWordle({ compact: true, numTasks: 1000, evalSeed: 900 })).toThrow(/evaluation games' seeds \(900 to 999\) overlap the training games' \(0 to 999\)/);
+    expect(() => loadWordle({ compact: true, seed: 50, numTasks: 10, evalSeed: 0, numEvalTasks: 51 })).toThrow(/overlap/);
+    expect(loadWordle({ compact: true, seed: 50, numTasks: 10, evalSeed: 0, numEvalTasks: 50 }).evaluationTasks).toHaveLength(50);
+    // The held-out split is disjoint by answer, so its seed may be anything.
+    expect(loadWordle({ compact: true, numTasks: 1000, evalSeed: 900, evalSplit: 'held-out' }).evaluationTasks).toHaveLength(100);
+  });
+
+  test("evalSplit 'held-out' selects the generalisation split: one game per held-out answer, none a training answer", () => {
+    const game = loadWordle({ compact: true, numTasks: 1000, evalSplit: 'held-out' });
+    expect(game.evaluationTasks.map((t) => t.answer).sort()).toEqual([...COMPACT_ANSWER_POOL.heldOut].sort());
+    const training = new Set(game.dataset.map((t) => t.answer!));
+    expect(game.evaluationTasks.some((t) => training.has(t.answer!))).toBe(false);
+    expect(loadWordle({ compact: true, evalSplit: 'held-out', numEvalTasks: 10 }).evaluationTasks).toHaveLength(10);
+  });
+});
+
 describe('compact wordle pool size', () => {
   test('the default pool is the 300-word pool of before: same words, splits, dictionary and tasks', () => {
     // The pool as it was defined before poolSize existed: the first 300 words of this shuffle.
@@ -310,7 +362,9 @@ describe('compact wordle pool size', () => {
     expect(COMPACT_ANSWER_POOL.demonstration.slice(0, 3)).toEqual(['teach', 'inept', 'drier']);
     const game = loadWordle({ compact: true });
     expect(game.dataset.slice(0, 4).map((t) => t.answer)).toEqual(['rigor', 'river', 'track', 'vicar']);
-    expect(game.evaluationTasks.slice(0, 4).map((t) => t.answer)).toEqual(['waive', 'spiny', 'plane', 'basis']);
+    const heldOutGame = loadWordle({ compact: true, evalSplit: 'held-out' });
+    expect(heldOutGame.dataset).toEqual(game.dataset);
+    expect(heldOutGame.evaluationTasks.slice(0, 4).map((t) => t.answer)).toEqual(['waive', 'spiny', 'plane', 'basis']);
     const explicit = loadWordle({ compact: true, poolSize: 300 });
     expect(explicit.dataset).toEqual(game.dataset);
     expect(explicit.demonstrationTasks).toEqual(game.demonstrationTasks);
@@ -332,14 +386,14 @@ describe('compact wordle pool size', () => {
   });
 
   test("a large pool's game: tasks come from its own splits, and a word outside the 300 is a valid guess", async () => {
-    const big = loadWordle({ compact: true, poolSize: 2000, numTasks: 2000 });
+    const big = loadWordle({ compact: true, poolSize: 2000, numTasks: 2000, evalSplit: 'held-out' });
     const pool = compactPoolOf(big)!;
     expect(pool).toBe(compactAnswerPool(2000));
     expect(compactPoolOf(env)).toBe(COMPACT_ANSWER_POOL);
     const answersOf = (tasks: readonly Task[]) => new Set(tasks.map((t) => t.answer as string));
     expect(answersOf(big.dataset)).toEqual(new Set(pool.practice));
     expect(answersOf(big.demonstrationTasks)).toEqual(new Set(pool.demonstration));
-    expect(big.evaluationTasks.map((t) => t.answer)).toEqual(env.evaluationTasks.map((t) => t.answer)); // same held-out games
+    expect(big.evaluationTasks.map((t) => t.answer)).toEqual(loadWordle({ compact: true, evalSplit: 'held-out' }).evaluationTasks.map((t) => t.answer)); // same held-out games
     const answer = pool.practice.find((word) => !COMPACT_DICTIONARY.has(word))!;
     const outside = pool.demonstration.find((word) => !COMPACT_DICTIONARY.has(word) && word !== answer)!;
     const trajectory = await big.rollout(new ScriptedClient([outside, answer]), { question: '????? + -', answer, task: 'wordle' });
