@@ -402,23 +402,12 @@ const api: EngineApi = {
     try {
       const { backend, tokenizer, client } = await getModel();
       tokenizerOf = tokenizer;
+      // The options are the table's conversion (src/rl/training-options.ts); only what this engine knows is added.
+      const { checkpointEvery: _every, rewardWeights: _weights, ...grpoOptions } = options;
       const trainer = new GrpoTrainer(source, backend, client, {
-        steps: options.steps,
-        tasksPerStep: options.tasksPerStep,
-        groupSize: options.groupSize,
-        maxTokens: options.maxTokens,
-        maxAsync: options.maxAsync,
-        temperature: options.temperature,
-        schedule: { lr: options.lr },
-        seed: options.seed,
+        ...grpoOptions,
         startStep: options.startStep ?? 0,
         padId: tokenizer.padId,
-        klBeta: options.klBeta ?? 0,
-        ...(options.lossType ? { lossType: options.lossType } : {}),
-        ...(options.scaleRewards ? { scaleRewards: options.scaleRewards } : {}),
-        ...(options.turnCredit ? { turnCredit: options.turnCredit } : {}),
-        ...(options.dynamicSampling ? { dynamicSampling: true } : {}),
-        ...(options.echoWeight ? { echoWeight: options.echoWeight } : {}),
         ...(ahead ? { rolloutsAhead: ahead } : {}),
         // the micro-batch from the GPU's memory (step-memory.ts): the largest whose step fits the default budget, at most a whole step
         ...(backend instanceof WebGPUBackend ? { microBatchFor: (T: number) => backend.chooseMicroBatch(T, { budgetBytes: backend.defaultMemoryBudget(), maxMicroBatch: options.tasksPerStep * options.groupSize }).B } : {}),
