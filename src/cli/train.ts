@@ -4,15 +4,14 @@
  * printing one line (or, with --json, one JSON object) per step, and writing metrics.jsonl,
  * report.json and the trained model folder into --out.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { fsyncSync, openSync, closeSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinExpert } from '../envs/builtin/index.ts';
 import { ScriptedClient, type ChatClient, type EvaluationSummary } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
 import { LORA_TARGET_MODULES, type LoraConfig } from '../gpu/model/layout.ts';
-import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../rl/checkpoint.ts';
+import { parseCheckpoint } from '../rl/checkpoint.ts';
 import { exportMergedModel, exportPeftAdapter } from '../rl/export.ts';
 import type { SftStepMetrics } from '../rl/sft-trainer.ts';
 import { BrokenRewardsError, type GrpoOptions, type GrpoStepMetrics } from '../rl/grpo-trainer.ts';
@@ -35,6 +34,7 @@ import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefr
 import { errorMessage } from '../common/error-message.ts';
 import { capText } from './child-message-check.ts';
 import { OutputWriteError, recordRunStatus, writingFile } from './run-status.ts';
+import { fileCheckpointStore, findCheckpoint, writeFolderAtomically } from './train-files.ts';
 import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
@@ -106,8 +106,6 @@ interface SavedRun {
   settings: RunSettings;
   history: RunHistory;
 }
-
-const CHECKPOINT_COMPLETE = 'COMPLETE';
 
 /** Runs `tabrl train`; returns the exit code. */
 export async function runTrain(argv: string[]): Promise<number> {
@@ -286,18 +284,8 @@ async function train(
   const microBatchFor = model.memory && options.grpo ? microBatchChooser(model.memory, settings, say) : undefined;
   if (microBatchFor && options.grpo) options.grpo = { ...options.grpo, microBatchFor };
   say(`${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`);
-  const saveCheckpoint = async ({ rolloutsAhead, ...position }: TrainingPosition) => {
-    // Full fine-tuning with KL keeps its frozen reference; with LoRA the reference is the base.
-    const reference = model.backend.lora === null ? await model.backend.getReference() : null;
-    const files = serializeCheckpoint({
-      state: { format: CHECKPOINT_FORMAT, ...position, run: { settings, history: { ...history, metricsLines } } satisfies SavedRun as unknown as Record<string, unknown> },
-      weights: await model.backend.getParameters(),
-      optimizer: await model.backend.getOptimizerState(),
-      ...(rolloutsAhead ? { rolloutsAhead } : {}),
-      ...(reference ? { reference } : {}),
-    });
-    writingFile(join(outDir, 'checkpoint'), () => writeFolderAtomically(join(outDir, 'checkpoint'), files, { markComplete: true }));
-  };
+  // The session's checkpoints go to checkpoint/ with the run's settings and history (what --resume reads).
+  const checkpoints = fileCheckpointStore(join(outDir, 'checkpoint'), model.backend, () => ({ settings, history: { ...history, metricsLines } }) satisfies SavedRun);
 
   const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }) : undefined;
   const interrupt = onStopSignal({ beforeForcedExit: run.onForcedExit });
@@ -305,8 +293,8 @@ async function train(
   try {
     report = await runTraining(env, model, expert, options, {
       signal: interrupt.signal,
+      checkpoints,
       onPhase: (phase, detail) => say(`== ${phase}: ${detail}`),
-      onCheckpoint: saveCheckpoint,
       onEvaluation: ({ label, summary }) => {
         history.evaluations.push({ label, summary });
         record({ phase: 'evaluate', label, reward: summary.reward.mean, passRate: summary.passRate, scores: summary.scores });
@@ -361,26 +349,6 @@ function brokenRewardsAdvice(spec: string, outDir: string): string {
     (resumable ? `continue with tabrl train --resume ${outDir}, or ` : '') +
     `start the run again with --out ${outDir} --overwrite`
   );
-}
-
-/**
- * The newest complete checkpoint of a run: checkpoint.tmp when its writing finished (the swap was
- * cut short), else checkpoint, else checkpoint.old (the swap was cut short between its renames). A
- * folder counts only with its COMPLETE marker, written last: without it, its files may be half there.
- */
-function findCheckpoint(outDir: string): string {
-  const candidates = [`${join(outDir, 'checkpoint')}.tmp`, join(outDir, 'checkpoint'), `${join(outDir, 'checkpoint')}.old`];
-  const complete = candidates.find((dir) => existsSync(join(dir, 'state.json')) && existsSync(join(dir, CHECKPOINT_COMPLETE)));
-  const unmarked = candidates.find((dir) => existsSync(join(dir, 'state.json')));
-  if (!complete && unmarked) {
-    throw new CliError(`--resume ${outDir}: ${unmarked} has no ${CHECKPOINT_COMPLETE} marker, so its writing may not have finished and it is not used; start the run again with --out ${outDir} --overwrite`, 2);
-  }
-  if (!complete) {
-    // A run interrupted before its first checkpoint leaves a report but no checkpoint: --out alone would refuse the folder.
-    const again = existsSync(join(outDir, 'report.json')) ? `start the run again with --out ${outDir} --overwrite` : 'start a new run with --out';
-    throw new CliError(`--resume ${outDir}: no checkpoint there (expected ${join(outDir, 'checkpoint', 'state.json')}); ${again}`, 2);
-  }
-  return complete;
 }
 
 /** Reads and checks a checkpoint's state.json; every problem is one line naming the field. */
@@ -446,31 +414,6 @@ function tokenizerFilesOf(spec: string): Map<string, Uint8Array> {
   const folder = modelFolderOf(spec);
   const names = ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'chat_template.jinja'];
   return new Map(names.filter((name) => existsSync(join(folder, name))).map((name) => [name, new Uint8Array(readFileSync(join(folder, name)))]));
-}
-
-/**
- * Writes the files into DIR.tmp (flushed to disk, then marked COMPLETE), moves the old DIR aside to
- * DIR.old, renames DIR.tmp to DIR and only then deletes DIR.old: at every moment one complete copy
- * is on disk, and --resume finds it (findCheckpoint).
- */
-function writeFolderAtomically(dir: string, files: Map<string, Uint8Array>, options: { markComplete?: boolean } = {}): void {
-  const temporary = `${dir}.tmp`;
-  const old = `${dir}.old`;
-  rmSync(temporary, { recursive: true, force: true });
-  mkdirSync(temporary, { recursive: true });
-  for (const [name, bytes] of [...files, ...(options.markComplete ? [[CHECKPOINT_COMPLETE, new Uint8Array()] as const] : [])]) {
-    const path = join(temporary, name);
-    writeFileSync(path, bytes);
-    const fd = openSync(path, 'r');
-    fsyncSync(fd);
-    closeSync(fd);
-  }
-  if (existsSync(dir)) {
-    rmSync(old, { recursive: true, force: true });
-    renameSync(dir, old);
-  }
-  renameSync(temporary, dir);
-  rmSync(old, { recursive: true, force: true });
 }
 
 /** The run's settings from the command-line flags of a new run: the table's defaults, the lesson's row over them (--lesson, --quick), the flags over both. */
