@@ -34,7 +34,7 @@ test('a value out of its limits is a usage error that names the flag and the lim
     }
     throw new Error(`${JSON.stringify(values)} was accepted`);
   };
-  expect(refused({ group: '1' })).toBe('--group must be an integer ≥ 2 and ≤ 256, got "1"');
+  expect(refused({ group: '1' })).toBe('--group must be an integer ≥ 2 and ≤ 64, got "1"');
   expect(refused({ lr: '2' })).toBe('--lr must be a number in (0, 1], got "2"');
   expect(refused({ lr: 'fast' })).toBe('--lr must be a number in (0, 1], got "fast"');
   expect(refused({ 'max-async': '9' })).toBe('--max-async must be an integer ≥ 0 and ≤ 8, got "9"');

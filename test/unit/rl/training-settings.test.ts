@@ -25,8 +25,8 @@ describe('the table', () => {
   });
 
   test('a value out of its limits is refused with a sentence naming the knob and the limit', () => {
-    expect(checkKnobValue('groupSize', 1)).toBe('--group must be an integer ≥ 2 and ≤ 256, got "1"');
-    expect(checkKnobValue('groupSize', 2.5)).toBe('--group must be an integer ≥ 2 and ≤ 256, got "2.5"');
+    expect(checkKnobValue('groupSize', 1)).toBe('--group must be an integer ≥ 2 and ≤ 64, got "1"');
+    expect(checkKnobValue('groupSize', 2.5)).toBe('--group must be an integer ≥ 2 and ≤ 64, got "2.5"');
     expect(checkKnobValue('grpoLr', 0)).toBe('--lr must be a number in (0, 1], got "0"');
     expect(checkKnobValue('grpoLr', 0, 'GRPO learning rate')).toBe('GRPO learning rate must be a number in (0, 1], got "0"');
     expect(checkKnobValue('entropyTopQ', 1.5)).toBe('--entropy-top-q is a share of the tokens, in (0, 1], got "1.5"');
