@@ -64,21 +64,21 @@ export interface SwitchKnob extends KnobBase {
 export type Knob = NumberKnob | ChoiceKnob | SwitchKnob;
 
 const LOSS_TYPE_CHOICES: readonly { value: LossType; help: string }[] = [
-  { value: 'dapo', help: "over the step's tokens: every sampled token counts alike" },
-  { value: 'bnpo', help: 'per micro-batch, then over micro-batches (as dapo with one micro-batch)' },
-  { value: 'grpo', help: "per answer, then over answers: a token of a long answer weighs less (DeepSeekMath)" },
-  { value: 'dr_grpo', help: 'a constant, answers × max tokens: no length bias (Dr. GRPO)' },
+  { value: 'dapo', help: 'every sampled token of the step counts alike: long answers are not diluted' },
+  { value: 'bnpo', help: 'like dapo, averaged per micro-batch (the same with one micro-batch)' },
+  { value: 'grpo', help: "each answer's tokens are averaged first: a token of a long answer weighs less (DeepSeekMath)" },
+  { value: 'dr_grpo', help: 'divides by a constant (answers × max tokens): no length bias at all (Dr. GRPO)' },
 ];
 
 const SCALE_REWARDS_CHOICES: readonly { value: RewardScaling; help: string }[] = [
-  { value: 'group', help: "the group's reward std, as the original GRPO" },
-  { value: 'batch', help: "the step's reward std: one scale for all tasks" },
-  { value: 'none', help: 'nothing: tasks nearly always or never solved are not inflated (Dr. GRPO)' },
+  { value: 'group', help: "the group's reward std, as the original GRPO: every task pushes equally hard" },
+  { value: 'batch', help: "the whole step's reward std: one scale for all tasks, robust to tiny groups" },
+  { value: 'none', help: 'nothing: tasks the model nearly always or never solves do not get inflated (Dr. GRPO)' },
 ];
 
 const TURN_CREDIT_CHOICES: readonly { value: TurnCredit; help: string }[] = [
-  { value: 'return-to-go', help: "its own and every later turn's score, centred (DeepSeekMath's process rewards)" },
-  { value: 'turn', help: "its own turn's score only, centred" },
+  { value: 'return-to-go', help: "its own and every later turn's score, minus the group's mean turn score (DeepSeekMath's process rewards)" },
+  { value: 'turn', help: "its own turn's score only, minus the group's mean: when a turn's score depends on that move alone" },
 ];
 
 /**
@@ -102,15 +102,15 @@ export const TRAINING_KNOBS = {
   lrSchedule: { flag: 'lr-schedule', label: 'LR schedule', help: "the GRPO learning rate after warm-up", phase: 'grpo', hosts: 'both', kind: 'choice', default: 'constant', choices: [{ value: 'constant', help: 'stays at the learning rate' }, { value: 'cosine', help: 'decays to 0.1 × the learning rate by the last step' }], metavar: 'K' },
   maxAsync: { flag: 'max-async', label: 'Max async', help: 'GRPO steps rollouts may run ahead of the weights (0 = on-policy)', phase: 'grpo', hosts: 'both', kind: 'integer', default: 1, min: 0, max: 8, metavar: 'K' },
   klBeta: { flag: 'kl-beta', label: 'KL β', help: 'KL penalty toward the model GRPO starts from (LoRA: the base, adapters off; full fine-tuning: a frozen copy); 0 = none', phase: 'grpo', hosts: 'both', kind: 'number', default: 0, min: 0, max: 10, step: 0.01, metavar: 'B' },
-  lossType: { flag: 'loss-type', label: 'Loss type', help: "how the step's token losses are averaged", phase: 'grpo', hosts: 'both', kind: 'choice', default: 'dapo', choices: LOSS_TYPE_CHOICES, metavar: 'T' },
+  lossType: { flag: 'loss-type', label: 'Loss type', help: "how the loss of the step's tokens is averaged", phase: 'grpo', hosts: 'both', kind: 'choice', default: 'dapo', choices: LOSS_TYPE_CHOICES, metavar: 'T' },
   scaleRewards: { flag: 'scale-rewards', label: 'Reward scaling', help: 'after subtracting the group mean, advantages are divided by', phase: 'grpo', hosts: 'both', kind: 'choice', default: 'none', choices: SCALE_REWARDS_CHOICES, metavar: 'S' },
-  turnCredit: { flag: 'turn-credit', label: 'Turn credit', help: "with turn rewards (rubric.addTurnReward), a turn's tokens get the answer's advantage plus", phase: 'grpo', hosts: 'both', kind: 'choice', default: 'return-to-go', choices: TURN_CREDIT_CHOICES, metavar: 'C' },
+  turnCredit: { flag: 'turn-credit', label: 'Turn credit', help: "only when the rubric scores each turn (addTurnReward): a turn's tokens get the answer's advantage plus", phase: 'grpo', hosts: 'both', kind: 'choice', default: 'return-to-go', choices: TURN_CREDIT_CHOICES, metavar: 'C' },
   importanceSampling: { flag: 'importance-sampling', label: 'Importance sampling', help: 'PPO ratios per token, or one per sequence (GSPO)', phase: 'grpo', hosts: 'both', kind: 'choice', default: 'token', choices: [{ value: 'token', help: 'one ratio per token' }, { value: 'sequence', help: 'one length-normalised ratio per answer (GSPO)' }], metavar: 'L' },
   clipLow: { flag: 'clip-low', label: 'Clip ε low', help: 'lower PPO clip ε', phase: 'grpo', hosts: 'both', kind: 'number', default: 0.2, min: 0, max: 10, step: 0.01, metavar: 'E' },
   clipHigh: { flag: 'clip-high', label: 'Clip ε high', help: "upper PPO clip ε (DAPO's clip-higher)", phase: 'grpo', hosts: 'both', kind: 'number', default: 0.28, min: 0, max: 10, step: 0.01, metavar: 'E' },
   maskTruncated: { flag: 'mask-truncated', label: 'Mask truncated', help: 'leave answers cut by the token limit out of the loss (off: trained on)', phase: 'grpo', hosts: 'both', kind: 'switch', default: false },
   keepEqualGroups: { flag: 'keep-equal-groups', label: 'Keep equal groups', help: 'train on groups whose rewards are all equal (off: dropped; they carry no signal)', phase: 'grpo', hosts: 'both', kind: 'switch', default: false },
-  dynamicSampling: { flag: 'dynamic-sampling', label: 'Dynamic sampling', help: 'draw more tasks while groups come back with equal rewards, so each step keeps its learning signal (DAPO)', phase: 'grpo', hosts: 'both', kind: 'switch', default: false },
+  dynamicSampling: { flag: 'dynamic-sampling', label: 'Dynamic sampling', help: 'when every answer to a task gets the same reward there is nothing to learn from it; on, such tasks are replaced by fresh ones (up to 3× the tasks per step, or the max tasks per step), so each step keeps its learning signal (DAPO)', phase: 'grpo', hosts: 'both', kind: 'switch', default: false },
   maxTasksPerStep: { flag: 'max-tasks-per-step', label: 'Max tasks per step', help: 'the most tasks a step may draw with dynamic sampling', phase: 'grpo', hosts: 'both', kind: 'integer', default: null, defaultText: '3 × the tasks per step', min: 1, max: 1024, metavar: 'N' },
   entropyTopQ: { flag: 'entropy-top-q', label: 'Entropy top q', help: 'train only on this top share of tokens by sampling entropy, e.g. 0.2 (1 = all)', phase: 'grpo', hosts: 'both', kind: 'number', default: 1, min: 0, minExclusive: true, max: 1, step: 0.05, mustBe: 'is a share of the tokens, in (0, 1]', metavar: 'Q' },
   maxStaleness: { flag: 'max-staleness', label: 'Max staleness', help: 'the most weight versions old rollouts may be (matters with max async ≥ 2)', phase: 'grpo', hosts: 'both', kind: 'integer', default: null, defaultText: 'no bound', min: 0, max: 8, metavar: 'K' },
