@@ -44,6 +44,7 @@ export interface TrainingModel {
 export async function runTraining(env: Environment, model: TrainingModel, expert: ChatClient | null, options: TrainingRunOptions, hooks: TrainingRunHooks = {}): Promise<TrainingReport> {
   const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: options.maxTokens, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
   const { signal } = hooks;
+  let measuredRecords: Awaited<ReturnType<typeof evaluate>>['records'] = [];
   return runTrainingSession(
     {
       backend: model.backend,
@@ -58,9 +59,12 @@ export async function runTraining(env: Environment, model: TrainingModel, expert
           signal,
         });
         if (signal?.aborted) return null;
-        // Before training, rewards that measure nothing stop the run (training would be on zeros); the last measurement is only reported.
-        if (label !== 'after GRPO') checkRewardsMeasure(label === 'before' ? 'the measurement before training' : `the measurement ${label}`, result.records, rubricRewardWeights(env.rubric));
+        measuredRecords = result.records;
         return { label, summary: result.summary };
+      },
+      // Before training, rewards that measure nothing stop the run (training would be on zeros), once the measurement is reported; the last one is only reported.
+      checkMeasurement: ({ label }) => {
+        if (label !== 'after GRPO') checkRewardsMeasure(label === 'before' ? 'the measurement before training' : `the measurement ${label}`, measuredRecords, rubricRewardWeights(env.rubric));
       },
       demonstrations: async () => {
         const warmup = options.warmup!;

@@ -83,6 +83,8 @@ export interface TrainingSessionParts {
   demonstrations?: () => Promise<TrainSequence[]>;
   /** Measures the policy on held-out tasks (absent: no measurements; null: stopped meanwhile). */
   measure?: (label: TrainingEvaluation['label']) => Promise<TrainingEvaluation | null>;
+  /** Checks a measurement once it is reported, and throws to stop the run (rewards that measure nothing). */
+  checkMeasurement?: (evaluation: TrainingEvaluation) => void;
   checkpoints?: CheckpointStore;
   reporter?: TrainingReporter;
   signal?: AbortSignal;
@@ -108,6 +110,7 @@ export async function runTrainingSession(parts: TrainingSessionParts, options: T
     if (!evaluation || signal?.aborted) return;
     report.evaluations.push(evaluation);
     reporter.evaluation?.(evaluation);
+    parts.checkMeasurement?.(evaluation);
   };
 
   const resume = options.resumeFrom;
