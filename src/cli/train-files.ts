@@ -13,7 +13,7 @@ import { CliError } from './cli-error.ts';
 import { writingFile } from './run-status.ts';
 
 /** The marker file written last into a checkpoint folder: without it, its files may be half there. */
-export const CHECKPOINT_COMPLETE = 'COMPLETE';
+const CHECKPOINT_COMPLETE = 'COMPLETE';
 
 /** The session's checkpoint store on disk: each save writes `dir` atomically, with `runRecord()` as state.json's `run` (the settings and history --resume needs). */
 export function fileCheckpointStore(dir: string, backend: ModelBackend, runRecord: () => object): CheckpointStore {
