@@ -4,20 +4,21 @@
  * printing one line (or, with --json, one JSON object) per step, and writing metrics.jsonl,
  * report.json and the trained model folder into --out.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { fsyncSync, openSync, closeSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinExpert } from '../envs/builtin/index.ts';
 import { ScriptedClient, type ChatClient, type EvaluationSummary } from '../envs/index.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
 import { LORA_TARGET_MODULES, type LoraConfig } from '../gpu/model/layout.ts';
-import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint } from '../rl/checkpoint.ts';
+import { parseCheckpoint } from '../rl/checkpoint.ts';
 import { exportMergedModel, exportPeftAdapter } from '../rl/export.ts';
 import type { SftStepMetrics } from '../rl/sft-trainer.ts';
-import { BrokenRewardsError, LOSS_TYPES, type GrpoOptions, type GrpoStepMetrics } from '../rl/grpo-trainer.ts';
-import { TURN_CREDITS } from '../rl/advantages.ts';
-import { lessonPreset } from '../rl/lesson.ts';
+import { BrokenRewardsError, type GrpoOptions, type GrpoStepMetrics } from '../rl/grpo-trainer.ts';
+import { lessonPreset, lessonSettings } from '../rl/lesson.ts';
+import { trainingRunOptionsFrom } from '../rl/training-options.ts';
+import { TRAINING_KNOBS, withOverrides } from '../rl/training-settings.ts';
+import { KNOB_FLAG_OPTIONS, knobSettingsFromFlags, knobUsage } from './train-flags.ts';
 import { runTraining, type TrainingEvaluation, type TrainingPosition, type TrainingRunOptions } from '../rl/training-run.ts';
 import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
@@ -35,6 +36,7 @@ import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefr
 import { errorMessage } from '../common/error-message.ts';
 import { capText } from '../isolation/message-check.ts';
 import { OutputWriteError, recordRunStatus, writingFile } from './run-status.ts';
+import { fileCheckpointStore, findCheckpoint, writeFolderAtomically } from './train-files.ts';
 import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
@@ -53,58 +55,13 @@ Options:
   --quick                the lesson's preset cut to a few minutes on a software adapter or the CPU (implies --lesson)
   --backend B            cpu (default: the fast WASM backend on every core), cpu-reference (the plain-TypeScript oracle)
                          or webgpu (Dawn; the software adapter where there is no GPU)
-  --demonstrations N     expert rollouts for warm-up data (default 256)
-  --sft-steps K          SFT warm-up steps (default 100; 0 skips the warm-up)
-  --sft-batch N          sequences per SFT step (default 16)
-  --sft-lr LR            SFT learning rate (default 3e-3)
-  --steps N              GRPO steps (default 50; 0 skips GRPO)
-  --tasks-per-step B     tasks per GRPO step (default 4)
-  --group G              completions per task (default 8)
-  --lr LR                GRPO learning rate (default 1e-3)
-  --lora-rank R          LoRA adapters of rank R on every linear layer (default 16 for a model folder, 0 = train every
-                         weight; tiny trains every weight unless given)
-  --max-tokens N         max tokens per model turn (default 32)
-  --max-async K          GRPO steps rollouts may run ahead of the weights (default 1; 0 = on-policy)
-  --kl-beta B            KL penalty β to the reference policy (default 0): with LoRA the base model (adapters off,
-                         no extra memory), with full fine-tuning a frozen copy of the weights GRPO starts from
 
-GRPO knobs (docs/training.md says when to use each):
-  --loss-type T          how token losses are averaged: dapo (default; over the step's tokens), bnpo (per
-                         micro-batch), grpo (per sequence, then over sequences), dr_grpo (a constant: no length bias)
-  --scale-rewards S      divide centred rewards by the group's std (group), the step's (batch) or not (none, default)
-  --turn-credit C        with turn rewards (rubric.addTurnReward): credit a turn with its own and later turns'
-                         normalised rewards (return-to-go, default) or its own only (turn)
-  --importance-sampling L  PPO ratios per token (token, default) or one per sequence (sequence: GSPO)
-  --clip-low E           lower PPO clip ε (default 0.2)
-  --clip-high E          upper PPO clip ε (default 0.28, DAPO's clip-higher)
-  --temperature T        sampling temperature of GRPO rollouts (default 1)
-  --mask-truncated       leave rollouts cut by --max-tokens out of the loss (default: trained on)
-  --keep-equal-groups    train on groups whose rewards are all equal (default: dropped; they carry no signal)
-  --dynamic-sampling     draw more tasks while groups come back with equal rewards (DAPO; default off)
-  --max-tasks-per-step N   the most tasks a step may draw with --dynamic-sampling (default 3 × --tasks-per-step)
-  --entropy-top-q Q      train only on this top share of tokens by sampling entropy, e.g. 0.2 (default 1 = all)
-  --max-staleness K      the most weight versions old rollouts may be (default: no bound; matters with --max-async ≥ 2)
-  --stale-rollouts A     rollouts past --max-staleness: resample (default) or downweight (×0.5 per version past K)
-  --echo-weight L        λ of an SFT loss on the environment's reply tokens in multi-turn rollouts (ECHO; default 0)
-  --micro-batch N        sequences per backward pass (the step's gradient accumulates over them; default 8 on the cpu
-                         backends; on webgpu the largest whose step fits --memory-budget and the GPU's limits, chosen
-                         from each step's longest sequence; given, it is forced there and checked)
-  --memory-budget MiB    webgpu: the GPU memory a training step may use, weights and optimizer state included (default:
-                         4 × the GPU's maxBufferSize, within 1024-4096; 1024 under WebGPU's default limits)
-  --activation-checkpointing M   webgpu: on (keep each layer's output only, recompute the rest in backward), off, or
-                         auto (default: on for a micro-batch whose activations would pass 256 MiB or the GPU's limits)
-  --max-grad-norm N      clip the global gradient norm to this (default 1; 0 disables)
-  --weight-decay W       AdamW weight decay (default 0)
-  --lr-warmup N          steps of linear learning-rate warm-up (default 0)
-  --lr-schedule K        constant (default) or cosine (decays to 0.1 × --lr by the last step)
+${knobUsage()}
 
 ${POOL_REFRESH_USAGE}
 
 Other options:
-  --eval-tasks N         held-out tasks measured before and after each phase (default 32; 0 = none)
   --env-args JSON        arguments for the environment's loadEnvironment(args)
-  --seed S               seeds the model init, task order and sampling (default 0)
-  --checkpoint-every N   save weights and optimizer state every N steps (default 10; also at phase ends and on Ctrl-C)
   --out DIR              output folder (default runs/train-<env>-<time>); one that holds a run is refused
   --overwrite            replace the run in --out
   --resume DIR           continue the run in DIR from its last checkpoint, with its settings
@@ -155,8 +112,6 @@ interface SavedRun {
   history: RunHistory;
 }
 
-const CHECKPOINT_COMPLETE = 'COMPLETE';
-
 /** Runs `tabrl train`; returns the exit code. */
 export async function runTrain(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags({
@@ -165,44 +120,8 @@ export async function runTrain(argv: string[]): Promise<number> {
     options: {
       model: { type: 'string' },
       backend: { type: 'string' },
-      demonstrations: { type: 'string' },
-      'sft-steps': { type: 'string' },
-      'sft-batch': { type: 'string' },
-      'sft-lr': { type: 'string' },
-      steps: { type: 'string' },
-      'tasks-per-step': { type: 'string' },
-      group: { type: 'string' },
-      lr: { type: 'string' },
-      'lora-rank': { type: 'string' },
-      'max-tokens': { type: 'string' },
-      'max-async': { type: 'string' },
-      'kl-beta': { type: 'string' },
-      'loss-type': { type: 'string' },
-      'scale-rewards': { type: 'string' },
-      'turn-credit': { type: 'string' },
-      'importance-sampling': { type: 'string' },
-      'clip-low': { type: 'string' },
-      'clip-high': { type: 'string' },
-      temperature: { type: 'string' },
-      'mask-truncated': { type: 'boolean' },
-      'keep-equal-groups': { type: 'boolean' },
-      'dynamic-sampling': { type: 'boolean' },
-      'max-tasks-per-step': { type: 'string' },
-      'entropy-top-q': { type: 'string' },
-      'max-staleness': { type: 'string' },
-      'stale-rollouts': { type: 'string' },
-      'echo-weight': { type: 'string' },
-      'micro-batch': { type: 'string' },
-      'memory-budget': { type: 'string' },
-      'activation-checkpointing': { type: 'string' },
-      'max-grad-norm': { type: 'string' },
-      'weight-decay': { type: 'string' },
-      'lr-warmup': { type: 'string' },
-      'lr-schedule': { type: 'string' },
-      'eval-tasks': { type: 'string' },
+      ...KNOB_FLAG_OPTIONS,
       'env-args': { type: 'string' },
-      seed: { type: 'string' },
-      'checkpoint-every': { type: 'string' },
       out: { type: 'string' },
       overwrite: { type: 'boolean' },
       resume: { type: 'string' },
@@ -277,23 +196,6 @@ export async function runTrain(argv: string[]): Promise<number> {
 /** How to go on with the run in `outDir` after it stopped: from its checkpoint when it has one, else from the start. */
 function continueAdvice(outDir: string): string {
   return existsSync(join(outDir, 'checkpoint', 'state.json')) ? `continue with tabrl train --resume ${outDir}` : `start the run again with --out ${outDir} --overwrite`;
-}
-
-/** Reads --activation-checkpointing: auto, on or off, and only with --backend webgpu (the CPU backend keeps every activation). */
-function activationCheckpointingFromFlags(text: string | undefined, backend: string): { activationCheckpointing?: 'auto' | 'on' | 'off' } {
-  if (text === undefined) return {};
-  if (text !== 'auto' && text !== 'on' && text !== 'off') throw new CliError(`--activation-checkpointing takes auto, on or off, got "${text}"`, 2);
-  if (backend !== 'webgpu') throw new CliError('--activation-checkpointing is a setting of --backend webgpu; the cpu backend keeps every activation', 2);
-  return { activationCheckpointing: text };
-}
-
-/** Reads --memory-budget: a whole number of MiB, and only with --backend webgpu (the CPU backends' memory is not chosen from). */
-function memoryBudgetFromFlags(text: string | undefined, backend: string): { memoryBudgetMiB?: number } {
-  if (text === undefined) return {};
-  const value = Number(text);
-  if (!(Number.isInteger(value) && value > 0)) throw new CliError(`--memory-budget takes a whole number of MiB, e.g. 2048, got "${text}"`, 2);
-  if (backend !== 'webgpu') throw new CliError('--memory-budget is a setting of --backend webgpu, whose micro-batch it chooses; the cpu backends use --micro-batch', 2);
-  return { memoryBudgetMiB: value };
 }
 
 /**
@@ -389,18 +291,8 @@ async function train(
   const microBatchFor = model.memory && options.grpo ? microBatchChooser(model.memory, settings, say) : undefined;
   if (microBatchFor && options.grpo) options.grpo = { ...options.grpo, microBatchFor };
   say(`${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`);
-  const saveCheckpoint = async ({ rolloutsAhead, ...position }: TrainingPosition) => {
-    // Full fine-tuning with KL keeps its frozen reference; with LoRA the reference is the base.
-    const reference = model.backend.lora === null ? await model.backend.getReference() : null;
-    const files = serializeCheckpoint({
-      state: { format: CHECKPOINT_FORMAT, ...position, run: { settings, history: { ...history, metricsLines } } satisfies SavedRun as unknown as Record<string, unknown> },
-      weights: await model.backend.getParameters(),
-      optimizer: await model.backend.getOptimizerState(),
-      ...(rolloutsAhead ? { rolloutsAhead } : {}),
-      ...(reference ? { reference } : {}),
-    });
-    writingFile(join(outDir, 'checkpoint'), () => writeFolderAtomically(join(outDir, 'checkpoint'), files, { markComplete: true }));
-  };
+  // The session's checkpoints go to checkpoint/ with the run's settings and history (what --resume reads).
+  const checkpoints = fileCheckpointStore(join(outDir, 'checkpoint'), model.backend, () => ({ settings, history: { ...history, metricsLines } }) satisfies SavedRun);
 
   const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }) : undefined;
   const interrupt = onStopSignal({ beforeForcedExit: run.onForcedExit });
@@ -408,8 +300,8 @@ async function train(
   try {
     report = await runTraining(env, model, expert, options, {
       signal: interrupt.signal,
+      checkpoints,
       onPhase: (phase, detail) => say(`== ${phase}: ${detail}`),
-      onCheckpoint: saveCheckpoint,
       onEvaluation: ({ label, summary }) => {
         history.evaluations.push({ label, summary });
         record({ phase: 'evaluate', label, reward: summary.reward.mean, passRate: summary.passRate, scores: summary.scores });
@@ -464,26 +356,6 @@ function brokenRewardsAdvice(spec: string, outDir: string): string {
     (resumable ? `continue with tabrl train --resume ${outDir}, or ` : '') +
     `start the run again with --out ${outDir} --overwrite`
   );
-}
-
-/**
- * The newest complete checkpoint of a run: checkpoint.tmp when its writing finished (the swap was
- * cut short), else checkpoint, else checkpoint.old (the swap was cut short between its renames). A
- * folder counts only with its COMPLETE marker, written last: without it, its files may be half there.
- */
-function findCheckpoint(outDir: string): string {
-  const candidates = [`${join(outDir, 'checkpoint')}.tmp`, join(outDir, 'checkpoint'), `${join(outDir, 'checkpoint')}.old`];
-  const complete = candidates.find((dir) => existsSync(join(dir, 'state.json')) && existsSync(join(dir, CHECKPOINT_COMPLETE)));
-  const unmarked = candidates.find((dir) => existsSync(join(dir, 'state.json')));
-  if (!complete && unmarked) {
-    throw new CliError(`--resume ${outDir}: ${unmarked} has no ${CHECKPOINT_COMPLETE} marker, so its writing may not have finished and it is not used; start the run again with --out ${outDir} --overwrite`, 2);
-  }
-  if (!complete) {
-    // A run interrupted before its first checkpoint leaves a report but no checkpoint: --out alone would refuse the folder.
-    const again = existsSync(join(outDir, 'report.json')) ? `start the run again with --out ${outDir} --overwrite` : 'start a new run with --out';
-    throw new CliError(`--resume ${outDir}: no checkpoint there (expected ${join(outDir, 'checkpoint', 'state.json')}); ${again}`, 2);
-  }
-  return complete;
 }
 
 /** Reads and checks a checkpoint's state.json; every problem is one line naming the field. */
@@ -553,32 +425,7 @@ function tokenizerFilesOf(spec: string): Map<string, Uint8Array> {
   return new Map(names.filter((name) => existsSync(join(folder, name))).map((name) => [name, new Uint8Array(readFileSync(join(folder, name)))]));
 }
 
-/**
- * Writes the files into DIR.tmp (flushed to disk, then marked COMPLETE), moves the old DIR aside to
- * DIR.old, renames DIR.tmp to DIR and only then deletes DIR.old: at every moment one complete copy
- * is on disk, and --resume finds it (findCheckpoint).
- */
-function writeFolderAtomically(dir: string, files: Map<string, Uint8Array>, options: { markComplete?: boolean } = {}): void {
-  const temporary = `${dir}.tmp`;
-  const old = `${dir}.old`;
-  rmSync(temporary, { recursive: true, force: true });
-  mkdirSync(temporary, { recursive: true });
-  for (const [name, bytes] of [...files, ...(options.markComplete ? [[CHECKPOINT_COMPLETE, new Uint8Array()] as const] : [])]) {
-    const path = join(temporary, name);
-    writeFileSync(path, bytes);
-    const fd = openSync(path, 'r');
-    fsyncSync(fd);
-    closeSync(fd);
-  }
-  if (existsSync(dir)) {
-    rmSync(old, { recursive: true, force: true });
-    renameSync(dir, old);
-  }
-  renameSync(temporary, dir);
-  rmSync(old, { recursive: true, force: true });
-}
-
-/** The run's settings from the command-line flags of a new run. */
+/** The run's settings from the command-line flags of a new run: the table's defaults, the lesson's row over them (--lesson, --quick), the flags over both. */
 function settingsFromFlags(positionals: string[], values: Record<string, string | boolean | undefined>): RunSettings {
   const given = positionals[0];
   if (!given || positionals.length > 1) throw new CliError(`give exactly one environment\n\n${TRAIN_USAGE}`, 2);
@@ -587,140 +434,41 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   if ((values.lesson === true || quick) && preset === undefined) throw new CliError(`--lesson and --quick know the lessons' environments (wordle, reverse-text), not "${given}"`, 2);
   const modelName = typeof values.model === 'string' ? values.model : preset?.model;
   if (modelName === undefined) throw new CliError(`--model is required (tiny, nano, or a model folder)\n\n${TRAIN_USAGE}`, 2);
-  const lesson = preset?.options;
-  const integer = (flag: string, generic: number, min = 0): number => {
-    const text = values[flag];
-    const fallback = lesson === undefined ? generic : (lessonDefault(lesson, flag) ?? generic);
-    if (text === undefined) return fallback;
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < min) throw new CliError(`--${flag} must be an integer ≥ ${min}, got "${String(text)}"`, 2);
-    return value;
-  };
-  const positive = (flag: string, generic: number): number => {
-    const text = values[flag];
-    const fallback = lesson === undefined ? generic : (lessonDefault(lesson, flag) ?? generic);
-    if (text === undefined) return fallback;
-    const value = Number(text);
-    if (!(value > 0)) throw new CliError(`--${flag} must be a positive number, got "${String(text)}"`, 2);
-    return value;
-  };
-  const nonNegative = (flag: string, fallback: number): number => {
-    const text = values[flag];
-    if (text === undefined) return fallback;
-    const value = Number(text);
-    if (!(value >= 0) || !Number.isFinite(value)) throw new CliError(`--${flag} must be a number ≥ 0, got "${String(text)}"`, 2);
-    return value;
-  };
+  const knobs = knobSettingsFromFlags(values, withOverrides(preset ? (lessonSettings(given, quick) ?? {}) : {}));
+  const backend = parseBackendName(values.backend as string | undefined);
+  for (const name of ['activationCheckpointing', 'memoryBudget'] as const) {
+    if (values[TRAINING_KNOBS[name].flag] !== undefined && backend !== 'webgpu') throw new CliError(WEBGPU_ONLY[name], 2);
+  }
   const judge = judgeSettingsFromFlags(values as Record<string, string | undefined>);
   const simulator = simulatorSettingsFromFlags(values);
-  const sftSteps = integer('sft-steps', 100);
-  const grpoSteps = integer('steps', 50);
   const model = modelName === 'tiny' || modelName === 'nano' ? modelName : resolve(modelName);
   // Real checkpoints train LoRA adapters by default; tiny and nano are small enough to train whole.
-  const loraRank = integer('lora-rank', model === 'tiny' || model === 'nano' ? 0 : 16);
-  const grpo = grpoSteps > 0 ? grpoFromFlags(values, grpoSteps, { integer, positive, nonNegative }) : null;
-  const poolRefresh = poolRefreshFromFlags(values, grpo?.maxAsync ?? 0);
+  const loraRank = knobs.loraRank ?? (model === 'tiny' || model === 'nano' ? 0 : 16);
+  const options = trainingRunOptionsFrom(knobs);
+  const poolRefresh = poolRefreshFromFlags(values, options.grpo?.maxAsync ?? 0);
   return {
     // A file path is kept absolute, so that --resume works from any folder.
     spec: isEnvironmentPath(given) ? resolve(given) : given,
     envArgs: { ...(preset?.envArgs ?? {}), ...parseEnvArgs(values['env-args'] as string | undefined) },
     model,
-    backend: parseBackendName(values.backend as string | undefined),
-    ...activationCheckpointingFromFlags(values['activation-checkpointing'] as string | undefined, parseBackendName(values.backend as string | undefined)),
-    ...memoryBudgetFromFlags(values['memory-budget'] as string | undefined, parseBackendName(values.backend as string | undefined)),
+    backend,
+    ...(values['activation-checkpointing'] !== undefined ? { activationCheckpointing: knobs.activationCheckpointing } : {}),
+    ...(knobs.memoryBudget !== null ? { memoryBudgetMiB: knobs.memoryBudget } : {}),
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
     ...(judge ? { judge } : {}),
     ...(simulator ? { simulator } : {}),
     ...(poolRefresh ? { poolRefresh } : {}),
-    sftSteps,
-    grpoSteps,
-    options: {
-      seed: integer('seed', 0),
-      maxTokens: integer('max-tokens', 32, 1),
-      evalTasks: integer('eval-tasks', 32),
-      checkpointEvery: integer('checkpoint-every', 10),
-      ...(lesson?.evalTemperature !== undefined ? { evalTemperature: lesson.evalTemperature } : {}),
-      warmup: sftSteps > 0 ? { demonstrations: integer('demonstrations', 256, 1), steps: sftSteps, batchSize: integer('sft-batch', 16, 1), lr: positive('sft-lr', 3e-3) } : null,
-      grpo,
-    },
+    sftSteps: knobs.sftSteps,
+    grpoSteps: knobs.grpoSteps,
+    options,
   };
 }
 
-/** A lesson preset's value for a flag (the fallback when the flag is not given), or undefined when the preset has none. */
-function lessonDefault(lesson: TrainingRunOptions, flag: string): number | undefined {
-  const byFlag: Record<string, number | undefined> = {
-    'sft-steps': lesson.warmup?.steps ?? 0,
-    demonstrations: lesson.warmup?.demonstrations,
-    'sft-batch': lesson.warmup?.batchSize,
-    'sft-lr': lesson.warmup?.lr,
-    steps: lesson.grpo?.steps ?? 0,
-    'tasks-per-step': lesson.grpo?.tasksPerStep,
-    group: lesson.grpo?.groupSize,
-    lr: lesson.grpo?.schedule?.lr,
-    'max-async': lesson.grpo?.maxAsync,
-    'max-tokens': lesson.maxTokens,
-    'eval-tasks': lesson.evalTasks,
-    seed: lesson.seed,
-    'checkpoint-every': lesson.checkpointEvery,
-  };
-  return byFlag[flag];
-}
-
-type NumberFlag = (flag: string, fallback: number, min?: number) => number;
-
-/** GRPO settings from the flags; only the knobs given are set, so the trainer's defaults (docs/training.md) apply to the rest. */
-function grpoFromFlags(values: Record<string, string | boolean | undefined>, steps: number, parse: { integer: NumberFlag; positive: NumberFlag; nonNegative: NumberFlag }): NonNullable<TrainingRunOptions['grpo']> {
-  const { integer, positive, nonNegative } = parse;
-  const choice = <T extends string>(flag: string, allowed: readonly T[]): T | undefined => {
-    const text = values[flag];
-    if (text === undefined) return undefined;
-    if (!allowed.includes(text as T)) throw new CliError(`--${flag} must be one of ${allowed.join(', ')}, got "${String(text)}"`, 2);
-    return text as T;
-  };
-  const given = (flag: string) => values[flag] !== undefined;
-  const tasksPerStep = integer('tasks-per-step', 4, 1);
-  const lrSchedule = choice('lr-schedule', ['constant', 'cosine'] as const);
-  const grpo: NonNullable<TrainingRunOptions['grpo']> & Partial<GrpoOptions> = {
-    steps,
-    tasksPerStep,
-    groupSize: integer('group', 8, 2),
-    schedule: { lr: positive('lr', 1e-3), ...(given('lr-warmup') ? { warmupSteps: integer('lr-warmup', 0) } : {}), ...(lrSchedule === 'cosine' ? { kind: 'cosine', totalSteps: steps } : {}) },
-    maxAsync: integer('max-async', 1),
-    klBeta: nonNegative('kl-beta', 0),
-  };
-  const lossType = choice('loss-type', LOSS_TYPES);
-  const scaleRewards = choice('scale-rewards', ['group', 'batch', 'none'] as const);
-  const importanceSampling = choice('importance-sampling', ['token', 'sequence'] as const);
-  const turnCredit = choice('turn-credit', TURN_CREDITS);
-  const staleRollouts = choice('stale-rollouts', ['resample', 'downweight'] as const);
-  if (lossType) grpo.lossType = lossType;
-  if (scaleRewards) grpo.scaleRewards = scaleRewards;
-  if (importanceSampling) grpo.importanceSampling = importanceSampling;
-  if (turnCredit) grpo.turnCredit = turnCredit;
-  if (staleRollouts) grpo.staleRollouts = staleRollouts;
-  if (given('clip-low')) grpo.clipLow = nonNegative('clip-low', 0.2);
-  if (given('clip-high')) grpo.clipHigh = nonNegative('clip-high', 0.28);
-  if (given('temperature')) grpo.temperature = positive('temperature', 1);
-  if (values['mask-truncated'] === true) grpo.maskTruncated = true;
-  if (values['keep-equal-groups'] === true) grpo.dropUninformativeGroups = false;
-  if (values['dynamic-sampling'] === true) grpo.dynamicSampling = true;
-  if (given('max-tasks-per-step')) {
-    if (values['dynamic-sampling'] !== true) throw new CliError('--max-tasks-per-step bounds --dynamic-sampling; give both, or neither', 2);
-    grpo.maxTasksPerStep = integer('max-tasks-per-step', 3 * tasksPerStep, tasksPerStep);
-  }
-  if (given('entropy-top-q')) {
-    const q = positive('entropy-top-q', 1);
-    if (q > 1) throw new CliError(`--entropy-top-q is a share of the tokens, in (0, 1]; got "${String(values['entropy-top-q'])}"`, 2);
-    grpo.entropyTopQ = q;
-  }
-  if (given('max-staleness')) grpo.maxStaleness = integer('max-staleness', 0);
-  if (given('stale-rollouts') && !given('max-staleness')) throw new CliError('--stale-rollouts says what to do past --max-staleness; give --max-staleness too', 2);
-  if (given('echo-weight')) grpo.echoWeight = nonNegative('echo-weight', 0);
-  if (given('micro-batch')) grpo.microBatchSize = integer('micro-batch', 8, 1);
-  if (given('max-grad-norm')) grpo.maxGradNorm = nonNegative('max-grad-norm', 1);
-  if (given('weight-decay')) grpo.weightDecay = nonNegative('weight-decay', 0);
-  return grpo;
-}
+/** Why a webgpu-only knob was refused on another backend. */
+const WEBGPU_ONLY = {
+  activationCheckpointing: '--activation-checkpointing is a setting of --backend webgpu; the cpu backend keeps every activation',
+  memoryBudget: '--memory-budget is a setting of --backend webgpu, whose micro-batch it chooses; the cpu backends use --micro-batch',
+} as const;
 
 /** The progress line of one GRPO step: reward, pass rate, loss, and the diagnostics that explain a run that does not learn. */
 export function describeGrpoStep(m: GrpoStepMetrics): string {

@@ -35,6 +35,8 @@ import { entropyMask, entropyThreshold, grpoLoss } from './policy-loss.ts';
 import { learningRateAt, type LearningRateSchedule } from './schedule.ts';
 import { extraTaskIndicesForStep, taskIndicesForStep } from './task-order.ts';
 import { buildTrainBatch, buildTrainSequence, type TrainSequence } from './token-batch.ts';
+import { grpoKnobOptions } from './training-options.ts';
+import { KNOB_DEFAULTS } from './training-settings.ts';
 
 /** The sampler of the model being trained: which weights version it samples with, and how to refresh it (LocalChatClient is one). */
 export interface TrainablePolicy {
@@ -91,19 +93,19 @@ export function environmentRollouts(env: Environment, client: ChatClient, model 
   };
 }
 
-/** GRPO hyperparameters; defaults suit small models. */
+/** GRPO hyperparameters; the defaults of those that are knobs are the table's (training-settings.ts). */
 export interface GrpoOptions {
   steps: number;
   /** Tasks per step (default 4). */
   tasksPerStep?: number;
   /** Completions per task, G (default 8). */
   groupSize?: number;
-  /** Max tokens per model turn (default 64). */
+  /** Max tokens per model turn (default: the table's). */
   maxTokens?: number;
   /** Sampling temperature (default 1). */
   temperature?: number;
   topP?: number;
-  /** Learning rate and schedule (default 1e-5 constant after no warm-up). */
+  /** Learning rate and schedule (default: the table's GRPO learning rate, constant, no warm-up). */
   schedule?: LearningRateSchedule;
   /** PPO clip ε below and above 1 (defaults 0.2 and 0.28, as DAPO). */
   clipLow?: number;
@@ -300,35 +302,18 @@ export class GrpoTrainer {
     readonly policy: TrainablePolicy,
     options: GrpoOptions,
   ) {
+    // The knobs' defaults are the table's (training-settings.ts); the rest are the trainer's own.
+    const knobs = grpoKnobOptions(KNOB_DEFAULTS, options.steps);
     this.options = {
-      tasksPerStep: 4,
-      groupSize: 8,
-      maxTokens: 64,
-      temperature: 1,
-      schedule: { lr: 1e-5 },
-      clipLow: 0.2,
-      clipHigh: 0.28,
-      klBeta: 0,
-      scaleRewards: 'none',
-      turnCredit: 'return-to-go',
-      lossType: 'dapo',
-      importanceSampling: 'token',
-      maskTruncated: false,
-      dropUninformativeGroups: true,
-      dynamicSampling: false,
-      maxTasksPerStep: 3 * (options.tasksPerStep ?? 4),
-      entropyTopQ: 1,
+      ...(knobs as Required<typeof knobs>),
+      maxTokens: KNOB_DEFAULTS.maxTokens,
+      seed: KNOB_DEFAULTS.seed,
+      maxTasksPerStep: 3 * (options.tasksPerStep ?? knobs.tasksPerStep!),
       maxStaleness: Infinity,
-      staleRollouts: 'resample',
-      echoWeight: 0,
       microBatchSize: 8,
-      maxGradNorm: 1,
-      weightDecay: 0,
       beta1: 0.9,
       beta2: 0.99,
       eps: 1e-8,
-      maxAsync: 1,
-      seed: 0,
       startStep: 0,
       padId: 0,
       // A key given as undefined keeps its default.

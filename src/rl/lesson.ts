@@ -4,9 +4,12 @@
  * demonstrations made by the environment's expert, then by GRPO on its own samples, scored by LCS
  * similarity (the tiny from-scratch model runs the same lesson, and learns far less). One table of
  * settings, shared by the playground, `npm run bench:learn` and the docs; and lesson 6 (Wordle with
- * nano), with `lessonPreset` for `tabrl train --lesson`.
+ * nano), with `lessonPreset` for `tabrl train --lesson`. A lesson is a row of overrides of the
+ * one table of training settings (training-settings.ts): it names only the knobs it sets otherwise.
  */
 import type { TrainingRunOptions } from './training-run.ts';
+import { trainingRunOptionsFrom } from './training-options.ts';
+import { withOverrides, type TrainingOverrides } from './training-settings.ts';
 
 /** The lesson's environment and its arguments (the compact form of reverse-text, for a byte-level model). */
 export const DEFAULT_LESSON_ENVIRONMENT = {
@@ -21,15 +24,14 @@ export const DEFAULT_LESSON_ENVIRONMENT = {
  */
 export const DEFAULT_LESSON_MODEL = 'nano';
 
-/** The lesson's training settings: a short warm-up, then GRPO with groups of 8. */
-export const DEFAULT_LESSON_OPTIONS: TrainingRunOptions = {
-  seed: 0,
-  maxTokens: 12,
-  evalTasks: 32,
-  warmup: { demonstrations: 400, steps: 300, batchSize: 16, lr: 3e-3 },
-  grpo: { steps: 60, tasksPerStep: 4, groupSize: 8, schedule: { lr: 5e-4 }, maxAsync: 1 },
-  checkpointEvery: 20,
-};
+/** The default lesson's row: a longer warm-up on more demonstrations, short answers, then 60 GRPO steps at the table's rate with groups of 8. */
+export const DEFAULT_LESSON_SETTINGS: TrainingOverrides = { demonstrations: 400, sftSteps: 300, maxTokens: 12, grpoSteps: 60, checkpointEvery: 20 };
+
+/** The default lesson's training options (its row over the table's defaults). */
+export const DEFAULT_LESSON_OPTIONS: TrainingRunOptions = trainingRunOptionsFrom(withOverrides(DEFAULT_LESSON_SETTINGS));
+
+/** The default lesson cut to a few minutes (`tabrl train --quick`). */
+export const DEFAULT_LESSON_QUICK_SETTINGS: TrainingOverrides = { ...DEFAULT_LESSON_SETTINGS, evalTasks: 16, sftSteps: 60, grpoSteps: 5, checkpointEvery: 0 };
 
 /**
  * Lesson 6's environment: the compact Wordle (board lines, bare-word replies, a 300-word answer
@@ -55,26 +57,28 @@ export const WORDLE_LESSON_MODEL = 'nano';
  * least harmful warm-up measured), measure, 12 GRPO steps of 8 practice words × 8 games at lr 2e-4
  * (5e-4 lost 6–7 points of fresh-game wins in 10 steps), measure.
  */
-export const WORDLE_LESSON_OPTIONS: TrainingRunOptions = {
-  seed: 0,
+export const WORDLE_LESSON_SETTINGS: TrainingOverrides = {
   maxTokens: 8,
   evalTasks: 100,
-  warmup: { demonstrations: 400, steps: 10, batchSize: 16, lr: 2e-4 },
-  grpo: { steps: 12, tasksPerStep: 8, groupSize: 8, schedule: { lr: 2e-4 }, maxAsync: 1 },
+  demonstrations: 400,
+  sftSteps: 10,
+  sftLr: 2e-4,
+  grpoSteps: 12,
+  tasksPerStep: 8,
+  grpoLr: 2e-4,
   checkpointEvery: 4,
 };
 
-/** The same recipe (game, learning rates, token limit) cut to a few minutes on a software adapter or the CPU: fewer steps, smaller groups, fewer games measured. */
-export const WORDLE_LESSON_QUICK_OPTIONS: TrainingRunOptions = {
-  seed: 0,
-  maxTokens: WORDLE_LESSON_OPTIONS.maxTokens,
-  evalTasks: 16,
-  warmup: { demonstrations: 64, steps: 4, batchSize: 8, lr: WORDLE_LESSON_OPTIONS.warmup!.lr },
-  grpo: { steps: 2, tasksPerStep: 2, groupSize: 4, schedule: { lr: WORDLE_LESSON_OPTIONS.grpo!.schedule!.lr }, maxAsync: 1 },
-  checkpointEvery: 0,
-};
+/** Lesson 6's training options (its row over the table's defaults). */
+export const WORDLE_LESSON_OPTIONS: TrainingRunOptions = trainingRunOptionsFrom(withOverrides(WORDLE_LESSON_SETTINGS));
 
-/** A lesson's preset as `tabrl train --lesson` applies it: environment arguments, model and settings. */
+/** The same recipe (game, learning rates, token limit) cut to a few minutes on a software adapter or the CPU: fewer steps, smaller groups, fewer games measured. */
+export const WORDLE_LESSON_QUICK_SETTINGS: TrainingOverrides = { ...WORDLE_LESSON_SETTINGS, evalTasks: 16, demonstrations: 64, sftSteps: 4, sftBatchSize: 8, grpoSteps: 2, tasksPerStep: 2, groupSize: 4, checkpointEvery: 0 };
+
+/** Lesson 6's quick options (its row over the table's defaults). */
+export const WORDLE_LESSON_QUICK_OPTIONS: TrainingRunOptions = trainingRunOptionsFrom(withOverrides(WORDLE_LESSON_QUICK_SETTINGS));
+
+/** A lesson's preset as `tabrl train --lesson` applies it: environment arguments, model and options. */
 export interface LessonPreset {
   envArgs: Record<string, unknown>;
   model: string;
@@ -85,12 +89,14 @@ export interface LessonPreset {
 export function lessonPreset(envName: string, quick: boolean): LessonPreset | undefined {
   if (envName === WORDLE_LESSON_ENVIRONMENT.name) return { envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: WORDLE_LESSON_MODEL, options: quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS };
   if (envName === DEFAULT_LESSON_ENVIRONMENT.name) {
-    const options = DEFAULT_LESSON_OPTIONS;
-    return {
-      envArgs: { ...DEFAULT_LESSON_ENVIRONMENT.args },
-      model: DEFAULT_LESSON_MODEL,
-      options: quick ? { ...options, evalTasks: 16, warmup: { ...options.warmup!, steps: 60 }, grpo: { ...options.grpo!, steps: 5 }, checkpointEvery: 0 } : options,
-    };
+    return { envArgs: { ...DEFAULT_LESSON_ENVIRONMENT.args }, model: DEFAULT_LESSON_MODEL, options: quick ? trainingRunOptionsFrom(withOverrides(DEFAULT_LESSON_QUICK_SETTINGS)) : DEFAULT_LESSON_OPTIONS };
   }
+  return undefined;
+}
+
+/** The row of the lesson that trains `envName` (the overrides `tabrl train --lesson` puts under the flags), full or quick; undefined for other environments. */
+export function lessonSettings(envName: string, quick: boolean): TrainingOverrides | undefined {
+  if (envName === WORDLE_LESSON_ENVIRONMENT.name) return quick ? WORDLE_LESSON_QUICK_SETTINGS : WORDLE_LESSON_SETTINGS;
+  if (envName === DEFAULT_LESSON_ENVIRONMENT.name) return quick ? DEFAULT_LESSON_QUICK_SETTINGS : DEFAULT_LESSON_SETTINGS;
   return undefined;
 }

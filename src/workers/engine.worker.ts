@@ -22,9 +22,10 @@ import { tokenPieces } from '../gpu/io/token-pieces.ts';
 import { WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
 import { WebGPUDecoder } from '../gpu/webgpu/webgpu-decoder.ts';
 import { CHECKPOINT_FORMAT, parseCheckpoint, serializeCheckpoint, type CheckpointState } from '../rl/checkpoint.ts';
-import { GrpoTrainer, type SavedRolloutBatch, type GrpoStepMetrics, type ScoredTrajectory } from '../rl/grpo-trainer.ts';
-import { runSft, type SftStepMetrics } from '../rl/sft-trainer.ts';
+import type { SavedRolloutBatch, GrpoStepMetrics, ScoredTrajectory } from '../rl/grpo-trainer.ts';
+import type { SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
+import { runTrainingSession, type CheckpointStore, type TrainingReporter } from '../rl/training-session.ts';
 import { exportModelFiles, readModelImport } from './engine/model-files.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, trainableParameters, type RealModelSource } from './engine/real-model.ts';
 import { createDeviceBackend, deviceDecoderFactory, devicePresetFit, openEngineDevice, requireWebGPU, type EngineDevice } from './engine/engine-device.ts';
@@ -231,24 +232,29 @@ async function checkpointFiles(backend: ModelBackend, state: CheckpointState, ro
 }
 
 /**
- * Sends a checkpoint every `every` steps of a job, taken in the trainer's step hook (between two
- * updates). GRPO passes `rolloutsAhead` (GrpoTrainer's): the rollouts already sampled for the next
- * steps go with it, so a continued run is exact with max-async ≥ 1; none when the job was stopped meanwhile.
+ * The engine's checkpoint store: the session's checkpoints of this job's phase go to the page as
+ * files (state.json holding the phase and next step; the page adds its run record and keeps them in
+ * IndexedDB). Taken between two updates, with GRPO's rollouts sampled ahead, so a continued job is
+ * exact. A position of another phase (the GRPO start the session marks after a warm-up) is not this job's.
  */
-function periodicCheckpoints(
-  backend: ModelBackend,
-  phase: 'sft' | 'grpo',
-  startStep: number,
-  every: number | undefined,
-  send: EngineCheckpointCallback | undefined,
-  rolloutsAhead?: () => Promise<SavedRolloutBatch[] | null>,
-) {
-  return async (step: number) => {
-    if (!send || !every || every <= 0 || (step + 1 - startStep) % every !== 0) return;
-    const ahead = rolloutsAhead ? await rolloutsAhead() : undefined;
-    if (ahead === null) return;
-    const files = await checkpointFiles(backend, { format: CHECKPOINT_FORMAT, phase, nextStep: step + 1, run: {} }, ahead);
-    await Promise.resolve(send(files, step + 1)).catch(() => {});
+function messageCheckpointStore(backend: ModelBackend, phase: 'sft' | 'grpo', send: EngineCheckpointCallback | undefined): CheckpointStore {
+  return {
+    async save({ rolloutsAhead, ...position }) {
+      if (!send || position.phase !== phase) return;
+      const files = await checkpointFiles(backend, { format: CHECKPOINT_FORMAT, ...position, run: {} }, rolloutsAhead);
+      await Promise.resolve(send(files, position.nextStep)).catch(() => {});
+    },
+  };
+}
+
+/** A session reporter over the bounded reporter: `hooks` push each step; between steps it holds while the person has paused the job, having sent every finished step first. */
+function pausableReporter(reporter: { flush(): Promise<void> }, signal: AbortSignal, hooks: Pick<TrainingReporter, 'sftStep' | 'grpoStep'>): TrainingReporter {
+  return {
+    ...hooks,
+    async betweenSteps() {
+      if (pauseGate.isPaused) await reporter.flush();
+      await pauseGate.wait(signal);
+    },
   };
 }
 
@@ -352,24 +358,30 @@ const api: EngineApi = {
     const reporter = boundedReporter<SftStepMetrics>(onSteps);
     try {
       const { backend, tokenizer, client } = await getModel();
-      const checkpoint = periodicCheckpoints(backend, 'sft', options.startStep ?? 0, options.checkpointEvery, onCheckpoint);
-      const sequences = transcripts.map((messages) => tokenizeTranscript(tokenizer, messages, options.tools));
-      const history = await runSft(
-        backend,
-        sequences,
-        { steps: options.steps, batchSize: options.batchSize, schedule: { lr: options.lr }, seed: options.seed, padId: tokenizer.padId, startStep: options.startStep ?? 0 },
+      // The one training session (src/rl/training-session.ts), with the warm-up alone: the page made the demonstrations.
+      const report = await runTrainingSession(
         {
-          onStep: async (metrics) => {
-            reporter.push(metrics);
-            await checkpoint(metrics.step);
-            if (pauseGate.isPaused) await reporter.flush();
-            await pauseGate.wait(signal);
-          },
+          backend,
+          policy: client,
+          padId: tokenizer.padId,
+          demonstrations: async () => transcripts.map((messages) => tokenizeTranscript(tokenizer, messages, options.tools)),
+          checkpoints: messageCheckpointStore(backend, 'sft', onCheckpoint),
+          reporter: pausableReporter(reporter, signal, { sftStep: (metrics) => reporter.push(metrics) }),
           signal,
         },
+        {
+          seed: options.seed,
+          maxTokens: 0,
+          evalTasks: 0,
+          warmup: { demonstrations: transcripts.length, steps: options.steps, batchSize: options.batchSize, lr: options.lr },
+          grpo: null,
+          ...(options.checkpointEvery !== undefined ? { checkpointEvery: options.checkpointEvery } : {}),
+          ...(options.startStep ? { resumeFrom: { phase: 'sft', nextStep: options.startStep } } : {}),
+        },
       );
+      // The chat samples with the new weights, also after a stopped warm-up (the session syncs only a finished one).
       await client.syncWeights();
-      return history;
+      return report.sft;
     } finally {
       await reporter.flush();
       jobs.delete(jobId);
@@ -392,39 +404,38 @@ const api: EngineApi = {
     try {
       const { backend, tokenizer, client } = await getModel();
       tokenizerOf = tokenizer;
-      const trainer = new GrpoTrainer(source, backend, client, {
-        steps: options.steps,
-        tasksPerStep: options.tasksPerStep,
-        groupSize: options.groupSize,
-        maxTokens: options.maxTokens,
-        maxAsync: options.maxAsync,
-        temperature: options.temperature,
-        schedule: { lr: options.lr },
-        seed: options.seed,
-        startStep: options.startStep ?? 0,
-        padId: tokenizer.padId,
-        klBeta: options.klBeta ?? 0,
-        ...(options.lossType ? { lossType: options.lossType } : {}),
-        ...(options.scaleRewards ? { scaleRewards: options.scaleRewards } : {}),
-        ...(options.turnCredit ? { turnCredit: options.turnCredit } : {}),
-        ...(options.dynamicSampling ? { dynamicSampling: true } : {}),
-        ...(options.echoWeight ? { echoWeight: options.echoWeight } : {}),
-        ...(ahead ? { rolloutsAhead: ahead } : {}),
-        // the micro-batch from the GPU's memory (step-memory.ts): the largest whose step fits the default budget, at most a whole step
-        ...(backend instanceof WebGPUBackend ? { microBatchFor: (T: number) => backend.chooseMicroBatch(T, { budgetBytes: backend.defaultMemoryBudget(), maxMicroBatch: options.tasksPerStep * options.groupSize }).B } : {}),
-      });
-      const checkpoint = periodicCheckpoints(backend, 'grpo', options.startStep ?? 0, options.checkpointEvery, onCheckpoint, () => trainer.rolloutsAhead());
-      await trainer.run({
-        signal,
-        onStep: async (metrics) => {
-          history.push(metrics);
-          reporter.push({ metrics, rollouts: stepRollouts(metrics.step) });
-          await checkpoint(metrics.step);
-          // Send the step's report now, so the app shows every finished step while the job is paused.
-          if (pauseGate.isPaused) await reporter.flush();
-          await pauseGate.wait(signal);
+      // The options are the table's conversion (src/rl/training-options.ts); only what this engine knows is added.
+      const { checkpointEvery, rewardWeights: _weights, startStep = 0, seed, maxTokens, ...grpo } = options;
+      // The one training session (src/rl/training-session.ts), with GRPO alone: the page measures and warms up.
+      await runTrainingSession(
+        {
+          backend,
+          policy: client,
+          padId: tokenizer.padId,
+          rollouts: source,
+          checkpoints: messageCheckpointStore(backend, 'grpo', onCheckpoint),
+          reporter: pausableReporter(reporter, signal, {
+            grpoStep: (metrics) => {
+              history.push(metrics);
+              reporter.push({ metrics, rollouts: stepRollouts(metrics.step) });
+            },
+          }),
+          signal,
         },
-      });
+        {
+          seed,
+          maxTokens,
+          evalTasks: 0,
+          warmup: null,
+          grpo: {
+            ...grpo,
+            // the micro-batch from the GPU's memory (step-memory.ts): the largest whose step fits the default budget, at most a whole step
+            ...(backend instanceof WebGPUBackend ? { microBatchFor: (T: number) => backend.chooseMicroBatch(T, { budgetBytes: backend.defaultMemoryBudget(), maxMicroBatch: options.tasksPerStep * options.groupSize }).B } : {}),
+          },
+          ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
+          resumeFrom: { phase: 'grpo', nextStep: startStep, ...(ahead ? { rolloutsAhead: ahead } : {}) },
+        },
+      );
       return history;
     } catch (error) {
       if (signal.aborted) return history;

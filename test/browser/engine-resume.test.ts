@@ -36,7 +36,7 @@ test('a GRPO job continued from its periodic checkpoint (max-async 1, KL β > 0)
   const engine = Comlink.wrap<EngineApi>(worker);
   try {
     await engine.start(3, Comlink.proxy(() => {}));
-    const options: EngineGrpoOptions = { steps: 4, tasksPerStep: 2, groupSize: 4, lr: 3e-3, maxTokens: 6, maxAsync: 1, temperature: 1, seed: 5, klBeta: 0.05, checkpointEvery: 1 };
+    const options: EngineGrpoOptions = { steps: 4, tasksPerStep: 2, groupSize: 4, schedule: { lr: 3e-3 }, maxTokens: 6, maxAsync: 1, temperature: 1, seed: 5, klBeta: 0.05, checkpointEvery: 1 };
     const checkpoints = new Map<number, CheckpointFiles>();
     const rollout = Comlink.proxy(rolloutThrough(engine));
     const full = await engine.grpo(1, 'first-byte', TASKS.length, rollout, options, Comlink.proxy(() => {}), Comlink.proxy((files: CheckpointFiles, nextStep: number) => { checkpoints.set(nextStep, files); }));

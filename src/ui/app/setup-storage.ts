@@ -8,7 +8,8 @@ import type { StoreApi } from 'zustand';
 import type { PlaygroundState } from '../store/index.ts';
 import { DEFAULT_SETTINGS, type EvaluationSettings } from '../features/evaluation/evaluation-slice.ts';
 import type { PolicyKind } from '../features/policy/policy-slice.ts';
-import { DEFAULT_TRAINING_SETTINGS, type RunMode, type TrainingSettings } from '../features/training/training-slice.ts';
+import type { RunMode, TrainingSettings } from '../features/training/training-slice.ts';
+import { knownKnobValues } from '../../rl/training-settings.ts';
 
 const KEY = 'tabrl.setup';
 const MODES: readonly RunMode[] = ['evaluate', 'warmup', 'train'];
@@ -53,7 +54,7 @@ export function readStoredSetup(storage: Pick<Storage, 'getItem'> = localStorage
   return {
     settings: known(entry.settings, DEFAULT_SETTINGS),
     argsByEnvironment: stringValues(entry.argsByEnvironment),
-    trainingSettings: known(entry.trainingSettings, DEFAULT_TRAINING_SETTINGS),
+    trainingSettings: knownKnobValues(entry.trainingSettings),
     ...(MODES.includes(entry.mode as RunMode) ? { mode: entry.mode as RunMode } : {}),
     ...(POLICIES.includes(entry.policy as PolicyKind) ? { policy: entry.policy as PolicyKind } : {}),
   };

@@ -8,8 +8,8 @@ import type { Message, SamplingArgs, ToolSchema } from '../../envs/index.ts';
 import type { ModelDownloadProgress } from '../../models/cache.ts';
 import type { NamedTensors } from '../../gpu/model/backend.ts';
 import type { CheckpointState } from '../../rl/checkpoint.ts';
-import type { GrpoStepMetrics, LossType } from '../../rl/grpo-trainer.ts';
-import type { RewardScaling, TurnCredit } from '../../rl/advantages.ts';
+import type { GrpoStepMetrics } from '../../rl/grpo-trainer.ts';
+import type { GrpoPhaseOptions } from '../../rl/training-options.ts';
 import type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 import type { CompletionOutcome, SandboxChatRequest, SandboxTrajectory } from '../sandbox/protocol.ts';
 
@@ -66,35 +66,21 @@ export interface EngineSftOptions {
   checkpointEvery?: number;
 }
 
-/** GRPO settings of a training job (the subset of GrpoOptions the playground exposes). */
-export interface EngineGrpoOptions {
-  steps: number;
-  tasksPerStep: number;
-  groupSize: number;
-  lr: number;
+/**
+ * GRPO settings of a training job: the trainer's options as the table's conversion makes them from
+ * the panel's settings (grpoOptionsFrom, src/rl/training-options.ts), passed to GrpoTrainer as they
+ * are, plus the job's sampling length, seed and position.
+ */
+export type EngineGrpoOptions = GrpoPhaseOptions & {
   maxTokens: number;
-  maxAsync: number;
-  temperature: number;
   seed: number;
-  /** KL penalty β to the reference policy (LoRA off, or the weights the job started from; default 0). */
-  klBeta?: number;
-  /** How token losses are averaged (GrpoOptions.lossType; default 'dapo'). */
-  lossType?: LossType;
-  /** How centred rewards are scaled (GrpoOptions.scaleRewards; default 'none'). */
-  scaleRewards?: RewardScaling;
-  /** With turn rewards: how a turn is credited (GrpoOptions.turnCredit; default 'return-to-go'). */
-  turnCredit?: TurnCredit;
-  /** Draw more tasks while groups come back with equal rewards (GrpoOptions.dynamicSampling; default false). */
-  dynamicSampling?: boolean;
-  /** λ of the ECHO loss on the environment's reply tokens (GrpoOptions.echoWeight; default 0). */
-  echoWeight?: number;
   /** The first step to run (continuing an interrupted run; default 0). */
   startStep?: number;
   /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */
   checkpointEvery?: number;
   /** The weight of each of the environment's reward functions (group ones included), by name: with them, a step whose weighted functions all failed in every rollout fails the job instead of training on the zeros scored for the failures. */
   rewardWeights?: Record<string, number>;
-}
+};
 
 /** One sampled turn of a training rollout: the model's tokens, the text each adds (decoded in the engine, whose tokenizer knows them) and their sampling log-probabilities. */
 export interface EngineTurnTokens {

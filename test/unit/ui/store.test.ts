@@ -8,7 +8,7 @@ import { createPlaygroundState, type PlaygroundState } from '../../../src/ui/sto
 import { DEFAULT_SETTINGS, IDLE_RUN } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS, IDLE_JOB, unfinishedJob, type TrainingRun } from '../../../src/ui/features/training/training-slice.ts';
 import type { SavedEnvironment } from '../../../src/ui/features/environment/environment-storage.ts';
-import type { GrpoStepMetrics } from '../../../src/workers/engine-bridge.ts';
+import type { EngineGrpoOptions, GrpoStepMetrics } from '../../../src/workers/engine-bridge.ts';
 
 let store: StoreApi<PlaygroundState>;
 
@@ -126,11 +126,18 @@ describe('training slice', () => {
   });
 
   test('an unfinished job is the one a later Warm up / Train continues', () => {
-    const options = { steps: 200, tasksPerStep: 2, groupSize: 4, lr: 1e-3, maxTokens: 8, maxAsync: 1, temperature: 1, seed: 2 };
+    const options = { steps: 200, tasksPerStep: 2, groupSize: 4, schedule: { lr: 1e-3 }, maxTokens: 8, maxAsync: 1, temperature: 1, seed: 2 };
     expect(unfinishedJob(null)).toBeNull();
     expect(unfinishedJob(run())).toBeNull();
     expect(unfinishedJob(run({ lastJob: { phase: 'grpo', offset: 2, nextStep: 200, options } }))).toBeNull();
     expect(unfinishedJob(run({ lastJob: { phase: 'grpo', offset: 2, nextStep: 7, options } }))).toMatchObject({ phase: 'grpo', nextStep: 7 });
+  });
+
+  test('a GRPO job stored with its rate as `lr` continues with it as the trainer\'s schedule.lr', () => {
+    const { schedule: _schedule, ...rest } = { steps: 200, tasksPerStep: 2, groupSize: 4, schedule: { lr: 1e-3 }, maxTokens: 8, maxAsync: 1, temperature: 1, seed: 2 };
+    const stored = { ...rest, lr: 3e-3 } as unknown as EngineGrpoOptions;
+    const job = unfinishedJob(run({ lastJob: { phase: 'grpo', offset: 2, nextStep: 7, options: stored } }));
+    expect(job?.options).toEqual({ ...rest, schedule: { lr: 3e-3 } });
   });
 });
 

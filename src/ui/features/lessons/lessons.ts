@@ -6,7 +6,15 @@
  * `code`, **bold**, and fenced ``` blocks.
  */
 import type { BuiltinEnvironmentName } from '../../../envs/builtin/index.ts';
-import { DEFAULT_LESSON_ENVIRONMENT, DEFAULT_LESSON_MODEL, DEFAULT_LESSON_OPTIONS, WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_MODEL, WORDLE_LESSON_OPTIONS } from '../../../rl/lesson.ts';
+import {
+  DEFAULT_LESSON_ENVIRONMENT,
+  DEFAULT_LESSON_MODEL,
+  DEFAULT_LESSON_OPTIONS,
+  WORDLE_LESSON_ENVIRONMENT,
+  WORDLE_LESSON_MODEL,
+  WORDLE_LESSON_OPTIONS,
+  WORDLE_LESSON_SETTINGS,
+} from '../../../rl/lesson.ts';
 import type { EvaluationSettings } from '../evaluation/evaluation-slice.ts';
 import type { PolicyKind } from '../policy/policy-slice.ts';
 import type { RunMode, TrainingSettings } from '../training/training-slice.ts';
@@ -189,20 +197,8 @@ export const LESSONS: readonly Lesson[] = [
       inTabModel: WORDLE_LESSON_MODEL,
       mode: 'evaluate',
       evaluation: { numTasks: WORDLE.evalTasks, rolloutsPerTask: 1, concurrency: 8, maxTokens: WORDLE.maxTokens, temperature: 0, seed: 0 },
-      training: {
-        demonstrations: WORDLE.warmup!.demonstrations,
-        sftSteps: WORDLE.warmup!.steps,
-        sftBatchSize: WORDLE.warmup!.batchSize,
-        sftLr: WORDLE.warmup!.lr,
-        grpoSteps: WORDLE.grpo!.steps,
-        tasksPerStep: WORDLE.grpo!.tasksPerStep,
-        groupSize: WORDLE.grpo!.groupSize,
-        grpoLr: WORDLE.grpo!.schedule!.lr,
-        maxTokens: WORDLE.maxTokens,
-        maxAsync: WORDLE.grpo!.maxAsync ?? 1,
-        temperature: 1,
-        checkpointEvery: WORDLE.checkpointEvery ?? 20,
-      },
+      // Lesson 6's row of the table, as `tabrl train wordle --lesson` runs it.
+      training: WORDLE_LESSON_SETTINGS,
     },
   },
   {

@@ -14,7 +14,7 @@ import { endpointChangesNeedingConsent, type EndpointChange } from './endpoint-c
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedEvaluation, type SharedState } from './url-state.ts';
 import type { EvaluationSettings } from '../evaluation/evaluation-slice.ts';
 import { usePlayground } from '../../store/index.ts';
-import { DEFAULT_TRAINING_SETTINGS } from '../training/training-slice.ts';
+import { knownKnobValues } from '../../../rl/training-settings.ts';
 import { chooseWebLLMModel } from '../models/webllm-actions.ts';
 
 const store = usePlayground;
@@ -104,9 +104,8 @@ export async function acceptReview(options: { useLinkEndpoints?: boolean } = {})
   store.getState().setPolicy(review.policy);
   if (review.mode) store.getState().setMode(review.mode);
   if (review.training) {
-    // Only settings the playground knows, of the type it expects (a link from another version may differ).
-    const defaults = DEFAULT_TRAINING_SETTINGS as unknown as Record<string, unknown>;
-    store.getState().setTrainingSettings(Object.fromEntries(Object.entries(review.training).filter(([key, value]) => key in defaults && typeof value === typeof defaults[key])));
+    // Only knobs of the table with allowed values (a link from another version may differ).
+    store.getState().setTrainingSettings(knownKnobValues(review.training));
   }
   if (!held.includes('policy')) store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
   if (review.judgeKind) chooseJudge(review.judgeKind);

@@ -39,7 +39,7 @@ export interface SharedState {
   /** The run panel's mode (absent in links made before training existed). */
   mode?: 'evaluate' | 'warmup' | 'train';
   /** Warm-up and GRPO settings by name (numbers, booleans and short choices; unknown names are ignored when loading). */
-  training?: Record<string, number | string | boolean>;
+  training?: Record<string, number | string | boolean | null>;
 }
 
 /** The run panel's evaluation settings as a setup carries them (the environment's arguments travel beside them, as `args`). */
@@ -142,18 +142,18 @@ const modelId: Codec<string> = {
   },
 };
 
-/** A table of settings: finite numbers, booleans and short strings (a choice such as a loss type). */
-const settingsTable: Codec<Record<string, number | string | boolean>> = {
+/** A table of settings: finite numbers, booleans, short strings (a choice such as a loss type) and null (a knob left to the trainer). */
+const settingsTable: Codec<Record<string, number | string | boolean | null>> = {
   encode: (value) => compressToEncodedURIComponent(JSON.stringify(value)),
   decode: (text) => {
     const json = decompressBounded(text, MAX_TABLE_LENGTH);
     if (!json) throw new Error('the compressed text is damaged');
     const value: unknown = JSON.parse(json);
-    const isSetting = (item: unknown) => (typeof item === 'number' && Number.isFinite(item)) || typeof item === 'boolean' || (typeof item === 'string' && item.length <= 40);
+    const isSetting = (item: unknown) => item === null || (typeof item === 'number' && Number.isFinite(item)) || typeof item === 'boolean' || (typeof item === 'string' && item.length <= 40);
     if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.values(value).every(isSetting)) {
       throw new Error('expected a JSON object of numbers, booleans and short words');
     }
-    return value as Record<string, number | string | boolean>;
+    return value as Record<string, number | string | boolean | null>;
   },
 };
 

@@ -1,102 +1,54 @@
-/** Warm-up and GRPO hyperparameters, each with a one-line explanation; defaults suit the tiny model on the default lesson. */
+/** Warm-up and GRPO settings, rendered from the one table of training settings (src/rl/training-settings.ts): each knob's label, limits, help and default. */
+import { describeDefault, KNOB_NAMES, knobOf, TRAINING_KNOBS, type ChoiceKnob, type KnobName, type NumberKnob, type SettingPhase, type SwitchKnob } from '../../../rl/training-settings.ts';
 import { usePlayground } from '../../store/index.ts';
 import type { TeacherKind } from '../policy/policy-slice.ts';
 import { SegmentedChoice, type SegmentedOption } from '../../kit/SegmentedChoice.tsx';
-import type { TrainingSettings } from './training-slice.ts';
-import { NumberSetting, Setting, type NumberField } from '../../kit/Setting.tsx';
+import { NumberSetting, Setting } from '../../kit/Setting.tsx';
 
-/** The settings that are numbers. */
-type NumberKey = { [K in keyof TrainingSettings]: TrainingSettings[K] extends number ? K : never }[keyof TrainingSettings];
+/** The rows the warm-up card shows: the warm-up's knobs of the table, and where checkpoints go. */
+const WARMUP: KnobName[] = [...knobsOf(['warm-up']), 'checkpointEvery'];
 
-type Field = NumberField<NumberKey>;
+/** The GRPO card's first rows: what a learner sets for every run. */
+const GRPO_MAIN: KnobName[] = ['grpoSteps', 'tasksPerStep', 'groupSize', 'grpoLr', 'maxTokens', 'maxAsync', 'temperature', 'klBeta', 'checkpointEvery'];
 
-/** A setting chosen from a few named options, each option explained. */
-type ChoiceField = { key: 'lossType' | 'scaleRewards' | 'turnCredit'; label: string; help: string; options: { value: string; label: string; help: string }[] };
+/** The objective's knobs a learner reaches for first (docs/training.md has them all, with when to use each). */
+const OBJECTIVE: KnobName[] = ['lossType', 'scaleRewards', 'turnCredit', 'dynamicSampling', 'echoWeight'];
 
-/** The GRPO objective's knobs a learner reaches for first (docs/training.md has them all, with when to use each). */
-const OBJECTIVE: ChoiceField[] = [
-  {
-    key: 'lossType',
-    label: 'Loss type',
-    help: "How the loss of the step's tokens is averaged.",
-    options: [
-      { value: 'dapo', label: 'dapo (default)', help: 'Every sampled token of the step counts alike: long answers are not diluted.' },
-      { value: 'bnpo', label: 'bnpo', help: 'Like dapo, averaged per micro-batch (the same with one micro-batch).' },
-      { value: 'grpo', label: 'grpo', help: "Each answer's tokens are averaged first: a token of a long answer weighs less (DeepSeekMath)." },
-      { value: 'dr_grpo', label: 'dr_grpo', help: 'Divides by a constant (answers × max tokens): no length bias at all (Dr. GRPO).' },
-    ],
-  },
-  {
-    key: 'scaleRewards',
-    label: 'Reward scaling',
-    help: 'After subtracting the group mean, advantages are divided by…',
-    options: [
-      { value: 'none', label: 'none (default)', help: 'Nothing: tasks the model nearly always or never solves do not get inflated (Dr. GRPO).' },
-      { value: 'group', label: 'group std', help: "The group's reward std, as the original GRPO: every task pushes equally hard." },
-      { value: 'batch', label: 'batch std', help: "The whole step's reward std: one scale for all tasks, robust to tiny groups." },
-    ],
-  },
-  {
-    key: 'turnCredit',
-    label: 'Turn credit',
-    help: "Only when the rubric scores each turn (addTurnReward): a turn's tokens get the answer's advantage plus…",
-    options: [
-      { value: 'return-to-go', label: 'return-to-go (default)', help: "Its own and every later turn's score, minus the group's mean turn score (DeepSeekMath's process rewards)." },
-      { value: 'turn', label: 'own turn', help: "Its own turn's score only, minus the group's mean: when a turn's score depends on that move alone." },
-    ],
-  },
-];
+/** Every other knob the tab offers for GRPO, in the table's order. */
+const GRPO_MORE: KnobName[] = knobsOf(['grpo', 'sampling', 'checkpoints']).filter((name) => !GRPO_MAIN.includes(name) && !OBJECTIVE.includes(name));
 
-const ECHO: Field = {
-  key: 'echoWeight',
-  label: 'ECHO weight λ',
-  help: "Multi-turn: also learn to predict the environment's replies (an SFT loss on them, weight λ); 0 = off.",
-  min: 0,
-  max: 10,
-  step: 0.05,
-};
+/** The knobs of the table in `phases` that the tab offers, in the table's order. */
+function knobsOf(phases: SettingPhase[]): KnobName[] {
+  return KNOB_NAMES.filter((name) => TRAINING_KNOBS[name].hosts === 'both' && phases.includes(TRAINING_KNOBS[name].phase));
+}
 
-const WARMUP: Field[] = [
-  { key: 'demonstrations', label: 'Demonstrations', help: 'Teacher rollouts made; only passing ones are kept.', min: 1, max: 10000 },
-  { key: 'sftSteps', label: 'SFT steps', help: 'Optimizer steps on the demonstrations.', min: 1, max: 100000 },
-  { key: 'sftBatchSize', label: 'SFT batch', help: 'Transcripts per step.', min: 1, max: 256 },
-  { key: 'sftLr', label: 'SFT learning rate', help: 'AdamW step size; a tiny model from scratch takes ~3e-3.', min: 1e-6, max: 1, step: 0.0001 },
-];
-
-const GRPO: Field[] = [
-  { key: 'grpoSteps', label: 'GRPO steps', help: 'Updates; each samples and scores a fresh batch.', min: 1, max: 100000 },
-  { key: 'tasksPerStep', label: 'Tasks per step', help: 'Training tasks sampled each step.', min: 1, max: 256 },
-  { key: 'groupSize', label: 'Group size G', help: 'Answers per task; advantage = reward − group mean.', min: 2, max: 64 },
-  { key: 'grpoLr', label: 'GRPO learning rate', help: "Smaller than SFT's: RL signal is noisy.", min: 1e-7, max: 1, step: 0.0001 },
-  { key: 'maxTokens', label: 'Max tokens', help: 'Longest answer sampled per turn.', min: 1, max: 4096 },
-  { key: 'maxAsync', label: 'Max async', help: 'Steps rollouts may run ahead of the weights (0 = on-policy).', min: 0, max: 8 },
-  { key: 'temperature', label: 'Temperature', help: 'Sampling temperature of the rollouts (1 = the model as is).', min: 0.1, max: 2, step: 0.1 },
-  { key: 'klBeta', label: 'KL β', help: 'Pulls the policy toward the model GRPO starts from (LoRA off, or a frozen copy); 0 = no penalty.', min: 0, max: 10, step: 0.01 },
-  { key: 'checkpointEvery', label: 'Checkpoint every', help: 'Steps between saved weights (also saved at stop).', min: 1, max: 10000 },
-];
-
-/** The training settings card, for the Warm up or Train mode. */
+/** The training settings card, for the Warm up or Train mode: one row per knob of the table (src/rl/training-settings.ts). */
 export function TrainingSettingsPanel({ mode }: { mode: 'warmup' | 'train' }) {
-  const fields = mode === 'warmup' ? [...WARMUP, GRPO[GRPO.length - 1]!] : GRPO;
   return (
     <section className="card" aria-labelledby="training-settings-heading">
       <h2 id="training-settings-heading">{mode === 'warmup' ? 'Warm-up settings' : 'GRPO settings'}</h2>
       {mode === 'warmup' && <TeacherPicker />}
       <div className="settings-grid">
-        {fields.map((field) => (
-          <TrainingInput key={field.key} field={field} />
+        {(mode === 'warmup' ? WARMUP : GRPO_MAIN).map((name) => (
+          <KnobSetting key={name} name={name} />
         ))}
       </div>
       {mode === 'train' && (
         <>
           <h3 className="settings-subheading">Objective</h3>
           <div className="settings-grid" data-testid="grpo-objective">
-            {OBJECTIVE.map((field) => (
-              <TrainingChoice key={field.key} field={field} />
+            {OBJECTIVE.map((name) => (
+              <KnobSetting key={name} name={name} />
             ))}
-            <DynamicSamplingToggle />
-            <TrainingInput field={ECHO} />
           </div>
+          <details className="settings-more" data-testid="grpo-more">
+            <summary>More GRPO settings</summary>
+            <div className="settings-grid">
+              {GRPO_MORE.map((name) => (
+                <KnobSetting key={name} name={name} />
+              ))}
+            </div>
+          </details>
         </>
       )}
     </section>
@@ -139,22 +91,61 @@ function TeacherPicker() {
   );
 }
 
-function TrainingInput({ field }: { field: Field }) {
-  const value = usePlayground((state) => state.trainingSettings[field.key]);
-  const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
-  return <NumberSetting field={field} value={value} testId={`train-${field.key}`} onChange={(number) => setTrainingSettings({ [field.key]: number })} />;
+/** One knob's row, rendered from its row of the table: a number input, a choice or a switch. */
+function KnobSetting({ name }: { name: KnobName }) {
+  const knob = knobOf(name);
+  if (knob.kind === 'choice') return <KnobChoice name={name} knob={knob} />;
+  if (knob.kind === 'switch') return <KnobSwitch name={name} knob={knob} />;
+  return <KnobNumber name={name} knob={knob} />;
 }
 
-function TrainingChoice({ field }: { field: ChoiceField }) {
-  const value = usePlayground((state) => state.trainingSettings[field.key]);
+function KnobNumber({ name, knob }: { name: KnobName; knob: NumberKnob }) {
+  const value = usePlayground((state) => state.trainingSettings[name]) as number | null;
   const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
-  const chosen = field.options.find((option) => option.value === value);
+  const step = knob.step ?? 1;
+  // An exclusive lower bound (a learning rate above 0) becomes the smallest value a typed number is clamped to.
+  const min = knob.minExclusive ? knob.min + 1e-7 : knob.min;
+  const field = {
+    key: name,
+    label: knob.label,
+    help: `${capitalized(knob.help)}.${knob.default === null ? ` Empty: ${describeDefault(knob)}.` : ''}`,
+    min,
+    max: knob.max ?? Number.MAX_SAFE_INTEGER,
+    step,
+  };
+  if (knob.default === null) {
+    return (
+      <Setting label={field.label} help={field.help}>
+        <input
+          type="number"
+          data-testid={`train-${name}`}
+          value={value ?? ''}
+          placeholder="default"
+          min={field.min}
+          max={field.max}
+          step={step}
+          onChange={(event) => {
+            const number = Number(event.target.value);
+            if (event.target.value === '') setTrainingSettings({ [name]: null });
+            else if (Number.isFinite(number)) setTrainingSettings({ [name]: Math.min(field.max, Math.max(field.min, number)) });
+          }}
+        />
+      </Setting>
+    );
+  }
+  return <NumberSetting field={field} value={value ?? 0} testId={`train-${name}`} onChange={(number) => setTrainingSettings({ [name]: number })} />;
+}
+
+function KnobChoice({ name, knob }: { name: KnobName; knob: ChoiceKnob }) {
+  const value = usePlayground((state) => state.trainingSettings[name]) as string;
+  const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
+  const chosen = knob.choices.find((choice) => choice.value === value);
   return (
-    <Setting label={field.label} help={`${field.help} ${chosen?.help ?? ''}`}>
-      <select data-testid={`train-${field.key}`} value={value} onChange={(event) => setTrainingSettings({ [field.key]: event.target.value } as Partial<TrainingSettings>)}>
-        {field.options.map((option) => (
-          <option key={option.value} value={option.value}>
-            {option.label}
+    <Setting label={knob.label} help={`${capitalized(knob.help)}${chosen ? `: ${chosen.help}` : ''}.`}>
+      <select data-testid={`train-${name}`} value={value} onChange={(event) => setTrainingSettings({ [name]: event.target.value })}>
+        {knob.choices.map((choice) => (
+          <option key={choice.value} value={choice.value}>
+            {choice.value === knob.default ? `${choice.value} (default)` : choice.value}
           </option>
         ))}
       </select>
@@ -162,18 +153,19 @@ function TrainingChoice({ field }: { field: ChoiceField }) {
   );
 }
 
-function DynamicSamplingToggle() {
-  const on = usePlayground((state) => state.trainingSettings.dynamicSampling);
+function KnobSwitch({ name, knob }: { name: KnobName; knob: SwitchKnob }) {
+  const on = usePlayground((state) => state.trainingSettings[name]) as boolean;
   const setTrainingSettings = usePlayground((state) => state.setTrainingSettings);
   return (
-    <Setting
-      label="Dynamic sampling"
-      help="When every answer to a task gets the same reward there is nothing to learn from it; on, such tasks are replaced by fresh ones (up to 3× the tasks per step), so each step keeps its learning signal (DAPO)."
-    >
+    <Setting label={knob.label} help={`${capitalized(knob.help)}.`}>
       <span className="setting-check">
-        <input type="checkbox" data-testid="train-dynamicSampling" checked={on} onChange={(event) => setTrainingSettings({ dynamicSampling: event.target.checked })} />
+        <input type="checkbox" data-testid={`train-${name}`} checked={on} onChange={(event) => setTrainingSettings({ [name]: event.target.checked })} />
         {on ? 'on' : 'off'}
       </span>
     </Setting>
   );
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

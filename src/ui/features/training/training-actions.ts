@@ -8,6 +8,7 @@
 import type { EvaluationSummary, Message, RolloutRecord } from '../../../envs/index.ts';
 import type { EnvironmentInfo } from '../../../workers/sandbox-bridge.ts';
 import { CHECKPOINT_FORMAT, type CheckpointState } from '../../../rl/checkpoint.ts';
+import { grpoKnobOptions } from '../../../rl/training-options.ts';
 import {
   createEngineChatClient,
   onEngineError,
@@ -542,22 +543,8 @@ export async function startTraining(): Promise<void> {
             phase: 'grpo',
             offset: run.grpo.length,
             nextStep: 0,
-            options: {
-              steps: ts.grpoSteps,
-              tasksPerStep: ts.tasksPerStep,
-              groupSize: ts.groupSize,
-              lr: ts.grpoLr,
-              maxTokens: ts.maxTokens,
-              maxAsync: ts.maxAsync,
-              temperature: ts.temperature,
-              klBeta: ts.klBeta,
-              lossType: ts.lossType,
-              scaleRewards: ts.scaleRewards,
-              turnCredit: ts.turnCredit,
-              dynamicSampling: ts.dynamicSampling,
-              echoWeight: ts.echoWeight,
-              seed: settings.seed + run.grpo.length,
-            },
+            // The table's conversion (src/rl/training-options.ts): the engine hands these to GrpoTrainer as they are.
+            options: { ...grpoKnobOptions(ts), steps: ts.grpoSteps, maxTokens: ts.maxTokens, seed: settings.seed + run.grpo.length },
             environment,
           };
     const previousJob = run.lastJob;

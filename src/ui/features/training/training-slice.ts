@@ -1,67 +1,19 @@
 /** The training slice: the run panel's mode, warm-up and GRPO settings, the engine's state, the current training run and the list of past runs. */
 import type { StateCreator } from 'zustand';
 import type { EvaluationSummary } from '../../../envs/index.ts';
-import { DEFAULT_LESSON_OPTIONS } from '../../../rl/lesson.ts';
-import type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, LossType, RewardScaling, SftStepMetrics, TurnCredit } from '../../../workers/engine-bridge.ts';
+import { DEFAULT_LESSON_SETTINGS } from '../../../rl/lesson.ts';
+import { withOverrides, type TrainingSettings as KnobSettings } from '../../../rl/training-settings.ts';
+import type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../../workers/engine-bridge.ts';
 import type { PlaygroundState } from '../../store/index.ts';
 
 /** What the run panel does: evaluate the policy, warm the in-tab model up with SFT, or train it with GRPO. */
 export type RunMode = 'evaluate' | 'warmup' | 'train';
 
-/** Warm-up and GRPO hyperparameters; each is explained in the panel. */
-export interface TrainingSettings {
-  /** Expert rollouts made for demonstrations (only passing ones are kept). */
-  demonstrations: number;
-  sftSteps: number;
-  sftBatchSize: number;
-  sftLr: number;
-  grpoSteps: number;
-  tasksPerStep: number;
-  groupSize: number;
-  grpoLr: number;
-  maxTokens: number;
-  maxAsync: number;
-  /** Sampling temperature of GRPO's rollouts. */
-  temperature: number;
-  /** KL penalty β to the reference policy: the model GRPO starts from (LoRA switched off, or a frozen copy); 0 = none. */
-  klBeta: number;
-  /** How token losses are averaged: dapo (every token of the step alike), bnpo, grpo (per answer first) or dr_grpo (a constant). */
-  lossType: LossType;
-  /** Divide centred rewards by the group's std, the step's, or nothing. */
-  scaleRewards: RewardScaling;
-  /** With turn rewards: credit a turn with its own and later turns' scores, or its own only. */
-  turnCredit: TurnCredit;
-  /** Draw more tasks while groups come back with equal rewards (DAPO). */
-  dynamicSampling: boolean;
-  /** λ of the ECHO loss: the model also learns to predict the environment's replies (multi-turn); 0 = off. */
-  echoWeight: number;
-  /** Save the weights every this many steps (and at stop). */
-  checkpointEvery: number;
-}
+/** Warm-up and GRPO settings: a value for every knob of the one table (src/rl/training-settings.ts), which the panel renders. */
+export type TrainingSettings = KnobSettings;
 
-const LESSON = DEFAULT_LESSON_OPTIONS;
-
-/** Defaults for the tiny model: the default lesson's table (src/rl/lesson.ts), shared with `npm run bench:learn`. */
-export const DEFAULT_TRAINING_SETTINGS: TrainingSettings = {
-  demonstrations: LESSON.warmup?.demonstrations ?? 400,
-  sftSteps: LESSON.warmup?.steps ?? 300,
-  sftBatchSize: LESSON.warmup?.batchSize ?? 16,
-  sftLr: LESSON.warmup?.lr ?? 3e-3,
-  grpoSteps: LESSON.grpo?.steps ?? 60,
-  tasksPerStep: LESSON.grpo?.tasksPerStep ?? 4,
-  groupSize: LESSON.grpo?.groupSize ?? 8,
-  grpoLr: LESSON.grpo?.schedule?.lr ?? 5e-4,
-  maxTokens: LESSON.maxTokens,
-  maxAsync: LESSON.grpo?.maxAsync ?? 1,
-  temperature: LESSON.grpo?.temperature ?? 1,
-  klBeta: LESSON.grpo?.klBeta ?? 0,
-  lossType: LESSON.grpo?.lossType ?? 'dapo',
-  scaleRewards: LESSON.grpo?.scaleRewards ?? 'none',
-  turnCredit: LESSON.grpo?.turnCredit ?? 'return-to-go',
-  dynamicSampling: LESSON.grpo?.dynamicSampling ?? false,
-  echoWeight: LESSON.grpo?.echoWeight ?? 0,
-  checkpointEvery: LESSON.checkpointEvery ?? 20,
-};
+/** The tab's starting settings: the default lesson's row over the table's defaults (shared with `npm run bench:learn` and `tabrl train --lesson`). */
+export const DEFAULT_TRAINING_SETTINGS: TrainingSettings = withOverrides(DEFAULT_LESSON_SETTINGS);
 
 /** A measurement of the model kept with a run. */
 export interface RunEvaluation {
@@ -94,10 +46,17 @@ export type RunJob =
   | { phase: 'sft'; offset: number; nextStep: number; options: EngineSftOptions; demonstrations: number; demonstrationSeed: number; environment?: RunEnvironment }
   | { phase: 'grpo'; offset: number; nextStep: number; options: EngineGrpoOptions; environment?: RunEnvironment };
 
-/** Whether a run's last job stopped before its last step. */
+/** Whether a run's last job stopped before its last step; the job as the engine takes it now (see upgradeStoredJob). */
 export function unfinishedJob(run: TrainingRun | null): RunJob | null {
   const job = run?.lastJob;
-  return job && job.nextStep < job.options.steps ? job : null;
+  return job && job.nextStep < job.options.steps ? upgradeStoredJob(job) : null;
+}
+
+/** A GRPO job stored before the engine took the trainer's options as they are kept its rate as `lr`; it becomes `schedule.lr` (the other names were the trainer's already). */
+export function upgradeStoredJob(job: RunJob): RunJob {
+  if (job.phase !== 'grpo' || job.options.schedule !== undefined) return job;
+  const { lr, ...rest } = job.options as EngineGrpoOptions & { lr?: number };
+  return { ...job, options: { ...rest, schedule: { lr: lr ?? DEFAULT_TRAINING_SETTINGS.grpoLr } } };
 }
 
 /** A training run as it is kept in IndexedDB (the weights are stored beside it as a checkpoint). */
