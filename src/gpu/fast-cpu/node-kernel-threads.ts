@@ -84,14 +84,16 @@ export function defaultThreadCount(): number {
   return availableParallelism();
 }
 
-/** WasmKernels on `threads` threads (the caller and threads − 1 workers; 1 = no workers). */
+/**
+ * WasmKernels on `threads` threads (the caller and threads − 1 workers; 1 = no workers), always on a
+ * shared memory, so that the backend's weights, gradients and activations can live in it (allocate()).
+ */
 export async function createNodeWasmKernels(threads: number = defaultThreadCount()): Promise<WasmKernels> {
   if (!(Number.isInteger(threads) && threads >= 1)) throw new Error(`threads must be a positive integer, got ${threads}`);
-  const shared = threads > 1;
-  const module = await compileKernelModule(shared);
-  const memory = createKernelMemory(shared);
+  const module = await compileKernelModule(true);
+  const memory = createKernelMemory(true);
   const instance = await instantiateKernels(module, memory);
-  if (!shared) return new WasmKernels(instance, memory, null);
+  if (threads === 1) return new WasmKernels(instance, memory, null);
   const workFloats = (instance.exports as unknown as { gemm_work_floats(): number }).gemm_work_floats();
   const control = new Int32Array(new SharedArrayBuffer((RANGES + threads + 1) * 4));
   const workers = await Promise.all(

@@ -332,3 +332,201 @@ void swiglu_backward(float *dgate, float *dup, const float *dout, const float *g
     store_partial(dup + i, wasm_f32x4_add(load_partial(dup + i, count), b), count);
   }
 }
+
+/*
+ * Row and elementwise kernels of the training step, each over a range [n0, n1) that threads may split
+ * (rows for RMSNorm and log-softmax, elements otherwise). Scalars that are not sizes (eps, the inverse
+ * temperature, AdamW's hyperparameters) come in a small float array, `hyper`, so every argument a
+ * thread pool passes stays an integer. work is unused here.
+ */
+
+/* Sum of the four lanes. */
+static float hsum(v128_t v) {
+  return wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1) + wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3);
+}
+
+/* RMSNorm forward over rows [n0, n1) of (N, C): out = inp·rstd·weight, rstd = 1/sqrt(mean(inp²) + hyper[0]). */
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, const float *hyper, int C, int n0, int n1, float *work) {
+  (void)work;
+  float eps = hyper[0];
+  for (int n = n0; n < n1; n++) {
+    const float *x = inp + (long)n * C;
+    float *y = out + (long)n * C;
+    v128_t acc = wasm_f32x4_splat(0);
+    int c = 0;
+    for (; c + 4 <= C; c += 4) {
+      v128_t v = wasm_v128_load(x + c);
+      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(v, v));
+    }
+    float sumSquares = hsum(acc);
+    for (; c < C; c++) sumSquares += x[c] * x[c];
+    float s = 1.0f / __builtin_sqrtf(sumSquares / (float)C + eps);
+    v128_t vs = wasm_f32x4_splat(s);
+    for (c = 0; c + 4 <= C; c += 4) wasm_v128_store(y + c, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + c), vs), wasm_v128_load(weight + c)));
+    for (; c < C; c++) y[c] = x[c] * s * weight[c];
+    rstd[n] = s;
+  }
+}
+
+/*
+ * RMSNorm backward over rows [n0, n1): dinp += dout·w·s − x·s³·Σ(dout·w·x)/C, and dweight (when not
+ * null) += dout·x·s summed over the rows; with dweight, one caller must own every row (no split).
+ */
+void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int C, int n0, int n1,
+                      float *work) {
+  (void)work;
+  for (int n = n0; n < n1; n++) {
+    const float *x = inp + (long)n * C;
+    const float *g = dout + (long)n * C;
+    float *dx = dinp + (long)n * C;
+    float s = rstd[n];
+    v128_t acc = wasm_f32x4_splat(0);
+    int c = 0;
+    for (; c + 4 <= C; c += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(g + c), wasm_v128_load(weight + c)), wasm_v128_load(x + c)));
+    float dotDoutWeightInp = hsum(acc);
+    for (; c < C; c++) dotDoutWeightInp += g[c] * weight[c] * x[c];
+    float correction = s * s * s * dotDoutWeightInp / (float)C;
+    v128_t vs = wasm_f32x4_splat(s), vcorr = wasm_f32x4_splat(correction);
+    for (c = 0; c + 4 <= C; c += 4) {
+      v128_t xv = wasm_v128_load(x + c), gv = wasm_v128_load(g + c);
+      v128_t d = wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_mul(gv, wasm_v128_load(weight + c)), vs), wasm_f32x4_mul(xv, vcorr));
+      wasm_v128_store(dx + c, wasm_f32x4_add(wasm_v128_load(dx + c), d));
+      if (dweight) wasm_v128_store(dweight + c, wasm_f32x4_add(wasm_v128_load(dweight + c), wasm_f32x4_mul(wasm_f32x4_mul(gv, xv), vs)));
+    }
+    for (; c < C; c++) {
+      dx[c] += g[c] * weight[c] * s - x[c] * correction;
+      if (dweight) dweight[c] += g[c] * x[c] * s;
+    }
+  }
+}
+
+/* Natural logarithm of x > 0 in double: x = 2^e·m with m in [√½, √2), log m = 2·atanh((m−1)/(m+1)) by its series. */
+static double log_f64(double x) {
+  unsigned long long bits = __builtin_bit_cast(unsigned long long, x);
+  int e = (int)((bits >> 52) & 0x7ff) - 1023;
+  double m = __builtin_bit_cast(double, (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL); /* [1, 2) */
+  if (m > 1.4142135623730951) {
+    m *= 0.5;
+    e += 1;
+  }
+  double s = (m - 1.0) / (m + 1.0), s2 = s * s, term = s, sum = 0.0;
+  for (int k = 1; k <= 21; k += 2) {
+    sum += term / k;
+    term *= s2;
+  }
+  return 2.0 * sum + e * 0.6931471805599453;
+}
+
+/* log Σ_v exp(z_v) of one row, z = logits·invT: the maximum in f32, the exponentials' sum in f64. */
+static double log_sum_exp(const float *row, int V, float invT) {
+  v128_t vinv = wasm_f32x4_splat(invT);
+  v128_t vmax = wasm_f32x4_splat(-3.4e38f);
+  int v = 0;
+  for (; v + 4 <= V; v += 4) vmax = wasm_f32x4_max(vmax, wasm_f32x4_mul(wasm_v128_load(row + v), vinv));
+  float max = wasm_f32x4_extract_lane(vmax, 0);
+  for (int i = 1; i < 4; i++) {
+    float lane = i == 1 ? wasm_f32x4_extract_lane(vmax, 1) : i == 2 ? wasm_f32x4_extract_lane(vmax, 2) : wasm_f32x4_extract_lane(vmax, 3);
+    max = lane > max ? lane : max;
+  }
+  for (; v < V; v++) max = row[v] * invT > max ? row[v] * invT : max;
+  vmax = wasm_f32x4_splat(max);
+  v128_t sum01 = wasm_f64x2_splat(0), sum23 = sum01;
+  for (v = 0; v + 4 <= V; v += 4) {
+    v128_t e = exp_f32x4(wasm_f32x4_sub(wasm_f32x4_mul(wasm_v128_load(row + v), vinv), vmax));
+    sum01 = wasm_f64x2_add(sum01, wasm_f64x2_promote_low_f32x4(e));
+    sum23 = wasm_f64x2_add(sum23, wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(e, e, 2, 3, 0, 1)));
+  }
+  double sum = wasm_f64x2_extract_lane(sum01, 0) + wasm_f64x2_extract_lane(sum01, 1) + wasm_f64x2_extract_lane(sum23, 0) + wasm_f64x2_extract_lane(sum23, 1);
+  if (v < V) {
+    v128_t e = exp_f32x4(wasm_f32x4_sub(wasm_f32x4_mul(load_partial(row + v, V - v), vinv), vmax));
+    for (int i = 0; i < V - v; i++) sum += i == 0 ? wasm_f32x4_extract_lane(e, 0) : i == 1 ? wasm_f32x4_extract_lane(e, 1) : wasm_f32x4_extract_lane(e, 2);
+  }
+  return (double)max + log_f64(sum);
+}
+
+/* logprobs[n] = log_softmax(logits[n,:]·hyper[0])[targets[n]] over rows [n0, n1) of (N, V); hyper[0] = 1/temperature. */
+void logprobs_forward(float *logprobs, const float *logits, const int *targets, const float *hyper, int V, int n0, int n1, float *work) {
+  (void)work;
+  float invT = hyper[0];
+  for (int n = n0; n < n1; n++) {
+    const float *row = logits + (long)n * V;
+    logprobs[n] = (float)((double)(row[targets[n]] * invT) - log_sum_exp(row, V, invT));
+  }
+}
+
+/* dlogits[n,v] += dlogprobs[n]·(onehot(targets[n])[v] − softmax(logits[n,:]·invT)[v])·invT over rows [n0, n1), skipping rows whose dlogprobs is 0. */
+void logprobs_backward(float *dlogits, const float *dlogprobs, const float *logits, const int *targets, const float *hyper, int V, int n0, int n1,
+                       float *work) {
+  (void)work;
+  float invT = hyper[0];
+  for (int n = n0; n < n1; n++) {
+    float g = dlogprobs[n];
+    if (g == 0.0f) continue;
+    const float *row = logits + (long)n * V;
+    float *drow = dlogits + (long)n * V;
+    v128_t vlse = wasm_f32x4_splat((float)log_sum_exp(row, V, invT));
+    v128_t vinv = wasm_f32x4_splat(invT), vscale = wasm_f32x4_splat(-g * invT);
+    int v = 0;
+    for (; v + 4 <= V; v += 4) {
+      v128_t p = exp_f32x4(wasm_f32x4_sub(wasm_f32x4_mul(wasm_v128_load(row + v), vinv), vlse));
+      wasm_v128_store(drow + v, wasm_f32x4_add(wasm_v128_load(drow + v), wasm_f32x4_mul(vscale, p)));
+    }
+    if (v < V) {
+      v128_t p = exp_f32x4(wasm_f32x4_sub(wasm_f32x4_mul(load_partial(row + v, V - v), vinv), vlse));
+      store_partial(drow + v, wasm_f32x4_add(load_partial(drow + v, V - v), wasm_f32x4_mul(vscale, p)), V - v);
+    }
+    drow[targets[n]] += g * invT;
+  }
+}
+
+/*
+ * AdamW over elements [n0, n1), as src/gpu/reference/adamw.ts in f32: hyper = (beta1, 1 − beta1, beta2,
+ * 1 − beta2, 1 − lr·weightDecay, lr / biasCorrection1, sqrt(biasCorrection2), eps).
+ */
+void adamw_update(float *params, const float *grads, float *m, float *v, const float *hyper, int n0, int n1, float *work) {
+  (void)work;
+  v128_t b1 = wasm_f32x4_splat(hyper[0]), ob1 = wasm_f32x4_splat(hyper[1]), b2 = wasm_f32x4_splat(hyper[2]), ob2 = wasm_f32x4_splat(hyper[3]);
+  v128_t decay = wasm_f32x4_splat(hyper[4]), stepSize = wasm_f32x4_splat(hyper[5]), bc2 = wasm_f32x4_splat(hyper[6]), eps = wasm_f32x4_splat(hyper[7]);
+  int i = n0;
+  for (; i + 4 <= n1; i += 4) {
+    v128_t g = wasm_v128_load(grads + i);
+    v128_t mi = wasm_f32x4_add(wasm_f32x4_mul(b1, wasm_v128_load(m + i)), wasm_f32x4_mul(ob1, g));
+    v128_t vi = wasm_f32x4_add(wasm_f32x4_mul(b2, wasm_v128_load(v + i)), wasm_f32x4_mul(wasm_f32x4_mul(ob2, g), g));
+    wasm_v128_store(m + i, mi);
+    wasm_v128_store(v + i, vi);
+    v128_t denom = wasm_f32x4_add(wasm_f32x4_div(wasm_f32x4_sqrt(vi), bc2), eps);
+    v128_t p = wasm_f32x4_mul(wasm_v128_load(params + i), decay);
+    wasm_v128_store(params + i, wasm_f32x4_sub(p, wasm_f32x4_div(wasm_f32x4_mul(stepSize, mi), denom)));
+  }
+  for (; i < n1; i++) {
+    float g = grads[i];
+    float mi = hyper[0] * m[i] + hyper[1] * g;
+    float vi = hyper[2] * v[i] + hyper[3] * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    params[i] = params[i] * hyper[4] - hyper[5] * mi / (__builtin_sqrtf(vi) / hyper[6] + hyper[7]);
+  }
+}
+
+/* out = a + b over elements [n0, n1). */
+void residual_forward(float *out, const float *a, const float *b, int n0, int n1, float *work) {
+  (void)work;
+  int i = n0;
+  for (; i + 4 <= n1; i += 4) wasm_v128_store(out + i, wasm_f32x4_add(wasm_v128_load(a + i), wasm_v128_load(b + i)));
+  for (; i < n1; i++) out[i] = a[i] + b[i];
+}
+
+/* da += dout and db += dout over elements [n0, n1). */
+void residual_backward(float *da, float *db, const float *dout, int n0, int n1, float *work) {
+  (void)work;
+  int i = n0;
+  for (; i + 4 <= n1; i += 4) {
+    v128_t d = wasm_v128_load(dout + i);
+    wasm_v128_store(da + i, wasm_f32x4_add(wasm_v128_load(da + i), d));
+    wasm_v128_store(db + i, wasm_f32x4_add(wasm_v128_load(db + i), d));
+  }
+  for (; i < n1; i++) {
+    da[i] += dout[i];
+    db[i] += dout[i];
+  }
+}
