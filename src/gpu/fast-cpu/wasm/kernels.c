@@ -195,23 +195,78 @@ static void axpy(float *y, float a, const float *x, int n) {
   for (; i < n; i++) y[i] += a * x[i];
 }
 
+/*
+ * When a unit's keys (or values) transposed, (HS, Tp) with Tp = T rounded up to 16, fit the work area
+ * beside a row of Tp scores, the q·k (and dout·v) products of a row are taken against that copy,
+ * 16 keys at a time with no horizontal sums; otherwise (very long T) one dot product per key.
+ */
+#define WORK_FLOATS (MC * KC + KC * NC + MR * NR)
+
+/* T rounded up to 16: the row length of a transposed copy. */
+static int padded_length(int T) { return (T + 15) & ~15; }
+
+/* Whether a transposed (HS, Tp) copy and a row of Tp scores fit one caller's work. */
+static int transposed_fits(int T, int HS) { return (long)padded_length(T) * (HS + 1) <= WORK_FLOATS; }
+
+/* xt (HS, Tp) = the unit's rows of x (B, T, KVH, HS) for sequence b and head kvh, transposed; zero past T. */
+static void transpose_unit(float *xt, const float *x, int b, int T, int KVH, int kvh, int HS, int Tp) {
+  for (int t2 = 0; t2 < T; t2++) {
+    const float *src = x + ((long)(b * T + t2) * KVH + kvh) * HS;
+    for (int i = 0; i < HS; i++) xt[(long)i * Tp + t2] = src[i];
+  }
+  for (int i = 0; i < HS; i++)
+    for (int t2 = T; t2 < Tp; t2++) xt[(long)i * Tp + t2] = 0.0f;
+}
+
+/* s[t2] = Σ_i row[i]·xt[i][t2] for t2 in [0, count16), count16 a multiple of 16 and ≤ Tp. */
+static void row_times_transposed(float *s, const float *row, const float *xt, int HS, int Tp, int count16) {
+  for (int t2 = 0; t2 < count16; t2 += 16) {
+    v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    const float *col = xt + t2;
+    for (int i = 0; i < HS; i++, col += Tp) {
+      v128_t ri = wasm_f32x4_splat(row[i]);
+      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(ri, wasm_v128_load(col)));
+      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(ri, wasm_v128_load(col + 4)));
+      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(ri, wasm_v128_load(col + 8)));
+      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(ri, wasm_v128_load(col + 12)));
+    }
+    wasm_v128_store(s + t2, a0);
+    wasm_v128_store(s + t2 + 4, a1);
+    wasm_v128_store(s + t2 + 8, a2);
+    wasm_v128_store(s + t2 + 12, a3);
+  }
+}
+
 /* out = softmax(q·kᵀ/√HS, causal)·v for units [u0, u1); saves the probabilities in att. */
 void attention_forward(float *out, float *att, const float *q, const float *k, const float *v, int B, int T, int NH, int KVH, int HS,
                        int u0, int u1, float *work) {
   float scale = 1.0f / __builtin_sqrtf((float)HS);
   int group = NH / KVH;
-  float *scores = work;
+  int Tp = padded_length(T);
+  int transposed = transposed_fits(T, HS);
+  float *kt = work;                                /* (HS, Tp) when transposed */
+  float *scores = transposed ? work + (long)Tp * HS : work;
   for (int u = u0; u < u1; u++) {
     int b = u / KVH, kvh = u % KVH;
+    if (transposed) transpose_unit(kt, k, b, T, KVH, kvh, HS, Tp);
     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
       for (int t = 0; t < T; t++) {
         const float *qrow = q + ((long)(b * T + t) * NH + h) * HS;
         float *attrow = att + ((long)(b * NH + h) * T + t) * T;
         float maxScore = -3.4e38f;
-        for (int t2 = 0; t2 <= t; t2++) {
-          float s = dot(qrow, k + ((long)(b * T + t2) * KVH + kvh) * HS, HS) * scale;
-          scores[t2] = s;
-          maxScore = s > maxScore ? s : maxScore;
+        if (transposed) {
+          row_times_transposed(scores, qrow, kt, HS, Tp, padded_length(t + 1));
+          for (int t2 = 0; t2 <= t; t2++) {
+            float s = scores[t2] * scale;
+            scores[t2] = s;
+            maxScore = s > maxScore ? s : maxScore;
+          }
+        } else {
+          for (int t2 = 0; t2 <= t; t2++) {
+            float s = dot(qrow, k + ((long)(b * T + t2) * KVH + kvh) * HS, HS) * scale;
+            scores[t2] = s;
+            maxScore = s > maxScore ? s : maxScore;
+          }
         }
         int count4 = (t + 1 + 3) & ~3;
         for (int t2 = t + 1; t2 < count4; t2++) scores[t2] = maxScore - 100.0f;
@@ -238,27 +293,31 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dout, cons
                         int B, int T, int NH, int KVH, int HS, int u0, int u1, float *work) {
   float scale = 1.0f / __builtin_sqrtf((float)HS);
   int group = NH / KVH;
-  float *datt = work;
+  int Tp = padded_length(T);
+  int transposed = transposed_fits(T, HS);
+  float *vt = work;                              /* (HS, Tp) when transposed */
+  float *datt = transposed ? work + (long)Tp * HS : work;
   for (int u = u0; u < u1; u++) {
     int b = u / KVH, kvh = u % KVH;
+    if (transposed) transpose_unit(vt, v, b, T, KVH, kvh, HS, Tp);
     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
       for (int t = 0; t < T; t++) {
         long qbase = ((long)(b * T + t) * NH + h) * HS;
         const float *attrow = att + ((long)(b * NH + h) * T + t) * T;
-        float dotAttDatt = 0;
-        for (int t2 = 0; t2 <= t; t2++) {
-          long vbase = ((long)(b * T + t2) * KVH + kvh) * HS;
-          float p = attrow[t2];
-          float d = dot(dout + qbase, v + vbase, HS);
-          axpy(dv + vbase, p, dout + qbase, HS);
-          datt[t2] = d;
-          dotAttDatt += p * d;
+        if (transposed) {
+          row_times_transposed(datt, dout + qbase, vt, HS, Tp, padded_length(t + 1));
+        } else {
+          for (int t2 = 0; t2 <= t; t2++) datt[t2] = dot(dout + qbase, v + ((long)(b * T + t2) * KVH + kvh) * HS, HS);
         }
+        float dotAttDatt = 0;
+        for (int t2 = 0; t2 <= t; t2++) dotAttDatt += attrow[t2] * datt[t2];
         for (int t2 = 0; t2 <= t; t2++) {
-          long kbase = ((long)(b * T + t2) * KVH + kvh) * HS;
-          float dscore = attrow[t2] * (datt[t2] - dotAttDatt) * scale;
-          axpy(dq + qbase, dscore, k + kbase, HS);
-          axpy(dk + kbase, dscore, q + qbase, HS);
+          long kvbase = ((long)(b * T + t2) * KVH + kvh) * HS;
+          float p = attrow[t2];
+          float dscore = p * (datt[t2] - dotAttDatt) * scale;
+          axpy(dv + kvbase, p, dout + qbase, HS);
+          axpy(dq + qbase, dscore, k + kvbase, HS);
+          axpy(dk + kvbase, dscore, q + qbase, HS);
         }
       }
     }
