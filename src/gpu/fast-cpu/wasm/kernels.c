@@ -21,6 +21,7 @@
 #define MC 64
 #define KC 256
 #define NC 256
+#define FEW_ROWS 4 /* up to this many rows of A, gemm takes dot products instead of packing */
 
 /* Floats of work one gemm call needs: the packed A block, the packed B block and one scratch tile. */
 int gemm_work_floats(void) { return MC * KC + KC * NC + MR * NR; }
@@ -61,6 +62,8 @@ static void pack_b(float *restrict dst, const float *b, int brs, int bcs, int k0
     }
   }
 }
+
+static float dot(const float *x, const float *y, int n);
 
 /* One MR×NR tile: t (ldt) = or += Σ_k apanel[k]·bpanel[k] over kc steps. */
 static void micro_kernel(int kc, const float *restrict ap, const float *restrict bp, float *t, int ldt, int accumulate) {
@@ -107,8 +110,56 @@ static void micro_kernel(int kc, const float *restrict ap, const float *restrict
  * C rows [m0, m1) of C (M, Ncols) (ldc) = or += A·B, then + bias (Ncols) when bias is not null.
  * accumulate = 0 overwrites C, 1 adds to it. work holds gemm_work_floats() floats of this caller's own.
  */
+/*
+ * C rows [m0, m1) = or += A·B (+ bias) by one dot product per element, for a few rows of A and B's
+ * columns contiguous along k (acs = brs = 1: a linear layer's forward, B(k, n) = weight[n*IC + k]):
+ * packing B would cost as much as using it once, as when decoding one token. Four columns at a time.
+ */
+static void gemm_few_rows(float *c, int ldc, const float *a, int ars, const float *b, int bcs, const float *bias, int m0, int m1, int Ncols, int K,
+                          int accumulate) {
+  for (int m = m0; m < m1; m++) {
+    const float *arow = a + (long)m * ars;
+    float *crow = c + (long)m * ldc;
+    int n = 0;
+    for (; n + 4 <= Ncols; n += 4) {
+      const float *b0 = b + (long)n * bcs, *b1 = b0 + bcs, *b2 = b1 + bcs, *b3 = b2 + bcs;
+      v128_t s0 = wasm_f32x4_splat(0), s1 = s0, s2 = s0, s3 = s0;
+      int k = 0;
+      for (; k + 4 <= K; k += 4) {
+        v128_t x = wasm_v128_load(arow + k);
+        s0 = wasm_f32x4_add(s0, wasm_f32x4_mul(x, wasm_v128_load(b0 + k)));
+        s1 = wasm_f32x4_add(s1, wasm_f32x4_mul(x, wasm_v128_load(b1 + k)));
+        s2 = wasm_f32x4_add(s2, wasm_f32x4_mul(x, wasm_v128_load(b2 + k)));
+        s3 = wasm_f32x4_add(s3, wasm_f32x4_mul(x, wasm_v128_load(b3 + k)));
+      }
+      /* transpose-and-add: lane j of the result is the sum of s_j's lanes */
+      v128_t t01lo = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t01hi = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
+      v128_t t23lo = wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), t23hi = wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7);
+      v128_t u01 = wasm_f32x4_add(t01lo, t01hi), u23 = wasm_f32x4_add(t23lo, t23hi); /* (s0a, s1a, s0b, s1b), (s2a, s3a, s2b, s3b) */
+      v128_t sums = wasm_f32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
+      for (; k < K; k++) {
+        float x = arow[k];
+        sums = wasm_f32x4_add(sums, wasm_f32x4_make(x * b0[k], x * b1[k], x * b2[k], x * b3[k]));
+      }
+      if (accumulate) sums = wasm_f32x4_add(sums, wasm_v128_load(crow + n));
+      if (bias) sums = wasm_f32x4_add(sums, wasm_v128_load(bias + n));
+      wasm_v128_store(crow + n, sums);
+    }
+    for (; n < Ncols; n++) {
+      float sum = dot(arow, b + (long)n * bcs, K);
+      if (accumulate) sum += crow[n];
+      if (bias) sum += bias[n];
+      crow[n] = sum;
+    }
+  }
+}
+
 void gemm(float *c, int ldc, const float *a, int ars, int acs, const float *b, int brs, int bcs, const float *bias,
           int m0, int m1, int Ncols, int K, int accumulate, float *work) {
+  if (acs == 1 && brs == 1 && m1 - m0 <= FEW_ROWS) {
+    gemm_few_rows(c, ldc, a, ars, b, bcs, bias, m0, m1, Ncols, K, accumulate);
+    return;
+  }
   float *apack = work;
   float *bpack = work + MC * KC;
   float *tile = bpack + KC * NC; /* MR×NR, row stride NR */
