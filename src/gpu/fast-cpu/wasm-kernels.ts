@@ -6,7 +6,7 @@
  * resident) is used in place; any other is copied into a staging area above the resident arrays
  * before the call and, when written, back out after it. Resident arrays need a shared memory (one that
  * grows without detaching the arrays already handed out); on a plain memory allocate() returns null.
- * Kernels: gemm (C = or += A·B through strides), causal grouped-query attention forward and
+ * Kernels: gemm (C = or += A·B through strides; a few rows by dot products), causal grouped-query attention forward and
  * backward, SwiGLU, RMSNorm, log-softmax of the targets, AdamW and the residual add, forward and
  * backward. It knows nothing of models; fast-ops.ts maps the backend's ops onto it.
  */
@@ -17,6 +17,7 @@ const STAGING_BASE_BYTES = 1 << 20; // above the 1 MiB the module declares (its 
 const MAX_PAGES = 32768; // 2 GiB, the module's declared maximum
 const MIN_THREADED_FLOPS = 2e6; // a smaller call runs on the calling thread (waking workers costs more)
 const ROW_ALIGNMENT = 4; // gemm rows per thread are a multiple of the kernel's MR
+const FEW_ROWS = 4; // a linear's forward of at most this many rows takes dot products (gemm_few_rows), not packs
 const BLOCK_ALIGNMENT_BYTES = 64; // resident arrays start on a cache line
 const HYPER_FLOATS = 8; // the scalar parameters of a call (eps, 1/temperature, AdamW's), staged like an operand
 
@@ -34,6 +35,7 @@ export const KERNEL_FUNCTIONS = [
   'adamw_update',
   'residual_forward',
   'residual_backward',
+  'gemm_few_rows',
 ] as const;
 
 /** Index of a kernel function in KERNEL_FUNCTIONS. */
@@ -173,6 +175,12 @@ export class WasmKernels {
     ];
     if (bias !== null) operands.push({ data: bias, length: Ncols, read: true, write: false });
     const [cp, ap, bp, biasp] = this.stageIn(operands);
+    if (M <= FEW_ROWS && acs === 1 && brs === 1) {
+      // decoding a token or a few: packing B would cost as much as reading it once (one thread: M ≤ ROW_ALIGNMENT)
+      this.functions[kernelIndex('gemm_few_rows')]!(cp!, Ncols, ap!, ars, bp!, bcs, biasp ?? 0, 0, M, Ncols, K, accumulate ? 1 : 0, workOffsetBytes(0, this.workFloats));
+      this.stageOut(operands);
+      return;
+    }
     const units = Math.ceil(M / ROW_ALIGNMENT); // the pool splits units; gemm takes rows
     const call: KernelCall = { fn: kernelIndex('gemm'), args: [cp!, Ncols, ap!, ars, acs, bp!, brs, bcs, biasp ?? 0] };
     this.runUnits(call, units, 2 * M * Ncols * K, ROW_ALIGNMENT, M, [Ncols, K, accumulate ? 1 : 0]);

@@ -21,7 +21,6 @@
 #define MC 64
 #define KC 256
 #define NC 256
-#define FEW_ROWS 4 /* up to this many rows of A, gemm takes dot products instead of packing */
 
 /* Floats of work one gemm call needs: the packed A block, the packed B block and one scratch tile. */
 int gemm_work_floats(void) { return MC * KC + KC * NC + MR * NR; }
@@ -114,9 +113,12 @@ static void micro_kernel(int kc, const float *restrict ap, const float *restrict
  * C rows [m0, m1) = or += A·B (+ bias) by one dot product per element, for a few rows of A and B's
  * columns contiguous along k (acs = brs = 1: a linear layer's forward, B(k, n) = weight[n*IC + k]):
  * packing B would cost as much as using it once, as when decoding one token. Four columns at a time.
+ * The caller picks it by the whole product's row count (so a product's arithmetic does not depend on
+ * how threads split it): a product this small is never split.
  */
-static void gemm_few_rows(float *c, int ldc, const float *a, int ars, const float *b, int bcs, const float *bias, int m0, int m1, int Ncols, int K,
-                          int accumulate) {
+void gemm_few_rows(float *c, int ldc, const float *a, int ars, const float *b, int bcs, const float *bias, int m0, int m1, int Ncols, int K,
+                   int accumulate, float *work) {
+  (void)work;
   for (int m = m0; m < m1; m++) {
     const float *arow = a + (long)m * ars;
     float *crow = c + (long)m * ldc;
@@ -156,10 +158,6 @@ static void gemm_few_rows(float *c, int ldc, const float *a, int ars, const floa
 
 void gemm(float *c, int ldc, const float *a, int ars, int acs, const float *b, int brs, int bcs, const float *bias,
           int m0, int m1, int Ncols, int K, int accumulate, float *work) {
-  if (acs == 1 && brs == 1 && m1 - m0 <= FEW_ROWS) {
-    gemm_few_rows(c, ldc, a, ars, b, bcs, bias, m0, m1, Ncols, K, accumulate);
-    return;
-  }
   float *apack = work;
   float *bpack = work + MC * KC;
   float *tile = bpack + KC * NC; /* MR×NR, row stride NR */

@@ -20,6 +20,7 @@ import { expectClose, randomArray } from '../expect-close.ts';
 const TOLERANCE = { atol: 2e-4, rtol: 1e-4 };
 const SHAPES: [N: number, IC: number, OC: number][] = [
   [1, 7, 5], // one token, as decoding runs
+  [4, 33, 19], // the most rows forward takes by dot products instead of packing
   [13, 29, 11],
   [67, 261, 263], // K and Ncols past one block
   [130, 300, 70], // big enough to be split over threads
