@@ -9,7 +9,7 @@
  * that in practice is zero. LoRA adapters are applied unmerged, as the CPU backend applies them.
  * The linears (LM head included), RoPE and SwiGLU run on CpuDecoderOps: the references by default,
  * and the backend's own ops when it was built on a CpuBackend, so a decoder over the fast CPU backend
- * samples on its WASM kernels. Attention stays the per-row loop below: the kernel's causal (B, T)
+ * samples on its WASM kernels, with its copy of the weights allocated in their memory (no copy per product). Attention stays the per-row loop below: the kernel's causal (B, T)
  * shape does not fit rows that each read their own cache.
  */
 import type { ModelBackend, NamedTensors } from '../model/backend.ts';
