@@ -5,7 +5,8 @@
  * from allocate(), or a view of one: weights, gradients, optimizer moments and activations kept
  * resident) is used in place; any other is copied into a staging area above the resident arrays
  * before the call and, when written, back out after it. Resident arrays need a shared memory (one that
- * grows without detaching the arrays already handed out); on a plain memory allocate() returns null.
+ * grows without detaching the arrays already handed out); on a plain memory allocate() returns null,
+ * and past a limit (half the memory by default, the other half kept for staging) it does too.
  * Kernels: gemm (C = or += A·B through strides; a few rows by dot products), causal grouped-query attention forward and
  * backward, SwiGLU, RMSNorm, log-softmax of the targets, AdamW and the residual add, forward and
  * backward. It knows nothing of models; fast-ops.ts maps the backend's ops onto it.
@@ -20,6 +21,8 @@ const ROW_ALIGNMENT = 4; // gemm rows per thread are a multiple of the kernel's 
 const FEW_ROWS = 4; // a linear's forward of at most this many rows takes dot products (gemm_few_rows), not packs
 const BLOCK_ALIGNMENT_BYTES = 64; // resident arrays start on a cache line
 const HYPER_FLOATS = 8; // the scalar parameters of a call (eps, 1/temperature, AdamW's), staged like an operand
+/** Bytes of the memory that resident arrays may take by default: half its 2 GiB, so the other half stays for staging what does not fit. */
+export const DEFAULT_RESIDENT_LIMIT_BYTES = 2 ** 30;
 
 /** The kernel functions a pool can run, by the number the control block carries. */
 export const KERNEL_FUNCTIONS = [
@@ -107,8 +110,8 @@ export class WasmKernels {
   private readonly hyper = new Float32Array(HYPER_FLOATS); // a call's scalars, staged as an operand
   private readonly stagingBase: number; // byte offset of the staging area on a plain memory
 
-  /** Wraps an instance of the kernel module over `memory`, with `threads` sharing it (or none). */
-  constructor(instance: WebAssembly.Instance, memory: WebAssembly.Memory, threads: KernelThreads | null) {
+  /** Wraps an instance of the kernel module over `memory`, with `threads` sharing it (or none); resident arrays take at most residentLimitBytes of it. */
+  constructor(instance: WebAssembly.Instance, memory: WebAssembly.Memory, threads: KernelThreads | null, residentLimitBytes: number = DEFAULT_RESIDENT_LIMIT_BYTES) {
     const exports = instance.exports as Record<string, KernelFunction>;
     this.functions = KERNEL_FUNCTIONS.map((name) => exports[name]!);
     this.memory = memory;
@@ -116,14 +119,14 @@ export class WasmKernels {
     this.workFloats = (exports.gemm_work_floats as () => number)();
     this.ranges = new Int32Array((threads?.count ?? 1) + 1);
     const base = workOffsetBytes(threads?.count ?? 1, this.workFloats);
-    this.resident = memory.buffer instanceof SharedArrayBuffer ? new ResidentArena(memory, base, (bytes) => this.ensureBytes(bytes)) : null;
+    this.resident = memory.buffer instanceof SharedArrayBuffer ? new ResidentArena(memory, base, residentLimitBytes, (bytes) => this.ensureBytes(bytes)) : null;
     this.stagingBase = base;
   }
 
   /**
    * A zeroed Float32Array of `length` floats living in the kernels' memory, so calls use it in place
-   * (no copy); null on a plain memory or when the memory cannot hold it (the caller then uses an
-   * ordinary array, which calls copy). Give it back with release() when done.
+   * (no copy); null on a plain memory or past the resident limit (the caller then uses an ordinary
+   * array, which calls copy). Give it back with release() when done.
    */
   allocate(length: number): Float32Array | null {
     return this.resident?.allocate(length) ?? null;
@@ -436,23 +439,25 @@ export class WasmKernels {
 
 /**
  * The resident arrays of a shared memory: a first-fit allocator over [base, top) with merged free
- * blocks, every block 64-byte aligned. A shared memory's buffer object changes when it grows, but the
+ * blocks, every block 64-byte aligned, top at most `limit` bytes above base. A shared memory's buffer object changes when it grows, but the
  * arrays made over earlier ones stay valid at the same addresses, so every buffer it has had is known.
  */
 class ResidentArena {
   private readonly memory: WebAssembly.Memory;
   private readonly grow: (bytes: number) => void;
+  private readonly end: number; // the byte offset top may not pass
   private readonly buffers = new WeakSet<ArrayBufferLike>(); // every buffer object of the memory so far
   private readonly blocks = new Map<number, number>(); // byte offset → bytes of each allocated block
   private free: { offset: number; bytes: number }[] = []; // sorted by offset, never adjacent
   /** Byte offset past the highest block: where the staging area starts. */
   top: number;
 
-  /** Arena over `memory` from byte `base`; `grow` makes the memory hold a number of bytes. */
-  constructor(memory: WebAssembly.Memory, base: number, grow: (bytes: number) => void) {
+  /** Arena over `memory` from byte `base`, at most `limit` bytes; `grow` makes the memory hold a number of bytes. */
+  constructor(memory: WebAssembly.Memory, base: number, limit: number, grow: (bytes: number) => void) {
     this.memory = memory;
     this.grow = grow;
     this.top = Math.ceil(base / BLOCK_ALIGNMENT_BYTES) * BLOCK_ALIGNMENT_BYTES;
+    this.end = this.top + limit;
     this.grew();
   }
 
@@ -466,7 +471,7 @@ class ResidentArena {
     return this.buffers.has(array.buffer);
   }
 
-  /** A zeroed block of `length` floats, or null when the memory cannot grow to hold it. */
+  /** A zeroed block of `length` floats, or null past the limit or when the memory cannot grow to hold it. */
   allocate(length: number): Float32Array | null {
     const bytes = Math.max(BLOCK_ALIGNMENT_BYTES, Math.ceil((length * 4) / BLOCK_ALIGNMENT_BYTES) * BLOCK_ALIGNMENT_BYTES);
     let offset = -1;
@@ -477,6 +482,7 @@ class ResidentArena {
       if (block.bytes === bytes) this.free.splice(fit, 1);
       else this.free[fit] = { offset: block.offset + bytes, bytes: block.bytes - bytes };
     } else {
+      if (this.top + bytes > this.end) return null; // the rest of the memory stays for staging
       try {
         this.grow(this.top + bytes);
       } catch {

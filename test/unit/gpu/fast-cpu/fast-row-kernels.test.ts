@@ -5,12 +5,13 @@
  * its backward (rows with a zero weight skipped), AdamW over three steps, and the residual add. Sizes
  * are off the SIMD width, and the large ones are above the size where a call is split over threads.
  * Then the resident memory: arrays from allocate() are used in place, give the same results as
- * ordinary arrays, are reused once released, and a plain (unshared) memory hands out none.
+ * ordinary arrays, are reused once released, stop at the resident limit (the rest of the memory is
+ * for staging), and a plain (unshared) memory hands out none.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../../src/gpu/fast-cpu/fast-ops.ts';
 import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
-import { createWasmKernels, type WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
+import { compileKernelModule, createKernelMemory, createWasmKernels, instantiateKernels, WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { adamwUpdate } from '../../../../src/gpu/reference/adamw.ts';
 import { logprobsBackward, logprobsForward } from '../../../../src/gpu/reference/logprobs.ts';
 import { residualBackward, residualForward } from '../../../../src/gpu/reference/residual.ts';
@@ -167,6 +168,23 @@ describe.each([1, 2])('fast row kernels on %i thread(s)', (threads) => {
     kernels.residualForward(kept, copy, copy, 1000);
     expect(kept).toEqual(copy.map((x) => x + x));
     kernels.release(kept);
+  });
+});
+
+describe('fast kernels with a resident limit', () => {
+  it('hands out resident arrays up to the limit, then none until some are released; calls still run on ordinary arrays', async () => {
+    const memory = createKernelMemory(true);
+    const kernels = new WasmKernels(await instantiateKernels(await compileKernelModule(true), memory), memory, null, 4096);
+    const first = kernels.allocate(512)!; // 2048 bytes
+    const second = kernels.allocate(512)!;
+    expect(kernels.isResident(first) && kernels.isResident(second)).toBe(true);
+    expect(kernels.allocate(1)).toBeNull(); // past 4096 bytes
+    const big = new Float32Array(100_000); // staged above the resident arrays
+    const a = randomArray(100_000, 60);
+    kernels.residualForward(big, a, a, 100_000);
+    expect(big[99_999]).toBe(a[99_999]! + a[99_999]!);
+    kernels.release(second);
+    expect(kernels.allocate(512)?.byteOffset).toBe(second.byteOffset);
   });
 });
 
