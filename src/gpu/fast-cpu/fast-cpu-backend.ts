@@ -1,8 +1,10 @@
 /**
  * The fast CPU backend: the CpuBackend (same contract, layouts, LoRA, AdamW, log-probs) with its
- * matmuls and attention on the WASM SIMD kernels (wasm-kernels.ts), on one thread or, in Node, on
- * worker threads (node-kernel-threads.ts) that the caller creates. Everything else is the
- * plain-TypeScript reference, which stays the oracle this backend is tested against.
+ * matmuls, attention, SwiGLU, RMSNorm, log-softmax, residual adds and AdamW on the WASM SIMD kernels
+ * (wasm-kernels.ts, through fast-ops.ts), on one thread or, in Node, on worker threads
+ * (node-kernel-threads.ts) that the caller creates, with its buffers resident in the kernels' memory
+ * where that memory is shared. The rest (embedding, LoRA, gradient norm) is the plain-TypeScript
+ * reference, which stays the oracle this backend is tested against.
  */
 import type { ModelBackendOptions, ModelWeights } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';

@@ -1,8 +1,10 @@
 /**
  * The fast CPU backend's ops on the WASM kernels, with the signatures of the references in
  * src/gpu/reference/ (outputs, inputs, weights, sizes; backward accumulates), so the backend swaps
- * them in one for one: the linear layer's matmuls, causal attention and SwiGLU (f32 sums instead of the
- * references' f64), and RoPE from a table of its angles (rope-table.ts).
+ * them in one for one: the linear layer's matmuls, causal attention, SwiGLU, RMSNorm, the residual add
+ * and AdamW (f32 sums instead of the references' f64), log-softmax of the targets (its exponentials
+ * summed in f64), and RoPE from a table of its angles (rope-table.ts). The backend's buffers come from
+ * the kernels' memory when it can hold them, so the kernels use them in place instead of copying.
  */
 import type { CpuBackendOps } from '../model/cpu-backend.ts';
 import { createTableRope } from './rope-table.ts';
@@ -40,6 +42,33 @@ export function createFastCpuOps(kernels: WasmKernels): CpuBackendOps {
     },
     swigluBackward(dgate, dup, dout, gate, up, N) {
       kernels.swigluBackward(dgate, dup, dout, gate, up, N);
+    },
+    rmsnormForward(out, rstd, inp, weight, N, C, eps) {
+      kernels.rmsnormForward(out, rstd, inp, weight, N, C, eps);
+    },
+    rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, N, C) {
+      kernels.rmsnormBackward(dinp, dweight, dout, inp, weight, rstd, N, C);
+    },
+    logprobsForward(logprobs, logits, targets, N, V, temperature) {
+      kernels.logprobsForward(logprobs, logits, targets, N, V, temperature);
+    },
+    logprobsBackward(dlogits, dlogprobs, logits, targets, N, V, temperature) {
+      kernels.logprobsBackward(dlogits, dlogprobs, logits, targets, N, V, temperature);
+    },
+    residualForward(out, a, b, N) {
+      kernels.residualForward(out, a, b, N);
+    },
+    residualBackward(da, db, dout, N) {
+      kernels.residualBackward(da, db, dout, N);
+    },
+    adamwUpdate(params, grads, m, v, n, hyperparameters) {
+      kernels.adamwUpdate(params, grads, m, v, n, hyperparameters);
+    },
+    allocate(length) {
+      return kernels.allocate(length) ?? new Float32Array(length);
+    },
+    release(buffer) {
+      kernels.release(buffer);
     },
   };
 }

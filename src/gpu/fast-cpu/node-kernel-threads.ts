@@ -19,19 +19,27 @@ export function defaultThreadCount(): number {
   return availableParallelism();
 }
 
-/** WasmKernels on `threads` threads (the caller and threads − 1 worker threads; 1 = no workers). */
+/**
+ * WasmKernels on `threads` threads (the caller and threads − 1 worker threads; 1 = no workers), always
+ * on a shared memory, so that the backend's weights, gradients and activations can live in it (allocate()).
+ */
 export async function createNodeWasmKernels(threads: number = defaultThreadCount()): Promise<WasmKernels> {
-  return createPooledWasmKernels(threads, true, async (workers) => {
-    const started = await Promise.all(
-      workers.map((workerData) => {
-        const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
-        worker.unref();
-        return new Promise<Worker>((resolve, reject) => {
-          worker.once('message', (message: unknown) => (message === 'ready' ? resolve(worker) : reject(new Error(`a kernel worker thread could not start: ${(message as { error: string }).error}`))));
-          worker.once('error', reject);
-        });
-      }),
-    );
-    return () => started.forEach((worker) => void worker.terminate());
-  });
+  return createPooledWasmKernels(
+    threads,
+    true,
+    async (workers) => {
+      const started = await Promise.all(
+        workers.map((workerData) => {
+          const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
+          worker.unref();
+          return new Promise<Worker>((resolve, reject) => {
+            worker.once('message', (message: unknown) => (message === 'ready' ? resolve(worker) : reject(new Error(`a kernel worker thread could not start: ${(message as { error: string }).error}`))));
+            worker.once('error', reject);
+          });
+        }),
+      );
+      return () => started.forEach((worker) => void worker.terminate());
+    },
+    true,
+  );
 }

@@ -65,17 +65,20 @@ function runKernelWorker(data, ready) {
 type StartKernelWorkers = (workers: KernelWorkerData[]) => Promise<() => void>;
 
 /**
- * WasmKernels on `threads` threads: 1 is the plain module on its own memory; more is the
- * shared-memory module, with threads − 1 workers that `startWorkers` starts. `canBlock` says whether
- * the calling thread may Atomics.wait (see SharedKernelThreads).
+ * WasmKernels on `threads` threads, with threads − 1 workers that `startWorkers` starts. More than one
+ * thread needs the shared-memory module (`shareMemory`, the default then); one thread may take it too,
+ * so that the backend's arrays can stay resident, or the plain module on its own memory where
+ * SharedArrayBuffer is unavailable. `canBlock` says whether the calling thread may Atomics.wait
+ * (see SharedKernelThreads).
  */
-export async function createPooledWasmKernels(threads: number, canBlock: boolean, startWorkers: StartKernelWorkers): Promise<WasmKernels> {
+export async function createPooledWasmKernels(threads: number, canBlock: boolean, startWorkers: StartKernelWorkers, shareMemory: boolean = threads > 1): Promise<WasmKernels> {
   if (!(Number.isInteger(threads) && threads >= 1)) throw new Error(`threads must be a positive integer, got ${threads}`);
-  const shared = threads > 1;
-  const module = await compileKernelModule(shared);
-  const memory = createKernelMemory(shared);
+  if (threads > 1 && !shareMemory) throw new Error(`${threads} threads need a shared memory`);
+  // A shared memory also lets one thread keep the backend's arrays resident in it (WasmKernels.allocate).
+  const module = await compileKernelModule(shareMemory);
+  const memory = createKernelMemory(shareMemory);
   const instance = await instantiateKernels(module, memory);
-  if (!shared) return new WasmKernels(instance, memory, null);
+  if (threads === 1) return new WasmKernels(instance, memory, null);
   const workFloats = (instance.exports as unknown as { gemm_work_floats(): number }).gemm_work_floats();
   const control = new Int32Array(new SharedArrayBuffer((RANGES + threads + 1) * 4));
   const workers = Array.from({ length: threads - 1 }, (_, i): KernelWorkerData => {

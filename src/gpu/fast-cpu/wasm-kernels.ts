@@ -1,9 +1,15 @@
 /**
  * The WASM SIMD kernels of wasm/kernels.c behind a Float32Array interface: it owns the module's
- * linear memory, copies a call's operands in (staged above a fixed base), runs the kernel on one
- * thread or split over a `KernelThreads` pool that shares the memory, and copies the outputs back.
- * Kernels: gemm (C = or += A·B through strides), causal grouped-query attention forward and
- * backward, and SwiGLU forward and backward. It knows nothing of models; fast-ops.ts maps the backend's ops onto it.
+ * linear memory, runs a kernel on one thread or split over a `KernelThreads` pool that shares the
+ * memory, and passes operands by address. An operand that lives in the memory already (an array
+ * from allocate(), or a view of one: weights, gradients, optimizer moments and activations kept
+ * resident) is used in place; any other is copied into a staging area above the resident arrays
+ * before the call and, when written, back out after it. Resident arrays need a shared memory (one that
+ * grows without detaching the arrays already handed out); on a plain memory allocate() returns null,
+ * and past a limit (half the memory by default, the other half kept for staging) it does too.
+ * Kernels: gemm (C = or += A·B through strides; a few rows by dot products), causal grouped-query attention forward and
+ * backward, SwiGLU, RMSNorm, log-softmax of the targets, AdamW and the residual add, forward and
+ * backward. It knows nothing of models; fast-ops.ts maps the backend's ops onto it.
  */
 import { KERNELS_SHARED_WASM, KERNELS_WASM } from './wasm/kernels.generated.ts';
 
@@ -12,9 +18,31 @@ const STAGING_BASE_BYTES = 1 << 20; // above the 1 MiB the module declares (its 
 const MAX_PAGES = 32768; // 2 GiB, the module's declared maximum
 const MIN_THREADED_FLOPS = 2e6; // a smaller call runs on the calling thread (waking workers costs more)
 const ROW_ALIGNMENT = 4; // gemm rows per thread are a multiple of the kernel's MR
+const FEW_ROWS = 4; // a linear's forward of at most this many rows takes dot products (gemm_few_rows), not packs
+const BLOCK_ALIGNMENT_BYTES = 64; // resident arrays start on a cache line
+const HYPER_FLOATS = 8; // the scalar parameters of a call (eps, 1/temperature, AdamW's), staged like an operand
+/** Bytes of the memory that resident arrays may take by default: half its 2 GiB, so the other half stays for staging what does not fit. */
+export const DEFAULT_RESIDENT_LIMIT_BYTES = 2 ** 30;
 
 /** The kernel functions a pool can run, by the number the control block carries. */
-export const KERNEL_FUNCTIONS = ['gemm', 'attention_forward', 'attention_backward', 'swiglu_forward', 'swiglu_backward'] as const;
+export const KERNEL_FUNCTIONS = [
+  'gemm',
+  'attention_forward',
+  'attention_backward',
+  'swiglu_forward',
+  'swiglu_backward',
+  'rmsnorm_forward',
+  'rmsnorm_backward',
+  'logprobs_forward',
+  'logprobs_backward',
+  'adamw_update',
+  'residual_forward',
+  'residual_backward',
+  'gemm_few_rows',
+] as const;
+
+/** Index of a kernel function in KERNEL_FUNCTIONS. */
+const kernelIndex = (name: (typeof KERNEL_FUNCTIONS)[number]): number => KERNEL_FUNCTIONS.indexOf(name);
 
 /** One kernel call as a pool runs it: the function's index in KERNEL_FUNCTIONS and its arguments before the (u0, u1, work) it ends with. */
 export interface KernelCall {
@@ -32,9 +60,9 @@ export interface KernelThreads {
   dispose(): void;
 }
 
-/** One operand of a call: copied in before it when `read`, copied back after it when `write`. */
+/** One operand of a call: unless resident, copied in before it when `read`, copied back after it when `write`. */
 interface Operand {
-  data: Float32Array;
+  data: Float32Array | Int32Array;
   length: number;
   read: boolean;
   write: boolean;
@@ -76,19 +104,42 @@ export class WasmKernels {
   private readonly memory: WebAssembly.Memory;
   private readonly threads: KernelThreads | null;
   private readonly workFloats: number; // per thread: the gemm's packs and tile, also the attention's row of T
-  private readonly stagingStart: number; // byte offset where operands go, after every thread's work
   private readonly ranges: Int32Array; // (threads + 1) unit boundaries, reused
-  private offsets: number[] = []; // byte offsets of the staged operands of the call under way
+  private offsets: number[] = []; // byte offsets of the operands of the call under way
+  private readonly resident: ResidentArena | null; // arrays living in the memory; null on a plain memory
+  private readonly hyper = new Float32Array(HYPER_FLOATS); // a call's scalars, staged as an operand
+  private readonly stagingBase: number; // byte offset of the staging area on a plain memory
 
-  /** Wraps an instance of the kernel module over `memory`, with `threads` sharing it (or none). */
-  constructor(instance: WebAssembly.Instance, memory: WebAssembly.Memory, threads: KernelThreads | null) {
+  /** Wraps an instance of the kernel module over `memory`, with `threads` sharing it (or none); resident arrays take at most residentLimitBytes of it. */
+  constructor(instance: WebAssembly.Instance, memory: WebAssembly.Memory, threads: KernelThreads | null, residentLimitBytes: number = DEFAULT_RESIDENT_LIMIT_BYTES) {
     const exports = instance.exports as Record<string, KernelFunction>;
     this.functions = KERNEL_FUNCTIONS.map((name) => exports[name]!);
     this.memory = memory;
     this.threads = threads;
     this.workFloats = (exports.gemm_work_floats as () => number)();
-    this.stagingStart = workOffsetBytes(threads?.count ?? 1, this.workFloats);
     this.ranges = new Int32Array((threads?.count ?? 1) + 1);
+    const base = workOffsetBytes(threads?.count ?? 1, this.workFloats);
+    this.resident = memory.buffer instanceof SharedArrayBuffer ? new ResidentArena(memory, base, residentLimitBytes, (bytes) => this.ensureBytes(bytes)) : null;
+    this.stagingBase = base;
+  }
+
+  /**
+   * A zeroed Float32Array of `length` floats living in the kernels' memory, so calls use it in place
+   * (no copy); null on a plain memory or past the resident limit (the caller then uses an ordinary
+   * array, which calls copy). Give it back with release() when done.
+   */
+  allocate(length: number): Float32Array | null {
+    return this.resident?.allocate(length) ?? null;
+  }
+
+  /** Returns an array from allocate() to the memory; any other array is ignored. */
+  release(array: Float32Array): void {
+    this.resident?.release(array);
+  }
+
+  /** Whether `array` lives in the kernels' memory (allocate()'s arrays and their views). */
+  isResident(array: Float32Array | Int32Array): boolean {
+    return this.resident?.contains(array) ?? false;
   }
 
   /** Threads a call runs on, the caller included. */
@@ -127,8 +178,14 @@ export class WasmKernels {
     ];
     if (bias !== null) operands.push({ data: bias, length: Ncols, read: true, write: false });
     const [cp, ap, bp, biasp] = this.stageIn(operands);
+    if (M <= FEW_ROWS && acs === 1 && brs === 1) {
+      // decoding a token or a few: packing B would cost as much as reading it once (one thread: M ≤ ROW_ALIGNMENT)
+      this.functions[kernelIndex('gemm_few_rows')]!(cp!, Ncols, ap!, ars, bp!, bcs, biasp ?? 0, 0, M, Ncols, K, accumulate ? 1 : 0, workOffsetBytes(0, this.workFloats));
+      this.stageOut(operands);
+      return;
+    }
     const units = Math.ceil(M / ROW_ALIGNMENT); // the pool splits units; gemm takes rows
-    const call: KernelCall = { fn: 0, args: [cp!, Ncols, ap!, ars, acs, bp!, brs, bcs, biasp ?? 0] };
+    const call: KernelCall = { fn: kernelIndex('gemm'), args: [cp!, Ncols, ap!, ars, acs, bp!, brs, bcs, biasp ?? 0] };
     this.runUnits(call, units, 2 * M * Ncols * K, ROW_ALIGNMENT, M, [Ncols, K, accumulate ? 1 : 0]);
     this.stageOut(operands);
   }
@@ -143,7 +200,7 @@ export class WasmKernels {
       { data: k, length: B * T * KVH * HS, read: true, write: false },
       { data: v, length: B * T * KVH * HS, read: true, write: false },
     ];
-    const call: KernelCall = { fn: 1, args: [...this.stageIn(operands), B, T, NH, KVH, HS] };
+    const call: KernelCall = { fn: kernelIndex('attention_forward'), args: [...this.stageIn(operands), B, T, NH, KVH, HS] };
     this.runUnits(call, B * KVH, 2 * B * NH * T * T * HS, 1, B * KVH, []);
     this.stageOut(operands);
   }
@@ -163,7 +220,7 @@ export class WasmKernels {
       { data: v, length: kvLength, read: true, write: false },
       { data: att, length: B * NH * T * T, read: true, write: false },
     ];
-    const call: KernelCall = { fn: 2, args: [...this.stageIn(operands), B, T, NH, KVH, HS] };
+    const call: KernelCall = { fn: kernelIndex('attention_backward'), args: [...this.stageIn(operands), B, T, NH, KVH, HS] };
     this.runUnits(call, B * KVH, 4 * B * NH * T * T * HS, 1, B * KVH, []);
     this.stageOut(operands);
   }
@@ -175,7 +232,7 @@ export class WasmKernels {
       { data: gate, length: N, read: true, write: false },
       { data: up, length: N, read: true, write: false },
     ];
-    const call: KernelCall = { fn: 3, args: this.stageIn(operands) };
+    const call: KernelCall = { fn: kernelIndex('swiglu_forward'), args: this.stageIn(operands) };
     this.runUnits(call, Math.ceil(N / 4), 20 * N, 4, N, []);
     this.stageOut(operands);
   }
@@ -189,8 +246,106 @@ export class WasmKernels {
       { data: gate, length: N, read: true, write: false },
       { data: up, length: N, read: true, write: false },
     ];
-    const call: KernelCall = { fn: 4, args: this.stageIn(operands) };
+    const call: KernelCall = { fn: kernelIndex('swiglu_backward'), args: this.stageIn(operands) };
     this.runUnits(call, Math.ceil(N / 4), 30 * N, 4, N, []);
+    this.stageOut(operands);
+  }
+
+  /** RMSNorm forward over N rows of C (see rmsnorm.ts in the references): writes out (N, C) and rstd (N). */
+  rmsnormForward(out: Float32Array, rstd: Float32Array, inp: Float32Array, weight: Float32Array, N: number, C: number, eps: number): void {
+    const operands: Operand[] = [
+      { data: out, length: N * C, read: false, write: true },
+      { data: rstd, length: N, read: false, write: true },
+      { data: inp, length: N * C, read: true, write: false },
+      { data: weight, length: C, read: true, write: false },
+      this.hyperOperand([eps]),
+    ];
+    const call: KernelCall = { fn: kernelIndex('rmsnorm_forward'), args: [...this.stageIn(operands), C] };
+    this.runUnits(call, N, 4 * N * C, 1, N, []);
+    this.stageOut(operands);
+  }
+
+  /** RMSNorm backward: accumulates into dinp and (unless null) dweight; on one thread when dweight is given (its sums span every row). */
+  rmsnormBackward(dinp: Float32Array, dweight: Float32Array | null, dout: Float32Array, inp: Float32Array, weight: Float32Array, rstd: Float32Array, N: number, C: number): void {
+    const operands: Operand[] = [
+      { data: dinp, length: N * C, read: true, write: true },
+      ...(dweight === null ? [] : [{ data: dweight, length: C, read: true, write: true }]),
+      { data: dout, length: N * C, read: true, write: false },
+      { data: inp, length: N * C, read: true, write: false },
+      { data: weight, length: C, read: true, write: false },
+      { data: rstd, length: N, read: true, write: false },
+    ];
+    const staged = this.stageIn(operands);
+    if (dweight === null) staged.splice(1, 0, 0); // a null dweight
+    const call: KernelCall = { fn: kernelIndex('rmsnorm_backward'), args: [...staged, C] };
+    this.runUnits(call, N, dweight === null ? 8 * N * C : 0, 1, N, []);
+    this.stageOut(operands);
+  }
+
+  /** logprobs[n] = log_softmax(logits[n,:]/temperature)[targets[n]] over N rows of V (see logprobs.ts in the references). */
+  logprobsForward(logprobs: Float32Array, logits: Float32Array, targets: Int32Array, N: number, V: number, temperature: number): void {
+    const operands: Operand[] = [
+      { data: logprobs, length: N, read: false, write: true },
+      { data: logits, length: N * V, read: true, write: false },
+      { data: targets, length: N, read: true, write: false },
+      this.hyperOperand([1 / temperature]),
+    ];
+    const call: KernelCall = { fn: kernelIndex('logprobs_forward'), args: [...this.stageIn(operands), V] };
+    this.runUnits(call, N, 20 * N * V, 1, N, []);
+    this.stageOut(operands);
+  }
+
+  /** Accumulates the gradient of logprobsForward, weighted by dlogprobs (N), into dlogits (N, V). */
+  logprobsBackward(dlogits: Float32Array, dlogprobs: Float32Array, logits: Float32Array, targets: Int32Array, N: number, V: number, temperature: number): void {
+    const operands: Operand[] = [
+      { data: dlogits, length: N * V, read: true, write: true },
+      { data: dlogprobs, length: N, read: true, write: false },
+      { data: logits, length: N * V, read: true, write: false },
+      { data: targets, length: N, read: true, write: false },
+      this.hyperOperand([1 / temperature]),
+    ];
+    const call: KernelCall = { fn: kernelIndex('logprobs_backward'), args: [...this.stageIn(operands), V] };
+    this.runUnits(call, N, 40 * N * V, 1, N, []);
+    this.stageOut(operands);
+  }
+
+  /** One AdamW step over n values in place (see adamw.ts in the references), in f32. */
+  adamwUpdate(params: Float32Array, grads: Float32Array, m: Float32Array, v: Float32Array, n: number, hyper: { lr: number; beta1: number; beta2: number; eps: number; weightDecay: number; step: number }): void {
+    const { lr, beta1, beta2, eps, weightDecay, step } = hyper;
+    const scalars = [beta1, 1 - beta1, beta2, 1 - beta2, 1 - lr * weightDecay, lr / (1 - Math.pow(beta1, step)), Math.sqrt(1 - Math.pow(beta2, step)), eps];
+    const operands: Operand[] = [
+      { data: params, length: n, read: true, write: true },
+      { data: grads, length: n, read: true, write: false },
+      { data: m, length: n, read: true, write: true },
+      { data: v, length: n, read: true, write: true },
+      this.hyperOperand(scalars),
+    ];
+    const call: KernelCall = { fn: kernelIndex('adamw_update'), args: this.stageIn(operands) };
+    this.runUnits(call, Math.ceil(n / 4), 12 * n, 4, n, []);
+    this.stageOut(operands);
+  }
+
+  /** out = a + b over N values. */
+  residualForward(out: Float32Array, a: Float32Array, b: Float32Array, N: number): void {
+    const operands: Operand[] = [
+      { data: out, length: N, read: false, write: true },
+      { data: a, length: N, read: true, write: false },
+      { data: b, length: N, read: true, write: false },
+    ];
+    const call: KernelCall = { fn: kernelIndex('residual_forward'), args: this.stageIn(operands) };
+    this.runUnits(call, Math.ceil(N / 4), N, 4, N, []);
+    this.stageOut(operands);
+  }
+
+  /** da += dout and db += dout over N values. */
+  residualBackward(da: Float32Array, db: Float32Array, dout: Float32Array, N: number): void {
+    const operands: Operand[] = [
+      { data: da, length: N, read: true, write: true },
+      { data: db, length: N, read: true, write: true },
+      { data: dout, length: N, read: true, write: false },
+    ];
+    const call: KernelCall = { fn: kernelIndex('residual_backward'), args: this.stageIn(operands) };
+    this.runUnits(call, Math.ceil(N / 4), 2 * N, 4, N, []);
     this.stageOut(operands);
   }
 
@@ -207,7 +362,7 @@ export class WasmKernels {
     const fn = this.functions[call.fn]!;
     const work = workOffsetBytes(0, this.workFloats);
     const count = this.threads === null || flops < MIN_THREADED_FLOPS || units < 2 ? 1 : Math.min(this.threads.count, units);
-    if (call.fn === 0) {
+    if (call.fn === kernelIndex('gemm')) {
       // gemm's signature puts the row range before (Ncols, K, accumulate)
       const runOwn = (m0: number, m1: number): void => fn(...call.args, m0, m1, ...tail, work);
       if (count === 1) return runOwn(0, limit);
@@ -231,29 +386,43 @@ export class WasmKernels {
     if (T + 4 > this.workFloats) throw new Error(`attention over ${T} tokens needs more than the fast CPU backend's ${this.workFloats} floats of work per thread; use the reference CPU backend`);
   }
 
-  /** Copies the operands that are read into the staging area (growing the memory as needed); returns their byte offsets. */
+  /** The scalars of a call as an operand (at most HYPER_FLOATS, rounded to f32). */
+  private hyperOperand(values: number[]): Operand {
+    this.hyper.fill(0);
+    this.hyper.set(values);
+    return { data: this.hyper, length: HYPER_FLOATS, read: true, write: false };
+  }
+
+  /**
+   * Returns the operands' byte offsets in the memory: a resident operand's own, or a place in the
+   * staging area (above every resident array, growing the memory as needed) into which it is copied when read.
+   */
   private stageIn(operands: Operand[]): number[] {
-    let offset = this.stagingStart;
+    let offset = this.resident?.top ?? this.stagingBase;
     const offsets = operands.map((operand) => {
+      if (operand.data.length < operand.length) throw new Error(`a fast CPU kernel got ${operand.data.length} values where it reads ${operand.length}`);
+      if (this.isResident(operand.data)) return operand.data.byteOffset;
       const at = offset;
       offset += Math.ceil(operand.length / 4) * 16; // 16-byte aligned
       return at;
     });
     this.ensureBytes(offset);
-    const heap = new Float32Array(this.memory.buffer);
+    const buffer = this.memory.buffer;
     operands.forEach((operand, i) => {
-      if (operand.data.length < operand.length) throw new Error(`a fast CPU kernel got ${operand.data.length} values where it reads ${operand.length}`);
-      if (operand.read) heap.set(operand.data.subarray(0, operand.length), offsets[i]! / 4);
+      if (!operand.read || this.isResident(operand.data)) return;
+      const heap = operand.data instanceof Int32Array ? new Int32Array(buffer) : new Float32Array(buffer);
+      heap.set(operand.data.subarray(0, operand.length), offsets[i]! / 4);
     });
     this.offsets = offsets;
     return offsets;
   }
 
-  /** Copies the written operands back out of the staging area. */
+  /** Copies the written operands that are not resident back out of the staging area. */
   private stageOut(operands: Operand[]): void {
     const buffer = this.memory.buffer;
     operands.forEach((operand, i) => {
-      if (operand.write) operand.data.set(new Float32Array(buffer, this.offsets[i]!, operand.length));
+      if (!operand.write || this.isResident(operand.data)) return;
+      operand.data.set(operand.data instanceof Int32Array ? new Int32Array(buffer, this.offsets[i]!, operand.length) : new Float32Array(buffer, this.offsets[i]!, operand.length));
     });
   }
 
@@ -264,6 +433,96 @@ export class WasmKernels {
     const pages = Math.ceil((bytes - have) / PAGE_BYTES);
     if (have / PAGE_BYTES + pages > MAX_PAGES) throw new Error(`a fast CPU kernel needs ${Math.ceil(bytes / 2 ** 20)} MiB of WASM memory, more than its 2 GiB; use the reference CPU backend for this shape`);
     this.memory.grow(pages);
+    this.resident?.grew();
+  }
+}
+
+/**
+ * The resident arrays of a shared memory: a first-fit allocator over [base, top) with merged free
+ * blocks, every block 64-byte aligned, top at most `limit` bytes above base. A shared memory's buffer object changes when it grows, but the
+ * arrays made over earlier ones stay valid at the same addresses, so every buffer it has had is known.
+ */
+class ResidentArena {
+  private readonly memory: WebAssembly.Memory;
+  private readonly grow: (bytes: number) => void;
+  private readonly end: number; // the byte offset top may not pass
+  private readonly buffers = new WeakSet<ArrayBufferLike>(); // every buffer object of the memory so far
+  private readonly blocks = new Map<number, number>(); // byte offset → bytes of each allocated block
+  private free: { offset: number; bytes: number }[] = []; // sorted by offset, never adjacent
+  /** Byte offset past the highest block: where the staging area starts. */
+  top: number;
+
+  /** Arena over `memory` from byte `base`, at most `limit` bytes; `grow` makes the memory hold a number of bytes. */
+  constructor(memory: WebAssembly.Memory, base: number, limit: number, grow: (bytes: number) => void) {
+    this.memory = memory;
+    this.grow = grow;
+    this.top = Math.ceil(base / BLOCK_ALIGNMENT_BYTES) * BLOCK_ALIGNMENT_BYTES;
+    this.end = this.top + limit;
+    this.grew();
+  }
+
+  /** Records the memory's current buffer object (call after every grow). */
+  grew(): void {
+    this.buffers.add(this.memory.buffer);
+  }
+
+  /** Whether `array` is a view of this memory. */
+  contains(array: Float32Array | Int32Array): boolean {
+    return this.buffers.has(array.buffer);
+  }
+
+  /** A zeroed block of `length` floats, or null past the limit or when the memory cannot grow to hold it. */
+  allocate(length: number): Float32Array | null {
+    const bytes = Math.max(BLOCK_ALIGNMENT_BYTES, Math.ceil((length * 4) / BLOCK_ALIGNMENT_BYTES) * BLOCK_ALIGNMENT_BYTES);
+    let offset = -1;
+    const fit = this.free.findIndex((block) => block.bytes >= bytes);
+    if (fit >= 0) {
+      const block = this.free[fit]!;
+      offset = block.offset;
+      if (block.bytes === bytes) this.free.splice(fit, 1);
+      else this.free[fit] = { offset: block.offset + bytes, bytes: block.bytes - bytes };
+    } else {
+      if (this.top + bytes > this.end) return null; // the rest of the memory stays for staging
+      try {
+        this.grow(this.top + bytes);
+      } catch {
+        return null; // past the memory's maximum: the caller keeps an ordinary array
+      }
+      offset = this.top;
+      this.top += bytes;
+    }
+    this.blocks.set(offset, bytes);
+    const array = new Float32Array(this.memory.buffer, offset, length);
+    array.fill(0);
+    return array;
+  }
+
+  /** Frees the block `array` starts (an array not from allocate() is ignored), merging it with free neighbours. */
+  release(array: Float32Array): void {
+    if (!this.contains(array)) return;
+    const offset = array.byteOffset;
+    const bytes = this.blocks.get(offset);
+    if (bytes === undefined) return;
+    this.blocks.delete(offset);
+    let at = this.free.findIndex((block) => block.offset > offset);
+    if (at < 0) at = this.free.length;
+    this.free.splice(at, 0, { offset, bytes });
+    const next = this.free[at + 1];
+    if (next !== undefined && offset + bytes === next.offset) {
+      this.free[at]!.bytes += next.bytes;
+      this.free.splice(at + 1, 1);
+    }
+    const previous = this.free[at - 1];
+    if (previous !== undefined && previous.offset + previous.bytes === offset) {
+      previous.bytes += this.free[at]!.bytes;
+      this.free.splice(at, 1);
+      at--;
+    }
+    const last = this.free[this.free.length - 1];
+    if (last !== undefined && last.offset + last.bytes === this.top) {
+      this.top = last.offset; // the staging area starts lower again
+      this.free.pop();
+    }
   }
 }
 

@@ -41,7 +41,7 @@ export function canShareMemory(): boolean {
 export async function createBrowserWasmKernels(threads: number = defaultBrowserThreadCount()): Promise<BrowserWasmKernels> {
   if (threads > 1 && !canShareMemory()) return { kernels: await createPooledWasmKernels(1, true, startWebWorkers), singleThreadReason: NOT_ISOLATED_REASON };
   const canBlock = typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== 'undefined';
-  return { kernels: await createPooledWasmKernels(threads, canBlock, startWebWorkers), singleThreadReason: null };
+  return { kernels: await createPooledWasmKernels(threads, canBlock, startWebWorkers, canShareMemory()), singleThreadReason: null };
 }
 
 /** Starts one blob worker per entry, resolving when each has instantiated the module; returns the function that ends them. */

@@ -9,7 +9,7 @@
  * that in practice is zero. LoRA adapters are applied unmerged, as the CPU backend applies them.
  * The linears (LM head included), RoPE and SwiGLU run on CpuDecoderOps: the references by default,
  * and the backend's own ops when it was built on a CpuBackend, so a decoder over the fast CPU backend
- * samples on its WASM kernels. Attention stays the per-row loop below: the kernel's causal (B, T)
+ * samples on its WASM kernels, with its copy of the weights allocated in their memory (no copy per product). Attention stays the per-row loop below: the kernel's causal (B, T)
  * shape does not fit rows that each read their own cache.
  */
 import type { ModelBackend, NamedTensors } from '../model/backend.ts';
@@ -27,11 +27,11 @@ interface SequenceCache {
   capacity: number;
 }
 
-/** The ops a CpuDecoder runs that a faster engine may replace: the linears, RoPE and SwiGLU. */
-export type CpuDecoderOps = Pick<CpuBackendOps, 'matmulForward' | 'ropeForward' | 'swigluForward'>;
+/** The ops a CpuDecoder runs that a faster engine may replace: the linears, RoPE and SwiGLU, and the buffers its weights live in. */
+export type CpuDecoderOps = Pick<CpuBackendOps, 'matmulForward' | 'ropeForward' | 'swigluForward' | 'allocate' | 'release'>;
 
 /** The plain-TypeScript references as CpuDecoderOps: the oracle. */
-export const REFERENCE_DECODER_OPS: CpuDecoderOps = { matmulForward, ropeForward, swigluForward };
+export const REFERENCE_DECODER_OPS: CpuDecoderOps = { matmulForward, ropeForward, swigluForward, allocate: (length) => new Float32Array(length), release: () => {} };
 
 /**
  * Builds a CPU decoder over a backend's current parameters (LoRA adapters included), on the
@@ -114,7 +114,9 @@ export class CpuDecoder implements Decoder {
       if (tensor === undefined) throw new Error(`CPU decoder: missing parameter ${name}`);
       const size = shape.reduce((a, b) => a * b, 1);
       if (tensor.data.length !== size) throw new Error(`CPU decoder: parameter ${name} has ${tensor.data.length} values, expected [${shape}]`);
-      this.params.set(name, tensor.data.slice());
+      const copy = this.ops.allocate(size); // resident in the fast kernels' memory: no copy per product
+      copy.set(tensor.data);
+      this.params.set(name, copy);
     };
     for (const [name, shape] of paramShapes(config)) take(name, shape);
     if (lora !== null) {
@@ -184,7 +186,9 @@ export class CpuDecoder implements Decoder {
   }
 
   dispose(): void {
+    if (this.disposed) return;
     this.sequences.clear();
+    for (const param of this.params.values()) this.ops.release(param);
     this.params.clear();
     this.disposed = true;
   }

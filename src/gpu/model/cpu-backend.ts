@@ -2,8 +2,9 @@
  * The CPU backend: the whole Llama-family model (forward, backward, AdamW, LoRA) built from
  * the plain-TypeScript references, over one flat buffer per role laid out by layout.ts. It is the
  * oracle for the WebGPU backend and for the fast CPU backend (src/gpu/fast-cpu), which reuses this class
- * with its matmuls, attention, RoPE and SwiGLU swapped through CpuBackendOps; with REFERENCE_OPS it is deliberately
- * not fast (no threads, no SIMD, activations recomputed by backward).
+ * with its matmuls, attention, RoPE, SwiGLU, RMSNorm, log-softmax, residual adds and AdamW swapped through
+ * CpuBackendOps, and its buffers allocated by them (the fast ops keep them in the kernels' memory); with
+ * REFERENCE_OPS it is deliberately not fast (no threads, no SIMD, activations recomputed by backward).
  */
 import {
   adamwUpdate,
@@ -64,10 +65,39 @@ export interface CpuBackendOps {
   ropeBackward: typeof ropeBackward;
   swigluForward: typeof swigluForward;
   swigluBackward: typeof swigluBackward;
+  rmsnormForward: typeof rmsnormForward;
+  rmsnormBackward: typeof rmsnormBackward;
+  logprobsForward: typeof logprobsForward;
+  logprobsBackward: typeof logprobsBackward;
+  residualForward: typeof residualForward;
+  residualBackward: typeof residualBackward;
+  adamwUpdate: typeof adamwUpdate;
+  /** A zeroed buffer of `length` floats for the backend's weights, gradients, moments or activations. */
+  allocate(length: number): Float32Array;
+  /** Gives back a buffer from allocate() that the backend no longer uses. */
+  release(buffer: Float32Array): void;
 }
 
 /** The plain-TypeScript references as CpuBackendOps: the oracle. */
-const REFERENCE_OPS: CpuBackendOps = { matmulForward, matmulBackward, attentionForward, attentionBackward, ropeForward, ropeBackward, swigluForward, swigluBackward };
+const REFERENCE_OPS: CpuBackendOps = {
+  matmulForward,
+  matmulBackward,
+  attentionForward,
+  attentionBackward,
+  ropeForward,
+  ropeBackward,
+  swigluForward,
+  swigluBackward,
+  rmsnormForward,
+  rmsnormBackward,
+  logprobsForward,
+  logprobsBackward,
+  residualForward,
+  residualBackward,
+  adamwUpdate,
+  allocate: (length) => new Float32Array(length),
+  release: () => {},
+};
 
 /** Creates a CPU backend from a config and either a seed or named tensors (all base parameters required), on the references or on `ops`. */
 export async function createCpuBackend(config: ModelConfig, weights: ModelWeights, options: ModelBackendOptions = {}, ops: CpuBackendOps = REFERENCE_OPS): Promise<CpuBackend> {
@@ -107,13 +137,13 @@ export class CpuBackend implements ModelBackend {
     this.config = config;
     this.lora = lora;
     this.paramLayout = paramLayout(config);
-    this.params = new Float32Array(this.paramLayout.totalSize);
+    this.params = ops.allocate(this.paramLayout.totalSize);
     initParameters(this.params, this.paramLayout, seed);
     if (lora !== null) {
       if (!(Number.isInteger(lora.rank) && lora.rank > 0)) throw new Error(`LoRA rank must be a positive integer, got ${lora.rank}`);
       if (lora.targetModules.length === 0) throw new Error('LoRA needs at least one target module');
       this.loraLayout = loraLayout(config, lora);
-      this.loraParams = new Float32Array(this.loraLayout.totalSize);
+      this.loraParams = ops.allocate(this.loraLayout.totalSize);
       initLoraParameters(this.loraParams, this.loraLayout, config, lora, loraSeed);
     } else {
       this.loraLayout = null;
@@ -130,7 +160,7 @@ export class CpuBackend implements ModelBackend {
     const activations = options.weights === 'reference' ? this.withReference(() => this.forwardPass(ids, B, T)) : this.forwardPass(ids, B, T);
     this.checkTokens(targets, B * T, 'targets');
     const logprobs = this.view(activations, 'logprobs');
-    logprobsForward(logprobs, this.view(activations, 'logits'), targets, B * T, this.config.vocab_size, temperature);
+    this.ops.logprobsForward(logprobs, this.view(activations, 'logits'), targets, B * T, this.config.vocab_size, temperature);
     return logprobs.slice();
   }
 
@@ -141,12 +171,12 @@ export class CpuBackend implements ModelBackend {
     const a = this.forwardPass(ids, B, T);
     this.checkTokens(targets, N, 'targets');
     const act = (name: string): Float32Array => this.view(a, name);
-    logprobsForward(act('logprobs'), act('logits'), targets, N, V, temperature);
+    this.ops.logprobsForward(act('logprobs'), act('logits'), targets, N, V, temperature);
     let objective = 0;
     for (let i = 0; i < N; i++) objective += weights[i]! * act('logprobs')[i]!;
 
     this.ensureGrads();
-    if (a.dacts === null) a.dacts = new Float32Array(a.layout.totalSize);
+    if (a.dacts === null) a.dacts = this.ops.allocate(a.layout.totalSize);
     a.dacts.fill(0);
     const dacts = a.dacts;
     const dact = (name: string): Float32Array => {
@@ -158,11 +188,11 @@ export class CpuBackend implements ModelBackend {
     const L = this.config.num_hidden_layers;
 
     // LM head and final norm
-    logprobsBackward(dact('logits'), weights, act('logits'), targets, N, V, temperature);
+    this.ops.logprobsBackward(dact('logits'), weights, act('logits'), targets, N, V, temperature);
     const lmHeadName = this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
     this.ops.matmulBackward(dact('lnf'), this.grad(lmHeadName), null, dact('logits'), act('lnf'), this.param(lmHeadName), N, C, V);
     const lastResidual = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
-    rmsnormBackward(dact(lastResidual), this.grad('model.norm.weight'), dact('lnf'), act(lastResidual), this.param('model.norm.weight'), act('lnf_rstd'), N, C);
+    this.ops.rmsnormBackward(dact(lastResidual), this.grad('model.norm.weight'), dact('lnf'), act(lastResidual), this.param('model.norm.weight'), act('lnf_rstd'), N, C);
 
     for (let l = L - 1; l >= 0; l--) {
       const la = (name: string): Float32Array => act(`layers.${l}.${name}`);
@@ -172,22 +202,22 @@ export class CpuBackend implements ModelBackend {
       const inputName = l === 0 ? 'encoded' : `layers.${l - 1}.residual3`;
 
       // MLP block
-      residualBackward(dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
+      this.ops.residualBackward(dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);
       this.linearBackward(a, l, 'down_proj', dla('swiglu'), dla('mlp_out'), la('swiglu'), N);
       this.ops.swigluBackward(dla('gate'), dla('up'), dla('swiglu'), la('gate'), la('up'), N * I);
       this.linearBackward(a, l, 'gate_proj', dla('ln2'), dla('gate'), la('ln2'), N);
       this.linearBackward(a, l, 'up_proj', dla('ln2'), dla('up'), la('ln2'), N);
-      rmsnormBackward(dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
+      this.ops.rmsnormBackward(dla('residual2'), lg('post_attention_layernorm.weight'), dla('ln2'), la('residual2'), lp('post_attention_layernorm.weight'), la('ln2_rstd'), N, C);
 
       // attention block
-      residualBackward(dact(inputName), dla('attproj'), dla('residual2'), N * C);
+      this.ops.residualBackward(dact(inputName), dla('attproj'), dla('residual2'), N * C);
       this.linearBackward(a, l, 'o_proj', dla('atty'), dla('attproj'), la('atty'), N);
       this.ops.attentionBackward(dla('q_rope'), dla('k_rope'), dla('v'), dla('atty'), la('q_rope'), la('k_rope'), la('v'), la('att'), B, T, NH, KVH, HS);
       if (this.config.qk_norm) {
         this.ops.ropeBackward(dla('q_normed'), dla('q_rope'), positions, B, T, NH, HS, theta);
         this.ops.ropeBackward(dla('k_normed'), dla('k_rope'), positions, B, T, KVH, HS, theta);
-        rmsnormBackward(dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
-        rmsnormBackward(dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
+        this.ops.rmsnormBackward(dla('q'), lg('self_attn.q_norm.weight'), dla('q_normed'), la('q'), lp('self_attn.q_norm.weight'), la('q_rstd'), N * NH, HS);
+        this.ops.rmsnormBackward(dla('k'), lg('self_attn.k_norm.weight'), dla('k_normed'), la('k'), lp('self_attn.k_norm.weight'), la('k_rstd'), N * KVH, HS);
       } else {
         this.ops.ropeBackward(dla('q'), dla('q_rope'), positions, B, T, NH, HS, theta);
         this.ops.ropeBackward(dla('k'), dla('k_rope'), positions, B, T, KVH, HS, theta);
@@ -195,7 +225,7 @@ export class CpuBackend implements ModelBackend {
       this.linearBackward(a, l, 'q_proj', dla('ln1'), dla('q'), la('ln1'), N);
       this.linearBackward(a, l, 'k_proj', dla('ln1'), dla('k'), la('ln1'), N);
       this.linearBackward(a, l, 'v_proj', dla('ln1'), dla('v'), la('ln1'), N);
-      rmsnormBackward(dact(inputName), lg('input_layernorm.weight'), dla('ln1'), act(inputName), lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
+      this.ops.rmsnormBackward(dact(inputName), lg('input_layernorm.weight'), dla('ln1'), act(inputName), lp('input_layernorm.weight'), la('ln1_rstd'), N, C);
     }
     const dwte = this.grad('model.embed_tokens.weight');
     if (dwte !== null) embeddingBackward(dwte, dact('encoded'), ids, N, C);
@@ -218,11 +248,11 @@ export class CpuBackend implements ModelBackend {
     const factor = clipFactor(norm, maxGradNorm);
     if (factor < 1) scaleInPlace(grads, grads.length, factor);
     if (this.adamM === null || this.adamV === null) {
-      this.adamM = new Float32Array(trainable.length);
-      this.adamV = new Float32Array(trainable.length);
+      this.adamM = this.ops.allocate(trainable.length);
+      this.adamV = this.ops.allocate(trainable.length);
     }
     this.stepCount++;
-    adamwUpdate(trainable, grads, this.adamM, this.adamV, trainable.length, { lr, beta1, beta2, eps, weightDecay, step: this.stepCount });
+    this.ops.adamwUpdate(trainable, grads, this.adamM, this.adamV, trainable.length, { lr, beta1, beta2, eps, weightDecay, step: this.stepCount });
     return { gradNorm: norm };
   }
 
@@ -259,11 +289,18 @@ export class CpuBackend implements ModelBackend {
 
   async setOptimizerState(state: OptimizerState): Promise<void> {
     const layout = this.trainableLayout();
-    const m = new Float32Array(layout.totalSize);
-    const v = new Float32Array(layout.totalSize);
-    writeNamedTensors(m, layout, state.m, 'optimizer state m');
-    writeNamedTensors(v, layout, state.v, 'optimizer state v');
-    if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`optimizer state: step must be a non-negative integer, got ${state.step}`);
+    const m = this.ops.allocate(layout.totalSize);
+    const v = this.ops.allocate(layout.totalSize);
+    try {
+      writeNamedTensors(m, layout, state.m, 'optimizer state m');
+      writeNamedTensors(v, layout, state.v, 'optimizer state v');
+      if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`optimizer state: step must be a non-negative integer, got ${state.step}`);
+    } catch (error) {
+      this.ops.release(m);
+      this.ops.release(v);
+      throw error;
+    }
+    this.releaseAll(this.adamM, this.adamV);
     this.adamM = m;
     this.adamV = v;
     this.stepCount = state.step;
@@ -272,11 +309,18 @@ export class CpuBackend implements ModelBackend {
   async setReference(tensors: NamedTensors | null): Promise<void> {
     if (this.lora !== null) throw new Error('with LoRA the KL reference is the base model (adapters switched off); there is nothing to freeze');
     if (tensors === null) {
+      this.releaseAll(this.reference);
       this.reference = null;
       return;
     }
-    const reference = new Float32Array(this.paramLayout.totalSize);
-    writeNamedTensors(reference, this.paramLayout, tensors, 'KL reference');
+    const reference = this.ops.allocate(this.paramLayout.totalSize);
+    try {
+      writeNamedTensors(reference, this.paramLayout, tensors, 'KL reference');
+    } catch (error) {
+      this.ops.release(reference);
+      throw error;
+    }
+    this.releaseAll(this.reference);
     this.reference = reference;
   }
 
@@ -287,11 +331,17 @@ export class CpuBackend implements ModelBackend {
   }
 
   dispose(): void {
+    this.releaseAll(this.reference, this.params, this.loraParams, this.grads, this.adamM, this.adamV, this.activations?.acts ?? null, this.activations?.dacts ?? null);
     this.reference = null;
     this.params = new Float32Array(0);
     this.loraParams = null;
     this.grads = this.adamM = this.adamV = null;
     this.activations = null;
+  }
+
+  /** Gives the non-null buffers back to the ops that allocated them. */
+  private releaseAll(...buffers: (Float32Array | null)[]): void {
+    for (const buffer of buffers) if (buffer !== null) this.ops.release(buffer);
   }
 
   /** Copies one named tensor into the parameter or LoRA buffer, checking its shape. */
@@ -344,15 +394,15 @@ export class CpuBackend implements ModelBackend {
       const lp = (name: string): Float32Array => this.param(`model.layers.${l}.${name}`);
 
       // attention block
-      rmsnormForward(la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
+      this.ops.rmsnormForward(la('ln1'), la('ln1_rstd'), residual, lp('input_layernorm.weight'), N, C, eps);
       this.linearForward(a, l, 'q_proj', la('q'), la('ln1'), N);
       this.linearForward(a, l, 'k_proj', la('k'), la('ln1'), N);
       this.linearForward(a, l, 'v_proj', la('v'), la('ln1'), N);
       let q = la('q'); // (B, T, NH, HS)
       let k = la('k'); // (B, T, KVH, HS)
       if (this.config.qk_norm) {
-        rmsnormForward(la('q_normed'), la('q_rstd'), q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
-        rmsnormForward(la('k_normed'), la('k_rstd'), k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
+        this.ops.rmsnormForward(la('q_normed'), la('q_rstd'), q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
+        this.ops.rmsnormForward(la('k_normed'), la('k_rstd'), k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
         q = la('q_normed');
         k = la('k_normed');
       }
@@ -360,18 +410,18 @@ export class CpuBackend implements ModelBackend {
       this.ops.ropeForward(la('k_rope'), k, positions, B, T, KVH, HS, theta);
       this.ops.attentionForward(la('atty'), la('att'), la('q_rope'), la('k_rope'), la('v'), B, T, NH, KVH, HS);
       this.linearForward(a, l, 'o_proj', la('attproj'), la('atty'), N);
-      residualForward(la('residual2'), residual, la('attproj'), N * C);
+      this.ops.residualForward(la('residual2'), residual, la('attproj'), N * C);
 
       // MLP block
-      rmsnormForward(la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
+      this.ops.rmsnormForward(la('ln2'), la('ln2_rstd'), la('residual2'), lp('post_attention_layernorm.weight'), N, C, eps);
       this.linearForward(a, l, 'gate_proj', la('gate'), la('ln2'), N);
       this.linearForward(a, l, 'up_proj', la('up'), la('ln2'), N);
       this.ops.swigluForward(la('swiglu'), la('gate'), la('up'), N * I);
       this.linearForward(a, l, 'down_proj', la('mlp_out'), la('swiglu'), N);
-      residualForward(la('residual3'), la('residual2'), la('mlp_out'), N * C);
+      this.ops.residualForward(la('residual3'), la('residual2'), la('mlp_out'), N * C);
       residual = la('residual3');
     }
-    rmsnormForward(act('lnf'), act('lnf_rstd'), residual, this.param('model.norm.weight'), N, C, eps);
+    this.ops.rmsnormForward(act('lnf'), act('lnf_rstd'), residual, this.param('model.norm.weight'), N, C, eps);
     const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
     this.ops.matmulForward(act('logits'), act('lnf'), lmHead, null, N, C, V);
     return a;
@@ -410,7 +460,9 @@ export class CpuBackend implements ModelBackend {
     if (!(Number.isInteger(B) && B > 0 && Number.isInteger(T) && T > 0)) throw new Error(`B and T must be positive integers, got B=${B} T=${T}`);
     if (this.activations === null || this.activations.B !== B || this.activations.T !== T) {
       const layout = activationLayout(this.config, B, T, this.lora);
-      this.activations = { B, T, layout, acts: new Float32Array(layout.totalSize), dacts: null };
+      this.releaseAll(this.activations?.acts ?? null, this.activations?.dacts ?? null);
+      this.activations = null; // released before the next is allocated, so the memory can reuse it
+      this.activations = { B, T, layout, acts: this.ops.allocate(layout.totalSize), dacts: null };
     }
     return this.activations;
   }
@@ -433,7 +485,7 @@ export class CpuBackend implements ModelBackend {
 
   /** Allocates the gradient buffer of whatever trains (the base, or the LoRA adapters). */
   private ensureGrads(): void {
-    if (this.grads === null) this.grads = new Float32Array(this.trainableParams().length);
+    if (this.grads === null) this.grads = this.ops.allocate(this.trainableParams().length);
   }
 
   /** Returns the buffer the optimizer updates. */

@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")"
 FLAGS="--target=wasm32 -msimd128 -matomics -mbulk-memory -O3 -nostdlib -ffreestanding -fno-builtin"
-LINK="-Wl,--no-entry -Wl,--export=gemm -Wl,--export=gemm_work_floats -Wl,--export=attention_forward -Wl,--export=attention_backward -Wl,--export=swiglu_forward -Wl,--export=swiglu_backward -Wl,--import-memory -Wl,--strip-all -Wl,--initial-memory=1048576 -Wl,--max-memory=2147483648"
+LINK="-Wl,--no-entry -Wl,--export=gemm -Wl,--export=gemm_few_rows -Wl,--export=gemm_work_floats -Wl,--export=attention_forward -Wl,--export=attention_backward -Wl,--export=swiglu_forward -Wl,--export=swiglu_backward -Wl,--export=rmsnorm_forward -Wl,--export=rmsnorm_backward -Wl,--export=logprobs_forward -Wl,--export=logprobs_backward -Wl,--export=adamw_update -Wl,--export=residual_forward -Wl,--export=residual_backward -Wl,--import-memory -Wl,--strip-all -Wl,--initial-memory=1048576 -Wl,--max-memory=2147483648"
 clang $FLAGS $LINK -o kernels.wasm kernels.c
 clang $FLAGS $LINK -Wl,--shared-memory -o kernels-shared.wasm kernels.c
 # Worker threads share one memory, so no kernel may use the shadow stack (a local whose address is

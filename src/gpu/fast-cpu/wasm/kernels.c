@@ -62,6 +62,8 @@ static void pack_b(float *restrict dst, const float *b, int brs, int bcs, int k0
   }
 }
 
+static float dot(const float *x, const float *y, int n);
+
 /* One MR×NR tile: t (ldt) = or += Σ_k apanel[k]·bpanel[k] over kc steps. */
 static void micro_kernel(int kc, const float *restrict ap, const float *restrict bp, float *t, int ldt, int accumulate) {
   v128_t c00 = wasm_f32x4_splat(0), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
@@ -107,6 +109,53 @@ static void micro_kernel(int kc, const float *restrict ap, const float *restrict
  * C rows [m0, m1) of C (M, Ncols) (ldc) = or += A·B, then + bias (Ncols) when bias is not null.
  * accumulate = 0 overwrites C, 1 adds to it. work holds gemm_work_floats() floats of this caller's own.
  */
+/*
+ * C rows [m0, m1) = or += A·B (+ bias) by one dot product per element, for a few rows of A and B's
+ * columns contiguous along k (acs = brs = 1: a linear layer's forward, B(k, n) = weight[n*IC + k]):
+ * packing B would cost as much as using it once, as when decoding one token. Four columns at a time.
+ * The caller picks it by the whole product's row count (so a product's arithmetic does not depend on
+ * how threads split it): a product this small is never split.
+ */
+void gemm_few_rows(float *c, int ldc, const float *a, int ars, const float *b, int bcs, const float *bias, int m0, int m1, int Ncols, int K,
+                   int accumulate, float *work) {
+  (void)work;
+  for (int m = m0; m < m1; m++) {
+    const float *arow = a + (long)m * ars;
+    float *crow = c + (long)m * ldc;
+    int n = 0;
+    for (; n + 4 <= Ncols; n += 4) {
+      const float *b0 = b + (long)n * bcs, *b1 = b0 + bcs, *b2 = b1 + bcs, *b3 = b2 + bcs;
+      v128_t s0 = wasm_f32x4_splat(0), s1 = s0, s2 = s0, s3 = s0;
+      int k = 0;
+      for (; k + 4 <= K; k += 4) {
+        v128_t x = wasm_v128_load(arow + k);
+        s0 = wasm_f32x4_add(s0, wasm_f32x4_mul(x, wasm_v128_load(b0 + k)));
+        s1 = wasm_f32x4_add(s1, wasm_f32x4_mul(x, wasm_v128_load(b1 + k)));
+        s2 = wasm_f32x4_add(s2, wasm_f32x4_mul(x, wasm_v128_load(b2 + k)));
+        s3 = wasm_f32x4_add(s3, wasm_f32x4_mul(x, wasm_v128_load(b3 + k)));
+      }
+      /* transpose-and-add: lane j of the result is the sum of s_j's lanes */
+      v128_t t01lo = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t01hi = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
+      v128_t t23lo = wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), t23hi = wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7);
+      v128_t u01 = wasm_f32x4_add(t01lo, t01hi), u23 = wasm_f32x4_add(t23lo, t23hi); /* (s0a, s1a, s0b, s1b), (s2a, s3a, s2b, s3b) */
+      v128_t sums = wasm_f32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
+      for (; k < K; k++) {
+        float x = arow[k];
+        sums = wasm_f32x4_add(sums, wasm_f32x4_make(x * b0[k], x * b1[k], x * b2[k], x * b3[k]));
+      }
+      if (accumulate) sums = wasm_f32x4_add(sums, wasm_v128_load(crow + n));
+      if (bias) sums = wasm_f32x4_add(sums, wasm_v128_load(bias + n));
+      wasm_v128_store(crow + n, sums);
+    }
+    for (; n < Ncols; n++) {
+      float sum = dot(arow, b + (long)n * bcs, K);
+      if (accumulate) sum += crow[n];
+      if (bias) sum += bias[n];
+      crow[n] = sum;
+    }
+  }
+}
+
 void gemm(float *c, int ldc, const float *a, int ars, int acs, const float *b, int brs, int bcs, const float *bias,
           int m0, int m1, int Ncols, int K, int accumulate, float *work) {
   float *apack = work;
@@ -195,23 +244,78 @@ static void axpy(float *y, float a, const float *x, int n) {
   for (; i < n; i++) y[i] += a * x[i];
 }
 
+/*
+ * When a unit's keys (or values) transposed, (HS, Tp) with Tp = T rounded up to 16, fit the work area
+ * beside a row of Tp scores, the q·k (and dout·v) products of a row are taken against that copy,
+ * 16 keys at a time with no horizontal sums; otherwise (very long T) one dot product per key.
+ */
+#define WORK_FLOATS (MC * KC + KC * NC + MR * NR)
+
+/* T rounded up to 16: the row length of a transposed copy. */
+static int padded_length(int T) { return (T + 15) & ~15; }
+
+/* Whether a transposed (HS, Tp) copy and a row of Tp scores fit one caller's work. */
+static int transposed_fits(int T, int HS) { return (long)padded_length(T) * (HS + 1) <= WORK_FLOATS; }
+
+/* xt (HS, Tp) = the unit's rows of x (B, T, KVH, HS) for sequence b and head kvh, transposed; zero past T. */
+static void transpose_unit(float *xt, const float *x, int b, int T, int KVH, int kvh, int HS, int Tp) {
+  for (int t2 = 0; t2 < T; t2++) {
+    const float *src = x + ((long)(b * T + t2) * KVH + kvh) * HS;
+    for (int i = 0; i < HS; i++) xt[(long)i * Tp + t2] = src[i];
+  }
+  for (int i = 0; i < HS; i++)
+    for (int t2 = T; t2 < Tp; t2++) xt[(long)i * Tp + t2] = 0.0f;
+}
+
+/* s[t2] = Σ_i row[i]·xt[i][t2] for t2 in [0, count16), count16 a multiple of 16 and ≤ Tp. */
+static void row_times_transposed(float *s, const float *row, const float *xt, int HS, int Tp, int count16) {
+  for (int t2 = 0; t2 < count16; t2 += 16) {
+    v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
+    const float *col = xt + t2;
+    for (int i = 0; i < HS; i++, col += Tp) {
+      v128_t ri = wasm_f32x4_splat(row[i]);
+      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(ri, wasm_v128_load(col)));
+      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(ri, wasm_v128_load(col + 4)));
+      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(ri, wasm_v128_load(col + 8)));
+      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(ri, wasm_v128_load(col + 12)));
+    }
+    wasm_v128_store(s + t2, a0);
+    wasm_v128_store(s + t2 + 4, a1);
+    wasm_v128_store(s + t2 + 8, a2);
+    wasm_v128_store(s + t2 + 12, a3);
+  }
+}
+
 /* out = softmax(q·kᵀ/√HS, causal)·v for units [u0, u1); saves the probabilities in att. */
 void attention_forward(float *out, float *att, const float *q, const float *k, const float *v, int B, int T, int NH, int KVH, int HS,
                        int u0, int u1, float *work) {
   float scale = 1.0f / __builtin_sqrtf((float)HS);
   int group = NH / KVH;
-  float *scores = work;
+  int Tp = padded_length(T);
+  int transposed = transposed_fits(T, HS);
+  float *kt = work;                                /* (HS, Tp) when transposed */
+  float *scores = transposed ? work + (long)Tp * HS : work;
   for (int u = u0; u < u1; u++) {
     int b = u / KVH, kvh = u % KVH;
+    if (transposed) transpose_unit(kt, k, b, T, KVH, kvh, HS, Tp);
     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
       for (int t = 0; t < T; t++) {
         const float *qrow = q + ((long)(b * T + t) * NH + h) * HS;
         float *attrow = att + ((long)(b * NH + h) * T + t) * T;
         float maxScore = -3.4e38f;
-        for (int t2 = 0; t2 <= t; t2++) {
-          float s = dot(qrow, k + ((long)(b * T + t2) * KVH + kvh) * HS, HS) * scale;
-          scores[t2] = s;
-          maxScore = s > maxScore ? s : maxScore;
+        if (transposed) {
+          row_times_transposed(scores, qrow, kt, HS, Tp, padded_length(t + 1));
+          for (int t2 = 0; t2 <= t; t2++) {
+            float s = scores[t2] * scale;
+            scores[t2] = s;
+            maxScore = s > maxScore ? s : maxScore;
+          }
+        } else {
+          for (int t2 = 0; t2 <= t; t2++) {
+            float s = dot(qrow, k + ((long)(b * T + t2) * KVH + kvh) * HS, HS) * scale;
+            scores[t2] = s;
+            maxScore = s > maxScore ? s : maxScore;
+          }
         }
         int count4 = (t + 1 + 3) & ~3;
         for (int t2 = t + 1; t2 < count4; t2++) scores[t2] = maxScore - 100.0f;
@@ -238,27 +342,31 @@ void attention_backward(float *dq, float *dk, float *dv, const float *dout, cons
                         int B, int T, int NH, int KVH, int HS, int u0, int u1, float *work) {
   float scale = 1.0f / __builtin_sqrtf((float)HS);
   int group = NH / KVH;
-  float *datt = work;
+  int Tp = padded_length(T);
+  int transposed = transposed_fits(T, HS);
+  float *vt = work;                              /* (HS, Tp) when transposed */
+  float *datt = transposed ? work + (long)Tp * HS : work;
   for (int u = u0; u < u1; u++) {
     int b = u / KVH, kvh = u % KVH;
+    if (transposed) transpose_unit(vt, v, b, T, KVH, kvh, HS, Tp);
     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
       for (int t = 0; t < T; t++) {
         long qbase = ((long)(b * T + t) * NH + h) * HS;
         const float *attrow = att + ((long)(b * NH + h) * T + t) * T;
-        float dotAttDatt = 0;
-        for (int t2 = 0; t2 <= t; t2++) {
-          long vbase = ((long)(b * T + t2) * KVH + kvh) * HS;
-          float p = attrow[t2];
-          float d = dot(dout + qbase, v + vbase, HS);
-          axpy(dv + vbase, p, dout + qbase, HS);
-          datt[t2] = d;
-          dotAttDatt += p * d;
+        if (transposed) {
+          row_times_transposed(datt, dout + qbase, vt, HS, Tp, padded_length(t + 1));
+        } else {
+          for (int t2 = 0; t2 <= t; t2++) datt[t2] = dot(dout + qbase, v + ((long)(b * T + t2) * KVH + kvh) * HS, HS);
         }
+        float dotAttDatt = 0;
+        for (int t2 = 0; t2 <= t; t2++) dotAttDatt += attrow[t2] * datt[t2];
         for (int t2 = 0; t2 <= t; t2++) {
-          long kbase = ((long)(b * T + t2) * KVH + kvh) * HS;
-          float dscore = attrow[t2] * (datt[t2] - dotAttDatt) * scale;
-          axpy(dq + qbase, dscore, k + kbase, HS);
-          axpy(dk + kbase, dscore, q + qbase, HS);
+          long kvbase = ((long)(b * T + t2) * KVH + kvh) * HS;
+          float p = attrow[t2];
+          float dscore = p * (datt[t2] - dotAttDatt) * scale;
+          axpy(dv + kvbase, p, dout + qbase, HS);
+          axpy(dq + qbase, dscore, k + kvbase, HS);
+          axpy(dk + kvbase, dscore, q + qbase, HS);
         }
       }
     }
@@ -330,5 +438,203 @@ void swiglu_backward(float *dgate, float *dup, const float *dout, const float *g
     swiglu_backward_lanes(load_partial(gate + i, count), load_partial(up + i, count), load_partial(dout + i, count), &a, &b);
     store_partial(dgate + i, wasm_f32x4_add(load_partial(dgate + i, count), a), count);
     store_partial(dup + i, wasm_f32x4_add(load_partial(dup + i, count), b), count);
+  }
+}
+
+/*
+ * Row and elementwise kernels of the training step, each over a range [n0, n1) that threads may split
+ * (rows for RMSNorm and log-softmax, elements otherwise). Scalars that are not sizes (eps, the inverse
+ * temperature, AdamW's hyperparameters) come in a small float array, `hyper`, so every argument a
+ * thread pool passes stays an integer. work is unused here.
+ */
+
+/* Sum of the four lanes. */
+static float hsum(v128_t v) {
+  return wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1) + wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3);
+}
+
+/* RMSNorm forward over rows [n0, n1) of (N, C): out = inp·rstd·weight, rstd = 1/sqrt(mean(inp²) + hyper[0]). */
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, const float *hyper, int C, int n0, int n1, float *work) {
+  (void)work;
+  float eps = hyper[0];
+  for (int n = n0; n < n1; n++) {
+    const float *x = inp + (long)n * C;
+    float *y = out + (long)n * C;
+    v128_t acc = wasm_f32x4_splat(0);
+    int c = 0;
+    for (; c + 4 <= C; c += 4) {
+      v128_t v = wasm_v128_load(x + c);
+      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(v, v));
+    }
+    float sumSquares = hsum(acc);
+    for (; c < C; c++) sumSquares += x[c] * x[c];
+    float s = 1.0f / __builtin_sqrtf(sumSquares / (float)C + eps);
+    v128_t vs = wasm_f32x4_splat(s);
+    for (c = 0; c + 4 <= C; c += 4) wasm_v128_store(y + c, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + c), vs), wasm_v128_load(weight + c)));
+    for (; c < C; c++) y[c] = x[c] * s * weight[c];
+    rstd[n] = s;
+  }
+}
+
+/*
+ * RMSNorm backward over rows [n0, n1): dinp += dout·w·s − x·s³·Σ(dout·w·x)/C, and dweight (when not
+ * null) += dout·x·s summed over the rows; with dweight, one caller must own every row (no split).
+ */
+void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int C, int n0, int n1,
+                      float *work) {
+  (void)work;
+  for (int n = n0; n < n1; n++) {
+    const float *x = inp + (long)n * C;
+    const float *g = dout + (long)n * C;
+    float *dx = dinp + (long)n * C;
+    float s = rstd[n];
+    v128_t acc = wasm_f32x4_splat(0);
+    int c = 0;
+    for (; c + 4 <= C; c += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(g + c), wasm_v128_load(weight + c)), wasm_v128_load(x + c)));
+    float dotDoutWeightInp = hsum(acc);
+    for (; c < C; c++) dotDoutWeightInp += g[c] * weight[c] * x[c];
+    float correction = s * s * s * dotDoutWeightInp / (float)C;
+    v128_t vs = wasm_f32x4_splat(s), vcorr = wasm_f32x4_splat(correction);
+    for (c = 0; c + 4 <= C; c += 4) {
+      v128_t xv = wasm_v128_load(x + c), gv = wasm_v128_load(g + c);
+      v128_t d = wasm_f32x4_sub(wasm_f32x4_mul(wasm_f32x4_mul(gv, wasm_v128_load(weight + c)), vs), wasm_f32x4_mul(xv, vcorr));
+      wasm_v128_store(dx + c, wasm_f32x4_add(wasm_v128_load(dx + c), d));
+      if (dweight) wasm_v128_store(dweight + c, wasm_f32x4_add(wasm_v128_load(dweight + c), wasm_f32x4_mul(wasm_f32x4_mul(gv, xv), vs)));
+    }
+    for (; c < C; c++) {
+      dx[c] += g[c] * weight[c] * s - x[c] * correction;
+      if (dweight) dweight[c] += g[c] * x[c] * s;
+    }
+  }
+}
+
+/* Natural logarithm of x > 0 in double: x = 2^e·m with m in [√½, √2), log m = 2·atanh((m−1)/(m+1)) by its series. */
+static double log_f64(double x) {
+  unsigned long long bits = __builtin_bit_cast(unsigned long long, x);
+  int e = (int)((bits >> 52) & 0x7ff) - 1023;
+  double m = __builtin_bit_cast(double, (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL); /* [1, 2) */
+  if (m > 1.4142135623730951) {
+    m *= 0.5;
+    e += 1;
+  }
+  double s = (m - 1.0) / (m + 1.0), s2 = s * s, term = s, sum = 0.0;
+  for (int k = 1; k <= 21; k += 2) {
+    sum += term / k;
+    term *= s2;
+  }
+  return 2.0 * sum + e * 0.6931471805599453;
+}
+
+/* log Σ_v exp(z_v) of one row, z = logits·invT: the maximum in f32, the exponentials' sum in f64. */
+static double log_sum_exp(const float *row, int V, float invT) {
+  v128_t vinv = wasm_f32x4_splat(invT);
+  v128_t vmax = wasm_f32x4_splat(-3.4e38f);
+  int v = 0;
+  for (; v + 4 <= V; v += 4) vmax = wasm_f32x4_max(vmax, wasm_f32x4_mul(wasm_v128_load(row + v), vinv));
+  float max = wasm_f32x4_extract_lane(vmax, 0);
+  for (int i = 1; i < 4; i++) {
+    float lane = i == 1 ? wasm_f32x4_extract_lane(vmax, 1) : i == 2 ? wasm_f32x4_extract_lane(vmax, 2) : wasm_f32x4_extract_lane(vmax, 3);
+    max = lane > max ? lane : max;
+  }
+  for (; v < V; v++) max = row[v] * invT > max ? row[v] * invT : max;
+  vmax = wasm_f32x4_splat(max);
+  v128_t sum01 = wasm_f64x2_splat(0), sum23 = sum01;
+  for (v = 0; v + 4 <= V; v += 4) {
+    v128_t e = exp_f32x4(wasm_f32x4_sub(wasm_f32x4_mul(wasm_v128_load(row + v), vinv), vmax));
+    sum01 = wasm_f64x2_add(sum01, wasm_f64x2_promote_low_f32x4(e));
+    sum23 = wasm_f64x2_add(sum23, wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(e, e, 2, 3, 0, 1)));
+  }
+  double sum = wasm_f64x2_extract_lane(sum01, 0) + wasm_f64x2_extract_lane(sum01, 1) + wasm_f64x2_extract_lane(sum23, 0) + wasm_f64x2_extract_lane(sum23, 1);
+  if (v < V) {
+    v128_t e = exp_f32x4(wasm_f32x4_sub(wasm_f32x4_mul(load_partial(row + v, V - v), vinv), vmax));
+    for (int i = 0; i < V - v; i++) sum += i == 0 ? wasm_f32x4_extract_lane(e, 0) : i == 1 ? wasm_f32x4_extract_lane(e, 1) : wasm_f32x4_extract_lane(e, 2);
+  }
+  return (double)max + log_f64(sum);
+}
+
+/* logprobs[n] = log_softmax(logits[n,:]·hyper[0])[targets[n]] over rows [n0, n1) of (N, V); hyper[0] = 1/temperature. */
+void logprobs_forward(float *logprobs, const float *logits, const int *targets, const float *hyper, int V, int n0, int n1, float *work) {
+  (void)work;
+  float invT = hyper[0];
+  for (int n = n0; n < n1; n++) {
+    const float *row = logits + (long)n * V;
+    logprobs[n] = (float)((double)(row[targets[n]] * invT) - log_sum_exp(row, V, invT));
+  }
+}
+
+/* dlogits[n,v] += dlogprobs[n]·(onehot(targets[n])[v] − softmax(logits[n,:]·invT)[v])·invT over rows [n0, n1), skipping rows whose dlogprobs is 0. */
+void logprobs_backward(float *dlogits, const float *dlogprobs, const float *logits, const int *targets, const float *hyper, int V, int n0, int n1,
+                       float *work) {
+  (void)work;
+  float invT = hyper[0];
+  for (int n = n0; n < n1; n++) {
+    float g = dlogprobs[n];
+    if (g == 0.0f) continue;
+    const float *row = logits + (long)n * V;
+    float *drow = dlogits + (long)n * V;
+    v128_t vlse = wasm_f32x4_splat((float)log_sum_exp(row, V, invT));
+    v128_t vinv = wasm_f32x4_splat(invT), vscale = wasm_f32x4_splat(-g * invT);
+    int v = 0;
+    for (; v + 4 <= V; v += 4) {
+      v128_t p = exp_f32x4(wasm_f32x4_sub(wasm_f32x4_mul(wasm_v128_load(row + v), vinv), vlse));
+      wasm_v128_store(drow + v, wasm_f32x4_add(wasm_v128_load(drow + v), wasm_f32x4_mul(vscale, p)));
+    }
+    if (v < V) {
+      v128_t p = exp_f32x4(wasm_f32x4_sub(wasm_f32x4_mul(load_partial(row + v, V - v), vinv), vlse));
+      store_partial(drow + v, wasm_f32x4_add(load_partial(drow + v, V - v), wasm_f32x4_mul(vscale, p)), V - v);
+    }
+    drow[targets[n]] += g * invT;
+  }
+}
+
+/*
+ * AdamW over elements [n0, n1), as src/gpu/reference/adamw.ts in f32: hyper = (beta1, 1 − beta1, beta2,
+ * 1 − beta2, 1 − lr·weightDecay, lr / biasCorrection1, sqrt(biasCorrection2), eps).
+ */
+void adamw_update(float *params, const float *grads, float *m, float *v, const float *hyper, int n0, int n1, float *work) {
+  (void)work;
+  v128_t b1 = wasm_f32x4_splat(hyper[0]), ob1 = wasm_f32x4_splat(hyper[1]), b2 = wasm_f32x4_splat(hyper[2]), ob2 = wasm_f32x4_splat(hyper[3]);
+  v128_t decay = wasm_f32x4_splat(hyper[4]), stepSize = wasm_f32x4_splat(hyper[5]), bc2 = wasm_f32x4_splat(hyper[6]), eps = wasm_f32x4_splat(hyper[7]);
+  int i = n0;
+  for (; i + 4 <= n1; i += 4) {
+    v128_t g = wasm_v128_load(grads + i);
+    v128_t mi = wasm_f32x4_add(wasm_f32x4_mul(b1, wasm_v128_load(m + i)), wasm_f32x4_mul(ob1, g));
+    v128_t vi = wasm_f32x4_add(wasm_f32x4_mul(b2, wasm_v128_load(v + i)), wasm_f32x4_mul(wasm_f32x4_mul(ob2, g), g));
+    wasm_v128_store(m + i, mi);
+    wasm_v128_store(v + i, vi);
+    v128_t denom = wasm_f32x4_add(wasm_f32x4_div(wasm_f32x4_sqrt(vi), bc2), eps);
+    v128_t p = wasm_f32x4_mul(wasm_v128_load(params + i), decay);
+    wasm_v128_store(params + i, wasm_f32x4_sub(p, wasm_f32x4_div(wasm_f32x4_mul(stepSize, mi), denom)));
+  }
+  for (; i < n1; i++) {
+    float g = grads[i];
+    float mi = hyper[0] * m[i] + hyper[1] * g;
+    float vi = hyper[2] * v[i] + hyper[3] * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    params[i] = params[i] * hyper[4] - hyper[5] * mi / (__builtin_sqrtf(vi) / hyper[6] + hyper[7]);
+  }
+}
+
+/* out = a + b over elements [n0, n1). */
+void residual_forward(float *out, const float *a, const float *b, int n0, int n1, float *work) {
+  (void)work;
+  int i = n0;
+  for (; i + 4 <= n1; i += 4) wasm_v128_store(out + i, wasm_f32x4_add(wasm_v128_load(a + i), wasm_v128_load(b + i)));
+  for (; i < n1; i++) out[i] = a[i] + b[i];
+}
+
+/* da += dout and db += dout over elements [n0, n1). */
+void residual_backward(float *da, float *db, const float *dout, int n0, int n1, float *work) {
+  (void)work;
+  int i = n0;
+  for (; i + 4 <= n1; i += 4) {
+    v128_t d = wasm_v128_load(dout + i);
+    wasm_v128_store(da + i, wasm_f32x4_add(wasm_v128_load(da + i), d));
+    wasm_v128_store(db + i, wasm_f32x4_add(wasm_v128_load(db + i), d));
+  }
+  for (; i < n1; i++) {
+    da[i] += dout[i];
+    db[i] += dout[i];
   }
 }

@@ -5,41 +5,19 @@
  * are expected bitwise equal. The shapes are big enough that the matmuls and the attention are
  * over the pool's threshold (2 MFLOP) and do run split at 2 threads, and are off the kernel's blocks.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFastCpuBackend } from '../../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
-import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
 import type { ModelBackend, ModelBackendOptions } from '../../../../src/gpu/model/backend.ts';
-import type { ModelConfig } from '../../../../src/gpu/model/config.ts';
-import { randomArray, randomInts } from '../../../support/expect-close.ts';
+import { FAST_CPU_TEST_STEP, fastCpuTestBatch, fastCpuTestConfig, kernelPoolsForFile } from '../../../support/fast-cpu-setup.ts';
 
-const CONFIG: ModelConfig = {
-  architecture: 'Qwen2ForCausalLM',
-  vocab_size: 267,
-  hidden_size: 130,
-  intermediate_size: 350,
-  num_hidden_layers: 2,
-  num_attention_heads: 8,
-  num_key_value_heads: 2,
-  head_dim: 16,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: false,
-  attention_bias: true,
-  attention_output_bias: false,
-  qk_norm: false,
-};
+const CONFIG = fastCpuTestConfig({ vocab_size: 267, hidden_size: 130, intermediate_size: 350, num_attention_heads: 8, num_key_value_heads: 2, head_dim: 16 });
 // Attention forward: 2·B·NH·T²·HS = 3.1 MFLOP over B·KVH = 6 units; the MLP matmuls 2·(B·T)·130·350 = 17 MFLOP.
 const B = 3, T = 63;
-const ids = randomInts(B * T, 31, CONFIG.vocab_size);
-const targets = randomInts(B * T, 32, CONFIG.vocab_size);
-const weights = Float32Array.from(randomArray(B * T, 33), (x) => x / (B * T)); // mixed signs, like GRPO advantages
-const STEP = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 };
-const oneThread = createNodeWasmKernels(1);
-const twoThreads = createNodeWasmKernels(2);
-afterAll(async () => {
-  (await oneThread).dispose();
-  (await twoThreads).dispose();
-});
+const { ids, targets, weights } = fastCpuTestBatch(CONFIG, B, T, 31);
+const STEP = FAST_CPU_TEST_STEP;
+const pools = kernelPoolsForFile([1, 2]);
+const oneThread = pools.get(1)!;
+const twoThreads = pools.get(2)!;
 
 /** Everything the contract exposes after the same log-probs, backward and two steps. */
 async function run(backend: ModelBackend): Promise<{ logprobs: Float32Array; objectives: number[]; gradNorms: number[]; gradients: Map<string, Float32Array>; parameters: Map<string, Float32Array> }> {

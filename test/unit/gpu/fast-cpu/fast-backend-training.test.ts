@@ -4,37 +4,18 @@
  * the objective and every gradient of one backward, then three AdamW steps, with full fine-tuning
  * and with LoRA (where only the adapters train and the frozen base still needs dinp).
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFastCpuBackend } from '../../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
-import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
 import type { ModelBackend, ModelBackendOptions } from '../../../../src/gpu/model/backend.ts';
-import type { ModelConfig } from '../../../../src/gpu/model/config.ts';
 import { createCpuBackend } from '../../../../src/gpu/model/cpu-backend.ts';
-import { expectClose, randomArray, randomInts } from '../../../support/expect-close.ts';
+import { FAST_CPU_TEST_STEP, fastCpuTestBatch, fastCpuTestConfig, kernelPoolsForFile } from '../../../support/fast-cpu-setup.ts';
+import { expectClose } from '../../../support/expect-close.ts';
 
-const CONFIG: ModelConfig = {
-  architecture: 'Qwen2ForCausalLM',
-  vocab_size: 77,
-  hidden_size: 60,
-  intermediate_size: 100,
-  num_hidden_layers: 2,
-  num_attention_heads: 6,
-  num_key_value_heads: 2,
-  head_dim: 10,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: false,
-  attention_bias: true,
-  attention_output_bias: false,
-  qk_norm: false,
-};
+const CONFIG = fastCpuTestConfig({ vocab_size: 77, hidden_size: 60, intermediate_size: 100, num_attention_heads: 6, num_key_value_heads: 2, head_dim: 10 });
 const B = 3, T = 45;
-const ids = randomInts(B * T, 21, CONFIG.vocab_size);
-const targets = randomInts(B * T, 22, CONFIG.vocab_size);
-const weights = Float32Array.from(randomArray(B * T, 23), (x) => x / (B * T)); // mixed signs, like GRPO advantages
-const STEP = { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, maxGradNorm: 1 };
-const kernelsPromise = createNodeWasmKernels(2);
-afterAll(async () => (await kernelsPromise).dispose());
+const { ids, targets, weights } = fastCpuTestBatch(CONFIG, B, T, 21);
+const STEP = FAST_CPU_TEST_STEP;
+const kernelsPromise = kernelPoolsForFile([2]).get(2)!;
 
 /** Runs the same backward and three steps on both backends and compares everything the contract exposes. */
 async function compareBackends(options: ModelBackendOptions): Promise<void> {

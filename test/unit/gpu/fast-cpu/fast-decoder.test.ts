@@ -5,34 +5,17 @@
  * batched prefill and lockstep decoding (logits and log-softmax), then greedy generation through
  * generate(), whose tokens must be identical and whose log-probs must agree.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFastCpuBackend } from '../../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
-import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
-import type { WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { createCpuDecoder } from '../../../../src/gpu/inference/cpu-decoder.ts';
 import { generate } from '../../../../src/gpu/inference/generate.ts';
 import { argmax } from '../../../../src/gpu/inference/sampler.ts';
 import { BYTE_VOCAB_SIZE, ByteTokenizer } from '../../../../src/gpu/io/byte-tokenizer.ts';
-import type { ModelConfig } from '../../../../src/gpu/model/config.ts';
 import { createCpuBackend } from '../../../../src/gpu/model/cpu-backend.ts';
+import { fastCpuTestConfig, kernelPoolsForFile } from '../../../support/fast-cpu-setup.ts';
 import { expectClose, randomInts } from '../../../support/expect-close.ts';
 
-const CONFIG: ModelConfig = {
-  architecture: 'Qwen2ForCausalLM',
-  vocab_size: BYTE_VOCAB_SIZE,
-  hidden_size: 130,
-  intermediate_size: 1000,
-  num_hidden_layers: 2,
-  num_attention_heads: 6,
-  num_key_value_heads: 2,
-  head_dim: 10,
-  rope_theta: 10000,
-  rms_norm_eps: 1e-6,
-  tie_word_embeddings: false,
-  attention_bias: true,
-  attention_output_bias: false,
-  qk_norm: false,
-};
+const CONFIG = fastCpuTestConfig({ vocab_size: BYTE_VOCAB_SIZE, hidden_size: 130, intermediate_size: 1000, num_attention_heads: 6, num_key_value_heads: 2, head_dim: 10 });
 const V = CONFIG.vocab_size;
 // Nine sequences: a decode step's MLP matmul (9 rows) is over the pool's threshold, so at 2 threads
 // decoding is split too, not only the prefill.
@@ -41,13 +24,7 @@ const DECODE_STEPS = 6;
 const TOL = { atol: 1e-4, rtol: 1e-4 };
 const tokenizer = new ByteTokenizer();
 
-const kernelsByThreads = new Map<number, Promise<WasmKernels>>([
-  [1, createNodeWasmKernels(1)],
-  [2, createNodeWasmKernels(2)],
-]);
-afterAll(async () => {
-  for (const kernels of kernelsByThreads.values()) (await kernels).dispose();
-});
+const kernelsByThreads = kernelPoolsForFile([1, 2]);
 
 /** log_softmax over each row of (rows, V) logits, in f64. */
 function logSoftmax(logits: Float32Array, rows: number): Float64Array {

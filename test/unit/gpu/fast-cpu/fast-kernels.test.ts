@@ -4,7 +4,8 @@
  * multiples of none of the gemm's blocks (MR 4, NR 8, MC 64, KC 256, NC 256): forward with and
  * without bias, backward accumulating into non-zero gradients, with any of them switched off.
  * Attention with grouped heads, T and HS off the SIMD width: outputs, saved probabilities, and the
- * accumulated dq, dk, dv. SwiGLU over lengths off the SIMD width, with gates far into both tails.
+ * accumulated dq, dk, dv, both with the keys and values transposed in the work area (the usual
+ * shapes) and without (a head too wide for that). SwiGLU over lengths off the SIMD width, with gates far into both tails.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../../src/gpu/fast-cpu/fast-ops.ts';
@@ -19,6 +20,7 @@ import { expectClose, randomArray } from '../../../support/expect-close.ts';
 const TOLERANCE = { atol: 2e-4, rtol: 1e-4 };
 const SHAPES: [N: number, IC: number, OC: number][] = [
   [1, 7, 5], // one token, as decoding runs
+  [4, 33, 19], // the most rows forward takes by dot products instead of packing
   [13, 29, 11],
   [67, 261, 263], // K and Ncols past one block
   [130, 300, 70], // big enough to be split over threads
@@ -27,6 +29,7 @@ const ATTENTION_SHAPES: [B: number, T: number, NH: number, KVH: number, HS: numb
   [1, 1, 1, 1, 3], // one token
   [2, 13, 4, 2, 6],
   [3, 70, 6, 2, 20], // big enough to be split over threads
+  [1, 81, 1, 1, 1023], // keys transposed (1023 × 96) and a row of scores do not fit a thread's work: one dot product per key
 ];
 
 const kernelSets: WasmKernels[] = [];
