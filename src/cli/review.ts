@@ -10,6 +10,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   buildReviewQueue,
+  decideReviewItems,
+  mergeCriteria,
   criteriaRubricSnippet,
   JudgeError,
   parseResultsJsonl,
@@ -110,7 +112,14 @@ export async function runReview(argv: string[]): Promise<number> {
     return 0;
   }
   if (ids.length === 0) throw new CliError(`review ${verb}: give the ids of the items (tabrl review show ${dir} lists them)`, 2);
-  const chosen = ids.map((id) => items.find((item) => item.id === id || String(item.rank) === id) ?? failUnknown(id, dir));
+  const status = verb === 'accept' ? 'accepted' : 'rejected';
+  let decided: ReturnType<typeof decideReviewItems>;
+  try {
+    decided = decideReviewItems(items, ids, status);
+  } catch (error) {
+    throw new CliError(`review: ${errorMessage(error)} (${path}; give an id or a rank from tabrl review show ${dir})`, 2);
+  }
+  const { chosen } = decided;
   if (verb === 'reject') {
     const tasks = chosen.filter((item) => item.subject === 'task');
     if (tasks.length > 0) {
@@ -138,21 +147,16 @@ export async function runReview(argv: string[]): Promise<number> {
         if (error instanceof JudgeError) throw new CliError(`review accept: the judge failed, nothing was changed: ${error.message}`);
         throw error;
       }
-      const criteria = mergeCriteria(join(dir, 'criteria.json'), proposed);
+      const criteriaPath = join(dir, 'criteria.json');
+      const criteria = mergeCriteria(existsSync(criteriaPath) ? readJson<Criterion[]>(criteriaPath, 'a criteria.json') : [], proposed);
       writeWhole(join(dir, 'criteria.json'), `${JSON.stringify(criteria, null, 2)}\n`);
       writeWhole(join(dir, 'criteria-snippet.ts'), criteriaRubricSnippet(criteria));
       console.log(`criteria in ${join(dir, 'criteria.json')} (gate the reward with them; see criteria-snippet.ts):\n${criteria.map((criterion) => `  ${criterion.name}: ${criterion.question}`).join('\n')}`);
     }
   }
-  const status = verb === 'accept' ? 'accepted' : 'rejected';
-  const decided = new Set(chosen.map((item) => item.id));
-  writeWhole(path, reviewQueueJsonl(items.map((item) => (decided.has(item.id) ? { ...item, status } : item))));
+  writeWhole(path, reviewQueueJsonl(decided.items));
   console.error(`${status} ${chosen.map((item) => item.id).join(', ')} in ${path}`);
   return 0;
-}
-
-function failUnknown(id: string, dir: string): never {
-  throw new CliError(`review: no item "${id}" in ${join(dir, 'review.jsonl')} (give an id or a rank from tabrl review show ${dir})`, 2);
 }
 
 function printQueue(items: readonly ReviewItem[]): void {
@@ -190,11 +194,4 @@ function readCalibration(dir: string): NonNullable<ReviewSources['calibration']>
   const text = readFileSync(join(dir, 'calibration.jsonl'), 'utf8');
   const tasks = text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as TaskCalibration);
   return { tasks, keep: keep as [number, number] };
-}
-
-/** The criteria already in `path`, then the new ones whose names are not taken. */
-function mergeCriteria(path: string, proposed: readonly Criterion[]): Criterion[] {
-  const existing = existsSync(path) ? readJson<Criterion[]>(path, 'a criteria.json') : [];
-  const names = new Set(existing.map((criterion) => criterion.name));
-  return [...existing, ...proposed.filter((criterion) => !names.has(criterion.name))];
 }

@@ -18,6 +18,7 @@ import type { Task } from '../types.ts';
 import type { AuditResult, AuditRollout } from './audit.ts';
 import type { TaskCalibration } from './calibrate.ts';
 import type { CriteriaExample } from './propose-criteria.ts';
+import type { Criterion } from './criteria-rubric.ts';
 import type { RedTeamReport } from './red-team.ts';
 
 /** What a queue item is about. */
@@ -99,6 +100,26 @@ export function buildReviewQueue(sources: ReviewSources): ReviewItem[] {
   return items
     .sort((a, b) => REVIEW_KINDS.indexOf(a.kind) - REVIEW_KINDS.indexOf(b.kind) || a.order - b.order)
     .map(({ order: _order, ...item }, i) => ({ ...item, rank: i + 1, status: 'open' as const }));
+}
+
+/**
+ * The queue with items `ids` (ids or ranks) decided; throws naming an id the queue does not hold,
+ * before anything changes.
+ */
+export function decideReviewItems(items: readonly ReviewItem[], ids: readonly string[], status: 'accepted' | 'rejected'): { items: ReviewItem[]; chosen: ReviewItem[] } {
+  const chosen = ids.map((id) => {
+    const item = items.find((entry) => entry.id === id || String(entry.rank) === id);
+    if (!item) throw new Error(`no item "${id}" in the review queue`);
+    return item;
+  });
+  const decided = new Set(chosen.map((item) => item.id));
+  return { items: items.map((item) => (decided.has(item.id) ? { ...item, status } : item)), chosen };
+}
+
+/** The criteria already kept, then the proposed ones whose names are not taken. */
+export function mergeCriteria(existing: readonly Criterion[], proposed: readonly Criterion[]): Criterion[] {
+  const names = new Set(existing.map((criterion) => criterion.name));
+  return [...existing, ...proposed.filter((criterion) => !names.has(criterion.name))];
 }
 
 /** review.jsonl text. */
