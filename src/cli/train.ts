@@ -29,6 +29,7 @@ import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
+import { checkJudgePanel, createJudgePanelClient, readJudgePanelFile, writeTrainingPanelReport, type JudgePanelSettings } from './judge-panel-file.ts';
 import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings } from './train-pool-refresh.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText } from './child-message-check.ts';
@@ -108,6 +109,9 @@ Other options:
   --resume DIR           continue the run in DIR from its last checkpoint, with its settings
   --time-limit SECONDS   an environment file's code may run this long without returning, per stretch (default 5)
 ${judgeUsage(25)}
+  --judges FILE          a panel of judges lent as the reward's one judge, as in tabrl eval --judges: JSON
+                         {"aggregation": "mean|majority|unanimous", "judges": [{"name", "baseUrl", "model", "apiKeyEnv"?}, …]};
+                         its agreement over the run goes to DIR/judge-panel.json
   --json                 print one JSON object per step instead of a progress line
 
 Writes to DIR: metrics.jsonl (one line per step and measurement), report.json, checkpoint/ (weights,
@@ -131,6 +135,8 @@ interface RunSettings {
   options: TrainingRunOptions;
   /** A judge endpoint lent to the environment (its key is read from apiKeyEnv at each start). */
   judge?: JudgeSettings;
+  /** A panel of judges lent as one (--judges FILE; keys read from each judge's apiKeyEnv at each start). */
+  judgePanel?: JudgePanelSettings;
   /** Task synthesis during training (--synth-docs). */
   poolRefresh?: PoolRefreshSettings;
 }
@@ -205,6 +211,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       'judge-base-url': { type: 'string' },
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
+      judges: { type: 'string' },
       ...POOL_REFRESH_OPTIONS,
       json: { type: 'boolean' },
       lesson: { type: 'boolean' },
@@ -247,7 +254,8 @@ export async function runTrain(argv: string[]): Promise<number> {
     outDir = values.out ?? join('runs', `train-${settings.spec.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     prepareOutputFolder(outDir, { overwrite: values.overwrite === true, what: 'a training run', resumeHint: `tabrl train --resume ${outDir}` });
   }
-  const judge = settings.judge ? { client: createJudgeClient(settings.judge, 120_000), model: settings.judge.model } : undefined;
+  const panel = settings.judgePanel ? createJudgePanelClient(settings.judgePanel, 120_000) : undefined;
+  const judge = panel ? { client: panel, model: 'judge-panel' } : settings.judge ? { client: createJudgeClient(settings.judge, 120_000), model: settings.judge.model } : undefined;
   // status.json says where the run stands: "running" until it ends, then how it ended, whatever stopped it.
   const status = { path: join(outDir, 'status.json'), fields: { command: 'train', environment: settings.spec, started_at: new Date().toISOString() } };
   recordRunStatus(status.path, 'running', status.fields);
@@ -256,6 +264,7 @@ export async function runTrain(argv: string[]): Promise<number> {
   try {
     env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
     const code = await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true, onForcedExit: () => ended('interrupted') });
+    if (panel && settings.judgePanel) writeTrainingPanelReport(outDir, settings.judgePanel, panel);
     ended(code === 0 ? 'completed' : 'interrupted');
     return code;
   } catch (error) {
@@ -517,6 +526,13 @@ function checkRunSettings(settings: unknown): string | undefined {
   if (s.memoryBudgetMiB !== undefined && !(Number.isInteger(s.memoryBudgetMiB) && s.memoryBudgetMiB > 0)) return `"memoryBudgetMiB" ${JSON.stringify(s.memoryBudgetMiB)}, expected a whole number of MiB`;
   const j = s.judge as Partial<JudgeSettings> | undefined;
   if (j !== undefined && (typeof j !== 'object' || j === null || typeof j.baseUrl !== 'string' || typeof j.model !== 'string')) return '"judge" that is not { baseUrl, model, apiKeyEnv? }';
+  if (s.judgePanel !== undefined) {
+    try {
+      checkJudgePanel(s.judgePanel, 'judgePanel');
+    } catch (error) {
+      return errorMessage(error);
+    }
+  }
   if (!count(s.sftSteps) || !count(s.grpoSteps)) return '"sftSteps"/"grpoSteps" that are not step counts';
   const o = s.options as Partial<TrainingRunOptions> | undefined;
   if (typeof o !== 'object' || o === null) return 'no "options"';
@@ -603,6 +619,8 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     return value;
   };
   const judge = judgeSettingsFromFlags(values as Record<string, string | undefined>);
+  if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
+  const judgePanel = values.judges === undefined ? undefined : readJudgePanelFile(values.judges as string);
   const sftSteps = integer('sft-steps', 100);
   const grpoSteps = integer('steps', 50);
   const model = modelName === 'tiny' || modelName === 'nano' ? modelName : resolve(modelName);
@@ -620,6 +638,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     ...memoryBudgetFromFlags(values['memory-budget'] as string | undefined, parseBackendName(values.backend as string | undefined)),
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
     ...(judge ? { judge } : {}),
+    ...(judgePanel ? { judgePanel } : {}),
     ...(poolRefresh ? { poolRefresh } : {}),
     sftSteps,
     grpoSteps,
