@@ -30,7 +30,7 @@ import { onStopSignal } from './stop-signals.ts';
 import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { checkJudgePanel, createJudgePanelClient, readJudgePanelFile, writeTrainingPanelReport, type JudgePanelSettings } from './judge-panel-file.ts';
-import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings } from './train-pool-refresh.ts';
+import { checkSavedPool, createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings, type SavedTaskPool } from './train-pool-refresh.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText } from './child-message-check.ts';
 import { OutputWriteError, recordRunStatus, writingFile } from './run-status.ts';
@@ -154,6 +154,8 @@ interface RunHistory {
 interface SavedRun {
   settings: RunSettings;
   history: RunHistory;
+  /** With --synth-docs: the task pool as it stood, and how many refreshes made it (a resumed run goes on from there). */
+  pool?: SavedTaskPool;
 }
 
 const CHECKPOINT_COMPLETE = 'COMPLETE';
@@ -228,6 +230,7 @@ export async function runTrain(argv: string[]): Promise<number> {
   if (!(timeLimitMs >= 100 && timeLimitMs <= 3_600_000)) throw new CliError(`--time-limit must be a number of seconds from 0.1 to 3600, got "${timeLimitText}"`, 2);
   let settings: RunSettings;
   let resumeFrom: TrainingPosition | undefined;
+  let resumedPool: SavedTaskPool | undefined;
   let outDir: string;
   let checkpointDir: string | undefined;
   let history: RunHistory = { evaluations: [], sft: [], grpo: [], metricsLines: 0 };
@@ -246,7 +249,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       return 0;
     }
     settings = state.run.settings;
-    if (settings.poolRefresh) throw new CliError(`--resume ${outDir}: a run with --synth-docs cannot be resumed yet (its refreshed task pool is not in the checkpoint); start it again with --out ${outDir} --overwrite`, 2);
+    if (settings.poolRefresh) resumedPool = checkSavedPool(state.run.pool, `--resume ${outDir}`);
     history = state.run.history;
     resumeFrom = { phase: state.phase, nextStep: state.nextStep };
   } else {
@@ -263,7 +266,8 @@ export async function runTrain(argv: string[]): Promise<number> {
   let env: Awaited<ReturnType<typeof loadEnvironmentSpec>> | undefined;
   try {
     env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}) });
-    const code = await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true, onForcedExit: () => ended('interrupted') });
+    if (resumedPool) env.dataset.splice(0, env.dataset.length, ...resumedPool.tasks);
+    const code = await train(env, settings, { outDir, checkpointDir, resumeFrom, history, ...(resumedPool ? { poolRefreshes: resumedPool.refreshes } : {}), json: values.json === true, onForcedExit: () => ended('interrupted') });
     if (panel && settings.judgePanel) writeTrainingPanelReport(outDir, settings.judgePanel, panel);
     ended(code === 0 ? 'completed' : 'interrupted');
     return code;
@@ -339,7 +343,7 @@ function finishedRun(outDir: string): boolean {
 async function train(
   env: Awaited<ReturnType<typeof loadEnvironmentSpec>>,
   settings: RunSettings,
-  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean; onForcedExit: () => void },
+  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean; onForcedExit: () => void; poolRefreshes?: number },
 ): Promise<number> {
   const { spec, envArgs, sftSteps, grpoSteps } = settings;
   const { outDir, history } = run;
@@ -395,7 +399,7 @@ async function train(
     // Full fine-tuning with KL keeps its frozen reference; with LoRA the reference is the base.
     const reference = model.backend.lora === null ? await model.backend.getReference() : null;
     const files = serializeCheckpoint({
-      state: { format: CHECKPOINT_FORMAT, ...position, run: { settings, history: { ...history, metricsLines } } satisfies SavedRun as unknown as Record<string, unknown> },
+      state: { format: CHECKPOINT_FORMAT, ...position, run: { settings, history: { ...history, metricsLines }, ...(refreshPool ? { pool: { tasks: [...env.dataset], refreshes: refreshPool.refreshes() } } : {}) } satisfies SavedRun as unknown as Record<string, unknown> },
       weights: await model.backend.getParameters(),
       optimizer: await model.backend.getOptimizerState(),
       ...(rolloutsAhead ? { rolloutsAhead } : {}),
@@ -404,7 +408,7 @@ async function train(
     writingFile(join(outDir, 'checkpoint'), () => writeFolderAtomically(join(outDir, 'checkpoint'), files, { markComplete: true }));
   };
 
-  const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }) : undefined;
+  const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }, run.poolRefreshes ?? 0) : undefined;
   const interrupt = onStopSignal({ beforeForcedExit: run.onForcedExit });
   let report;
   try {
@@ -427,7 +431,7 @@ async function train(
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
-        await refreshPool?.(m.step, policy);
+        await refreshPool?.afterStep(m.step, policy);
         // No yield here (unlike SFT): GRPO's rollouts already give Ctrl-C its turn, and a stop let in
         // between a step and its checkpoint would abort the rollouts sampled ahead that it saves.
       },
