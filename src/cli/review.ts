@@ -1,6 +1,6 @@
 /**
  * `tabrl review`: one review queue over what the studio's checks found (src/envs/studio/review-queue.ts).
- *   build --out DIR [--audit DIR] [--redteam DIR] [--eval RUN_DIR] [--calibration DIR]  → DIR/review.jsonl, ranked
+ *   build --out DIR [--audit DIR] [--redteam DIR] [--eval RUN_DIR] [--simulate DIR] [--calibration DIR]  → DIR/review.jsonl, ranked
  *   show DIR                                          → the open items, most urgent first
  *   accept DIR ID... [--judge-*]                      → a hack is confirmed and becomes criteria (DIR/criteria.json); a task is kept
  *   reject DIR ID... [--env FILE]                     → a hack is dismissed; a task leaves the environment file FILE
@@ -34,26 +34,30 @@ import { prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl review`. */
-const REVIEW_USAGE = `Usage: tabrl review build --out DIR [--audit DIR] [--redteam DIR] [--eval RUN_DIR] [--calibration DIR]
+const REVIEW_USAGE = `Usage: tabrl review build --out DIR [--audit DIR] [--redteam DIR] [--eval RUN_DIR] [--simulate DIR] [--calibration DIR]
        tabrl review show DIR
        tabrl review accept DIR ID... [--judge-base-url URL --judge-model NAME]
        tabrl review reject DIR ID... [--env FILE]
 
 One ranked queue of what most needs a person: red-team back doors, rollouts an audit's judge says
 did not earn their reward, rollouts a judge panel split on (from tabrl eval --judges), a high reward
-against a failed check, other audit flags, and learnable tasks at the edge of the calibration band.
+against a failed check, other audit flags, simulated tools of low fidelity (from tabrl simulate), and
+learnable tasks at the edge of the calibration band.
 build writes DIR/review.jsonl; accept and reject write each decision back to it:
   accept a hack   it is confirmed: the judge turns it into yes/no criteria, merged into DIR/criteria.json
                   and DIR/criteria-snippet.ts (gate the reward with them)
   reject a hack   it is dismissed
   accept a task   it stays
   reject a task   it leaves the environment: --env FILE (a file the studio wrote, with its TASKS list)
+  accept a tool   its simulation is trusted as it is
+  reject a tool   it is marked not to be trusted (record more of its calls, or call the real tool)
 
 Options:
   --out DIR                   (build) the review folder
   --audit DIR                 (build) a tabrl audit folder (audit.json)
   --redteam DIR               (build) a tabrl redteam folder (report.json)
   --eval RUN_DIR              (build) a tabrl eval folder run with --judges (split rollouts)
+  --simulate DIR              (build) a tabrl simulate folder (fidelity.json: tools below 80% fidelity)
   --calibration DIR           (build) a tabrl calibrate folder (calibration.jsonl, report.json)
   --overwrite                 (build) replace review.jsonl in --out
   --env FILE                  (reject) the environment file rejected tasks are removed from
@@ -71,6 +75,7 @@ export async function runReview(argv: string[]): Promise<number> {
       redteam: { type: 'string' },
       eval: { type: 'string' },
       calibration: { type: 'string' },
+      simulate: { type: 'string' },
       overwrite: { type: 'boolean' },
       env: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -87,9 +92,10 @@ export async function runReview(argv: string[]): Promise<number> {
       ...(values.audit ? { audit: readAudit(values.audit) } : {}),
       ...(values.redteam ? { redTeam: readJson<RedTeamReport>(join(values.redteam, 'report.json'), 'a tabrl redteam folder') } : {}),
       ...(values.eval ? { splitRollouts: readSplitRollouts(values.eval) } : {}),
+      ...(values.simulate ? { fidelity: readFidelity(values.simulate) } : {}),
       ...(values.calibration ? { calibration: readCalibration(values.calibration) } : {}),
     };
-    if (Object.keys(sources).length === 0) throw new CliError('review build: give at least one of --audit, --redteam, --eval, --calibration', 2);
+    if (Object.keys(sources).length === 0) throw new CliError('review build: give at least one of --audit, --redteam, --eval, --simulate, --calibration', 2);
     const items = buildReviewQueue(sources);
     prepareStudioFolder(values.out, ['review.jsonl'], values.overwrite === true);
     writeWhole(join(values.out, 'review.jsonl'), reviewQueueJsonl(items));
@@ -185,6 +191,14 @@ function readSplitRollouts(runDir: string): NonNullable<ReviewSources['splitRoll
   if (!Array.isArray(ids)) throw new CliError(`${join(runDir, 'metadata.json')} has no judge_panel.split_rollouts: run tabrl eval with --judges FILE`, 2);
   const rollouts = parseResultsJsonl(readFileSync(join(runDir, 'results.jsonl'), 'utf8')).rollouts;
   return rollouts.filter((rollout) => ids.includes(rollout.id)).map((rollout) => ({ id: rollout.id, question: rollout.question, response: rollout.completion, reward: rollout.reward }));
+}
+
+function readFidelity(dir: string): NonNullable<ReviewSources['fidelity']> {
+  const report = readJson<{ rounds?: unknown }>(join(dir, 'fidelity.json'), 'a tabrl simulate folder');
+  const rounds = report.rounds;
+  if (!Array.isArray(rounds) || !rounds.every((round: { rows?: unknown } | null) => typeof round === 'object' && round !== null && Array.isArray(round.rows))) throw new CliError(`${join(dir, 'fidelity.json')}: "rounds" should be a list of rounds with their rows`, 2);
+  if (rounds.length === 0) throw new CliError(`${join(dir, 'fidelity.json')} holds no measured round yet`, 2);
+  return { rounds: rounds as NonNullable<ReviewSources['fidelity']>['rounds'] };
 }
 
 function readCalibration(dir: string): NonNullable<ReviewSources['calibration']> {

@@ -1,11 +1,15 @@
 /**
  * The review queue: one ranked list of what most needs a person, built from this session's red
- * team, audit, judge panel and calibration (as `tabrl review build` ranks it). Accept or reject
+ * team, audit, judge panel, tool simulation and calibration (as `tabrl review build` ranks it). Accept or reject
  * writes back as `tabrl review` does: a confirmed hack becomes criteria gating the reward, a rejected
  * task leaves the environment (each opens the changed file; the tab stays on the queue, the note says which).
  */
+import type { ReviewItem } from '../../envs/index.ts';
 import { acceptReviewItem, buildStudioReviewQueue, rejectReviewItem } from './review-actions.ts';
 import { useStudio } from './studio-store.ts';
+
+const ACCEPT_LABEL: Record<ReviewItem['subject'], string> = { hack: 'Confirm hack', task: 'Keep task', tool: 'Trust tool' };
+const REJECT_LABEL: Record<ReviewItem['subject'], string> = { hack: 'Dismiss', task: 'Remove task', tool: 'Distrust tool' };
 
 /** The review queue card. */
 export function ReviewPanel() {
@@ -17,7 +21,8 @@ export function ReviewPanel() {
       <h2 id="review-heading">Review queue</h2>
       <p className="hint">
         Most urgent first: red-team back doors, rollouts the audit&apos;s judge says did not earn their reward, rollouts the judge panel split on, a high reward against a failed check, other audit
-        flags, and learnable tasks at the edge of the calibration band. Accepting a hack turns it into a criterion that gates the reward; rejecting a task takes it out of the environment.
+        flags, simulated tools of low fidelity, and learnable tasks at the edge of the calibration band. Accepting a hack turns it into a criterion that gates the reward; rejecting a task takes it out
+        of the environment.
       </p>
       <div className="studio-row">
         <button type="button" className="primary" onClick={buildStudioReviewQueue} data-testid="review-build">
@@ -67,10 +72,10 @@ export function ReviewPanel() {
                     {item.status === 'open' ? (
                       <div className="studio-row">
                         <button type="button" disabled={review.busy !== null} onClick={() => void acceptReviewItem(item.id)} data-testid="review-accept">
-                          {item.subject === 'hack' ? 'Confirm hack' : 'Keep task'}
+                          {ACCEPT_LABEL[item.subject]}
                         </button>
                         <button type="button" disabled={review.busy !== null} onClick={() => void rejectReviewItem(item.id)} data-testid="review-reject">
-                          {item.subject === 'hack' ? 'Dismiss' : 'Remove task'}
+                          {REJECT_LABEL[item.subject]}
                         </button>
                       </div>
                     ) : (

@@ -1,10 +1,11 @@
 /**
  * The review queue's actions: one ranked queue (`buildReviewQueue`, as `tabrl review build` makes
  * it) from what the studio found this session — the red team's back doors, the audit's judge
- * reviews and flags, the rollouts a judge panel split on, the calibrated tasks at the edge of the
- * band — and each decision written back as `tabrl review accept|reject` does: a confirmed hack
+ * reviews and flags, the rollouts a judge panel split on, the simulated tools of low fidelity,
+ * the calibrated tasks at the edge of the band — and each decision written back as `tabrl review accept|reject` does: a confirmed hack
  * becomes criteria (the judge proposes them; the environment reopens with them gating its reward),
- * a rejected task leaves the environment (its `TASKS` list is rewritten and the file reopens).
+ * a rejected task leaves the environment (its `TASKS` list is rewritten and the file reopens); a
+ * simulated tool is trusted or marked not to be.
  */
 import {
   buildReviewQueue,
@@ -33,13 +34,14 @@ function setReview(update: Partial<ReviewState>): void {
 }
 
 /** What the studio's state holds for the queue: each source present only when its job finished with results. */
-export function reviewSourcesOf(state: Pick<StudioState, 'audit' | 'redTeam' | 'judgePanel' | 'calibration' | 'keep'>, auditRollouts: () => readonly AuditRollout[]): ReviewSources {
+export function reviewSourcesOf(state: Pick<StudioState, 'audit' | 'redTeam' | 'judgePanel' | 'calibration' | 'keep' | 'toolSimulation'>, auditRollouts: () => readonly AuditRollout[]): ReviewSources {
   const split = state.judgePanel.rollouts.filter((rollout) => rollout.split);
   return {
     ...(state.audit.result ? { audit: { result: state.audit.result, rollouts: auditRollouts() } } : {}),
     ...(state.redTeam.report ? { redTeam: state.redTeam.report } : {}),
     ...(split.length > 0 ? { splitRollouts: split.map(({ id, question, response, reward, agreement }) => ({ id, question, response, reward, ...(agreement !== null ? { agreement } : {}) })) } : {}),
     ...(state.calibration.tasks.length > 0 ? { calibration: { tasks: state.calibration.tasks, keep: state.keep } } : {}),
+    ...(state.toolSimulation.rounds.length > 0 ? { fidelity: { rounds: state.toolSimulation.rounds } } : {}),
   };
 }
 
@@ -48,7 +50,7 @@ export function buildStudioReviewQueue(): void {
   const state = studio.getState();
   const sources = reviewSourcesOf(state, () => auditSubject().rollouts);
   if (Object.keys(sources).length === 0) {
-    setReview({ items: [], error: 'Nothing to review yet: run an audit, a red team, a judge panel or a calibration first; what they find lands here.', note: null });
+    setReview({ items: [], error: 'Nothing to review yet: run an audit, a red team, a judge panel, a calibration or a tool-fidelity measurement first; what they find lands here.', note: null });
     return;
   }
   const decided = new Map(state.review.items.filter((item) => item.status !== 'open').map((item) => [item.id, item.status]));
@@ -58,6 +60,7 @@ export function buildStudioReviewQueue(): void {
 /** Accepts item `id`: a hack is confirmed and becomes criteria gating the environment's reward; a task is kept. */
 export async function acceptReviewItem(id: string): Promise<void> {
   await decide(id, 'accepted', async (item) => {
+    if (item.subject === 'tool') return `Trusted ${item.question} as it simulates now.`;
     if (item.subject === 'task') return `Kept the task "${short(item.question)}".`;
     const judge = await roleClient('judge', 'judge');
     let proposed;
@@ -78,6 +81,7 @@ export async function acceptReviewItem(id: string): Promise<void> {
 export async function rejectReviewItem(id: string): Promise<void> {
   await decide(id, 'rejected', async (item) => {
     if (item.subject === 'hack') return `Dismissed ${item.id}.`;
+    if (item.subject === 'tool') return `Marked ${item.question} as not to be trusted: record more of its calls (or call the real tool) before training on tasks that use it.`;
     const saved = currentEnvironment();
     if (!saved) throw new Error('Open the environment the task belongs to first.');
     const { source, removed } = removeTasksFromEnvironmentFile(environmentModel(saved.id, saved.source).getValue(), [item.question]);

@@ -79,4 +79,26 @@ describe('the review queue', () => {
     const merged = mergeCriteria(kept, [{ name: 'uses_required_word', question: 'another wording' }, { name: 'line_count', question: 'Two lines?' }]);
     expect(merged).toEqual([kept[0], { name: 'line_count', question: 'Two lines?' }]);
   });
+
+  test('simulated tools below 80% fidelity in the last round join the queue, lowest first, before edge-of-band tasks', () => {
+    const row = (tool: string, fields: number, judged: number | null, calls = 4) => ({ tool, calls, exact: fields / 2, fields, judged, garbage: 0 });
+    const items = buildReviewQueue({
+      fidelity: {
+        rounds: [
+          { round: 1, rows: [row('search', 0.1, null), row('weather', 0.1, null)] },
+          // The last round counts: weather got better; search is judged (0.5) although its fields agree 0.9; '*' is the overall row.
+          { round: 2, rows: [row('search', 0.9, 0.5), row('weather', 0.85, null), row('lookup', 0.6, null), row('empty', 0, null, 0), row('*', 0.7, null)] },
+        ],
+      },
+      calibration: { tasks: [{ taskIndex: 0, question: 'q0', passRate: 0.15, rollouts: 20, label: 'learnable' } as TaskCalibration], keep: [0.1, 0.9] },
+    });
+    expect(items.map((item) => [item.id, item.subject])).toEqual([
+      ['low-fidelity:search', 'tool'],
+      ['low-fidelity:lookup', 'tool'],
+      ['edge-of-band:0', 'task'],
+    ]);
+    expect(items[0]!.why).toBe('50% judged equivalent on 4 held-out calls (exact 45%) after round 2, below 80%');
+    expect(items[1]!.why).toContain('60% fields agreeing');
+    expect(parseReviewQueue(reviewQueueJsonl(items))).toEqual(items);
+  });
 });
