@@ -34,7 +34,7 @@ function setReview(update: Partial<ReviewState>): void {
 }
 
 /** What the studio's state holds for the queue: each source present only when its job finished with results. */
-export function reviewSourcesOf(state: Pick<StudioState, 'audit' | 'redTeam' | 'judgePanel' | 'calibration' | 'keep' | 'toolSimulation'>, auditRollouts: () => readonly AuditRollout[]): ReviewSources {
+function reviewSourcesOf(state: Pick<StudioState, 'audit' | 'redTeam' | 'judgePanel' | 'calibration' | 'keep' | 'toolSimulation'>, auditRollouts: () => readonly AuditRollout[]): ReviewSources {
   const split = state.judgePanel.rollouts.filter((rollout) => rollout.split);
   return {
     ...(state.audit.result ? { audit: { result: state.audit.result, rollouts: auditRollouts() } } : {}),
