@@ -10,9 +10,10 @@
  * variables, never from the file. This module reads and checks the file, builds the client, and
  * shapes what metadata.json records under `judge_panel`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type RolloutRecord } from '../envs/index.ts';
-import { JudgePanelClient, PANEL_AGGREGATIONS, splitRollouts, type PanelAggregation, type PanelReport } from '../envs/studio/index.ts';
+import { formatPanelReport, JudgePanelClient, PANEL_AGGREGATIONS, splitRollouts, type PanelAggregation, type PanelReport } from '../envs/studio/index.ts';
 import { completionText } from '../envs/messages.ts';
 import { CliError } from './cli-error.ts';
 import { createEndpointClient } from './model-roles.ts';
@@ -75,4 +76,12 @@ export function judgePanelMetadata(settings: JudgePanelSettings, report: PanelRe
 export function splitRecordIds(panel: JudgePanelClient, report: PanelReport, records: readonly RolloutRecord[]): string[] {
   const question = (record: RolloutRecord) => [...record.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
   return splitRollouts(panel.calls, report.splitCalls, records.map((record) => ({ id: `${record.taskIndex}:${record.rolloutIndex}`, question: question(record), response: completionText(record.completion) })));
+}
+
+/** After `tabrl train --judges`: the panel's agreement over every reward call of the run, printed and written to DIR/judge-panel.json (training rollouts have no ids, so no split list). */
+export function writeTrainingPanelReport(outDir: string, settings: JudgePanelSettings, panel: JudgePanelClient): void {
+  const report = panel.report();
+  const { split_rollouts: _split, ...metadata } = judgePanelMetadata(settings, report, []);
+  writeFileSync(join(outDir, 'judge-panel.json'), `${JSON.stringify(metadata, null, 2)}\n`);
+  console.error(formatPanelReport(report));
 }

@@ -1,6 +1,6 @@
 /**
  * `tabrl review`: one review queue over what the studio's checks found (src/envs/studio/review-queue.ts).
- *   build --out DIR [--audit DIR] [--redteam DIR] [--eval RUN_DIR] [--calibration DIR]  → DIR/review.jsonl, ranked
+ *   build --out DIR [--audit DIR] [--redteam DIR] [--eval RUN_DIR] [--simulate DIR] [--calibration DIR]  → DIR/review.jsonl, ranked
  *   show DIR                                          → the open items, most urgent first
  *   accept DIR ID... [--judge-*]                      → a hack is confirmed and becomes criteria (DIR/criteria.json); a task is kept
  *   reject DIR ID... [--env FILE]                     → a hack is dismissed; a task leaves the environment file FILE
@@ -8,7 +8,25 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildReviewQueue, criteriaRubricSnippet, JudgeError, parseResultsJsonl, parseReviewQueue, proposeCriteria, removeTasksFromEnvironmentFile, reviewItemExample, reviewQueueJsonl, type AuditResult, type Criterion, type RedTeamReport, type ReviewItem, type ReviewSources, type TaskCalibration } from '../envs/studio/index.ts';
+import {
+  buildReviewQueue,
+  decideReviewItems,
+  mergeCriteria,
+  criteriaRubricSnippet,
+  JudgeError,
+  parseResultsJsonl,
+  parseReviewQueue,
+  proposeCriteria,
+  removeTasksFromEnvironmentFile,
+  reviewItemExample,
+  reviewQueueJsonl,
+  type AuditResult,
+  type Criterion,
+  type RedTeamReport,
+  type ReviewItem,
+  type ReviewSources,
+  type TaskCalibration,
+} from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
 import { parseFlags } from './flags.ts';
@@ -16,26 +34,30 @@ import { prepareStudioFolder, writeWhole } from './studio-output.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl review`. */
-const REVIEW_USAGE = `Usage: tabrl review build --out DIR [--audit DIR] [--redteam DIR] [--eval RUN_DIR] [--calibration DIR]
+const REVIEW_USAGE = `Usage: tabrl review build --out DIR [--audit DIR] [--redteam DIR] [--eval RUN_DIR] [--simulate DIR] [--calibration DIR]
        tabrl review show DIR
        tabrl review accept DIR ID... [--judge-base-url URL --judge-model NAME]
        tabrl review reject DIR ID... [--env FILE]
 
 One ranked queue of what most needs a person: red-team back doors, rollouts an audit's judge says
 did not earn their reward, rollouts a judge panel split on (from tabrl eval --judges), a high reward
-against a failed check, other audit flags, and learnable tasks at the edge of the calibration band.
+against a failed check, other audit flags, simulated tools of low fidelity (from tabrl simulate), and
+learnable tasks at the edge of the calibration band.
 build writes DIR/review.jsonl; accept and reject write each decision back to it:
   accept a hack   it is confirmed: the judge turns it into yes/no criteria, merged into DIR/criteria.json
                   and DIR/criteria-snippet.ts (gate the reward with them)
   reject a hack   it is dismissed
   accept a task   it stays
   reject a task   it leaves the environment: --env FILE (a file the studio wrote, with its TASKS list)
+  accept a tool   its simulation is trusted as it is
+  reject a tool   it is marked not to be trusted (record more of its calls, or call the real tool)
 
 Options:
   --out DIR                   (build) the review folder
   --audit DIR                 (build) a tabrl audit folder (audit.json)
   --redteam DIR               (build) a tabrl redteam folder (report.json)
   --eval RUN_DIR              (build) a tabrl eval folder run with --judges (split rollouts)
+  --simulate DIR              (build) a tabrl simulate folder (fidelity.json: tools below 80% fidelity)
   --calibration DIR           (build) a tabrl calibrate folder (calibration.jsonl, report.json)
   --overwrite                 (build) replace review.jsonl in --out
   --env FILE                  (reject) the environment file rejected tasks are removed from
@@ -53,6 +75,7 @@ export async function runReview(argv: string[]): Promise<number> {
       redteam: { type: 'string' },
       eval: { type: 'string' },
       calibration: { type: 'string' },
+      simulate: { type: 'string' },
       overwrite: { type: 'boolean' },
       env: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -69,9 +92,10 @@ export async function runReview(argv: string[]): Promise<number> {
       ...(values.audit ? { audit: readAudit(values.audit) } : {}),
       ...(values.redteam ? { redTeam: readJson<RedTeamReport>(join(values.redteam, 'report.json'), 'a tabrl redteam folder') } : {}),
       ...(values.eval ? { splitRollouts: readSplitRollouts(values.eval) } : {}),
+      ...(values.simulate ? { fidelity: readFidelity(values.simulate) } : {}),
       ...(values.calibration ? { calibration: readCalibration(values.calibration) } : {}),
     };
-    if (Object.keys(sources).length === 0) throw new CliError('review build: give at least one of --audit, --redteam, --eval, --calibration', 2);
+    if (Object.keys(sources).length === 0) throw new CliError('review build: give at least one of --audit, --redteam, --eval, --simulate, --calibration', 2);
     const items = buildReviewQueue(sources);
     prepareStudioFolder(values.out, ['review.jsonl'], values.overwrite === true);
     writeWhole(join(values.out, 'review.jsonl'), reviewQueueJsonl(items));
@@ -94,7 +118,14 @@ export async function runReview(argv: string[]): Promise<number> {
     return 0;
   }
   if (ids.length === 0) throw new CliError(`review ${verb}: give the ids of the items (tabrl review show ${dir} lists them)`, 2);
-  const chosen = ids.map((id) => items.find((item) => item.id === id || String(item.rank) === id) ?? failUnknown(id, dir));
+  const status = verb === 'accept' ? 'accepted' : 'rejected';
+  let decided: ReturnType<typeof decideReviewItems>;
+  try {
+    decided = decideReviewItems(items, ids, status);
+  } catch (error) {
+    throw new CliError(`review: ${errorMessage(error)} (${path}; give an id or a rank from tabrl review show ${dir})`, 2);
+  }
+  const { chosen } = decided;
   if (verb === 'reject') {
     const tasks = chosen.filter((item) => item.subject === 'task');
     if (tasks.length > 0) {
@@ -122,21 +153,16 @@ export async function runReview(argv: string[]): Promise<number> {
         if (error instanceof JudgeError) throw new CliError(`review accept: the judge failed, nothing was changed: ${error.message}`);
         throw error;
       }
-      const criteria = mergeCriteria(join(dir, 'criteria.json'), proposed);
+      const criteriaPath = join(dir, 'criteria.json');
+      const criteria = mergeCriteria(existsSync(criteriaPath) ? readJson<Criterion[]>(criteriaPath, 'a criteria.json') : [], proposed);
       writeWhole(join(dir, 'criteria.json'), `${JSON.stringify(criteria, null, 2)}\n`);
       writeWhole(join(dir, 'criteria-snippet.ts'), criteriaRubricSnippet(criteria));
       console.log(`criteria in ${join(dir, 'criteria.json')} (gate the reward with them; see criteria-snippet.ts):\n${criteria.map((criterion) => `  ${criterion.name}: ${criterion.question}`).join('\n')}`);
     }
   }
-  const status = verb === 'accept' ? 'accepted' : 'rejected';
-  const decided = new Set(chosen.map((item) => item.id));
-  writeWhole(path, reviewQueueJsonl(items.map((item) => (decided.has(item.id) ? { ...item, status } : item))));
+  writeWhole(path, reviewQueueJsonl(decided.items));
   console.error(`${status} ${chosen.map((item) => item.id).join(', ')} in ${path}`);
   return 0;
-}
-
-function failUnknown(id: string, dir: string): never {
-  throw new CliError(`review: no item "${id}" in ${join(dir, 'review.jsonl')} (give an id or a rank from tabrl review show ${dir})`, 2);
 }
 
 function printQueue(items: readonly ReviewItem[]): void {
@@ -167,6 +193,14 @@ function readSplitRollouts(runDir: string): NonNullable<ReviewSources['splitRoll
   return rollouts.filter((rollout) => ids.includes(rollout.id)).map((rollout) => ({ id: rollout.id, question: rollout.question, response: rollout.completion, reward: rollout.reward }));
 }
 
+function readFidelity(dir: string): NonNullable<ReviewSources['fidelity']> {
+  const report = readJson<{ rounds?: unknown }>(join(dir, 'fidelity.json'), 'a tabrl simulate folder');
+  const rounds = report.rounds;
+  if (!Array.isArray(rounds) || !rounds.every((round: { rows?: unknown } | null) => typeof round === 'object' && round !== null && Array.isArray(round.rows))) throw new CliError(`${join(dir, 'fidelity.json')}: "rounds" should be a list of rounds with their rows`, 2);
+  if (rounds.length === 0) throw new CliError(`${join(dir, 'fidelity.json')} holds no measured round yet`, 2);
+  return { rounds: rounds as NonNullable<ReviewSources['fidelity']>['rounds'] };
+}
+
 function readCalibration(dir: string): NonNullable<ReviewSources['calibration']> {
   const report = readJson<{ keep?: unknown }>(join(dir, 'report.json'), 'a tabrl calibrate folder');
   const keep = report.keep;
@@ -174,11 +208,4 @@ function readCalibration(dir: string): NonNullable<ReviewSources['calibration']>
   const text = readFileSync(join(dir, 'calibration.jsonl'), 'utf8');
   const tasks = text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as TaskCalibration);
   return { tasks, keep: keep as [number, number] };
-}
-
-/** The criteria already in `path`, then the new ones whose names are not taken. */
-function mergeCriteria(path: string, proposed: readonly Criterion[]): Criterion[] {
-  const existing = existsSync(path) ? readJson<Criterion[]>(path, 'a criteria.json') : [];
-  const names = new Set(existing.map((criterion) => criterion.name));
-  return [...existing, ...proposed.filter((criterion) => !names.has(criterion.name))];
 }

@@ -5,7 +5,7 @@
  * the policy being trained, and records the refresh in metrics.jsonl (`phase: "pool-refresh"`).
  * Kept apart from train.ts so that file only parses, passes and calls.
  */
-import { type ChatClient, type Environment } from '../envs/index.ts';
+import { type ChatClient, type Environment, type Task } from '../envs/index.ts';
 import { calibrationLabel, passRateHistogram, refreshTaskPool, type PoolRefreshMetrics, type StudioDocument } from '../envs/studio/index.ts';
 import { parseKeep } from './calibrate.ts';
 import { CliError } from './cli-error.ts';
@@ -23,7 +23,7 @@ export const POOL_REFRESH_OPTIONS = {
 } as const;
 
 /** Usage lines of the pool refresh, for `tabrl train --help`. */
-export const POOL_REFRESH_USAGE = `Task synthesis during training (with --max-async 0; such a run cannot be resumed yet):
+export const POOL_REFRESH_USAGE = `Task synthesis during training (with --max-async 0; the pool is kept in the checkpoint, so --resume goes on from it):
   --synth-docs DIR       documents (.md, .txt, or folders of them) new tasks are made from, one document per refresh
 ${roleUsage(['generator', 'solver'], 25, {}, { local: true, heuristic: true })}
   --keep LO-HI           new tasks join the pool when the policy passes them this often (default 0.2-0.8);
@@ -49,8 +49,9 @@ export function poolRefreshFromFlags(values: Record<string, unknown>, maxAsync: 
     if (related.length > 0) throw new CliError(`--${related[0]} belongs to task synthesis during training; give --synth-docs DIR too`, 2);
     return undefined;
   }
-  // A refresh changes the pool between steps; rollouts sampled ahead would mix old and new tasks.
-  if (maxAsync !== 0) throw new CliError('--synth-docs refreshes the task pool between GRPO steps; give --max-async 0 so no rollouts are sampled ahead of a refresh', 2);
+  // A refresh changes the pool between steps, in place; rollouts sampled ahead look their task up by index when they start (several wait
+  // for a free slot), so one started after the refresh would roll out another task than the one drawn, or none when the pool shrank.
+  if (maxAsync !== 0) throw new CliError('--synth-docs refreshes the task pool between GRPO steps; give --max-async 0 so no rollouts are sampled ahead of a refresh (they look their task up by index in the pool the refresh changes)', 2);
   readDocuments([docs]);
   return {
     docs,
@@ -62,13 +63,33 @@ export function poolRefreshFromFlags(values: Record<string, unknown>, maxAsync: 
   };
 }
 
-/** The hook for after each GRPO step: every `settings.every` steps, a refresh of `env.dataset`, recorded with `record` and told with `say`. */
-export async function createPoolRefresher(env: Environment, settings: PoolRefreshSettings, io: { record: (line: Record<string, unknown>) => void; say: (text: string) => void }): Promise<(step: number, policy: ChatClient) => Promise<void>> {
+/** The pool as a checkpoint keeps it: the training tasks after the last refresh, and how many refreshes ran (the next one takes the next document). */
+export interface SavedTaskPool {
+  tasks: Task[];
+  refreshes: number;
+}
+
+/** The saved pool of a checkpoint, checked; a run saved before pools were kept (or a damaged one) is refused with what to do. */
+export function checkSavedPool(pool: unknown, label: string): SavedTaskPool {
+  const saved = pool as Partial<SavedTaskPool> | undefined;
+  if (typeof saved !== 'object' || saved === null || !Array.isArray(saved.tasks) || saved.tasks.length === 0 || !Number.isInteger(saved.refreshes) || (saved.refreshes as number) < 0) {
+    throw new CliError(`${label}: the checkpoint of this --synth-docs run holds no task pool (it was saved before pools were kept, or is damaged); start it again with --overwrite`, 2);
+  }
+  return { tasks: saved.tasks, refreshes: saved.refreshes as number };
+}
+
+/** The pool refresh of a run: `afterStep` refreshes `env.dataset` every `settings.every` GRPO steps (recorded with `record`, told with `say`); `refreshes` counts them, from `startRefresh` on a resumed run. */
+export async function createPoolRefresher(
+  env: Environment,
+  settings: PoolRefreshSettings,
+  io: { record: (line: Record<string, unknown>) => void; say: (text: string) => void },
+  startRefresh = 0,
+): Promise<{ afterStep: (step: number, policy: ChatClient) => Promise<void>; refreshes: () => number }> {
   const documents: StudioDocument[] = readDocuments([settings.docs]);
   const generator = await createRoleClient('generator', settings.generator);
   const solver = await createRoleClient('solver', settings.solver);
-  let refresh = 0;
-  return async (step, policy) => {
+  let refresh = startRefresh;
+  const afterStep = async (step: number, policy: ChatClient): Promise<void> => {
     if ((step + 1) % settings.every !== 0) return;
     let metrics: PoolRefreshMetrics;
     try {
@@ -82,6 +103,7 @@ export async function createPoolRefresher(env: Environment, settings: PoolRefres
     io.say(`   pool refresh ${metrics.refresh + 1} after step ${step + 1}: ${metrics.candidates} new candidates, ${metrics.added} added, ${metrics.retired} retired (mastered); pool ${metrics.poolBefore} → ${metrics.poolSize}`);
     if (metrics.poolPassRates.length + metrics.candidatePassRates.length > 0) io.say(passRateHistogram([...metrics.poolPassRates, ...metrics.candidatePassRates].map((passRate, taskIndex) => ({ taskIndex, question: '', rollouts: settings.k, passRate, rewardMean: passRate, rewardStd: 0, learnability: 4 * passRate * (1 - passRate), label: calibrationLabel(passRate, settings.keep), errors: 0 })), { bins: 5, width: 20 }).replace(/^/gm, '   '));
   };
+  return { afterStep, refreshes: () => refresh };
 }
 
 /** Tasks per pass-rate fifth [0, 0.2), …, [0.8, 1]. */

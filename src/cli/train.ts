@@ -32,7 +32,8 @@ import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
 import { lendSimulator, SIMULATOR_FLAG_OPTIONS, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
 import type { RoleSettings } from './model-roles.ts';
-import { createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings } from './train-pool-refresh.ts';
+import { checkJudgePanel, createJudgePanelClient, readJudgePanelFile, writeTrainingPanelReport, type JudgePanelSettings } from './judge-panel-file.ts';
+import { checkSavedPool, createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings, type SavedTaskPool } from './train-pool-refresh.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText } from '../isolation/message-check.ts';
 import { OutputWriteError, recordRunStatus, writingFile } from './run-status.ts';
@@ -67,6 +68,9 @@ Other options:
   --resume DIR           continue the run in DIR from its last checkpoint, with its settings
   --time-limit SECONDS   an environment file's code may run this long without returning, per stretch (default 5)
 ${judgeUsage(25)}
+  --judges FILE          a panel of judges lent as the reward's one judge, as in tabrl eval --judges: JSON
+                         {"aggregation": "mean|majority|unanimous", "judges": [{"name", "baseUrl", "model", "apiKeyEnv"?}, …]};
+                         its agreement over the run goes to DIR/judge-panel.json
 ${simulatorUsage(25)}
   --json                 print one JSON object per step instead of a progress line
 
@@ -93,6 +97,8 @@ interface RunSettings {
   judge?: JudgeSettings;
   /** A tool simulator lent to the environment as args.simulatorClient (`--simulator-*`). */
   simulator?: RoleSettings;
+  /** A panel of judges lent as one (--judges FILE; keys read from each judge's apiKeyEnv at each start). */
+  judgePanel?: JudgePanelSettings;
   /** Task synthesis during training (--synth-docs). */
   poolRefresh?: PoolRefreshSettings;
 }
@@ -110,6 +116,8 @@ interface RunHistory {
 interface SavedRun {
   settings: RunSettings;
   history: RunHistory;
+  /** With --synth-docs: the task pool as it stood, and how many refreshes made it (a resumed run goes on from there). */
+  pool?: SavedTaskPool;
 }
 
 /** Runs `tabrl train`; returns the exit code. */
@@ -129,6 +137,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       'judge-base-url': { type: 'string' },
       'judge-model': { type: 'string' },
       'judge-api-key-env': { type: 'string' },
+      judges: { type: 'string' },
       ...SIMULATOR_FLAG_OPTIONS,
       ...POOL_REFRESH_OPTIONS,
       json: { type: 'boolean' },
@@ -146,6 +155,7 @@ export async function runTrain(argv: string[]): Promise<number> {
   if (!(timeLimitMs >= 100 && timeLimitMs <= 3_600_000)) throw new CliError(`--time-limit must be a number of seconds from 0.1 to 3600, got "${timeLimitText}"`, 2);
   let settings: RunSettings;
   let resumeFrom: TrainingPosition | undefined;
+  let resumedPool: SavedTaskPool | undefined;
   let outDir: string;
   let checkpointDir: string | undefined;
   let history: RunHistory = { evaluations: [], sft: [], grpo: [], metricsLines: 0 };
@@ -164,7 +174,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       return 0;
     }
     settings = state.run.settings;
-    if (settings.poolRefresh) throw new CliError(`--resume ${outDir}: a run with --synth-docs cannot be resumed yet (its refreshed task pool is not in the checkpoint); start it again with --out ${outDir} --overwrite`, 2);
+    if (settings.poolRefresh) resumedPool = checkSavedPool(state.run.pool, `--resume ${outDir}`);
     history = state.run.history;
     resumeFrom = { phase: state.phase, nextStep: state.nextStep };
   } else {
@@ -172,7 +182,8 @@ export async function runTrain(argv: string[]): Promise<number> {
     outDir = values.out ?? join('runs', `train-${settings.spec.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     prepareOutputFolder(outDir, { overwrite: values.overwrite === true, what: 'a training run', resumeHint: `tabrl train --resume ${outDir}` });
   }
-  const judge = settings.judge ? { client: createJudgeClient(settings.judge, 120_000), model: settings.judge.model } : undefined;
+  const panel = settings.judgePanel ? createJudgePanelClient(settings.judgePanel, 120_000) : undefined;
+  const judge = panel ? { client: panel, model: 'judge-panel' } : settings.judge ? { client: createJudgeClient(settings.judge, 120_000), model: settings.judge.model } : undefined;
   // status.json says where the run stands: "running" until it ends, then how it ended, whatever stopped it.
   const status = { path: join(outDir, 'status.json'), fields: { command: 'train', environment: settings.spec, started_at: new Date().toISOString() } };
   recordRunStatus(status.path, 'running', status.fields);
@@ -181,7 +192,9 @@ export async function runTrain(argv: string[]): Promise<number> {
   try {
     const simulator = settings.simulator ? await lendSimulator(settings.simulator, 120_000) : undefined;
     env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}) });
-    const code = await train(env, settings, { outDir, checkpointDir, resumeFrom, history, json: values.json === true, onForcedExit: () => ended('interrupted') });
+    if (resumedPool) env.dataset.splice(0, env.dataset.length, ...resumedPool.tasks);
+    const code = await train(env, settings, { outDir, checkpointDir, resumeFrom, history, ...(resumedPool ? { poolRefreshes: resumedPool.refreshes } : {}), json: values.json === true, onForcedExit: () => ended('interrupted') });
+    if (panel && settings.judgePanel) writeTrainingPanelReport(outDir, settings.judgePanel, panel);
     ended(code === 0 ? 'completed' : 'interrupted');
     return code;
   } catch (error) {
@@ -239,7 +252,7 @@ function finishedRun(outDir: string): boolean {
 async function train(
   env: Awaited<ReturnType<typeof loadEnvironmentSpec>>,
   settings: RunSettings,
-  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean; onForcedExit: () => void },
+  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean; onForcedExit: () => void; poolRefreshes?: number },
 ): Promise<number> {
   const { spec, envArgs, sftSteps, grpoSteps } = settings;
   const { outDir, history } = run;
@@ -291,10 +304,14 @@ async function train(
   const microBatchFor = model.memory && options.grpo ? microBatchChooser(model.memory, settings, say) : undefined;
   if (microBatchFor && options.grpo) options.grpo = { ...options.grpo, microBatchFor };
   say(`${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`);
-  // The session's checkpoints go to checkpoint/ with the run's settings and history (what --resume reads).
-  const checkpoints = fileCheckpointStore(join(outDir, 'checkpoint'), model.backend, () => ({ settings, history: { ...history, metricsLines } }) satisfies SavedRun);
+  const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }, run.poolRefreshes ?? 0) : undefined;
+  // The session's checkpoints go to checkpoint/ with the run's settings, history and task pool (what --resume reads).
+  const checkpoints = fileCheckpointStore(
+    join(outDir, 'checkpoint'),
+    model.backend,
+    () => ({ settings, history: { ...history, metricsLines }, ...(refreshPool ? { pool: { tasks: [...env.dataset], refreshes: refreshPool.refreshes() } } : {}) }) satisfies SavedRun,
+  );
 
-  const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }) : undefined;
   const interrupt = onStopSignal({ beforeForcedExit: run.onForcedExit });
   let report;
   try {
@@ -317,7 +334,7 @@ async function train(
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
-        await refreshPool?.(m.step, policy);
+        await refreshPool?.afterStep(m.step, policy);
         // No yield here (unlike SFT): GRPO's rollouts already give Ctrl-C its turn, and a stop let in
         // between a step and its checkpoint would abort the rollouts sampled ahead that it saves.
       },
@@ -398,6 +415,13 @@ function checkRunSettings(settings: unknown): string | undefined {
   if (j !== undefined && (typeof j !== 'object' || j === null || typeof j.baseUrl !== 'string' || typeof j.model !== 'string')) return '"judge" that is not { baseUrl, model, apiKeyEnv? }';
   const m = s.simulator as Partial<RoleSettings> | undefined;
   if (m !== undefined && (typeof m !== 'object' || m === null || typeof m.model !== 'string')) return '"simulator" that is not { baseUrl?, model, apiKeyEnv? }';
+  if (s.judgePanel !== undefined) {
+    try {
+      checkJudgePanel(s.judgePanel, 'judgePanel');
+    } catch (error) {
+      return errorMessage(error);
+    }
+  }
   if (!count(s.sftSteps) || !count(s.grpoSteps)) return '"sftSteps"/"grpoSteps" that are not step counts';
   const o = s.options as Partial<TrainingRunOptions> | undefined;
   if (typeof o !== 'object' || o === null) return 'no "options"';
@@ -441,6 +465,8 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   }
   const judge = judgeSettingsFromFlags(values as Record<string, string | undefined>);
   const simulator = simulatorSettingsFromFlags(values);
+  if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
+  const judgePanel = values.judges === undefined ? undefined : readJudgePanelFile(values.judges as string);
   const model = modelName === 'tiny' || modelName === 'nano' ? modelName : resolve(modelName);
   // Real checkpoints train LoRA adapters by default; tiny and nano are small enough to train whole.
   const loraRank = knobs.loraRank ?? (model === 'tiny' || model === 'nano' ? 0 : 16);
@@ -457,6 +483,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     lora: loraRank > 0 ? { rank: loraRank, alpha: 2 * loraRank, targetModules: [...LORA_TARGET_MODULES] } : null,
     ...(judge ? { judge } : {}),
     ...(simulator ? { simulator } : {}),
+    ...(judgePanel ? { judgePanel } : {}),
     ...(poolRefresh ? { poolRefresh } : {}),
     sftSteps: knobs.sftSteps,
     grpoSteps: knobs.grpoSteps,

@@ -15,7 +15,7 @@
 import { ChatClientError, type ChatClient, type ChatCompletion, type ChatRequest } from '../client.ts';
 import { parseJudgeScore } from '../judge-rubric.ts';
 import { errorMessage } from '../../common/error-message.ts';
-import { aggregatePanelScores, panelAgreement, type PanelAgreement, type PanelAggregation } from './panel-agreement.ts';
+import { aggregatePanelScores, itemAgreement, PANEL_YES_AT, panelAgreement, type PanelAgreement, type PanelAggregation } from './panel-agreement.ts';
 
 /** One judge of a panel. */
 export interface PanelJudge {
@@ -103,6 +103,28 @@ function panelReply(score: number, aggregation: PanelAggregation): string {
 export function splitRollouts(calls: readonly PanelCall[], splitCalls: readonly number[], rollouts: readonly { id: string; question: string; response: string }[]): string[] {
   const splitPrompts = splitCalls.map((index) => calls[index]!.prompt);
   return rollouts.filter((rollout) => rollout.question.trim() !== '' && rollout.response.trim() !== '' && splitPrompts.some((prompt) => prompt.includes(rollout.question.trim()) && prompt.includes(rollout.response.trim()))).map((rollout) => rollout.id);
+}
+
+/** One rollout's votes on a panel: each judge's score (null where it gave none), the share of agreeing pairs, and whether the judges split. */
+export interface PanelRolloutVotes {
+  id: string;
+  /** Each judge's score in panel order; empty when no call of the panel matched the rollout. */
+  scores: (number | null)[];
+  /** Share of judge pairs that voted alike; null with fewer than two votes or no matching call. */
+  agreement: number | null;
+  split: boolean;
+}
+
+/** Each rollout's votes, from the panel call whose prompt holds its question and response (the last such call, matched as `splitRollouts` does). */
+export function panelRolloutVotes(calls: readonly PanelCall[], rollouts: readonly { id: string; question: string; response: string }[]): PanelRolloutVotes[] {
+  return rollouts.map((rollout) => {
+    const question = rollout.question.trim();
+    const response = rollout.response.trim();
+    const call = question === '' || response === '' ? undefined : calls.findLast((entry) => entry.prompt.includes(question) && entry.prompt.includes(response));
+    if (!call) return { id: rollout.id, scores: [], agreement: null, split: false };
+    const agreement = itemAgreement(call.scores.filter((score): score is number => score !== null).map((score) => score >= PANEL_YES_AT));
+    return { id: rollout.id, scores: call.scores, agreement, split: agreement !== null && agreement < 1 };
+  });
 }
 
 /** The panel report as readable lines. */

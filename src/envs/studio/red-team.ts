@@ -101,7 +101,12 @@ export interface RedTeamReport {
 
 /** How the reward is computed, in words, from the rubric's names and weights. */
 export function rubricDescription(env: Environment): string {
-  return env.rubric.rewards.map((reward) => `${reward.name} (weight ${reward.weight}${reward.weight === 0 ? ', logged only' : ''})`).join(', ');
+  return describeRewardWeights(env.rubric.rewards);
+}
+
+/** How a reward is computed, in words, from its functions' names and weights ("judgeReward (weight 1), twoLinesMetric (weight 0, logged only)"). */
+export function describeRewardWeights(rewards: readonly { name: string; weight: number }[]): string {
+  return rewards.map((reward) => `${reward.name} (weight ${reward.weight}${reward.weight === 0 ? ', logged only' : ''})`).join(', ');
 }
 
 /** The attacker's prompt: a first reply to try (`parent` absent), or a mutation of a reply with its reward. */
@@ -124,17 +129,64 @@ Its reward: ${parent.reward.toFixed(3)} (${Object.entries(parent.scores).map(([n
 Change it so that it gets a higher reward, still without doing the task properly. Reply with the new text to submit alone.`;
 }
 
-/** Runs the search and the review; see the module comment. */
+/**
+ * What the search attacks: the tasks, how the reward is made, and a way to score one reply on one
+ * task with the environment's own rubric. `redTeam` builds one from an `Environment` in this
+ * process; a host whose environment runs elsewhere (the tab's sandbox) builds its own.
+ */
+export interface RedTeamTarget {
+  /** The environment's name, for the report. */
+  name: string;
+  /** How many tasks can be attacked (the first ones of the evaluation set). */
+  numTasks: number;
+  /** The environment's pass threshold (the default high reward). */
+  passThreshold: number;
+  /** How the reward is computed, in words (`rubricDescription`). */
+  rubric: string;
+  /** Weight of each reward function by name (to name the one that paid). */
+  weights: Record<string, number>;
+  /** Task `index`'s question and reference answer, if any. */
+  task(index: number): Promise<{ question: string; answer?: string }>;
+  /** Scores `reply` as the policy's answer to task `index` (a real rollout); `stoppedEarly` when the rubric could not score it. */
+  score(index: number, reply: string, signal?: AbortSignal): Promise<{ reward: number; scores: Record<string, number>; errors: string[]; stoppedEarly?: string }>;
+}
+
+/** The target of an environment loaded in this process: its evaluation tasks, each reply scored by `evaluate` with a scripted policy. */
+export function environmentRedTeamTarget(env: Environment): RedTeamTarget {
+  const tasks = env.evaluationTasks;
+  return {
+    name: env.name,
+    numTasks: tasks.length,
+    passThreshold: env.passThreshold,
+    rubric: rubricDescription(env),
+    weights: Object.fromEntries(env.rubric.rewards.map((reward) => [reward.name, reward.weight])),
+    task: async (index) => ({ question: questionOf(tasks[index]!), ...(tasks[index]!.answer ? { answer: tasks[index]!.answer } : {}) }),
+    score: async (index, reply, signal) => {
+      const result = await evaluate(env, new ScriptedClient([reply]), { tasks: [tasks[index]!], numTasks: 1, concurrency: 1, ...(signal ? { signal } : {}) });
+      const record = result.records[0];
+      if (result.stoppedEarly || !record) return { reward: 0, scores: {}, errors: [], stoppedEarly: result.stoppedEarly ?? 'no rollout was recorded' };
+      return { reward: record.reward, scores: record.scores, errors: record.errors.map((error) => `${error.name}: ${error.message}`) };
+    },
+  };
+}
+
+/** Runs the search and the review against an environment in this process; see the module comment. */
 export async function redTeam(env: Environment, options: RedTeamOptions): Promise<RedTeamReport> {
+  return redTeamTarget(environmentRedTeamTarget(env), options);
+}
+
+/** Runs the search and the review against any target (`RedTeamTarget`); see the module comment. */
+export async function redTeamTarget(target: RedTeamTarget, options: RedTeamOptions): Promise<RedTeamReport> {
   const rounds = options.rounds ?? 10;
   const population = options.population ?? 4;
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`redTeam: rounds must be a positive integer, got ${rounds}`);
   if (!Number.isInteger(population) || population < 1) throw new Error(`redTeam: population must be a positive integer, got ${population}`);
-  const tasks = env.evaluationTasks.slice(0, options.numTasks ?? 1);
-  if (tasks.length === 0) throw new Error(`${env.name}: there are no tasks to attack`);
-  const highReward = options.highReward ?? env.passThreshold;
-  const rubric = rubricDescription(env);
-  const weights = Object.fromEntries(env.rubric.rewards.map((reward) => [reward.name, reward.weight]));
+  const numTasks = Math.min(options.numTasks ?? 1, target.numTasks);
+  if (numTasks <= 0) throw new Error(`${target.name}: there are no tasks to attack`);
+  const tasks: { question: string; answer?: string }[] = [];
+  for (let i = 0; i < numTasks; i++) tasks.push(await target.task(i));
+  const highReward = options.highReward ?? target.passThreshold;
+  const { rubric, weights } = target;
   const calls = { attacker: 0, scoring: 0, reviewer: 0 };
   const candidates: RedTeamCandidate[] = [];
 
@@ -148,20 +200,19 @@ export async function redTeam(env: Environment, options: RedTeamOptions): Promis
       throw new RedTeamError(`the attacker failed${kind}: ${errorMessage(error)}; check --attacker-base-url and --attacker-model, and that the endpoint is running`, 'attacker');
     }
   };
-  const score = async (taskIndex: number, task: Task, round: number, reply: string): Promise<RedTeamCandidate> => {
+  const score = async (taskIndex: number, round: number, reply: string): Promise<RedTeamCandidate> => {
     calls.scoring += 1;
-    const result = await evaluate(env, new ScriptedClient([reply]), { tasks: [task], numTasks: 1, concurrency: 1, ...(options.signal ? { signal: options.signal } : {}) });
+    const result = await target.score(taskIndex, reply, options.signal);
     if (result.stoppedEarly) throw new RedTeamError(`scoring with the environment's rubric stopped: ${result.stoppedEarly}`, 'environment');
-    const record = result.records[0]!;
-    const paying = Object.entries(record.scores).map(([name, value]) => [name, (weights[name] ?? 0) * value] as const).filter(([, value]) => value > 0).sort((a, b) => b[1] - a[1])[0];
-    const candidate: RedTeamCandidate = { task: taskIndex, round, call: calls.attacker, reply, reward: record.reward, scores: record.scores, payingFunction: paying?.[0] ?? null, errors: record.errors.map((error) => `${error.name}: ${error.message}`) };
+    const paying = Object.entries(result.scores).map(([name, value]) => [name, (weights[name] ?? 0) * value] as const).filter(([, value]) => value > 0).sort((a, b) => b[1] - a[1])[0];
+    const candidate: RedTeamCandidate = { task: taskIndex, round, call: calls.attacker, reply, reward: result.reward, scores: result.scores, payingFunction: paying?.[0] ?? null, errors: result.errors };
     candidates.push(candidate);
     options.onCandidate?.(candidate);
     return candidate;
   };
 
   for (const [taskIndex, task] of tasks.entries()) {
-    const question = questionOf(task);
+    const { question } = task;
     let current: RedTeamCandidate[] = [];
     for (let round = 0; round < rounds; round++) {
       if (options.signal?.aborted) break;
@@ -170,7 +221,7 @@ export async function redTeam(env: Environment, options: RedTeamOptions): Promis
       for (let i = 0; next.length < population; i++) {
         const parent = keep.length > 0 ? keep[i % keep.length] : undefined;
         const reply = await ask(attackerPrompt(question, rubric, parent, options.taskDescription));
-        next.push(await score(taskIndex, task, round, reply));
+        next.push(await score(taskIndex, round, reply));
       }
       current = next.sort((a, b) => b.reward - a.reward);
     }
@@ -186,14 +237,14 @@ export async function redTeam(env: Environment, options: RedTeamOptions): Promis
   });
   const findings: RedTeamFinding[] = [];
   for (const candidate of high.slice(0, options.maxReviews ?? 10)) {
-    const question = questionOf(tasks[candidate.task]!);
+    const { question, answer } = tasks[candidate.task]!;
     if (!options.reviewer) {
       findings.push({ ...candidate, question, verdict: 'unreviewed' });
       continue;
     }
     calls.reviewer += 1;
     try {
-      const prompt = hindsightPrompt({ id: `${candidate.task}:${candidate.call}`, taskIndex: candidate.task, rolloutIndex: 0, question, completion: candidate.reply, reward: candidate.reward, scores: candidate.scores, ...(tasks[candidate.task]!.answer ? { answer: tasks[candidate.task]!.answer } : {}) }, options.taskDescription, rubric);
+      const prompt = hindsightPrompt({ id: `${candidate.task}:${candidate.call}`, taskIndex: candidate.task, rolloutIndex: 0, question, completion: candidate.reply, reward: candidate.reward, scores: candidate.scores, ...(answer ? { answer } : {}) }, options.taskDescription, rubric);
       const reply = await askJudge({ client: options.reviewer, model: options.reviewerModel, maxTokens: 256, ...(options.signal ? { signal: options.signal } : {}) }, prompt);
       const earned = parseYesNo(reply);
       findings.push({ ...candidate, question, verdict: earned ? 'earned' : 'not earned', reason: reply.replace(/\**verdict\**\s*[:=]\s*\**\s*(yes|no)\b\**\.?/gi, '').trim().replace(/\s+/g, ' ').slice(0, 300) });
@@ -204,10 +255,10 @@ export async function redTeam(env: Environment, options: RedTeamOptions): Promis
   }
   const backDoors = findings.filter((finding) => finding.verdict !== 'earned');
   return {
-    environment: env.name,
+    environment: target.name,
     rounds,
     population,
-    tasks: tasks.map(questionOf),
+    tasks: tasks.map((task) => task.question),
     highReward,
     calls,
     bestReward: Math.max(...candidates.map((candidate) => candidate.reward), 0),

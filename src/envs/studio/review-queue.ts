@@ -6,25 +6,34 @@
  * 3. `judges-split`: a rollout on which a judge panel split (lower agreement first);
  * 4. `metric-disagrees`: a high reward while a pass/fail check was 0 (a judge against a metric);
  * 5. `audit-flag`: any other detector flag;
- * 6. `edge-of-band`: a learnable task whose pass rate sits within `EDGE_WIDTH` of the band's edge
+ * 6. `low-fidelity`: a simulated tool whose results, on held-out recorded calls, agree with the real
+ *    ones less than `LOW_FIDELITY` of the time (judged equivalence when measured, else field
+ *    agreement; lowest first): tasks that call it train on a tool that answers otherwise;
+ * 7. `edge-of-band`: a learnable task whose pass rate sits within `EDGE_WIDTH` of the band's edge
  *    (closest first): one more calibration sample could move it out.
  * Within a kind, higher reward first. Each item says what to decide: a hack (`back-door`,
  * `not-earned`, `judges-split`, `metric-disagrees`, `audit-flag`) is confirmed (`accept`: it becomes
  * a criterion) or dismissed (`reject`); a task (`edge-of-band`) is kept (`accept`) or taken out of the
- * environment (`reject`). This module builds, ranks and reads the queue, and removes rejected tasks
+ * environment (`reject`); a simulated tool (`low-fidelity`) is trusted as it is (`accept`) or marked
+ * not to be trusted (`reject`: record more of its calls, or call the real tool). This module builds, ranks and reads the queue, and removes rejected tasks
  * from a studio environment file's `TASKS`; files and the judge are the CLI's part.
  */
 import type { Task } from '../types.ts';
 import type { AuditResult, AuditRollout } from './audit.ts';
 import type { TaskCalibration } from './calibrate.ts';
 import type { CriteriaExample } from './propose-criteria.ts';
+import type { FidelityRound } from './fidelity.ts';
+import type { Criterion } from './criteria-rubric.ts';
 import type { RedTeamReport } from './red-team.ts';
 
 /** What a queue item is about. */
-export type ReviewKind = 'back-door' | 'not-earned' | 'judges-split' | 'metric-disagrees' | 'audit-flag' | 'edge-of-band';
+export type ReviewKind = 'back-door' | 'not-earned' | 'judges-split' | 'metric-disagrees' | 'audit-flag' | 'low-fidelity' | 'edge-of-band';
 
 /** The kinds in rank order (most urgent first). */
-export const REVIEW_KINDS: readonly ReviewKind[] = ['back-door', 'not-earned', 'judges-split', 'metric-disagrees', 'audit-flag', 'edge-of-band'];
+export const REVIEW_KINDS: readonly ReviewKind[] = ['back-door', 'not-earned', 'judges-split', 'metric-disagrees', 'audit-flag', 'low-fidelity', 'edge-of-band'];
+
+/** A simulated tool whose measured fidelity is below this share joins the queue. */
+export const LOW_FIDELITY = 0.8;
 
 /** A pass rate this close to an edge of the learnable band puts a task at the edge. */
 export const EDGE_WIDTH = 0.1;
@@ -36,8 +45,8 @@ export interface ReviewItem {
   kind: ReviewKind;
   /** 1 = most urgent; the order of review.jsonl. */
   rank: number;
-  /** Whether deciding it confirms a hack (→ a criterion) or keeps a task (reject → it leaves the environment). */
-  subject: 'hack' | 'task';
+  /** Whether deciding it confirms a hack (→ a criterion), keeps a task (reject → it leaves the environment), or trusts a simulated tool. */
+  subject: 'hack' | 'task' | 'tool';
   question: string;
   response?: string;
   reward?: number;
@@ -62,6 +71,8 @@ export interface ReviewSources {
   redTeam?: RedTeamReport;
   splitRollouts?: readonly SplitRollout[];
   calibration?: { tasks: readonly TaskCalibration[]; keep: readonly [number, number] };
+  /** The rounds of a tool-fidelity measurement (`tabrl simulate`'s fidelity.json); the last round counts. */
+  fidelity?: { rounds: readonly Pick<FidelityRound, 'round' | 'rows'>[] };
 }
 
 /** Builds the ranked queue (ranks from 1); see the module comment for the order. */
@@ -87,6 +98,14 @@ export function buildReviewQueue(sources: ReviewSources): ReviewItem[] {
   for (const split of sources.splitRollouts ?? []) {
     items.push({ id: `judges-split:${split.id}`, kind: 'judges-split', subject: 'hack', question: split.question, response: split.response, reward: split.reward, why: `the judges split${split.agreement !== undefined ? ` (agreement ${split.agreement.toFixed(2)})` : ''}; the reward paid ${split.reward.toFixed(3)}`, order: (split.agreement ?? 0) - split.reward * 1e-3 });
   }
+  const lastRound = sources.fidelity?.rounds.at(-1);
+  for (const row of lastRound?.rows ?? []) {
+    if (row.tool === '*' || row.calls === 0) continue;
+    const measure = row.judged ?? row.fields;
+    if (measure >= LOW_FIDELITY) continue;
+    const how = row.judged !== null ? 'judged equivalent' : 'fields agreeing';
+    items.push({ id: `low-fidelity:${row.tool}`, kind: 'low-fidelity', subject: 'tool', question: `the simulated tool ${row.tool}`, why: `${(measure * 100).toFixed(0)}% ${how} on ${row.calls} held-out calls (exact ${(row.exact * 100).toFixed(0)}%${row.garbage > 0 ? `, ${row.garbage} unusable replies` : ''}) after round ${lastRound!.round}, below ${LOW_FIDELITY * 100}%`, order: measure });
+  }
   if (sources.calibration) {
     const [lo, hi] = sources.calibration.keep;
     for (const task of sources.calibration.tasks) {
@@ -99,6 +118,26 @@ export function buildReviewQueue(sources: ReviewSources): ReviewItem[] {
   return items
     .sort((a, b) => REVIEW_KINDS.indexOf(a.kind) - REVIEW_KINDS.indexOf(b.kind) || a.order - b.order)
     .map(({ order: _order, ...item }, i) => ({ ...item, rank: i + 1, status: 'open' as const }));
+}
+
+/**
+ * The queue with items `ids` (ids or ranks) decided; throws naming an id the queue does not hold,
+ * before anything changes.
+ */
+export function decideReviewItems(items: readonly ReviewItem[], ids: readonly string[], status: 'accepted' | 'rejected'): { items: ReviewItem[]; chosen: ReviewItem[] } {
+  const chosen = ids.map((id) => {
+    const item = items.find((entry) => entry.id === id || String(entry.rank) === id);
+    if (!item) throw new Error(`no item "${id}" in the review queue`);
+    return item;
+  });
+  const decided = new Set(chosen.map((item) => item.id));
+  return { items: items.map((item) => (decided.has(item.id) ? { ...item, status } : item)), chosen };
+}
+
+/** The criteria already kept, then the proposed ones whose names are not taken. */
+export function mergeCriteria(existing: readonly Criterion[], proposed: readonly Criterion[]): Criterion[] {
+  const names = new Set(existing.map((criterion) => criterion.name));
+  return [...existing, ...proposed.filter((criterion) => !names.has(criterion.name))];
 }
 
 /** review.jsonl text. */

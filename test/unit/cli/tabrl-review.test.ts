@@ -69,4 +69,22 @@ describe('tabrl review', () => {
     expect(show.stdout.trim().split('\n')).toHaveLength(items.length - 2);
     expect((await tabrl(['review', 'accept', review, 'no-such-item'])).stderr).toContain('review: no item "no-such-item"');
   });
+
+  test('build --simulate: a tool below 80% fidelity in fidelity.json is in the queue, and deciding it touches no file', async () => {
+    const simulate = join(dir, 'simulate');
+    mkdirSync(simulate);
+    const row = (tool: string, fields: number) => ({ tool, calls: 5, exact: fields, fields, judged: null, garbage: 0 });
+    // As tabrl simulate writes it (status, counts and rounds of rows; the examples are left out here).
+    writeFileSync(join(simulate, 'fidelity.json'), JSON.stringify({ status: 'completed', rounds: [{ round: 1, corrections: 0, rows: [row('get_weather', 0.4), row('search_docs', 0.95)], overall: row('*', 0.7) }], corrections: [] }));
+    const review = join(dir, 'review-tools');
+    const build = await tabrl(['review', 'build', '--simulate', simulate, '--out', review]);
+    expect(build.code, build.stderr).toBe(0);
+    expect(build.stdout).toContain('1. low-fidelity:get_weather [open] 40% fields agreeing on 5 held-out calls');
+    expect(build.stdout).not.toContain('search_docs');
+    const reject = await tabrl(['review', 'reject', review, 'low-fidelity:get_weather']);
+    expect(reject.code, reject.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(review, 'review.jsonl'), 'utf8'))).toMatchObject({ id: 'low-fidelity:get_weather', subject: 'tool', status: 'rejected' });
+    writeFileSync(join(simulate, 'fidelity.json'), JSON.stringify({ status: 'failed', rounds: [] }));
+    expect(lastLine((await tabrl(['review', 'build', '--simulate', simulate, '--out', join(dir, 'review-none')])).stderr)).toContain('fidelity.json holds no measured round yet');
+  });
 });

@@ -1,12 +1,47 @@
 // `tabrl train --synth-docs`: the task pool of a studio environment file is refreshed every N GRPO steps, each refresh recorded in metrics.jsonl.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { checkSavedPool } from '../../../src/cli/train-pool-refresh.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 150_000 });
 const lastLine = (text: string) => text.trim().split('\n').at(-1)!;
+const BIN = fileURLToPath(new URL('../../../bin/tabrl.mjs', import.meta.url));
+const metricsOf = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/** Runs tabrl and sends it Ctrl-C (SIGINT) once `file` holds `lines` lines; resolves with its exit code. */
+function tabrlInterrupted(args: string[], file: string, lines: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'ignore'] });
+    const timer = setInterval(() => {
+      if ((existsSync(file) ? readFileSync(file, 'utf8') : '').split('\n').length - 1 >= lines) {
+        clearInterval(timer);
+        child.kill('SIGINT');
+      }
+    }, 20);
+    child.on('close', (code) => {
+      clearInterval(timer);
+      resolve(code);
+    });
+  });
+}
+
+/** A studio environment file of two tasks (tasks/env.ts) and a folder of one more document (docs/), as the refresh tests use them. */
+async function synthesizedRun(): Promise<{ dir: string; docs: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tabrl-pool-'));
+  writeFileSync(join(dir, 'first.md'), 'The north hut was rebuilt in 1931 after the great storm.\n\nThe radio mast went up in 1948 on the eastern ridge.\n');
+  writeFileSync(join(dir, 'second.md'), 'The weather log has been kept daily since 1975 by the wardens.\n');
+  const synth = await tabrl(['synth', join(dir, 'first.md'), '--generator-model', 'heuristic', '--solver-model', 'heuristic', '-k', '1', '--out', join(dir, 'tasks')]);
+  expect(synth.code, synth.stderr).toBe(0);
+  const docs = join(dir, 'docs');
+  mkdirSync(docs);
+  copyFileSync(join(dir, 'second.md'), join(docs, 'second.md'));
+  return { dir, docs };
+}
 
 describe('tabrl train --synth-docs', () => {
   test('refreshes the pool every step with the tiny policy: new tasks it never passes stay out, and each refresh is a metrics line', { timeout: 240_000 }, async () => {
@@ -38,5 +73,29 @@ describe('tabrl train --synth-docs', () => {
     expect(lone.code).toBe(2);
     expect(lastLine(lone.stderr)).toContain('--refresh-every belongs to task synthesis during training; give --synth-docs DIR too');
     expect((await tabrl(['train', '--help'])).stdout).toContain('--synth-docs DIR');
+  });
+
+  test('the pool is kept in the checkpoint: an interrupted run resumes with it, and its refreshes go on counting', { timeout: 300_000 }, async () => {
+    const { dir, docs } = await synthesizedRun();
+    const out = join(dir, 'run');
+    const args = ['train', join(dir, 'tasks', 'env.ts'), '--model', 'tiny', '--sft-steps', '0', '--steps', '4', '--tasks-per-step', '2', '--group', '2', '--max-tokens', '4', '--eval-tasks', '0', '--checkpoint-every', '1', '--max-async', '0'];
+    const refresh = ['--synth-docs', docs, '--generator-model', 'heuristic', '--solver-model', 'heuristic', '--refresh-every', '1', '--refresh-k', '2', '--keep', '0.2-0.8'];
+    // Stopped once the first step and its refresh are in metrics.jsonl.
+    expect(await tabrlInterrupted([...args, ...refresh, '--out', out], join(out, 'metrics.jsonl'), 2)).not.toBe(0);
+    const state = JSON.parse(readFileSync(join(out, 'checkpoint', 'state.json'), 'utf8')) as { nextStep: number; run: { pool: { tasks: { question: string }[]; refreshes: number } } };
+    expect(state.run.pool.tasks.map((task) => task.question)).toHaveLength(2);
+    expect(state.run.pool.refreshes).toBe(state.nextStep);
+    const resumed = await tabrl(['train', '--resume', out]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    // One refresh per step over the whole run, numbered 0–3 with none run twice.
+    const refreshes = metricsOf(join(out, 'metrics.jsonl')).filter((line) => line.phase === 'pool-refresh');
+    expect(refreshes.map((line) => line.refresh)).toEqual([0, 1, 2, 3]);
+    expect(refreshes.map((line) => line.step)).toEqual([0, 1, 2, 3]);
+  });
+
+  test('a checkpoint of a --synth-docs run without its pool is refused on --resume, with what to do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tabrl-pool-'));
+    expect(() => checkSavedPool(undefined, `--resume ${dir}`)).toThrow('holds no task pool (it was saved before pools were kept, or is damaged); start it again with --overwrite');
+    expect(checkSavedPool({ tasks: [{ question: 'q' }], refreshes: 3 }, 'x')).toEqual({ tasks: [{ question: 'q' }], refreshes: 3 });
   });
 });

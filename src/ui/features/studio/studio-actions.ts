@@ -95,7 +95,7 @@ export function removeDocument(index: number): void {
 }
 
 /** The client and model name that play `role` from `source`. */
-async function roleClient(source: StudioRoleSource, role: HeuristicRole): Promise<{ client: ChatClient; model: string; label: string }> {
+export async function roleClient(source: StudioRoleSource, role: HeuristicRole): Promise<{ client: ChatClient; model: string; label: string }> {
   if (source === 'policy') {
     if (usePlayground.getState().policy === 'expert')
       throw new Error(
@@ -432,7 +432,7 @@ export async function openLearnableTasks(): Promise<boolean> {
 // ---------------------------------------------------------------- audit
 
 /** The rollouts to audit and how to read their scores (the rubric's weights and metric kinds, when known). */
-function auditSubject(): { subject: string; rollouts: AuditRollout[]; scoring: AuditScoring | null } {
+export function auditSubject(): { subject: string; rollouts: AuditRollout[]; scoring: AuditScoring | null } {
   if (studio.getState().auditSource === 'training') {
     const { environment, rollouts, scoring } = trainingRollouts();
     return { subject: `the training run on ${environment ?? '(none yet)'}: ${countOf(rollouts.length, 'rollout')}`, rollouts: [...rollouts], scoring };

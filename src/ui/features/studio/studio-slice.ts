@@ -1,11 +1,24 @@
 /**
  * The studio slice: documents and the task-synthesis run, imported traces, the calibration of the
- * open environment, and the audit (with the criteria proposed from it), kept under `studio`; the
- * studio's panels and actions (studio-actions.ts) are its only writers.
+ * open environment, the audit (with the criteria proposed from it), the judge panel, the red team and
+ * the review queue, kept under `studio`; the studio's panels and actions are its only writers.
  */
 import type { StateCreator } from 'zustand';
 import type { PlaygroundState } from '../../store/index.ts';
-import type { AuditResult, Criterion, FidelityRound, SynthesisProgress, SynthesisReport, SynthesizedTask, TaskCalibration, TraceParse, VerifiedPlantedTask } from '../../../envs/studio/index.ts';
+import type {
+  AuditResult,
+  Criterion,
+  FidelityRound,
+  PanelAggregation,
+  RedTeamReport,
+  ReviewItem,
+  SynthesisProgress,
+  SynthesisReport,
+  SynthesizedTask,
+  TaskCalibration,
+  TraceParse,
+  VerifiedPlantedTask,
+} from '../../../envs/studio/index.ts';
 
 /** Which model plays a studio role: the offline heuristic rules, the Policy card's choice, or the Judge card's. */
 export type StudioRoleSource = 'heuristic' | 'policy' | 'judge';
@@ -73,8 +86,64 @@ export interface ToolSimulationState {
   error: string | null;
 }
 
+/** One judge of the tab's panel: the Judge card's model, the Policy card's, or an OpenAI-compatible endpoint (no key) given here. */
+export interface PanelJudgeEntry {
+  source: 'judge' | 'policy' | 'endpoint';
+  baseURL: string;
+  model: string;
+}
+
+/** One rollout judged by the panel: what it said, its reward, each judge's score and their agreement. */
+export interface PanelRollout {
+  id: string;
+  question: string;
+  response: string;
+  reward: number;
+  /** Each judge's score (null where it gave none), in panel order. */
+  scores: (number | null)[];
+  agreement: number | null;
+  split: boolean;
+}
+
+/** An evaluation of the open environment with the panel lent as its judge. */
+export interface JudgePanelState {
+  status: StudioJobStatus;
+  environment: string | null;
+  judges: string[];
+  aggregation: PanelAggregation;
+  calls: number;
+  unscored: number;
+  pairwise: number | null;
+  fleissKappa: number | null;
+  rollouts: PanelRollout[];
+  error: string | null;
+}
+
+/** A red-team search of the open environment's reward. */
+export interface RedTeamState {
+  status: StudioJobStatus;
+  /** Replies scored so far (the search's progress). */
+  scored: number;
+  report: RedTeamReport | null;
+  error: string | null;
+  /** What "Turn into criteria" did (or why not), and the code to paste when it could not edit the file. */
+  criteriaNote: string | null;
+  criteriaSnippet: string | null;
+}
+
+/** The review queue built from the studio's results, with each decision. */
+export interface ReviewState {
+  items: ReviewItem[];
+  /** Criteria confirmed hacks became so far (merged by name). */
+  criteria: Criterion[];
+  /** The id of the item being decided (a judge call or a file edit in flight). */
+  busy: string | null;
+  note: string | null;
+  error: string | null;
+}
+
 /** The Studio tab's sections. */
-export type StudioSection = 'documents' | 'traces' | 'calibrate' | 'audit';
+export type StudioSection = 'documents' | 'traces' | 'calibrate' | 'audit' | 'panel' | 'redteam' | 'review';
 
 /** The studio's state. */
 export interface StudioState {
@@ -100,6 +169,17 @@ export interface StudioState {
   calibration: CalibrationState;
   auditSource: 'evaluation' | 'training';
   audit: AuditState;
+  panelJudges: PanelJudgeEntry[];
+  panelAggregation: PanelAggregation;
+  judgePanel: JudgePanelState;
+  /** Who attacks the reward: the offline heuristic attacker (a seeded random search), the policy, or the judge. */
+  attacker: StudioRoleSource;
+  /** Who reviews high-scoring replies in hindsight: none (they are listed unreviewed), the offline heuristic judge, the policy, or the judge. */
+  reviewer: StudioRoleSource | 'none';
+  redTeamRounds: number;
+  redTeamPopulation: number;
+  redTeam: RedTeamState;
+  review: ReviewState;
 }
 
 /** The studio's state before anything ran. */
@@ -122,6 +202,18 @@ const INITIAL_STUDIO: StudioState = {
   calibration: { status: 'idle', environment: null, done: 0, total: 0, tasks: [], error: null },
   auditSource: 'evaluation',
   audit: { status: 'idle', subject: null, result: null, error: null, proposing: false, proposed: [], criteriaNote: null, criteriaSnippet: null },
+  panelJudges: [
+    { source: 'judge', baseURL: '', model: '' },
+    { source: 'endpoint', baseURL: 'http://localhost:8001/v1', model: 'default' },
+  ],
+  panelAggregation: 'majority',
+  judgePanel: { status: 'idle', environment: null, judges: [], aggregation: 'majority', calls: 0, unscored: 0, pairwise: null, fleissKappa: null, rollouts: [], error: null },
+  attacker: 'heuristic',
+  reviewer: 'heuristic',
+  redTeamRounds: 10,
+  redTeamPopulation: 4,
+  redTeam: { status: 'idle', scored: 0, report: null, error: null, criteriaNote: null, criteriaSnippet: null },
+  review: { items: [], criteria: [], busy: null, note: null, error: null },
 };
 
 /** A change to the studio's state: the fields to merge, or a function of the state that returns them. */

@@ -1,7 +1,7 @@
 // A panel of judges: aggregation and agreement figures, exact on a known pattern, and the panel lent to a judge rubric as one judge.
 import { describe, expect, test } from 'vitest';
 import { ChatClientError, evaluate, JudgeRubric, ScriptedClient, SingleTurnEnv, type ChatClient } from '../../../../src/envs/index.ts';
-import { aggregatePanelScores, formatPanelReport, JudgePanelClient, panelAgreement, splitRollouts } from '../../../../src/envs/studio/index.ts';
+import { aggregatePanelScores, formatPanelReport, JudgePanelClient, panelAgreement, panelRolloutVotes, splitRollouts } from '../../../../src/envs/studio/index.ts';
 
 // Three judges on four items: all yes, 2 yes 1 no, all no, 1 yes 2 no.
 const PATTERN = [
@@ -72,5 +72,19 @@ describe('a judge panel lent to an environment', () => {
     const result = await evaluate(env(failing), new ScriptedClient(() => 'an answer'), { numTasks: 2 });
     expect(result.stoppedEarly).toMatch(/judge dead: connection refused/);
     expect(() => new JudgePanelClient([{ name: 'a', client: dead }])).toThrow('a judge panel needs two or more judges, got 1');
+  });
+});
+
+describe('panelRolloutVotes', () => {
+  test("each rollout gets its call's votes and agreement; a rollout no call judged has none", () => {
+    const calls = PATTERN.map((scores, i) => ({ prompt: `Question: task ${i}\nResponse: reply ${i}`, scores, score: null }));
+    const rollouts = [0, 1, 2, 3, 4].map((i) => ({ id: `${i}:0`, question: `task ${i}`, response: `reply ${i}` }));
+    const votes = panelRolloutVotes(calls, rollouts);
+    expect(votes.map((vote) => vote.agreement)).toEqual([1, 1 / 3, 1, 1 / 3, null]);
+    expect(votes.map((vote) => vote.split)).toEqual([false, true, false, true, false]);
+    expect(votes[1]!.scores).toEqual([1, 0.8, 0]);
+    expect(votes[4]).toEqual({ id: '4:0', scores: [], agreement: null, split: false });
+    // The same ids splitRollouts reports from the panel's split calls.
+    expect(votes.filter((vote) => vote.split).map((vote) => vote.id)).toEqual(splitRollouts(calls, panelAgreement(PATTERN).split, rollouts));
   });
 });

@@ -1,6 +1,6 @@
 // The review queue: its order over every source, and taking a rejected task out of a studio environment file.
 import { describe, expect, test } from 'vitest';
-import { buildReviewQueue, HeuristicAttackerClient, HeuristicStudioClient, parseReviewQueue, qaEnvironmentFile, redTeam, removeTasksFromEnvironmentFile, reviewQueueJsonl, type AuditResult, type AuditRollout, type TaskCalibration } from '../../../../src/envs/studio/index.ts';
+import { buildReviewQueue, decideReviewItems, mergeCriteria, HeuristicAttackerClient, HeuristicStudioClient, parseReviewQueue, qaEnvironmentFile, redTeam, removeTasksFromEnvironmentFile, reviewQueueJsonl, type AuditResult, type AuditRollout, type TaskCalibration } from '../../../../src/envs/studio/index.ts';
 import loadGullibleJudge from '../../../../src/ui/features/lessons/sources/gullible-judge.ts';
 
 const rollout = (id: string, reward: number): AuditRollout => ({ id, taskIndex: Number(id.split(':')[0]), rolloutIndex: 0, question: `question ${id}`, completion: `reply ${id}`, reward, scores: { judgeReward: reward } });
@@ -62,5 +62,43 @@ describe('the review queue', () => {
     expect(edited).not.toContain('Who founded it?');
     expect(edited.replace(/export const TASKS: Task\[\] = [\s\S]*?\n\];/, '')).toBe(source.replace(/export const TASKS: Task\[\] = [\s\S]*?\n\];/, ''));
     expect(() => removeTasksFromEnvironmentFile('export default () => null;', ['x'])).toThrow('the file has no `export const TASKS');
+  });
+
+  test('a decision marks only the chosen items (by id or rank), and an unknown id changes nothing', () => {
+    const items = buildReviewQueue({ calibration: { tasks: [0.15, 0.5, 0.85].map((passRate, taskIndex) => ({ taskIndex, question: `q${taskIndex}`, passRate, rollouts: 20, label: 'learnable' }) as TaskCalibration), keep: [0.1, 0.9] } });
+    expect(items.map((item) => item.id)).toEqual(['edge-of-band:0', 'edge-of-band:2']);
+    const { items: decided, chosen } = decideReviewItems(items, ['2'], 'rejected');
+    expect(chosen.map((item) => item.id)).toEqual(['edge-of-band:2']);
+    expect(decided.map((item) => item.status)).toEqual(['open', 'rejected']);
+    expect(items.map((item) => item.status)).toEqual(['open', 'open']);
+    expect(() => decideReviewItems(items, ['edge-of-band:0', 'nope'], 'accepted')).toThrow('no item "nope" in the review queue');
+  });
+
+  test('merged criteria keep the ones already there and add only new names', () => {
+    const kept = [{ name: 'uses_required_word', question: 'Does it use the word?' }];
+    const merged = mergeCriteria(kept, [{ name: 'uses_required_word', question: 'another wording' }, { name: 'line_count', question: 'Two lines?' }]);
+    expect(merged).toEqual([kept[0], { name: 'line_count', question: 'Two lines?' }]);
+  });
+
+  test('simulated tools below 80% fidelity in the last round join the queue, lowest first, before edge-of-band tasks', () => {
+    const row = (tool: string, fields: number, judged: number | null, calls = 4) => ({ tool, calls, exact: fields / 2, fields, judged, garbage: 0 });
+    const items = buildReviewQueue({
+      fidelity: {
+        rounds: [
+          { round: 1, rows: [row('search', 0.1, null), row('weather', 0.1, null)] },
+          // The last round counts: weather got better; search is judged (0.5) although its fields agree 0.9; '*' is the overall row.
+          { round: 2, rows: [row('search', 0.9, 0.5), row('weather', 0.85, null), row('lookup', 0.6, null), row('empty', 0, null, 0), row('*', 0.7, null)] },
+        ],
+      },
+      calibration: { tasks: [{ taskIndex: 0, question: 'q0', passRate: 0.15, rollouts: 20, label: 'learnable' } as TaskCalibration], keep: [0.1, 0.9] },
+    });
+    expect(items.map((item) => [item.id, item.subject])).toEqual([
+      ['low-fidelity:search', 'tool'],
+      ['low-fidelity:lookup', 'tool'],
+      ['edge-of-band:0', 'task'],
+    ]);
+    expect(items[0]!.why).toBe('50% judged equivalent on 4 held-out calls (exact 45%) after round 2, below 80%');
+    expect(items[1]!.why).toContain('60% fields agreeing');
+    expect(parseReviewQueue(reviewQueueJsonl(items))).toEqual(items);
   });
 });
