@@ -7,7 +7,6 @@
  */
 import type { Browser, Page } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
 import { decodeShareHash } from '../../src/ui/features/share/url-state.ts';
 import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
