@@ -3,6 +3,7 @@
  * them in the engine, its steps and checkpoints kept in the open run.
  */
 import type { Message, RolloutRecord } from '../../../envs/index.ts';
+import { sftKnobOptions } from '../../../rl/training-options.ts';
 import { createEngineChatClient, trainSftInEngine, type SftStepMetrics } from '../../../workers/engine-bridge.ts';
 import { usePlayground } from '../../store/index.ts';
 import { pausableClient } from '../jobs/pausable-client.ts';
@@ -78,7 +79,8 @@ export async function startWarmup(): Promise<void> {
             nextStep: 0,
             demonstrations,
             demonstrationSeed,
-            options: { steps: ts.sftSteps, batchSize: ts.sftBatchSize, lr: ts.sftLr, seed: settings.seed, ...(tools ? { tools } : {}) },
+            // The table's conversion (src/rl/training-options.ts), as for GRPO.
+            options: { ...sftKnobOptions(ts), seed: settings.seed, ...(tools ? { tools } : {}) },
             environment,
           };
     beginJob(current, sftJob, `SFT on ${transcripts.length} demonstrations`, joinNotes(prepared.note, restoredNote));
