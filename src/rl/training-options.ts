@@ -1,7 +1,7 @@
 /**
  * The conversions from a row of training settings (training-settings.ts) to the trainers' options:
- * a whole run's `TrainingRunOptions`, the warm-up's, and GRPO's. These are the only places where a
- * knob's name in the table becomes a trainer's option name (`grpoLr` → `schedule.lr`, `groupSize`
+ * a whole run's `TrainingRunOptions`, the warm-up's SFT, and GRPO's. These are the only places where a
+ * knob's name in the table becomes a trainer's option name (`sftLr` → `lr`, `grpoLr` → `schedule.lr`, `groupSize`
  * → `groupSize`, `keepEqualGroups` → `!dropUninformativeGroups`). Pure: no trainer runs here.
  */
 import type { GrpoOptions } from './grpo-trainer.ts';
@@ -14,10 +14,22 @@ export type GrpoKnobOptions = Omit<GrpoOptions, 'steps' | 'seed' | 'maxTokens' |
 /** GRPO's options of one phase, as a run or the engine passes them to GrpoTrainer (the caller adds seed, maxTokens, padId and the resume position). */
 export type GrpoPhaseOptions = GrpoKnobOptions & { steps: number };
 
+/** The warm-up's SFT options that the table's knobs set, named as a run's warm-up and the engine's SFT job (`EngineSftOptions`) take them. */
+export interface SftKnobOptions {
+  steps: number;
+  batchSize: number;
+  lr: number;
+}
+
 /** The warm-up's SFT options from the settings (null when SFT steps are 0). */
 export function warmupOptionsFrom(settings: TrainingSettings): WarmupOptions | null {
   if (settings.sftSteps === 0) return null;
-  return { demonstrations: settings.demonstrations, steps: settings.sftSteps, batchSize: settings.sftBatchSize, lr: settings.sftLr };
+  return { demonstrations: settings.demonstrations, ...sftKnobOptions(settings) };
+}
+
+/** The SFT trainer's options that the table's knobs set (`sftSteps` → `steps`, `sftBatchSize` → `batchSize`, `sftLr` → `lr`); the tab's warm-up adds the seed and tools. */
+export function sftKnobOptions(settings: TrainingSettings): SftKnobOptions {
+  return { steps: settings.sftSteps, batchSize: settings.sftBatchSize, lr: settings.sftLr };
 }
 
 /** GRPO's options from the settings, every knob set (null when GRPO steps are 0). */

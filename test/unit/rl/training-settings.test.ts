@@ -3,7 +3,7 @@
 // every lesson (the CLI's presets and the tab's lessons) is a row naming only knobs of the table.
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_LESSON_QUICK_SETTINGS, DEFAULT_LESSON_SETTINGS, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_SETTINGS, WORDLE_LESSON_SETTINGS } from '../../../src/rl/lesson.ts';
-import { grpoOptionsFrom, trainingRunOptionsFrom, warmupOptionsFrom } from '../../../src/rl/training-options.ts';
+import { grpoOptionsFrom, sftKnobOptions, trainingRunOptionsFrom, warmupOptionsFrom } from '../../../src/rl/training-options.ts';
 import { checkKnobValue, checkTrainingSettings, KNOB_DEFAULTS, KNOB_NAMES, TRAINING_KNOBS, unknownKnobs, withOverrides, type KnobName } from '../../../src/rl/training-settings.ts';
 import { LESSONS } from '../../../src/ui/features/lessons/lessons.ts';
 
@@ -53,6 +53,9 @@ describe('the conversions', () => {
     expect('microBatchSize' in grpoOptionsFrom(KNOB_DEFAULTS)!).toBe(false);
     expect('maxTasksPerStep' in grpoOptionsFrom(KNOB_DEFAULTS)!).toBe(false);
     expect(warmupOptionsFrom(withOverrides({ sftSteps: 7, sftLr: 1e-3 }))).toEqual({ demonstrations: 256, steps: 7, batchSize: 16, lr: 1e-3 });
+    // The tab's warm-up job takes the same three from the table (the engine's SFT options), and no SFT steps means no warm-up.
+    expect(sftKnobOptions(withOverrides({ sftSteps: 12, sftBatchSize: 4, sftLr: 3e-4 }))).toEqual({ steps: 12, batchSize: 4, lr: 3e-4 });
+    expect(warmupOptionsFrom(withOverrides({ sftSteps: 0 }))).toBeNull();
     expect(trainingRunOptionsFrom(withOverrides({ sftSteps: 0, grpoSteps: 0 }))).toMatchObject({ warmup: null, grpo: null, seed: 0, maxTokens: 32, evalTasks: 32, checkpointEvery: 10 });
   });
 
