@@ -5,10 +5,14 @@
  * log-probs (and entropies), and in backward turns the scratch into its own gradient in place
  * (`logprobs_backward_in_place`) before the two matmul products push it into the final norm's
  * output gradient and, when trained, the LM head's weight gradient. Memory: one (rows, V) scratch
- * instead of two (N, V) buffers. It records dispatches; it allocates nothing.
+ * instead of two (N, V) buffers. A head stored in row chunks of the vocabulary (row-chunks.ts: a
+ * table past one binding) multiplies chunk by chunk through a (rows, chunk rows) scratch whose
+ * columns are copied into, and in backward out of, the logits. It records dispatches; it allocates
+ * nothing.
  */
 import { f32, u32, type Dispatch, type GPUTensor, type KernelPlan } from './kernels.ts';
 import * as ops from './ops.ts';
+import type { RowChunkTensor } from './param-store.ts';
 
 /** Bytes the (rows, V) logits scratch aims at: enough rows for a matmul that fills a device, small next to a model's weights. */
 export const LM_HEAD_CHUNK_BYTES = 32 * 2 ** 20;
@@ -42,11 +46,34 @@ export function lmHeadChunkRows(N: number, V: number, rowAlignment: number, chun
 /** The tensors of the chunked LM head: whole-batch views (the chunks are cut from them) plus the one logits scratch. */
 export interface LmHeadTensors {
   lnf: GPUTensor; // (N, C) the final norm's output
-  weight: GPUTensor; // (V, C) the LM head (or the tied embedding), f32 or f16
+  weight: RowChunkTensor[]; // (V, C) the LM head (or the tied embedding), f32 or f16, in row chunks of the vocabulary (one when it fits a binding)
   targets: GPUTensor; // (N) i32
   logprobs: GPUTensor; // (N)
   entropy: GPUTensor; // (N)
   chunk: GPUTensor; // (rows, V) scratch: logits, then their gradient
+  columns: GPUTensor | null; // (rows, largest vocabulary chunk) scratch when the head lies in several chunks
+}
+
+/** Returns the scratch values a head in these row chunks needs for `rows` tokens: rows × the largest chunk, or 0 for one chunk. */
+export function vocabularyScratchValues(chunkRows: readonly number[], rows: number): number {
+  return chunkRows.length > 1 ? rows * Math.max(...chunkRows) : 0;
+}
+
+/**
+ * Records logits(n, V) = lnf(n, C)·weightᵀ over the head's row chunks: one matmul when it is whole,
+ * else per chunk a matmul into `columns` and a copy into the chunk's columns of the logits.
+ */
+export function recordLogits(plan: KernelPlan, logits: GPUTensor, lnf: GPUTensor, weight: readonly RowChunkTensor[], columns: GPUTensor | null, n: number, C: number, V: number): void {
+  if (weight.length === 1) {
+    ops.matmulForward(plan, logits, lnf, weight[0]!.tensor, null, n, C, V);
+    return;
+  }
+  if (columns === null) throw new Error('an LM head in row chunks needs its columns scratch');
+  for (const chunk of weight) {
+    const block = rowsOf(columns, 0, n, chunk.rows);
+    ops.matmulForward(plan, block, lnf, chunk.tensor, null, n, C, chunk.rows);
+    ops.copyColumns(plan, logits, block, n, chunk.rows, { width: chunk.rows, column: 0 }, { width: V, column: chunk.firstRow });
+  }
 }
 
 /** The gradient side of the chunked LM head. */
@@ -89,7 +116,7 @@ export function recordChunkedLmHead(
     const logits = rowsOf(tensors.chunk, 0, n, V);
     const targets = rowsOf(tensors.targets, first, n, 1);
     const logprobs = rowsOf(tensors.logprobs, first, n, 1);
-    ops.matmulForward(plan, logits, lnf, tensors.weight, null, n, C, V);
+    recordLogits(plan, logits, lnf, tensors.weight, tensors.columns, n, C, V);
     if (gradients === null) {
       temperatureDispatches.push({ dispatch: ops.logprobsForward(plan, logprobs, logits, targets, n, V, temperature), N: n });
       continue;
@@ -97,7 +124,18 @@ export function recordChunkedLmHead(
     const entropy = rowsOf(tensors.entropy, first, n, 1);
     const dlogprobs = rowsOf(gradients.dlogprobs, first, n, 1);
     temperatureDispatches.push({ dispatch: logprobsBackwardInPlace(plan, logits, logprobs, entropy, dlogprobs, targets, n, V, temperature), N: n });
-    ops.matmulBackward(plan, rowsOf(gradients.dlnf, first, n, C), gradients.dweight, null, logits, lnf, tensors.weight, n, C, V);
+    const dlnf = rowsOf(gradients.dlnf, first, n, C);
+    if (tensors.weight.length === 1) {
+      ops.matmulBackward(plan, dlnf, gradients.dweight, null, logits, lnf, tensors.weight[0]!.tensor, n, C, V);
+      continue;
+    }
+    // row chunks are frozen tables: only dlnf, accumulated chunk by chunk from the chunk's columns of dlogits
+    if (gradients.dweight !== null) throw new Error('an LM head in row chunks is frozen: it has no weight gradient');
+    for (const chunk of tensors.weight) {
+      const block = rowsOf(tensors.columns!, 0, n, chunk.rows);
+      ops.copyColumns(plan, block, logits, n, chunk.rows, { width: V, column: chunk.firstRow }, { width: chunk.rows, column: 0 });
+      ops.matmulBackward(plan, dlnf, null, null, block, lnf, chunk.tensor, n, C, chunk.rows);
+    }
   }
   return temperatureDispatches;
 }

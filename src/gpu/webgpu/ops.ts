@@ -262,10 +262,23 @@ export function matmulBackward(
   }
 }
 
-/** Records out(N,C) = wte[ids[n], :]; an f16 table (dtype 'f16') runs embedding_forward_f16w. */
-export function embeddingForward(plan: KernelPlan, out: GPUTensor, ids: GPUTensor, wte: GPUTensor, N: number, C: number): void {
+/** Every row of a table: the row range of embeddingForward when the binding holds the whole table. */
+const ALL_ROWS = { firstRow: 0, rows: 0xffffffff } as const;
+
+/**
+ * Records out(N,C) = wte[ids[n], :]; an f16 table (dtype 'f16') runs embedding_forward_f16w. With
+ * `range`, wte binds only the table's rows [firstRow, firstRow + rows) (a row chunk) and tokens
+ * outside them are left for the other chunks' dispatches.
+ */
+export function embeddingForward(plan: KernelPlan, out: GPUTensor, ids: GPUTensor, wte: GPUTensor, N: number, C: number, range: { firstRow: number; rows: number } = ALL_ROWS): void {
   const name = wte.dtype === 'f16' ? 'embedding_forward_f16w' : 'embedding_forward';
-  plan.add(plan.kernels.dispatch(name, {}, [out, ids, wte], [u32(N), u32(C)], plan.kernels.grid(N * C)));
+  plan.add(plan.kernels.dispatch(name, {}, [out, ids, wte], [u32(N), u32(C), u32(range.firstRow), u32(range.rows)], plan.kernels.grid(N * C)));
+}
+
+/** Records dst[n, to.column + j] = src[n, from.column + j] for n < N, j < width: a block of columns between matrices of from.width and to.width columns. */
+export function copyColumns(plan: KernelPlan, dst: GPUTensor, src: GPUTensor, N: number, width: number, from: { width: number; column: number }, to: { width: number; column: number }): void {
+  const params = [u32(N), u32(width), u32(from.width), u32(from.column), u32(to.width), u32(to.column)];
+  plan.add(plan.kernels.dispatch('copy_columns', {}, [dst, src], params, plan.kernels.grid(N * width)));
 }
 
 /** Records dwte[ids[n], :] += dout[n, :] (one thread per channel, deterministic, no atomics). */

@@ -2,7 +2,8 @@
  * The GPU memory of a training step, accounted without a device, and the micro-batch chosen from
  * it. `batchMemoryPlan` lists the per-batch buffers the WebGPU backend allocates for a (B, T) batch
  * (the backend's batchFor takes its checkpointing and LM-head chunk from it), `modelStateMemory`
- * the buffers that live through training (weights split as ParamStore splits them, LoRA adapters,
+ * the buffers that live through training (weights split as ParamStore splits them, vocabulary
+ * tables in row chunks included, LoRA adapters,
  * gradients, AdamW moments), and `chooseMicroBatch` the largest B whose step fits the device's
  * buffer and binding limits and a memory budget. Plan uniforms and matmul scratch (a few MiB) are
  * not accounted: the budget's default keeps room for them. Pure: no GPU calls.
@@ -10,7 +11,8 @@
 import type { ModelConfig } from '../model/config.ts';
 import { buildLayout, loraLayout, paramLayout, paramShapes, type LoraConfig } from '../model/layout.ts';
 import { activationLayouts, chooseCheckpointing, LAYER_GROUP_BYTES, type ActivationCheckpointing, type BufferLimits } from './activations.ts';
-import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows } from './lm-head.ts';
+import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows, vocabularyScratchValues } from './lm-head.ts';
+import { splitRowChunks } from './row-chunks.ts';
 import { groupParams } from './param-store.ts';
 import { largestSlotBytes } from './storage.ts';
 
@@ -32,6 +34,8 @@ export interface StepMemorySettings {
   frozenWeightsF16?: boolean;
   layerGroupBytes?: number;
   lmHeadChunkBytes?: number;
+  /** With LoRA, the most bytes of frozen weights per buffer (the backend's maxParamBufferBytes; default: maxBufferSize). */
+  maxParamBufferBytes?: number;
 }
 
 /** What a (B, T) batch holds beyond the model state: how its activations are kept and every per-batch buffer. */
@@ -56,6 +60,27 @@ function whole(label: string, count: number, bytesPerValue = 4): AccountedBuffer
   return { label, bytes, bindingBytes: count * bytesPerValue };
 }
 
+/** The most bytes of one frozen buffer: the device's maxBufferSize or the smaller cap asked for (Infinity when the weights train: one buffer). */
+function frozenBufferCap(settings: Pick<StepMemorySettings, 'lora' | 'limits' | 'maxParamBufferBytes'>): number {
+  return settings.lora === null ? Infinity : Math.min(settings.limits.maxBufferSize, settings.maxParamBufferBytes ?? Infinity);
+}
+
+/** Returns the rows of each row chunk the LM head (or tied embedding) is stored in, as ParamStore cuts it: one entry when it is whole. */
+export function lmHeadChunkSizes(config: ModelConfig, settings: Pick<StepMemorySettings, 'lora' | 'limits' | 'maxParamBufferBytes' | 'frozenWeightsF16'>): number[] {
+  const name = config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
+  if (settings.lora === null) return [config.vocab_size];
+  const bytesPerValue = settings.frozenWeightsF16 === true ? 2 : 4;
+  const maxBytes = Math.min(frozenBufferCap(settings), settings.limits.maxStorageBufferBindingSize);
+  const chunks = splitRowChunks([[name, [config.vocab_size, config.hidden_size]]], bytesPerValue, maxBytes).chunks.get(name);
+  return chunks === undefined ? [config.vocab_size] : chunks.map((chunk) => chunk.rows);
+}
+
+/** The LM head's vocabulary-chunk scratch when it lies in row chunks (none when whole). */
+function vocabularyScratch(config: ModelConfig, settings: StepMemorySettings, lmHeadRows: number): AccountedBuffer[] {
+  const values = vocabularyScratchValues(lmHeadChunkSizes(config, settings), lmHeadRows);
+  return values > 0 ? [whole('LM head vocabulary chunk', values)] : [];
+}
+
 /** Lists the per-batch buffers the WebGPU backend allocates for a (B, T) batch, as its batchFor does. */
 export function batchMemoryPlan(config: ModelConfig, B: number, T: number, settings: StepMemorySettings): BatchMemoryPlan {
   const { lora, alignment, limits } = settings;
@@ -75,6 +100,7 @@ export function batchMemoryPlan(config: ModelConfig, B: number, T: number, setti
     whole('attention dscores', layouts.groupSequences * config.num_attention_heads * T * T),
     whole('LoRA dhidden', N * (lora?.rank ?? 1)),
     whole('LM head logits chunk', lmHeadRows * config.vocab_size),
+    ...vocabularyScratch(config, settings, lmHeadRows),
     ...['ids', 'targets', 'logprob weights', 'positions', 'entropy'].map((label) => whole(label, N)),
   );
   return { B, T, checkpointing, groupSequences: layouts.groupSequences, lmHeadRows, buffers, bytes: buffers.reduce((sum, buffer) => sum + buffer.bytes, 0) };
@@ -86,14 +112,16 @@ export function isF16StorableWeight(name: string): boolean {
 }
 
 /** Lists the buffers that live through training: base weights (split within maxBufferSize under LoRA), LoRA adapters, gradients and AdamW moments. */
-export function modelStateMemory(config: ModelConfig, settings: Pick<StepMemorySettings, 'lora' | 'limits' | 'alignment' | 'frozenWeightsF16'>): AccountedBuffer[] {
+export function modelStateMemory(config: ModelConfig, settings: Pick<StepMemorySettings, 'lora' | 'limits' | 'alignment' | 'frozenWeightsF16' | 'maxParamBufferBytes'>): AccountedBuffer[] {
   const { lora, alignment, limits } = settings;
   const shapes = paramShapes(config);
-  const cap = lora === null ? Infinity : limits.maxBufferSize;
+  const cap = frozenBufferCap(settings);
   const half = settings.frozenWeightsF16 === true;
   const buffers: AccountedBuffer[] = [];
   const addParams = (label: string, selected: Array<[string, number[]]>, bytesPerValue: 2 | 4) => {
-    const groups = groupParams(selected, { bytesPerValue, maxBufferBytes: cap, alignmentBytes: alignment * 4 });
+    // frozen vocabulary tables past a buffer or a binding are stored in row chunks, as ParamStore stores them
+    const stored = lora === null ? selected : splitRowChunks(selected, bytesPerValue, Math.min(cap, limits.maxStorageBufferBindingSize)).shapes;
+    const groups = groupParams(stored, { bytesPerValue, maxBufferBytes: cap, alignmentBytes: alignment * 4 });
     groups.forEach((group, i) => {
       const layout = buildLayout(group, { alignment: (alignment * 4) / bytesPerValue });
       buffers.push({ label: groups.length > 1 ? `${label} ${i + 1}/${groups.length}` : label, bytes: storageBytes(layout.totalSize, bytesPerValue), bindingBytes: largestSlotBytes(layout, bytesPerValue) });

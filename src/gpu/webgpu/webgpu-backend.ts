@@ -27,35 +27,16 @@ import type { GPUContext } from './device.ts';
 import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
 import type { MatmulChoice } from './matmul-variants.ts';
 import { createTensor, f32, KernelPlan, kernelsFor, readTensor, u32, type Kernels, type Dispatch, type GPUTensor } from './kernels.ts';
-import { LM_HEAD_CHUNK_BYTES, recordChunkedLmHead, type LmHeadTensors, type TemperatureDispatch } from './lm-head.ts';
+import { allocateBatch, destroyBatch, type BatchState } from './batch-state.ts';
+import { LM_HEAD_CHUNK_BYTES, recordChunkedLmHead, recordLogits, type TemperatureDispatch } from './lm-head.ts';
 import * as ops from './ops.ts';
-import { BatchActivations, LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
-import { ParamStore } from './param-store.ts';
-import { createStorage, LOWER_THE_BATCH } from './storage.ts';
-import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MicroBatchChoice } from './step-memory.ts';
+import { LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
+import { ParamStore, type RowChunkTensor } from './param-store.ts';
+import { createStorage } from './storage.ts';
+import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MicroBatchChoice, type StepMemorySettings } from './step-memory.ts';
 
 export { isF16StorableWeight } from './step-memory.ts';
 
-/** The GPU state of one (B, T) batch shape: activations, their gradients, inputs and the recorded plans. */
-interface BatchState {
-  B: number;
-  T: number;
-  activations: BatchActivations; // activations and their gradients, plain or checkpointed
-  ids: GPUTensor; // (B*T) i32
-  targets: GPUTensor; // (B*T) i32
-  weights: GPUTensor; // (B*T) f32, the dlogprobs of backward
-  forwardPlan: KernelPlan; // ids → lnf (the final norm's output; the LM head runs in chunks in the plans below)
-  referencePlan: KernelPlan | null; // ids → logprobs under the KL reference (LoRA branch skipped, or the frozen copy), LM head included; recorded on first use
-  referenceTemperatureDispatches: TemperatureDispatch[]; // of referencePlan
-  positions: GPUTensor; // (B*T) i32
-  lmHead: LmHeadTensors; // whole-batch views and the (rows, V) logits scratch
-  lmHeadRows: number; // tokens per LM-head chunk
-  logprobsPlan: KernelPlan; // lnf, targets → logprobs, chunk by chunk
-  backwardPlan: KernelPlan; // weights → logprobs and gradients (the LM head chunk by chunk, fused with its loss)
-  temperatureDispatches: TemperatureDispatch[]; // of both plans: their params hold the temperature
-  temperature: number;
-  scratch: GPUBuffer[];
-}
 
 /** Options of the WebGPU backend: the shared ones plus how frozen weights are stored. */
 export interface WebGPUBackendOptions extends ModelBackendOptions {
@@ -80,7 +61,8 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
   activationCheckpointing?: ActivationCheckpointing;
   /**
    * With LoRA, the most bytes of frozen base weights per buffer (default: the device's maxBufferSize);
-   * more weights than that lie in several buffers. Trained weights always lie in one.
+   * more weights than that lie in several buffers, and a vocabulary table past it (or past
+   * maxStorageBufferBindingSize) lies in row chunks (row-chunks.ts). Trained weights always lie in one.
    */
   maxParamBufferBytes?: number;
   /** Checkpointed: the bytes one layer's recomputed activations aim at, which sets the sequences a layer runs over at once (default LAYER_GROUP_BYTES). */
@@ -179,6 +161,7 @@ export class WebGPUBackend implements ModelBackend {
   private readonly normPlan: KernelPlan; // grad norm only
   private readonly stepNormDispatch: Dispatch;
   private readonly adamwDispatch: Dispatch;
+  private readonly maxParamBufferBytes: number;
   private stepCount = 0;
   private batch: BatchState | null = null;
   private referenceParams: GPUBuffer | null = null; // (paramLayout.totalSize) f32, the frozen KL reference of full fine-tuning
@@ -187,6 +170,7 @@ export class WebGPUBackend implements ModelBackend {
   constructor(context: GPUContext, config: ModelConfig, lora: LoraConfig | null, seed: number, loraSeed: number, frozenWeightsF16 = false, maxParamBufferBytes = Infinity) {
     this.config = config;
     this.lora = lora;
+    this.maxParamBufferBytes = maxParamBufferBytes;
     this.kernels = kernelsFor(context);
     this.device = context.device;
     const alignment = this.device.limits.minStorageBufferOffsetAlignment / 4;
@@ -198,7 +182,8 @@ export class WebGPUBackend implements ModelBackend {
     // the buffers (and their limit checks) before the host array of the initial weights exists: a model past a limit used to fill gigabytes first.
     // Frozen weights (LoRA) may lie in several buffers, each within maxBufferSize; trained ones lie in one, which AdamW runs over.
     const shapes = paramShapes(config);
-    const common = { alignmentBytes: alignment * 4, maxBufferBytes: lora === null ? Infinity : Math.min(this.device.limits.maxBufferSize, maxParamBufferBytes) };
+    // frozen vocabulary tables past a buffer or a binding lie in row chunks, each bound on its own
+    const common = { alignmentBytes: alignment * 4, maxBufferBytes: lora === null ? Infinity : Math.min(this.device.limits.maxBufferSize, maxParamBufferBytes), rowChunks: lora !== null };
     this.params = new ParamStore(this.device, frozenWeightsF16 ? shapes.filter(([name]) => !isF16StorableWeight(name)) : shapes, { ...common, bytesPerValue: 4, label: 'params' });
     try {
       this.halfParams = frozenWeightsF16 ? new ParamStore(this.device, shapes.filter(([name]) => isF16StorableWeight(name)), { ...common, bytesPerValue: 2, label: 'params f16' }) : null;
@@ -258,7 +243,7 @@ export class WebGPUBackend implements ModelBackend {
     for (let first = 0; first < N; first += batch.lmHeadRows) {
       const n = Math.min(batch.lmHeadRows, N - first);
       const lnf = { ...batch.lmHead.lnf, offset: batch.lmHead.lnf.offset + first * C * 4, size: n * C * 4 };
-      ops.matmulForward(plan, { buffer: logits, offset: first * V * 4, size: n * V * 4 }, lnf, batch.lmHead.weight, null, n, C, V);
+      recordLogits(plan, { buffer: logits, offset: first * V * 4, size: n * V * 4 }, lnf, batch.lmHead.weight, batch.lmHead.columns, n, C, V);
     }
     try {
       this.submit(batch.forwardPlan, plan);
@@ -410,8 +395,7 @@ export class WebGPUBackend implements ModelBackend {
    * checked; throws naming the limit and the setting when none fits.
    */
   chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number; forced?: number }): MicroBatchChoice {
-    const settings = { lora: this.lora, activationCheckpointing: this.activationCheckpointing, limits: this.device.limits, alignment: this.device.limits.minStorageBufferOffsetAlignment / 4, frozenWeightsF16: this.halfParams !== null, layerGroupBytes: this.layerGroupBytes, lmHeadChunkBytes: this.lmHeadChunkBytes };
-    return chooseMicroBatch(this.config, T, { ...settings, ...options });
+    return chooseMicroBatch(this.config, T, { ...this.memorySettings(), ...options });
   }
 
   /** The memory budget a micro-batch is chosen within when none is given: defaultMemoryBudget of this device's limits. */
@@ -496,9 +480,7 @@ export class WebGPUBackend implements ModelBackend {
 
   private releaseBatch(): void {
     if (this.batch === null) return;
-    for (const plan of [this.batch.forwardPlan, this.batch.referencePlan, this.batch.logprobsPlan, this.batch.backwardPlan]) plan?.destroy();
-    this.batch.activations.destroy();
-    for (const buffer of [this.batch.ids.buffer, this.batch.targets.buffer, this.batch.weights.buffer, ...this.batch.scratch]) buffer.destroy();
+    destroyBatch(this.batch);
     this.batch = null;
   }
 
@@ -507,54 +489,14 @@ export class WebGPUBackend implements ModelBackend {
     if (!(Number.isInteger(B) && B > 0 && Number.isInteger(T) && T > 0)) throw new Error(`B and T must be positive integers, got B=${B} T=${T}`);
     if (this.batch !== null && this.batch.B === B && this.batch.T === T) return this.batch;
     this.releaseBatch();
-    const device = this.device;
     const N = B * T;
-    const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
     // the same accounting the micro-batch chooser reads (step-memory.ts): checkpointing and the LM head's chunk come from it
-    const memory = batchMemoryPlan(this.config, B, T, { lora: this.lora, activationCheckpointing: this.activationCheckpointing, limits: device.limits, alignment, layerGroupBytes: this.layerGroupBytes, lmHeadChunkBytes: this.lmHeadChunkBytes });
-    const activations = new BatchActivations(device, this.config, B, T, this.lora, memory.checkpointing, this.layerGroupBytes);
-    const positions = new Int32Array(N); // (B*T) t within its right-padded row
-    for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
-    const { num_attention_heads: NH } = this.config;
-    const dscores = createTensor(device, activations.groupSequences * NH * T * T * 4, 'attention dscores');
-    const dhidden = createTensor(device, N * (this.lora?.rank ?? 1) * 4, 'lora dhidden');
-    const positionsTensor = createTensor(device, positions, 'positions');
-    const V = this.config.vocab_size;
-    const lmHeadRows = memory.lmHeadRows;
-    const lmHeadChunk = createStorage(device, lmHeadRows * V, 'LM head logits chunk', 4, LOWER_THE_BATCH);
-    const entropy = createTensor(device, N * 4, 'entropy');
-    const targets = createTensor(device, N * 4, 'targets');
-    const lmHead: LmHeadTensors = {
-      lnf: activations.act('lnf'),
-      weight: this.param(this.lmHeadName()),
-      targets,
-      logprobs: activations.act('logprobs'),
-      entropy,
-      chunk: { buffer: lmHeadChunk, offset: 0, size: lmHeadRows * V * 4 },
-    };
-    const batch: BatchState = {
-      B,
-      T,
-      activations,
-      ids: createTensor(device, N * 4, 'ids'),
-      targets,
-      weights: createTensor(device, N * 4, 'logprob weights'),
-      forwardPlan: new KernelPlan(this.kernels),
-      referencePlan: null,
-      referenceTemperatureDispatches: [],
-      positions: positionsTensor,
-      lmHead,
-      lmHeadRows,
-      logprobsPlan: new KernelPlan(this.kernels),
-      backwardPlan: new KernelPlan(this.kernels),
-      temperatureDispatches: [],
-      temperature: 1,
-      scratch: [dscores.buffer, dhidden.buffer, positionsTensor.buffer, lmHeadChunk, entropy.buffer],
-    };
+    const memory = batchMemoryPlan(this.config, B, T, this.memorySettings());
+    const batch = allocateBatch(this.device, this.kernels, this.config, this.lora, memory, this.layerGroupBytes, this.paramRows(this.lmHeadName()));
     this.recordForward(batch.forwardPlan, batch, false);
-    const C = this.config.hidden_size;
-    batch.temperatureDispatches.push(...recordChunkedLmHead(batch.logprobsPlan, lmHead, null, N, C, V, lmHeadRows, 1));
-    batch.temperatureDispatches.push(...this.recordBackward(batch, dscores, dhidden));
+    const { hidden_size: C, vocab_size: V } = this.config;
+    batch.temperatureDispatches.push(...recordChunkedLmHead(batch.logprobsPlan, batch.lmHead, null, N, C, V, batch.lmHeadRows, 1));
+    batch.temperatureDispatches.push(...this.recordBackward(batch, batch.dscores, batch.dhidden));
     this.batch = batch;
     return batch;
   }
@@ -567,6 +509,26 @@ export class WebGPUBackend implements ModelBackend {
   private param(name: string): GPUTensor {
     if (this.halfParams?.has(name) === true) return this.halfParams.tensor(name);
     return this.params.tensor(name);
+  }
+
+  /** The bindings of a vocabulary table in row order: its row chunks when it is past one binding, else the whole table. */
+  private paramRows(name: string): RowChunkTensor[] {
+    return this.halfParams?.has(name) === true ? this.halfParams.rowChunks(name) : this.params.rowChunks(name);
+  }
+
+  /** The settings of this backend's memory accounting (step-memory.ts), as batchFor and chooseMicroBatch read them. */
+  private memorySettings(): StepMemorySettings {
+    const limits = this.device.limits;
+    return {
+      lora: this.lora,
+      activationCheckpointing: this.activationCheckpointing,
+      limits,
+      alignment: limits.minStorageBufferOffsetAlignment / 4,
+      frozenWeightsF16: this.halfParams !== null,
+      layerGroupBytes: this.layerGroupBytes,
+      lmHeadChunkBytes: this.lmHeadChunkBytes,
+      maxParamBufferBytes: this.maxParamBufferBytes,
+    };
   }
 
   /** Returns the gradient binding of a trainable parameter, or null when it is frozen (the base under LoRA). */
@@ -592,7 +554,7 @@ export class WebGPUBackend implements ModelBackend {
     const plan = new KernelPlan(this.kernels);
     this.recordForward(plan, batch, true);
     const { hidden_size: C, vocab_size: V } = this.config;
-    const lmHead = this.lora === null ? { ...batch.lmHead, weight: slotTensor(this.referenceParams!, this.paramLayout, this.lmHeadName()) } : batch.lmHead;
+    const lmHead = this.lora === null ? { ...batch.lmHead, weight: [{ tensor: slotTensor(this.referenceParams!, this.paramLayout, this.lmHeadName()), firstRow: 0, rows: V }] } : batch.lmHead;
     batch.referenceTemperatureDispatches = recordChunkedLmHead(plan, lmHead, null, batch.B * batch.T, C, V, batch.lmHeadRows, batch.temperature);
     batch.referencePlan = plan;
     return plan;
@@ -617,7 +579,8 @@ export class WebGPUBackend implements ModelBackend {
     const C = this.config.hidden_size;
     const acts = batch.activations;
     const param = this.forwardParams(reference);
-    ops.embeddingForward(plan, acts.act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
+    if (reference && this.lora === null) ops.embeddingForward(plan, acts.act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
+    else for (const chunk of this.paramRows('model.embed_tokens.weight')) ops.embeddingForward(plan, acts.act('encoded'), batch.ids, chunk.tensor, N, C, chunk);
     const L = this.config.num_hidden_layers;
     for (let l = 0; l < L; l++) for (const group of acts.groups()) this.recordLayerForward(plan, batch, l, group, reference);
     const last = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';

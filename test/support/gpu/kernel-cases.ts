@@ -185,6 +185,43 @@ export const KERNEL_CASES: KernelCase[] = [
     },
   },
   {
+    name: 'embedding_forward over a table in row chunks (one dispatch per chunk, each writing its own ids) matches reference',
+    run: async (kernels) => {
+      const [N, C, V] = [53, 37, 23];
+      const ids = randomInts(N, 5, V);
+      ids[0] = 0;
+      ids[1] = V - 1;
+      ids[2] = 12; // the first row of the second chunk
+      ids[3] = 11; // the last row of the first
+      const wte = randomArray(V * C, 6);
+      const out = new Float32Array(N * C);
+      ref.embeddingForward(out, ids, wte, N, C);
+      const plan = new KernelPlan(kernels);
+      const outGpu = createTensor(kernels.device, N * C * 4);
+      const idsGpu = upload(kernels, ids);
+      for (const [firstRow, rows] of [[0, 12], [12, V - 12]] as const) {
+        gpu.embeddingForward(plan, outGpu, idsGpu, upload(kernels, wte.slice(firstRow * C, (firstRow + rows) * C)), N, C, { firstRow, rows });
+      }
+      await submitAndCompare(plan, [['out', outGpu, out]]);
+    },
+  },
+  {
+    name: 'copy_columns moves a block of columns into and out of a wider matrix, leaving the rest',
+    run: async (kernels) => {
+      const [N, width, wide, column] = [19, 7, 29, 13];
+      const block = randomArray(N * width, 7);
+      const matrix = randomArray(N * wide, 8);
+      const expectedMatrix = matrix.slice();
+      for (let n = 0; n < N; n++) for (let j = 0; j < width; j++) expectedMatrix[n * wide + column + j] = block[n * width + j]!;
+      const plan = new KernelPlan(kernels);
+      const matrixGpu = upload(kernels, matrix);
+      const back = createTensor(kernels.device, N * width * 4);
+      gpu.copyColumns(plan, matrixGpu, upload(kernels, block), N, width, { width, column: 0 }, { width: wide, column });
+      gpu.copyColumns(plan, back, matrixGpu, N, width, { width: wide, column }, { width, column: 0 });
+      await submitAndCompare(plan, [['matrix', matrixGpu, expectedMatrix], ['block read back', back, block]], { atol: 0, rtol: 0 });
+    },
+  },
+  {
     name: 'rmsnorm_forward and rmsnorm_backward match reference',
     run: async (kernels) => {
       const [N, C, eps] = [71, 45, 1e-5];

@@ -3,7 +3,7 @@ import { QWEN2_5_0_5B_CONFIG, SMOLLM2_135M_CONFIG } from '../../../src/gpu/infer
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import { LORA_TARGET_MODULES, type LoraConfig } from '../../../src/gpu/model/layout.ts';
 import type { BufferLimits } from '../../../src/gpu/webgpu/activations.ts';
-import { batchMemoryPlan, bufferPastLimits, chooseMicroBatch, defaultMemoryBudget, modelStateMemory, type StepMemorySettings } from '../../../src/gpu/webgpu/step-memory.ts';
+import { batchMemoryPlan, bufferPastLimits, chooseMicroBatch, defaultMemoryBudget, lmHeadChunkSizes, modelStateMemory, type StepMemorySettings } from '../../../src/gpu/webgpu/step-memory.ts';
 
 const MiB = 2 ** 20;
 const LORA: LoraConfig = { rank: 16, alpha: 32, targetModules: [...LORA_TARGET_MODULES] };
@@ -75,10 +75,26 @@ describe('chooseMicroBatch on real shapes (LoRA r16, T 256)', () => {
     expect(() => chooseMicroBatch(SMOLLM2_135M_CONFIG, 256, { ...settings, activationCheckpointing: false, forced: 8 })).toThrow(/activations buffer needs \d+ MiB, past this GPU's 256 MiB per buffer \(maxBufferSize\).*turn on --activation-checkpointing/);
   });
 
-  test('Qwen2.5-0.5B under WebGPU defaults cannot train at all, and the error says which buffer and limit', () => {
+  test('Qwen2.5-0.5B under WebGPU defaults: its embedding in row chunks within one binding each, so it trains in a budget that holds its state', () => {
     const limits = LIMITS['WebGPU defaults']!;
-    // its 151,936 × 896 embedding is 519 MiB in f32: one tensor, one buffer, past 256 MiB
-    expect(() => chooseMicroBatch(QWEN2_5_0_5B_CONFIG, 256, { ...settingsFor(limits), budgetBytes: defaultMemoryBudget(limits), maxMicroBatch: 64 })).toThrow(/cannot train on this GPU: the base weights 1\/\d+ buffer needs 519 MiB, past this GPU's 256 MiB per buffer \(maxBufferSize\)/);
+    // its 151,936 × 896 embedding is 519 MiB in f32: 5 row chunks of at most 128 MiB (maxStorageBufferBindingSize)
+    const state = modelStateMemory(QWEN2_5_0_5B_CONFIG, settingsFor(limits));
+    expect(bufferPastLimits(state, limits)).toBeNull();
+    expect(Math.max(...state.map((buffer) => buffer.bindingBytes))).toBeLessThanOrEqual(128 * MiB);
+    expect(lmHeadChunkSizes(QWEN2_5_0_5B_CONFIG, settingsFor(limits))).toEqual([37_448, 37_448, 37_448, 37_448, 2_144]);
+    const choice = chooseMicroBatch(QWEN2_5_0_5B_CONFIG, 256, { ...settingsFor(limits), budgetBytes: 4096 * MiB, maxMicroBatch: 256 });
+    expect(choice.B).toBeGreaterThanOrEqual(8);
+    expect(fits(QWEN2_5_0_5B_CONFIG, choice.B, 256, limits, 4096 * MiB)).toBe(true);
+    expect(fits(QWEN2_5_0_5B_CONFIG, choice.B + 1, 256, limits, 4096 * MiB)).toBe(false);
+    expect(choice.plan.buffers.map((buffer) => buffer.label)).toContain('LM head vocabulary chunk');
+    // the default 1 GiB budget is smaller than the model state (about 2 GiB): the error says to raise it
+    expect(() => chooseMicroBatch(QWEN2_5_0_5B_CONFIG, 256, { ...settingsFor(limits), budgetBytes: defaultMemoryBudget(limits), maxMicroBatch: 64 })).toThrow(/not even one sequence of 256 tokens fits: the step needs \d+ MiB \(model state 20\d\d MiB .*raise --memory-budget/);
+  });
+
+  test('full fine-tuning of Qwen2.5-0.5B under WebGPU defaults cannot train at all, and the error says which buffer and limit', () => {
+    const limits = LIMITS['WebGPU defaults']!;
+    // trained weights lie in one buffer (AdamW runs over it): no row chunks
+    expect(() => chooseMicroBatch(QWEN2_5_0_5B_CONFIG, 256, { ...settingsFor(limits), lora: null, budgetBytes: defaultMemoryBudget(limits), maxMicroBatch: 64 })).toThrow(/cannot train on this GPU: the base weights buffer needs 1885 MiB, past this GPU's 256 MiB per buffer \(maxBufferSize\); use LoRA/);
   });
 
   test('not even one sequence fits a budget below the model state: the error says to raise --memory-budget', () => {
