@@ -4,8 +4,8 @@
  * LoRA r 16) on a backend whose frozen buffers are capped at 32 MiB, so the 108 MiB table lies in 4
  * chunks (3 of 14,560 rows, one of 5,472), against the same model with the table whole. The gather,
  * the LM head's logits, log-probs and entropy and the backward through them are compared, parameters
- * read back too. Also: the accounting sees the same chunks and scratch the backend allocates. No
- * adapter is a failure, not a skip.
+ * read back too. Also: the accounting sees the same chunks and scratch the backend allocates, and the
+ * KV-cache decoder reads a chunked table as the whole one. No adapter is a failure, not a skip.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ModelBackend, NamedTensors } from '../../src/gpu/model/backend.ts';
@@ -15,6 +15,7 @@ import { SMOLLM2_135M_CONFIG } from '../../src/gpu/inference/presets.ts';
 import { requestGPUDevice, type GPUContext } from '../../src/gpu/webgpu/device.ts';
 import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
+import { createWebGPUDecoder } from '../../src/gpu/webgpu/webgpu-decoder.ts';
 import { lmHeadChunkSizes } from '../../src/gpu/webgpu/step-memory.ts';
 import { expectClose, randomInts } from '../unit/gpu/expect-close.ts';
 
@@ -93,3 +94,39 @@ test('a tied 49,152-token embedding in 4 row chunks (32 MiB cap) trains as the w
   }
   expect((await context.device.popErrorScope())?.message, 'WebGPU validation error').toBeUndefined();
 }, 120_000);
+
+test("the WebGPU decoder over a table in row chunks gives the whole table's logits, prefill and a decode step", async () => {
+  context.device.pushErrorScope('validation');
+  // Llama-shaped, small: a tied 4,096 × 128 embedding (2 MiB) in 4 chunks of 1,024 rows under a 512 KiB cap
+  const config: ModelConfig = {
+    architecture: 'LlamaForCausalLM', vocab_size: 4096, hidden_size: 128, intermediate_size: 384, num_hidden_layers: 1,
+    num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32, rope_theta: 10_000, rms_norm_eps: 1e-5,
+    tie_word_embeddings: true, attention_bias: false, attention_output_bias: false, qk_norm: false,
+  };
+  const lora: LoraConfig = { rank: 4, alpha: 8, targetModules: [...LORA_TARGET_MODULES] };
+  const whole = await createWebGPUBackend(context, config, { seed: 7 }, { lora, loraSeed: 8 });
+  const chunked = await createWebGPUBackend(context, config, { seed: 7 }, { lora, loraSeed: 8, maxParamBufferBytes: 512 * 1024 });
+  try {
+    expect(lmHeadChunkSizes(config, { lora, limits: context.device.limits, maxParamBufferBytes: 512 * 1024 })).toEqual([1024, 1024, 1024, 1024]);
+    await perturbLoraB([whole, chunked]);
+    const logitsOf = async (backend: ModelBackend) => {
+      const decoder = await createWebGPUDecoder(backend);
+      try {
+        const [a, b] = [decoder.newSequence(), decoder.newSequence()];
+        const prefill = await decoder.prefill([a, b], [[0, 4095, 1024, 1023, 17], [3071, 2048, 9]]);
+        const step = await decoder.decode([a, b], [3072, 5]);
+        return { prefill, step };
+      } finally {
+        decoder.dispose();
+      }
+    };
+    const [expected, actual] = [await logitsOf(whole), await logitsOf(chunked)];
+    expect(actual.prefill.length).toBe(2 * 4096);
+    expectClose(actual.prefill, expected.prefill, { atol: 1e-5, rtol: 1e-4, label: 'prefill logits' });
+    expectClose(actual.step, expected.step, { atol: 1e-5, rtol: 1e-4, label: 'decode-step logits' });
+  } finally {
+    whole.dispose();
+    chunked.dispose();
+  }
+  expect((await context.device.popErrorScope())?.message, 'WebGPU validation error').toBeUndefined();
+});

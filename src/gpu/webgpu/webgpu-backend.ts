@@ -126,6 +126,8 @@ function slotTensor(buffer: GPUBuffer, layout: Layout, name: string): GPUTensor 
 export interface BackendWeightsView {
   /** A base parameter by its Hugging Face name (dtype 'f16' when frozenWeightsF16 stores it as half: the ops pick the *_f16w kernel), or null when the model has none (e.g. a bias). */
   param(name: string): GPUTensor | null;
+  /** A vocabulary table (the embedding, an untied LM head) in row order: its row chunks when it is past one binding (row-chunks.ts), else the whole table as one. */
+  paramRows(name: string): RowChunkTensor[];
   /** A LoRA matrix by its PEFT name. */
   loraParam(name: string): GPUTensor;
 }
@@ -372,6 +374,7 @@ export class WebGPUBackend implements ModelBackend {
   decoderView(): BackendWeightsView {
     return {
       param: (name) => (this.paramLayout.byName.has(name) || this.halfParamLayout?.byName.has(name) === true ? this.param(name) : null),
+      paramRows: (name) => this.paramRows(name),
       loraParam: (name) => {
         if (this.loraParams === null || this.loraLayout === null) throw new Error(`no LoRA adapters on this backend (asked for ${name})`);
         return slotTensor(this.loraParams, this.loraLayout, name);

@@ -655,7 +655,8 @@ export class WebGPUDecoder implements Decoder {
       }
     };
 
-    ops.embeddingForward(plan, x, ids, this.param('model.embed_tokens.weight'), N, C);
+    // a table past one binding lies in row chunks: each chunk's dispatch writes the tokens whose ids it holds
+    for (const chunk of this.weights.paramRows('model.embed_tokens.weight')) ops.embeddingForward(plan, x, ids, chunk.tensor, N, C, chunk);
     for (let l = 0; l < this.config.num_hidden_layers; l++) {
       const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
       const layerKeys: GPUTensor = { buffer: this.keys, offset: l * this.layerBytes, size: this.layerBytes };
@@ -692,8 +693,18 @@ export class WebGPUDecoder implements Decoder {
     // Final norm and LM head on each sequence's last row only (the gather is an embedding lookup into the rows).
     ops.embeddingForward(plan, last, lastRows, x, batch, C);
     ops.rmsnormForward(plan, lnf, lnfRstd, last, this.param('model.norm.weight'), batch, C, eps);
-    const lmHead = this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
-    decoderOps.matmulForwardRows(plan, logits, lnf, lmHead, null, batch, C, V);
+    const lmHead = this.weights.paramRows(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+    if (lmHead.length === 1) {
+      decoderOps.matmulForwardRows(plan, logits, lnf, lmHead[0]!.tensor, null, batch, C, V);
+    } else {
+      // row chunks of the vocabulary: each chunk's logits into a (batch, chunk rows) scratch, then into its columns of the logits
+      const columns = tensor(batch * Math.max(...lmHead.map((chunk) => chunk.rows)), 'LM head vocabulary chunk');
+      for (const chunk of lmHead) {
+        const block = { ...columns, size: batch * chunk.rows * 4 };
+        decoderOps.matmulForwardRows(plan, block, lnf, chunk.tensor, null, batch, C, chunk.rows);
+        ops.copyColumns(plan, logits, block, batch, chunk.rows, { width: chunk.rows, column: 0 }, { width: V, column: chunk.firstRow });
+      }
+    }
     return { rows, batch, ids, positions, rowSeq, pageTable, lastRows, logits, buffers, plan, samplers: new Map() };
   }
 
