@@ -3,9 +3,10 @@
  * The listing (bench/memory-accounting.ts: the buffers the backend allocates at that shape) and the
  * tracked peak: the backend created at the model's real shapes with random weights (no downloads),
  * one backward and one AdamW step at B × T, every createBuffer counted (live, peak, largest single
- * buffer). Cases: SmolLM2-135M on WebGPU's default limits (256 MiB per buffer, 128 MiB per binding:
- * what every adapter grants) and Qwen2.5-0.5B on the adapter's own limits (its 151,936 × 896
- * embedding is 519 MiB in f32, past the default binding limit). f32 base weights unless the adapter has
+ * buffer). Cases: SmolLM2-135M and Qwen2.5-0.5B on WebGPU's default limits (256 MiB per buffer,
+ * 128 MiB per binding: what every adapter grants; Qwen's 151,936 × 896 embedding, 519 MiB in f32,
+ * lies in row chunks within one binding each), and `qwen-adapter`: Qwen2.5-0.5B on the adapter's own
+ * limits (its embedding whole where they allow). f32 base weights unless the adapter has
  * shader-f16 and `--f16` is given. Prints a table per case and one `{"bench":"memory"}` JSON line each.
  * `--cases smol,qwen`, `--B 8 --T 256`, `--layers N` (the first N layers only: a quicker, smaller run,
  * said in the output), `--allocate-only` (create the backend and the step's buffers and plans, run
@@ -34,7 +35,8 @@ const { values } = parseArgs({
 const LORA: LoraConfig = { rank: 16, alpha: 32, targetModules: [...LORA_TARGET_MODULES] };
 const CASES: Record<string, { name: string; config: ModelConfig; defaultLimits: boolean }> = {
   smol: { name: 'SmolLM2-135M', config: SMOLLM2_135M_CONFIG, defaultLimits: true },
-  qwen: { name: 'Qwen2.5-0.5B', config: QWEN2_5_0_5B_CONFIG, defaultLimits: false },
+  qwen: { name: 'Qwen2.5-0.5B', config: QWEN2_5_0_5B_CONFIG, defaultLimits: true },
+  'qwen-adapter': { name: 'Qwen2.5-0.5B', config: QWEN2_5_0_5B_CONFIG, defaultLimits: false },
 };
 const MiB = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 
