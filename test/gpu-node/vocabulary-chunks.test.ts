@@ -17,7 +17,7 @@ import { createNodeGPU } from '../../src/gpu/webgpu/node-gpu.ts';
 import { createWebGPUBackend } from '../../src/gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder } from '../../src/gpu/webgpu/webgpu-decoder.ts';
 import { lmHeadChunkSizes } from '../../src/gpu/webgpu/step-memory.ts';
-import { expectClose, randomInts } from '../unit/gpu/expect-close.ts';
+import { expectClose, randomInts } from '../support/expect-close.ts';
 
 let context: GPUContext;
 
