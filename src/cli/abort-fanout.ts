@@ -13,10 +13,14 @@ export function onAbort(signal: AbortSignal, handler: () => void): () => void {
     const created = new Set<() => void>();
     handlers = created;
     handlersBySignal.set(signal, created);
-    signal.addEventListener('abort', () => {
-      for (const waiting of [...created]) waiting();
-      created.clear();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const waiting of [...created]) waiting();
+        created.clear();
+      },
+      { once: true },
+    );
   }
   const set = handlers;
   set.add(handler);

@@ -94,7 +94,15 @@ export async function runAudit(argv: string[]): Promise<number> {
     writeWhole(join(out, 'audit.md'), formatAuditReport(result));
   };
 
-  const options = { ...(weights ? { weights } : {}), ...(metrics ? { metrics } : {}), ...(taskDescription ? { taskDescription } : {}), ...(values.rubric ? { rubricDescription: values.rubric } : {}), top, random, seed };
+  const options = {
+    ...(weights ? { weights } : {}),
+    ...(metrics ? { metrics } : {}),
+    ...(taskDescription ? { taskDescription } : {}),
+    ...(values.rubric ? { rubricDescription: values.rubric } : {}),
+    top,
+    random,
+    seed,
+  };
   // The detectors first: written before any judge call, so a failing judge loses nothing.
   const detectorsOnly = await audit(rollouts, options);
   save(detectorsOnly, judgeSettings ? 'reviewing' : 'completed');
@@ -102,10 +110,15 @@ export async function runAudit(argv: string[]): Promise<number> {
   if (judgeSettings) {
     const judge = await createRoleClient('judge', judgeSettings, { timeoutMs });
     const reviews: AuditReview[] = [];
-    result = await audit(rollouts, { ...options, judge, judgeModel: judgeSettings.model, onReview: (review) => {
-      reviews.push(review);
-      save({ ...detectorsOnly, reviews: [...reviews] }, 'reviewing');
-    } });
+    result = await audit(rollouts, {
+      ...options,
+      judge,
+      judgeModel: judgeSettings.model,
+      onReview: (review) => {
+        reviews.push(review);
+        save({ ...detectorsOnly, reviews: [...reviews] }, 'reviewing');
+      },
+    });
     save(result, result.stoppedEarly ? 'failed' : 'completed');
   }
   process.stdout.write(formatAuditReport(result));
@@ -122,7 +135,9 @@ export async function runAudit(argv: string[]): Promise<number> {
         const criteria = await proposeCriteria({ judge, judgeModel: judgeSettings.model, examples, ...(taskDescription ? { taskDescription } : {}) });
         writeWhole(join(out, 'criteria.json'), `${JSON.stringify(criteria, null, 2)}\n`);
         writeWhole(join(out, 'criteria-snippet.ts'), criteriaRubricSnippet(criteria));
-        console.log(`\nProposed criteria (review them, then add them as a criteria judge; see ${join(out, 'criteria-snippet.ts')}):\n${criteria.map((criterion) => `  ${criterion.name}: ${criterion.question}`).join('\n')}`);
+        console.log(
+          `\nProposed criteria (review them, then add them as a criteria judge; see ${join(out, 'criteria-snippet.ts')}):\n${criteria.map((criterion) => `  ${criterion.name}: ${criterion.question}`).join('\n')}`,
+        );
       } catch (error) {
         if (error instanceof JudgeError) throw new CliError(`the audit is written, but proposing criteria failed: ${error.message}`);
         throw error;
@@ -149,7 +164,8 @@ function locateResults(source: string): { path: string; metadata?: Record<string
 function parseWeights(text: string | undefined): Record<string, number> | undefined {
   if (text === undefined) return undefined;
   const value = jsonObjectFlag(text, '--weights');
-  for (const [name, weight] of Object.entries(value)) if (typeof weight !== 'number' || !Number.isFinite(weight)) throw new CliError(`--weights: the weight of ${name} must be a number, got ${JSON.stringify(weight)}`, 2);
+  for (const [name, weight] of Object.entries(value))
+    if (typeof weight !== 'number' || !Number.isFinite(weight)) throw new CliError(`--weights: the weight of ${name} must be a number, got ${JSON.stringify(weight)}`, 2);
   return value as Record<string, number>;
 }
 

@@ -92,11 +92,15 @@ export async function runCalibrate(argv: string[]): Promise<number> {
   const spec = positionals[0];
   if (!spec || positionals.length > 1) throw new CliError(`give exactly one environment (a built-in name or a file path)\n\n${CALIBRATE_USAGE}`, 2);
   if (!values.out) throw new CliError('--out DIR is required (the folder for calibration.jsonl, kept-tasks.jsonl and env.ts)', 2);
-  const policySettings = roleSettingsFromFlags({
-    'policy-base-url': values['policy-base-url'] ?? values['base-url'],
-    'policy-model': values['policy-model'] ?? values.model,
-    'policy-api-key-env': values['policy-api-key-env'] ?? values['api-key-env'],
-  }, 'policy', { required: true, purpose: '(the policy to calibrate; --model and --base-url work too)' })!;
+  const policySettings = roleSettingsFromFlags(
+    {
+      'policy-base-url': values['policy-base-url'] ?? values['base-url'],
+      'policy-model': values['policy-model'] ?? values.model,
+      'policy-api-key-env': values['policy-api-key-env'] ?? values['api-key-env'],
+    },
+    'policy',
+    { required: true, purpose: '(the policy to calibrate; --model and --base-url work too)' },
+  )!;
   const rolloutsPerTask = integerFlag(values['rollouts-per-task'], '--rollouts-per-task', 8, 1);
   const keep = parseKeep(values.keep);
   const timeoutMs = numberFlag(values.timeout, '--timeout', 120, 0.001, 86_400) * 1000;
@@ -151,7 +155,10 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     for (const task of calibration) counts[task.label] += 1;
     const interrupted = stop.received !== undefined;
     const complete = !interrupted && !evaluation.stoppedEarly;
-    writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: interrupted ? 'interrupted' : evaluation.stoppedEarly ? 'failed' : 'completed', environment: spec, env_args: envArgs, policy: policySettings satisfies RoleSettings, ...(judgeSettings ? { judge: judgeSettings } : {}), ...(simulatorSettings ? { simulator: simulatorSettings } : {}), rollouts_per_task: rolloutsPerTask, keep, counts, tasks: calibration.length, mean_learnability: calibration.reduce((sum, task) => sum + task.learnability, 0) / Math.max(1, calibration.length), summary: summarizeRollouts(evaluation.records, rolloutsPerTask), ...(evaluation.stoppedEarly ? { stopped_early: evaluation.stoppedEarly } : {}) }, null, 2)}\n`);
+    writeWhole(
+      join(out, 'report.json'),
+      `${JSON.stringify({ status: interrupted ? 'interrupted' : evaluation.stoppedEarly ? 'failed' : 'completed', environment: spec, env_args: envArgs, policy: policySettings satisfies RoleSettings, ...(judgeSettings ? { judge: judgeSettings } : {}), ...(simulatorSettings ? { simulator: simulatorSettings } : {}), rollouts_per_task: rolloutsPerTask, keep, counts, tasks: calibration.length, mean_learnability: calibration.reduce((sum, task) => sum + task.learnability, 0) / Math.max(1, calibration.length), summary: summarizeRollouts(evaluation.records, rolloutsPerTask), ...(evaluation.stoppedEarly ? { stopped_early: evaluation.stoppedEarly } : {}) }, null, 2)}\n`,
+    );
     let envNote: string;
     if (kept.length > 0 && complete) {
       const origin = `K = ${rolloutsPerTask}, keep ${keep[0]}-${keep[1]}`;
@@ -182,7 +189,8 @@ export async function runCalibrate(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     recordFailureInReport(join(out, 'report.json'), { environment: spec }, capText(errorMessage(error), 2000));
-    if (error instanceof OutputWriteError) throw new CliError(`${error.message}; ${join(out, 'results.jsonl')} holds the rollouts that finished. Make room (or fix the folder), then run it again with --out ${out} --overwrite`);
+    if (error instanceof OutputWriteError)
+      throw new CliError(`${error.message}; ${join(out, 'results.jsonl')} holds the rollouts that finished. Make room (or fix the folder), then run it again with --out ${out} --overwrite`);
     throw error;
   } finally {
     closeEnvironment(env);

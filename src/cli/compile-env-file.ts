@@ -90,7 +90,9 @@ function tabrlModules(): Plugin {
         if (target === STUDIO_ENTRY) return { path: 'tabrl/studio', external: true };
         if (isInside(BUILTIN_DIR, target)) return undefined;
         // A second copy of library code in the bundle would split its classes and state from the child's 'tabrl'.
-        return { errors: [{ text: `${importer} imports '${path}': a built-in module imports only '../index.ts' (the library) and files of src/envs/builtin, so that environment files can bundle it` }] };
+        return {
+          errors: [{ text: `${importer} imports '${path}': a built-in module imports only '../index.ts' (the library) and files of src/envs/builtin, so that environment files can bundle it` }],
+        };
       });
     },
   };

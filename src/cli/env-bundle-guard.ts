@@ -30,11 +30,15 @@ export function confineToFolder(entryFile: string, libraryDirs: readonly string[
       build.onResolve({ filter: /.*/ }, async (args: OnResolveArgs): Promise<OnResolveResult | undefined> => {
         if ((args.pluginData as Record<symbol, unknown> | undefined)?.[INNER_RESOLVE]) return undefined;
         if (Object.keys(args.with).length > 0) {
-          return refuse(`${what(args)} with import attributes (${JSON.stringify(args.with)}): an environment file imports code and JSON without attributes; read data into the file as a string or JSON beside it instead`);
+          return refuse(
+            `${what(args)} with import attributes (${JSON.stringify(args.with)}): an environment file imports code and JSON without attributes; read data into the file as a string or JSON beside it instead`,
+          );
         }
         if (args.kind === 'entry-point') return undefined;
         if (isAbsolute(args.path) || /^(file|data|https?):/i.test(args.path) || /^[a-zA-Z]:[\\/]/.test(args.path) || args.path.startsWith('\\\\')) {
-          return refuse(`${what(args)}, an absolute path or URL: an environment file imports only 'tabrl', 'tabrl/builtin/...' and files of its own folder (${folder}) by relative path; copy what it needs into that folder`);
+          return refuse(
+            `${what(args)}, an absolute path or URL: an environment file imports only 'tabrl', 'tabrl/builtin/...' and files of its own folder (${folder}) by relative path; copy what it needs into that folder`,
+          );
         }
         const result = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { [INNER_RESOLVE]: true } });
         if (result.errors.length > 0) return { errors: result.errors };
@@ -42,7 +46,9 @@ export function confineToFolder(entryFile: string, libraryDirs: readonly string[
         if (result.external) return { path: result.path, external: true };
         const real = realPath(result.path);
         if (!allowed(real)) {
-          return refuse(`${what(args)}, which resolves to ${real}, outside the environment's folder ${folder} (symlinks count where they point): an environment file sees only its own folder; copy the file into it`);
+          return refuse(
+            `${what(args)}, which resolves to ${real}, outside the environment's folder ${folder} (symlinks count where they point): an environment file sees only its own folder; copy the file into it`,
+          );
         }
         return { path: result.path, ...(result.sideEffects === false ? { sideEffects: false } : {}) };
       });

@@ -66,7 +66,9 @@ function runCompileProcess(request: CompileRequest): Promise<CompileResult> {
       }
       stdout.push(chunk);
     });
-    child.stderr.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS); });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+    });
     child.on('error', (error) => fail(`could not start the compile process (${errorMessage(error)})`));
     child.on('close', (code, signal) => {
       if (stdoutBytes > MAX_RESULT_BYTES) return fail(`the bundle is larger than ${MAX_RESULT_BYTES / 2 ** 20} MiB; an environment file and its own modules should be far smaller`);

@@ -33,7 +33,31 @@ interface ResumableEvalSettings {
 }
 
 /** The `tabrl eval` flag values a resume compares (undefined where the flag was not given). */
-type EvalFlagValues = Partial<Record<'base-url' | 'model' | 'backend' | 'num-tasks' | 'rollouts-per-task' | 'max-tokens' | 'temperature' | 'top-p' | 'seed' | 'concurrency' | 'env-args' | 'out' | 'judge-base-url' | 'judge-model' | 'judge-api-key-env' | 'judges' | 'simulator-base-url' | 'simulator-model' | 'simulator-api-key-env' | 'state-columns', string>> & {
+type EvalFlagValues = Partial<
+  Record<
+    | 'base-url'
+    | 'model'
+    | 'backend'
+    | 'num-tasks'
+    | 'rollouts-per-task'
+    | 'max-tokens'
+    | 'temperature'
+    | 'top-p'
+    | 'seed'
+    | 'concurrency'
+    | 'env-args'
+    | 'out'
+    | 'judge-base-url'
+    | 'judge-model'
+    | 'judge-api-key-env'
+    | 'judges'
+    | 'simulator-base-url'
+    | 'simulator-model'
+    | 'simulator-api-key-env'
+    | 'state-columns',
+    string
+  >
+> & {
   overwrite?: boolean;
 };
 
@@ -41,7 +65,13 @@ type EvalFlagValues = Partial<Record<'base-url' | 'model' | 'backend' | 'num-tas
  * One line per given flag (or environment) that differs from `saved`, e.g. `--num-tasks 20 (the run
  * has 10)`; empty when every given value is the saved one. `parseStateColumns` is eval's own parser.
  */
-export function conflictingResumeFlags(values: EvalFlagValues, positionals: readonly string[], saved: ResumableEvalSettings, resumeDir: string, parseStateColumns: (text: string) => string[]): string[] {
+export function conflictingResumeFlags(
+  values: EvalFlagValues,
+  positionals: readonly string[],
+  saved: ResumableEvalSettings,
+  resumeDir: string,
+  parseStateColumns: (text: string) => string[],
+): string[] {
   const conflicts: string[] = [];
   const check = (flag: keyof EvalFlagValues, same: (value: string) => boolean, savedText: string) => {
     const value = values[flag];
@@ -72,12 +102,14 @@ export function conflictingResumeFlags(values: EvalFlagValues, positionals: read
   }
   if (values['simulator-base-url'] !== undefined || values['simulator-model'] !== undefined || values['simulator-api-key-env'] !== undefined) {
     const simulator = simulatorSettingsFromFlags(values);
-    if (!isDeepStrictEqual(simulator, saved.simulator)) conflicts.push(`the simulator flags (the run's simulator is ${saved.simulator ? `${saved.simulator.model}${saved.simulator.baseUrl ? ` at ${saved.simulator.baseUrl}` : ''}` : 'none'})`);
+    if (!isDeepStrictEqual(simulator, saved.simulator))
+      conflicts.push(`the simulator flags (the run's simulator is ${saved.simulator ? `${saved.simulator.model}${saved.simulator.baseUrl ? ` at ${saved.simulator.baseUrl}` : ''}` : 'none'})`);
   }
   if (values.judges !== undefined) {
     const panel = readJudgePanelFile(values.judges);
     const savedPanel = saved.judge_panel ? { aggregation: saved.judge_panel.aggregation, judges: saved.judge_panel.judges } : undefined;
-    if (!isDeepStrictEqual(panel, savedPanel)) conflicts.push(`--judges ${values.judges} (the run's panel is ${savedPanel ? `${savedPanel.aggregation} of ${savedPanel.judges.map((judge) => judge.name).join(', ')}` : 'none'})`);
+    if (!isDeepStrictEqual(panel, savedPanel))
+      conflicts.push(`--judges ${values.judges} (the run's panel is ${savedPanel ? `${savedPanel.aggregation} of ${savedPanel.judges.map((judge) => judge.name).join(', ')}` : 'none'})`);
   }
   if (values.overwrite === true) conflicts.push('--overwrite (it would delete the run being resumed)');
   return conflicts;

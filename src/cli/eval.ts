@@ -150,7 +150,11 @@ export async function runEval(argv: string[]): Promise<number> {
     settings = checkSettings(metadata, join(outDir, 'metadata.json'));
     // The original command with --resume added is fine; only values that differ from the run's are refused.
     const conflicts = conflictingResumeFlags(values, positionals, settings, outDir, parseStateColumns);
-    if (conflicts.length > 0) throw new CliError(`--resume continues the run in ${outDir} with the settings in its metadata.json; these differ from them: ${conflicts.join('; ')}. Leave them out, or start a new run with --out`, 2);
+    if (conflicts.length > 0)
+      throw new CliError(
+        `--resume continues the run in ${outDir} with the settings in its metadata.json; these differ from them: ${conflicts.join('; ')}. Leave them out, or start a new run with --out`,
+        2,
+      );
     const finished = readFinishedResults(join(outDir, 'results.jsonl'));
     previous = finished.records.filter((record) => record.taskIndex < settings.num_tasks && record.rolloutIndex < settings.rollouts_per_task);
     resumedAt = [...(Array.isArray(metadata.resumed_at) ? (metadata.resumed_at as string[]) : []), new Date().toISOString()];
@@ -159,7 +163,8 @@ export async function runEval(argv: string[]): Promise<number> {
     const spec = positionals[0];
     if (!spec || positionals.length > 1) throw new CliError(`give exactly one environment (a built-in name or a file path)\n\n${EVAL_USAGE}`, 2);
     if (!values.model) throw new CliError(`--model is required (the model name the endpoint serves, or local:tiny)\n\n${EVAL_USAGE}`, 2);
-    if (!values.model.startsWith('local:') && !values['base-url']) throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1), or use --model local:tiny\n\n${EVAL_USAGE}`, 2);
+    if (!values.model.startsWith('local:') && !values['base-url'])
+      throw new CliError(`--base-url is required (e.g. --base-url http://localhost:8000/v1), or use --model local:tiny\n\n${EVAL_USAGE}`, 2);
     const seed = values.seed === undefined ? undefined : integerFlag(values.seed, '--seed', 0, 0);
     const judge = judgeSettingsFromFlags(values);
     if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
@@ -205,7 +210,13 @@ export async function runEval(argv: string[]): Promise<number> {
   const panel = settings.judge_panel ? createJudgePanelClient(settings.judge_panel, Math.round(timeoutSeconds * 1000)) : undefined;
   const judge = settings.judge ? { client: createJudgeClient(settings.judge, Math.round(timeoutSeconds * 1000)), model: settings.judge.model } : panel ? { client: panel, model: 'panel' } : undefined;
   const simulator = settings.simulator ? await lendSimulator(settings.simulator, Math.round(timeoutSeconds * 1000)) : undefined;
-  const env = await loadEnvironmentSpec(settings.environment, { args: settings.env_args, typecheck: !values['no-typecheck'], isolation: { timeLimitMs }, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}) });
+  const env = await loadEnvironmentSpec(settings.environment, {
+    args: settings.env_args,
+    typecheck: !values['no-typecheck'],
+    isolation: { timeLimitMs },
+    ...(judge ? { judge } : {}),
+    ...(simulator ? { simulator } : {}),
+  });
   try {
     const numTasks = Math.min(settings.num_tasks, env.evaluationTasks.length);
     if (numTasks === 0) throw new CliError(`${env.name} has no tasks to evaluate (its evaluation set is empty); check --env-args`);
@@ -213,7 +224,9 @@ export async function runEval(argv: string[]): Promise<number> {
       const model = await openModel(localModel, { backend: parseBackendName(settings.backend), seed: settings.sampling_args.seed ?? 0 });
       console.error(`${model.label} on ${model.device}`);
       // Ctrl-C must reach its handler between completions decoded on the CPU.
-      client = lettingEventsRun(new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) }));
+      client = lettingEventsRun(
+        new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, model: settings.model, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) }),
+      );
     }
     return await runEvaluation(env, client!, settings, { outDir, numTasks, previous, resumedAt, maxConsecutiveTimeouts, json: values.json === true, ...(panel ? { panel } : {}) });
   } finally {
@@ -378,7 +391,10 @@ function stripUndefined<T extends object>(value: T): T {
 
 /** `--state-columns a,b`: the state field names, each a plain identifier. */
 function parseStateColumns(text: string): string[] {
-  const names = text.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   const bad = names.find((name) => !/^[A-Za-z_$][\w$]*$/.test(name));
   if (names.length === 0 || bad !== undefined) throw new CliError(`--state-columns takes state field names separated by commas, e.g. --state-columns guesses,won; got "${text}"`, 2);
   return names;

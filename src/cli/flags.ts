@@ -35,7 +35,10 @@ export function parseFlags<T extends ParseArgsConfig & { args: string[] }>(confi
 function unknownOptionAdvice(unknown: string, options: NonNullable<ParseArgsConfig['options']>, hints: Readonly<Record<string, string>>): string {
   const flag = unknown.split('=')[0]!;
   if (hints[flag] !== undefined) return `; ${hints[flag]}`;
-  const guess = closestName(flag, Object.keys(options).map((name) => `--${name}`));
+  const guess = closestName(
+    flag,
+    Object.keys(options).map((name) => `--${name}`),
+  );
   return guess === undefined ? '' : `; did you mean ${guess}?`;
 }
 

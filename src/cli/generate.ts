@@ -136,9 +136,7 @@ function parseMessages(prompt: string | undefined, messagesJson: string | undefi
   }
   const roles = ['system', 'user', 'assistant', 'tool'];
   const valid =
-    Array.isArray(value) &&
-    value.length > 0 &&
-    value.every((m) => typeof m === 'object' && m !== null && roles.includes((m as Message).role) && typeof (m as Message).content === 'string');
+    Array.isArray(value) && value.length > 0 && value.every((m) => typeof m === 'object' && m !== null && roles.includes((m as Message).role) && typeof (m as Message).content === 'string');
   if (!valid) throw new CliError('--messages must be a non-empty JSON array of {"role": "system" | "user" | "assistant" | "tool", "content": "…"}', 2);
   return value as Message[];
 }

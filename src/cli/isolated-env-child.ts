@@ -92,7 +92,10 @@ function enter(rolloutId: number, work: (vm: QuickJSContext) => void): void {
   deadline = Infinity;
   if (entryInterrupted && rolloutId === -1 && !loadSettled) {
     loadSettled = true;
-    sendToHost({ type: 'load-failed', message: `loading the environment ran for more than ${current.timeLimitMs / 1000} s without returning (an infinite loop at the top level?); it was interrupted` });
+    sendToHost({
+      type: 'load-failed',
+      message: `loading the environment ran for more than ${current.timeLimitMs / 1000} s without returning (an infinite loop at the top level?); it was interrupted`,
+    });
   }
   if (entryInterrupted && rolloutId >= 0) {
     sendToHost({ type: 'rollout-failed', rolloutId, message: `ran for more than ${current.timeLimitMs / 1000} s without returning (an infinite loop?); the engine interrupted it`, timeout: true });
@@ -155,10 +158,13 @@ function lendHost(vm: QuickJSContext): void {
     const owner = running;
     const delay = Math.min(Math.max(0, vm.getNumber(ms) || 0), 2 ** 31 - 1);
     clearTimeout(timers.get(timerId)?.handle);
-    timers.set(timerId, { rolloutId: owner, handle: setTimeout(() => {
-      timers.delete(timerId);
-      enter(owner, (inner) => callGuest(inner, 'fireTimer', timerId));
-    }, delay) });
+    timers.set(timerId, {
+      rolloutId: owner,
+      handle: setTimeout(() => {
+        timers.delete(timerId);
+        enter(owner, (inner) => callGuest(inner, 'fireTimer', timerId));
+      }, delay),
+    });
     return undefined;
   });
   lend('clearTimer', (id) => {

@@ -21,10 +21,33 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { ChatClientError, Environment, METRIC_KINDS, Parser, Rubric, type ChatClient, type MetricKind, type RubricScore, type RolloutOptions, type SamplingArgs, type Task, type Trajectory } from '../envs/index.ts';
+import {
+  ChatClientError,
+  Environment,
+  METRIC_KINDS,
+  Parser,
+  Rubric,
+  type ChatClient,
+  type MetricKind,
+  type RubricScore,
+  type RolloutOptions,
+  type SamplingArgs,
+  type Task,
+  type Trajectory,
+} from '../envs/index.ts';
 import { bundleChildRuntime, bundleGuestRuntime } from './compile-env-file.ts';
 import { compileEnvironmentInChild } from './env-compile-process.ts';
-import { ANSWER_PLACEHOLDER, DEFAULT_MAX_MESSAGE_BYTES, type ChildMessage, type CompletionOutcome, type EnvironmentInfo, type EnvironmentSetup, type HostMessage, type SandboxTrajectory, type TaskReference } from '../isolation/protocol.ts';
+import {
+  ANSWER_PLACEHOLDER,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type ChildMessage,
+  type CompletionOutcome,
+  type EnvironmentInfo,
+  type EnvironmentSetup,
+  type HostMessage,
+  type SandboxTrajectory,
+  type TaskReference,
+} from '../isolation/protocol.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { capText, checkChildMessage } from '../isolation/message-check.ts';
 import { failedTrajectory, groupFailureScore, withGroupScore } from '../isolation/failure-records.ts';
@@ -142,7 +165,9 @@ class ChildSupervisor {
 
   /** Starts a child and loads the environment in it (once at a time). */
   start(): Promise<Loaded> {
-    this.starting ??= this.spawnAndLoad().finally(() => { this.starting = undefined; });
+    this.starting ??= this.spawnAndLoad().finally(() => {
+      this.starting = undefined;
+    });
     return this.starting;
   }
 
@@ -163,7 +188,9 @@ class ChildSupervisor {
     const forward = (chunk: Buffer) => {
       if (forwarded <= MAX_FORWARDED_OUTPUT_BYTES) {
         forwarded += chunk.length;
-        process.stderr.write(forwarded <= MAX_FORWARDED_OUTPUT_BYTES ? chunk : `\n[tabrl: the environment process printed over ${MAX_FORWARDED_OUTPUT_BYTES / 2 ** 20} MiB; the rest of its output is dropped]\n`);
+        process.stderr.write(
+          forwarded <= MAX_FORWARDED_OUTPUT_BYTES ? chunk : `\n[tabrl: the environment process printed over ${MAX_FORWARDED_OUTPUT_BYTES / 2 ** 20} MiB; the rest of its output is dropped]\n`,
+        );
       }
       this.stderrTail = (this.stderrTail + chunk.toString('utf8', Math.max(0, chunk.length - 4000))).slice(-4000);
     };
@@ -188,7 +215,18 @@ class ChildSupervisor {
         resolve(loaded);
       };
       this.startWatchdog();
-      this.send(child, { type: 'load', code: this.code, guest: this.guest, filename: this.path, args: this.args, judge: this.limits.judgeClient !== undefined, simulator: this.limits.simulatorClient !== undefined, maxMessageBytes: this.limits.maxMessageBytes, memoryBytes: this.limits.memoryMb * 2 ** 20, timeLimitMs: this.limits.timeLimitMs });
+      this.send(child, {
+        type: 'load',
+        code: this.code,
+        guest: this.guest,
+        filename: this.path,
+        args: this.args,
+        judge: this.limits.judgeClient !== undefined,
+        simulator: this.limits.simulatorClient !== undefined,
+        maxMessageBytes: this.limits.maxMessageBytes,
+        memoryBytes: this.limits.memoryMb * 2 ** 20,
+        timeLimitMs: this.limits.timeLimitMs,
+      });
     });
   }
 
@@ -196,12 +234,27 @@ class ChildSupervisor {
 
   /** Runs one rollout in the child; resolves with its trajectory or with why it failed. */
   rollout(task: TaskReference, client: ChatClient, samplingArgs: SamplingArgs | undefined, options: RolloutOptions): Promise<RolloutOutcome> {
-    return this.run(client, options, (rolloutId) => ({ type: 'rollout', rolloutId, task, ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}), ...(samplingArgs ? { samplingArgs } : {}), ...(options.model !== undefined ? { model: options.model } : {}) }));
+    return this.run(client, options, (rolloutId) => ({
+      type: 'rollout',
+      rolloutId,
+      task,
+      ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}),
+      ...(samplingArgs ? { samplingArgs } : {}),
+      ...(options.model !== undefined ? { model: options.model } : {}),
+    }));
   }
 
   /** Runs the group reward functions on one task's finished rollouts in the child, under the same clock and watchdog as a rollout. */
   scoreGroup(group: SandboxTrajectory[]): Promise<RolloutOutcome> {
-    const noPolicy: ChatClient = { chat: { completions: { create: async () => { throw new ChatClientError('group reward functions have no policy to call (a judge is args.judgeClient)', 'bad_request'); } } } };
+    const noPolicy: ChatClient = {
+      chat: {
+        completions: {
+          create: async () => {
+            throw new ChatClientError('group reward functions have no policy to call (a judge is args.judgeClient)', 'bad_request');
+          },
+        },
+      },
+    };
     return this.run(noPolicy, {}, (rolloutId) => ({ type: 'score-group', rolloutId, group }));
   }
 
@@ -275,7 +328,8 @@ class ChildSupervisor {
       for (const verdict of message.verdicts) this.restoreModelErrors(verdict.errors);
       this.active.get(message.rolloutId)?.settle({ kind: 'scored', verdicts: message.verdicts, passed: message.passed });
     } else if (message.type === 'rollout-failed') {
-      const text = message.timeout === true ? `environment code of "${this.environmentName}" ${message.message}` : `${this.environmentName}: rollout() threw: ${this.modelErrors.restore(message.message)}`;
+      const text =
+        message.timeout === true ? `environment code of "${this.environmentName}" ${message.message}` : `${this.environmentName}: rollout() threw: ${this.modelErrors.restore(message.message)}`;
       this.active.get(message.rolloutId)?.settle({ kind: 'failed', message: text, blame: 'culprit', timeout: message.timeout === true });
     } else if (message.type === 'create-completion') {
       void this.answerModelCall(child, message);
@@ -285,12 +339,21 @@ class ChildSupervisor {
   /** Answers a model call of the child with the rollout's client (or a lent judge or simulator), holding the clock of that rollout still meanwhile. */
   private async answerModelCall(child: ChildProcess, message: Extract<ChildMessage, { type: 'create-completion' }>): Promise<void> {
     const rollout = this.active.get(message.rolloutId);
-    const lent = message.client === 'judge' ? { client: this.limits.judgeClient, model: this.limits.judgeModel } : message.client === 'simulator' ? { client: this.limits.simulatorClient, model: this.limits.simulatorModel } : undefined;
+    const lent =
+      message.client === 'judge'
+        ? { client: this.limits.judgeClient, model: this.limits.judgeModel }
+        : message.client === 'simulator'
+          ? { client: this.limits.simulatorClient, model: this.limits.simulatorModel }
+          : undefined;
     const client = lent ? lent.client : rollout?.client;
     const filtered = filterModelRequest(message.request, lent ? (lent.model ?? 'default') : (rollout?.model ?? 'default'));
     let outcome: CompletionOutcome;
     if (!client) {
-      outcome = { ok: false, message: lent ? `no ${message.client} was given (tabrl eval --${message.client}-base-url ...)` : 'a model call outside any rollout has no policy to answer it', kind: 'bad_request' };
+      outcome = {
+        ok: false,
+        message: lent ? `no ${message.client} was given (tabrl eval --${message.client}-base-url ...)` : 'a model call outside any rollout has no policy to answer it',
+        kind: 'bad_request',
+      };
     } else if (!filtered.ok) {
       outcome = { ok: false, message: filtered.message, kind: 'bad_request' };
     } else {
@@ -304,7 +367,11 @@ class ChildSupervisor {
       } catch (error) {
         // The endpoint's own text may echo the request's headers (the key): environment code gets a
         // stand-in, and the rollout's record gets the real text back when it returns (restoreModelErrors).
-        outcome = this.modelErrors.record(capText(errorMessage(error), 2000), error instanceof ChatClientError ? error.kind : 'bad_response', error instanceof ChatClientError ? error.status : undefined);
+        outcome = this.modelErrors.record(
+          capText(errorMessage(error), 2000),
+          error instanceof ChatClientError ? error.kind : 'bad_response',
+          error instanceof ChatClientError ? error.status : undefined,
+        );
       } finally {
         // The clock starts again when the child says the reply reached the rollout ('entered').
         if (rollout) {
@@ -332,9 +399,7 @@ class ChildSupervisor {
     this.child = undefined;
     // The engine's own limit is an exception inside it; this is the Node shell's heap (V8's fatal error).
     const outOfMemory = /heap out of memory|Allocation failed/i.test(this.stderrTail);
-    const how = outOfMemory
-      ? `ran out of memory (its Node shell may use ${SHELL_HEAP_MB} MiB)`
-      : signal !== null ? `was ended by ${signal}` : `exited with code ${code}`;
+    const how = outOfMemory ? `ran out of memory (its Node shell may use ${SHELL_HEAP_MB} MiB)` : signal !== null ? `was ended by ${signal}` : `exited with code ${code}`;
     const message = `the process running environment "${this.environmentName}" ${how}`;
     this.loading?.fail(`${message} while loading it`);
     // Blame the rollout whose code the child last said it ran (it died in it); failing that, the ones
@@ -355,7 +420,9 @@ class ChildSupervisor {
   private watch(): void {
     const now = Date.now();
     if (this.loading && this.loading.waitingForModel === 0 && now > this.loading.deadline) {
-      this.loading.fail(`loading environment "${this.environmentName}" took more than ${seconds(this.limits.loadTimeLimitMs)} (an infinite loop at the top level, or a promise that never settles?); its process was stopped`);
+      this.loading.fail(
+        `loading environment "${this.environmentName}" took more than ${seconds(this.limits.loadTimeLimitMs)} (an infinite loop at the top level, or a promise that never settles?); its process was stopped`,
+      );
       this.kill();
       return;
     }
@@ -388,7 +455,13 @@ class ChildSupervisor {
     this.child = undefined;
     child?.kill('SIGKILL');
     const message = `environment code of "${this.environmentName}" ran for more than ${seconds(this.limits.timeLimitMs)} without returning (${blocked ? 'an infinite loop?' : 'a promise that never settles?'}); its process was stopped and a fresh one runs the remaining rollouts`;
-    this.settleAll(culprits, message, true, 'stopped with the process of another rollout', blocked && runningRollout !== undefined ? 'culprit' : overrun.length === 1 || !blocked ? 'culprit' : 'suspect');
+    this.settleAll(
+      culprits,
+      message,
+      true,
+      'stopped with the process of another rollout',
+      blocked && runningRollout !== undefined ? 'culprit' : overrun.length === 1 || !blocked ? 'culprit' : 'suspect',
+    );
   }
 
   /** Settles every active rollout: the blamed ones with `blame`, the others as bystanders that run again. */
@@ -464,7 +537,10 @@ export class IsolatedEnvironment extends Environment {
   private readonly references = new Map<Task, TaskReference>();
 
   /** Built by loadIsolatedEnvironment. */
-  constructor(loaded: Loaded, private readonly supervisor: ChildSupervisor) {
+  constructor(
+    loaded: Loaded,
+    private readonly supervisor: ChildSupervisor,
+  ) {
     const { info, setup } = loaded;
     super({
       name: info.name,
@@ -519,7 +595,8 @@ export class IsolatedEnvironment extends Environment {
     // Stopped with another rollout's process: score again in the fresh one (a few times at most).
     for (let replays = 0; outcome.kind === 'failed' && outcome.blame === 'bystander' && replays < MAX_REPLAYS; replays++) outcome = await this.supervisor.scoreGroup(plain);
     const names = this.rubric.groupRewards.map((reward) => reward.name);
-    if (outcome.kind === 'scored' && outcome.verdicts.length !== group.length) outcome = { kind: 'failed', message: `the environment process sent ${outcome.verdicts.length} group verdicts for ${group.length} rollouts`, blame: 'culprit', timeout: false };
+    if (outcome.kind === 'scored' && outcome.verdicts.length !== group.length)
+      outcome = { kind: 'failed', message: `the environment process sent ${outcome.verdicts.length} group verdicts for ${group.length} rollouts`, blame: 'culprit', timeout: false };
     return group.map((trajectory, i) => {
       const verdict = outcome.kind === 'scored' ? outcome.verdicts[i]! : groupFailureScore(names, outcome.kind === 'failed' ? outcome.message : 'no verdict');
       const scored = withGroupScore(trajectory, verdict);

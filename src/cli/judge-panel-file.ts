@@ -43,12 +43,14 @@ export function checkJudgePanel(value: unknown, label: string): JudgePanelSettin
   const record = Array.isArray(value) ? { judges: value } : (value as Record<string, unknown> | null);
   if (typeof record !== 'object' || record === null) throw new CliError(`${label}: expected {"aggregation", "judges": [...]} or a list of judges`, 2);
   const aggregation = record.aggregation ?? 'mean';
-  if (!PANEL_AGGREGATIONS.includes(aggregation as PanelAggregation)) throw new CliError(`${label}: "aggregation" must be one of ${PANEL_AGGREGATIONS.join(', ')}, got ${JSON.stringify(aggregation)}`, 2);
+  if (!PANEL_AGGREGATIONS.includes(aggregation as PanelAggregation))
+    throw new CliError(`${label}: "aggregation" must be one of ${PANEL_AGGREGATIONS.join(', ')}, got ${JSON.stringify(aggregation)}`, 2);
   if (!Array.isArray(record.judges) || record.judges.length < 2) throw new CliError(`${label}: "judges" must list two or more judges (for one judge, use --judge-base-url and --judge-model)`, 2);
   const names = new Set<string>();
   const judges = record.judges.map((item: unknown, i) => {
     const judge = item as Record<string, unknown> | null;
-    if (typeof judge !== 'object' || judge === null || typeof judge.baseUrl !== 'string' || typeof judge.model !== 'string') throw new CliError(`${label}: judges[${i}] needs "baseUrl" and "model" strings`, 2);
+    if (typeof judge !== 'object' || judge === null || typeof judge.baseUrl !== 'string' || typeof judge.model !== 'string')
+      throw new CliError(`${label}: judges[${i}] needs "baseUrl" and "model" strings`, 2);
     if (judge.apiKeyEnv !== undefined && typeof judge.apiKeyEnv !== 'string') throw new CliError(`${label}: judges[${i}].apiKeyEnv must be the name of an environment variable`, 2);
     if ('apiKey' in judge) throw new CliError(`${label}: judges[${i}] holds an "apiKey"; put the key in an environment variable and name it in "apiKeyEnv"`, 2);
     const name = typeof judge.name === 'string' && judge.name.trim() !== '' ? judge.name.trim() : `judge-${i + 1}`;
@@ -69,13 +71,24 @@ export function createJudgePanelClient(settings: JudgePanelSettings, timeoutMs: 
 
 /** What metadata.json records under `judge_panel` after a run: the judges, the aggregation, the agreement and the split rollouts. */
 export function judgePanelMetadata(settings: JudgePanelSettings, report: PanelReport, splitIds: readonly string[]): Record<string, unknown> {
-  return { judges: settings.judges, aggregation: settings.aggregation, calls: report.calls, calls_without_score: report.unscored, agreement: { pairwise: report.agreement.pairwise, fleiss_kappa: report.agreement.fleissKappa, over_calls: report.agreement.items, split_calls: report.splitCalls.length }, split_rollouts: splitIds };
+  return {
+    judges: settings.judges,
+    aggregation: settings.aggregation,
+    calls: report.calls,
+    calls_without_score: report.unscored,
+    agreement: { pairwise: report.agreement.pairwise, fleiss_kappa: report.agreement.fleissKappa, over_calls: report.agreement.items, split_calls: report.splitCalls.length },
+    split_rollouts: splitIds,
+  };
 }
 
 /** Ids (`task:rollout`) of the records whose panel call split. */
 export function splitRecordIds(panel: JudgePanelClient, report: PanelReport, records: readonly RolloutRecord[]): string[] {
   const question = (record: RolloutRecord) => [...record.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
-  return splitRollouts(panel.calls, report.splitCalls, records.map((record) => ({ id: `${record.taskIndex}:${record.rolloutIndex}`, question: question(record), response: completionText(record.completion) })));
+  return splitRollouts(
+    panel.calls,
+    report.splitCalls,
+    records.map((record) => ({ id: `${record.taskIndex}:${record.rolloutIndex}`, question: question(record), response: completionText(record.completion) })),
+  );
 }
 
 /** After `tabrl train --judges`: the panel's agreement over every reward call of the run, printed and written to DIR/judge-panel.json (training rollouts have no ids, so no split list). */

@@ -28,7 +28,17 @@ export function createJudgeClient(settings: JudgeSettings, timeoutMs: number): C
 
 /** Judge usage text shared by `tabrl eval` and `tabrl train`, its descriptions starting at `column`. */
 export function judgeUsage(column: number): string {
-  return roleUsage(['judge'], column, {
-    judge: ['a judge endpoint, lent to loadEnvironment(args) as args.judgeClient (environment', 'files get a stand-in whose calls come back to tabrl: the key stays here); a judge that', 'is unreachable or refuses stops the run'],
-  }, { local: false, heuristic: false }, { judge: ['the judge\'s model name, passed as args.judgeModel (default "default")'] });
+  return roleUsage(
+    ['judge'],
+    column,
+    {
+      judge: [
+        'a judge endpoint, lent to loadEnvironment(args) as args.judgeClient (environment',
+        'files get a stand-in whose calls come back to tabrl: the key stays here); a judge that',
+        'is unreachable or refuses stops the run',
+      ],
+    },
+    { local: false, heuristic: false },
+    { judge: ['the judge\'s model name, passed as args.judgeModel (default "default")'] },
+  );
 }

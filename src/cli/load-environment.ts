@@ -83,9 +83,20 @@ async function loadEnvironmentFile(path: string, args: Record<string, unknown>, 
     const compiled = await compileEnvironmentInChild(path, { typecheck: (options.typecheck ?? true) && /\.m?ts$/.test(path) });
     const errors = compiled.diagnostics;
     if (errors.length > 0) {
-      throw new CliError(`${path} does not compile:\n${errors.slice(0, 20).join('\n')}${errors.length > 20 ? `\n… and ${errors.length - 20} more` : ''}\n(fix the errors, or pass --no-typecheck to run it anyway)`);
+      throw new CliError(
+        `${path} does not compile:\n${errors.slice(0, 20).join('\n')}${errors.length > 20 ? `\n… and ${errors.length - 20} more` : ''}\n(fix the errors, or pass --no-typecheck to run it anyway)`,
+      );
     }
-    return await loadIsolatedEnvironment(path, args, { ...options.isolation, ...(options.judge ? { judgeClient: options.judge.client, judgeModel: options.judge.model } : {}), ...(options.simulator ? { simulatorClient: options.simulator.client, simulatorModel: options.simulator.model } : {}) }, compiled.bundle);
+    return await loadIsolatedEnvironment(
+      path,
+      args,
+      {
+        ...options.isolation,
+        ...(options.judge ? { judgeClient: options.judge.client, judgeModel: options.judge.model } : {}),
+        ...(options.simulator ? { simulatorClient: options.simulator.client, simulatorModel: options.simulator.model } : {}),
+      },
+      compiled.bundle,
+    );
   } catch (error) {
     if (error instanceof EnvFileCompileError) throw new CliError(`could not load ${path}: ${error.message}`);
     if (error instanceof IsolatedLoadError) throw new CliError(`${path}: ${error.message}`);

@@ -38,8 +38,8 @@ const COMMANDS: Record<string, Command> = {
   synth: { summary: 'make question/answer tasks grounded in documents, verified by a solver', run: runSynth },
   tasks: { summary: 'tasks from-traces: turn agent logs into tasks; tasks rows: the dataset rows of tabrl serve', run: runTasks },
   simulate: { summary: 'simulate the tools in agent logs, and measure how faithfully (fidelity per tool)', run: runSimulate },
-  serve: { summary: 'serve an environment over OpenEnv\'s protocol (WebSocket sessions) for TRL, prime-rl and other trainers', run: runServe },
-  calibrate: { summary: 'sort an environment\'s tasks by pass rate and keep the learnable ones', run: runCalibrate },
+  serve: { summary: "serve an environment over OpenEnv's protocol (WebSocket sessions) for TRL, prime-rl and other trainers", run: runServe },
+  calibrate: { summary: "sort an environment's tasks by pass rate and keep the learnable ones", run: runCalibrate },
   audit: { summary: 'look for reward hacking in finished rollouts (detectors and a judge)', run: runAudit },
   redteam: { summary: 'search for replies the reward pays without the task done, before training', run: runRedteam },
   review: { summary: 'one ranked review queue over audits, red teams, judge panels and calibration; accept or reject', run: runReview },
@@ -48,7 +48,9 @@ const COMMANDS: Record<string, Command> = {
 const USAGE = `Usage: tabrl <command> [options]
 
 Commands:
-${Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`).join('\n')}
+${Object.entries(COMMANDS)
+  .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
+  .join('\n')}
 
 Run \`tabrl <command> --help\` for a command's options.`;
 

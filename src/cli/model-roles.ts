@@ -53,11 +53,16 @@ export function roleSettingsFromFlags(values: { [flag: string]: unknown }, role:
   const allowLocal = options.allowLocal ?? true;
   if (baseUrl === undefined && model === undefined) {
     if (apiKeyEnv !== undefined) throw new CliError(`--${role}-api-key-env needs --${role}-base-url (the ${role} endpoint, e.g. http://localhost:8000/v1)`, 2);
-    if (options.required) throw new CliError(`--${role}-model is required${options.purpose ? ` ${options.purpose}` : ''}: give --${role}-base-url URL --${role}-model NAME${allowLocal ? `, or --${role}-model local:tiny` : ''}`, 2);
+    if (options.required)
+      throw new CliError(
+        `--${role}-model is required${options.purpose ? ` ${options.purpose}` : ''}: give --${role}-base-url URL --${role}-model NAME${allowLocal ? `, or --${role}-model local:tiny` : ''}`,
+        2,
+      );
     return undefined;
   }
   if (model === HEURISTIC_MODEL) {
-    if (role === 'policy' || !(options.allowHeuristic ?? true)) throw new CliError(`--${role}-model heuristic: the offline heuristic plays only the studio's generator, solver, judge, attacker, reviewer and simulator`, 2);
+    if (role === 'policy' || !(options.allowHeuristic ?? true))
+      throw new CliError(`--${role}-model heuristic: the offline heuristic plays only the studio's generator, solver, judge, attacker, reviewer and simulator`, 2);
     if (baseUrl !== undefined) throw new CliError(`--${role}-model heuristic runs in this process; leave out --${role}-base-url`, 2);
     return { model };
   }
@@ -67,7 +72,8 @@ export function roleSettingsFromFlags(values: { [flag: string]: unknown }, role:
     if (baseUrl !== undefined) throw new CliError(`--${role}-model ${model} runs in this process; leave out --${role}-base-url`, 2);
     return { model, ...(apiKeyEnv !== undefined ? { apiKeyEnv } : {}) };
   }
-  if (baseUrl === undefined) throw new CliError(`--${role}-model ${model} needs --${role}-base-url (the ${role} endpoint, e.g. http://localhost:8000/v1)${allowLocal ? `, or use --${role}-model local:tiny` : ''}`, 2);
+  if (baseUrl === undefined)
+    throw new CliError(`--${role}-model ${model} needs --${role}-base-url (the ${role} endpoint, e.g. http://localhost:8000/v1)${allowLocal ? `, or use --${role}-model local:tiny` : ''}`, 2);
   return { baseUrl, model: model ?? 'default', ...(apiKeyEnv !== undefined ? { apiKeyEnv } : {}) };
 }
 
@@ -126,13 +132,22 @@ const ROLE_PURPOSE: Record<ModelRole, string> = {
 };
 
 /** Usage lines of `roles`' flags, descriptions starting at `column`; `describe` and `modelLines` override a role's base-url and model lines, `kinds` says which non-endpoint models the command takes. */
-export function roleUsage(roles: readonly ModelRole[], column: number, describe: Partial<Record<ModelRole, string[]>> = {}, kinds: { local?: boolean; heuristic?: boolean } = {}, modelLines: Partial<Record<ModelRole, string[]>> = {}): string {
+export function roleUsage(
+  roles: readonly ModelRole[],
+  column: number,
+  describe: Partial<Record<ModelRole, string[]>> = {},
+  kinds: { local?: boolean; heuristic?: boolean } = {},
+  modelLines: Partial<Record<ModelRole, string[]>> = {},
+): string {
   const { local = true, heuristic = true } = kinds;
   const alternatives = (role: ModelRole) => [local ? 'local:tiny / local:<model-dir>' : '', heuristic && role !== 'policy' ? 'heuristic (offline rules)' : ''].filter((text) => text !== '');
-  const rows: [string, string[]][] = roles.flatMap((role) => [
-    [`--${role}-base-url URL`, describe[role] ?? [`endpoint of ${ROLE_PURPOSE[role]}`]],
-    [`--${role}-model NAME`, modelLines[role] ?? [`its model name${alternatives(role).length > 0 ? `, or ${alternatives(role).join(', or ')}` : ''}`]],
-    [`--${role}-api-key-env VAR`, [`read its API key from this environment variable`]],
-  ] as [string, string[]][]);
+  const rows: [string, string[]][] = roles.flatMap(
+    (role) =>
+      [
+        [`--${role}-base-url URL`, describe[role] ?? [`endpoint of ${ROLE_PURPOSE[role]}`]],
+        [`--${role}-model NAME`, modelLines[role] ?? [`its model name${alternatives(role).length > 0 ? `, or ${alternatives(role).join(', or ')}` : ''}`]],
+        [`--${role}-api-key-env VAR`, [`read its API key from this environment variable`]],
+      ] as [string, string[]][],
+  );
   return rows.map(([flag, [first, ...rest]]) => [`  ${flag}`.padEnd(column - 1) + ` ${first}`, ...rest.map((line) => `${' '.repeat(column)}${line}`)].join('\n')).join('\n');
 }

@@ -109,7 +109,10 @@ export async function openModel(spec: string, options: { backend: BackendName; s
       weights = { tensors: model.tensors };
       tokenizer = await loadFolderTokenizer(read, folder);
     } catch (error) {
-      const hint = spec === 'nano' ? 'the shipped nano folder is broken or missing; restore public/models/nano from git, or rebuild it with scripts/nano/pretrain.ts' : '--model takes "tiny", "nano" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
+      const hint =
+        spec === 'nano'
+          ? 'the shipped nano folder is broken or missing; restore public/models/nano from git, or rebuild it with scripts/nano/pretrain.ts'
+          : '--model takes "tiny", "nano" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
       throw new CliError(`${errorMessage(error)}\n(${hint})`);
     }
   }
@@ -119,7 +122,12 @@ export async function openModel(spec: string, options: { backend: BackendName; s
   }
   if (options.backend === 'cpu') {
     const kernels = await processKernels();
-    return { backend: await createFastCpuBackend(config, weights, backendOptions, kernels), tokenizer, label: spec, device: `cpu (fast backend: WASM SIMD on ${kernels.threadCount} thread${kernels.threadCount === 1 ? '' : 's'})` };
+    return {
+      backend: await createFastCpuBackend(config, weights, backendOptions, kernels),
+      tokenizer,
+      label: spec,
+      device: `cpu (fast backend: WASM SIMD on ${kernels.threadCount} thread${kernels.threadCount === 1 ? '' : 's'})`,
+    };
   }
   const [{ createNodeGPU }, { requestGPUDevice }, { createWebGPUBackend }, { createWebGPUDecoder }] = await Promise.all([
     import('../gpu/webgpu/node-gpu.ts'),

@@ -70,7 +70,13 @@ function checkSize(value: unknown, what: string): void {
   if (bytes > maxMessageBytes) throw new Error(`${what} is ${(bytes / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
 }
 
-const requireModule = moduleRequire(new Map<string, unknown>([['tabrl', tabrl], ['tabrl/studio', tabrlStudio]]), "in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/studio', 'tabrl/builtin/...' and its own files");
+const requireModule = moduleRequire(
+  new Map<string, unknown>([
+    ['tabrl', tabrl],
+    ['tabrl/studio', tabrlStudio],
+  ]),
+  "in an environment file run by tabrl: environment code runs isolated (no file system, network or processes) and imports only from 'tabrl', 'tabrl/studio', 'tabrl/builtin/...' and its own files",
+);
 
 /** A chat client whose calls cross to the host; `rolloutId` undefined means the rollout the host runs now (a judge). */
 function createHostClient(client: ModelCallClient, rolloutId?: number): ChatClient {
@@ -88,7 +94,10 @@ function createHostClient(client: ModelCallClient, rolloutId?: number): ChatClie
 async function load(factory: unknown, message: Omit<Extract<HostMessage, { type: 'load' }>, 'code'>): Promise<void> {
   maxMessageBytes = message.maxMessageBytes;
   const exports = moduleExports(factory as ModuleFactory, requireModule);
-  const loaded = await loadEnvironmentModule(exports, message.args, { ...(message.judge ? { judgeClient: createHostClient('judge') } : {}), ...(message.simulator ? { simulatorClient: createHostClient('simulator') } : {}) });
+  const loaded = await loadEnvironmentModule(exports, message.args, {
+    ...(message.judge ? { judgeClient: createHostClient('judge') } : {}),
+    ...(message.simulator ? { simulatorClient: createHostClient('simulator') } : {}),
+  });
   const env = loaded.environment;
   const info = describeEnvironment(env, loaded.unusedArgWarnings);
   const dataset = toPlainData(env.dataset) as Task[];
@@ -120,11 +129,16 @@ async function rollout(message: Extract<HostMessage, { type: 'rollout' }>): Prom
     const task = taskOf(env, message.task);
     const controller = new AbortController();
     rolloutSignals.set(rolloutId, controller);
-    const plain = await runRollout(env, task, createHostClient('policy', rolloutId), message.samplingArgs, { ...(message.model !== undefined ? { model: message.model } : {}), signal: controller.signal, ...(message.taskIndex !== undefined ? { taskIndex: message.taskIndex } : {}) });
+    const plain = await runRollout(env, task, createHostClient('policy', rolloutId), message.samplingArgs, {
+      ...(message.model !== undefined ? { model: message.model } : {}),
+      signal: controller.signal,
+      ...(message.taskIndex !== undefined ? { taskIndex: message.taskIndex } : {}),
+    });
     try {
       // Serialised once: the size check and the message are the same text (QuickJS is slow on large strings).
       const json = stringify({ type: 'rollout-done', rolloutId, trajectory: plain });
-      if (json.length > maxMessageBytes) throw new Error(`the rollout is ${(json.length / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
+      if (json.length > maxMessageBytes)
+        throw new Error(`the rollout is ${(json.length / 2 ** 20).toFixed(1)} MiB, over the ${(maxMessageBytes / 2 ** 20).toFixed(0)} MiB a rollout may send to tabrl`);
       sendJson(json);
     } catch (error) {
       // Keep the verdict; drop the transcript and state that are too large to keep.

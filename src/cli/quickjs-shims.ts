@@ -122,7 +122,13 @@ function cloneStructured<T>(value: T): T {
     if (item instanceof RegExp) return remember(item, new RegExp(item.source, item.flags));
     if (item instanceof ArrayBuffer) return remember(item, item.slice(0));
     if (ArrayBuffer.isView(item)) {
-      const view = item as unknown as { constructor: new (buffer: ArrayBuffer, offset: number, length: number) => unknown; buffer: ArrayBuffer; byteOffset: number; byteLength: number; length?: number };
+      const view = item as unknown as {
+        constructor: new (buffer: ArrayBuffer, offset: number, length: number) => unknown;
+        buffer: ArrayBuffer;
+        byteOffset: number;
+        byteLength: number;
+        length?: number;
+      };
       const buffer = view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength);
       return remember(item, item instanceof DataView ? new DataView(buffer) : new view.constructor(buffer, 0, view.length ?? view.byteLength));
     }

@@ -110,7 +110,13 @@ export async function runRedteam(argv: string[]): Promise<number> {
   } finally {
     closeEnvironment(env);
   }
-  const settings = { environment: spec, env_args: envArgs, attacker: attackerSettings, ...(reviewerSettings ? { reviewer: reviewerSettings } : {}), ...(judgeSettings ? { judge: judgeSettings } : {}) };
+  const settings = {
+    environment: spec,
+    env_args: envArgs,
+    attacker: attackerSettings,
+    ...(reviewerSettings ? { reviewer: reviewerSettings } : {}),
+    ...(judgeSettings ? { judge: judgeSettings } : {}),
+  };
   writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: 'completed', ...settings, ...report }, null, 2)}\n`);
   process.stdout.write(formatRedTeamReport(report));
   console.error(`wrote ${join(out, 'report.json')} and ${candidates.path}`);
@@ -121,7 +127,9 @@ export async function runRedteam(argv: string[]): Promise<number> {
       const criteria = await proposeCriteria({ judge: reviewer, judgeModel: reviewerSettings!.model, examples, ...(values.task ? { taskDescription: values.task } : {}) });
       writeWhole(join(out, 'criteria.json'), `${JSON.stringify(criteria, null, 2)}\n`);
       writeWhole(join(out, 'criteria-snippet.ts'), criteriaRubricSnippet(criteria));
-      console.log(`\nProposed criteria (review them, then gate the reward with them; see ${join(out, 'criteria-snippet.ts')}):\n${criteria.map((criterion) => `  ${criterion.name}: ${criterion.question}`).join('\n')}`);
+      console.log(
+        `\nProposed criteria (review them, then gate the reward with them; see ${join(out, 'criteria-snippet.ts')}):\n${criteria.map((criterion) => `  ${criterion.name}: ${criterion.question}`).join('\n')}`,
+      );
     } catch (error) {
       if (error instanceof JudgeError) throw new CliError(`the report is written, but proposing criteria failed: ${error.message}`);
       throw error;

@@ -24,24 +24,31 @@ export class ResultsWriter {
   private readonly stateColumns: readonly string[];
 
   /** Opens `dir`/results.jsonl, emptied or (with `append`, for --resume) kept and added to; `stateColumns` are copied to each line's top level. */
-  constructor(readonly dir: string, options: { append?: boolean; stateColumns?: readonly string[] } = {}) {
+  constructor(
+    readonly dir: string,
+    options: { append?: boolean; stateColumns?: readonly string[] } = {},
+  ) {
     this.stateColumns = options.stateColumns ?? [];
     mkdirSync(dir, { recursive: true });
     this.resultsPath = join(dir, 'results.jsonl');
     this.metadataPath = join(dir, 'metadata.json');
     this.stream = createWriteStream(this.resultsPath, { flags: options.append ? 'a' : 'w' });
-    this.stream.on('error', (error) => { this.streamError ??= error; });
+    this.stream.on('error', (error) => {
+      this.streamError ??= error;
+    });
   }
 
   /** Appends one rollout; rejects when the line cannot be written. */
   write(record: RolloutRecord): Promise<void> {
     if (this.streamError) return Promise.reject(this.streamError);
     const line = recordToJsonLine(record, { stateColumns: this.stateColumns });
-    return new Promise((resolve, reject) => this.stream.write(line, (error) => {
-      if (error) return reject(error);
-      this.lines += 1;
-      resolve();
-    }));
+    return new Promise((resolve, reject) =>
+      this.stream.write(line, (error) => {
+        if (error) return reject(error);
+        this.lines += 1;
+        resolve();
+      }),
+    );
   }
 
   /** How many rollouts this writer wrote. */
@@ -89,7 +96,10 @@ export function prepareOutputFolder(dir: string, options: { overwrite: boolean; 
     if (!statSync(dir).isDirectory()) throw new CliError(`--out ${dir} is a file, not a folder; give a folder for the results`, 2);
     const found = held.filter((name) => existsSync(join(dir, name)));
     if (found.length > 0 && !options.overwrite) {
-      throw new CliError(`--out ${dir} already holds ${options.what ?? 'a run'} (${found.join(', ')}); ${options.resumeHint ? `continue it with ${options.resumeHint}, ` : ''}pass --overwrite to replace it, or choose another folder`, 2);
+      throw new CliError(
+        `--out ${dir} already holds ${options.what ?? 'a run'} (${found.join(', ')}); ${options.resumeHint ? `continue it with ${options.resumeHint}, ` : ''}pass --overwrite to replace it, or choose another folder`,
+        2,
+      );
     }
   }
   try {
@@ -149,20 +159,23 @@ export function readFinishedResults(path: string): FinishedResults {
   if (droppedTail > 0) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
   const records: RolloutRecord[] = [];
   const seen = new Set<string>();
-  text.slice(0, end).split('\n').forEach((line, index) => {
-    if (line.trim() === '') return;
-    let value: Record<string, unknown>;
-    try {
-      value = JSON.parse(line) as Record<string, unknown>;
-    } catch (error) {
-      throw new CliError(`${path}:${index + 1} is not valid JSON (${errorMessage(error)}); fix or remove that line, then resume again`, 2);
-    }
-    const record = recordFromJson(value);
-    if (!record) throw new CliError(`${path}:${index + 1} is not a rollout line (it needs task_index, rollout_index, reward); fix or remove that line, then resume again`, 2);
-    const key = `${record.taskIndex}:${record.rolloutIndex}`;
-    if (!seen.has(key)) records.push(record);
-    seen.add(key);
-  });
+  text
+    .slice(0, end)
+    .split('\n')
+    .forEach((line, index) => {
+      if (line.trim() === '') return;
+      let value: Record<string, unknown>;
+      try {
+        value = JSON.parse(line) as Record<string, unknown>;
+      } catch (error) {
+        throw new CliError(`${path}:${index + 1} is not valid JSON (${errorMessage(error)}); fix or remove that line, then resume again`, 2);
+      }
+      const record = recordFromJson(value);
+      if (!record) throw new CliError(`${path}:${index + 1} is not a rollout line (it needs task_index, rollout_index, reward); fix or remove that line, then resume again`, 2);
+      const key = `${record.taskIndex}:${record.rolloutIndex}`;
+      if (!seen.has(key)) records.push(record);
+      seen.add(key);
+    });
   return { records, droppedTail };
 }
 

@@ -133,7 +133,10 @@ export async function runReview(argv: string[]): Promise<number> {
       if (!existsSync(values.env)) throw new CliError(`--env ${values.env} does not exist`, 2);
       let result;
       try {
-        result = removeTasksFromEnvironmentFile(readFileSync(values.env, 'utf8'), tasks.map((item) => item.question));
+        result = removeTasksFromEnvironmentFile(
+          readFileSync(values.env, 'utf8'),
+          tasks.map((item) => item.question),
+        );
       } catch (error) {
         throw new CliError(`--env ${values.env}: ${errorMessage(error)}`, 2);
       }
@@ -144,7 +147,8 @@ export async function runReview(argv: string[]): Promise<number> {
     const hacks = chosen.filter((item) => item.subject === 'hack');
     if (hacks.length > 0) {
       const judgeSettings = roleSettingsFromFlags(values, 'judge');
-      if (!judgeSettings) throw new CliError('review accept: a confirmed hack becomes criteria; give the judge that writes them (--judge-base-url URL --judge-model NAME, or --judge-model heuristic)', 2);
+      if (!judgeSettings)
+        throw new CliError('review accept: a confirmed hack becomes criteria; give the judge that writes them (--judge-base-url URL --judge-model NAME, or --judge-model heuristic)', 2);
       const judge = await createRoleClient('judge', judgeSettings);
       let proposed: Criterion[];
       try {
@@ -157,7 +161,9 @@ export async function runReview(argv: string[]): Promise<number> {
       const criteria = mergeCriteria(existsSync(criteriaPath) ? readJson<Criterion[]>(criteriaPath, 'a criteria.json') : [], proposed);
       writeWhole(join(dir, 'criteria.json'), `${JSON.stringify(criteria, null, 2)}\n`);
       writeWhole(join(dir, 'criteria-snippet.ts'), criteriaRubricSnippet(criteria));
-      console.log(`criteria in ${join(dir, 'criteria.json')} (gate the reward with them; see criteria-snippet.ts):\n${criteria.map((criterion) => `  ${criterion.name}: ${criterion.question}`).join('\n')}`);
+      console.log(
+        `criteria in ${join(dir, 'criteria.json')} (gate the reward with them; see criteria-snippet.ts):\n${criteria.map((criterion) => `  ${criterion.name}: ${criterion.question}`).join('\n')}`,
+      );
     }
   }
   writeWhole(path, reviewQueueJsonl(decided.items));
@@ -196,7 +202,8 @@ function readSplitRollouts(runDir: string): NonNullable<ReviewSources['splitRoll
 function readFidelity(dir: string): NonNullable<ReviewSources['fidelity']> {
   const report = readJson<{ rounds?: unknown }>(join(dir, 'fidelity.json'), 'a tabrl simulate folder');
   const rounds = report.rounds;
-  if (!Array.isArray(rounds) || !rounds.every((round: { rows?: unknown } | null) => typeof round === 'object' && round !== null && Array.isArray(round.rows))) throw new CliError(`${join(dir, 'fidelity.json')}: "rounds" should be a list of rounds with their rows`, 2);
+  if (!Array.isArray(rounds) || !rounds.every((round: { rows?: unknown } | null) => typeof round === 'object' && round !== null && Array.isArray(round.rows)))
+    throw new CliError(`${join(dir, 'fidelity.json')}: "rounds" should be a list of rounds with their rows`, 2);
   if (rounds.length === 0) throw new CliError(`${join(dir, 'fidelity.json')} holds no measured round yet`, 2);
   return { rounds: rounds as NonNullable<ReviewSources['fidelity']>['rounds'] };
 }
@@ -206,6 +213,9 @@ function readCalibration(dir: string): NonNullable<ReviewSources['calibration']>
   const keep = report.keep;
   if (!Array.isArray(keep) || keep.length !== 2 || !keep.every((value) => typeof value === 'number')) throw new CliError(`${join(dir, 'report.json')}: "keep" should be [lo, hi]`, 2);
   const text = readFileSync(join(dir, 'calibration.jsonl'), 'utf8');
-  const tasks = text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as TaskCalibration);
+  const tasks = text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as TaskCalibration);
   return { tasks, keep: keep as [number, number] };
 }

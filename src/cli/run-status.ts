@@ -18,7 +18,10 @@ export class OutputWriteError extends Error {
   override readonly name = 'OutputWriteError';
 
   /** Built by writingFile. */
-  constructor(readonly path: string, cause: unknown) {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
     super(`could not write ${path}: ${errorMessage(cause)}`, { cause });
   }
 }

@@ -96,12 +96,21 @@ export async function runServe(argv: string[]): Promise<number> {
   const simulatorSettings = simulatorSettingsFromFlags(values);
   const simulator = simulatorSettings ? await lendSimulator(simulatorSettings, timeoutMs) : undefined;
 
-  const env = await loadEnvironmentSpec(spec, { args: jsonObjectFlag(values['env-args'], '--env-args'), typecheck: !values['no-typecheck'], isolation: { timeLimitMs }, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}) });
+  const env = await loadEnvironmentSpec(spec, {
+    args: jsonObjectFlag(values['env-args'], '--env-args'),
+    typecheck: !values['no-typecheck'],
+    isolation: { timeLimitMs },
+    ...(judge ? { judge } : {}),
+    ...(simulator ? { simulator } : {}),
+  });
   const stop = onStopSignal();
   try {
     const served = new ServedEnvironment(env, split);
     if (served.tasks(split).length === 0) throw new CliError(`${env.name} has no ${split} tasks; check --env-args or --split`);
-    if (!isLoopback(host)) console.error(`warning: tabrl serve listens on ${host}, reachable from other machines: anyone who reaches it can run episodes${token ? '' : ' (no --token-env: no token is asked)'}; the traffic is not encrypted`);
+    if (!isLoopback(host))
+      console.error(
+        `warning: tabrl serve listens on ${host}, reachable from other machines: anyone who reaches it can run episodes${token ? '' : ' (no --token-env: no token is asked)'}; the traffic is not encrypted`,
+      );
     const server = await startServeServer({
       served,
       host,
@@ -122,7 +131,9 @@ export async function runServe(argv: string[]): Promise<number> {
     });
     const wsUrl = server.url.replace(/^http/, 'ws');
     console.log(`tabrl serve: listening on ${server.url} (${wsUrl}/ws)`);
-    console.error(`${env.name}: ${served.tasks('train').length} train and ${served.tasks('eval').length} eval tasks, up to ${maxSessions} sessions${token ? ', bearer token required' : ''}. Ctrl-C stops.`);
+    console.error(
+      `${env.name}: ${served.tasks('train').length} train and ${served.tasks('eval').length} eval tasks, up to ${maxSessions} sessions${token ? ', bearer token required' : ''}. Ctrl-C stops.`,
+    );
     await new Promise<void>((resolve) => stop.signal.addEventListener('abort', () => resolve(), { once: true }));
     console.error(`tabrl serve: ${stop.received ?? 'stop'} received; finishing ${server.activeSessions} open session(s) (at most ${DRAIN_GRACE_MS / 1000} s)`);
     await server.close(DRAIN_GRACE_MS);

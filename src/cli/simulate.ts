@@ -11,7 +11,18 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { JudgeError, refineSimulator, simulatedEnvironmentFile, SimulatorError, splitHeldOut, tasksFromTraces, traceTaskLine, type FidelityRound, type FidelityRow, type SimulatorCorrection } from '../envs/studio/index.ts';
+import {
+  JudgeError,
+  refineSimulator,
+  simulatedEnvironmentFile,
+  SimulatorError,
+  splitHeldOut,
+  tasksFromTraces,
+  traceTaskLine,
+  type FidelityRound,
+  type FidelityRow,
+  type SimulatorCorrection,
+} from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
@@ -55,7 +66,17 @@ export async function runSimulate(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
-    options: { ...roleOptions(['simulator', 'judge']), out: { type: 'string' }, rounds: { type: 'string' }, 'held-out': { type: 'string' }, examples: { type: 'string' }, seed: { type: 'string' }, timeout: { type: 'string' }, overwrite: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      ...roleOptions(['simulator', 'judge']),
+      out: { type: 'string' },
+      rounds: { type: 'string' },
+      'held-out': { type: 'string' },
+      examples: { type: 'string' },
+      seed: { type: 'string' },
+      timeout: { type: 'string' },
+      overwrite: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     console.log(SIMULATE_USAGE);
@@ -77,7 +98,10 @@ export async function runSimulate(argv: string[]): Promise<number> {
   for (const { line, reason } of parsed.skipped.slice(0, 20)) console.error(`${file}:${line}: skipped: ${reason}`);
   if (parsed.skipped.length > 20) console.error(`… and ${parsed.skipped.length - 20} more skipped lines`);
   if (parsed.records.length === 0) {
-    throw new CliError(`${file}: no tool call with a result was found (${parsed.lines} lines, ${parsed.skipped.length} skipped); simulate needs traces whose assistant messages have tool_calls answered by tool messages with their tool_call_id`, 2);
+    throw new CliError(
+      `${file}: no tool call with a result was found (${parsed.lines} lines, ${parsed.skipped.length} skipped); simulate needs traces whose assistant messages have tool_calls answered by tool messages with their tool_call_id`,
+      2,
+    );
   }
   prepareStudioFolder(values.out, OUTPUTS, values.overwrite === true);
   const out = values.out;
@@ -96,9 +120,11 @@ export async function runSimulate(argv: string[]): Promise<number> {
   const counts = { lines: parsed.lines, skipped: parsed.skipped.length, tasks: parsed.tasks.length, records: parsed.records.length, pool: split.pool.length, heldOut: split.heldOut.length };
   const done: Omit<FidelityRound, 'examples'>[] = [];
   let corrections: SimulatorCorrection[] = [];
-  const writeReport = (status: string, error?: string) => writeWhole(join(out, 'fidelity.json'), `${JSON.stringify({ status, ...(error ? { error } : {}), settings, ...counts, rounds: done, corrections }, null, 2)}\n`);
+  const writeReport = (status: string, error?: string) =>
+    writeWhole(join(out, 'fidelity.json'), `${JSON.stringify({ status, ...(error ? { error } : {}), settings, ...counts, rounds: done, corrections }, null, 2)}\n`);
   writeReport('running');
-  if (split.heldOut.length === 0) console.error(`no recorded call could be held out (a tool needs two recorded calls, and --held-out above 0), so fidelity is not measured; env.ts is written all the same`);
+  if (split.heldOut.length === 0)
+    console.error(`no recorded call could be held out (a tool needs two recorded calls, and --held-out above 0), so fidelity is not measured; env.ts is written all the same`);
   try {
     if (split.heldOut.length > 0) {
       const onRound = (round: FidelityRound, used: readonly SimulatorCorrection[]) => {
@@ -120,7 +146,19 @@ export async function runSimulate(argv: string[]): Promise<number> {
   }
   writeReport('completed');
   const envTasks = parsed.tasks.map((task) => ({ prompt: task.prompt, answer: task.info.reference ?? '', info: { line: task.info.line } }));
-  writeWhole(join(out, 'env.ts'), simulatedEnvironmentFile({ name: 'simulated-tools', tasks: envTasks, tools: parsed.tools, records: parsed.records, corrections, scoring: 'judge-grade', origin: `from ${file}`, defaultSimulator: scripted ? 'scripted' : 'simulator' }));
+  writeWhole(
+    join(out, 'env.ts'),
+    simulatedEnvironmentFile({
+      name: 'simulated-tools',
+      tasks: envTasks,
+      tools: parsed.tools,
+      records: parsed.records,
+      corrections,
+      scoring: 'judge-grade',
+      origin: `from ${file}`,
+      defaultSimulator: scripted ? 'scripted' : 'simulator',
+    }),
+  );
   console.error(`wrote ${join(out, 'fidelity.json')}, ${join(out, 'env.ts')}, tasks.jsonl, records.jsonl and tools.json (${split.pool.length} calls in the pool, ${split.heldOut.length} held out)`);
   return 0;
 }
@@ -129,6 +167,12 @@ const percent = (share: number | null) => (share === null ? '   —' : `${(share
 
 /** A round as a table: one row per tool and the overall row. */
 function formatRound(round: FidelityRound): string {
-  const row = (r: FidelityRow) => `  ${r.tool.padEnd(22)} ${String(r.calls).padStart(5)}  ${percent(r.exact)}  ${percent(r.fields)}  ${percent(r.judged)}${r.garbage > 0 ? `  (${r.garbage} garbage)` : ''}`;
-  return [`round ${round.round} (${round.corrections} corrections in the prompt)`, `  ${'tool'.padEnd(22)} calls  exact  fields  judged`, ...round.rows.map(row), row({ ...round.overall, tool: 'all tools' })].join('\n');
+  const row = (r: FidelityRow) =>
+    `  ${r.tool.padEnd(22)} ${String(r.calls).padStart(5)}  ${percent(r.exact)}  ${percent(r.fields)}  ${percent(r.judged)}${r.garbage > 0 ? `  (${r.garbage} garbage)` : ''}`;
+  return [
+    `round ${round.round} (${round.corrections} corrections in the prompt)`,
+    `  ${'tool'.padEnd(22)} calls  exact  fields  judged`,
+    ...round.rows.map(row),
+    row({ ...round.overall, tool: 'all tools' }),
+  ].join('\n');
 }

@@ -28,7 +28,13 @@ export async function lendSimulator(settings: RoleSettings, timeoutMs: number): 
 export function checkSimulatorSettings(value: unknown, path: string): RoleSettings | undefined {
   if (value === undefined) return undefined;
   const settings = value as Partial<RoleSettings> | null;
-  if (typeof settings !== 'object' || settings === null || typeof settings.model !== 'string' || (settings.baseUrl !== undefined && typeof settings.baseUrl !== 'string') || (settings.apiKeyEnv !== undefined && typeof settings.apiKeyEnv !== 'string')) {
+  if (
+    typeof settings !== 'object' ||
+    settings === null ||
+    typeof settings.model !== 'string' ||
+    (settings.baseUrl !== undefined && typeof settings.baseUrl !== 'string') ||
+    (settings.apiKeyEnv !== undefined && typeof settings.apiKeyEnv !== 'string')
+  ) {
     throw new CliError(`${path}: "simulator" should be { baseUrl?, model, apiKeyEnv? }; this folder cannot be resumed (start a new run with --out)`, 2);
   }
   return settings as RoleSettings;
@@ -36,7 +42,13 @@ export function checkSimulatorSettings(value: unknown, path: string): RoleSettin
 
 /** Simulator usage text shared by eval, train, serve and calibrate, its descriptions starting at `column`. */
 export function simulatorUsage(column: number): string {
-  return roleUsage(['simulator'], column, {
-    simulator: ['a tool simulator endpoint, lent to loadEnvironment(args) as args.simulatorClient', '(environments with simulated tools, from tabrl simulate or synth --backwards)'],
-  }, { local: false }, { simulator: ['its model name (args.simulatorModel), or heuristic (the offline scripted', 'nearest-record simulator)'] });
+  return roleUsage(
+    ['simulator'],
+    column,
+    {
+      simulator: ['a tool simulator endpoint, lent to loadEnvironment(args) as args.simulatorClient', '(environments with simulated tools, from tabrl simulate or synth --backwards)'],
+    },
+    { local: false },
+    { simulator: ['its model name (args.simulatorModel), or heuristic (the offline scripted', 'nearest-record simulator)'] },
+  );
 }

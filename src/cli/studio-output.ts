@@ -47,4 +47,3 @@ export class JsonlAppender {
     this.count += 1;
   }
 }
-

@@ -11,7 +11,19 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ToolSchema } from '../envs/index.ts';
-import { HeuristicToolSolverClient, PLANT_KINDS, plantBackwardsTasks, plantedEnvironmentTask, simulatedEnvironmentFile, tasksFromTraces, verifyBackwardsTasks, writePlantedQuestions, type PlantKind, type SimulatorCorrection, type ToolRecord } from '../envs/studio/index.ts';
+import {
+  HeuristicToolSolverClient,
+  PLANT_KINDS,
+  plantBackwardsTasks,
+  plantedEnvironmentTask,
+  simulatedEnvironmentFile,
+  tasksFromTraces,
+  verifyBackwardsTasks,
+  writePlantedQuestions,
+  type PlantKind,
+  type SimulatorCorrection,
+  type ToolRecord,
+} from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage } from './model-roles.ts';
@@ -56,7 +68,20 @@ export async function runSynthBackwards(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
-    options: { ...roleOptions(['simulator', 'solver', 'generator']), kinds: { type: 'string' }, backwards: { type: 'boolean' }, out: { type: 'string' }, tasks: { type: 'string' }, k: { type: 'string', short: 'k' }, 'max-closed-book': { type: 'string' }, 'min-with-tools': { type: 'string' }, seed: { type: 'string' }, timeout: { type: 'string' }, overwrite: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      ...roleOptions(['simulator', 'solver', 'generator']),
+      kinds: { type: 'string' },
+      backwards: { type: 'boolean' },
+      out: { type: 'string' },
+      tasks: { type: 'string' },
+      k: { type: 'string', short: 'k' },
+      'max-closed-book': { type: 'string' },
+      'min-with-tools': { type: 'string' },
+      seed: { type: 'string' },
+      timeout: { type: 'string' },
+      overwrite: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     console.log(BACKWARDS_USAGE);
@@ -79,12 +104,27 @@ export async function runSynthBackwards(argv: string[]): Promise<number> {
 
   const { tools, records, corrections } = readSource(source);
   const templated = plantBackwardsTasks(records, count, seed, kinds);
-  if (templated.length === 0) throw new CliError(`${source}: nothing of the kinds ${kinds.join(', ')} can be planted: no recorded result is a JSON object with a text or number field to plant${kinds.includes('field') ? '' : ', no listing names another tool\'s argument, and no write tool (set_/update_/reschedule_/...) was recorded'} (${records.length} recorded calls of ${tools.map((tool) => tool.function.name).join(', ')})`, 2);
+  if (templated.length === 0)
+    throw new CliError(
+      `${source}: nothing of the kinds ${kinds.join(', ')} can be planted: no recorded result is a JSON object with a text or number field to plant${kinds.includes('field') ? '' : ", no listing names another tool's argument, and no write tool (set_/update_/reschedule_/...) was recorded"} (${records.length} recorded calls of ${tools.map((tool) => tool.function.name).join(', ')})`,
+      2,
+    );
   prepareStudioFolder(values.out, OUTPUTS, values.overwrite === true);
   const out = values.out;
   const simulator = await createRoleClient('simulator', simulatorSettings, { timeoutMs });
   const solver = solverSettings.model === 'heuristic' ? new HeuristicToolSolverClient() : await createRoleClient('solver', solverSettings, { timeoutMs });
-  const settings = { source, simulator: simulatorSettings, solver: solverSettings, ...(generatorSettings ? { generator: generatorSettings } : {}), kinds, tasks: count, k, maxClosedBookPassRate, minToolPassRate, seed };
+  const settings = {
+    source,
+    simulator: simulatorSettings,
+    solver: solverSettings,
+    ...(generatorSettings ? { generator: generatorSettings } : {}),
+    kinds,
+    tasks: count,
+    k,
+    maxClosedBookPassRate,
+    minToolPassRate,
+    seed,
+  };
   writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: 'running', settings, planted: templated.length }, null, 2)}\n`);
   let planted = templated;
   let verified;
@@ -94,7 +134,18 @@ export async function runSynthBackwards(argv: string[]): Promise<number> {
       for (const { task, refused } of written) if (refused) console.error(`planted task ${task.id}: kept the template question (${refused})`);
       planted = written.map((item) => item.task);
     }
-    verified = await verifyBackwardsTasks(planted, { tools, records, corrections, simulator, simulatorModel: simulatorSettings.model, solver, solverModel: solverSettings.model, k, maxClosedBookPassRate, minToolPassRate });
+    verified = await verifyBackwardsTasks(planted, {
+      tools,
+      records,
+      corrections,
+      simulator,
+      simulatorModel: simulatorSettings.model,
+      solver,
+      solverModel: solverSettings.model,
+      k,
+      maxClosedBookPassRate,
+      minToolPassRate,
+    });
   } catch (error) {
     writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: 'failed', error: errorMessage(error), settings, planted: templated.length }, null, 2)}\n`);
     throw new CliError(`${errorMessage(error)} (nothing was kept; see ${join(out, 'report.json')})`);
@@ -110,17 +161,38 @@ export async function runSynthBackwards(argv: string[]): Promise<number> {
     kinds: Object.fromEntries(kinds.map((kind) => [kind, { planted: verified.filter((task) => task.kind === kind).length, kept: kept.filter((task) => task.kind === kind).length }])),
     ...(generatorSettings ? { generatorQuestions: verified.filter((task) => task.questionSource === 'generator').length } : {}),
     kept: kept.length,
-    rejections: { 'answerable-without-tools': verified.filter((task) => task.rejection === 'answerable-without-tools').length, 'unsolved-with-tools': verified.filter((task) => task.rejection === 'unsolved-with-tools').length },
+    rejections: {
+      'answerable-without-tools': verified.filter((task) => task.rejection === 'answerable-without-tools').length,
+      'unsolved-with-tools': verified.filter((task) => task.rejection === 'unsolved-with-tools').length,
+    },
     keptToolPassRate: mean(kept.map((task) => task.toolPassRate)),
     keptClosedBookPassRate: mean(kept.map((task) => task.closedBookPassRate)),
   };
   writeWhole(join(out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`kinds: ${kinds.map((kind) => `${kind} ${report.kinds[kind]!.kept}/${report.kinds[kind]!.planted} kept`).join(', ')}${generatorSettings ? `; questions by the generator: ${report.generatorQuestions} of ${verified.length}` : ''}`);
-  console.log(`planted ${verified.length} tasks: kept ${kept.length}, answerable without tools ${report.rejections['answerable-without-tools']}, unsolved with tools ${report.rejections['unsolved-with-tools']}`);
+  console.log(
+    `kinds: ${kinds.map((kind) => `${kind} ${report.kinds[kind]!.kept}/${report.kinds[kind]!.planted} kept`).join(', ')}${generatorSettings ? `; questions by the generator: ${report.generatorQuestions} of ${verified.length}` : ''}`,
+  );
+  console.log(
+    `planted ${verified.length} tasks: kept ${kept.length}, answerable without tools ${report.rejections['answerable-without-tools']}, unsolved with tools ${report.rejections['unsolved-with-tools']}`,
+  );
   if (kept.length > 0) {
     console.log(`pass rate of kept tasks: with tools ${report.keptToolPassRate!.toFixed(3)}, without tools ${report.keptClosedBookPassRate!.toFixed(3)}`);
-    writeWhole(join(out, 'env.ts'), simulatedEnvironmentFile({ name: 'planted-tasks', tasks: kept.map(plantedEnvironmentTask), tools, records, corrections, scoring: 'exact', origin: `planted backwards from ${source}`, defaultSimulator: simulatorSettings.model === 'heuristic' ? 'scripted' : 'simulator' }));
-    console.error(`wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (run it with tabrl eval ${join(out, 'env.ts')}${simulatorSettings.model === 'heuristic' ? '' : ' --simulator-base-url URL --simulator-model NAME'})`);
+    writeWhole(
+      join(out, 'env.ts'),
+      simulatedEnvironmentFile({
+        name: 'planted-tasks',
+        tasks: kept.map(plantedEnvironmentTask),
+        tools,
+        records,
+        corrections,
+        scoring: 'exact',
+        origin: `planted backwards from ${source}`,
+        defaultSimulator: simulatorSettings.model === 'heuristic' ? 'scripted' : 'simulator',
+      }),
+    );
+    console.error(
+      `wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (run it with tabrl eval ${join(out, 'env.ts')}${simulatorSettings.model === 'heuristic' ? '' : ' --simulator-base-url URL --simulator-model NAME'})`,
+    );
   } else {
     console.error(`no task was kept, so no env.ts was written; every planted task is in ${join(out, 'tasks.jsonl')} with its pass rates`);
   }
@@ -130,7 +202,10 @@ export async function runSynthBackwards(argv: string[]): Promise<number> {
 /** The --kinds list: field, chain and write, comma-separated (default all three). */
 function parseKinds(text: string | undefined): PlantKind[] {
   if (text === undefined) return [...PLANT_KINDS];
-  const kinds = text.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '');
+  const kinds = text
+    .split(',')
+    .map((kind) => kind.trim())
+    .filter((kind) => kind !== '');
   const unknown = kinds.filter((kind) => !(PLANT_KINDS as readonly string[]).includes(kind));
   if (kinds.length === 0 || unknown.length > 0) throw new CliError(`--kinds ${text}: give one or more of ${PLANT_KINDS.join(', ')}, comma-separated`, 2);
   return [...new Set(kinds)] as PlantKind[];
@@ -146,7 +221,10 @@ function readSource(source: string): { tools: ToolSchema[]; records: ToolRecord[
     };
     try {
       const tools = JSON.parse(file('tools.json')) as ToolSchema[];
-      const records = file('records.jsonl').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as ToolRecord);
+      const records = file('records.jsonl')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as ToolRecord);
       const fidelity = existsSync(join(source, 'fidelity.json')) ? (JSON.parse(file('fidelity.json')) as { corrections?: SimulatorCorrection[] }) : {};
       return { tools, records: records.map(({ tool, arguments: args, result }) => ({ tool, arguments: args, result })), corrections: fidelity.corrections ?? [] };
     } catch (error) {
@@ -156,6 +234,7 @@ function readSource(source: string): { tools: ToolSchema[]; records: ToolRecord[
   }
   const parsed = tasksFromTraces(readFileSync(source, 'utf8'));
   for (const { line, reason } of parsed.skipped.slice(0, 20)) console.error(`${source}:${line}: skipped: ${reason}`);
-  if (parsed.records.length === 0) throw new CliError(`${source}: no tool call with a result was found (${parsed.lines} lines, ${parsed.skipped.length} skipped); planting needs traces of an agent that used tools`, 2);
+  if (parsed.records.length === 0)
+    throw new CliError(`${source}: no tool call with a result was found (${parsed.lines} lines, ${parsed.skipped.length} skipped); planting needs traces of an agent that used tools`, 2);
   return { tools: parsed.tools, records: parsed.records, corrections: [] };
 }

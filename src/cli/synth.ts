@@ -98,14 +98,26 @@ export async function runSynth(argv: string[]): Promise<number> {
   const judge = judgeSettings ? await createRoleClient('judge', judgeSettings, clientOptions) : undefined;
 
   const out = values.out;
-  const settings: SynthesisSettings = { documents: documents.map((document) => document.name), generator: generatorSettings, solver: solverSettings, ...(judgeSettings ? { judge: judgeSettings } : {}), k, questionsPerChunk, maxChunkChars: maxChars, minOpenBookPassRate, maxClosedBookPassRate, concurrency };
+  const settings: SynthesisSettings = {
+    documents: documents.map((document) => document.name),
+    generator: generatorSettings,
+    solver: solverSettings,
+    ...(judgeSettings ? { judge: judgeSettings } : {}),
+    k,
+    questionsPerChunk,
+    maxChunkChars: maxChars,
+    minOpenBookPassRate,
+    maxClosedBookPassRate,
+    concurrency,
+  };
   writeWhole(join(out, 'report.json'), `${JSON.stringify({ status: 'running', settings }, null, 2)}\n`);
   try {
     return await synthesizeInto(out, settings, { documents, generator, solver, judge, json: values.json === true });
   } catch (error) {
     // report.json never stays "running": whatever stopped the command is written down (a failing write too, when the disk lets it).
     recordFailureInReport(join(out, 'report.json'), { settings }, capText(errorMessage(error), 2000));
-    if (error instanceof OutputWriteError) throw new CliError(`${error.message}; tasks.jsonl holds the candidates decided so far. Make room (or fix the folder), then run it again with --out ${out} --overwrite`);
+    if (error instanceof OutputWriteError)
+      throw new CliError(`${error.message}; tasks.jsonl holds the candidates decided so far. Make room (or fix the folder), then run it again with --out ${out} --overwrite`);
     throw error;
   }
 }
@@ -136,7 +148,17 @@ interface SynthesisRun {
 /** Synthesizes tasks into `out` (tasks.jsonl as they are decided, then report.json and env.ts) and prints the report; returns the exit code. */
 async function synthesizeInto(out: string, settings: SynthesisSettings, run: SynthesisRun): Promise<number> {
   const { documents, generator, solver, judge, json } = run;
-  const { k, questionsPerChunk, minOpenBookPassRate, maxClosedBookPassRate, concurrency, maxChunkChars: maxChars, generator: generatorSettings, solver: solverSettings, judge: judgeSettings } = settings;
+  const {
+    k,
+    questionsPerChunk,
+    minOpenBookPassRate,
+    maxClosedBookPassRate,
+    concurrency,
+    maxChunkChars: maxChars,
+    generator: generatorSettings,
+    solver: solverSettings,
+    judge: judgeSettings,
+  } = settings;
   const lines = new JsonlAppender(join(out, 'tasks.jsonl'));
   const stop = onStopSignal();
   let progress: ProgressBar | undefined;
@@ -176,16 +198,27 @@ async function synthesizeInto(out: string, settings: SynthesisSettings, run: Syn
   writeWhole(join(out, 'report.json'), `${JSON.stringify({ status, settings, ...report }, null, 2)}\n`);
   const kept = keptTasks(tasks);
   if (kept.length > 0) {
-    writeWhole(join(out, 'env.ts'), qaEnvironmentFile(kept, { name: basename(out).replace(/[^\w.-]+/g, '-') || 'studio-tasks', scoring: judge ? 'judge' : 'exact', origin: `from ${documents.map((document) => document.name).join(', ')}` }));
+    writeWhole(
+      join(out, 'env.ts'),
+      qaEnvironmentFile(kept, {
+        name: basename(out).replace(/[^\w.-]+/g, '-') || 'studio-tasks',
+        scoring: judge ? 'judge' : 'exact',
+        origin: `from ${documents.map((document) => document.name).join(', ')}`,
+      }),
+    );
   }
 
   if (json) console.log(JSON.stringify(report));
   else console.log(formatSynthesisReport(report));
   if (kept.length === 0 && report.rejections.malformed > 0) {
     const first = tasks.find((task) => task.rejection === 'malformed')!;
-    console.error(`no task was kept; ${report.rejections.malformed} generator replies or items could not be read, the first: ${first.reason} (see "raw" in tasks.jsonl; the generator must reply with JSON like [{"question": "...", "answer": "..."}])`);
+    console.error(
+      `no task was kept; ${report.rejections.malformed} generator replies or items could not be read, the first: ${first.reason} (see "raw" in tasks.jsonl; the generator must reply with JSON like [{"question": "...", "answer": "..."}])`,
+    );
   }
-  console.error(`wrote ${lines.count} candidates to ${lines.path}, the report to ${join(out, 'report.json')}${kept.length > 0 ? ` and ${join(out, 'env.ts')} (run it with tabrl eval ${join(out, 'env.ts')})` : '; no task was kept, so there is no env.ts'}`);
+  console.error(
+    `wrote ${lines.count} candidates to ${lines.path}, the report to ${join(out, 'report.json')}${kept.length > 0 ? ` and ${join(out, 'env.ts')} (run it with tabrl eval ${join(out, 'env.ts')})` : '; no task was kept, so there is no env.ts'}`,
+  );
   if (interrupted) {
     console.error('interrupted: tasks.jsonl holds every candidate decided so far');
     return stop.exitCode;
@@ -197,7 +230,10 @@ async function synthesizeInto(out: string, settings: SynthesisSettings, run: Syn
 /** The synthesis report as a few lines for the terminal. */
 function formatSynthesisReport(report: SynthesisReport): string {
   const rate = (value: number | null) => (value === null ? '–' : value.toFixed(3));
-  const reasons = Object.entries(report.rejections).filter(([, count]) => count > 0).map(([reason, count]) => `${reason} ${count}`).join(', ');
+  const reasons = Object.entries(report.rejections)
+    .filter(([, count]) => count > 0)
+    .map(([reason, count]) => `${reason} ${count}`)
+    .join(', ');
   return [
     `documents ${report.documents} · chunks ${report.chunks} (${report.chunksGenerated} answered by the generator)`,
     `candidates ${report.candidates}: kept ${report.kept}, rejected ${report.rejected}${reasons ? ` (${reasons})` : ''}`,
@@ -211,7 +247,10 @@ export function readDocuments(paths: readonly string[]): StudioDocument[] {
   const files = paths.flatMap((path) => {
     if (!existsSync(path)) throw new CliError(`document ${path} does not exist`, 2);
     if (!statSync(path).isDirectory()) return [path];
-    const inside = readdirSync(path).filter((name) => /\.(md|markdown|txt)$/i.test(name)).sort().map((name) => join(path, name));
+    const inside = readdirSync(path)
+      .filter((name) => /\.(md|markdown|txt)$/i.test(name))
+      .sort()
+      .map((name) => join(path, name));
     if (inside.length === 0) throw new CliError(`folder ${path} holds no .md or .txt documents`, 2);
     return inside;
   });

@@ -44,7 +44,15 @@ export async function runTaskRows(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
-    options: { out: { type: 'string' }, overwrite: { type: 'boolean' }, split: { type: 'string' }, 'num-tasks': { type: 'string', short: 'n' }, 'env-args': { type: 'string' }, 'no-typecheck': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      out: { type: 'string' },
+      overwrite: { type: 'boolean' },
+      split: { type: 'string' },
+      'num-tasks': { type: 'string', short: 'n' },
+      'env-args': { type: 'string' },
+      'no-typecheck': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     console.log(ROWS_USAGE);

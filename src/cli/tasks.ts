@@ -69,7 +69,16 @@ export async function runTasks(argv: string[]): Promise<number> {
   const out = values.out;
   const lines = new JsonlAppender(join(out, 'tasks.jsonl'));
   for (const task of parsed.tasks) lines.append(traceTaskLine(task));
-  const report: Record<string, unknown> = { source: file, lines: parsed.lines, tasks: parsed.tasks.length, duplicates: parsed.duplicates, skipped: parsed.skipped, tools: parsed.tools.map((tool) => tool.function.name), toolCalls: parsed.records.length, tasksWithoutReference: parsed.tasks.filter((task) => task.info.reference === null).length };
+  const report: Record<string, unknown> = {
+    source: file,
+    lines: parsed.lines,
+    tasks: parsed.tasks.length,
+    duplicates: parsed.duplicates,
+    skipped: parsed.skipped,
+    tools: parsed.tools.map((tool) => tool.function.name),
+    toolCalls: parsed.records.length,
+    tasksWithoutReference: parsed.tasks.filter((task) => task.info.reference === null).length,
+  };
   writeWhole(join(out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   for (const { line, reason } of parsed.skipped.slice(0, 20)) console.error(`${file}:${line}: skipped: ${reason}`);
   if (parsed.skipped.length > 20) console.error(`… and ${parsed.skipped.length - 20} more skipped lines, all listed in ${join(out, 'report.json')}`);
@@ -83,14 +92,25 @@ export async function runTasks(argv: string[]): Promise<number> {
     : qaEnvironmentFile(envTasks, { name: 'trace-tasks', scoring: 'judge-grade', origin: `from ${file}` });
   writeWhole(join(out, 'env.ts'), envSource);
   console.log(`${parsed.lines} lines → ${parsed.tasks.length} tasks (${parsed.duplicates} duplicates merged, ${parsed.skipped.length} lines skipped)`);
-  if (usedTools) console.log(`tools: ${parsed.tools.map((tool) => tool.function.name).join(', ')} (${parsed.records.length} recorded calls; env.ts answers them from the records, or with tabrl simulate from a simulator model)`);
-  console.error(`wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (graded by a judge: tabrl eval ${join(out, 'env.ts')} --judge-base-url URL --judge-model NAME ...)`);
+  if (usedTools)
+    console.log(
+      `tools: ${parsed.tools.map((tool) => tool.function.name).join(', ')} (${parsed.records.length} recorded calls; env.ts answers them from the records, or with tabrl simulate from a simulator model)`,
+    );
+  console.error(
+    `wrote ${join(out, 'tasks.jsonl')}, ${join(out, 'report.json')} and ${join(out, 'env.ts')} (graded by a judge: tabrl eval ${join(out, 'env.ts')} --judge-base-url URL --judge-model NAME ...)`,
+  );
 
   if (judgeSettings) {
     const judge = await createRoleClient('judge', judgeSettings, { timeoutMs });
     let criteria: Criterion[];
     try {
-      criteria = await proposeCriteria({ judge, judgeModel: judgeSettings.model, purpose: 'tasks', max: maxCriteria, examples: parsed.tasks.slice(0, 10).map((task) => ({ question: task.question, ...(task.info.reference !== null ? { response: task.info.reference } : {}) })) });
+      criteria = await proposeCriteria({
+        judge,
+        judgeModel: judgeSettings.model,
+        purpose: 'tasks',
+        max: maxCriteria,
+        examples: parsed.tasks.slice(0, 10).map((task) => ({ question: task.question, ...(task.info.reference !== null ? { response: task.info.reference } : {}) })),
+      });
     } catch (error) {
       if (error instanceof JudgeError) throw new CliError(`the tasks are written, but drafting criteria failed: ${error.message}`);
       throw error;

@@ -6,7 +6,10 @@ export class ProgressBar {
   private readonly started = Date.now();
   private readonly enabled = process.stderr.isTTY === true;
 
-  constructor(private readonly total: number, private readonly label: string) {}
+  constructor(
+    private readonly total: number,
+    private readonly label: string,
+  ) {}
 
   /** Redraws the bar with `done` of `total` finished and a short status text. */
   update(done: number, status = ''): void {
@@ -33,10 +36,20 @@ export function formatSummary(summary: EvaluationSummary, weights: Record<string
     ...Object.entries(summary.scores).map(([name, value]): [string, string] => [`  ${name} (w=${weights[name] ?? '?'})`, scoreText(summary, name, value)]),
     ['pass rate', fixed(summary.passRate)],
     ...Object.entries(summary.passAtK).map(([k, value]): [string, string] => [`pass@${k}`, fixed(value)]),
-    ['errors', summary.rolloutsWithErrors === 0 ? '0' : `${summary.rolloutsWithErrors} rollouts (${Object.entries(summary.errorsBySource).map(([source, n]) => `${source}: ${n}`).join(', ')})`],
+    [
+      'errors',
+      summary.rolloutsWithErrors === 0
+        ? '0'
+        : `${summary.rolloutsWithErrors} rollouts (${Object.entries(summary.errorsBySource)
+            .map(([source, n]) => `${source}: ${n}`)
+            .join(', ')})`,
+    ],
     ...Object.entries(summary.firstErrors ?? {}).map(([kind, message]): [string, string] => [`  first ${kind}`, message.length > 300 ? `${message.slice(0, 300)}…` : message]),
     ['truncated', String(summary.truncated)],
-    ['mean rollout', `${formatSeconds(summary.timings.meanRolloutMs / 1000)} (model ${formatSeconds(summary.timings.meanGenerationMs / 1000)}, scoring ${formatSeconds(summary.timings.meanScoringMs / 1000)})`],
+    [
+      'mean rollout',
+      `${formatSeconds(summary.timings.meanRolloutMs / 1000)} (model ${formatSeconds(summary.timings.meanGenerationMs / 1000)}, scoring ${formatSeconds(summary.timings.meanScoringMs / 1000)})`,
+    ],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join('\n');

@@ -68,7 +68,10 @@ export function findCheckpoint(outDir: string): string {
   const complete = candidates.find((dir) => existsSync(join(dir, 'state.json')) && existsSync(join(dir, CHECKPOINT_COMPLETE)));
   const unmarked = candidates.find((dir) => existsSync(join(dir, 'state.json')));
   if (!complete && unmarked) {
-    throw new CliError(`--resume ${outDir}: ${unmarked} has no ${CHECKPOINT_COMPLETE} marker, so its writing may not have finished and it is not used; start the run again with --out ${outDir} --overwrite`, 2);
+    throw new CliError(
+      `--resume ${outDir}: ${unmarked} has no ${CHECKPOINT_COMPLETE} marker, so its writing may not have finished and it is not used; start the run again with --out ${outDir} --overwrite`,
+      2,
+    );
   }
   if (!complete) {
     // A run interrupted before its first checkpoint leaves a report but no checkpoint: --out alone would refuse the folder.

@@ -8,7 +8,9 @@ import { checkKnobValue, checkTrainingSettings, describeDefault, KNOB_NAMES, kno
 import { CliError } from './cli-error.ts';
 
 /** The parseArgs options of every knob: a switch is a boolean flag, every other knob takes a value. */
-export const KNOB_FLAG_OPTIONS: Record<string, { type: 'string' | 'boolean' }> = Object.fromEntries(KNOB_NAMES.map((name) => [TRAINING_KNOBS[name].flag, { type: knobOf(name).kind === 'switch' ? 'boolean' : 'string' }]));
+export const KNOB_FLAG_OPTIONS: Record<string, { type: 'string' | 'boolean' }> = Object.fromEntries(
+  KNOB_NAMES.map((name) => [TRAINING_KNOBS[name].flag, { type: knobOf(name).kind === 'switch' ? 'boolean' : 'string' }]),
+);
 
 const PHASE_HEADINGS: Record<SettingPhase, string> = {
   'warm-up': 'Warm-up (SFT on demonstrations)',

@@ -51,7 +51,11 @@ export function poolRefreshFromFlags(values: Record<string, unknown>, maxAsync: 
   }
   // A refresh changes the pool between steps, in place; rollouts sampled ahead look their task up by index when they start (several wait
   // for a free slot), so one started after the refresh would roll out another task than the one drawn, or none when the pool shrank.
-  if (maxAsync !== 0) throw new CliError('--synth-docs refreshes the task pool between GRPO steps; give --max-async 0 so no rollouts are sampled ahead of a refresh (they look their task up by index in the pool the refresh changes)', 2);
+  if (maxAsync !== 0)
+    throw new CliError(
+      '--synth-docs refreshes the task pool between GRPO steps; give --max-async 0 so no rollouts are sampled ahead of a refresh (they look their task up by index in the pool the refresh changes)',
+      2,
+    );
   readDocuments([docs]);
   return {
     docs,
@@ -93,15 +97,38 @@ export async function createPoolRefresher(
     if ((step + 1) % settings.every !== 0) return;
     let metrics: PoolRefreshMetrics;
     try {
-      metrics = await refreshTaskPool(env, { documents, generator, generatorModel: settings.generator.model, solver, solverModel: settings.solver.model, policy, k: settings.k, keep: settings.keep }, refresh, step);
+      metrics = await refreshTaskPool(
+        env,
+        { documents, generator, generatorModel: settings.generator.model, solver, solverModel: settings.solver.model, policy, k: settings.k, keep: settings.keep },
+        refresh,
+        step,
+      );
     } catch (error) {
       throw new Error(`the task-pool refresh after step ${step + 1} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     refresh += 1;
     const { addedQuestions: _added, retiredQuestions: _retired, ...line } = metrics;
     io.record({ phase: 'pool-refresh', ...line, histogram: histogramCounts([...metrics.poolPassRates, ...metrics.candidatePassRates]) });
-    io.say(`   pool refresh ${metrics.refresh + 1} after step ${step + 1}: ${metrics.candidates} new candidates, ${metrics.added} added, ${metrics.retired} retired (mastered); pool ${metrics.poolBefore} → ${metrics.poolSize}`);
-    if (metrics.poolPassRates.length + metrics.candidatePassRates.length > 0) io.say(passRateHistogram([...metrics.poolPassRates, ...metrics.candidatePassRates].map((passRate, taskIndex) => ({ taskIndex, question: '', rollouts: settings.k, passRate, rewardMean: passRate, rewardStd: 0, learnability: 4 * passRate * (1 - passRate), label: calibrationLabel(passRate, settings.keep), errors: 0 })), { bins: 5, width: 20 }).replace(/^/gm, '   '));
+    io.say(
+      `   pool refresh ${metrics.refresh + 1} after step ${step + 1}: ${metrics.candidates} new candidates, ${metrics.added} added, ${metrics.retired} retired (mastered); pool ${metrics.poolBefore} → ${metrics.poolSize}`,
+    );
+    if (metrics.poolPassRates.length + metrics.candidatePassRates.length > 0)
+      io.say(
+        passRateHistogram(
+          [...metrics.poolPassRates, ...metrics.candidatePassRates].map((passRate, taskIndex) => ({
+            taskIndex,
+            question: '',
+            rollouts: settings.k,
+            passRate,
+            rewardMean: passRate,
+            rewardStd: 0,
+            learnability: 4 * passRate * (1 - passRate),
+            label: calibrationLabel(passRate, settings.keep),
+            errors: 0,
+          })),
+          { bins: 5, width: 20 },
+        ).replace(/^/gm, '   '),
+      );
   };
   return { afterStep, refreshes: () => refresh };
 }

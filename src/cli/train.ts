@@ -161,7 +161,8 @@ export async function runTrain(argv: string[]): Promise<number> {
   let history: RunHistory = { evaluations: [], sft: [], grpo: [], metricsLines: 0 };
   if (values.resume !== undefined) {
     const given = Object.keys(values).filter((flag) => !['resume', 'json', 'time-limit'].includes(flag) && values[flag as keyof typeof values] !== undefined);
-    if (positionals.length > 0 || given.length > 0) throw new CliError(`--resume continues a run with the settings in its checkpoint; leave out ${[...positionals, ...given.map((flag) => `--${flag}`)].join(', ')}`, 2);
+    if (positionals.length > 0 || given.length > 0)
+      throw new CliError(`--resume continues a run with the settings in its checkpoint; leave out ${[...positionals, ...given.map((flag) => `--${flag}`)].join(', ')}`, 2);
     outDir = values.resume;
     checkpointDir = findCheckpoint(outDir);
     const state = readCheckpointState(join(checkpointDir, 'state.json'));
@@ -187,13 +188,22 @@ export async function runTrain(argv: string[]): Promise<number> {
   // status.json says where the run stands: "running" until it ends, then how it ended, whatever stopped it.
   const status = { path: join(outDir, 'status.json'), fields: { command: 'train', environment: settings.spec, started_at: new Date().toISOString() } };
   recordRunStatus(status.path, 'running', status.fields);
-  const ended = (how: 'completed' | 'interrupted' | 'failed', more: Record<string, unknown> = {}) => recordRunStatus(status.path, how, { ...status.fields, ...more, finished_at: new Date().toISOString() });
+  const ended = (how: 'completed' | 'interrupted' | 'failed', more: Record<string, unknown> = {}) =>
+    recordRunStatus(status.path, how, { ...status.fields, ...more, finished_at: new Date().toISOString() });
   let env: Awaited<ReturnType<typeof loadEnvironmentSpec>> | undefined;
   try {
     const simulator = settings.simulator ? await lendSimulator(settings.simulator, 120_000) : undefined;
     env = await loadEnvironmentSpec(settings.spec, { args: settings.envArgs, isolation: { timeLimitMs }, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}) });
     if (resumedPool) env.dataset.splice(0, env.dataset.length, ...resumedPool.tasks);
-    const code = await train(env, settings, { outDir, checkpointDir, resumeFrom, history, ...(resumedPool ? { poolRefreshes: resumedPool.refreshes } : {}), json: values.json === true, onForcedExit: () => ended('interrupted') });
+    const code = await train(env, settings, {
+      outDir,
+      checkpointDir,
+      resumeFrom,
+      history,
+      ...(resumedPool ? { poolRefreshes: resumedPool.refreshes } : {}),
+      json: values.json === true,
+      onForcedExit: () => ended('interrupted'),
+    });
     if (panel && settings.judgePanel) writeTrainingPanelReport(outDir, settings.judgePanel, panel);
     ended(code === 0 ? 'completed' : 'interrupted');
     return code;
@@ -262,7 +272,11 @@ async function train(
   if (env.dataset.length === 0 && settings.grpoSteps > 0) throw new CliError(`${env.name} has no training tasks; check --env-args, or pass --steps 0`, 2);
   let expert: ChatClient | null = null;
   if (settings.options.warmup && resumeFrom?.phase !== 'grpo') {
-    if (!isBuiltinEnvironment(spec)) throw new CliError(`an SFT warm-up needs demonstrations; only built-in environments (${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}) have an expert. Pass --sft-steps 0 to skip the warm-up.`, 2);
+    if (!isBuiltinEnvironment(spec))
+      throw new CliError(
+        `an SFT warm-up needs demonstrations; only built-in environments (${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}) have an expert. Pass --sft-steps 0 to skip the warm-up.`,
+        2,
+      );
     expert = new ScriptedClient(await loadBuiltinExpert(spec, env));
   }
   const checkpointing = settings.activationCheckpointing ?? 'auto';
@@ -289,7 +303,13 @@ async function train(
   mkdirSync(outDir, { recursive: true });
   const metricsPath = join(outDir, 'metrics.jsonl');
   // A resumed run rewinds metrics.jsonl to its checkpoint: the steps after it run again.
-  const kept = resumeFrom && existsSync(metricsPath) ? readFileSync(metricsPath, 'utf8').split('\n').filter((line) => line !== '').slice(0, history.metricsLines) : [];
+  const kept =
+    resumeFrom && existsSync(metricsPath)
+      ? readFileSync(metricsPath, 'utf8')
+          .split('\n')
+          .filter((line) => line !== '')
+          .slice(0, history.metricsLines)
+      : [];
   writingFile(metricsPath, () => writeFileSync(metricsPath, kept.map((line) => `${line}\n`).join('')));
   let metricsLines = kept.length;
   const record = (line: Record<string, unknown>) => {
@@ -303,7 +323,9 @@ async function train(
   // On WebGPU the micro-batch comes from the memory budget (chosen again on resume; the settings keep only the budget and a forced --micro-batch).
   const microBatchFor = model.memory && options.grpo ? microBatchChooser(model.memory, settings, say) : undefined;
   if (microBatchFor && options.grpo) options.grpo = { ...options.grpo, microBatchFor };
-  say(`${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`);
+  say(
+    `${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`,
+  );
   const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }, run.poolRefreshes ?? 0) : undefined;
   // The session's checkpoints go to checkpoint/ with the run's settings, history and task pool (what --resume reads).
   const checkpoints = fileCheckpointStore(
@@ -350,16 +372,17 @@ async function train(
   await writeExports(outDir, model.backend, settings);
   // The whole run, resumed parts included: what the checkpoint had, and what ran since.
   const whole = { ...report, evaluations: history.evaluations, sft: history.sft, grpo: history.grpo };
-  writingFile(join(outDir, 'report.json'), () => writeFileSync(join(outDir, 'report.json'), `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, ...tabrlVersion(), options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`));
+  writingFile(join(outDir, 'report.json'), () =>
+    writeFileSync(
+      join(outDir, 'report.json'),
+      `${JSON.stringify({ environment: spec, env_args: envArgs, model: settings.model, device: model.device, ...tabrlVersion(), options, ...whole, interrupted: interrupt.signal.aborted }, null, 2)}\n`,
+    ),
+  );
   // A run stopped before its first checkpoint (during the first measurement) has nothing to resume from.
   const resumable = existsSync(join(outDir, 'checkpoint', 'state.json'));
   say(`wrote ${metricsPath}, ${join(outDir, 'report.json')}, ${resumable ? 'the checkpoint ' : ''}and the model to ${outDir}`);
   if (interrupt.signal.aborted) {
-    say(
-      resumable
-        ? `interrupted: continue with tabrl train --resume ${outDir}`
-        : `interrupted before the first checkpoint (nothing was trained yet): start it again with --out ${outDir} --overwrite`,
-    );
+    say(resumable ? `interrupted: continue with tabrl train --resume ${outDir}` : `interrupted before the first checkpoint (nothing was trained yet): start it again with --out ${outDir} --overwrite`);
   }
   model.backend.dispose();
   return interrupt.signal.aborted ? interrupt.exitCode : 0;
@@ -390,7 +413,8 @@ function readCheckpointState(path: string): { phase: TrainingPosition['phase']; 
   const run = state.run as Record<string, unknown> | undefined;
   if (typeof run !== 'object' || run === null) throw broken('has no "run" record of the settings');
   // Format 2 of the CLI kept the settings alone as the run record.
-  const saved: SavedRun = 'settings' in run ? (run as unknown as SavedRun) : { settings: run as unknown as RunSettings, history: { evaluations: [], sft: [], grpo: [], metricsLines: Number.MAX_SAFE_INTEGER } };
+  const saved: SavedRun =
+    'settings' in run ? (run as unknown as SavedRun) : { settings: run as unknown as RunSettings, history: { evaluations: [], sft: [], grpo: [], metricsLines: Number.MAX_SAFE_INTEGER } };
   const problem = checkRunSettings(saved.settings);
   if (problem) throw broken(`has ${problem}`);
   const h = saved.history as Partial<RunHistory> | undefined;
@@ -410,7 +434,8 @@ function checkRunSettings(settings: unknown): string | undefined {
   if (typeof s.model !== 'string' || s.model === '') return 'no model';
   if (s.backend !== 'cpu' && s.backend !== 'cpu-reference' && s.backend !== 'webgpu') return `backend ${JSON.stringify(s.backend)}, expected "cpu", "cpu-reference" or "webgpu"`;
   if (s.lora !== null && (typeof s.lora !== 'object' || !count(s.lora?.rank) || s.lora.rank < 1)) return '"lora" that is neither null nor { rank, alpha, targetModules }';
-  if (s.memoryBudgetMiB !== undefined && !(Number.isInteger(s.memoryBudgetMiB) && s.memoryBudgetMiB > 0)) return `"memoryBudgetMiB" ${JSON.stringify(s.memoryBudgetMiB)}, expected a whole number of MiB`;
+  if (s.memoryBudgetMiB !== undefined && !(Number.isInteger(s.memoryBudgetMiB) && s.memoryBudgetMiB > 0))
+    return `"memoryBudgetMiB" ${JSON.stringify(s.memoryBudgetMiB)}, expected a whole number of MiB`;
   const j = s.judge as Partial<JudgeSettings> | undefined;
   if (j !== undefined && (typeof j !== 'object' || j === null || typeof j.baseUrl !== 'string' || typeof j.model !== 'string')) return '"judge" that is not { baseUrl, model, apiKeyEnv? }';
   const m = s.simulator as Partial<RoleSettings> | undefined;
@@ -426,8 +451,10 @@ function checkRunSettings(settings: unknown): string | undefined {
   const o = s.options as Partial<TrainingRunOptions> | undefined;
   if (typeof o !== 'object' || o === null) return 'no "options"';
   if (!count(o.seed) || !count(o.maxTokens) || (o.maxTokens as number) < 1 || !count(o.evalTasks)) return '"options" whose seed, maxTokens or evalTasks are not counts';
-  if (o.warmup !== null && (typeof o.warmup !== 'object' || o.warmup === undefined || !count(o.warmup.steps) || !count(o.warmup.batchSize) || !(o.warmup.lr > 0))) return '"options.warmup" that is neither null nor { demonstrations, steps, batchSize, lr }';
-  if (o.grpo !== null && (typeof o.grpo !== 'object' || o.grpo === undefined || !count(o.grpo.steps) || !count(o.grpo.groupSize) || !count(o.grpo.tasksPerStep))) return '"options.grpo" that is neither null nor { steps, tasksPerStep, groupSize, ... }';
+  if (o.warmup !== null && (typeof o.warmup !== 'object' || o.warmup === undefined || !count(o.warmup.steps) || !count(o.warmup.batchSize) || !(o.warmup.lr > 0)))
+    return '"options.warmup" that is neither null nor { demonstrations, steps, batchSize, lr }';
+  if (o.grpo !== null && (typeof o.grpo !== 'object' || o.grpo === undefined || !count(o.grpo.steps) || !count(o.grpo.groupSize) || !count(o.grpo.tasksPerStep)))
+    return '"options.grpo" that is neither null nor { steps, tasksPerStep, groupSize, ... }';
   if ((o.warmup?.steps ?? 0) !== s.sftSteps || (o.grpo?.steps ?? 0) !== s.grpoSteps) return 'step counts that disagree between "options" and "sftSteps"/"grpoSteps"';
   return undefined;
 }

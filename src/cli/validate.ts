@@ -94,7 +94,8 @@ export async function runValidate(argv: string[]): Promise<number> {
   try {
     const hasExpert = isBuiltinEnvironment(spec);
     const mode = reference ?? (hasExpert ? 'expert' : 'answers');
-    if (mode === 'expert' && !hasExpert) throw new CliError(`only built-in environments (${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}) have an expert; use --reference answers to play each task's reference answer`, 2);
+    if (mode === 'expert' && !hasExpert)
+      throw new CliError(`only built-in environments (${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}) have an expert; use --reference answers to play each task's reference answer`, 2);
     const splits: Array<{ split: 'train' | 'eval'; tasks: Task[] }> = [];
     if (split !== 'eval') splits.push({ split: 'train', tasks: env.dataset.slice(0, numTasks) });
     if (split !== 'train' && env.evalDataset) splits.push({ split: 'eval', tasks: env.evalDataset.slice(0, numTasks) });
@@ -112,8 +113,12 @@ export async function runValidate(argv: string[]): Promise<number> {
     } else {
       console.log(`${env.name}: the ${mode === 'expert' ? 'expert' : 'reference answers'} passed ${report.checked - report.failures.length} of ${report.checked} tasks`);
       for (const failure of report.failures) {
-        const scores = Object.entries(failure.scores).map(([name, value]) => `${name} ${+value.toFixed(3)}`).join(', ');
-        console.log(`  ${failure.split} task ${failure.taskIndex}: reward ${+failure.reward.toFixed(3)} (${scores || 'no scores'}), ${failure.stopReason}${failure.errors.length > 0 ? `; ${failure.errors.join('; ')}` : ''}; reply: ${JSON.stringify(failure.reply)}`);
+        const scores = Object.entries(failure.scores)
+          .map(([name, value]) => `${name} ${+value.toFixed(3)}`)
+          .join(', ');
+        console.log(
+          `  ${failure.split} task ${failure.taskIndex}: reward ${+failure.reward.toFixed(3)} (${scores || 'no scores'}), ${failure.stopReason}${failure.errors.length > 0 ? `; ${failure.errors.join('; ')}` : ''}; reply: ${JSON.stringify(failure.reply)}`,
+        );
       }
       if (report.failures.length > 0) console.log(`A reference should pass every task: check these tasks' answers, the reward functions and the pass threshold (${env.passThreshold}).`);
     }

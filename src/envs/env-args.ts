@@ -48,8 +48,12 @@ export function readArgs<Args extends object>(environment: string, args: Args): 
   const readNumber = (name: string, limits: NumberLimits, whole: boolean): number => {
     const value = valueOf(name);
     if (value === undefined) return limits.default;
-    const fits = typeof value === 'number' && Number.isFinite(value) && (!whole || Number.isInteger(value))
-      && (limits.min === undefined || value >= limits.min) && (limits.max === undefined || value <= limits.max);
+    const fits =
+      typeof value === 'number' &&
+      Number.isFinite(value) &&
+      (!whole || Number.isInteger(value)) &&
+      (limits.min === undefined || value >= limits.min) &&
+      (limits.max === undefined || value <= limits.max);
     if (!fits) refuse(name, describeLimits(whole ? 'a whole number' : 'a number', limits), value);
     return value as number;
   };

@@ -177,7 +177,11 @@ export async function evaluate<S extends State>(env: Environment<S>, client: Cha
   const all = [...previous, ...records].sort((a, b) => a.taskIndex - b.taskIndex || a.rolloutIndex - b.rolloutIndex);
   return {
     records: all,
-    summary: summarizeRollouts(all, rolloutsPerTask, [...env.rubric.rewards, ...env.rubric.groupRewards].map((reward) => reward.name)),
+    summary: summarizeRollouts(
+      all,
+      rolloutsPerTask,
+      [...env.rubric.rewards, ...env.rubric.groupRewards].map((reward) => reward.name),
+    ),
     ...(stoppedEarly ? { stoppedEarly } : {}),
     wallMs: Date.now() - started,
   };

@@ -11,12 +11,37 @@ export { Environment, type EnvironmentOptions, type RolloutOptions } from './env
 export { MultiTurnEnv, type MultiTurnEnvOptions, type StopCondition } from './multiturn-env.ts';
 export { SingleTurnEnv, type SingleTurnEnvOptions } from './singleturn-env.ts';
 export { ToolEnv, defineTool, type Tool, type ToolState, type ToolEnvOptions } from './tool-env.ts';
-export { Rubric, RubricGroup, METRIC_KINDS, type MetricKind, type RewardContext, type RewardFunction, type GroupRewardFunction, type TurnRewardFunction, type WeightedReward, type WeightedGroupReward, type WeightedTurnReward, type RubricScore, type RubricOptions } from './rubric.ts';
+export {
+  Rubric,
+  RubricGroup,
+  METRIC_KINDS,
+  type MetricKind,
+  type RewardContext,
+  type RewardFunction,
+  type GroupRewardFunction,
+  type TurnRewardFunction,
+  type WeightedReward,
+  type WeightedGroupReward,
+  type WeightedTurnReward,
+  type RubricScore,
+  type RubricOptions,
+} from './rubric.ts';
 export { JudgeRubric, parseJudgeScore, fillTemplate, DEFAULT_JUDGE_PROMPT, type JudgeRubricOptions } from './judge-rubric.ts';
 export { Parser, XMLParser, ThinkParser, type XMLField, type XMLParserOptions, type ParsedFields, type ThinkParsed } from './parser.ts';
 export { ScriptedClient, type ScriptedPolicy, type ScriptedReply } from './scripted-client.ts';
 export { MAX_TIMEOUT_MS, OpenAIHttpClient, type OpenAIHttpClientOptions } from './openai-http-client.ts';
-export { evaluate, summarizeRollouts, passAtKEstimate, meanStd, type EvaluateOptions, type EvaluateProgress, type EvaluationResult, type EvaluationSummary, type RolloutRecord, type MeanStd } from './evaluate.ts';
+export {
+  evaluate,
+  summarizeRollouts,
+  passAtKEstimate,
+  meanStd,
+  type EvaluateOptions,
+  type EvaluateProgress,
+  type EvaluationResult,
+  type EvaluationSummary,
+  type RolloutRecord,
+  type MeanStd,
+} from './evaluate.ts';
 export { assistantMessages, lastAssistantText, completionText } from './messages.ts';
 export { toPlainData } from './plain-data.ts';
 export { readArgs, type ArgReader, type NumberLimits } from './env-args.ts';

@@ -25,7 +25,6 @@ export interface StopCondition<S extends State = State> {
   check(messages: Message[], state: S): boolean | Promise<boolean>;
 }
 
-
 /** A multi-turn environment: subclass it and override `envResponse` and `isCompleted` (and `setupState` for game state). */
 export class MultiTurnEnv<S extends State = State> extends Environment<S> {
   readonly maxTurns: number;
@@ -117,7 +116,13 @@ export class MultiTurnEnv<S extends State = State> extends Environment<S> {
           stopReason = aborted ? 'aborted' : 'error';
           if (!aborted) {
             const fatal = error instanceof ChatClientError && error.fatal;
-            errors.push({ source: 'client', name: 'chat.completions.create', message: errorMessage(error), ...(fatal ? { fatal } : {}), ...(error instanceof ChatClientError ? { kind: error.kind } : {}) });
+            errors.push({
+              source: 'client',
+              name: 'chat.completions.create',
+              message: errorMessage(error),
+              ...(fatal ? { fatal } : {}),
+              ...(error instanceof ChatClientError ? { kind: error.kind } : {}),
+            });
           }
           break loop;
         }

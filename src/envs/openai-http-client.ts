@@ -156,7 +156,7 @@ async function errorDetail(response: Response): Promise<string> {
     const text = await response.text();
     try {
       const parsed = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-      const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message ?? parsed.message;
+      const message = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message);
       if (message) return message.slice(0, 300);
     } catch {
       // not JSON: use the text itself

@@ -120,10 +120,7 @@ export class XMLParser extends Parser {
       const perMessage = texts.map((text) => {
         const parsed = this.parse(text);
         const present = this.fields.filter((field) => parsed[field.name] !== undefined).length;
-        const outside = this.fields.reduce(
-          (rest, { tags }) => tags.reduce((r, tag) => r.replace(new RegExp(`<${escapeRegExp(tag)}>[\\s\\S]*?</${escapeRegExp(tag)}>`, 'g'), ''), rest),
-          text,
-        );
+        const outside = this.fields.reduce((rest, { tags }) => tags.reduce((r, tag) => r.replace(new RegExp(`<${escapeRegExp(tag)}>[\\s\\S]*?</${escapeRegExp(tag)}>`, 'g'), ''), rest), text);
         const tidy = outside.trim() === '' ? 1 : 0.8;
         return (present / this.fields.length) * tidy;
       });

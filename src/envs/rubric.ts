@@ -317,7 +317,12 @@ export class RubricGroup<S extends State = State> extends Rubric<S> {
     const members = this.rubrics.filter((rubric) => rubric.hasGroupRewards);
     const verdicts = await Promise.all(members.map((rubric) => rubric.scoreGroup(group)));
     const names = members.map((rubric) => `${this.rubricNames[this.rubrics.indexOf(rubric)]!}Group`);
-    return group.map((_, i) => combine(verdicts.map((perRollout) => perRollout[i]!), names));
+    return group.map((_, i) =>
+      combine(
+        verdicts.map((perRollout) => perRollout[i]!),
+        names,
+      ),
+    );
   }
 }
 
@@ -374,7 +379,10 @@ async function scoreTurnFunction(name: string, turns: number, run: () => number[
     return { values: zeros(), error: `${name} threw: ${errorMessage(error)}; its turns scored 0`, ...errorMarks(error) };
   }
   if (!Array.isArray(values) || values.length !== turns) {
-    return { values: zeros(), error: `${name} returned ${Array.isArray(values) ? `${values.length} scores` : describe(values)} for a rollout of ${turns} model turns; it must return one number per assistant message; its turns scored 0` };
+    return {
+      values: zeros(),
+      error: `${name} returned ${Array.isArray(values) ? `${values.length} scores` : describe(values)} for a rollout of ${turns} model turns; it must return one number per assistant message; its turns scored 0`,
+    };
   }
   const bad = values.findIndex((value: unknown) => typeof value !== 'boolean' && (typeof value !== 'number' || !Number.isFinite(value)));
   if (bad >= 0) return { values: zeros(), error: `${name} returned ${describe(values[bad])} for turn ${bad + 1}, not a finite number; its turns scored 0` };

@@ -27,12 +27,9 @@ export class ScriptedClient implements ChatClient {
         const { signal: _signal, ...recorded } = request;
         this.requests.push(structuredClone(recorded));
         const index = this.calls++;
-        const reply = typeof this.policy === 'function'
-          ? await this.policy(request.messages, request)
-          : this.policy[Math.min(index, this.policy.length - 1)]!;
-        const message: Message = typeof reply === 'string'
-          ? { role: 'assistant', content: reply }
-          : { role: 'assistant', content: reply.content ?? '', ...(reply.tool_calls ? { tool_calls: reply.tool_calls } : {}) };
+        const reply = typeof this.policy === 'function' ? await this.policy(request.messages, request) : this.policy[Math.min(index, this.policy.length - 1)]!;
+        const message: Message =
+          typeof reply === 'string' ? { role: 'assistant', content: reply } : { role: 'assistant', content: reply.content ?? '', ...(reply.tool_calls ? { tool_calls: reply.tool_calls } : {}) };
         return {
           id: `scripted-${index}`,
           model: request.model,

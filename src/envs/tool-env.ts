@@ -117,7 +117,7 @@ export class ToolEnv<S extends ToolState = ToolState> extends MultiTurnEnv<S> {
     if (missing.length > 0) return { content: `Error: ${tool.name} is missing required argument(s): ${missing.join(', ')}.`, failed: true };
     try {
       const result = await tool.run(args as Record<string, unknown>, state);
-      return { content: typeof result === 'string' ? result : JSON.stringify(result) ?? 'null', failed: false };
+      return { content: typeof result === 'string' ? result : (JSON.stringify(result) ?? 'null'), failed: false };
     } catch (error) {
       return { content: `Error: ${errorMessage(error)}`, failed: true };
     }

@@ -28,7 +28,15 @@ export function withGroupScore<T extends Trajectory>(trajectory: T, verdict: Rub
 export function failedTrajectory(env: Environment, task: Task, options: RolloutOptions, failure: { source: string; message: string; timeout: boolean; elapsedMs: number }): Trajectory {
   const prompt = task.prompt ?? (task.question !== undefined ? env.formatPrompt(task) : []);
   const info = task.info ?? {};
-  const state: State = { prompt, completion: [], info, turn: 0, ...(task.answer !== undefined ? { answer: task.answer } : {}), ...(task.task !== undefined ? { task: task.task } : {}), ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}) };
+  const state: State = {
+    prompt,
+    completion: [],
+    info,
+    turn: 0,
+    ...(task.answer !== undefined ? { answer: task.answer } : {}),
+    ...(task.task !== undefined ? { task: task.task } : {}),
+    ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}),
+  };
   return {
     ...(options.taskIndex !== undefined ? { taskIndex: options.taskIndex } : {}),
     prompt,

@@ -41,7 +41,10 @@ export async function scoreGroupOf(env: Environment, group: SandboxTrajectory[])
     const scored = await env.scoreGroup(group);
     return toPlainData(scored.map((trajectory) => ({ ...trajectory, passed: env.isPassed(trajectory) }))) as SandboxTrajectory[];
   } catch (error) {
-    const verdict = groupFailureScore(env.rubric.groupRewards.map((reward) => reward.name), errorMessage(error));
+    const verdict = groupFailureScore(
+      env.rubric.groupRewards.map((reward) => reward.name),
+      errorMessage(error),
+    );
     return toPlainData(group.map((trajectory) => ({ ...withGroupScore(trajectory, verdict), passed: false }))) as SandboxTrajectory[];
   }
 }

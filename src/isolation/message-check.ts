@@ -59,7 +59,8 @@ export function checkChildMessage(raw: unknown, maxBytes: number): CheckedMessag
       case 'create-completion':
         requireId(message.callId, 'create-completion callId');
         if (!isId(message.rolloutId) && message.rolloutId !== -1) throw new Invalid('create-completion without a rollout id');
-        if (message.client !== 'policy' && message.client !== 'judge' && message.client !== 'simulator') throw new Invalid('create-completion for a client that is neither policy, judge nor simulator');
+        if (message.client !== 'policy' && message.client !== 'judge' && message.client !== 'simulator')
+          throw new Invalid('create-completion for a client that is neither policy, judge nor simulator');
         break;
       case 'rollout-done':
         requireId(message.rolloutId, 'rollout-done');
@@ -67,7 +68,8 @@ export function checkChildMessage(raw: unknown, maxBytes: number): CheckedMessag
         break;
       case 'group-scored':
         requireId(message.rolloutId, 'group-scored');
-        if (!Array.isArray(message.verdicts) || !Array.isArray(message.passed) || message.verdicts.length !== message.passed.length) throw new Invalid('group-scored without a verdict and a pass flag per rollout');
+        if (!Array.isArray(message.verdicts) || !Array.isArray(message.passed) || message.verdicts.length !== message.passed.length)
+          throw new Invalid('group-scored without a verdict and a pass flag per rollout');
         message.verdicts.forEach((verdict, i) => checkScore(verdict, `verdicts[${i}]`));
         if (!message.passed.every((passed) => typeof passed === 'boolean')) throw new Invalid('group-scored with a pass flag that is not a boolean');
         break;
@@ -119,9 +121,11 @@ function checkTrajectory(value: unknown): asserts value is SandboxTrajectory {
   for (const field of ['info', 'state', 'timings'] as const) if (!isRecord(value[field])) throw new Invalid(`a trajectory whose ${field} is not an object`);
   if (typeof value.passed !== 'boolean' || typeof value.truncated !== 'boolean') throw new Invalid('a trajectory without its passed and truncated flags');
   if (typeof value.stopReason !== 'string' || !STOP_REASONS.has(value.stopReason)) throw new Invalid('a trajectory with an unknown stopReason');
-  for (const field of ['answer', 'task', 'stopCondition'] as const) if (value[field] !== undefined && typeof value[field] !== 'string') throw new Invalid(`a trajectory whose ${field} is not a string`);
+  for (const field of ['answer', 'task', 'stopCondition'] as const)
+    if (value[field] !== undefined && typeof value[field] !== 'string') throw new Invalid(`a trajectory whose ${field} is not a string`);
   if (value.taskIndex !== undefined && !isId(value.taskIndex)) throw new Invalid('a trajectory whose taskIndex is not an index');
-  if (value.turnRewards !== undefined && (!Array.isArray(value.turnRewards) || !value.turnRewards.every(isBoundedNumber))) throw new Invalid(`turn rewards that are not finite numbers of at most ${MAX_ABS_REWARD} in magnitude`);
+  if (value.turnRewards !== undefined && (!Array.isArray(value.turnRewards) || !value.turnRewards.every(isBoundedNumber)))
+    throw new Invalid(`turn rewards that are not finite numbers of at most ${MAX_ABS_REWARD} in magnitude`);
   const timings = value.timings as Record<string, unknown>;
   if (!['generationMs', 'scoringMs', 'totalMs'].every((key) => typeof timings[key] === 'number' && Number.isFinite(timings[key]))) throw new Invalid('a trajectory without finite timings');
   checkScore(value, 'the trajectory');
@@ -151,7 +155,8 @@ function checkScore(value: unknown, what: string): asserts value is RubricScore 
 function checkLoaded(message: Record<string, unknown>): void {
   checkInfo(message.info, 'loaded');
   const setup = message.setup;
-  if (!isRecord(setup) || !Array.isArray(setup.fewShot) || !isRecord(setup.samplingArgs) || (setup.systemPrompt !== undefined && typeof setup.systemPrompt !== 'string')) throw new Invalid('loaded without its prompt setup');
+  if (!isRecord(setup) || !Array.isArray(setup.fewShot) || !isRecord(setup.samplingArgs) || (setup.systemPrompt !== undefined && typeof setup.systemPrompt !== 'string'))
+    throw new Invalid('loaded without its prompt setup');
   for (const split of ['dataset', 'evalDataset', 'demonstrationDataset'] as const) {
     const tasks = message[split];
     if (tasks === null && split !== 'dataset') continue;
@@ -168,7 +173,8 @@ function checkInfo(info: unknown, what: string): asserts info is EnvironmentInfo
   if (typeof info.passThreshold !== 'number' || !Number.isFinite(info.passThreshold)) throw new Invalid(`${what} with a pass threshold that is not a finite number`);
   checkRewardNames(info.rewardNames, info.rewardWeights, 'reward', what);
   if (info.groupRewardNames !== undefined || info.groupRewardWeights !== undefined) checkRewardNames(info.groupRewardNames, info.groupRewardWeights, 'group reward', what);
-  if (info.metricKinds !== undefined && (!isRecord(info.metricKinds) || !Object.values(info.metricKinds).every((kind) => typeof kind === 'string'))) throw new Invalid(`${what} with metric kinds that are not names`);
+  if (info.metricKinds !== undefined && (!isRecord(info.metricKinds) || !Object.values(info.metricKinds).every((kind) => typeof kind === 'string')))
+    throw new Invalid(`${what} with metric kinds that are not names`);
   if (info.answerTemplate !== undefined && typeof info.answerTemplate !== 'string') throw new Invalid(`${what} with an answer template that is not a string`);
   if (info.tools !== undefined && !Array.isArray(info.tools)) throw new Invalid(`${what} with tools that are not an array`);
   if (info.unusedArgWarnings !== undefined) {
@@ -178,7 +184,8 @@ function checkInfo(info: unknown, what: string): asserts info is EnvironmentInfo
 }
 
 function checkRewardNames(names: unknown, weights: unknown, what: string, where: string): void {
-  if (!Array.isArray(names) || !Array.isArray(weights) || names.length !== weights.length || names.length > MAX_REWARD_FUNCTIONS) throw new Invalid(`${where} without a name and a weight per ${what} function (at most ${MAX_REWARD_FUNCTIONS})`);
+  if (!Array.isArray(names) || !Array.isArray(weights) || names.length !== weights.length || names.length > MAX_REWARD_FUNCTIONS)
+    throw new Invalid(`${where} without a name and a weight per ${what} function (at most ${MAX_REWARD_FUNCTIONS})`);
   for (const name of names) checkName(name, `a ${what} function name`);
   if (new Set(names).size !== names.length) throw new Invalid(`${where} with two ${what} functions of the same name; give each function its own name`);
   if (!weights.every((weight) => typeof weight === 'number' && Number.isFinite(weight))) throw new Invalid(`${where} with a ${what} weight that is not a finite number`);

@@ -46,9 +46,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 export type SandboxChatRequest = Omit<ChatRequest, 'signal'>;
 
 /** The host's answer to a model call: a completion, or the error in plain data (class identity does not survive the crossing). */
-export type CompletionOutcome =
-  | { ok: true; completion: ChatCompletion }
-  | { ok: false; message: string; kind: ChatClientErrorKind; status?: number };
+export type CompletionOutcome = { ok: true; completion: ChatCompletion } | { ok: false; message: string; kind: ChatClientErrorKind; status?: number };
 
 /** One finished rollout, JSON-safe, with the environment's verdict (a ScoredTrajectory of src/rl). */
 export interface SandboxTrajectory extends Trajectory {
@@ -75,7 +73,18 @@ export type HostMessage =
    * (CommonJS text) in it and call its default export with `args`; `judge` adds `args.judgeClient`, `simulator` adds `args.simulatorClient`. The engine may use
    * `memoryBytes` in all, and each stretch of its code may run `timeLimitMs`.
    */
-  | { type: 'load'; code: string; guest: string; filename: string; args: Record<string, unknown>; judge: boolean; simulator: boolean; maxMessageBytes: number; memoryBytes: number; timeLimitMs: number }
+  | {
+      type: 'load';
+      code: string;
+      guest: string;
+      filename: string;
+      args: Record<string, unknown>;
+      judge: boolean;
+      simulator: boolean;
+      maxMessageBytes: number;
+      memoryBytes: number;
+      timeLimitMs: number;
+    }
   | { type: 'rollout'; rolloutId: number; task: TaskReference; taskIndex?: number; samplingArgs?: SamplingArgs; model?: string }
   | { type: 'completion'; callId: number; outcome: CompletionOutcome }
   /** Run the rubric's group reward functions on the finished rollouts of one task (`rolloutId` names this piece of work, as a rollout's). */

@@ -83,7 +83,10 @@ export function presetDownloadSpec(preset: RealModelPreset): ModelDownloadSpec {
 /** The browser's own fetch, Cache Storage and storage estimate (in a page or a worker). */
 export function browserModelStorage(): ModelStorage {
   if (typeof caches === 'undefined') {
-    throw new ModelDownloadError('This browser offers no Cache Storage here (it needs a secure context: https or localhost), so models cannot be downloaded and kept. Open the app over https, or choose "Local folder…".', 'network');
+    throw new ModelDownloadError(
+      'This browser offers no Cache Storage here (it needs a secure context: https or localhost), so models cannot be downloaded and kept. Open the app over https, or choose "Local folder…".',
+      'network',
+    );
   }
   const storage = (globalThis as { navigator?: { storage?: { estimate?: () => Promise<StorageEstimate> } } }).navigator?.storage;
   return {
@@ -263,7 +266,10 @@ async function startDownload(spec: ModelDownloadSpec, storage: ModelStorage, fil
   }
   if (response.status === 404) {
     if (file.optional) return null;
-    throw new ModelDownloadError(`${spec.name}: ${file.name} was not found at ${url} (HTTP 404). The repository may have renamed or removed it, or needs a login; download the files yourself and choose "Local folder…".`, 'not-found');
+    throw new ModelDownloadError(
+      `${spec.name}: ${file.name} was not found at ${url} (HTTP 404). The repository may have renamed or removed it, or needs a login; download the files yourself and choose "Local folder…".`,
+      'not-found',
+    );
   }
   if (!response.ok) {
     const hint = response.status === 401 || response.status === 403 ? 'the repository needs a login or accepted terms; download the files yourself and choose "Local folder…"' : 'try again later';

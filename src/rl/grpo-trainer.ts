@@ -281,7 +281,8 @@ interface RolloutBatch {
 }
 
 /** GrpoOptions with every default filled in. */
-type ResolvedGrpoOptions = Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead' | 'microBatchFor'>> & Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead' | 'microBatchFor'>;
+type ResolvedGrpoOptions = Required<Omit<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead' | 'microBatchFor'>> &
+  Pick<GrpoOptions, 'reference' | 'topP' | 'maxSequenceLength' | 'concurrency' | 'rolloutsAhead' | 'microBatchFor'>;
 
 /** Runs GRPO; call `run()` and read each step's metrics from `onStep`. */
 export class GrpoTrainer {
@@ -322,7 +323,9 @@ export class GrpoTrainer {
     validateOptions(this.options);
     const ahead = this.options.rolloutsAhead ?? [];
     if (ahead.some((batch, i) => batch.step !== this.options.startStep + i) || ahead.length > this.options.maxAsync) {
-      throw new Error(`GRPO: the rollouts sampled ahead are for steps ${ahead.map((b) => b.step).join(', ')}, but a run resuming at step ${this.options.startStep} with maxAsync ${this.options.maxAsync} needs consecutive steps from ${this.options.startStep}, at most ${this.options.maxAsync}`);
+      throw new Error(
+        `GRPO: the rollouts sampled ahead are for steps ${ahead.map((b) => b.step).join(', ')}, but a run resuming at step ${this.options.startStep} with maxAsync ${this.options.maxAsync} needs consecutive steps from ${this.options.startStep}, at most ${this.options.maxAsync}`,
+      );
     }
     if (source.numTasks === 0) throw new Error(`GRPO: ${source.name} has no training tasks`);
   }
@@ -341,7 +344,11 @@ export class GrpoTrainer {
     hooks.signal?.addEventListener('abort', stopRollouts);
     const pending = this.pending;
     for (const saved of this.options.rolloutsAhead ?? []) {
-      if (saved.step < steps) pending.push({ step: saved.step, batch: Promise.resolve({ step: saved.step, trajectories: saved.trajectories, sampledAtVersion: this.policy.policyVersion - saved.versionsBehind, sampleMs: saved.sampleMs }) });
+      if (saved.step < steps)
+        pending.push({
+          step: saved.step,
+          batch: Promise.resolve({ step: saved.step, trajectories: saved.trajectories, sampledAtVersion: this.policy.policyVersion - saved.versionsBehind, sampleMs: saved.sampleMs }),
+        });
     }
     let nextToSample = startStep + pending.length;
     try {
@@ -421,7 +428,9 @@ export class GrpoTrainer {
     if (this.options.klBeta <= 0 || this.options.reference || this.backend.lora !== null) return;
     if (this.options.startStep > 0) {
       if ((await this.backend.getReference()) !== null) return;
-      throw new Error(`GRPO: a full fine-tuning run with KL (β ${this.options.klBeta}) resuming at step ${this.options.startStep} needs the reference weights it started from; restore them from the checkpoint (backend.setReference) first`);
+      throw new Error(
+        `GRPO: a full fine-tuning run with KL (β ${this.options.klBeta}) resuming at step ${this.options.startStep} needs the reference weights it started from; restore them from the checkpoint (backend.setReference) first`,
+      );
     }
     const parameters = await this.backend.getParameters();
     await this.backend.setReference(parameters);
@@ -448,11 +457,22 @@ export class GrpoTrainer {
       // A fatal scoring error (a judge that is unreachable or refuses) fails every group alike: draw no more.
       // Nor when the rewards measure nothing (every group is flat at 0 and always will be): the step fails on them.
       while (drawn < maxExtra && !signal?.aborted && !firstFatalScoringError(trajectories) && !brokenRewardsReason(trajectories, this.source.rewardWeights ?? {})) {
-        const informative = findGroupsWithoutSignal(trajectories.map((t) => t.reward), trajectories.map(usableTurnRewards), groupSize).filter((flat) => !flat).length;
+        const informative = findGroupsWithoutSignal(
+          trajectories.map((t) => t.reward),
+          trajectories.map(usableTurnRewards),
+          groupSize,
+        ).filter((flat) => !flat).length;
         const wanted = Math.min(tasksPerStep - informative, maxExtra - drawn);
         if (wanted <= 0) break;
         const tasks = extra.slice(drawn, drawn + wanted);
-        trajectories.push(...(await this.rolloutGroups(tasks, tasks.map((_, j) => extraSeed(drawn + j)), step, signal)));
+        trajectories.push(
+          ...(await this.rolloutGroups(
+            tasks,
+            tasks.map((_, j) => extraSeed(drawn + j)),
+            step,
+            signal,
+          )),
+        );
         drawn += wanted;
       }
     }
@@ -514,7 +534,9 @@ export class GrpoTrainer {
     const turnRewards = trajectories.map(usableTurnRewards);
     const withTurnRewards = turnRewards.some((values) => values !== undefined);
     if (withTurnRewards && o.importanceSampling === 'sequence') {
-      throw new TrainingError(`the rubric scores each turn (turn rewards), but importanceSampling 'sequence' (GSPO) gives a sequence one ratio and one advantage; use importanceSampling 'token', or remove the turn rewards`);
+      throw new TrainingError(
+        `the rubric scores each turn (turn rewards), but importanceSampling 'sequence' (GSPO) gives a sequence one ratio and one advantage; use importanceSampling 'token', or remove the turn rewards`,
+      );
     }
     const turnAdvantages = withTurnRewards ? computeTurnAdvantages(turnRewards, o.groupSize, { scaleRewards: o.scaleRewards, credit: o.turnCredit }) : undefined;
     const uninformative = findGroupsWithoutSignal(rewards, turnRewards, o.groupSize);
@@ -587,21 +609,29 @@ export class GrpoTrainer {
     for (let start = 0; start < sequences.length; start += microBatchSize) {
       const micro = buildTrainBatch(sequences.slice(start, start + microBatchSize), { padId: o.padId, ...(o.maxSequenceLength ? { maxLength: o.maxSequenceLength } : {}) });
       const logprobs = await this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature);
-      const reference = o.klBeta > 0
-        ? await (o.reference ? o.reference.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature) : this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature, { weights: 'reference' }))
-        : undefined;
+      const reference =
+        o.klBeta > 0
+          ? await (o.reference
+              ? o.reference.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature)
+              : this.backend.logprobs(micro.ids, micro.targets, micro.B, micro.T, o.temperature, { weights: 'reference' }))
+          : undefined;
       const normalizer = lossNormalizer(o.lossType, { stepTokens: totalLossTokens, microTokens: micro.numLossTokens, microBatches, sequences: sequences.length, maxTokens: o.maxTokens });
       const tokenMask = o.entropyTopQ < 1 ? entropyMask(micro, threshold) : undefined;
-      const result = grpoLoss(logprobs, micro, {
-        clipLow: o.clipLow,
-        clipHigh: o.clipHigh,
-        klBeta: o.klBeta,
-        normalizer,
-        aggregation: o.lossType === 'grpo' ? 'sequence' : 'token',
-        importanceSampling: o.importanceSampling,
-        ...(tokenMask ? { tokenMask } : {}),
-        ...(o.echoWeight > 0 && totalEchoTokens > 0 ? { echoWeight: o.echoWeight, echoNormalizer: totalEchoTokens } : {}),
-      }, reference);
+      const result = grpoLoss(
+        logprobs,
+        micro,
+        {
+          clipLow: o.clipLow,
+          clipHigh: o.clipHigh,
+          klBeta: o.klBeta,
+          normalizer,
+          aggregation: o.lossType === 'grpo' ? 'sequence' : 'token',
+          importanceSampling: o.importanceSampling,
+          ...(tokenMask ? { tokenMask } : {}),
+          ...(o.echoWeight > 0 && totalEchoTokens > 0 ? { echoWeight: o.echoWeight, echoNormalizer: totalEchoTokens } : {}),
+        },
+        reference,
+      );
       const weights = lossWeight === 1 ? result.weights : result.weights.map((w) => w * lossWeight);
       await this.backend.backward(micro.ids, micro.targets, weights, micro.B, micro.T, o.temperature);
       loss += result.loss * lossWeight;
@@ -624,7 +654,13 @@ export class GrpoTrainer {
     const gradNorm = await this.backend.gradNorm();
     if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
       await this.backend.zeroGrad();
-      return finish({ loss, ...metrics, gradNorm, tokensTrained: lossTokens, skipped: `non-finite ${Number.isFinite(loss) ? 'gradient' : 'loss'}; the update was skipped and the last good weights kept` });
+      return finish({
+        loss,
+        ...metrics,
+        gradNorm,
+        tokensTrained: lossTokens,
+        skipped: `non-finite ${Number.isFinite(loss) ? 'gradient' : 'loss'}; the update was skipped and the last good weights kept`,
+      });
     }
     // Rollouts sampled ahead may read the live weights (the WebGPU decoder): they finish before the
     // update lands, and a stop meanwhile waits for them, so the checkpoint after this step keeps them.

@@ -73,7 +73,17 @@ export const WORDLE_LESSON_SETTINGS: TrainingOverrides = {
 export const WORDLE_LESSON_OPTIONS: TrainingRunOptions = trainingRunOptionsFrom(withOverrides(WORDLE_LESSON_SETTINGS));
 
 /** The same recipe (game, learning rates, token limit) cut to a few minutes on a software adapter or the CPU: fewer steps, smaller groups, fewer games measured. */
-export const WORDLE_LESSON_QUICK_SETTINGS: TrainingOverrides = { ...WORDLE_LESSON_SETTINGS, evalTasks: 16, demonstrations: 64, sftSteps: 4, sftBatchSize: 8, grpoSteps: 2, tasksPerStep: 2, groupSize: 4, checkpointEvery: 0 };
+export const WORDLE_LESSON_QUICK_SETTINGS: TrainingOverrides = {
+  ...WORDLE_LESSON_SETTINGS,
+  evalTasks: 16,
+  demonstrations: 64,
+  sftSteps: 4,
+  sftBatchSize: 8,
+  grpoSteps: 2,
+  tasksPerStep: 2,
+  groupSize: 4,
+  checkpointEvery: 0,
+};
 
 /** Lesson 6's quick options (its row over the table's defaults). */
 export const WORDLE_LESSON_QUICK_OPTIONS: TrainingRunOptions = trainingRunOptionsFrom(withOverrides(WORDLE_LESSON_QUICK_SETTINGS));
@@ -87,9 +97,14 @@ export interface LessonPreset {
 
 /** The preset of the lesson that trains `envName` (reverse-text: the default lesson; wordle: lesson 6), full or quick; undefined for other environments. */
 export function lessonPreset(envName: string, quick: boolean): LessonPreset | undefined {
-  if (envName === WORDLE_LESSON_ENVIRONMENT.name) return { envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: WORDLE_LESSON_MODEL, options: quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS };
+  if (envName === WORDLE_LESSON_ENVIRONMENT.name)
+    return { envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: WORDLE_LESSON_MODEL, options: quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS };
   if (envName === DEFAULT_LESSON_ENVIRONMENT.name) {
-    return { envArgs: { ...DEFAULT_LESSON_ENVIRONMENT.args }, model: DEFAULT_LESSON_MODEL, options: quick ? trainingRunOptionsFrom(withOverrides(DEFAULT_LESSON_QUICK_SETTINGS)) : DEFAULT_LESSON_OPTIONS };
+    return {
+      envArgs: { ...DEFAULT_LESSON_ENVIRONMENT.args },
+      model: DEFAULT_LESSON_MODEL,
+      options: quick ? trainingRunOptionsFrom(withOverrides(DEFAULT_LESSON_QUICK_SETTINGS)) : DEFAULT_LESSON_OPTIONS,
+    };
   }
   return undefined;
 }

@@ -9,7 +9,8 @@ import type { TrainingRunOptions, WarmupOptions } from './training-run.ts';
 import type { TrainingSettings } from './training-settings.ts';
 
 /** GRPO's options as the table's knobs set them, those every caller reads set for sure. */
-export type GrpoKnobOptions = Omit<GrpoOptions, 'steps' | 'seed' | 'maxTokens' | 'startStep' | 'rolloutsAhead' | 'padId' | 'reference' | 'microBatchFor'> & Required<Pick<GrpoOptions, 'tasksPerStep' | 'groupSize' | 'maxAsync' | 'schedule'>>;
+export type GrpoKnobOptions = Omit<GrpoOptions, 'steps' | 'seed' | 'maxTokens' | 'startStep' | 'rolloutsAhead' | 'padId' | 'reference' | 'microBatchFor'> &
+  Required<Pick<GrpoOptions, 'tasksPerStep' | 'groupSize' | 'maxAsync' | 'schedule'>>;
 
 /** GRPO's options of one phase, as a run or the engine passes them to GrpoTrainer (the caller adds seed, maxTokens, padId and the resume position). */
 export type GrpoPhaseOptions = GrpoKnobOptions & { steps: number };

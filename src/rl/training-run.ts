@@ -42,7 +42,12 @@ export interface TrainingModel {
 
 /** Runs measure → warm-up → measure → GRPO → measure on one model, with `env` in this process. */
 export async function runTraining(env: Environment, model: TrainingModel, expert: ChatClient | null, options: TrainingRunOptions, hooks: TrainingRunHooks = {}): Promise<TrainingReport> {
-  const policy = new LocalChatClient({ backend: model.backend, tokenizer: model.tokenizer, defaultMaxTokens: options.maxTokens, ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}) });
+  const policy = new LocalChatClient({
+    backend: model.backend,
+    tokenizer: model.tokenizer,
+    defaultMaxTokens: options.maxTokens,
+    ...(model.createDecoder ? { createDecoder: model.createDecoder } : {}),
+  });
   const { signal } = hooks;
   let measuredRecords: Awaited<ReturnType<typeof evaluate>>['records'] = [];
   return runTrainingSession(
@@ -70,7 +75,10 @@ export async function runTraining(env: Environment, model: TrainingModel, expert
         const warmup = options.warmup!;
         if (!expert) throw new Error(`${env.name}: an SFT warm-up needs demonstrations, but there is no expert or teacher client`);
         const data = await makeWarmupData(env, expert, { numTasks: warmup.demonstrations, concurrency: 16, samplingArgs: { seed: options.seed }, signal });
-        if (data.brokenRewards) throw new BrokenRewardsError(`the ${data.rollouts} expert demonstrations: ${data.brokenRewards}; the run stops rather than warm up on rollouts picked by rewards that measure nothing. Fix the reward function and train again`);
+        if (data.brokenRewards)
+          throw new BrokenRewardsError(
+            `the ${data.rollouts} expert demonstrations: ${data.brokenRewards}; the run stops rather than warm up on rollouts picked by rewards that measure nothing. Fix the reward function and train again`,
+          );
         if (data.examples.length === 0) throw new Error(`${env.name}: none of the ${data.rollouts} expert rollouts passed, so there is nothing to warm up on`);
         const tools = env instanceof MultiTurnEnv ? env.tools : undefined;
         return data.examples.map((example) => tokenizeTranscript(model.tokenizer, example.messages, tools));

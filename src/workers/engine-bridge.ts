@@ -10,12 +10,45 @@ import { ChatClientError, type ChatClient, type ChatCompletion, type Message, ty
 import type { NamedTensors } from '../gpu/model/backend.ts';
 
 export type { NamedTensors };
-import type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, CheckpointFiles, CheckpointState, EngineApi, EngineChoice, EngineModelExport, EngineCheckpointCallback, EngineGrpoOptions, EngineInfo, EngineSftOptions, GrpoStepMetrics, GrpoStepReport, RestoredCheckpoint, SftStepMetrics } from './engine/protocol.ts';
+import type {
+  EngineLoadProgress,
+  EngineModelSpec,
+  ChatModelChoice,
+  CheckpointFiles,
+  CheckpointState,
+  EngineApi,
+  EngineChoice,
+  EngineModelExport,
+  EngineCheckpointCallback,
+  EngineGrpoOptions,
+  EngineInfo,
+  EngineSftOptions,
+  GrpoStepMetrics,
+  GrpoStepReport,
+  RestoredCheckpoint,
+  SftStepMetrics,
+} from './engine/protocol.ts';
 import type { SandboxTrajectory } from './sandbox/protocol.ts';
 
 export type { LossType } from '../rl/grpo-trainer.ts';
 export type { RewardScaling, TurnCredit } from '../rl/advantages.ts';
-export type { EngineLoadProgress, EngineModelSpec, ChatModelChoice, EngineModelExport, CheckpointFiles, CheckpointState, EngineCheckpointCallback, RestoredCheckpoint, EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, GrpoStepReport, SftStepMetrics } from './engine/protocol.ts';
+export type {
+  EngineLoadProgress,
+  EngineModelSpec,
+  ChatModelChoice,
+  EngineModelExport,
+  CheckpointFiles,
+  CheckpointState,
+  EngineCheckpointCallback,
+  RestoredCheckpoint,
+  EngineGrpoOptions,
+  EngineInfo,
+  EngineSftOptions,
+  EngineTrainingRollout,
+  GrpoStepMetrics,
+  GrpoStepReport,
+  SftStepMetrics,
+} from './engine/protocol.ts';
 
 let worker: Worker | null = null;
 let remote: Comlink.Remote<EngineApi> | null = null;
@@ -48,8 +81,16 @@ export function engineChoiceFromSearch(search: string): EngineChoice {
 export function startEngine(seed = 0): Promise<EngineInfo> {
   if (!started) {
     const choice = engineChoiceFromSearch(globalThis.location?.search ?? '');
-    started = engine().start(seed, Comlink.proxy((message: string) => { for (const listener of errorListeners) listener(message); }), choice);
-    started.catch(() => { started = null; });
+    started = engine().start(
+      seed,
+      Comlink.proxy((message: string) => {
+        for (const listener of errorListeners) listener(message);
+      }),
+      choice,
+    );
+    started.catch(() => {
+      started = null;
+    });
   }
   return started;
 }
@@ -74,7 +115,13 @@ export async function resetEngine(seed: number): Promise<EngineInfo> {
 export async function loadEngineModel(spec: EngineModelSpec, hooks: { onProgress?: (progress: EngineLoadProgress) => void; signal?: AbortSignal } = {}): Promise<EngineInfo> {
   await startEngine(spec.seed);
   try {
-    const info = await runJob(hooks.signal, (jobId) => engine().loadModel(jobId, spec, Comlink.proxy((progress: EngineLoadProgress) => hooks.onProgress?.(progress))));
+    const info = await runJob(hooks.signal, (jobId) =>
+      engine().loadModel(
+        jobId,
+        spec,
+        Comlink.proxy((progress: EngineLoadProgress) => hooks.onProgress?.(progress)),
+      ),
+    );
     started = Promise.resolve(info); // startEngine now answers with the loaded model's info
     return info;
   } catch (error) {
@@ -133,7 +180,15 @@ export function trainSftInEngine(
   options: EngineSftOptions,
   hooks: { onSteps?: (steps: SftStepMetrics[]) => void; onCheckpoint?: EngineCheckpointCallback; signal?: AbortSignal } = {},
 ): Promise<SftStepMetrics[]> {
-  return runJob(hooks.signal, (jobId) => engine().sft(jobId, transcripts, options, Comlink.proxy((steps: SftStepMetrics[]) => hooks.onSteps?.(steps)), checkpointCallback(hooks.onCheckpoint)));
+  return runJob(hooks.signal, (jobId) =>
+    engine().sft(
+      jobId,
+      transcripts,
+      options,
+      Comlink.proxy((steps: SftStepMetrics[]) => hooks.onSteps?.(steps)),
+      checkpointCallback(hooks.onCheckpoint),
+    ),
+  );
 }
 
 /** Where GRPO's rollouts come from, on the app side: a sandbox that rolls out training task i and scores finished groups. */
@@ -153,7 +208,18 @@ export function trainGrpoInEngine(
 ): Promise<GrpoStepMetrics[]> {
   const rollout = Comlink.proxy((taskIndex: number, samplingArgs: SamplingArgs) => source.rollout(taskIndex, samplingArgs));
   const scoreGroup = source.scoreGroup && Comlink.proxy((group: SandboxTrajectory[]) => source.scoreGroup!(group));
-  return runJob(hooks.signal, (jobId) => engine().grpo(jobId, source.name, source.numTasks, rollout, options, Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps)), checkpointCallback(hooks.onCheckpoint), scoreGroup));
+  return runJob(hooks.signal, (jobId) =>
+    engine().grpo(
+      jobId,
+      source.name,
+      source.numTasks,
+      rollout,
+      options,
+      Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps)),
+      checkpointCallback(hooks.onCheckpoint),
+      scoreGroup,
+    ),
+  );
 }
 
 /** Pauses (true) or resumes (false) the running warm-up or training job in the engine; it holds between steps until resumed or stopped. */
@@ -173,13 +239,24 @@ export async function importEngineModel(files: CheckpointFiles, label: string): 
   await startEngine();
   // Own copies, since unzipped files may share one buffer (which can be transferred only once).
   const copies: CheckpointFiles = new Map([...files].map(([name, bytes]) => [name, bytes.slice()]));
-  return engine().importModel(Comlink.transfer(copies, [...copies.values()].map((bytes) => bytes.buffer as ArrayBuffer)), label);
+  return engine().importModel(
+    Comlink.transfer(
+      copies,
+      [...copies.values()].map((bytes) => bytes.buffer as ArrayBuffer),
+    ),
+    label,
+  );
 }
 
 /** Loads parameters into the model (from a checkpoint). */
 export async function setEngineWeights(weights: NamedTensors): Promise<void> {
   await startEngine();
-  await engine().setWeights(Comlink.transfer(weights, [...weights.values()].map((tensor) => tensor.data.buffer as ArrayBuffer)));
+  await engine().setWeights(
+    Comlink.transfer(
+      weights,
+      [...weights.values()].map((tensor) => tensor.data.buffer as ArrayBuffer),
+    ),
+  );
 }
 
 /** A full checkpoint of the model (weights, AdamW state, and `state` as state.json) as files. */

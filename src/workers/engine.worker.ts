@@ -104,7 +104,25 @@ async function createModel(device: EngineDevice, seed: number, pretrained?: Pret
   const parameters = [...weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
   const modelName = pretrained ? `nano (pretrained, ${(parameters / 1e6).toFixed(2)}M)` : 'tiny (from scratch)';
   // Fully fine-tuned, so the base is a copy of these initial weights (tiny ~100k parameters, nano a few hundred thousand).
-  return { device, backend, tokenizer, client, info: { adapter: device.label, ...(device.fallback ? { fallback: device.fallback } : {}), model: id, modelName, parameters, trainableParameters: parameters, loraRank: null, seed, presetFit: devicePresetFit(device) }, initial: backend.lora ? null : weights, base: null };
+  return {
+    device,
+    backend,
+    tokenizer,
+    client,
+    info: {
+      adapter: device.label,
+      ...(device.fallback ? { fallback: device.fallback } : {}),
+      model: id,
+      modelName,
+      parameters,
+      trainableParameters: parameters,
+      loraRank: null,
+      seed,
+      presetFit: devicePresetFit(device),
+    },
+    initial: backend.lora ? null : weights,
+    base: null,
+  };
 }
 
 /** Fetches nano's folder (config, f16 weights, byte tokenizer files) from the app's own files at `url`. */
@@ -228,7 +246,10 @@ async function checkpointFiles(backend: ModelBackend, state: CheckpointState, ro
     ...(rolloutsAhead && rolloutsAhead.length > 0 ? { rolloutsAhead } : {}),
     ...(reference ? { reference } : {}),
   });
-  return Comlink.transfer(files, [...files.values()].map((bytes) => bytes.buffer as ArrayBuffer));
+  return Comlink.transfer(
+    files,
+    [...files.values()].map((bytes) => bytes.buffer as ArrayBuffer),
+  );
 }
 
 /**
@@ -269,7 +290,9 @@ const api: EngineApi = {
   async start(seed, onError, choice = 'auto') {
     reportError = (message) => void Promise.resolve(onError(message)).catch(() => {});
     model ??= buildModel(seed, choice);
-    model.catch(() => { model = null; });
+    model.catch(() => {
+      model = null;
+    });
     return (await model).info;
   },
 
@@ -335,7 +358,9 @@ const api: EngineApi = {
         if (!loaded.base) {
           const base = { seed, model: createBaseModel(loaded, seed) };
           loaded.base = base;
-          base.model.catch(() => { if (loaded.base === base) loaded.base = null; });
+          base.model.catch(() => {
+            if (loaded.base === base) loaded.base = null;
+          });
         }
         client = (await loaded.base.model).client;
       }
@@ -393,7 +418,15 @@ const api: EngineApi = {
     const reporter = boundedReporter<GrpoStepReport>(onSteps);
     const history: GrpoStepMetrics[] = [];
     // Rollouts and group rewards come from the app's sandbox; the source keeps each step's rollouts for the viewer.
-    const source = sandboxRolloutSource({ name, numTasks, rollout, ...(scoreGroup ? { scoreGroup } : {}), signal, pauseGate, ...(options.rewardWeights ? { rewardWeights: options.rewardWeights } : {}) });
+    const source = sandboxRolloutSource({
+      name,
+      numTasks,
+      rollout,
+      ...(scoreGroup ? { scoreGroup } : {}),
+      signal,
+      pauseGate,
+      ...(options.rewardWeights ? { rewardWeights: options.rewardWeights } : {}),
+    });
     // Continuing from a checkpoint that kept the rollouts sampled ahead: train on them (and show them).
     const ahead = restoredRollouts?.nextStep === (options.startStep ?? 0) && restoredRollouts.batches.length <= options.maxAsync ? restoredRollouts.batches : undefined;
     restoredRollouts = null;
@@ -430,7 +463,9 @@ const api: EngineApi = {
           grpo: {
             ...grpo,
             // the micro-batch from the GPU's memory (step-memory.ts): the largest whose step fits the default budget, at most a whole step
-            ...(backend instanceof WebGPUBackend ? { microBatchFor: (T: number) => backend.chooseMicroBatch(T, { budgetBytes: backend.defaultMemoryBudget(), maxMicroBatch: options.tasksPerStep * options.groupSize }).B } : {}),
+            ...(backend instanceof WebGPUBackend
+              ? { microBatchFor: (T: number) => backend.chooseMicroBatch(T, { budgetBytes: backend.defaultMemoryBudget(), maxMicroBatch: options.tasksPerStep * options.groupSize }).B }
+              : {}),
           },
           ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
           resumeFrom: { phase: 'grpo', nextStep: startStep, ...(ahead ? { rolloutsAhead: ahead } : {}) },
@@ -458,7 +493,10 @@ const api: EngineApi = {
   async exportModel() {
     const { backend, info } = await getModel();
     const { kind, files } = exportModelFiles(await backend.getParameters(), backend.config, backend.lora, info.model);
-    return Comlink.transfer({ kind, model: info.model, files }, [...files.values()].map((bytes) => bytes.buffer as ArrayBuffer));
+    return Comlink.transfer(
+      { kind, model: info.model, files },
+      [...files.values()].map((bytes) => bytes.buffer as ArrayBuffer),
+    );
   },
 
   async importModel(files, label) {
@@ -481,7 +519,10 @@ const api: EngineApi = {
   async getWeights() {
     const { backend } = await getModel();
     const weights: NamedTensors = await backend.getParameters();
-    return Comlink.transfer(weights, [...weights.values()].map((tensor) => tensor.data.buffer as ArrayBuffer));
+    return Comlink.transfer(
+      weights,
+      [...weights.values()].map((tensor) => tensor.data.buffer as ArrayBuffer),
+    );
   },
 
   async setWeights(weights) {
@@ -531,10 +572,11 @@ function viewerRollout(trajectory: ScoredTrajectory, tokenizer: Tokenizer): Engi
     scores: trajectory.scores,
     passed: trajectory.passed,
     errors: trajectory.errors.map((error) => `${error.source} ${error.name}: ${error.message}`),
-    turns: trajectory.turns.flatMap((turn) => (turn.tokens ? [{ completionIds: turn.tokens.completionIds, completionPieces: tokenPieces(tokenizer, turn.tokens.completionIds), completionLogprobs: turn.tokens.completionLogprobs }] : [])),
+    turns: trajectory.turns.flatMap((turn) =>
+      turn.tokens ? [{ completionIds: turn.tokens.completionIds, completionPieces: tokenPieces(tokenizer, turn.tokens.completionIds), completionLogprobs: turn.tokens.completionLogprobs }] : [],
+    ),
     ...(trajectory.turnRewards?.length === trajectory.turns.length ? { turnRewards: trajectory.turnRewards } : {}),
   };
 }
-
 
 Comlink.expose(api);

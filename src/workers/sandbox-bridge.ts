@@ -80,7 +80,9 @@ export class JudgeFailedError extends Error {
     readonly reason: string,
     readonly kind: string,
   ) {
-    super(`The judge (${judgeLabel}) failed: ${reason}. The run stopped: a judge that cannot answer would score every rollout 0, which is no reward. Check the Judge card (URL, model, key), or choose the offline heuristic judge.`);
+    super(
+      `The judge (${judgeLabel}) failed: ${reason}. The run stopped: a judge that cannot answer would score every rollout 0, which is no reward. Check the Judge card (URL, model, key), or choose the offline heuristic judge.`,
+    );
   }
 }
 
@@ -179,17 +181,21 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   let nextGroupId = -2;
 
   let fail: (error: Error) => void = () => {};
-  const failed = new Promise<never>((_resolve, reject) => { fail = reject; });
+  const failed = new Promise<never>((_resolve, reject) => {
+    fail = reject;
+  });
   failed.catch(() => {});
   frame.onError((message) => fail(new Error(`the sandbox failed: ${message}`)));
 
   const stall = (what: string, rollout?: ActiveRollout) => {
     const where = rollout?.group ? ` in ${rollout.group}` : rollout ? ` in task ${rollout.taskIndex}, rollout ${rollout.rolloutIndex}` : '';
-    fail(new SandboxTimeoutError(
-      `Environment "${environmentName}" was stopped: ${what}${where} ran for more than ${(timeLimitMs / 1000).toFixed(1)} s without returning (an infinite loop?). The sandbox was shut down; the next run starts a fresh one.`,
-      environmentName,
-      rollout && !rollout.group ? { taskIndex: rollout.taskIndex, rolloutIndex: rollout.rolloutIndex } : undefined,
-    ));
+    fail(
+      new SandboxTimeoutError(
+        `Environment "${environmentName}" was stopped: ${what}${where} ran for more than ${(timeLimitMs / 1000).toFixed(1)} s without returning (an infinite loop?). The sandbox was shut down; the next run starts a fresh one.`,
+        environmentName,
+        rollout && !rollout.group ? { taskIndex: rollout.taskIndex, rolloutIndex: rollout.rolloutIndex } : undefined,
+      ),
+    );
   };
   const watchdog = setInterval(() => {
     const now = Date.now();
@@ -200,7 +206,9 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
       return stall(phase === 'loading' ? 'loading the environment' : 'environment code', oldest);
     }
   }, WATCH_INTERVAL_MS);
-  const alive = () => { lastSignOfLife = Math.max(lastSignOfLife, Date.now()); };
+  const alive = () => {
+    lastSignOfLife = Math.max(lastSignOfLife, Date.now());
+  };
 
   const host: SandboxHost = {
     async createCompletion(rolloutId, chatRequest): Promise<CompletionOutcome> {

@@ -223,10 +223,16 @@ export function toChatClientError(error: unknown, modelId: string): ChatClientEr
     return new ChatClientError(`WebLLM model "${modelId}" needs a GPU feature this browser lacks (${firstLine(text)}); pick another model`, 'not_found');
   }
   if (isDeviceLoss(error)) {
-    return new ChatClientError(`The GPU ran out of memory or was lost while WebLLM ran "${modelId}" (${firstLine(text)}); close other GPU-heavy tabs, pick a smaller model, and load it again`, 'device');
+    return new ChatClientError(
+      `The GPU ran out of memory or was lost while WebLLM ran "${modelId}" (${firstLine(text)}); close other GPU-heavy tabs, pick a smaller model, and load it again`,
+      'device',
+    );
   }
   if (/Failed to fetch|Cannot fetch|Unable to fetch|NetworkError|Load failed|ERR_|network|status (4|5)\d\d/i.test(text)) {
-    return new ChatClientError(`WebLLM could not download "${modelId}" (${firstLine(text)}); its weights come from huggingface.co and its library from raw.githubusercontent.com — check the connection and try Load again`, 'network');
+    return new ChatClientError(
+      `WebLLM could not download "${modelId}" (${firstLine(text)}); its weights come from huggingface.co and its library from raw.githubusercontent.com — check the connection and try Load again`,
+      'network',
+    );
   }
   return new ChatClientError(`WebLLM failed on "${modelId}": ${firstLine(text)}`, 'server');
 }
@@ -293,7 +299,9 @@ export function modelFitProblems(model: WebLLMModelInfo, gpu: GpuFacts): string[
   if (missing.length > 0) problems.push(`This model needs the GPU feature ${missing.join(', ')}, which this adapter lacks: pick a q4f32 or q0f32 variant.`);
   // deviceMemory is the device's RAM (rounded, at most 8 GB); a GPU sharing it seldom gets more than half.
   if (gpu.deviceMemoryGB !== undefined && model.vramMB > (gpu.deviceMemoryGB * 1024) / 2) {
-    problems.push(`This model needs about ${formatMB(model.vramMB)} of GPU memory and this device reports ${gpu.deviceMemoryGB} GB of memory, so it may not fit: pick a smaller model if loading fails.`);
+    problems.push(
+      `This model needs about ${formatMB(model.vramMB)} of GPU memory and this device reports ${gpu.deviceMemoryGB} GB of memory, so it may not fit: pick a smaller model if loading fails.`,
+    );
   }
   return problems;
 }
@@ -351,11 +359,7 @@ export async function deleteCachedWebLLMModel(modelId: string): Promise<void> {
  * time), reporting progress. Failures become ChatClientErrors that say what to do; the worker is
  * terminated on failure.
  */
-export async function loadWebLLM(
-  modelId: string,
-  onProgress: (report: WebLLMLoadProgress) => void,
-  onDeviceLost?: (error: ChatClientError) => void,
-): Promise<LoadedWebLLM> {
+export async function loadWebLLM(modelId: string, onProgress: (report: WebLLMLoadProgress) => void, onDeviceLost?: (error: ChatClientError) => void): Promise<LoadedWebLLM> {
   if (!('gpu' in navigator) || !navigator.gpu) throw toChatClientError(new Error('WebGPUNotAvailableError: WebGPU is not supported'), modelId);
   const webllm = await webllmModule();
   if (!webllm.prebuiltAppConfig.model_list.some((record) => record.model_id === modelId)) throw toChatClientError(new Error('ModelNotFoundError: Cannot find model record'), modelId);

@@ -62,7 +62,11 @@ function textAfterLastAssistant(messages: readonly Message[]): string {
       break;
     }
   }
-  return messages.slice(start).map((message) => message.content).filter((text) => text !== '').join('\n\n');
+  return messages
+    .slice(start)
+    .map((message) => message.content)
+    .filter((text) => text !== '')
+    .join('\n\n');
 }
 
 /**
@@ -83,7 +87,10 @@ export function assistantMessageOf(data: unknown, turn: number, hasTools: boolea
     return { role: 'assistant', content: '', tool_calls: [{ id: `call_${turn}_0`, type: 'function', function: { name: action.tool_name, arguments: JSON.stringify(args) } }] };
   }
   const extra = Object.keys(action).filter((key) => key !== 'message' && key !== 'tool_calls');
-  if (extra.length > 0) throw invalidAction(`an action takes "message" (and "tool_calls" for tool environments), or type "call_tool"; unknown field${extra.length > 1 ? 's' : ''} ${extra.map((key) => `"${key}"`).join(', ')}`);
+  if (extra.length > 0)
+    throw invalidAction(
+      `an action takes "message" (and "tool_calls" for tool environments), or type "call_tool"; unknown field${extra.length > 1 ? 's' : ''} ${extra.map((key) => `"${key}"`).join(', ')}`,
+    );
   if (typeof action.message !== 'string') throw invalidAction(`an action needs "message", the model's reply as a string, got ${describe(action.message)}`);
   if (action.tool_calls === undefined || (Array.isArray(action.tool_calls) && action.tool_calls.length === 0)) return { role: 'assistant', content: action.message };
   if (!hasTools) throw invalidAction('this environment offers no tools; leave out "tool_calls"');

@@ -51,10 +51,12 @@ export class RemotePolicy implements ChatClient {
         if (this.parked?.request === request) this.rejectParked('the episode was cancelled');
       };
       // The listener goes when the request is settled, so a long episode does not pile them up on one signal.
-      const settled = <T>(settle: (value: T) => void) => (value: T) => {
-        request.signal?.removeEventListener('abort', onAbort);
-        settle(value);
-      };
+      const settled =
+        <T>(settle: (value: T) => void) =>
+        (value: T) => {
+          request.signal?.removeEventListener('abort', onAbort);
+          settle(value);
+        };
       // A restarted rollout asking the turn the client already sees: it takes the place of the dead attempt's request, unannounced.
       const superseded = this.parked;
       this.parked = { request, resolve: settled(resolve), reject: settled(reject) };

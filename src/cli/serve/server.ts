@@ -73,7 +73,11 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
   /** The episodes of stateless POST /reset and /step requests in progress: they hold a rollout too, so they count as sessions. */
   const stateless = new Set<ServeSession>();
   const activeSessions = () => connections.size + stateless.size;
-  const capacityError = () => new WireError('CAPACITY_REACHED', `the server holds its maximum of ${options.maxSessions} sessions; try again later or start it with a larger --max-sessions`, { active_sessions: activeSessions(), max_sessions: options.maxSessions });
+  const capacityError = () =>
+    new WireError('CAPACITY_REACHED', `the server holds its maximum of ${options.maxSessions} sessions; try again later or start it with a larger --max-sessions`, {
+      active_sessions: activeSessions(),
+      max_sessions: options.maxSessions,
+    });
   let closing = false;
   const outbox = new ReplyOutbox<WebSocket>(writeReply);
 
@@ -223,17 +227,21 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     ws.close(code, reason);
   }
 
-  const reaper = options.sessionTimeoutMs === undefined
-    ? undefined
-    : setInterval(() => {
-        const now = Date.now();
-        for (const connection of connections) {
-          if (!connection.busy && connection.queued === 0 && now - connection.lastActivity > options.sessionTimeoutMs!) {
-            connection.session.close('the session was idle too long');
-            closeSocket(connection.ws, 1000, `idle for more than ${Math.round(options.sessionTimeoutMs! / 1000)} s`);
-          }
-        }
-      }, Math.min(1000, Math.max(50, options.sessionTimeoutMs / 4)));
+  const reaper =
+    options.sessionTimeoutMs === undefined
+      ? undefined
+      : setInterval(
+          () => {
+            const now = Date.now();
+            for (const connection of connections) {
+              if (!connection.busy && connection.queued === 0 && now - connection.lastActivity > options.sessionTimeoutMs!) {
+                connection.session.close('the session was idle too long');
+                closeSocket(connection.ws, 1000, `idle for more than ${Math.round(options.sessionTimeoutMs! / 1000)} s`);
+              }
+            }
+          },
+          Math.min(1000, Math.max(50, options.sessionTimeoutMs / 4)),
+        );
   reaper?.unref();
 
   await new Promise<void>((resolve, reject) => {
@@ -259,7 +267,12 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       const inFlight = Promise.all([...connections].map((connection) => connection.queue));
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([inFlight, new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs); })]);
+      await Promise.race([
+        inFlight,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, graceMs);
+        }),
+      ]);
       clearTimeout(timer);
       // Whatever still runs ends now: its waiting step fails with EXECUTION_ERROR.
       for (const connection of connections) connection.session.close('the server is shutting down');

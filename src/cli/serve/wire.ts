@@ -87,7 +87,7 @@ export const ACTION_SCHEMA = {
   type: 'object',
   description: 'The model\'s reply. Tool environments also take {"type":"call_tool","tool_name":...,"arguments":{...}}, or tool_calls beside message.',
   properties: {
-    message: { type: 'string', description: 'The text of the model\'s reply.' },
+    message: { type: 'string', description: "The text of the model's reply." },
     tool_calls: { type: 'array', description: 'OpenAI tool calls: [{"id","type":"function","function":{"name","arguments":"<JSON text>"}}].', items: { type: 'object' } },
   },
   required: ['message'],

@@ -38,27 +38,48 @@ export interface ArithmeticArgs {
 type Step = (rng: Rng, count: number, max: number, name: string, item: string) => { text: string; count: number } | undefined;
 
 const STEPS: { minDifficulty: number; step: Step }[] = [
-  { minDifficulty: 1, step: (rng, count, max, name, item) => { const k = rng.int(1, max); return { text: `${name} buys ${k} more ${item}.`, count: count + k }; } },
-  { minDifficulty: 1, step: (rng, count, _max, name, item) => {
-    if (count < 1) return undefined;
-    const k = rng.int(1, count);
-    return { text: `${name} gives away ${k} ${item}.`, count: count - k };
-  } },
-  { minDifficulty: 2, step: (rng, count, max, name, item) => {
-    const packs = rng.int(2, Math.min(9, max));
-    const each = rng.int(2, max);
-    return { text: `${name} buys ${packs} packs of ${each} ${item}.`, count: count + packs * each };
-  } },
-  { minDifficulty: 3, step: (rng, count, _max, name) => {
-    const [factor, word] = rng.pick([[2, 'doubles'], [3, 'triples']] as const);
-    return { text: `A friend ${word} ${name}'s pile.`, count: count * factor };
-  } },
-  { minDifficulty: 3, step: (rng, count, _max, name, item) => {
-    const shares = [2, 3, 4, 5].filter((k) => count > 0 && count % k === 0);
-    if (shares.length === 0) return undefined;
-    const k = rng.pick(shares);
-    return { text: `${name} splits the ${item} into ${k} equal groups and keeps one group.`, count: count / k };
-  } },
+  {
+    minDifficulty: 1,
+    step: (rng, count, max, name, item) => {
+      const k = rng.int(1, max);
+      return { text: `${name} buys ${k} more ${item}.`, count: count + k };
+    },
+  },
+  {
+    minDifficulty: 1,
+    step: (rng, count, _max, name, item) => {
+      if (count < 1) return undefined;
+      const k = rng.int(1, count);
+      return { text: `${name} gives away ${k} ${item}.`, count: count - k };
+    },
+  },
+  {
+    minDifficulty: 2,
+    step: (rng, count, max, name, item) => {
+      const packs = rng.int(2, Math.min(9, max));
+      const each = rng.int(2, max);
+      return { text: `${name} buys ${packs} packs of ${each} ${item}.`, count: count + packs * each };
+    },
+  },
+  {
+    minDifficulty: 3,
+    step: (rng, count, _max, name) => {
+      const [factor, word] = rng.pick([
+        [2, 'doubles'],
+        [3, 'triples'],
+      ] as const);
+      return { text: `A friend ${word} ${name}'s pile.`, count: count * factor };
+    },
+  },
+  {
+    minDifficulty: 3,
+    step: (rng, count, _max, name, item) => {
+      const shares = [2, 3, 4, 5].filter((k) => count > 0 && count % k === 0);
+      if (shares.length === 0) return undefined;
+      const k = rng.pick(shares);
+      return { text: `${name} splits the ${item} into ${k} equal groups and keeps one group.`, count: count / k };
+    },
+  },
 ];
 
 function makeTask(rng: Rng, difficulty: number): Task {

@@ -114,10 +114,7 @@ export default function loadEnvironment(args: CalculatorArgs = {}): Environment<
     systemPrompt: SYSTEM_PROMPT,
     parser: new XMLParser(['answer']),
     tools: [calculatorTool],
-    rubric: new Rubric<ToolState>()
-      .addReward(correctAnswerReward, CORRECT_WEIGHT)
-      .addReward(toolUseReward, TOOL_USE_WEIGHT)
-      .addMetric(toolErrorsMetric, 'lowerIsBetter'),
+    rubric: new Rubric<ToolState>().addReward(correctAnswerReward, CORRECT_WEIGHT).addReward(toolUseReward, TOOL_USE_WEIGHT).addMetric(toolErrorsMetric, 'lowerIsBetter'),
     maxTurns,
     passThreshold: CORRECT_WEIGHT,
   });

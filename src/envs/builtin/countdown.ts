@@ -92,9 +92,10 @@ function makeTask(rng: Rng, count: number, maxNumber: number, maxTarget: number)
 
 // ---------------------------------------------------------------- parser
 
-const SYSTEM_PROMPT = 'Combine some of the numbers with + - * / and parentheses to make the target, using each number at most once. '
-  + 'Fractions may appear along the way; the result must equal the target exactly. '
-  + 'Answer with the expression alone inside <answer>...</answer> tags, like <answer>(3 + 5) * 2</answer>.';
+const SYSTEM_PROMPT =
+  'Combine some of the numbers with + - * / and parentheses to make the target, using each number at most once. ' +
+  'Fractions may appear along the way; the result must equal the target exactly. ' +
+  'Answer with the expression alone inside <answer>...</answer> tags, like <answer>(3 + 5) * 2</answer>.';
 
 /** The model's expression evaluated, or undefined when there is none or it does not parse. */
 function evaluateAnswer(ctx: RewardContext): EvaluatedExpression | undefined {
@@ -157,10 +158,7 @@ export default function loadEnvironment(args: CountdownArgs = {}): Environment {
     evalDataset: generateTasks({ count: numEvalTasks, seed: evalSeed, make, exclude: dataset }),
     systemPrompt: SYSTEM_PROMPT,
     parser,
-    rubric: new Rubric()
-      .addReward(correctReward, CORRECT_WEIGHT)
-      .addReward(parser.formatReward(), FORMAT_WEIGHT)
-      .addMetric(allowedNumbersMetric, 'check'),
+    rubric: new Rubric().addReward(correctReward, CORRECT_WEIGHT).addReward(parser.formatReward(), FORMAT_WEIGHT).addMetric(allowedNumbersMetric, 'check'),
     passThreshold: CORRECT_WEIGHT,
   });
 }

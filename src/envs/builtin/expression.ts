@@ -62,8 +62,14 @@ export function formatRational(value: Rational): string {
   let rest = value.den;
   let twos = 0;
   let fives = 0;
-  while (rest % 2n === 0n) { rest /= 2n; twos++; }
-  while (rest % 5n === 0n) { rest /= 5n; fives++; }
+  while (rest % 2n === 0n) {
+    rest /= 2n;
+    twos++;
+  }
+  while (rest % 5n === 0n) {
+    rest /= 5n;
+    fives++;
+  }
   if (rest === 1n) return decimalString(value, Math.max(twos, fives));
   return `${value.num}/${value.den} ≈ ${decimalString(value, 6)}`;
 }
@@ -149,7 +155,11 @@ export function evaluateExpression(source: string): EvaluatedExpression {
  * a decimal part ("1200.0" equals "1200"), a trailing full stop. Anything else gives undefined.
  */
 export function parseNumberAnswer(text: string): Rational | undefined {
-  let cleaned = text.trim().replace(/\.$/, '').replace(/^([+\-−]?)\$/, '$1').replace(/−/g, '-');
+  let cleaned = text
+    .trim()
+    .replace(/\.$/, '')
+    .replace(/^([+\-−]?)\$/, '$1')
+    .replace(/−/g, '-');
   if (/^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(cleaned)) cleaned = cleaned.replace(/,/g, '');
   const match = /^([+-]?)(\d+(?:\.\d+)?)$/.exec(cleaned);
   if (!match || match[2]!.replace('.', '').length > MAX_LITERAL_DIGITS) return undefined;

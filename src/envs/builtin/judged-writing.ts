@@ -15,7 +15,19 @@
  * shows up as a high judge score with failing constraints. Passing = judge score ≥ 0.8. Also
  * exports `judgedWritingExpertPolicy`, which writes a poem that meets every constraint.
  */
-import { SingleTurnEnv, JudgeRubric, Parser, type ChatClient, type ChatCompletion, type ChatRequest, type Environment, type RewardContext, type ScriptedPolicy, type Task, readArgs } from '../index.ts';
+import {
+  SingleTurnEnv,
+  JudgeRubric,
+  Parser,
+  type ChatClient,
+  type ChatCompletion,
+  type ChatRequest,
+  type Environment,
+  type RewardContext,
+  type ScriptedPolicy,
+  type Task,
+  readArgs,
+} from '../index.ts';
 import { EVAL_SEED_OFFSET, generateTasks, type Rng } from './random.ts';
 
 // ---------------------------------------------------------------- dataset
@@ -66,7 +78,10 @@ Grade from 0 to 10 how well the poem follows the task (exactly two lines, about 
 
 /** Non-empty lines of a text. */
 function linesOf(text: string): string[] {
-  return text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
 }
 
 /** Whether `text` contains `phrase` as whole words, ignoring case. */
@@ -84,7 +99,14 @@ export function gradePoemHeuristically(poem: string, topic: string, word: string
   let grade = lines.length === 2 ? 4 : lines.length === 1 || lines.length === 3 ? 1 : 0;
   if (mentions(poem, word)) grade += 3;
   if (mentions(poem, topic.split(' ').at(-1)!)) grade += 2;
-  if (lines.length > 0 && lines.every((line) => { const n = line.split(/\s+/).length; return n >= 3 && n <= 12; })) grade += 1;
+  if (
+    lines.length > 0 &&
+    lines.every((line) => {
+      const n = line.split(/\s+/).length;
+      return n >= 3 && n <= 12;
+    })
+  )
+    grade += 1;
   return grade;
 }
 
@@ -129,7 +151,9 @@ export default function loadEnvironment(args: JudgedWritingArgs = {}): Environme
   const read = readArgs('judged-writing', args);
   const judgeClient = args.judgeClient ?? new HeuristicJudgeClient();
   if (typeof judgeClient !== 'object' || judgeClient === null || typeof judgeClient.chat?.completions?.create !== 'function') {
-    read.fail(`judgeClient must be a chat client given by code (an object with chat.completions.create), got ${judgeClient === null ? 'null' : typeof judgeClient}; leave it out of JSON arguments to use the offline judge`);
+    read.fail(
+      `judgeClient must be a chat client given by code (an object with chat.completions.create), got ${judgeClient === null ? 'null' : typeof judgeClient}; leave it out of JSON arguments to use the offline judge`,
+    );
   }
   const judgeModel = read.string('judgeModel', { default: 'default' });
   const numTasks = read.wholeNumber('numTasks', { default: 100, min: 0 });
@@ -137,9 +161,7 @@ export default function loadEnvironment(args: JudgedWritingArgs = {}): Environme
   const seed = read.wholeNumber('seed', { default: 0 });
   const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
   const dataset = generateTasks({ count: numTasks, seed, make: makeTask });
-  const rubric = new JudgeRubric({ judgeClient, judgeModel, judgePrompt: WRITING_JUDGE_PROMPT, weight: JUDGE_WEIGHT })
-    .addMetric(mentionsWordMetric, 'check')
-    .addMetric(twoLinesMetric, 'check');
+  const rubric = new JudgeRubric({ judgeClient, judgeModel, judgePrompt: WRITING_JUDGE_PROMPT, weight: JUDGE_WEIGHT }).addMetric(mentionsWordMetric, 'check').addMetric(twoLinesMetric, 'check');
   return new SingleTurnEnv({
     name: 'judged-writing',
     dataset,

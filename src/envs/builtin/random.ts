@@ -56,13 +56,7 @@ export const EVAL_SEED_OFFSET = 1_000_003;
  * training set, for a held-out split) are skipped; with `unique`, repeated questions are too.
  * Gives up after `count * 100` attempts and returns what it has (a small task space).
  */
-export function generateTasks(options: {
-  count: number;
-  seed: number;
-  make: (rng: Rng) => Task;
-  exclude?: readonly Task[];
-  unique?: boolean;
-}): Task[] {
+export function generateTasks(options: { count: number; seed: number; make: (rng: Rng) => Task; exclude?: readonly Task[]; unique?: boolean }): Task[] {
   const { count, seed, make, unique = false } = options;
   if (!Number.isInteger(count) || count < 0) throw new Error(`numTasks must be a non-negative integer, got ${count}`);
   const rng = createRng(seed);

@@ -46,7 +46,20 @@
  * guesses a random pool word that fits the board, but now and then (30% of
  * moves) one that fits only the greens, so RL has room to do better than imitation.
  */
-import { MultiTurnEnv, Rubric, type MultiTurnEnvOptions, Parser, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, type Trajectory, readArgs } from '../index.ts';
+import {
+  MultiTurnEnv,
+  Rubric,
+  type MultiTurnEnvOptions,
+  Parser,
+  type Environment,
+  type Message,
+  type RewardContext,
+  type ScriptedPolicy,
+  type State,
+  type Task,
+  type Trajectory,
+  readArgs,
+} from '../index.ts';
 import { WORDLE_ANSWERS } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
 import { scoreGuess } from './wordle-rules.ts';
@@ -399,7 +412,8 @@ export type CompactRewardName = keyof typeof COMPACT_REWARD_WEIGHTS | keyof type
 function compactWeights(overrides: unknown): Record<CompactRewardName, number> {
   const weights: Record<CompactRewardName, number> = { ...COMPACT_REWARD_WEIGHTS, ...COMPACT_TURN_REWARD_WEIGHTS };
   if (overrides === undefined) return weights;
-  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) throw new Error(`wordle (compact): rewardWeights must be an object of weights by name, got ${JSON.stringify(overrides)}`);
+  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides))
+    throw new Error(`wordle (compact): rewardWeights must be an object of weights by name, got ${JSON.stringify(overrides)}`);
   for (const [name, weight] of Object.entries(overrides)) {
     if (!(name in weights)) throw new Error(`wordle (compact): rewardWeights has no reward "${name}"; the names are ${Object.keys(weights).join(', ')}`);
     if (typeof weight !== 'number' || !Number.isFinite(weight)) throw new Error(`wordle (compact): the weight of ${name} must be a finite number, got ${JSON.stringify(weight)}`);
@@ -450,14 +464,17 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
   const weights = compactWeights(args.rewardWeights);
   const numTasks = read.wholeNumber('numTasks', { default: 1000, min: 0, note: 'answers repeat when there are more games than answers' });
   const evalSplit = read.oneOf('evalSplit', COMPACT_EVAL_SPLITS, { default: 'fresh' });
-  const numEvalTasks = evalSplit === 'held-out'
-    ? read.wholeNumber('numEvalTasks', { default: COMPACT_HELD_OUT, min: 0, max: COMPACT_HELD_OUT, note: 'the held-out split has one game per held-out word' })
-    : read.wholeNumber('numEvalTasks', { default: COMPACT_HELD_OUT, min: 0, max: COMPACT_MAX_FRESH_EVAL_TASKS });
+  const numEvalTasks =
+    evalSplit === 'held-out'
+      ? read.wholeNumber('numEvalTasks', { default: COMPACT_HELD_OUT, min: 0, max: COMPACT_HELD_OUT, note: 'the held-out split has one game per held-out word' })
+      : read.wholeNumber('numEvalTasks', { default: COMPACT_HELD_OUT, min: 0, max: COMPACT_MAX_FRESH_EVAL_TASKS });
   const seed = read.wholeNumber('seed', { default: 0 });
   const evalSeed = read.wholeNumber('evalSeed', { default: seed + EVAL_SEED_OFFSET });
   // Training games are numbered seed … seed + numTasks − 1; fresh evaluation games evalSeed onwards: never the same game.
   if (evalSplit === 'fresh' && evalSeed < seed + numTasks && seed < evalSeed + numEvalTasks) {
-    read.fail(`the evaluation games' seeds (${evalSeed} to ${evalSeed + numEvalTasks - 1}) overlap the training games' (${seed} to ${seed + numTasks - 1}); choose an evalSeed outside them (the default, seed + ${EVAL_SEED_OFFSET}, is)`);
+    read.fail(
+      `the evaluation games' seeds (${evalSeed} to ${evalSeed + numEvalTasks - 1}) overlap the training games' (${seed} to ${seed + numTasks - 1}); choose an evalSeed outside them (the default, seed + ${EVAL_SEED_OFFSET}, is)`,
+    );
   }
   const maxTurns = read.wholeNumber('maxTurns', { default: 8, min: 1 });
   const answers = read.oneOf('answers', COMPACT_TRAINING_ANSWERS, { default: 'practice' });
@@ -470,19 +487,26 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
     .addMetric(consistentGuessesMetric, 'higherIsBetter')
     .addMetric(compactInvalidGuessesMetric, 'lowerIsBetter');
   if (turnRewards) rubric.addTurnReward(validMoveTurnReward, weights.validMove).addTurnReward(fitsBoardTurnReward, weights.fitsBoard);
-  return new CompactWordleEnv({
-    name: 'wordle',
-    dataset: compactTasks(pool[answers], numTasks, seed),
-    // Only practice games set their demonstrations apart; otherwise the warm-up plays `dataset` itself.
-    ...(answers === 'practice' ? { demonstrationDataset: compactTasks(pool.demonstration, numTasks, seed) } : {}),
-    evalDataset: evalSplit === 'fresh'
-      ? freshTasks(pool.all, numEvalTasks, evalSeed)
-      : createRng(evalSeed).shuffle(pool.heldOut).slice(0, numEvalTasks).map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
-    parser: new Parser(),
-    rubric,
-    maxTurns,
-    passThreshold: COMPACT_REWARD_WEIGHTS.win,
-  }, pool);
+  return new CompactWordleEnv(
+    {
+      name: 'wordle',
+      dataset: compactTasks(pool[answers], numTasks, seed),
+      // Only practice games set their demonstrations apart; otherwise the warm-up plays `dataset` itself.
+      ...(answers === 'practice' ? { demonstrationDataset: compactTasks(pool.demonstration, numTasks, seed) } : {}),
+      evalDataset:
+        evalSplit === 'fresh'
+          ? freshTasks(pool.all, numEvalTasks, evalSeed)
+          : createRng(evalSeed)
+              .shuffle(pool.heldOut)
+              .slice(0, numEvalTasks)
+              .map((answer) => ({ question: renderBoard(boardFacts([], [])), answer, task: 'wordle' })),
+      parser: new Parser(),
+      rubric,
+      maxTurns,
+      passThreshold: COMPACT_REWARD_WEIGHTS.win,
+    },
+    pool,
+  );
 }
 
 /** The answer pool of a compact Wordle environment, or undefined when `env` is not one. */

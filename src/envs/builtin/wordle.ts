@@ -22,7 +22,17 @@
 import { MultiTurnEnv, XMLParser, Rubric, type Environment, type Message, type RewardContext, type ScriptedPolicy, type State, type Task, readArgs } from '../index.ts';
 import { WORDLE_ANSWERS, WORDLE_EXTRA_GUESSES } from './data/wordle-words.ts';
 import { EVAL_SEED_OFFSET, createRng } from './random.ts';
-import { COMPACT_TEACHER_MISTAKE_RATE, compactPoolOf, compactWordleTeacher, isCompactWordleTranscript, loadCompactWordle, type CompactEvalSplit, type CompactRewardName, type CompactTrainingAnswers, type CompactWordleState } from './wordle-compact.ts';
+import {
+  COMPACT_TEACHER_MISTAKE_RATE,
+  compactPoolOf,
+  compactWordleTeacher,
+  isCompactWordleTranscript,
+  loadCompactWordle,
+  type CompactEvalSplit,
+  type CompactRewardName,
+  type CompactTrainingAnswers,
+  type CompactWordleState,
+} from './wordle-compact.ts';
 import { scoreGuess } from './wordle-rules.ts';
 
 /** Letters in a word. */
@@ -71,7 +81,10 @@ export interface WordleArgs {
 }
 
 function wordleTasks(words: readonly string[], count: number, seed: number): Task[] {
-  return createRng(seed).shuffle(words).slice(0, count).map((answer) => ({ question: RULES, answer, task: 'wordle' }));
+  return createRng(seed)
+    .shuffle(words)
+    .slice(0, count)
+    .map((answer) => ({ question: RULES, answer, task: 'wordle' }));
 }
 
 // ---------------------------------------------------------------- game rules

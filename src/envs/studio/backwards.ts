@@ -25,7 +25,10 @@ export const PLANTED_SYSTEM_PROMPT = 'You are an agent with tools. Use them to l
 
 /** A planted task as an environment task: the question with the tools' system prompt, the answer (none for a write), the planted records and any goal in info. */
 export function plantedEnvironmentTask(task: PlantedTask): Task {
-  const prompt: Task['prompt'] = [{ role: 'system', content: PLANTED_SYSTEM_PROMPT }, { role: 'user', content: task.question }];
+  const prompt: Task['prompt'] = [
+    { role: 'system', content: PLANTED_SYSTEM_PROMPT },
+    { role: 'user', content: task.question },
+  ];
   const info = { planted: task.records, field: task.field, plantedId: task.id, kind: task.kind, ...(task.goal ? { goal: task.goal } : {}) };
   return task.goal ? { prompt, info } : { prompt, answer: task.answer, info };
 }
@@ -68,7 +71,13 @@ function plantedOutcomeReward(ctx: RewardContext): number {
 export async function verifyBackwardsTasks(tasks: readonly PlantedTask[], options: VerifyBackwardsOptions): Promise<VerifiedPlantedTask[]> {
   if (tasks.length === 0) return [];
   const rubric = () => new Rubric({ funcs: [plantedOutcomeReward] });
-  const simulator = new ToolSimulator({ tools: options.tools, records: options.records, client: options.simulator, corrections: options.corrections ?? [], ...(options.simulatorModel !== undefined ? { model: options.simulatorModel } : {}) });
+  const simulator = new ToolSimulator({
+    tools: options.tools,
+    records: options.records,
+    client: options.simulator,
+    corrections: options.corrections ?? [],
+    ...(options.simulatorModel !== undefined ? { model: options.simulatorModel } : {}),
+  });
   const envTasks = tasks.map(plantedEnvironmentTask);
   const withTools = new SimulatedToolEnv({ name: 'planted-with-tools', dataset: envTasks, simulator, rubric: rubric(), maxTurns: 6 });
   const closedBook = new SingleTurnEnv({ name: 'planted-closed-book', dataset: envTasks, rubric: rubric() });

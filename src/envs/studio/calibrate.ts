@@ -94,23 +94,25 @@ export async function calibrate<S extends State>(env: Environment<S>, policy: Ch
 export function calibrateRecords(records: readonly RolloutRecord[], tasks: readonly Task[], keep: readonly [number, number] = [0, 1]): TaskCalibration[] {
   const byTask = new Map<number, RolloutRecord[]>();
   for (const record of records) byTask.set(record.taskIndex, [...(byTask.get(record.taskIndex) ?? []), record]);
-  return [...byTask.entries()].sort(([a], [b]) => a - b).map(([taskIndex, group]) => {
-    const task = tasks[taskIndex];
-    const passRate = group.filter((record) => record.passed).length / group.length;
-    const reward = meanStd(group.map((record) => record.reward));
-    return {
-      taskIndex,
-      question: taskQuestion(task, group[0]!),
-      ...(task?.answer !== undefined ? { answer: task.answer } : {}),
-      rollouts: group.length,
-      passRate,
-      rewardMean: reward.mean,
-      rewardStd: reward.std,
-      learnability: learnability(passRate),
-      label: calibrationLabel(passRate, keep),
-      errors: group.filter((record) => record.errors.length > 0).length,
-    };
-  });
+  return [...byTask.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([taskIndex, group]) => {
+      const task = tasks[taskIndex];
+      const passRate = group.filter((record) => record.passed).length / group.length;
+      const reward = meanStd(group.map((record) => record.reward));
+      return {
+        taskIndex,
+        question: taskQuestion(task, group[0]!),
+        ...(task?.answer !== undefined ? { answer: task.answer } : {}),
+        rollouts: group.length,
+        passRate,
+        rewardMean: reward.mean,
+        rewardStd: reward.std,
+        learnability: learnability(passRate),
+        label: calibrationLabel(passRate, keep),
+        errors: group.filter((record) => record.errors.length > 0).length,
+      };
+    });
 }
 
 function taskQuestion(task: Task | undefined, record: RolloutRecord): string {

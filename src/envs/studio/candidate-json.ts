@@ -24,9 +24,7 @@ export interface MalformedItem {
 }
 
 /** What a reply held: usable pairs and malformed items, or (`ok: false`) why nothing could be read. */
-export type CandidateParse =
-  | { ok: true; pairs: CandidatePair[]; malformed: MalformedItem[] }
-  | { ok: false; reason: string };
+export type CandidateParse = { ok: true; pairs: CandidatePair[]; malformed: MalformedItem[] } | { ok: false; reason: string };
 
 const QUESTION_KEYS = ['question', 'q', 'prompt'];
 const ANSWER_KEYS = ['answer', 'a', 'reference', 'reference_answer'];

@@ -83,7 +83,14 @@ export function chunkDocument(document: StudioDocument, options: ChunkOptions = 
     if (!current) return;
     const chunkText = text.slice(current.start, current.end);
     if (chunkText.trim() !== '' && (current.hasBody || !current.isHeading)) {
-      chunks.push({ id: `${document.name}#${current.start}-${current.end}`, source: document.name, start: current.start, end: current.end, text: chunkText, ...(current.heading ? { heading: current.heading } : {}) });
+      chunks.push({
+        id: `${document.name}#${current.start}-${current.end}`,
+        source: document.name,
+        start: current.start,
+        end: current.end,
+        text: chunkText,
+        ...(current.heading ? { heading: current.heading } : {}),
+      });
     }
     current = undefined;
   };

@@ -95,12 +95,14 @@ export class CriteriaRubric<S extends State = State> extends Rubric<S> {
       if (!pending) {
         const question = [...ctx.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
         const response = ctx.parser.parseAnswer(ctx.completion) ?? completionText(ctx.completion);
-        pending = askJudge({ client: options.judgeClient, model: options.judgeModel, maxTokens: options.maxTokens ?? 768 }, criteriaPrompt(question, response, this.criteria, ctx.answer)).then((reply) => {
-          const parsed = parseCriteriaVerdicts(reply, this.criteria);
-          const state: State = ctx.state;
-          state.criteriaVerdicts = parsed;
-          return parsed;
-        });
+        pending = askJudge({ client: options.judgeClient, model: options.judgeModel, maxTokens: options.maxTokens ?? 768 }, criteriaPrompt(question, response, this.criteria, ctx.answer)).then(
+          (reply) => {
+            const parsed = parseCriteriaVerdicts(reply, this.criteria);
+            const state: State = ctx.state;
+            state.criteriaVerdicts = parsed;
+            return parsed;
+          },
+        );
         verdicts.set(ctx.state, pending);
       }
       return pending;

@@ -101,7 +101,11 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 
 /** Leaf values by path (`a.b[2].c`), as canonical JSON; an empty object or array is a leaf. */
 function leaves(value: unknown, path = '', out = new Map<string, string>()): Map<string, string> {
-  const entries = Array.isArray(value) ? value.map((item, i) => [`[${i}]`, item] as const) : typeof value === 'object' && value !== null ? Object.entries(value).map(([key, item]) => [`.${key}`, item] as const) : [];
+  const entries = Array.isArray(value)
+    ? value.map((item, i) => [`[${i}]`, item] as const)
+    : typeof value === 'object' && value !== null
+      ? Object.entries(value).map(([key, item]) => [`.${key}`, item] as const)
+      : [];
   if (entries.length === 0) out.set(path, canonicalJson(value));
   for (const [key, item] of entries) leaves(item, `${path}${key}`, out);
   return out;
@@ -134,17 +138,39 @@ export interface FidelityOptions {
 
 /** Simulates every held-out call from `pool` (with `corrections`) and compares; rows per tool in first-seen order, then the overall row. */
 export async function measureFidelity(split: HeldOutSplit, corrections: readonly SimulatorCorrection[], options: FidelityOptions): Promise<Omit<FidelityRound, 'round'>> {
-  const simulator = new ToolSimulator({ tools: options.tools, records: split.pool, client: options.client, corrections, ...(options.model !== undefined ? { model: options.model } : {}), ...(options.examples !== undefined ? { examples: options.examples } : {}), seed: options.seed ?? 0 });
+  const simulator = new ToolSimulator({
+    tools: options.tools,
+    records: split.pool,
+    client: options.client,
+    corrections,
+    ...(options.model !== undefined ? { model: options.model } : {}),
+    ...(options.examples !== undefined ? { examples: options.examples } : {}),
+    seed: options.seed ?? 0,
+  });
   const examples: (FidelityExample & { garbage: boolean })[] = [];
   for (const [i, record] of split.heldOut.entries()) {
     const { simulated, garbage } = await simulateOnce(simulator, record, `held-out-${i}`);
     const judged = options.judge && !garbage ? parseYesNo(await askJudge(options.judge, equivalencePrompt(record.tool, record.arguments, record.result, simulated))) : options.judge ? false : null;
-    examples.push({ tool: record.tool, arguments: record.arguments, real: record.result, simulated, exact: !garbage && resultsEqual(record.result, simulated), fields: garbage ? 0 : fieldAgreement(record.result, simulated), judged, garbage });
+    examples.push({
+      tool: record.tool,
+      arguments: record.arguments,
+      real: record.result,
+      simulated,
+      exact: !garbage && resultsEqual(record.result, simulated),
+      fields: garbage ? 0 : fieldAgreement(record.result, simulated),
+      judged,
+      garbage,
+    });
   }
   const tools = [...new Set(split.heldOut.map((record) => record.tool))];
   return {
     corrections: corrections.length,
-    rows: tools.map((tool) => fidelityRow(tool, examples.filter((example) => example.tool === tool))),
+    rows: tools.map((tool) =>
+      fidelityRow(
+        tool,
+        examples.filter((example) => example.tool === tool),
+      ),
+    ),
     overall: fidelityRow('*', examples),
     examples: examples.map(({ garbage: _garbage, ...example }) => example),
   };
@@ -210,7 +236,15 @@ async function worstPoolAnswers(pool: readonly ToolRecord[], corrections: readon
     if (corrected.has(key) || seen >= (options.probesPerTool ?? 24)) continue;
     perTool.set(record.tool, seen + 1);
     const rest = pool.filter((other) => other !== record);
-    const simulator = new ToolSimulator({ tools: options.tools, records: rest, client: options.client, corrections, ...(options.model !== undefined ? { model: options.model } : {}), ...(options.examples !== undefined ? { examples: options.examples } : {}), seed: options.seed ?? 0 });
+    const simulator = new ToolSimulator({
+      tools: options.tools,
+      records: rest,
+      client: options.client,
+      corrections,
+      ...(options.model !== undefined ? { model: options.model } : {}),
+      ...(options.examples !== undefined ? { examples: options.examples } : {}),
+      seed: options.seed ?? 0,
+    });
     const { simulated, garbage } = await simulateOnce(simulator, record, `probe-${i}`);
     const fields = garbage ? 0 : fieldAgreement(record.result, simulated);
     if (fields < 1) scored.push({ correction: { tool: record.tool, arguments: record.arguments, simulated, result: record.result }, fields });

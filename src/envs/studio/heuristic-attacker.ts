@@ -11,7 +11,32 @@
 import type { ChatClient, ChatCompletion, ChatRequest } from '../client.ts';
 
 /** Words the attacker appends: vivid and approving words, none tied to a task. */
-export const ATTACKER_VOCABULARY = ['golden', 'silver', 'gentle', 'soft', 'glowing', 'dreams', 'whispers', 'shimmering', 'velvet', 'radiant', 'luminous', 'tender', 'serene', 'vivid', 'beautiful', 'excellent', 'perfect', 'correct', 'complete', 'eternal', 'crimson', 'moonlit', 'sparkling', 'misty'];
+export const ATTACKER_VOCABULARY = [
+  'golden',
+  'silver',
+  'gentle',
+  'soft',
+  'glowing',
+  'dreams',
+  'whispers',
+  'shimmering',
+  'velvet',
+  'radiant',
+  'luminous',
+  'tender',
+  'serene',
+  'vivid',
+  'beautiful',
+  'excellent',
+  'perfect',
+  'correct',
+  'complete',
+  'eternal',
+  'crimson',
+  'moonlit',
+  'sparkling',
+  'misty',
+];
 
 /** The offline attacker; `seed` fixes its choices (the same prompts in the same order give the same replies). */
 export class HeuristicAttackerClient implements ChatClient {

@@ -47,7 +47,11 @@ function passageOf(prompt: string): string | undefined {
 }
 
 function sentencesOf(text: string): string[] {
-  return text.replace(/^#+\s.*$/gm, '').split(/(?<=[.!?])\s+/).map((sentence) => sentence.replace(/\s+/g, ' ').trim()).filter((sentence) => sentence.split(' ').length >= 5);
+  return text
+    .replace(/^#+\s.*$/gm, '')
+    .split(/(?<=[.!?])\s+/)
+    .map((sentence) => sentence.replace(/\s+/g, ' ').trim())
+    .filter((sentence) => sentence.split(' ').length >= 5);
 }
 
 /** The word of a sentence a cloze question hides: a number, else a capitalised word not at the start, else the longest word. */
@@ -56,9 +60,15 @@ function clozeTarget(sentence: string): string | undefined {
   const clean = (word: string) => word.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
   const number = words.map(clean).find((word) => /^\d[\d.,]*$/.test(word));
   if (number) return number;
-  const name = words.slice(1).map(clean).find((word) => /^\p{Lu}\p{Ll}+$/u.test(word));
+  const name = words
+    .slice(1)
+    .map(clean)
+    .find((word) => /^\p{Lu}\p{Ll}+$/u.test(word));
   if (name) return name;
-  return words.map(clean).filter((word) => word.length >= 4).sort((a, b) => b.length - a.length)[0];
+  return words
+    .map(clean)
+    .filter((word) => word.length >= 4)
+    .sort((a, b) => b.length - a.length)[0];
 }
 
 function heuristicGenerate(prompt: string): string {
@@ -127,7 +137,9 @@ function fillAligned(cloze: string, passage: string): string | undefined {
 }
 
 function overlap(sentence: string, words: Set<string>): number {
-  return normalizeAnswer(sentence).split(' ').filter((word) => words.has(word)).length;
+  return normalizeAnswer(sentence)
+    .split(' ')
+    .filter((word) => words.has(word)).length;
 }
 
 /** Constraints a task states that a rule can check: quoted words, a line count. */
@@ -135,7 +147,7 @@ function constraintsOf(task: string): { words: string[]; lines?: number } {
   const words = [...task.matchAll(/(?:word|term|phrase)s?\s+"([^"]+)"/gi)].map((match) => match[1]!);
   const count = /\b(one|two|three|four|\d+)[- ]line\b/i.exec(task)?.[1]?.toLowerCase();
   const numbers: Record<string, number> = { one: 1, two: 2, three: 3, four: 4 };
-  const lines = count === undefined ? undefined : numbers[count] ?? Number(count);
+  const lines = count === undefined ? undefined : (numbers[count] ?? Number(count));
   return { words, ...(lines !== undefined ? { lines } : {}) };
 }
 
@@ -167,10 +179,12 @@ function heuristicJudge(prompt: string): string {
     const task = section(prompt, 'Task') ?? '';
     const response = /Response:\n([\s\S]*?)\n\nChecklist:/.exec(prompt)?.[1] ?? '';
     const items = [...(/Checklist:\n([\s\S]*?)\n\nFor each item/.exec(prompt)?.[1] ?? '').matchAll(/^(\d+)\. (.*)$/gm)];
-    return items.map(([, n, question]) => {
-      const failures = constraintFailures(question!, response).concat(/\btask\b|\bconstraint/i.test(question!) ? constraintFailures(task, response) : []);
-      return `${n}. Reason: rule check${failures.length > 0 ? `: ${failures.join('; ')}` : ' passed'}. Verdict: ${failures.length === 0 && response.trim() !== '' ? 'yes' : 'no'}`;
-    }).join('\n');
+    return items
+      .map(([, n, question]) => {
+        const failures = constraintFailures(question!, response).concat(/\btask\b|\bconstraint/i.test(question!) ? constraintFailures(task, response) : []);
+        return `${n}. Reason: rule check${failures.length > 0 ? `: ${failures.join('; ')}` : ' passed'}. Verdict: ${failures.length === 0 && response.trim() !== '' ? 'yes' : 'no'}`;
+      })
+      .join('\n');
   }
   if (prompt.startsWith('You are auditing a reward')) {
     const task = section(prompt, 'Task') ?? '';
@@ -188,5 +202,5 @@ function heuristicJudge(prompt: string): string {
     criteria.push({ name: 'meets_task_constraints', question: 'Does the response meet every constraint the task states?' });
     return JSON.stringify(criteria);
   }
-  return 'The heuristic judge does not recognise this prompt; it only answers the environment studio\'s own prompts.';
+  return "The heuristic judge does not recognise this prompt; it only answers the environment studio's own prompts.";
 }

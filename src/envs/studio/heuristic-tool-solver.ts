@@ -102,7 +102,9 @@ function findValue(value: unknown, name: string): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const own = (value as Record<string, unknown>)[name];
   if (typeof own === 'string' || typeof own === 'number') return String(own);
-  return Object.values(value).map((item) => findValue(item, name)).find((found) => found !== undefined);
+  return Object.values(value)
+    .map((item) => findValue(item, name))
+    .find((found) => found !== undefined);
 }
 
 function parseJson(text: string): unknown {

@@ -104,7 +104,38 @@ export { proposeCriteria, proposeCriteriaPrompt, criteriaRubricSnippet, slug, ty
 export { HeuristicStudioClient, createHeuristicStudioClients, type HeuristicRole } from './heuristic-clients.ts';
 export { aggregatePanelScores, itemAgreement, panelAgreement, PANEL_AGGREGATIONS, PANEL_YES_AT, type PanelAggregation, type PanelAgreement } from './panel-agreement.ts';
 export { JudgePanelClient, splitRollouts, panelRolloutVotes, formatPanelReport, type PanelJudge, type PanelCall, type PanelReport, type PanelRolloutVotes } from './judge-panel.ts';
-export { redTeam, redTeamTarget, environmentRedTeamTarget, describeRewardWeights, redTeamCriteriaExamples, formatRedTeamReport, attackerPrompt, rubricDescription, RedTeamError, type RedTeamRole, type RedTeamCandidate, type RedTeamFinding, type RedTeamOptions, type RedTeamReport, type RedTeamTarget } from './red-team.ts';
+export {
+  redTeam,
+  redTeamTarget,
+  environmentRedTeamTarget,
+  describeRewardWeights,
+  redTeamCriteriaExamples,
+  formatRedTeamReport,
+  attackerPrompt,
+  rubricDescription,
+  RedTeamError,
+  type RedTeamRole,
+  type RedTeamCandidate,
+  type RedTeamFinding,
+  type RedTeamOptions,
+  type RedTeamReport,
+  type RedTeamTarget,
+} from './red-team.ts';
 export { HeuristicAttackerClient, ATTACKER_VOCABULARY } from './heuristic-attacker.ts';
-export { buildReviewQueue, decideReviewItems, mergeCriteria, reviewQueueJsonl, parseReviewQueue, reviewItemExample, removeTasksFromEnvironmentFile, REVIEW_KINDS, EDGE_WIDTH, LOW_FIDELITY, type ReviewKind, type ReviewItem, type ReviewSources, type SplitRollout } from './review-queue.ts';
+export {
+  buildReviewQueue,
+  decideReviewItems,
+  mergeCriteria,
+  reviewQueueJsonl,
+  parseReviewQueue,
+  reviewItemExample,
+  removeTasksFromEnvironmentFile,
+  REVIEW_KINDS,
+  EDGE_WIDTH,
+  LOW_FIDELITY,
+  type ReviewKind,
+  type ReviewItem,
+  type ReviewSources,
+  type SplitRollout,
+} from './review-queue.ts';
 export { refreshTaskPool, type PoolRefreshOptions, type PoolRefreshMetrics } from './pool-refresh.ts';

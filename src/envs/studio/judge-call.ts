@@ -19,7 +19,10 @@ export class JudgeError extends Error {
   /** True when the same judge would fail every other rollout alike (unreachable, refused). */
   readonly fatal: boolean;
 
-  constructor(message: string, readonly kind: JudgeErrorKind) {
+  constructor(
+    message: string,
+    readonly kind: JudgeErrorKind,
+  ) {
     super(message);
     this.fatal = kind === 'unreachable' || kind === 'rejected';
   }
@@ -73,7 +76,10 @@ export function toJudgeError(error: unknown): JudgeError {
 export function parseYesNo(reply: string): boolean {
   const labelled = [...reply.matchAll(/verdict\s*[:=]\s*\**\s*(yes|no)\b/gi)].at(-1);
   if (labelled) return labelled[1]!.toLowerCase() === 'yes';
-  const lines = reply.split('\n').map((line) => line.replace(/[*_`#>.!\s]/g, '').toLowerCase()).filter((line) => line !== '');
+  const lines = reply
+    .split('\n')
+    .map((line) => line.replace(/[*_`#>.!\s]/g, '').toLowerCase())
+    .filter((line) => line !== '');
   const bare = lines.reverse().find((line) => line === 'yes' || line === 'no');
   if (bare) return bare === 'yes';
   const start = /^\W*(yes|no)\b/i.exec(reply.trim());

@@ -53,7 +53,10 @@ export class JudgePanelClient implements ChatClient {
   /** Every call answered so far, in the order they finished. */
   readonly calls: PanelCall[] = [];
 
-  constructor(readonly judges: readonly PanelJudge[], readonly aggregation: PanelAggregation = 'mean') {
+  constructor(
+    readonly judges: readonly PanelJudge[],
+    readonly aggregation: PanelAggregation = 'mean',
+  ) {
     if (judges.length < 2) throw new Error(`a judge panel needs two or more judges, got ${judges.length}`);
   }
 
@@ -81,7 +84,8 @@ export class JudgePanelClient implements ChatClient {
         const given = scores.filter((score): score is number => score !== null);
         const score = given.length === 0 ? null : aggregatePanelScores(given, this.aggregation);
         this.calls.push({ prompt: request.messages.filter((message) => message.role === 'user').at(-1)?.content ?? '', scores, score });
-        const content = score === null ? `No judge of the panel gave a score (${this.judges.map((judge, i) => `${judge.name}: "${replies[i]!.slice(0, 80)}"`).join('; ')})` : panelReply(score, this.aggregation);
+        const content =
+          score === null ? `No judge of the panel gave a score (${this.judges.map((judge, i) => `${judge.name}: "${replies[i]!.slice(0, 80)}"`).join('; ')})` : panelReply(score, this.aggregation);
         return { id: 'judge-panel', model: request.model, choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] };
       },
     },
@@ -90,7 +94,14 @@ export class JudgePanelClient implements ChatClient {
   /** The panel's judges, aggregation and agreement over the calls so far. */
   report(): PanelReport {
     const { perItem: _perItem, split, ...agreement } = panelAgreement(this.calls.map((call) => call.scores));
-    return { judges: this.judges.map((judge) => judge.name), aggregation: this.aggregation, calls: this.calls.length, unscored: this.calls.filter((call) => call.score === null).length, agreement, splitCalls: split };
+    return {
+      judges: this.judges.map((judge) => judge.name),
+      aggregation: this.aggregation,
+      calls: this.calls.length,
+      unscored: this.calls.filter((call) => call.score === null).length,
+      agreement,
+      splitCalls: split,
+    };
   }
 }
 
@@ -102,7 +113,12 @@ function panelReply(score: number, aggregation: PanelAggregation): string {
 /** Which rollouts the calls judged: a call whose prompt holds the rollout's question and response (both non-empty); ids of the rollouts whose calls split. */
 export function splitRollouts(calls: readonly PanelCall[], splitCalls: readonly number[], rollouts: readonly { id: string; question: string; response: string }[]): string[] {
   const splitPrompts = splitCalls.map((index) => calls[index]!.prompt);
-  return rollouts.filter((rollout) => rollout.question.trim() !== '' && rollout.response.trim() !== '' && splitPrompts.some((prompt) => prompt.includes(rollout.question.trim()) && prompt.includes(rollout.response.trim()))).map((rollout) => rollout.id);
+  return rollouts
+    .filter(
+      (rollout) =>
+        rollout.question.trim() !== '' && rollout.response.trim() !== '' && splitPrompts.some((prompt) => prompt.includes(rollout.question.trim()) && prompt.includes(rollout.response.trim())),
+    )
+    .map((rollout) => rollout.id);
 }
 
 /** One rollout's votes on a panel: each judge's score (null where it gave none), the share of agreeing pairs, and whether the judges split. */

@@ -19,7 +19,8 @@ export interface PlantedGoal {
 /** The goal of a task's info, or undefined when it has none or it is malformed (environment data is untrusted). */
 export function plantedGoalOf(info: Record<string, unknown>): PlantedGoal | undefined {
   const goal = info.goal as Partial<PlantedGoal> | null | undefined;
-  if (typeof goal !== 'object' || goal === null || typeof goal.tool !== 'string' || typeof goal.arguments !== 'object' || goal.arguments === null || Object.keys(goal.arguments).length === 0) return undefined;
+  if (typeof goal !== 'object' || goal === null || typeof goal.tool !== 'string' || typeof goal.arguments !== 'object' || goal.arguments === null || Object.keys(goal.arguments).length === 0)
+    return undefined;
   return { tool: goal.tool, arguments: goal.arguments as Record<string, unknown> };
 }
 

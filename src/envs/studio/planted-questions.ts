@@ -47,7 +47,9 @@ export function plantedQuestionPrompt(task: PlantedTask, tools: readonly ToolSch
     `Tools:\n${tools.map((tool) => `- ${tool.function.name}: ${tool.function.description ?? ''}`).join('\n')}`,
     `Records the backend holds for this task, in the order the agent reaches them:\n${task.records.map((record) => `${record.tool}(${JSON.stringify(record.arguments)}) -> ${record.result}`).join('\n')}`,
     goal,
-    `The question must contain these values exactly as written: ${requiredMentions(task).map((value) => JSON.stringify(value)).join(', ')}.${task.kind === 'field' ? '' : ' Do not name the id the first call finds.'}`,
+    `The question must contain these values exactly as written: ${requiredMentions(task)
+      .map((value) => JSON.stringify(value))
+      .join(', ')}.${task.kind === 'field' ? '' : ' Do not name the id the first call finds.'}`,
     'Reply with the question alone.',
   ].join('\n\n');
 }
@@ -58,12 +60,23 @@ export async function writePlantedQuestions(tasks: readonly PlantedTask[], optio
   for (const task of tasks) {
     let reply: string;
     try {
-      const completion = await options.generator.chat.completions.create({ model: options.generatorModel ?? 'default', messages: [{ role: 'user', content: plantedQuestionPrompt(task, options.tools) }], temperature: 0, max_tokens: 300, ...(options.signal ? { signal: options.signal } : {}) });
+      const completion = await options.generator.chat.completions.create({
+        model: options.generatorModel ?? 'default',
+        messages: [{ role: 'user', content: plantedQuestionPrompt(task, options.tools) }],
+        temperature: 0,
+        max_tokens: 300,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       reply = completion.choices[0]?.message.content ?? '';
     } catch (error) {
-      throw new Error(`the generator failed while writing the question of planted task ${task.id}: ${errorMessage(error)}; check the generator endpoint and model name, or leave out --generator-* to keep the template questions`);
+      throw new Error(
+        `the generator failed while writing the question of planted task ${task.id}: ${errorMessage(error)}; check the generator endpoint and model name, or leave out --generator-* to keep the template questions`,
+      );
     }
-    const question = reply.trim().replace(/^"(.*)"$/s, '$1').trim();
+    const question = reply
+      .trim()
+      .replace(/^"(.*)"$/s, '$1')
+      .trim();
     const refused = questionProblem(task, question);
     written.push(refused ? { task: { ...task, questionSource: 'template' }, refused } : { task: { ...task, question, questionSource: 'generator' } });
   }

@@ -84,7 +84,11 @@ function plantField(records: readonly ToolRecord[], random: Random, turn: number
   const templates = records.filter((record) => plantableFields(record).length > 0);
   const tools = [...new Set(templates.map((record) => record.tool))];
   if (tools.length === 0) return undefined;
-  const template = pick(templates.filter((record) => record.tool === tools[turn % tools.length]), random, 'template')!;
+  const template = pick(
+    templates.filter((record) => record.tool === tools[turn % tools.length]),
+    random,
+    'template',
+  )!;
   const field = pick(plantableFields(template), random, 'field')!;
   const args = freshArguments(template.arguments, random);
   const read = plantRead(records, template, args, field, random);
@@ -93,7 +97,11 @@ function plantField(records: readonly ToolRecord[], random: Random, turn: number
 }
 
 function plantChain(records: readonly ToolRecord[], links: readonly Link[], random: Random, used: ReadonlySet<string>): Omit<PlantedTask, 'id'> | undefined {
-  const link = pick(links.filter((candidate) => plantableFields(candidate.read).length > 0), random, 'link');
+  const link = pick(
+    links.filter((candidate) => plantableFields(candidate.read).length > 0),
+    random,
+    'link',
+  );
   if (!link) return undefined;
   const listed = plantListing(link, random);
   if (used.has(listed.id)) return undefined;
@@ -105,23 +113,41 @@ function plantChain(records: readonly ToolRecord[], links: readonly Link[], rand
   const read = plantRead(records, link.read, { ...link.read.arguments, [link.argument]: listed.id }, field, random);
   if (!read) return undefined;
   if (typeof entry === 'object' && entry !== null && field in entry) listed.record.result = JSON.stringify(setEntryField(parseJson(listed.record.result), listed.id, field, read.parsed[field]));
-  return { kind: 'chain', question: `What is the ${field} for the ${link.argument} listed for ${subjectOf(listed.args)}? Reply with the value alone.`, answer: read.value, planted: read.record, records: [listed.record, read.record], template: link.read, field };
+  return {
+    kind: 'chain',
+    question: `What is the ${field} for the ${link.argument} listed for ${subjectOf(listed.args)}? Reply with the value alone.`,
+    answer: read.value,
+    planted: read.record,
+    records: [listed.record, read.record],
+    template: link.read,
+    field,
+  };
 }
 
 function plantWrite(records: readonly ToolRecord[], links: readonly Link[], random: Random, used: ReadonlySet<string>): Omit<PlantedTask, 'id'> | undefined {
-  const template = pick(records.filter((record) => WRITE_TOOL.test(record.tool) && Object.keys(record.arguments).length >= 2 && typeof Object.values(record.arguments)[0] === 'string' && !failed(record)), random, 'write');
+  const template = pick(
+    records.filter((record) => WRITE_TOOL.test(record.tool) && Object.keys(record.arguments).length >= 2 && typeof Object.values(record.arguments)[0] === 'string' && !failed(record)),
+    random,
+    'write',
+  );
   if (!template) return undefined;
   const [entityName, entityValue] = Object.entries(template.arguments)[0] as [string, string];
   const written = Object.keys(template.arguments).slice(1);
   // New values for the written arguments: other values the traces wrote, never the template's.
   const goalArgs: Record<string, unknown> = {};
   for (const name of written) {
-    const values = [...new Set(records.filter((record) => record.tool === template.tool).map((record) => canonicalJson(record.arguments[name])))].filter((value) => value !== canonicalJson(template.arguments[name]) && value !== undefined);
+    const values = [...new Set(records.filter((record) => record.tool === template.tool).map((record) => canonicalJson(record.arguments[name])))].filter(
+      (value) => value !== canonicalJson(template.arguments[name]) && value !== undefined,
+    );
     const value = pick(values, random, `value:${name}`);
     if (value === undefined) return undefined;
     goalArgs[name] = JSON.parse(value) as unknown;
   }
-  const link = pick(links.filter((candidate) => candidate.argument === entityName && candidate.read.tool !== template.tool), random, 'link');
+  const link = pick(
+    links.filter((candidate) => candidate.argument === entityName && candidate.read.tool !== template.tool),
+    random,
+    'link',
+  );
   const planted: ToolRecord[] = [];
   let id: string;
   let where: string;
@@ -136,12 +162,26 @@ function plantWrite(records: readonly ToolRecord[], links: readonly Link[], rand
   }
   if (used.has(id)) return undefined;
   const goal: PlantedGoal = { tool: template.tool, arguments: { [entityName]: id, ...goalArgs } };
-  const renames = new Map<string, string>([[entityValue, id], ...written.filter((name) => typeof template.arguments[name] === 'string' && typeof goalArgs[name] === 'string').map((name) => [template.arguments[name] as string, goalArgs[name] as string] as [string, string])]);
+  const renames = new Map<string, string>([
+    [entityValue, id],
+    ...written
+      .filter((name) => typeof template.arguments[name] === 'string' && typeof goalArgs[name] === 'string')
+      .map((name) => [template.arguments[name] as string, goalArgs[name] as string] as [string, string]),
+  ]);
   const result: ToolRecord = { tool: template.tool, arguments: goal.arguments, result: renameValues(template.result, renames) };
   planted.push(result);
   const setting = written.map((name) => `${name} to ${typeof goalArgs[name] === 'string' ? goalArgs[name] : JSON.stringify(goalArgs[name])}`).join(' and ');
   const verb = template.tool.replace(/_/g, ' ').replace(/^./, (first) => first.toUpperCase());
-  return { kind: 'write', question: `${verb}: ${where}, set ${setting}. Reply "done" when it is done.`, answer: `${template.tool} ${canonicalJson(goal.arguments)}`, planted: result, records: planted, goal, template, field: written.join(',') };
+  return {
+    kind: 'write',
+    question: `${verb}: ${where}, set ${setting}. Reply "done" when it is done.`,
+    answer: `${template.tool} ${canonicalJson(goal.arguments)}`,
+    planted: result,
+    records: planted,
+    goal,
+    template,
+    field: written.join(','),
+  };
 }
 
 /** A recorded write that failed (its result has an "error" field, or "ok"/"success" false): no template for a goal that is reached. */
@@ -178,15 +218,33 @@ function findLinks(records: readonly ToolRecord[]): Link[] {
 function plantListing(link: Link, random: Random): { record: ToolRecord; args: Record<string, unknown>; id: string } {
   const args = freshArguments(link.list.arguments, random);
   const id = freshArguments({ id: link.value }, (salt) => random(`id:${salt}`)).id as string;
-  const renames = new Map<string, string>([[link.value, id], ...Object.entries(link.list.arguments).filter(([, value]) => typeof value === 'string').map(([name, value]) => [value as string, args[name] as string] as [string, string])]);
+  const renames = new Map<string, string>([
+    [link.value, id],
+    ...Object.entries(link.list.arguments)
+      .filter(([, value]) => typeof value === 'string')
+      .map(([name, value]) => [value as string, args[name] as string] as [string, string]),
+  ]);
   const result = keepEntriesNaming(parseJson(renameValues(link.list.result, renames)), id);
   return { record: { tool: link.list.tool, arguments: args, result: JSON.stringify(result) }, args, id };
 }
 
 /** A reading tool's record for `args`, made from `template`, with `field` set to another value the traces give it. */
-function plantRead(records: readonly ToolRecord[], template: ToolRecord, args: Record<string, unknown>, field: string, random: Random): { record: ToolRecord; value: string; parsed: Record<string, unknown> } | undefined {
+function plantRead(
+  records: readonly ToolRecord[],
+  template: ToolRecord,
+  args: Record<string, unknown>,
+  field: string,
+  random: Random,
+): { record: ToolRecord; value: string; parsed: Record<string, unknown> } | undefined {
   const original = parseJson(template.result) as Record<string, unknown>;
-  const others = [...new Set(records.filter((record) => record.tool === template.tool).map((record) => fieldValue(record, field)).filter((value): value is string | number => value !== undefined && value !== original[field]))];
+  const others = [
+    ...new Set(
+      records
+        .filter((record) => record.tool === template.tool)
+        .map((record) => fieldValue(record, field))
+        .filter((value): value is string | number => value !== undefined && value !== original[field]),
+    ),
+  ];
   const value = pick(others, random, 'value');
   if (value === undefined) return undefined;
   const renamed = new Map(Object.entries(template.arguments).map(([name, old]) => [canonicalJson(old), args[name]]));
@@ -200,7 +258,9 @@ function plantableFields(record: ToolRecord): string[] {
   const value = parseJson(record.result);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
   const argValues = new Set(Object.values(record.arguments).map((arg) => canonicalJson(arg)));
-  return Object.entries(value).filter(([, item]) => (typeof item === 'string' || typeof item === 'number') && !argValues.has(canonicalJson(item))).map(([name]) => name);
+  return Object.entries(value)
+    .filter(([, item]) => (typeof item === 'string' || typeof item === 'number') && !argValues.has(canonicalJson(item)))
+    .map(([name]) => name);
 }
 
 function fieldValue(record: ToolRecord, field: string): string | number | undefined {
@@ -250,7 +310,9 @@ function keepEntriesNaming(value: unknown, id: string): unknown {
 function entryOf(value: unknown, id: string): Record<string, unknown> | undefined {
   if (Array.isArray(value)) return value.map((item) => entryOf(item, id)).find((found) => found !== undefined);
   if (typeof value !== 'object' || value === null) return undefined;
-  const inner = Object.values(value).map((item) => entryOf(item, id)).find((found) => found !== undefined);
+  const inner = Object.values(value)
+    .map((item) => entryOf(item, id))
+    .find((found) => found !== undefined);
   return inner ?? (Object.values(value).includes(id) ? (value as Record<string, unknown>) : undefined);
 }
 
@@ -263,16 +325,20 @@ function setEntryField(value: unknown, id: string, field: string, fieldValue: un
 
 /** "name value and name value" for a question. */
 function subjectOf(args: Record<string, unknown>): string {
-  return Object.entries(args).map(([name, value]) => `${name} ${typeof value === 'string' ? value : JSON.stringify(value)}`).join(' and ');
+  return Object.entries(args)
+    .map(([name, value]) => `${name} ${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' and ');
 }
 
 /** New argument values: each digit of a string redrawn (an id no record used), a string without digits given a numbered suffix, a number offset. */
 function freshArguments(args: Record<string, unknown>, random: Random): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).map(([name, value]) => {
-    if (typeof value === 'number') return [name, value + 1 + (random(name) % 97)];
-    if (typeof value !== 'string') return [name, value];
-    let i = 0;
-    const redrawn = value.replace(/\d/g, () => String(random(`${name}:${i++}`) % 10));
-    return [name, /\d/.test(value) ? redrawn : `${value}-${100 + (random(name) % 900)}`];
-  }));
+  return Object.fromEntries(
+    Object.entries(args).map(([name, value]) => {
+      if (typeof value === 'number') return [name, value + 1 + (random(name) % 97)];
+      if (typeof value !== 'string') return [name, value];
+      let i = 0;
+      const redrawn = value.replace(/\d/g, () => String(random(`${name}:${i++}`) % 10));
+      return [name, /\d/.test(value) ? redrawn : `${value}-${100 + (random(name) % 900)}`];
+    }),
+  );
 }

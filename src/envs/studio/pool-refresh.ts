@@ -86,7 +86,13 @@ export async function refreshTaskPool(env: Environment, options: PoolRefreshOpti
   const poolBefore = env.dataset.length;
   const measure = async (list: readonly Task[]): Promise<TaskCalibration[]> => {
     if (list.length === 0) return [];
-    const result = await evaluate(env, options.policy, { tasks: [...list], rolloutsPerTask: k, ...(options.policyModel ? { model: options.policyModel } : {}), ...(options.samplingArgs ? { samplingArgs: options.samplingArgs } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    const result = await evaluate(env, options.policy, {
+      tasks: [...list],
+      rolloutsPerTask: k,
+      ...(options.policyModel ? { model: options.policyModel } : {}),
+      ...(options.samplingArgs ? { samplingArgs: options.samplingArgs } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     if (result.stoppedEarly) throw new Error(`the pool refresh stopped: ${result.stoppedEarly}`);
     return calibrateRecords(result.records, list, keep);
   };

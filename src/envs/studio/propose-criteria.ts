@@ -32,10 +32,14 @@ export interface ProposeCriteriaOptions {
 /** The judge's prompt for proposing criteria. */
 export function proposeCriteriaPrompt(options: Omit<ProposeCriteriaOptions, 'judge' | 'judgeModel' | 'signal'>): string {
   const max = options.max ?? 5;
-  const intro = (options.purpose ?? 'failures') === 'failures'
-    ? 'These responses were flagged or failed: they got reward they did not deserve, or missed what the task wants. Propose yes/no criteria a grader should check so that such responses lose reward.'
-    : 'These are tasks a deployed assistant was given. Propose yes/no criteria a grader should check to decide whether a response to such a task is good.';
-  const examples = options.examples.slice(0, 10).map((example, i) => `Example ${i + 1}${example.note ? ` (${example.note})` : ''}:\nTask: ${example.question}${example.response !== undefined ? `\nResponse: ${example.response}` : ''}`).join('\n\n');
+  const intro =
+    (options.purpose ?? 'failures') === 'failures'
+      ? 'These responses were flagged or failed: they got reward they did not deserve, or missed what the task wants. Propose yes/no criteria a grader should check so that such responses lose reward.'
+      : 'These are tasks a deployed assistant was given. Propose yes/no criteria a grader should check to decide whether a response to such a task is good.';
+  const examples = options.examples
+    .slice(0, 10)
+    .map((example, i) => `Example ${i + 1}${example.note ? ` (${example.note})` : ''}:\nTask: ${example.question}${example.response !== undefined ? `\nResponse: ${example.response}` : ''}`)
+    .join('\n\n');
   return `${intro}
 ${options.taskDescription ? `\nWhat the task asks:\n${options.taskDescription}\n` : ''}
 ${examples}
@@ -67,7 +71,12 @@ export async function proposeCriteria(options: ProposeCriteriaOptions): Promise<
 
 /** A snake_case identifier from free text (at most 40 characters). */
 export function slug(text: string): string {
-  const words = text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim().split(' ').filter((word) => word !== '' && !['does', 'the', 'a', 'an', 'is', 'it'].includes(word));
+  const words = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter((word) => word !== '' && !['does', 'the', 'a', 'an', 'is', 'it'].includes(word));
   const name = words.join('_').slice(0, 40).replace(/_+$/, '');
   return name === '' ? 'criterion' : /^\d/.test(name) ? `c_${name}` : name;
 }

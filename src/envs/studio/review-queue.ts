@@ -79,24 +79,61 @@ export interface ReviewSources {
 export function buildReviewQueue(sources: ReviewSources): ReviewItem[] {
   const items: (Omit<ReviewItem, 'rank' | 'status'> & { order: number })[] = [];
   for (const [i, finding] of (sources.redTeam?.backDoors ?? []).entries()) {
-    items.push({ id: `back-door:${finding.task}:${finding.call}`, kind: 'back-door', subject: 'hack', question: finding.question, response: finding.reply, reward: finding.reward, why: `red team: reward ${finding.reward.toFixed(3)} paid by ${finding.payingFunction ?? 'nothing'}, ${finding.verdict}${finding.reason ? `: ${finding.reason}` : ''}`, order: -finding.reward + i * 1e-9 });
+    items.push({
+      id: `back-door:${finding.task}:${finding.call}`,
+      kind: 'back-door',
+      subject: 'hack',
+      question: finding.question,
+      response: finding.reply,
+      reward: finding.reward,
+      why: `red team: reward ${finding.reward.toFixed(3)} paid by ${finding.payingFunction ?? 'nothing'}, ${finding.verdict}${finding.reason ? `: ${finding.reason}` : ''}`,
+      order: -finding.reward + i * 1e-9,
+    });
   }
   if (sources.audit) {
     const byId = new Map(sources.audit.rollouts.map((rollout) => [rollout.id, rollout]));
     const notEarned = new Set(sources.audit.result.reviews.filter((review) => !review.earned).map((review) => review.id));
     for (const review of sources.audit.result.reviews.filter((entry) => !entry.earned)) {
       const rollout = byId.get(review.id);
-      if (rollout) items.push({ id: `not-earned:${review.id}`, kind: 'not-earned', subject: 'hack', question: rollout.question, response: rollout.completion, reward: rollout.reward, why: `audit judge: not earned — ${review.reason}`, order: -rollout.reward });
+      if (rollout)
+        items.push({
+          id: `not-earned:${review.id}`,
+          kind: 'not-earned',
+          subject: 'hack',
+          question: rollout.question,
+          response: rollout.completion,
+          reward: rollout.reward,
+          why: `audit judge: not earned — ${review.reason}`,
+          order: -rollout.reward,
+        });
     }
     for (const flag of sources.audit.result.flagged) {
       const rollout = byId.get(flag.id);
       if (!rollout || notEarned.has(flag.id)) continue;
       const kind: ReviewKind = flag.reasons.some((reason) => reason.startsWith('metric-disagrees')) ? 'metric-disagrees' : 'audit-flag';
-      items.push({ id: `${kind}:${flag.id}`, kind, subject: 'hack', question: rollout.question, response: rollout.completion, reward: rollout.reward, why: flag.reasons.join('; '), order: -rollout.reward });
+      items.push({
+        id: `${kind}:${flag.id}`,
+        kind,
+        subject: 'hack',
+        question: rollout.question,
+        response: rollout.completion,
+        reward: rollout.reward,
+        why: flag.reasons.join('; '),
+        order: -rollout.reward,
+      });
     }
   }
   for (const split of sources.splitRollouts ?? []) {
-    items.push({ id: `judges-split:${split.id}`, kind: 'judges-split', subject: 'hack', question: split.question, response: split.response, reward: split.reward, why: `the judges split${split.agreement !== undefined ? ` (agreement ${split.agreement.toFixed(2)})` : ''}; the reward paid ${split.reward.toFixed(3)}`, order: (split.agreement ?? 0) - split.reward * 1e-3 });
+    items.push({
+      id: `judges-split:${split.id}`,
+      kind: 'judges-split',
+      subject: 'hack',
+      question: split.question,
+      response: split.response,
+      reward: split.reward,
+      why: `the judges split${split.agreement !== undefined ? ` (agreement ${split.agreement.toFixed(2)})` : ''}; the reward paid ${split.reward.toFixed(3)}`,
+      order: (split.agreement ?? 0) - split.reward * 1e-3,
+    });
   }
   const lastRound = sources.fidelity?.rounds.at(-1);
   for (const row of lastRound?.rows ?? []) {
@@ -104,7 +141,14 @@ export function buildReviewQueue(sources: ReviewSources): ReviewItem[] {
     const measure = row.judged ?? row.fields;
     if (measure >= LOW_FIDELITY) continue;
     const how = row.judged !== null ? 'judged equivalent' : 'fields agreeing';
-    items.push({ id: `low-fidelity:${row.tool}`, kind: 'low-fidelity', subject: 'tool', question: `the simulated tool ${row.tool}`, why: `${(measure * 100).toFixed(0)}% ${how} on ${row.calls} held-out calls (exact ${(row.exact * 100).toFixed(0)}%${row.garbage > 0 ? `, ${row.garbage} unusable replies` : ''}) after round ${lastRound!.round}, below ${LOW_FIDELITY * 100}%`, order: measure });
+    items.push({
+      id: `low-fidelity:${row.tool}`,
+      kind: 'low-fidelity',
+      subject: 'tool',
+      question: `the simulated tool ${row.tool}`,
+      why: `${(measure * 100).toFixed(0)}% ${how} on ${row.calls} held-out calls (exact ${(row.exact * 100).toFixed(0)}%${row.garbage > 0 ? `, ${row.garbage} unusable replies` : ''}) after round ${lastRound!.round}, below ${LOW_FIDELITY * 100}%`,
+      order: measure,
+    });
   }
   if (sources.calibration) {
     const [lo, hi] = sources.calibration.keep;
@@ -112,7 +156,14 @@ export function buildReviewQueue(sources: ReviewSources): ReviewItem[] {
       if (task.label !== 'learnable') continue;
       const distance = Math.min(task.passRate - lo, hi - task.passRate);
       if (distance > EDGE_WIDTH + 1e-12) continue;
-      items.push({ id: `edge-of-band:${task.taskIndex}`, kind: 'edge-of-band', subject: 'task', question: task.question, why: `pass rate ${task.passRate.toFixed(2)} over ${task.rollouts} rollouts, ${distance.toFixed(2)} inside the band ${lo}-${hi}`, order: distance });
+      items.push({
+        id: `edge-of-band:${task.taskIndex}`,
+        kind: 'edge-of-band',
+        subject: 'task',
+        question: task.question,
+        why: `pass rate ${task.passRate.toFixed(2)} over ${task.rollouts} rollouts, ${distance.toFixed(2)} inside the band ${lo}-${hi}`,
+        order: distance,
+      });
     }
   }
   return items

@@ -34,7 +34,7 @@ type SimulatorChoice = 'scripted' | 'simulator' | 'judge';
 const LENDING_FLAGS: Record<Exclude<SimulatorChoice, 'scripted'>, string> = {
   simulator: '--simulator-base-url URL --simulator-model NAME (tabrl lends it as args.simulatorClient)',
   judge: '--judge-base-url URL --judge-model NAME (tabrl lends it as args.judgeClient)',
-}
+};
 
 /** The TypeScript source of the environment; it imports only from 'tabrl' and 'tabrl/studio' and type-checks as it is. */
 export function simulatedEnvironmentFile(options: SimulatedEnvironmentFileOptions): string {
@@ -58,7 +58,7 @@ export function simulatedEnvironmentFile(options: SimulatedEnvironmentFileOption
  * or by the lent judge ("judge"). Default: the lent simulator when there is one, else ${defaultSimulator}
  * (choose with --env-args '{"simulator": "scripted"}', '{"simulator": "simulator"}' or '{"simulator": "judge"}').
  * The same call gets the same result in an episode and across a group of rollouts of one task.
- * Scoring: ${judged ? 'a judge grades the final answer 0–10 (the trace\'s answer as a guide); passing = grade 7 or more' : `exactMatchReward, 1 when the final answer matches the planted one${goals ? '; for a task with a goal (info.goal, a write to make) reachedStateReward, 1 when the state the episode reached holds it' : ''}; passing = reward 1`}; usedToolsMetric (weight 0) is 1 when the policy called a tool.
+ * Scoring: ${judged ? "a judge grades the final answer 0–10 (the trace's answer as a guide); passing = grade 7 or more" : `exactMatchReward, 1 when the final answer matches the planted one${goals ? '; for a task with a goal (info.goal, a write to make) reachedStateReward, 1 when the state the episode reached holds it' : ''}; passing = reward 1`}; usedToolsMetric (weight 0) is 1 when the policy called a tool.
  */
 import { ${judged ? 'JudgeRubric' : 'Rubric'}, completionText, type ChatClient, type RewardContext, type Task, type ToolSchema } from 'tabrl';
 import { ${goals ? 'reachedStateReward, ' : ''}ScriptedSimulatorClient, SimulatedToolEnv, ToolSimulator, answersMatch, type SimulatorCorrection, type ToolRecord } from 'tabrl/studio';

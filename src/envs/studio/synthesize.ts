@@ -232,7 +232,9 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
     if (!options.judge) return answersMatch(reply, task.answer);
     if (stop.signal.aborted) throw new StopRun('stopped');
     calls.judge += 1;
-    return parseYesNo(await askJudge({ client: options.judge, model: options.judgeModel, maxTokens: ANSWER_MATCH_JUDGE_MAX_TOKENS, signal: stop.signal }, answerMatchPrompt(task.question, task.answer, reply)));
+    return parseYesNo(
+      await askJudge({ client: options.judge, model: options.judgeModel, maxTokens: ANSWER_MATCH_JUDGE_MAX_TOKENS, signal: stop.signal }, answerMatchPrompt(task.question, task.answer, reply)),
+    );
   };
 
   /**
@@ -269,11 +271,13 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
         }
       });
     };
-    const closedBook = () => phase(undefined, async (answers, rate) => {
-      current = { ...current, closedBookPassRate: rate, closedBookAnswers: answers };
-      if (rate > maxClosed) return finish(reject(current, 'answerable-closed-book', `the solver answers it without the document in ${fraction(rate, k)} attempts (allowed at most ${percent(maxClosed)})`));
-      await finish({ ...current, kept: true });
-    });
+    const closedBook = () =>
+      phase(undefined, async (answers, rate) => {
+        current = { ...current, closedBookPassRate: rate, closedBookAnswers: answers };
+        if (rate > maxClosed)
+          return finish(reject(current, 'answerable-closed-book', `the solver answers it without the document in ${fraction(rate, k)} attempts (allowed at most ${percent(maxClosed)})`));
+        await finish({ ...current, kept: true });
+      });
     return phase(chunk.text, async (answers, rate) => {
       current = { ...current, openBookPassRate: rate, openBookAnswers: answers };
       pending.set(current.id, current);
@@ -325,10 +329,12 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
         while (active < concurrency && queued() > 0 && !stop.signal.aborted) {
           const job = (verifyQueue.shift() ?? generateQueue.shift())!;
           active += 1;
-          void job().catch(() => undefined).finally(() => {
-            active -= 1;
-            pump();
-          });
+          void job()
+            .catch(() => undefined)
+            .finally(() => {
+              active -= 1;
+              pump();
+            });
         }
         if (active === 0 && (queued() === 0 || stop.signal.aborted)) resolve();
       };
@@ -345,7 +351,16 @@ export async function synthesizeTasks(options: SynthesisOptions): Promise<Synthe
   return { tasks, report: buildReport(options.documents.length, chunks.length, chunksGenerated, tasks, calls, k, Date.now() - started, stoppedEarly) };
 }
 
-function buildReport(documents: number, chunks: number, chunksGenerated: number, tasks: SynthesizedTask[], calls: SynthesisReport['calls'], k: number, wallMs: number, stoppedEarly: string | undefined): SynthesisReport {
+function buildReport(
+  documents: number,
+  chunks: number,
+  chunksGenerated: number,
+  tasks: SynthesizedTask[],
+  calls: SynthesisReport['calls'],
+  k: number,
+  wallMs: number,
+  stoppedEarly: string | undefined,
+): SynthesisReport {
   const kept = tasks.filter((task) => task.kept);
   const rejections: Record<RejectionCode, number> = { malformed: 0, duplicate: 0, unanswerable: 0, 'answerable-closed-book': 0, error: 0, cancelled: 0 };
   for (const task of tasks) if (task.rejection) rejections[task.rejection] += 1;

@@ -22,7 +22,7 @@ export interface ToolRecord {
 export function toolRecordsOf(messages: readonly Message[], line?: number): ToolRecord[] {
   const records: ToolRecord[] = [];
   for (const [i, message] of messages.entries()) {
-    for (const call of message.role === 'assistant' ? message.tool_calls ?? [] : []) {
+    for (const call of message.role === 'assistant' ? (message.tool_calls ?? []) : []) {
       const answer = messages.slice(i + 1).find((later) => later.role === 'tool' && later.tool_call_id === call.id);
       if (!answer) continue;
       records.push({ tool: call.function.name, arguments: parseArguments(call.function.arguments), result: answer.content, ...(line !== undefined ? { line } : {}) });
@@ -58,7 +58,10 @@ export function toolSchemasFor(logged: readonly ToolSchema[], records: readonly 
     const properties: Record<string, { type: string }> = {};
     for (const record of list) for (const [key, value] of Object.entries(record.arguments)) properties[key] ??= { type: jsonType(value) };
     const required = Object.keys(properties).filter((key) => list.every((record) => key in record.arguments));
-    byName.set(name, { type: 'function', function: { name, description: `(no schema in the traces; inferred from ${list.length} recorded call${list.length === 1 ? '' : 's'})`, parameters: { type: 'object', properties, required } } });
+    byName.set(name, {
+      type: 'function',
+      function: { name, description: `(no schema in the traces; inferred from ${list.length} recorded call${list.length === 1 ? '' : 's'})`, parameters: { type: 'object', properties, required } },
+    });
   }
   return [...byName.values()];
 }

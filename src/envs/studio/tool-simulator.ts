@@ -25,7 +25,10 @@ import { canonicalJson, nearestRecords } from './tool-retrieval.ts';
 export class SimulatorError extends Error {
   override readonly name = 'SimulatorError';
 
-  constructor(message: string, readonly kind: 'failed' | 'garbage' = 'failed') {
+  constructor(
+    message: string,
+    readonly kind: 'failed' | 'garbage' = 'failed',
+  ) {
     super(message);
   }
 }
@@ -178,7 +181,11 @@ export class ToolSimulator {
     } catch (error) {
       throw new SimulatorError(`the simulator model failed on ${call.tool}: ${errorMessage(error)}; check that the simulator endpoint is running and its model name`);
     }
-    return checkSimulatedResult(reply, call.tool, nearestRecords(this.options.records, call.tool, call.arguments, 8).map((scored) => scored.record.result));
+    return checkSimulatedResult(
+      reply,
+      call.tool,
+      nearestRecords(this.options.records, call.tool, call.arguments, 8).map((scored) => scored.record.result),
+    );
   }
 }
 
@@ -191,7 +198,8 @@ export interface SimulatorPromptParts {
 
 /** The simulator's prompt for one call: instructions, schema, recorded examples, the episode's facts, corrections, then the call. */
 export function simulatorPrompt(schema: ToolSchema | undefined, call: SimulatedCall, parts: SimulatorPromptParts): string {
-  const block = (record: { tool: string; arguments: Record<string, unknown>; result: string }) => `${SIMULATOR_CALL_HEADING}${record.tool}\n${JSON.stringify(record.arguments)}\n${RESULT_HEADING}\n${record.result}\n`;
+  const block = (record: { tool: string; arguments: Record<string, unknown>; result: string }) =>
+    `${SIMULATOR_CALL_HEADING}${record.tool}\n${JSON.stringify(record.arguments)}\n${RESULT_HEADING}\n${record.result}\n`;
   const sections = [
     `You simulate the tool "${call.tool}" of an API that cannot be called. Answer the call as the real tool would: reply with the tool's result alone, in the format of the recorded results (JSON when they are JSON), and nothing else. Keep to the facts of this episode: they are the backend's state.`,
     `Tool schema:\n${JSON.stringify(schema?.function ?? { name: call.tool }, null, 2)}`,
@@ -199,7 +207,9 @@ export function simulatorPrompt(schema: ToolSchema | undefined, call: SimulatedC
   ];
   if (parts.facts.length > 0) sections.push(`Facts of this episode (the backend's state; results must agree with them):\n${parts.facts.map(block).join('')}`);
   if (parts.corrections.length > 0) {
-    const corrections = parts.corrections.map((correction) => `\nA simulator answered ${JSON.stringify(correction.simulated.slice(0, 400))} to the call below; the real result follows.\n${block(correction)}`);
+    const corrections = parts.corrections.map(
+      (correction) => `\nA simulator answered ${JSON.stringify(correction.simulated.slice(0, 400))} to the call below; the real result follows.\n${block(correction)}`,
+    );
     sections.push(`Corrections (earlier simulated results that were wrong, with the real result):\n${corrections.join('')}`);
   }
   sections.push(`${SIMULATOR_TASK_LINE}\n${SIMULATOR_CALL_HEADING}${call.tool}\n${JSON.stringify(call.arguments)}\n${RESULT_HEADING}\n`);

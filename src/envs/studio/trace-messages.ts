@@ -116,7 +116,8 @@ function readTools(value: unknown): ToolSchema[] | string {
   const tools: ToolSchema[] = [];
   for (const [i, item] of value.entries()) {
     const fn = (item as { function?: { name?: unknown; description?: unknown; parameters?: unknown } } | null)?.function;
-    if (typeof fn !== 'object' || fn === null || typeof fn.name !== 'string' || fn.name === '') return `tools[${i}] has no function name (expected {"type": "function", "function": {"name": ..., "parameters": {...}}})`;
+    if (typeof fn !== 'object' || fn === null || typeof fn.name !== 'string' || fn.name === '')
+      return `tools[${i}] has no function name (expected {"type": "function", "function": {"name": ..., "parameters": {...}}})`;
     const parameters = typeof fn.parameters === 'object' && fn.parameters !== null ? (fn.parameters as Record<string, unknown>) : { type: 'object', properties: {} };
     tools.push({ type: 'function', function: { name: fn.name, description: typeof fn.description === 'string' ? fn.description : '', parameters } });
   }
@@ -126,7 +127,8 @@ function readTools(value: unknown): ToolSchema[] | string {
 /** Message content as text: a string, or the text parts of a content array (null and absent are ''). */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
+  if (Array.isArray(content))
+    return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
   return '';
 }
 

@@ -33,7 +33,9 @@ export async function createNodeWasmKernels(threads: number = defaultThreadCount
           const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
           worker.unref();
           return new Promise<Worker>((resolve, reject) => {
-            worker.once('message', (message: unknown) => (message === 'ready' ? resolve(worker) : reject(new Error(`a kernel worker thread could not start: ${(message as { error: string }).error}`))));
+            worker.once('message', (message: unknown) =>
+              message === 'ready' ? resolve(worker) : reject(new Error(`a kernel worker thread could not start: ${(message as { error: string }).error}`)),
+            );
             worker.once('error', reject);
           });
         }),

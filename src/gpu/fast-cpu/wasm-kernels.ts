@@ -206,7 +206,21 @@ export class WasmKernels {
   }
 
   /** Causal GQA attention backward: accumulates into dq, dk and dv from dout and the saved att. */
-  attentionBackward(dq: Float32Array, dk: Float32Array, dv: Float32Array, dout: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, att: Float32Array, B: number, T: number, NH: number, KVH: number, HS: number): void {
+  attentionBackward(
+    dq: Float32Array,
+    dk: Float32Array,
+    dv: Float32Array,
+    dout: Float32Array,
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    att: Float32Array,
+    B: number,
+    T: number,
+    NH: number,
+    KVH: number,
+    HS: number,
+  ): void {
     this.checkAttentionWork(T);
     const qLength = B * T * NH * HS;
     const kvLength = B * T * KVH * HS;
@@ -310,7 +324,14 @@ export class WasmKernels {
   }
 
   /** One AdamW step over n values in place (see adamw.ts in the references), in f32. */
-  adamwUpdate(params: Float32Array, grads: Float32Array, m: Float32Array, v: Float32Array, n: number, hyper: { lr: number; beta1: number; beta2: number; eps: number; weightDecay: number; step: number }): void {
+  adamwUpdate(
+    params: Float32Array,
+    grads: Float32Array,
+    m: Float32Array,
+    v: Float32Array,
+    n: number,
+    hyper: { lr: number; beta1: number; beta2: number; eps: number; weightDecay: number; step: number },
+  ): void {
     const { lr, beta1, beta2, eps, weightDecay, step } = hyper;
     const scalars = [beta1, 1 - beta1, beta2, 1 - beta2, 1 - lr * weightDecay, lr / (1 - Math.pow(beta1, step)), Math.sqrt(1 - Math.pow(beta2, step)), eps];
     const operands: Operand[] = [
@@ -431,7 +452,8 @@ export class WasmKernels {
     const have = this.memory.buffer.byteLength;
     if (bytes <= have) return;
     const pages = Math.ceil((bytes - have) / PAGE_BYTES);
-    if (have / PAGE_BYTES + pages > MAX_PAGES) throw new Error(`a fast CPU kernel needs ${Math.ceil(bytes / 2 ** 20)} MiB of WASM memory, more than its 2 GiB; use the reference CPU backend for this shape`);
+    if (have / PAGE_BYTES + pages > MAX_PAGES)
+      throw new Error(`a fast CPU kernel needs ${Math.ceil(bytes / 2 ** 20)} MiB of WASM memory, more than its 2 GiB; use the reference CPU backend for this shape`);
     this.memory.grow(pages);
     this.resident?.grew();
   }

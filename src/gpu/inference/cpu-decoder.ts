@@ -171,7 +171,10 @@ export class CpuDecoder implements Decoder {
 
   async decode(seqs: readonly SequenceId[], tokens: ArrayLike<number>): Promise<Float32Array> {
     if (tokens.length !== seqs.length) throw new Error(`decode: ${seqs.length} sequences but ${tokens.length} tokens`);
-    return this.append(seqs, Array.from(seqs, (_, i) => [tokens[i]!]));
+    return this.append(
+      seqs,
+      Array.from(seqs, (_, i) => [tokens[i]!]),
+    );
   }
 
   release(seq: SequenceId): void {

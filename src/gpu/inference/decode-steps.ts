@@ -23,13 +23,7 @@ export function stopsAfter(plan: DeviceDecodePlan, id: number, made: number): bo
 }
 
 /** decodeSteps as one decodeAndSample call per step over the sequences still going; see Decoder.decodeSteps. */
-export async function decodeStepsOneByOne(
-  decoder: Decoder,
-  seqs: readonly SequenceId[],
-  tokens: ArrayLike<number>,
-  plans: readonly DeviceDecodePlan[],
-  steps: number,
-): Promise<DeviceDrawn[]> {
+export async function decodeStepsOneByOne(decoder: Decoder, seqs: readonly SequenceId[], tokens: ArrayLike<number>, plans: readonly DeviceDecodePlan[], steps: number): Promise<DeviceDrawn[]> {
   if (decoder.decodeAndSample === undefined) throw new Error('decodeSteps needs a decoder that samples on its device (decodeAndSample)');
   checkDecodeSteps(seqs, tokens, plans, steps);
   const made = seqs.map(() => ({ ids: [] as number[], logprobs: [] as number[], entropies: [] as number[] }));

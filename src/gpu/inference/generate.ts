@@ -270,7 +270,11 @@ export class Generator {
     const prompts = heads.map((job) => job.request.prompt);
     let drawn: Drawn[];
     if (decoder.prefillAndSample !== undefined) {
-      const result = await decoder.prefillAndSample(seqs, prompts, planned.map(({ job, row, rng }) => deviceDraw(row, job.params, rng)));
+      const result = await decoder.prefillAndSample(
+        seqs,
+        prompts,
+        planned.map(({ job, row, rng }) => deviceDraw(row, job.params, rng)),
+      );
       drawn = planned.map((_, d) => ({ id: result.ids[d]!, logprob: result.logprobs[d]!, entropy: result.entropies[d]! }));
     } else {
       const logits = await decoder.prefill(seqs, prompts);
@@ -322,7 +326,11 @@ export class Generator {
       });
     } else if (decoder.decodeAndSample !== undefined) {
       // The GPU draws: only B ids, log-probabilities and entropies come back.
-      const result = await decoder.decodeAndSample(seqs, lastTokens, live.map((sample, row) => deviceDraw(row, sample.job.params, sample.rng)));
+      const result = await decoder.decodeAndSample(
+        seqs,
+        lastTokens,
+        live.map((sample, row) => deviceDraw(row, sample.job.params, sample.rng)),
+      );
       live.forEach((sample, row) => {
         if (sample.result === null) this.accept(sample, { id: result.ids[row]!, logprob: result.logprobs[row]!, entropy: result.entropies[row]! });
       });

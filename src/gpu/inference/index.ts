@@ -5,14 +5,6 @@
 export { argmax, checkSamplingParams, Rng, sampleRng, sampleToken, tokenLogprob, topIds, type RngState, type SampledToken, type SamplingParams } from './sampler.ts';
 export type { Decoder, SequenceId } from './decoder.ts';
 export { attentionDecodeForward, createCpuDecoder, CpuDecoder } from './cpu-decoder.ts';
-export {
-  generate,
-  Generator,
-  type GeneratedSample,
-  type GenerationFinishReason,
-  type GenerationRequest,
-  type GenerationResult,
-  type GeneratorOptions,
-} from './generate.ts';
+export { generate, Generator, type GeneratedSample, type GenerationFinishReason, type GenerationRequest, type GenerationResult, type GeneratorOptions } from './generate.ts';
 export { LocalChatClient, type LocalChatChoice, type LocalChatClientOptions, type LocalChatCompletion, type LocalTurnTokens } from './local-chat-client.ts';
 export { SMOLLM2_135M_CONFIG, TINY_CONFIG } from './presets.ts';

@@ -206,7 +206,13 @@ export class LocalChatClient implements ChatClient {
         index: sample.index,
         message,
         finish_reason: sample.finishReason,
-        tokens: { promptIds: [...promptIds], completionIds: [...sample.tokenIds], completionLogprobs: [...sample.logprobs], ...(sample.entropies && sample.entropies.length === sample.tokenIds.length ? { completionEntropies: [...sample.entropies] } : {}), policyVersion: version },
+        tokens: {
+          promptIds: [...promptIds],
+          completionIds: [...sample.tokenIds],
+          completionLogprobs: [...sample.logprobs],
+          ...(sample.entropies && sample.entropies.length === sample.tokenIds.length ? { completionEntropies: [...sample.entropies] } : {}),
+          policyVersion: version,
+        },
         policy_version: version,
       };
       if (request.logprobs) {

@@ -58,7 +58,10 @@ export class HfTokenizer implements Tokenizer {
 
     const added = this.tokenizer.get_added_tokens_decoder();
     this.specialIds = new Set([...added].filter(([, token]) => token.special).map(([id]) => id));
-    const specialTexts = [...added.values()].filter((token) => token.special).map((token) => token.content).sort((a, b) => b.length - a.length);
+    const specialTexts = [...added.values()]
+      .filter((token) => token.special)
+      .map((token) => token.content)
+      .sort((a, b) => b.length - a.length);
     this.specialPattern = specialTexts.length === 0 ? null : new RegExp(specialTexts.map(escapeRegExp).join('|'), 'g');
 
     const tokenText = (token: ConfigToken): string | null => (typeof token === 'string' ? token : (token?.content ?? null));

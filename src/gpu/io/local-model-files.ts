@@ -29,7 +29,13 @@ export function missingLocalFiles(files: readonly PickedFile[]): string[] {
 export function localModelReader(files: readonly PickedFile[], label = 'the chosen files'): ReadFile {
   const missing = missingLocalFiles(files);
   if (missing.length > 0) {
-    const given = files.length === 0 ? 'no files' : files.slice(0, 8).map((file) => file.name).join(', ') + (files.length > 8 ? ', …' : '');
+    const given =
+      files.length === 0
+        ? 'no files'
+        : files
+            .slice(0, 8)
+            .map((file) => file.name)
+            .join(', ') + (files.length > 8 ? ', …' : '');
     throw new Error(
       `${label} lack ${missing.join(', ')} (given: ${given}). Choose a Hugging Face model folder with config.json, model.safetensors ` +
         '(or model.safetensors.index.json and its shards), tokenizer.json and tokenizer_config.json.',

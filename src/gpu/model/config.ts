@@ -36,10 +36,7 @@ export function parseModelConfig(json: unknown, source = 'config.json'): ModelCo
   const architectures = raw.architectures;
   const architecture = Array.isArray(architectures) ? architectures[0] : raw.model_type === 'llama' ? 'LlamaForCausalLM' : undefined;
   if (typeof architecture !== 'string' || !(SUPPORTED_ARCHITECTURES as readonly string[]).includes(architecture)) {
-    throw new Error(
-      `${source}: unsupported architecture ${JSON.stringify(architecture ?? raw.model_type ?? null)}; ` +
-        `supported: ${SUPPORTED_ARCHITECTURES.join(', ')}`,
-    );
+    throw new Error(`${source}: unsupported architecture ${JSON.stringify(architecture ?? raw.model_type ?? null)}; ` + `supported: ${SUPPORTED_ARCHITECTURES.join(', ')}`);
   }
   const integer = (field: string, fallback?: number): number => {
     const value = raw[field] ?? fallback;

@@ -33,18 +33,7 @@ import {
 import type { LogprobsOptions, ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from './backend.ts';
 import type { ModelConfig } from './config.ts';
 import { initLoraParameters, initParameters } from './init.ts';
-import {
-  activationLayout,
-  linearModuleName,
-  linearSizes,
-  loraLayout,
-  loraParamName,
-  paramLayout,
-  type Layout,
-  type LoraConfig,
-  type LoraTargetModule,
-  writeNamedTensors,
-} from './layout.ts';
+import { activationLayout, linearModuleName, linearSizes, loraLayout, loraParamName, paramLayout, type Layout, type LoraConfig, type LoraTargetModule, writeNamedTensors } from './layout.ts';
 
 /** Activations of one (B, T) batch and, once backward has run, their gradients (same layout). */
 interface Activations {

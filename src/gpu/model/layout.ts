@@ -54,13 +54,20 @@ export function linearSizes(config: ModelConfig, module: LoraTargetModule): { IC
   const QD = config.num_attention_heads * config.head_dim;
   const KVD = config.num_key_value_heads * config.head_dim;
   switch (module) {
-    case 'q_proj': return { IC: C, OC: QD };
-    case 'k_proj': return { IC: C, OC: KVD };
-    case 'v_proj': return { IC: C, OC: KVD };
-    case 'o_proj': return { IC: QD, OC: C };
-    case 'gate_proj': return { IC: C, OC: I };
-    case 'up_proj': return { IC: C, OC: I };
-    case 'down_proj': return { IC: I, OC: C };
+    case 'q_proj':
+      return { IC: C, OC: QD };
+    case 'k_proj':
+      return { IC: C, OC: KVD };
+    case 'v_proj':
+      return { IC: C, OC: KVD };
+    case 'o_proj':
+      return { IC: QD, OC: C };
+    case 'gate_proj':
+      return { IC: C, OC: I };
+    case 'up_proj':
+      return { IC: C, OC: I };
+    case 'down_proj':
+      return { IC: I, OC: C };
   }
 }
 

@@ -81,7 +81,15 @@ export function activationLayouts(config: ModelConfig, B: number, T: number, lor
   const { kept } = checkpointedActivationLayouts(config, B, T, lora, { alignment });
   const { layer } = checkpointedActivationLayouts(config, groupSequences, T, lora, { alignment });
   const NC = [B * T, config.hidden_size];
-  const gradientLayout = buildLayout([['encoded', NC], ['residual3_grad.0', NC], ['residual3_grad.1', NC], ['lnf', NC]], { alignment });
+  const gradientLayout = buildLayout(
+    [
+      ['encoded', NC],
+      ['residual3_grad.0', NC],
+      ['residual3_grad.1', NC],
+      ['lnf', NC],
+    ],
+    { alignment },
+  );
   return { layout: kept, layerLayout: layer, gradientLayout, groupSequences };
 }
 
@@ -119,7 +127,12 @@ export class BatchActivations {
     this.checkpointing = checkpointing;
     this.B = B;
     this.T = T;
-    ({ layout: this.layout, layerLayout: this.layerLayout, gradientLayout: this.gradientLayout, groupSequences: this.groupSequences } = activationLayouts(config, B, T, lora, checkpointing, alignment, groupBytes));
+    ({
+      layout: this.layout,
+      layerLayout: this.layerLayout,
+      gradientLayout: this.gradientLayout,
+      groupSequences: this.groupSequences,
+    } = activationLayouts(config, B, T, lora, checkpointing, alignment, groupBytes));
     for (const layout of [this.layout, this.layerLayout]) if (layout !== null) checkBindingSizes(device, layout, what, 4, LOWER_THE_BATCH);
     const shape = `(B, T) = (${B}, ${T})`;
     const made: GPUBuffer[] = [];

@@ -37,7 +37,15 @@ export interface BatchState {
 }
 
 /** Allocates a (B, T) batch's buffers as `memory` plans them (checkpointing, LM-head rows) and empty plans; `lmHeadWeight` is the head's bindings in row chunks. */
-export function allocateBatch(device: GPUDevice, kernels: Kernels, config: ModelConfig, lora: LoraConfig | null, memory: BatchMemoryPlan, layerGroupBytes: number, lmHeadWeight: RowChunkTensor[]): BatchState {
+export function allocateBatch(
+  device: GPUDevice,
+  kernels: Kernels,
+  config: ModelConfig,
+  lora: LoraConfig | null,
+  memory: BatchMemoryPlan,
+  layerGroupBytes: number,
+  lmHeadWeight: RowChunkTensor[],
+): BatchState {
   const { B, T } = memory;
   const N = B * T;
   const activations = new BatchActivations(device, config, B, T, lora, memory.checkpointing, layerGroupBytes);
@@ -50,7 +58,10 @@ export function allocateBatch(device: GPUDevice, kernels: Kernels, config: Model
   const V = config.vocab_size;
   const lmHeadRows = memory.lmHeadRows;
   const lmHeadChunk = createStorage(device, lmHeadRows * V, 'LM head logits chunk', 4, LOWER_THE_BATCH);
-  const columnValues = vocabularyScratchValues(lmHeadWeight.map((chunk) => chunk.rows), lmHeadRows);
+  const columnValues = vocabularyScratchValues(
+    lmHeadWeight.map((chunk) => chunk.rows),
+    lmHeadRows,
+  );
   const columns = columnValues > 0 ? createStorage(device, columnValues, 'LM head vocabulary chunk', 4, LOWER_THE_BATCH) : null;
   const entropy = createTensor(device, N * 4, 'entropy');
   const targets = createTensor(device, N * 4, 'targets');

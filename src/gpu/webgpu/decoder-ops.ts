@@ -79,17 +79,7 @@ export function attentionDecodeForward(
  * otherwise it is ops.matmulForward. With `accumulate` the product is added to out (out += inp·weightᵀ + bias),
  * which is how the decoder folds its residual adds into o_proj and down_proj.
  */
-export function matmulForwardRows(
-  plan: KernelPlan,
-  out: GPUTensor,
-  inp: GPUTensor,
-  weight: GPUTensor,
-  bias: GPUTensor | null,
-  N: number,
-  IC: number,
-  OC: number,
-  accumulate = false,
-): void {
+export function matmulForwardRows(plan: KernelPlan, out: GPUTensor, inp: GPUTensor, weight: GPUTensor, bias: GPUTensor | null, N: number, IC: number, OC: number, accumulate = false): void {
   if (N < MATMUL_NARROW_ROWS || N > 4) {
     matmulForward(plan, out, inp, weight, bias, N, IC, OC, { accumulate });
     return;
@@ -118,11 +108,5 @@ export function matmulSwigluForward(plan: KernelPlan, out: GPUTensor, inp: GPUTe
   const oneRow = N === 1;
   const rowGroups = oneRow ? 1 : Math.ceil(N / 4);
   const { WG_X, WG_Y } = oneRow ? { WG_X: 64, WG_Y: 1 } : matmulWorkgroup(I / 4, rowGroups);
-  plan.add(
-    plan.kernels.dispatch('matmul_swiglu_forward', { WG_X, WG_Y, ONE_ROW: oneRow }, [out, inp, gate, up], [u32(N), u32(C), u32(I)], [
-      Math.ceil(I / 4 / WG_X),
-      Math.ceil(rowGroups / WG_Y),
-      1,
-    ]),
-  );
+  plan.add(plan.kernels.dispatch('matmul_swiglu_forward', { WG_X, WG_Y, ONE_ROW: oneRow }, [out, inp, gate, up], [u32(N), u32(C), u32(I)], [Math.ceil(I / 4 / WG_X), Math.ceil(rowGroups / WG_Y), 1]));
 }

@@ -77,7 +77,7 @@ export async function requestGPUDevice(options: RequestDeviceOptions = {}): Prom
   const adapter = await gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
   if (!adapter) {
     throw new Error(
-      'No WebGPU adapter: requestAdapter() returned null. Without a GPU, install Chromium\'s SwiftShader ' +
+      "No WebGPU adapter: requestAdapter() returned null. Without a GPU, install Chromium's SwiftShader " +
         '(apt-get install chromium libvulkan1) and, in Node, let createNodeGPU() point VK_ICD_FILENAMES at it.',
     );
   }
@@ -100,7 +100,7 @@ export async function requestGPUDevice(options: RequestDeviceOptions = {}): Prom
         (kind === 'out of memory'
           ? 'The model or batch does not fit this GPU: use a smaller model, batch or sequence length.'
           : 'The device rejected a buffer, pipeline or dispatch (bindings, sizes or limits); this is a bug in ' +
-            'src/gpu/webgpu or a model too large for this device\'s limits. Please report it with this message.'),
+            "src/gpu/webgpu or a model too large for this device's limits. Please report it with this message."),
     );
     firstError ??= error;
     report(error);

@@ -174,7 +174,8 @@ export class FusedDecodePlan {
     const seqs = context.sequencesPerWorkgroup;
     const workgroups = Math.ceil(batch / seqs);
     const scratchBytes = workgroups * seqs * stride * 4; // whole workgroups: the products run on every slot
-    if (scratchBytes > device.limits.maxStorageBufferBindingSize) throw new Error(`fused decoder: ${batch} sequences need ${scratchBytes} bytes of activations in one binding, past maxStorageBufferBindingSize`);
+    if (scratchBytes > device.limits.maxStorageBufferBindingSize)
+      throw new Error(`fused decoder: ${batch} sequences need ${scratchBytes} bytes of activations in one binding, past maxStorageBufferBindingSize`);
     this.scratch = createTensor(device, scratchBytes, 'fused decoder activations');
     this.stateBase = GLOBAL_WORDS + L * LAYER_WORDS;
     this.tableBase = this.stateBase + batch * STATE_WORDS;
@@ -183,7 +184,10 @@ export class FusedDecodePlan {
     this.drawBase = this.rowsBase + batch * maxLen;
     const intWords = this.drawBase + batch * DRAW_WORDS + MAX_FUSED_STEPS * batch;
     this.ints = createTensor(device, intWords * 4, 'fused decoder tables');
-    if (workgroupBytes(config, context.workgroupSize, seqs) > device.limits.maxComputeWorkgroupStorageSize) throw new Error(`fused decoder: workgroup size ${context.workgroupSize} with ${seqs} sequences needs more than the device's ${device.limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory`);
+    if (workgroupBytes(config, context.workgroupSize, seqs) > device.limits.maxComputeWorkgroupStorageSize)
+      throw new Error(
+        `fused decoder: workgroup size ${context.workgroupSize} with ${seqs} sequences needs more than the device's ${device.limits.maxComputeWorkgroupStorageSize} bytes of workgroup memory`,
+      );
     this.out = createTensor(device, MAX_FUSED_STEPS * batch * DRAWN_BYTES, 'fused decoder drawn tokens');
 
     // The globals and per-layer weight offsets, written once (the weights are read in place).
@@ -219,12 +223,37 @@ export class FusedDecodePlan {
 
     const table = kernels.ropeTable(HS, config.rope_theta);
     this.params = [
-      u32(batch), u32(1), u32(L), u32(C), u32(I), u32(NH), u32(KVH), u32(HS), u32(V), u32(maxPages),
-      u32(context.layerFloats), f32(config.rms_norm_eps), u32(ROPE_TABLE_POSITIONS),
-      u32(w.offset('model.embed_tokens.weight')), u32(w.offset('model.norm.weight')),
+      u32(batch),
+      u32(1),
+      u32(L),
+      u32(C),
+      u32(I),
+      u32(NH),
+      u32(KVH),
+      u32(HS),
+      u32(V),
+      u32(maxPages),
+      u32(context.layerFloats),
+      f32(config.rms_norm_eps),
+      u32(ROPE_TABLE_POSITIONS),
+      u32(w.offset('model.embed_tokens.weight')),
+      u32(w.offset('model.norm.weight')),
       u32(w.offset(config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight')),
-      u32(stride), u32(maxLen), u32(this.stateBase), u32(this.tableBase), u32(this.rowsBase), u32(this.drawBase),
-      u32(layout.ln), u32(layout.q), u32(layout.k), u32(layout.v), u32(layout.att), u32(layout.mlp), u32(inv), u32(scores), u32(logits),
+      u32(stride),
+      u32(maxLen),
+      u32(this.stateBase),
+      u32(this.tableBase),
+      u32(this.rowsBase),
+      u32(this.drawBase),
+      u32(layout.ln),
+      u32(layout.q),
+      u32(layout.k),
+      u32(layout.v),
+      u32(layout.att),
+      u32(layout.mlp),
+      u32(inv),
+      u32(scores),
+      u32(logits),
     ];
     this.plan = new KernelPlan(kernels);
     const whole = (buffer: GPUBuffer): GPUTensor => ({ buffer, offset: 0, size: buffer.size });

@@ -152,13 +152,7 @@ export class Kernels {
   }
 
   /** Builds one dispatch: the pipeline, its uniform buffer and its bind group (tensors at bindings 0.., params last). */
-  dispatch(
-    name: KernelName,
-    constants: Constants,
-    tensors: readonly GPUTensor[],
-    params: readonly Param[],
-    workgroups: readonly [number, number, number],
-  ): Dispatch {
+  dispatch(name: KernelName, constants: Constants, tensors: readonly GPUTensor[], params: readonly Param[], workgroups: readonly [number, number, number]): Dispatch {
     const half = tensors.find((tensor) => tensor.dtype === 'f16');
     if (half !== undefined && !name.endsWith('_f16w')) {
       throw new Error(`${name} reads f32 tensors but was given an f16 one (${half.buffer.label}); only the *_f16w kernels read f16 weights`);

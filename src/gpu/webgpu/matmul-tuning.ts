@@ -67,7 +67,7 @@ async function runTrial(kernels: Kernels): Promise<MatmulChoice> {
   const { M, K, N } = shape;
   const device = kernels.device;
   const buffers = [createTensor(device, M * K * 4, 'trial x'), createTensor(device, N * K * 4, 'trial w'), createTensor(device, M * N * 4, 'trial y')];
-  const [x, w, y] = buffers as [typeof buffers[0], typeof buffers[0], typeof buffers[0]];
+  const [x, w, y] = buffers as [(typeof buffers)[0], (typeof buffers)[0], (typeof buffers)[0]];
   const dx = createTensor(device, M * K * 4, 'trial dx');
   const dw = createTensor(device, N * K * 4, 'trial dw');
   try {

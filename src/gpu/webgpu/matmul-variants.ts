@@ -78,7 +78,10 @@ export function adapterKey(adapter: AdapterDescription): string {
 /** Parses a forced choice such as "forward=tile8x16,inputGrad=tile4x4,weightGrad=splitk" (any subset); throws on an unknown name. */
 export function parseMatmulChoice(text: string): Partial<Omit<MatmulChoice, 'source'>> {
   const choice: Partial<Omit<MatmulChoice, 'source'>> = {};
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [product = '', variant = ''] = part.split('=').map((s) => s.trim());
     const allowed = product === 'forward' ? FORWARD_VARIANTS : product === 'inputGrad' ? INPUT_GRAD_VARIANTS : product === 'weightGrad' ? WEIGHT_GRAD_VARIANTS : null;
     if (!allowed) throw new Error(`unknown matmul product "${product}" in "${text}": use forward, inputGrad or weightGrad`);

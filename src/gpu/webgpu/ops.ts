@@ -130,7 +130,13 @@ export function matmulForward(
   if (kernel === 'tile8x16' || kernel === 'tile16x16') {
     const rows = TILE_ROWS[kernel];
     const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(OC / 16), Math.ceil(N / rows));
-    return plan.add(kernels.dispatch(kernel === 'tile8x16' ? 'matmul_forward_tile8x16' : 'matmul_forward_tile16x16', { WG_X, WG_Y, ...switches }, tensors, params, [Math.ceil(OC / 16 / WG_X), Math.ceil(N / rows / WG_Y), 1]));
+    return plan.add(
+      kernels.dispatch(kernel === 'tile8x16' ? 'matmul_forward_tile8x16' : 'matmul_forward_tile16x16', { WG_X, WG_Y, ...switches }, tensors, params, [
+        Math.ceil(OC / 16 / WG_X),
+        Math.ceil(N / rows / WG_Y),
+        1,
+      ]),
+    );
   }
   const { WG_X, WG_Y } = matmulWorkgroup(OC / 4, Math.ceil(N / 4));
   const name = f16 ? 'matmul_forward_f16w' : 'matmul_forward';
@@ -165,18 +171,20 @@ export function matmulBackwardInput(
     const rows = TILE_ROWS[kernel];
     const { WG_X, WG_Y } = matmulWorkgroup(Math.ceil(IC / 16), Math.ceil(N / rows));
     return plan.add(
-      plan.kernels.dispatch(kernel === 'tile8x16' ? 'matmul_backward_dinp_tile8x16' : 'matmul_backward_dinp_tile16x16', { WG_X, WG_Y, ACCUMULATE: accumulate }, [dinp, dout, weight], params, [Math.ceil(IC / 16 / WG_X), Math.ceil(N / rows / WG_Y), 1]),
+      plan.kernels.dispatch(kernel === 'tile8x16' ? 'matmul_backward_dinp_tile8x16' : 'matmul_backward_dinp_tile16x16', { WG_X, WG_Y, ACCUMULATE: accumulate }, [dinp, dout, weight], params, [
+        Math.ceil(IC / 16 / WG_X),
+        Math.ceil(N / rows / WG_Y),
+        1,
+      ]),
     );
   }
   const { WG_X, WG_Y } = matmulWorkgroup(IC / 4, Math.ceil(N / 4));
   return plan.add(
-    plan.kernels.dispatch(
-      f16 ? 'matmul_backward_dinp_f16w' : 'matmul_backward_dinp',
-      { WG_X, WG_Y, ACCUMULATE: accumulate },
-      [dinp, dout, weight],
-      params,
-      [Math.ceil(IC / 4 / WG_X), Math.ceil(N / 4 / WG_Y), 1],
-    ),
+    plan.kernels.dispatch(f16 ? 'matmul_backward_dinp_f16w' : 'matmul_backward_dinp', { WG_X, WG_Y, ACCUMULATE: accumulate }, [dinp, dout, weight], params, [
+      Math.ceil(IC / 4 / WG_X),
+      Math.ceil(N / 4 / WG_Y),
+      1,
+    ]),
   );
 }
 
@@ -189,17 +197,7 @@ function splitKSplits(N: number, IC: number, OC: number): number {
 }
 
 /** Records dweight += alpha·doutᵀ·inp; the weight-gradient half of matmulBackward. `variant` forces a kernel (tests, benchmarks); by default `kernels.matmul.weightGrad`. */
-export function matmulBackwardWeight(
-  plan: KernelPlan,
-  dweight: GPUTensor,
-  dout: GPUTensor,
-  inp: GPUTensor,
-  N: number,
-  IC: number,
-  OC: number,
-  alpha = 1,
-  variant?: WeightGradVariant,
-): Dispatch {
+export function matmulBackwardWeight(plan: KernelPlan, dweight: GPUTensor, dout: GPUTensor, inp: GPUTensor, N: number, IC: number, OC: number, alpha = 1, variant?: WeightGradVariant): Dispatch {
   requireMultipleOf4('matmul_backward_dweight', { IC, OC });
   const kernels = plan.kernels;
   let kernel = variant ?? kernels.matmul.weightGrad;
@@ -231,15 +229,7 @@ export function matmulBackwardWeight(
     return plan.add(kernels.dispatch('matmul_backward_dweight_tile16x16', { WG_X, WG_Y, SPLIT_K: false }, [dweight, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha), u32(N)], grid));
   }
   const { WG_X, WG_Y } = matmulWorkgroup(IC / 4, OC / 4);
-  return plan.add(
-    kernels.dispatch(
-      'matmul_backward_dweight',
-      { WG_X, WG_Y },
-      [dweight, dout, inp],
-      [u32(N), u32(IC), u32(OC), f32(alpha)],
-      [Math.ceil(IC / 4 / WG_X), Math.ceil(OC / 4 / WG_Y), 1],
-    ),
-  );
+  return plan.add(kernels.dispatch('matmul_backward_dweight', { WG_X, WG_Y }, [dweight, dout, inp], [u32(N), u32(IC), u32(OC), f32(alpha)], [Math.ceil(IC / 4 / WG_X), Math.ceil(OC / 4 / WG_Y), 1]));
 }
 
 /** Records dinp += dout·weight, dweight += doutᵀ·inp and dbias += Σ_n dout; any of the three may be null. */
@@ -287,31 +277,12 @@ export function embeddingBackward(plan: KernelPlan, dwte: GPUTensor, dout: GPUTe
 }
 
 /** Records out = inp·rstd·weight per row and saves rstd(N). */
-export function rmsnormForward(
-  plan: KernelPlan,
-  out: GPUTensor,
-  rstd: GPUTensor,
-  inp: GPUTensor,
-  weight: GPUTensor,
-  N: number,
-  C: number,
-  eps: number,
-): void {
+export function rmsnormForward(plan: KernelPlan, out: GPUTensor, rstd: GPUTensor, inp: GPUTensor, weight: GPUTensor, N: number, C: number, eps: number): void {
   plan.add(plan.kernels.dispatch('rmsnorm_forward', {}, [out, rstd, inp, weight], [u32(N), u32(C), f32(eps)], plan.kernels.grid(N)));
 }
 
 /** Records the gradients of rmsnormForward into dinp and dweight (dweight may be null when frozen). */
-export function rmsnormBackward(
-  plan: KernelPlan,
-  dinp: GPUTensor,
-  dweight: GPUTensor | null,
-  dout: GPUTensor,
-  inp: GPUTensor,
-  weight: GPUTensor,
-  rstd: GPUTensor,
-  N: number,
-  C: number,
-): void {
+export function rmsnormBackward(plan: KernelPlan, dinp: GPUTensor, dweight: GPUTensor | null, dout: GPUTensor, inp: GPUTensor, weight: GPUTensor, rstd: GPUTensor, N: number, C: number): void {
   const kernels = plan.kernels;
   plan.add(kernels.dispatch('rmsnorm_backward', {}, [dinp, dout, inp, weight, rstd], [u32(N), u32(C)], kernels.grid(N)));
   if (dweight) {
@@ -320,53 +291,21 @@ export function rmsnormBackward(
 }
 
 /** Records rotate-half RoPE of inp(B,T,NH,HS) at positions(B*T) into out. */
-export function ropeForward(
-  plan: KernelPlan,
-  out: GPUTensor,
-  inp: GPUTensor,
-  positions: GPUTensor,
-  B: number,
-  T: number,
-  NH: number,
-  HS: number,
-  theta: number,
-): void {
+export function ropeForward(plan: KernelPlan, out: GPUTensor, inp: GPUTensor, positions: GPUTensor, B: number, T: number, NH: number, HS: number, theta: number): void {
   const params = [u32(B * T), u32(NH), u32(HS), f32(theta), u32(ROPE_TABLE_POSITIONS)];
   const table = plan.kernels.ropeTable(HS, theta);
   plan.add(plan.kernels.dispatch('rope_forward', {}, [out, inp, positions, table], params, plan.kernels.grid((B * T * NH * HS) / 2)));
 }
 
 /** Records dinp += the inverse rotation of dout (the gradient of ropeForward). */
-export function ropeBackward(
-  plan: KernelPlan,
-  dinp: GPUTensor,
-  dout: GPUTensor,
-  positions: GPUTensor,
-  B: number,
-  T: number,
-  NH: number,
-  HS: number,
-  theta: number,
-): void {
+export function ropeBackward(plan: KernelPlan, dinp: GPUTensor, dout: GPUTensor, positions: GPUTensor, B: number, T: number, NH: number, HS: number, theta: number): void {
   const params = [u32(B * T), u32(NH), u32(HS), f32(theta), u32(ROPE_TABLE_POSITIONS)];
   const table = plan.kernels.ropeTable(HS, theta);
   plan.add(plan.kernels.dispatch('rope_backward', {}, [dinp, dout, positions, table], params, plan.kernels.grid((B * T * NH * HS) / 2)));
 }
 
 /** Records causal GQA attention: out(B,T,NH,HS) and the probabilities att(B,NH,T,T) from q, k, v; head sizes that are multiples of 4 run the vec4 kernel. */
-export function attentionForward(
-  plan: KernelPlan,
-  out: GPUTensor,
-  att: GPUTensor,
-  q: GPUTensor,
-  k: GPUTensor,
-  v: GPUTensor,
-  B: number,
-  T: number,
-  NH: number,
-  KVH: number,
-  HS: number,
-): void {
+export function attentionForward(plan: KernelPlan, out: GPUTensor, att: GPUTensor, q: GPUTensor, k: GPUTensor, v: GPUTensor, B: number, T: number, NH: number, KVH: number, HS: number): void {
   const params = [u32(B), u32(T), u32(NH), u32(KVH), u32(HS)];
   const name = HS % 4 === 0 ? 'attention_forward_vec4' : 'attention_forward';
   plan.add(plan.kernels.dispatch(name, {}, [out, att, q, k, v], params, plan.kernels.grid(B * NH * T)));
@@ -411,15 +350,7 @@ export function swigluForward(plan: KernelPlan, out: GPUTensor, gate: GPUTensor,
 }
 
 /** Records the gradients of swigluForward into dgate and dup (4 elements per thread when N is a multiple of 4). */
-export function swigluBackward(
-  plan: KernelPlan,
-  dgate: GPUTensor,
-  dup: GPUTensor,
-  dout: GPUTensor,
-  gate: GPUTensor,
-  up: GPUTensor,
-  N: number,
-): void {
+export function swigluBackward(plan: KernelPlan, dgate: GPUTensor, dup: GPUTensor, dout: GPUTensor, gate: GPUTensor, up: GPUTensor, N: number): void {
   if (N % 4 === 0) plan.add(plan.kernels.dispatch('swiglu_backward_vec4', {}, [dgate, dup, dout, gate, up], [u32(N / 4)], plan.kernels.grid(N / 4)));
   else plan.add(plan.kernels.dispatch('swiglu_backward', {}, [dgate, dup, dout, gate, up], [u32(N)], plan.kernels.grid(N)));
 }
@@ -436,31 +367,12 @@ export function residualBackward(plan: KernelPlan, da: GPUTensor, db: GPUTensor,
 }
 
 /** Records logprobs(N) = log_softmax(logits(N,V)/temperature) at targets(N); returns the dispatch (its params hold the temperature). */
-export function logprobsForward(
-  plan: KernelPlan,
-  logprobs: GPUTensor,
-  logits: GPUTensor,
-  targets: GPUTensor,
-  N: number,
-  V: number,
-  temperature: number,
-): Dispatch {
-  return plan.add(
-    plan.kernels.dispatch('logprobs_forward', {}, [logprobs, logits, targets], [u32(N), u32(V), f32(temperature)], plan.kernels.grid(N)),
-  );
+export function logprobsForward(plan: KernelPlan, logprobs: GPUTensor, logits: GPUTensor, targets: GPUTensor, N: number, V: number, temperature: number): Dispatch {
+  return plan.add(plan.kernels.dispatch('logprobs_forward', {}, [logprobs, logits, targets], [u32(N), u32(V), f32(temperature)], plan.kernels.grid(N)));
 }
 
 /** Records dlogits += dlogprobs·(onehot(target) − softmax(logits/T))/T. */
-export function logprobsBackward(
-  plan: KernelPlan,
-  dlogits: GPUTensor,
-  dlogprobs: GPUTensor,
-  logits: GPUTensor,
-  targets: GPUTensor,
-  N: number,
-  V: number,
-  temperature: number,
-): Dispatch {
+export function logprobsBackward(plan: KernelPlan, dlogits: GPUTensor, dlogprobs: GPUTensor, logits: GPUTensor, targets: GPUTensor, N: number, V: number, temperature: number): Dispatch {
   const params = [u32(N), u32(V), f32(temperature)];
   return plan.add(plan.kernels.dispatch('logprobs_backward', {}, [dlogits, dlogprobs, logits, targets], params, plan.kernels.grid(N)));
 }
@@ -477,16 +389,7 @@ export function entropyForward(plan: KernelPlan, entropy: GPUTensor, logits: GPU
 
 /** Returns the uniform fields of adamwUpdate's kernel for n parameters and these settings (the first is n, or n/4 for adamw_update_vec4 when n is a multiple of 4). */
 export function adamwParams(n: number, { lr, beta1, beta2, eps, weightDecay, step }: AdamWHyperparameters) {
-  return [
-    u32(n % 4 === 0 ? n / 4 : n),
-    f32(lr),
-    f32(beta1),
-    f32(beta2),
-    f32(eps),
-    f32(weightDecay),
-    f32(1 - Math.pow(beta1, step)),
-    f32(Math.sqrt(1 - Math.pow(beta2, step))),
-  ];
+  return [u32(n % 4 === 0 ? n / 4 : n), f32(lr), f32(beta1), f32(beta2), f32(eps), f32(weightDecay), f32(1 - Math.pow(beta1, step)), f32(Math.sqrt(1 - Math.pow(beta2, step)))];
 }
 
 /**
@@ -494,16 +397,7 @@ export function adamwParams(n: number, { lr, beta1, beta2, eps, weightDecay, ste
  * from globalGradNorm, or a tensor holding 1); returns the dispatch, whose params `writeParams`
  * updates each step with `adamwParams`.
  */
-export function adamwUpdate(
-  plan: KernelPlan,
-  params: GPUTensor,
-  grads: GPUTensor,
-  m: GPUTensor,
-  v: GPUTensor,
-  gradScale: GPUTensor,
-  n: number,
-  settings: AdamWHyperparameters,
-): Dispatch {
+export function adamwUpdate(plan: KernelPlan, params: GPUTensor, grads: GPUTensor, m: GPUTensor, v: GPUTensor, gradScale: GPUTensor, n: number, settings: AdamWHyperparameters): Dispatch {
   const vec4 = n % 4 === 0;
   return plan.add(plan.kernels.dispatch(vec4 ? 'adamw_update_vec4' : 'adamw_update', {}, [params, m, v, grads, gradScale], adamwParams(n, settings), plan.kernels.grid(vec4 ? n / 4 : n)));
 }
@@ -517,14 +411,7 @@ export const GRAD_NORM_PARTIALS = 4096;
  * partials (GRAD_NORM_PARTIALS floats) is scratch.
  * Returns the finalize dispatch, whose params hold maxNorm.
  */
-export function globalGradNorm(
-  plan: KernelPlan,
-  result: GPUTensor,
-  partials: GPUTensor,
-  grads: GPUTensor,
-  n: number,
-  maxNorm = 0,
-): Dispatch {
+export function globalGradNorm(plan: KernelPlan, result: GPUTensor, partials: GPUTensor, grads: GPUTensor, n: number, maxNorm = 0): Dispatch {
   const P = Math.min(GRAD_NORM_PARTIALS, Math.max(1, n));
   plan.add(plan.kernels.dispatch('global_grad_norm', {}, [partials, grads], [u32(n), u32(P)], plan.kernels.grid(P)));
   return plan.add(plan.kernels.dispatch('global_grad_norm_finalize', {}, [result, partials], [u32(P), f32(maxNorm)], [1, 1, 1]));

@@ -124,12 +124,24 @@ export function modelStateMemory(config: ModelConfig, settings: Pick<StepMemoryS
     const groups = groupParams(stored, { bytesPerValue, maxBufferBytes: cap, alignmentBytes: alignment * 4 });
     groups.forEach((group, i) => {
       const layout = buildLayout(group, { alignment: (alignment * 4) / bytesPerValue });
-      buffers.push({ label: groups.length > 1 ? `${label} ${i + 1}/${groups.length}` : label, bytes: storageBytes(layout.totalSize, bytesPerValue), bindingBytes: largestSlotBytes(layout, bytesPerValue) });
+      buffers.push({
+        label: groups.length > 1 ? `${label} ${i + 1}/${groups.length}` : label,
+        bytes: storageBytes(layout.totalSize, bytesPerValue),
+        bindingBytes: largestSlotBytes(layout, bytesPerValue),
+      });
     });
   };
   if (half) {
-    addParams('base weights (f16 matrices)', shapes.filter(([name]) => isF16StorableWeight(name)), 2);
-    addParams('base weights (f32)', shapes.filter(([name]) => !isF16StorableWeight(name)), 4);
+    addParams(
+      'base weights (f16 matrices)',
+      shapes.filter(([name]) => isF16StorableWeight(name)),
+      2,
+    );
+    addParams(
+      'base weights (f32)',
+      shapes.filter(([name]) => !isF16StorableWeight(name)),
+      4,
+    );
   } else {
     addParams('base weights', shapes, 4);
   }
@@ -145,7 +157,8 @@ export function bufferPastLimits(buffers: readonly AccountedBuffer[], limits: Bu
   const MiB = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
   for (const buffer of buffers) {
     if (buffer.bytes > limits.maxBufferSize) return `the ${buffer.label} buffer needs ${MiB(buffer.bytes)}, past this GPU's ${MiB(limits.maxBufferSize)} per buffer (maxBufferSize)`;
-    if (buffer.bindingBytes > limits.maxStorageBufferBindingSize) return `a tensor of the ${buffer.label} needs ${MiB(buffer.bindingBytes)} in one binding, past this GPU's ${MiB(limits.maxStorageBufferBindingSize)} (maxStorageBufferBindingSize)`;
+    if (buffer.bindingBytes > limits.maxStorageBufferBindingSize)
+      return `a tensor of the ${buffer.label} needs ${MiB(buffer.bindingBytes)} in one binding, past this GPU's ${MiB(limits.maxStorageBufferBindingSize)} (maxStorageBufferBindingSize)`;
   }
   return null;
 }
@@ -202,7 +215,8 @@ export function chooseMicroBatch(config: ModelConfig, T: number, settings: StepM
   if (forced !== undefined) {
     const { plan, pastLimit } = accountStep(config, forced, T, settings, stateBytes, budgetBytes);
     const checkpointingHint = plan.checkpointing ? '' : ', or turn on --activation-checkpointing';
-    if (pastLimit !== null) throw new Error(`--micro-batch ${forced} cannot fit at T ${T}: ${pastLimit}; lower --micro-batch (or leave it out to choose one) or raise --memory-budget${checkpointingHint}`);
+    if (pastLimit !== null)
+      throw new Error(`--micro-batch ${forced} cannot fit at T ${T}: ${pastLimit}; lower --micro-batch (or leave it out to choose one) or raise --memory-budget${checkpointingHint}`);
     return choice(plan, `--micro-batch ${forced} forced`);
   }
   const first = accountStep(config, 1, T, settings, stateBytes, budgetBytes);

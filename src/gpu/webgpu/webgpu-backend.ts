@@ -11,18 +11,7 @@
 import type { LogprobsOptions, ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { initLoraParameters, initParameters } from '../model/init.ts';
-import {
-  linearModuleName,
-  linearSizes,
-  loraLayout,
-  loraParamName,
-  paramLayout,
-  paramShapes,
-  type Layout,
-  writeNamedTensors,
-  type LoraConfig,
-  type LoraTargetModule,
-} from '../model/layout.ts';
+import { linearModuleName, linearSizes, loraLayout, loraParamName, paramLayout, paramShapes, type Layout, writeNamedTensors, type LoraConfig, type LoraTargetModule } from '../model/layout.ts';
 import type { GPUContext } from './device.ts';
 import { forceMatmul, tuneMatmul } from './matmul-tuning.ts';
 import type { MatmulChoice } from './matmul-variants.ts';
@@ -36,7 +25,6 @@ import { createStorage } from './storage.ts';
 import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MicroBatchChoice, type StepMemorySettings } from './step-memory.ts';
 
 export { isF16StorableWeight } from './step-memory.ts';
-
 
 /** Options of the WebGPU backend: the shared ones plus how frozen weights are stored. */
 export interface WebGPUBackendOptions extends ModelBackendOptions {
@@ -71,14 +59,8 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
   lmHeadChunkBytes?: number;
 }
 
-
 /** Creates a WebGPU backend on a device from a config and either a seed or named tensors (all base parameters required). */
-export async function createWebGPUBackend(
-  context: GPUContext,
-  config: ModelConfig,
-  weights: ModelWeights,
-  options: WebGPUBackendOptions = {},
-): Promise<WebGPUBackend> {
+export async function createWebGPUBackend(context: GPUContext, config: ModelConfig, weights: ModelWeights, options: WebGPUBackendOptions = {}): Promise<WebGPUBackend> {
   const lora = options.lora ?? null;
   if (options.frozenWeightsF16 === true) {
     if (lora === null) {
@@ -177,7 +159,14 @@ export class WebGPUBackend implements ModelBackend {
     this.device = context.device;
     const alignment = this.device.limits.minStorageBufferOffsetAlignment / 4;
     const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS, vocab_size: V } = config;
-    for (const [name, value] of Object.entries({ hidden_size: C, intermediate_size: I, 'heads·head_dim': NH * HS, 'kv_heads·head_dim': KVH * HS, vocab_size: V, ...(lora ? { 'LoRA rank': lora.rank } : {}) })) {
+    for (const [name, value] of Object.entries({
+      hidden_size: C,
+      intermediate_size: I,
+      'heads·head_dim': NH * HS,
+      'kv_heads·head_dim': KVH * HS,
+      vocab_size: V,
+      ...(lora ? { 'LoRA rank': lora.rank } : {}),
+    })) {
       if (value % 4 !== 0) throw new Error(`the WebGPU backend needs ${name} (${value}) to be a multiple of 4 (vec4 matmuls); use the cpu backend`);
     }
     if (frozenWeightsF16 && (lora === null || !context.features.shaderF16)) throw new Error('frozenWeightsF16 needs LoRA and shader-f16 (see createWebGPUBackend)');
@@ -188,7 +177,13 @@ export class WebGPUBackend implements ModelBackend {
     const common = { alignmentBytes: alignment * 4, maxBufferBytes: lora === null ? Infinity : Math.min(this.device.limits.maxBufferSize, maxParamBufferBytes), rowChunks: lora !== null };
     this.params = new ParamStore(this.device, frozenWeightsF16 ? shapes.filter(([name]) => !isF16StorableWeight(name)) : shapes, { ...common, bytesPerValue: 4, label: 'params' });
     try {
-      this.halfParams = frozenWeightsF16 ? new ParamStore(this.device, shapes.filter(([name]) => isF16StorableWeight(name)), { ...common, bytesPerValue: 2, label: 'params f16' }) : null;
+      this.halfParams = frozenWeightsF16
+        ? new ParamStore(
+            this.device,
+            shapes.filter(([name]) => isF16StorableWeight(name)),
+            { ...common, bytesPerValue: 2, label: 'params f16' },
+          )
+        : null;
     } catch (error) {
       this.params.destroy();
       throw error;
@@ -330,7 +325,10 @@ export class WebGPUBackend implements ModelBackend {
   async setOptimizerState(state: OptimizerState): Promise<void> {
     if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`optimizer state: step must be a non-negative integer, got ${state.step}`);
     const layout = this.trainableLayout();
-    for (const [buffer, tensors, what] of [[this.adamM, state.m, 'optimizer state m'], [this.adamV, state.v, 'optimizer state v']] as const) {
+    for (const [buffer, tensors, what] of [
+      [this.adamM, state.m, 'optimizer state m'],
+      [this.adamV, state.v, 'optimizer state v'],
+    ] as const) {
       const values = new Float32Array(layout.totalSize);
       writeNamedTensors(values, layout, tensors, what);
       this.device.queue.writeBuffer(buffer, 0, values);
@@ -459,7 +457,8 @@ export class WebGPUBackend implements ModelBackend {
   private setTemperature(batch: BatchState, temperature: number): void {
     if (!(temperature > 0)) throw new Error(`temperature must be positive, got ${temperature}`);
     if (temperature === batch.temperature) return;
-    for (const { dispatch, N } of [...batch.temperatureDispatches, ...batch.referenceTemperatureDispatches]) this.kernels.writeParams(dispatch, [u32(N), u32(this.config.vocab_size), f32(temperature)]);
+    for (const { dispatch, N } of [...batch.temperatureDispatches, ...batch.referenceTemperatureDispatches])
+      this.kernels.writeParams(dispatch, [u32(N), u32(this.config.vocab_size), f32(temperature)]);
     batch.temperature = temperature;
   }
 
@@ -685,8 +684,7 @@ export class WebGPUBackend implements ModelBackend {
     const lg = (name: string): GPUTensor | null => this.grad(`model.layers.${l}.${name}`);
     const dinput = acts.dact(inputName, group);
     const input = acts.act(inputName, group);
-    const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void =>
-      this.linearBackward(plan, batch, l, group, module, dinp, dout, inp, dhidden);
+    const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void => this.linearBackward(plan, batch, l, group, module, dinp, dout, inp, dhidden);
 
     // MLP block
     ops.residualBackward(plan, dla('residual2'), dla('mlp_out'), dla('residual3'), N * C);

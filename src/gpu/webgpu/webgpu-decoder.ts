@@ -183,7 +183,11 @@ export class WebGPUDecoder implements Decoder {
       for (const child of children) this.allocator.give(child.pages);
       throw error;
     }
-    if (used > 0 && count > 0) this.copyPages(source.pages, children.map((child) => child.pages));
+    if (used > 0 && count > 0)
+      this.copyPages(
+        source.pages,
+        children.map((child) => child.pages),
+      );
     return children.map((child) => {
       const id = this.nextId++;
       this.sequences.set(id, child);
@@ -206,7 +210,10 @@ export class WebGPUDecoder implements Decoder {
 
   async decode(seqs: readonly SequenceId[], tokens: ArrayLike<number>): Promise<Float32Array> {
     if (tokens.length !== seqs.length) throw new Error(`decode: ${seqs.length} sequences but ${tokens.length} tokens`);
-    return this.appendInBatches(seqs, Array.from(seqs, (_, i) => [tokens[i]!]));
+    return this.appendInBatches(
+      seqs,
+      Array.from(seqs, (_, i) => [tokens[i]!]),
+    );
   }
 
   /** Prefills as `prefill` does, then draws one token per draw on the GPU from the logits of sequence `draw.row`; reads back only the draws. */
@@ -218,7 +225,11 @@ export class WebGPUDecoder implements Decoder {
   /** Decodes as `decode` does, then draws on the GPU as `prefillAndSample` does (one submit, B results read back). */
   async decodeAndSample(seqs: readonly SequenceId[], tokens: ArrayLike<number>, draws: readonly DeviceDraw[]): Promise<DeviceDrawn> {
     if (tokens.length !== seqs.length) throw new Error(`decode: ${seqs.length} sequences but ${tokens.length} tokens`);
-    return this.appendAndSample(seqs, Array.from(seqs, (_, i) => [tokens[i]!]), draws);
+    return this.appendAndSample(
+      seqs,
+      Array.from(seqs, (_, i) => [tokens[i]!]),
+      draws,
+    );
   }
 
   /**
@@ -228,7 +239,10 @@ export class WebGPUDecoder implements Decoder {
    */
   async decodeSteps(seqs: readonly SequenceId[], tokens: ArrayLike<number>, plans: readonly DeviceDecodePlan[], steps: number): Promise<DeviceDrawn[]> {
     checkDecodeSteps(seqs, tokens, plans, steps);
-    this.checkAppend(seqs, Array.from(seqs, (_, i) => [tokens[i]!]));
+    this.checkAppend(
+      seqs,
+      Array.from(seqs, (_, i) => [tokens[i]!]),
+    );
     if (seqs.length === 0) return [];
     const path = await this.pathFor(seqs.length);
     if (path === 'layered' || plans.some((plan) => plan.stopIds.length > MAX_STOP_IDS)) return decodeStepsOneByOne(this, seqs, tokens, plans, steps);
@@ -279,7 +293,10 @@ export class WebGPUDecoder implements Decoder {
     const steps = 2;
     const seqs = Array.from({ length: B }, () => this.newSequence());
     try {
-      await this.prefill(seqs, seqs.map((_, b) => [b % this.vocabSize]));
+      await this.prefill(
+        seqs,
+        seqs.map((_, b) => [b % this.vocabSize]),
+      );
       const plans = seqs.map(() => ({ params: { temperature: 1 }, uniforms: [0.25, 0.5], stopIds: [], maxDraws: steps }));
       const tokens = seqs.map((_, b) => (3 * b) % this.vocabSize);
       // Every run decodes from the same cache length: the steps' keys are written past it and overwritten by the next run.
@@ -307,10 +324,15 @@ export class WebGPUDecoder implements Decoder {
     const made = seqs.map(() => ({ ids: [] as number[], logprobs: [] as number[], entropies: [] as number[] }));
     let live = seqs.map((_, b) => b);
     const fed = Array.from(tokens);
-    for (let done = 0; done < steps && live.length > 0; ) {
+    for (let done = 0; done < steps && live.length > 0;) {
       const count = Math.min(MAX_FUSED_STEPS, steps - done);
       const chunkPlans = live.map((b) => ({ ...plans[b]!, uniforms: Array.from(plans[b]!.uniforms).slice(done, done + count), maxDraws: plans[b]!.maxDraws - made[b]!.ids.length }));
-      const drawn = await this.runFused(live.map((b) => seqs[b]!), live.map((b) => fed[b]!), chunkPlans, count);
+      const drawn = await this.runFused(
+        live.map((b) => seqs[b]!),
+        live.map((b) => fed[b]!),
+        chunkPlans,
+        count,
+      );
       live.forEach((b, i) => {
         const result = drawn[i]!;
         made[b]!.ids.push(...result.ids);
@@ -346,7 +368,10 @@ export class WebGPUDecoder implements Decoder {
     const plan = this.fusedPlanFor(bucket(seqs.length));
     let drawn: DeviceDrawn[];
     try {
-      drawn = await plan.run(states.map((state, b) => ({ position: state.tokens.length, token: tokens[b]!, pages: state.pages, plan: limited[b]! })), steps);
+      drawn = await plan.run(
+        states.map((state, b) => ({ position: state.tokens.length, token: tokens[b]!, pages: state.pages, plan: limited[b]! })),
+        steps,
+      );
     } catch (error) {
       states.forEach((state) => this.allocator.give(state.pages.splice(Math.ceil(state.tokens.length / KV_PAGE_SIZE))));
       throw error;
@@ -437,7 +462,12 @@ export class WebGPUDecoder implements Decoder {
     const logits = await this.appendSplit(seqs, tokens);
     const uploaded = createTensor(this.device, logits, 'decoder split-prefill logits');
     try {
-      return await sampleOnDevice(this.kernels, uploaded, this.vocabSize, draws.map((draw) => toTokenDraw(draw, this.vocabSize)));
+      return await sampleOnDevice(
+        this.kernels,
+        uploaded,
+        this.vocabSize,
+        draws.map((draw) => toTokenDraw(draw, this.vocabSize)),
+      );
     } finally {
       uploaded.buffer.destroy();
     }
@@ -540,7 +570,13 @@ export class WebGPUDecoder implements Decoder {
       pageTable.set(state.pages, b * this.MP);
     }
     const queue = this.device.queue;
-    for (const [tensor, values] of [[step.ids, ids], [step.positions, positions], [step.rowSeq, rowSeq], [step.pageTable, pageTable], [step.lastRows, lastRows]] as const) {
+    for (const [tensor, values] of [
+      [step.ids, ids],
+      [step.positions, positions],
+      [step.rowSeq, rowSeq],
+      [step.pageTable, pageTable],
+      [step.lastRows, lastRows],
+    ] as const) {
       queue.writeBuffer(tensor.buffer, tensor.offset, values.buffer as ArrayBuffer, values.byteOffset, values.byteLength);
     }
     const encoder = this.device.createCommandEncoder();

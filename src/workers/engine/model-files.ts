@@ -34,11 +34,16 @@ export interface ModelImport {
 export async function readModelImport(files: ReadonlyMap<string, Uint8Array>, config: ModelConfig, lora: LoraConfig | null, label: string, modelName: string): Promise<ModelImport> {
   if (files.has('adapter_config.json') || files.has('adapter_model.safetensors')) return { kind: 'adapter', tensors: readAdapter(files, config, lora, label, modelName) };
   if (files.has('config.json') || files.has('model.safetensors')) return { kind: 'model', tensors: await readModelFolder(files, config, label, modelName) };
-  throw new Error(`${label} holds neither a PEFT adapter (adapter_config.json + adapter_model.safetensors) nor a model folder (config.json + model.safetensors); it has ${[...files.keys()].join(', ') || 'no files'}.`);
+  throw new Error(
+    `${label} holds neither a PEFT adapter (adapter_config.json + adapter_model.safetensors) nor a model folder (config.json + model.safetensors); it has ${[...files.keys()].join(', ') || 'no files'}.`,
+  );
 }
 
 function readAdapter(files: ReadonlyMap<string, Uint8Array>, config: ModelConfig, lora: LoraConfig | null, label: string, modelName: string): NamedTensors {
-  if (!lora) throw new Error(`${label} is a LoRA adapter, but the loaded model (${modelName}) is fully fine-tuned and has no adapters. Import its model folder (config.json + model.safetensors) instead, or load a model trained with LoRA.`);
+  if (!lora)
+    throw new Error(
+      `${label} is a LoRA adapter, but the loaded model (${modelName}) is fully fine-tuned and has no adapters. Import its model folder (config.json + model.safetensors) instead, or load a model trained with LoRA.`,
+    );
   const configBytes = files.get('adapter_config.json');
   const weights = files.get('adapter_model.safetensors');
   if (!configBytes || !weights) throw new Error(`${label} lacks ${configBytes ? 'adapter_model.safetensors' : 'adapter_config.json'}; an adapter needs both files.`);
@@ -57,7 +62,12 @@ function readAdapter(files: ReadonlyMap<string, Uint8Array>, config: ModelConfig
     );
   }
   const tensors = parseSafetensors(weights, `${label}/adapter_model.safetensors`).tensors;
-  checkTensors(tensors, loraLayout(config, lora).slots.map((slot) => [slot.name, slot.shape]), label, modelName);
+  checkTensors(
+    tensors,
+    loraLayout(config, lora).slots.map((slot) => [slot.name, slot.shape]),
+    label,
+    modelName,
+  );
   return tensors;
 }
 

@@ -44,10 +44,7 @@ export type EngineChoice = 'auto' | 'cpu' | 'cpu-reference';
 
 /** Which model the engine should run: tiny from a seed, nano (the pretrained byte-level model the app ships, fetched from `url`, a folder URL), a real preset by id (downloaded and cached), or files the person picked (`File`s clone into the worker). */
 export type EngineModelSpec =
-  | { kind: 'tiny'; seed: number }
-  | { kind: 'nano'; url: string; seed: number }
-  | { kind: 'preset'; id: string; seed: number }
-  | { kind: 'local'; files: File[]; seed: number };
+  { kind: 'tiny'; seed: number } | { kind: 'nano'; url: string; seed: number } | { kind: 'preset'; id: string; seed: number } | { kind: 'local'; files: File[]; seed: number };
 
 /** Download progress of a model's files, as the download reports it (the file being read, its bytes and all files' bytes done and total). */
 export type EngineLoadProgress = ModelDownloadProgress;
@@ -163,7 +160,16 @@ export interface EngineApi {
   /** SFT on transcripts (assistant turns trained); `onSteps` receives step metrics at a bounded rate. */
   sft(jobId: number, transcripts: Message[][], options: EngineSftOptions, onSteps: (steps: SftStepMetrics[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<SftStepMetrics[]>;
   /** GRPO on rollouts of `numTasks` training tasks made by `rollout`, each finished group scored by `scoreGroup` when given (group rewards); `onSteps` receives step reports at a bounded rate. */
-  grpo(jobId: number, name: string, numTasks: number, rollout: EngineRolloutFunction, options: EngineGrpoOptions, onSteps: (steps: GrpoStepReport[]) => void, onCheckpoint?: EngineCheckpointCallback, scoreGroup?: EngineScoreGroupFunction): Promise<GrpoStepMetrics[]>;
+  grpo(
+    jobId: number,
+    name: string,
+    numTasks: number,
+    rollout: EngineRolloutFunction,
+    options: EngineGrpoOptions,
+    onSteps: (steps: GrpoStepReport[]) => void,
+    onCheckpoint?: EngineCheckpointCallback,
+    scoreGroup?: EngineScoreGroupFunction,
+  ): Promise<GrpoStepMetrics[]>;
   /** Stops a job: SFT and GRPO stop before their next step, and their model calls are cancelled. */
   abort(jobId: number): void;
   /** Pauses (true) or resumes (false) the running job: paused, it takes no next step and starts no new rollout; abort still stops it. */

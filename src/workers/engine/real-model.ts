@@ -49,7 +49,12 @@ export function presetFitProblems(context: GPUContext): Record<string, string | 
 }
 
 /** Opens the files of a source: a preset is checked against the device, then fetched (cache first) with progress. */
-async function openSource(context: GPUContext, source: RealModelSource, onProgress: (progress: ModelDownloadProgress) => void, signal: AbortSignal): Promise<{ id: string; label: string; readFile: ReadFile }> {
+async function openSource(
+  context: GPUContext,
+  source: RealModelSource,
+  onProgress: (progress: ModelDownloadProgress) => void,
+  signal: AbortSignal,
+): Promise<{ id: string; label: string; readFile: ReadFile }> {
   if (source.kind === 'local') return { id: 'local', label: 'the chosen folder', readFile: localModelReader(source.files, 'the chosen files') };
   const preset = findRealPreset(source.id);
   if (!preset) throw new Error(`unknown model "${source.id}"; choose tiny or one of ${REAL_MODEL_PRESETS.map((item) => item.id).join(', ')}`);

@@ -19,7 +19,10 @@ import { moduleExports, moduleRequire, type ModuleFactory } from '../../isolatio
 declare const self: DedicatedWorkerGlobalScope & { __tabrlDefine?: (factory: ModuleFactory) => void };
 
 /** Modules an environment file may import: the API, the studio, and each built-in file as `tabrl/builtin/<path>`. */
-const MODULES = new Map<string, unknown>([['tabrl', tabrl], ['tabrl/studio', tabrlStudio]]);
+const MODULES = new Map<string, unknown>([
+  ['tabrl', tabrl],
+  ['tabrl/studio', tabrlStudio],
+]);
 for (const [path, module] of Object.entries(import.meta.glob(['../../envs/builtin/**/*.ts', '!../../envs/builtin/index.ts'], { eager: true }))) {
   MODULES.set(`tabrl/builtin/${path.replace('../../envs/builtin/', '').replace(/\.ts$/, '')}`, module);
 }
@@ -29,7 +32,9 @@ const requireModule = moduleRequire(MODULES, "in the sandbox: an environment fil
 /** Runs CommonJS text as a script from a blob (the CSP allows blob: scripts, not eval) and returns its exports. */
 function runModule(code: string): Record<string, unknown> {
   let factory: ModuleFactory | undefined;
-  self.__tabrlDefine = (defined) => { factory = defined; };
+  self.__tabrlDefine = (defined) => {
+    factory = defined;
+  };
   const url = URL.createObjectURL(new Blob([`self.__tabrlDefine(function (module, exports, require) {\n${code}\n});\n//# sourceURL=environment.js`], { type: 'text/javascript' }));
   try {
     importScripts(url);
