@@ -47,7 +47,7 @@ test('the objective settings reach the trainer, and "More charts" adds and remov
   expect(await page.getByTestId('train-groupSize').inputValue()).toBe('2');
   await page.getByTestId('train-groupSize').fill('500');
   expect(await page.getByTestId('train-groupSize').inputValue()).toBe('64');
-  await fillFields(page, { 'train-echoWeight': '0.1', 'train-grpoSteps': '2', 'train-tasksPerStep': '1', 'train-groupSize': '2', 'train-maxTokens': '6', 'train-memoryBudgetMiB': '64' });
+  await fillFields(page, { 'train-echoWeight': '0.1', 'train-grpoSteps': '2', 'train-tasksPerStep': '1', 'train-groupSize': '2', 'train-maxTokens': '6', 'train-memoryBudget': '64' });
   // Each choice explains itself.
   expect(await objective.textContent()).toContain('no length bias at all (Dr. GRPO)');
   expect(await objective.textContent()).toContain('every task pushes equally hard');
