@@ -469,7 +469,7 @@ export const TRAINING_KNOBS = {
   memoryBudget: {
     flag: 'memory-budget',
     label: 'Memory budget',
-    help: 'webgpu: the GPU memory a training step may use, in MiB, weights and optimizer state included; each step trains as many sequences at once as fit it',
+    help: 'GPU memory a training step may use on webgpu, in MiB, weights and optimizer state included; each step trains as many sequences at once as fit it',
     phase: 'memory',
     hosts: 'both',
     kind: 'integer',
