@@ -222,15 +222,19 @@ function continueAdvice(outDir: string): string {
 }
 
 /**
- * Returns the GRPO trainer's micro-batch chooser on WebGPU: per step length T, the largest micro-batch
- * that fits the budget (or --micro-batch, forced and checked), said on stderr whenever it changes.
+ * Returns a trainer's micro-batch chooser on WebGPU (GRPO's, or the SFT warm-up's when `phase` names
+ * it): per step length T, the largest micro-batch up to maxMicroBatch that fits the budget (or
+ * `forced`, checked), said on stderr whenever it changes.
  */
-function microBatchChooser(memory: NonNullable<OpenedModel['memory']>, settings: RunSettings, say: (text: string) => void): (T: number) => number {
-  const grpo = settings.options.grpo!;
+function microBatchChooser(
+  memory: NonNullable<OpenedModel['memory']>,
+  settings: RunSettings,
+  choose: { maxMicroBatch: number; forced?: number; phase: '' | 'SFT' },
+  say: (text: string) => void,
+): (T: number) => number {
   const budgetBytes = settings.memoryBudgetMiB === undefined ? memory.defaultBudgetBytes : settings.memoryBudgetMiB * 2 ** 20;
-  const forced = (grpo as Partial<GrpoOptions>).microBatchSize;
-  // a step trains at most its tasks × group sequences (the flags always set both; 4 and 8 are the trainer's defaults)
-  const maxMicroBatch = (grpo.maxTasksPerStep ?? grpo.tasksPerStep ?? 4) * (grpo.groupSize ?? 8);
+  const { maxMicroBatch, forced } = choose;
+  const prefix = choose.phase === '' ? '' : `${choose.phase} `;
   const MiB = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
   const byLength = new Map<number, number>();
   let said = 0; // the micro-batch last said
@@ -242,7 +246,7 @@ function microBatchChooser(memory: NonNullable<OpenedModel['memory']>, settings:
     const accounted = `model state ${MiB(choice.stateBytes)} + batch ${MiB(choice.plan.bytes)} (activations ${choice.plan.checkpointing ? 'checkpointed' : 'kept'}) = ${MiB(choice.stepBytes)} of the ${MiB(budgetBytes)} budget (--memory-budget)`;
     // e.g. "the largest that fits: model state 588 MiB + batch 418 MiB (…) = 1006 MiB of the 1024 MiB budget; at 14: the step needs 1026 MiB …"
     const why = forced === undefined ? `the largest that fits: ${accounted}; ${choice.reason}` : `${choice.reason}: ${accounted}`;
-    if (choice.B !== said) say(`   micro-batch ${choice.B} at T ${T}: ${why}`);
+    if (choice.B !== said) say(`   ${prefix}micro-batch ${choice.B} at T ${T}: ${why}`);
     said = choice.B;
     return choice.B;
   };
@@ -321,8 +325,15 @@ async function train(
     if (!values.json) console.error(text);
   };
   // On WebGPU the micro-batch comes from the memory budget (chosen again on resume; the settings keep only the budget and a forced --micro-batch).
-  const microBatchFor = model.memory && options.grpo ? microBatchChooser(model.memory, settings, say) : undefined;
-  if (microBatchFor && options.grpo) options.grpo = { ...options.grpo, microBatchFor };
+  if (model.memory && options.grpo) {
+    const grpo = options.grpo;
+    // a step trains at most its tasks × group sequences (the flags always set both; 4 and 8 are the trainer's defaults)
+    const maxMicroBatch = (grpo.maxTasksPerStep ?? grpo.tasksPerStep ?? 4) * (grpo.groupSize ?? 8);
+    const forced = (grpo as Partial<GrpoOptions>).microBatchSize;
+    options.grpo = { ...grpo, microBatchFor: microBatchChooser(model.memory, settings, { maxMicroBatch, ...(forced === undefined ? {} : { forced }), phase: '' }, say) };
+  }
+  // the SFT warm-up's micro-batch too: up to its whole batch (--micro-batch is GRPO's)
+  if (model.memory && options.warmup) options.warmup = { ...options.warmup, microBatchFor: microBatchChooser(model.memory, settings, { maxMicroBatch: options.warmup.batchSize, phase: 'SFT' }, say) };
   say(
     `${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`,
   );

@@ -34,7 +34,7 @@ import { computeAdvantages, computeTurnAdvantages, findGroupsWithoutSignal, TURN
 import { entropyMask, entropyThreshold, grpoLoss } from './policy-loss.ts';
 import { learningRateAt, type LearningRateSchedule } from './schedule.ts';
 import { extraTaskIndicesForStep, taskIndicesForStep } from './task-order.ts';
-import { buildTrainBatch, buildTrainSequence, type TrainSequence } from './token-batch.ts';
+import { buildTrainBatch, buildTrainSequence, trainingLength, type TrainSequence } from './token-batch.ts';
 import { grpoKnobOptions } from './training-options.ts';
 import { KNOB_DEFAULTS } from './training-settings.ts';
 
@@ -670,12 +670,6 @@ export class GrpoTrainer {
     this.updatePending = true;
     return finish({ loss, ...metrics, gradNorm, tokensTrained: lossTokens });
   }
-}
-
-/** Returns the T that buildTrainBatch gives these sequences together: the longest, cut to maxLength, less one (the last token is only a target). */
-function trainingLength(sequences: ReadonlyArray<{ tokens: ArrayLike<number> }>, maxLength: number | undefined): number {
-  const longest = Math.max(...sequences.map((sequence) => sequence.tokens.length));
-  return Math.max(1, Math.min(longest, maxLength ?? longest) - 1);
 }
 
 /** Z of a micro-batch's loss for each loss type (see GrpoOptions.lossType). */

@@ -8,7 +8,7 @@ import type { ModelBackend } from '../gpu/model/backend.ts';
 import { sftLoss, sftWeights } from './policy-loss.ts';
 import { learningRateAt, type LearningRateSchedule } from './schedule.ts';
 import { shuffledIndices } from './task-order.ts';
-import { buildTrainBatch, type TrainSequence } from './token-batch.ts';
+import { buildTrainBatch, trainingLength, type TrainSequence } from './token-batch.ts';
 
 /** SFT hyperparameters. */
 export interface SftOptions {
@@ -17,6 +17,12 @@ export interface SftOptions {
   batchSize?: number;
   /** Sequences per backward pass (default = batchSize). */
   microBatchSize?: number;
+  /**
+   * The micro-batch for a step whose sequences are padded to T tokens (WebGPU: the largest that fits
+   * the memory budget, as GRPO's microBatchFor). Given, it replaces microBatchSize; it may throw (a
+   * batch that cannot fit), which stops the run.
+   */
+  microBatchFor?: (T: number) => number;
   /** Learning rate and schedule (default 1e-3 constant). */
   schedule?: LearningRateSchedule;
   maxGradNorm?: number;
@@ -53,7 +59,6 @@ export async function runSft(
 ): Promise<SftStepMetrics[]> {
   if (sequences.length === 0) throw new Error('SFT: no training examples (did the warm-up data keep any rollouts?)');
   const { steps, batchSize = 8, schedule = { lr: 1e-3 }, maxGradNorm = 1, weightDecay = 0, beta1 = 0.9, beta2 = 0.99, eps = 1e-8, seed = 0, padId = 0, startStep = 0 } = options;
-  const microBatchSize = options.microBatchSize ?? batchSize;
   const history: SftStepMetrics[] = [];
   for (let step = startStep; step < steps; step++) {
     if (hooks.signal?.aborted) break;
@@ -61,6 +66,8 @@ export async function runSft(
     const batch = shuffledIndices(step * batchSize, batchSize, sequences.length, seed).map((index) => sequences[index]!);
     const tokensTrained = batch.reduce((sum, s) => sum + s.sampled.slice(1).reduce((a, b) => a + b, 0), 0);
     const normalizer = Math.max(1, tokensTrained);
+    const microBatchSize = options.microBatchFor ? options.microBatchFor(trainingLength(batch, options.maxSequenceLength)) : (options.microBatchSize ?? batchSize);
+    if (!(Number.isInteger(microBatchSize) && microBatchSize > 0)) throw new Error(`SFT: the micro-batch must be a positive integer, got ${microBatchSize}`);
     await backend.zeroGrad();
     let loss = 0;
     for (let start = 0; start < batch.length; start += microBatchSize) {

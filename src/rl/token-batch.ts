@@ -82,6 +82,12 @@ export function buildTrainSequence(turns: readonly TurnTokens[], advantage: numb
   return sequence;
 }
 
+/** Returns the T that buildTrainBatch gives these sequences together: the longest, cut to maxLength, less one (the last token is only a target). */
+export function trainingLength(sequences: ReadonlyArray<{ tokens: ArrayLike<number> }>, maxLength: number | undefined): number {
+  const longest = Math.max(...sequences.map((sequence) => sequence.tokens.length));
+  return Math.max(1, Math.min(longest, maxLength ?? longest) - 1);
+}
+
 /** Right-pads sequences into one batch; sequences longer than `maxLength` tokens are cut (their tail loses its loss). */
 export function buildTrainBatch(sequences: readonly TrainSequence[], options: { padId?: number; maxLength?: number } = {}): TrainBatch {
   if (sequences.length === 0) throw new Error('buildTrainBatch: no sequences');

@@ -21,6 +21,8 @@ export interface WarmupOptions {
   steps: number;
   batchSize: number;
   lr: number;
+  /** The micro-batch for T-token sequences (WebGPU: chosen from the memory budget); absent: the whole batch in one backward. */
+  microBatchFor?: (T: number) => number;
 }
 
 /** Settings of a training session (training-options.ts makes them from the table of training settings). */
@@ -139,7 +141,15 @@ export async function runTrainingSession(parts: TrainingSessionParts, options: T
     report.sft = await runSft(
       backend,
       sequences,
-      { steps: options.warmup.steps, batchSize: options.warmup.batchSize, schedule: { lr: options.warmup.lr }, seed: options.seed, padId: parts.padId, startStep },
+      {
+        steps: options.warmup.steps,
+        batchSize: options.warmup.batchSize,
+        schedule: { lr: options.warmup.lr },
+        seed: options.seed,
+        padId: parts.padId,
+        startStep,
+        ...(options.warmup.microBatchFor ? { microBatchFor: options.warmup.microBatchFor } : {}),
+      },
       {
         onStep: async (metrics) => {
           await reporter.sftStep?.(metrics);

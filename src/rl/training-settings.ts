@@ -12,7 +12,7 @@ import type { LossType } from './grpo-trainer.ts';
 /** Where a knob acts: the phase it tunes, or the resource it spends. */
 export type SettingPhase = 'warm-up' | 'grpo' | 'sampling' | 'measurements' | 'memory' | 'checkpoints' | 'run';
 
-/** Which hosts offer a knob: both (`tabrl train` and the tab's panel), or the CLI only (the tab chooses these itself, e.g. the memory budget from its GPU). */
+/** Which hosts offer a knob: both (`tabrl train` and the tab's panel), or the CLI only (the tab chooses these itself or has no use for them, e.g. the seed and the measurements). */
 export type SettingHosts = 'both' | 'cli';
 
 interface KnobBase {
@@ -469,9 +469,9 @@ export const TRAINING_KNOBS = {
   memoryBudget: {
     flag: 'memory-budget',
     label: 'Memory budget',
-    help: 'webgpu: the GPU memory a training step may use, weights and optimizer state included',
+    help: 'GPU memory a training step may use on webgpu, in MiB, weights and optimizer state included; each step trains as many sequences at once as fit it',
     phase: 'memory',
-    hosts: 'cli',
+    hosts: 'both',
     kind: 'integer',
     default: null,
     defaultText: "4 × the GPU's maxBufferSize, within 1024-4096",

@@ -43,6 +43,7 @@ export type {
   RestoredCheckpoint,
   EngineGrpoOptions,
   EngineInfo,
+  EngineMemoryChoice,
   EngineSftOptions,
   EngineTrainingRollout,
   GrpoStepMetrics,

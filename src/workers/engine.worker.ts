@@ -26,6 +26,7 @@ import type { SavedRolloutBatch, GrpoStepMetrics, ScoredTrajectory } from '../rl
 import type { SftStepMetrics } from '../rl/sft-trainer.ts';
 import { tokenizeTranscript } from '../rl/tokenize-transcript.ts';
 import { runTrainingSession, type CheckpointStore, type TrainingReporter } from '../rl/training-session.ts';
+import { memoryChooser } from './engine/memory-choice.ts';
 import { exportModelFiles, readModelImport } from './engine/model-files.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, trainableParameters, type RealModelSource } from './engine/real-model.ts';
 import { createDeviceBackend, deviceDecoderFactory, devicePresetFit, openEngineDevice, requireWebGPU, type EngineDevice } from './engine/engine-device.ts';
@@ -398,7 +399,14 @@ const api: EngineApi = {
           seed: options.seed,
           maxTokens: 0,
           evalTasks: 0,
-          warmup: { demonstrations: transcripts.length, steps: options.steps, batchSize: options.batchSize, lr: options.lr },
+          warmup: {
+            demonstrations: transcripts.length,
+            steps: options.steps,
+            batchSize: options.batchSize,
+            lr: options.lr,
+            // on WebGPU the micro-batch comes from the memory budget, as GRPO's does: at most the whole batch
+            ...(backend instanceof WebGPUBackend ? { microBatchFor: memoryChooser(backend, options.memoryBudgetMiB, options.batchSize).microBatchFor } : {}),
+          },
           grpo: null,
           ...(options.checkpointEvery !== undefined ? { checkpointEvery: options.checkpointEvery } : {}),
           ...(options.startStep ? { resumeFrom: { phase: 'sft', nextStep: options.startStep } } : {}),
@@ -438,7 +446,9 @@ const api: EngineApi = {
       const { backend, tokenizer, client } = await getModel();
       tokenizerOf = tokenizer;
       // The options are the table's conversion (src/rl/training-options.ts); only what this engine knows is added.
-      const { checkpointEvery, rewardWeights: _weights, startStep = 0, seed, maxTokens, ...grpo } = options;
+      const { checkpointEvery, rewardWeights: _weights, memoryBudgetMiB, startStep = 0, seed, maxTokens, ...grpo } = options;
+      // the micro-batch from the GPU's memory (step-memory.ts): the largest whose step fits the budget, at most a whole step
+      const memory = backend instanceof WebGPUBackend ? memoryChooser(backend, memoryBudgetMiB, options.tasksPerStep * options.groupSize) : null;
       // The one training session (src/rl/training-session.ts), with GRPO alone: the page measures and warms up.
       await runTrainingSession(
         {
@@ -450,7 +460,8 @@ const api: EngineApi = {
           reporter: pausableReporter(reporter, signal, {
             grpoStep: (metrics) => {
               history.push(metrics);
-              reporter.push({ metrics, rollouts: stepRollouts(metrics.step) });
+              const choice = memory?.latest();
+              reporter.push({ metrics, rollouts: stepRollouts(metrics.step), ...(choice ? { memory: choice } : {}) });
             },
           }),
           signal,
@@ -462,10 +473,7 @@ const api: EngineApi = {
           warmup: null,
           grpo: {
             ...grpo,
-            // the micro-batch from the GPU's memory (step-memory.ts): the largest whose step fits the default budget, at most a whole step
-            ...(backend instanceof WebGPUBackend
-              ? { microBatchFor: (T: number) => backend.chooseMicroBatch(T, { budgetBytes: backend.defaultMemoryBudget(), maxMicroBatch: options.tasksPerStep * options.groupSize }).B }
-              : {}),
+            ...(memory ? { microBatchFor: memory.microBatchFor } : {}),
           },
           ...(checkpointEvery !== undefined ? { checkpointEvery } : {}),
           resumeFrom: { phase: 'grpo', nextStep: startStep, ...(ahead ? { rolloutsAhead: ahead } : {}) },

@@ -47,7 +47,7 @@ test('the objective settings reach the trainer, and "More charts" adds and remov
   expect(await page.getByTestId('train-groupSize').inputValue()).toBe('2');
   await page.getByTestId('train-groupSize').fill('500');
   expect(await page.getByTestId('train-groupSize').inputValue()).toBe('64');
-  await fillFields(page, { 'train-echoWeight': '0.1', 'train-grpoSteps': '2', 'train-tasksPerStep': '1', 'train-groupSize': '2', 'train-maxTokens': '6' });
+  await fillFields(page, { 'train-echoWeight': '0.1', 'train-grpoSteps': '2', 'train-tasksPerStep': '1', 'train-groupSize': '2', 'train-maxTokens': '6', 'train-memoryBudget': '64' });
   // Each choice explains itself.
   expect(await objective.textContent()).toContain('no length bias at all (Dr. GRPO)');
   expect(await objective.textContent()).toContain('every task pushes equally hard');
@@ -60,6 +60,11 @@ test('the objective settings reach the trainer, and "More charts" adds and remov
   await page.getByTestId('training-view').waitFor();
   expect(await jobOutcome(page, 200_000)).toMatch(/Training finished/);
   expect(await storedJobOptions(page)).toMatchObject({ lossType: 'dr_grpo', scaleRewards: 'group', turnCredit: 'turn', dynamicSampling: true, echoWeight: 0.1 });
+  // WebGPU (SwiftShader here): the step's micro-batch was chosen within the 64 MiB budget set above, said under the settings with why not one more
+  const memoryChoice = page.getByTestId('memory-choice');
+  expect(await memoryChoice.textContent()).toMatch(/^Latest step: 2 sequences per backward pass at \d+ tokens, \d+ of the 64 MiB budget; not one more: 2 is the most asked for\.$/);
+  await memoryChoice.scrollIntoViewIfNeeded();
+  await screenshot(page, '42-memory-choice');
 
   // The default optional charts are the ones the view always had; the picker adds the new metrics.
   for (const key of ['kl', 'entropy', 'gradNorm', 'tokensPerSecond']) expect(await page.getByTestId(`chart-${key}`).locator('canvas').count(), key).toBe(1);

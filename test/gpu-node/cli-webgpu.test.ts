@@ -71,7 +71,9 @@ test('tabrl train --activation-checkpointing takes auto, on or off, and only wit
 test('tabrl train --memory-budget takes whole MiB and only with --backend webgpu; the micro-batch chosen is said, and a forced one past the budget stops the run', { timeout: 240_000 }, async () => {
   const run = (extra: string[]) =>
     new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile(process.execPath, [BIN, 'train', 'reverse-text', '--model', 'tiny', '--sft-steps', '0', '--eval-tasks', '0', ...extra], { timeout: 110_000 }, (error, _stdout, stderr) =>
+      // no warm-up unless the run asks for one
+      const warmup = extra.includes('--sft-steps') ? [] : ['--sft-steps', '0'];
+      execFile(process.execPath, [BIN, 'train', 'reverse-text', '--model', 'tiny', ...warmup, '--eval-tasks', '0', ...extra], { timeout: 110_000 }, (error, _stdout, stderr) =>
         resolve({ code: error === null ? 0 : Number((error as { code?: number }).code), stderr }),
       );
     });
@@ -84,10 +86,12 @@ test('tabrl train --memory-budget takes whole MiB and only with --backend webgpu
   // chosen: the whole step (1 task × group 4) fits 64 MiB, said with what it accounts (equal-reward groups kept so the step trains)
   const out = join(mkdtempSync(join(tmpdir(), 'tabrl-train-budget-')), 'run');
   const step = ['--backend', 'webgpu', '--keep-equal-groups', '--steps', '1', '--tasks-per-step', '1', '--group', '4', '--max-tokens', '4', '--out', out, '--overwrite'];
-  const chosen = await run([...step, '--memory-budget', '64']);
+  // with a one-step SFT warm-up on 4 demonstrations: its micro-batch is chosen from the same budget, up to its batch of 4
+  const chosen = await run([...step, '--memory-budget', '64', '--sft-steps', '1', '--demonstrations', '4', '--sft-batch', '4']);
   expect(chosen.code).toBe(0);
   expect(chosen.stderr).toMatch(/grpo 1\/1 {2}reward/);
-  expect(chosen.stderr).toMatch(/micro-batch 4 at T \d+: the largest that fits: model state \d+ MiB \+ batch \d+ MiB \(activations kept\) = \d+ MiB of the 64 MiB budget \(--memory-budget\); 4 is the most asked for/);
+  expect(chosen.stderr).toMatch(/SFT micro-batch 4 at T \d+: the largest that fits: model state \d+ MiB \+ batch \d+ MiB \(activations kept\) = \d+ MiB of the 64 MiB budget \(--memory-budget\); 4 is the most asked for/);
+  expect(chosen.stderr).toMatch(/^ {3}micro-batch 4 at T \d+: the largest that fits: model state \d+ MiB \+ batch \d+ MiB \(activations kept\) = \d+ MiB of the 64 MiB budget \(--memory-budget\); 4 is the most asked for/m);
   // forced past the budget: the first GRPO step stops, naming the budget and the settings to change
   const tight = await run([...step, '--memory-budget', '1', '--micro-batch', '3']);
   expect(tight.code).not.toBe(0);

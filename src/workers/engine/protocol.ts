@@ -61,6 +61,20 @@ export interface EngineSftOptions {
   startStep?: number;
   /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */
   checkpointEvery?: number;
+  /** WebGPU: the GPU memory a step may use, in MiB, that the micro-batch is chosen within (absent or 0: the GPU's default budget). */
+  memoryBudgetMiB?: number;
+}
+
+/** The micro-batch a WebGPU job chose from its memory budget, in words a person reads: what fits and why one more does not. */
+export interface EngineMemoryChoice {
+  /** Sequences per backward pass, at T tokens each. */
+  microBatch: number;
+  T: number;
+  budgetMiB: number;
+  /** Model state + the batch's buffers, accounted as the backend allocates them. */
+  stepMiB: number;
+  /** Why not one more: the limit microBatch + 1 passes, or that it is the most asked for. */
+  reason: string;
 }
 
 /**
@@ -75,6 +89,8 @@ export type EngineGrpoOptions = GrpoPhaseOptions & {
   startStep?: number;
   /** Send a full checkpoint every this many steps of the job (taken between steps, so it is exact; default never). */
   checkpointEvery?: number;
+  /** WebGPU: the GPU memory a step may use, in MiB, that the micro-batch is chosen within (absent or 0: the GPU's default budget). */
+  memoryBudgetMiB?: number;
   /** The weight of each of the environment's reward functions (group ones included), by name: with them, a step whose weighted functions all failed in every rollout fails the job instead of training on the zeros scored for the failures. */
   rewardWeights?: Record<string, number>;
 };
@@ -105,6 +121,8 @@ export interface EngineTrainingRollout {
 export interface GrpoStepReport {
   metrics: GrpoStepMetrics;
   rollouts: EngineTrainingRollout[];
+  /** WebGPU: the micro-batch chosen for this step's length (absent on the CPU backends). */
+  memory?: EngineMemoryChoice;
 }
 
 /** The files of a full checkpoint (weights.safetensors, optimizer.safetensors, state.json; see src/rl/checkpoint.ts), by name. */

@@ -25,6 +25,33 @@ describe('runSft', () => {
     expect(history[0]!.loss).toBeCloseTo(before, 4);
     expect(history.every((m) => m.tokensTrained === 12)).toBe(true);
   });
+
+  test("microBatchFor chooses each step's micro-batch from its training length: the backward passes take its B, and the steps equal a fixed micro-batch of that size", async () => {
+    // sequences of two lengths, so a step's T depends on which ones it drew
+    const sequences = [[1, 2], [3, 4, 5], [5, 6], [7, 8, 9]].map((prompt) => buildTrainSequence([{ promptIds: prompt, completionIds: [...prompt].reverse().concat(11), completionLogprobs: prompt.map(() => 0).concat(0) }], 1));
+    const run = async (sizing: { microBatchSize: number } | { microBatchFor: (T: number) => number }) => {
+      const backend = await createCpuBackend(CONFIG, { seed: 1 });
+      const shapes: Array<[number, number]> = [];
+      const backward = backend.backward.bind(backend);
+      backend.backward = (ids, targets, weights, B, T, temperature) => {
+        shapes.push([B, T]);
+        return backward(ids, targets, weights, B, T, temperature);
+      };
+      const history = await runSft(backend, sequences, { steps: 3, batchSize: 3, schedule: { lr: 2e-2 }, seed: 2, ...sizing });
+      return { shapes, losses: history.map((m) => m.loss) };
+    };
+    const lengths: number[] = [];
+    const chosen = await run({ microBatchFor: (T) => { lengths.push(T); return 2; } });
+    const fixed = await run({ microBatchSize: 2 });
+    expect(lengths).toHaveLength(3); // once per step
+    expect(chosen.shapes.map(([B]) => B)).toEqual([2, 1, 2, 1, 2, 1]); // 3 sequences a step
+    // the T it was asked for is the step's longest: every micro-batch's T is within it
+    expect(Math.max(...chosen.shapes.slice(0, 2).map(([, T]) => T))).toBe(lengths[0]);
+    expect(chosen.losses).toEqual(fixed.losses);
+    expect(chosen.shapes).toEqual(fixed.shapes);
+    // a chooser that gives no usable micro-batch stops the run with what it gave
+    await expect(runSft(await createCpuBackend(CONFIG, { seed: 1 }), sequences, { steps: 1, batchSize: 3, microBatchFor: () => 0 })).rejects.toThrow('SFT: the micro-batch must be a positive integer, got 0');
+  });
 });
 
 describe('SFT warm-up data', () => {

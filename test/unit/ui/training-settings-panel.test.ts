@@ -28,3 +28,14 @@ test('the Warm up card renders every warm-up knob of the table', () => {
   for (const name of offered(['warm-up'])) expect(html, name).toContain(`data-testid="train-${name}"`);
   expect(html).not.toContain('data-testid="train-grpoLr"');
 });
+
+test('both cards offer the GPU memory budget, empty by default (the GPU\'s default budget), and the Train card shows no step\'s choice before a step reports one', () => {
+  const train = renderToStaticMarkup(createElement(TrainingSettingsPanel, { mode: 'train' }));
+  const warmup = renderToStaticMarkup(createElement(TrainingSettingsPanel, { mode: 'warmup' }));
+  for (const html of [train, warmup]) {
+    expect(html).toMatch(/data-testid="train-memoryBudget"[^>]* value=""/);
+    expect(html).toContain(TRAINING_KNOBS.memoryBudget.label);
+    expect(html).toContain('Empty: 4 × the GPU&#x27;s maxBufferSize');
+  }
+  expect(train).not.toContain('data-testid="memory-choice"');
+});

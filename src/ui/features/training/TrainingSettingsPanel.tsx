@@ -4,12 +4,13 @@ import { usePlayground } from '../../store/index.ts';
 import type { TeacherKind } from '../policy/policy-slice.ts';
 import { SegmentedChoice, type SegmentedOption } from '../../kit/SegmentedChoice.tsx';
 import { NumberSetting, Setting } from '../../kit/Setting.tsx';
+import { MemoryChoiceLine } from './MemoryChoiceLine.tsx';
 
-/** The rows the warm-up card shows: the warm-up's knobs of the table, and where checkpoints go. */
-const WARMUP: KnobName[] = [...knobsOf(['warm-up']), 'checkpointEvery'];
+/** The rows the warm-up card shows: the warm-up's knobs of the table, where checkpoints go, and the GPU memory a step may use. */
+const WARMUP: KnobName[] = [...knobsOf(['warm-up']), 'checkpointEvery', 'memoryBudget'];
 
 /** The GRPO card's first rows: what a learner sets for every run. */
-const GRPO_MAIN: KnobName[] = ['grpoSteps', 'tasksPerStep', 'groupSize', 'grpoLr', 'maxTokens', 'maxAsync', 'temperature', 'klBeta', 'checkpointEvery'];
+const GRPO_MAIN: KnobName[] = ['grpoSteps', 'tasksPerStep', 'groupSize', 'grpoLr', 'maxTokens', 'maxAsync', 'temperature', 'klBeta', 'checkpointEvery', 'memoryBudget'];
 
 /** The objective's knobs a learner reaches for first (docs/training.md has them all, with when to use each). */
 const OBJECTIVE: KnobName[] = ['lossType', 'scaleRewards', 'turnCredit', 'dynamicSampling', 'echoWeight'];
@@ -33,6 +34,7 @@ export function TrainingSettingsPanel({ mode }: { mode: 'warmup' | 'train' }) {
           <KnobSetting key={name} name={name} />
         ))}
       </div>
+      {mode === 'train' && <MemoryChoiceLine />}
       {mode === 'train' && (
         <>
           <h3 className="settings-subheading">Objective</h3>

@@ -8,7 +8,7 @@ import { usePlayground } from '../../store/index.ts';
 import { engineModel } from './engine-state.ts';
 import { advanceJob, persistRun, saveCheckpoint, settledWrites } from './run-records.ts';
 import { auditScoring, rememberTrainingRollouts } from './training-rollouts.ts';
-import { beginJob, ensureRun, forgettingUntrainedJob, jobDeclined, jobFinished, joinNotes, noteUnusedArgs, runTrainingJob } from './training-jobs.ts';
+import { beginJob, ensureRun, forgettingUntrainedJob, jobDeclined, jobFinished, joinNotes, memoryBudgetOption, noteUnusedArgs, runTrainingJob } from './training-jobs.ts';
 import { unfinishedJob, type RunJob } from './training-slice.ts';
 
 const store = usePlayground;
@@ -40,6 +40,7 @@ export async function startTraining(): Promise<void> {
           };
     const previousJob = run.lastJob;
     beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));
+    store.getState().setMemoryChoice(null); // the line under the settings says this job's steps only
     const offset = grpoJob.offset;
     await forgettingUntrainedJob(grpoJob, previousJob, () =>
       trainGrpoInEngine(
@@ -51,7 +52,7 @@ export async function startTraining(): Promise<void> {
           ...(session.info.groupRewardNames?.length ? { scoreGroup: session.scoreGroup } : {}),
         },
         // The rubric's weights let the engine fail a step whose weighted reward functions all failed (src/envs/broken-rewards.ts).
-        { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery, rewardWeights: scoring.weights },
+        { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery, rewardWeights: scoring.weights, ...memoryBudgetOption(ts.memoryBudget) },
         {
           signal,
           onSteps: (reports: GrpoStepReport[]) => {
@@ -59,6 +60,7 @@ export async function startTraining(): Promise<void> {
             const latest = reports.at(-1)!;
             store.getState().setTrainingRun((current) => (current ? advanceJob({ ...current, grpo: [...current.grpo, ...metrics] }, latest.metrics.step) : current));
             if (latest.rollouts.length > 0) store.getState().setLatestRollouts(latest.rollouts);
+            if (latest.memory) store.getState().setMemoryChoice(latest.memory);
             for (const report of reports) rememberTrainingRollouts(session.info.name, offset + report.metrics.step, report.rollouts, scoring);
             store.getState().updateJob({ done: latest.metrics.step + 1 });
             persistRun();

@@ -163,6 +163,11 @@ export function jobDeclined(): void {
   store.getState().updateJob({ status: 'idle', failure: null, note: null });
 }
 
+/** The engine job's memory budget from the panel's knob (WebGPU; empty: absent, so the engine takes the GPU's default budget). */
+export function memoryBudgetOption(memoryBudget: number | null): { memoryBudgetMiB?: number } {
+  return memoryBudget === null ? {} : { memoryBudgetMiB: memoryBudget };
+}
+
 /** Notes joined into one (the empty ones left out), or null. */
 export function joinNotes(...notes: (string | null)[]): string | null {
   return notes.filter((part): part is string => Boolean(part)).join(' ') || null;

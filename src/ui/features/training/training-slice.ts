@@ -3,7 +3,7 @@ import type { StateCreator } from 'zustand';
 import type { EvaluationSummary } from '../../../envs/index.ts';
 import { DEFAULT_LESSON_SETTINGS } from '../../../rl/lesson.ts';
 import { withOverrides, type TrainingSettings as KnobSettings } from '../../../rl/training-settings.ts';
-import type { EngineGrpoOptions, EngineInfo, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../../workers/engine-bridge.ts';
+import type { EngineGrpoOptions, EngineInfo, EngineMemoryChoice, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../../workers/engine-bridge.ts';
 import type { PlaygroundState } from '../../store/index.ts';
 
 /** What the run panel does: evaluate the policy, warm the in-tab model up with SFT, or train it with GRPO. */
@@ -120,6 +120,8 @@ export interface TrainingSlice {
   trainingRun: TrainingRun | null;
   /** The rollouts of the latest GRPO step. */
   latestRollouts: EngineTrainingRollout[];
+  /** WebGPU: the micro-batch the latest GRPO step chose from the memory budget, and why not one more. */
+  memoryChoice: EngineMemoryChoice | null;
   pastRuns: TrainingRun[];
   /** The optional charts shown under "More charts" (keys of GRPO_CHARTS; shown in that table's order). */
   chartPicks: string[];
@@ -130,6 +132,7 @@ export interface TrainingSlice {
   updateJob(update: Partial<TrainingJob>): void;
   setTrainingRun(run: TrainingRun | null | ((run: TrainingRun | null) => TrainingRun | null)): void;
   setLatestRollouts(rollouts: EngineTrainingRollout[]): void;
+  setMemoryChoice(choice: EngineMemoryChoice | null): void;
   setPastRuns(runs: TrainingRun[]): void;
 }
 
@@ -147,6 +150,7 @@ export const createTrainingSlice: StateCreator<PlaygroundState, [], [], Training
   job: IDLE_JOB,
   trainingRun: null,
   latestRollouts: [],
+  memoryChoice: null,
   pastRuns: [],
   chartPicks: DEFAULT_CHART_PICKS,
   setMode: (mode) => set({ mode }),
@@ -156,5 +160,6 @@ export const createTrainingSlice: StateCreator<PlaygroundState, [], [], Training
   updateJob: (update) => set((state) => ({ job: { ...state.job, ...update } })),
   setTrainingRun: (run) => set((state) => ({ trainingRun: typeof run === 'function' ? run(state.trainingRun) : run })),
   setLatestRollouts: (latestRollouts) => set({ latestRollouts }),
+  setMemoryChoice: (memoryChoice) => set({ memoryChoice }),
   setPastRuns: (pastRuns) => set({ pastRuns }),
 });

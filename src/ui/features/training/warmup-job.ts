@@ -10,7 +10,7 @@ import { pausableClient } from '../jobs/pausable-client.ts';
 import { persistRun, advanceJob, saveCheckpoint, settledWrites } from './run-records.ts';
 import { appTeacherSources } from './teacher-sources.ts';
 import { auditScoring } from './training-rollouts.ts';
-import { beginJob, ensureRun, jobDeclined, jobFinished, joinNotes, noteUnusedArgs, runTrainingJob } from './training-jobs.ts';
+import { beginJob, ensureRun, jobDeclined, jobFinished, joinNotes, memoryBudgetOption, noteUnusedArgs, runTrainingJob } from './training-jobs.ts';
 import { unfinishedJob, type RunJob } from './training-slice.ts';
 import { brokenRewardsMessage, buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
 
@@ -87,7 +87,7 @@ export async function startWarmup(): Promise<void> {
     const offset = sftJob.offset;
     await trainSftInEngine(
       transcripts,
-      { ...sftJob.options, startStep: sftJob.nextStep, checkpointEvery: ts.checkpointEvery },
+      { ...sftJob.options, startStep: sftJob.nextStep, checkpointEvery: ts.checkpointEvery, ...memoryBudgetOption(ts.memoryBudget) },
       {
         signal,
         onSteps: (steps: SftStepMetrics[]) => {
