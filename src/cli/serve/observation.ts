@@ -24,7 +24,7 @@ export function turnObservation(messages: readonly Message[], context: EpisodeCo
 
 /** The last observation of an episode: the rubric's total as the reward, with each function's score. */
 export function finalObservation(trajectory: Trajectory, context: EpisodeContext, metricNames: readonly string[]): StepResult {
-  const messages = trajectory.prompt.concat(trajectory.completion);
+  const messages = [...trajectory.prompt, ...trajectory.completion];
   const observation = observationOf(textAfterLastAssistant(messages), messages, countAssistantMessages(messages), context);
   const scores: Record<string, number> = {};
   const metrics: Record<string, number> = {};

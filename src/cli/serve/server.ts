@@ -180,6 +180,9 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
       try {
         const reply = await answer(connection, data, isBinary);
         if (reply !== undefined) send(connection, reply);
+      } catch (error) {
+        // answer() turns every failure into an error reply; this is for a bug in it, so the session still answers the frames behind.
+        send(connection, errorReply(new WireError('EXECUTION_ERROR', `the server failed on a request: ${errorMessage(error)}`)));
       } finally {
         connection.waiting.shift();
         connection.lastActivity = Date.now();
