@@ -19,10 +19,10 @@
  * rollout; an environment file's own process is not counted). The `echo` rows are the floor of the
  * transport: a bare `ws` echo server in its own process, answering each frame with itself, played
  * with the same frames, sessions and round trips as reverse-text (a reset and a step per episode).
- * `--baseline-bin` serves the same episodes with another checkout's `tabrl` too, each level right
- * before this checkout's, so a before/after ratio comes from one run; `--repeat N` plays each level
- * N times in turn (each round: every server, then the peer), a row per round, for a loaded machine
- * whose runs scatter. Prints a table and one JSON line.
+ * `--baseline-bin` serves the same episodes with another checkout's `tabrl` too, at each level and
+ * round beside this checkout's (the two take turns going first), so a before/after ratio comes from
+ * one run; `--repeat N` plays each level N times in turn (each round: every server, then the peer), a
+ * row per round, for a loaded machine whose runs scatter. Prints a table and one JSON line.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -241,8 +241,11 @@ for (const [key, spec, name, policy] of plans) {
     const episodes = perSession * sessions;
     // Each round serves with every server and then runs the peer, so a round's rows are one comparison.
     for (let round = 1; round <= repeat; round++) {
+      // The servers take turns going first: on a loaded machine the second of two back-to-back runs was
+      // the slower in wall time whichever server it was (swapping them swapped the result).
       const served = [];
-      for (const server of servers) served.push({ server, result: await serveLevel(server, sessions, perSession, numTasks, policy) });
+      for (const server of round % 2 === 1 ? servers : [...servers].reverse()) served.push({ server, result: await serveLevel(server, sessions, perSession, numTasks, policy) });
+      served.sort((a, b) => servers.indexOf(a.server) - servers.indexOf(b.server));
 
       // The peer: the same episodes by evaluate() in this process, same policy and concurrency (none for the echo rows).
       let peer: { seconds: number; cpuMs: number; reward: number } | undefined;

@@ -15,42 +15,55 @@ export interface EpisodeContext {
   tools: ToolSchema[] | undefined;
 }
 
-/** The observation of a turn the model must take: `messages` is the request's whole conversation. */
+/** The observation of a turn the model must take: `messages` is the request's whole conversation (the request's own copy, not copied again). */
 export function turnObservation(messages: readonly Message[], context: EpisodeContext): StepResult {
-  const turn = messages.filter((message) => message.role === 'assistant').length;
-  const prompt = turn === 0 ? (messages.findLast((message) => message.role === 'user')?.content ?? '') : textAfterLastAssistant(messages);
-  return { observation: { prompt, ...baseObservation(context, messages, turn) }, reward: null, done: false, terminated: false, truncated: false };
+  const turn = countAssistantMessages(messages);
+  const prompt = turn === 0 ? lastUserText(messages) : textAfterLastAssistant(messages);
+  return { observation: observationOf(prompt, messages, turn, context), reward: null, done: false, terminated: false, truncated: false };
 }
 
 /** The last observation of an episode: the rubric's total as the reward, with each function's score. */
 export function finalObservation(trajectory: Trajectory, context: EpisodeContext, metricNames: readonly string[]): StepResult {
   const messages = [...trajectory.prompt, ...trajectory.completion];
-  const turn = messages.filter((message) => message.role === 'assistant').length;
+  const observation = observationOf(textAfterLastAssistant(messages), messages, countAssistantMessages(messages), context);
   const scores: Record<string, number> = {};
   const metrics: Record<string, number> = {};
-  for (const [name, score] of Object.entries(trajectory.scores)) (metricNames.includes(name) ? metrics : scores)[name] = score;
-  const errors = trajectory.errors.map((error) => `${error.source} ${error.name}: ${error.message}`);
-  const observation: Observation = {
-    prompt: textAfterLastAssistant(messages),
-    ...baseObservation(context, messages, turn),
-    scores,
-    metrics,
-    stop_reason: trajectory.stopCondition ?? trajectory.stopReason,
-    ...(errors.length > 0 ? { error: errors.join('\n') } : {}),
-  };
+  for (const name in trajectory.scores) (metricNames.includes(name) ? metrics : scores)[name] = trajectory.scores[name]!;
+  observation.scores = scores;
+  observation.metrics = metrics;
+  observation.stop_reason = trajectory.stopCondition ?? trajectory.stopReason;
+  if (trajectory.errors.length > 0) observation.error = trajectory.errors.map((error) => `${error.source} ${error.name}: ${error.message}`).join('\n');
   const truncated = trajectory.truncated;
   return { observation, reward: trajectory.reward, done: true, terminated: !truncated, truncated };
 }
 
-function baseObservation(context: EpisodeContext, messages: readonly Message[], turn: number): Omit<Observation, 'prompt'> {
+/** An observation's fields in their wire order, with every optional one present (undefined is left out of the JSON), so every observation has one shape. */
+function observationOf(prompt: string, messages: readonly Message[], turn: number, context: EpisodeContext): Observation {
   return {
-    messages: [...messages],
-    ...(context.tools && context.tools.length > 0 ? { tools: context.tools } : {}),
+    prompt,
+    messages: messages as Message[],
+    tools: context.tools && context.tools.length > 0 ? context.tools : undefined,
     task_index: context.taskIndex,
     split: context.split,
-    ...(context.info !== undefined ? { info: context.info } : {}),
+    info: context.info,
     turn,
+    scores: undefined,
+    metrics: undefined,
+    stop_reason: undefined,
+    error: undefined,
   };
+}
+
+function countAssistantMessages(messages: readonly Message[]): number {
+  let count = 0;
+  for (const message of messages) if (message.role === 'assistant') count += 1;
+  return count;
+}
+
+/** The text of the last user message, "" when none. */
+function lastUserText(messages: readonly Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return messages[i]!.content ?? '';
+  return '';
 }
 
 /** The text of the messages after the last assistant message (the environment's reply), "" when none. */
@@ -62,11 +75,16 @@ function textAfterLastAssistant(messages: readonly Message[]): string {
       break;
     }
   }
-  return messages
-    .slice(start)
-    .map((message) => message.content)
-    .filter((text) => text !== '')
-    .join('\n\n');
+  // The non-empty texts joined by blank lines (a missing content counts as a text, written as "", as Array.join writes it).
+  let text = '';
+  let parts = 0;
+  for (let i = start; i < messages.length; i++) {
+    const content = messages[i]!.content;
+    if (content === '') continue;
+    text = parts === 0 ? `${content ?? ''}` : `${text}\n\n${content ?? ''}`;
+    parts += 1;
+  }
+  return text;
 }
 
 /**

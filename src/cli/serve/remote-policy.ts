@@ -9,6 +9,10 @@
  * asks again from its first turn: the replies given so far are replayed in order, and the request
  * after them parks as usual, so the client never sees the restart.
  *
+ * It runs once per turn of every served episode, so it allocates little: no closure per request, one
+ * abort listener per signal (not one per request), and a reply kept for replay is a shallow copy of
+ * the message (strings are immutable; only tool calls are copied deeply).
+ *
  * Not a session and not a transport: it knows nothing of WebSockets or observations.
  */
 import { ChatClientError, type ChatClient, type ChatCompletion, type ChatRequest, type Message, type Trajectory } from '../../envs/index.ts';
@@ -22,10 +26,16 @@ interface Parked {
   reject(error: Error): void;
 }
 
+/** A reply given by the client, kept to replay when the rollout starts over. */
+interface GivenAnswer {
+  model: string;
+  message: Message;
+}
+
 /** A ChatClient answered from outside: by `answer()`, one parked request at a time. */
 export class RemotePolicy implements ChatClient {
   /** The replies given so far, in order, replayed when the rollout restarts. */
-  private readonly answers: ChatCompletion[] = [];
+  private readonly answers: GivenAnswer[] = [];
   private callsThisAttempt = 0;
   private lastMessageCount = 0;
   /** Requests shown to the client so far (one per turn). */
@@ -34,8 +44,14 @@ export class RemotePolicy implements ChatClient {
   private ready: PolicyEvent | undefined;
   private waiting: ((event: PolicyEvent) => void) | undefined;
   private cancelled: string | undefined;
+  /** The last request signal listened to: a rollout (or a restarted attempt of it) passes the same signal with each of its requests. */
+  private watchedSignal: AbortSignal | undefined;
 
-  readonly chat = { completions: { create: (request: ChatRequest) => this.create(request) } };
+  // A bound method, not an arrow function: the build names every arrow function it makes (esbuild keepNames), which costs more than the binding, once per episode.
+  readonly chat = { completions: { create: this.create.bind(this) } };
+
+  /** Made at the first request with a signal: that signal aborting fails the parked request if it is one of that signal's (a dead attempt's request was already superseded). */
+  private onSignalAbort: ((event: Event) => void) | undefined;
 
   private create(request: ChatRequest): Promise<ChatCompletion> {
     if (this.cancelled !== undefined) return Promise.reject(new ChatClientError(this.cancelled, 'aborted'));
@@ -44,28 +60,26 @@ export class RemotePolicy implements ChatClient {
     this.lastMessageCount = request.messages.length;
     const replay = this.answers[this.callsThisAttempt];
     this.callsThisAttempt += 1;
-    if (replay) return Promise.resolve(structuredClone(replay));
+    if (replay) return Promise.resolve(completionOf(this.callsThisAttempt - 1, replay.model, copyMessage(replay.message)));
     const turn = this.answers.length;
-    return new Promise<ChatCompletion>((resolve, reject) => {
-      const onAbort = () => {
-        if (this.parked?.request === request) this.rejectParked('the episode was cancelled');
+    const signal = request.signal;
+    if (signal !== undefined && signal !== this.watchedSignal) {
+      this.watchedSignal = signal;
+      this.onSignalAbort ??= (event) => {
+        if (this.parked !== undefined && this.parked.request.signal === event.target) this.rejectParked('the episode was cancelled');
       };
-      // The listener goes when the request is settled, so a long episode does not pile them up on one signal.
-      const settled =
-        <T>(settle: (value: T) => void) =>
-        (value: T) => {
-          request.signal?.removeEventListener('abort', onAbort);
-          settle(value);
-        };
+      signal.addEventListener('abort', this.onSignalAbort, { once: true });
+    }
+    const promise = new Promise<ChatCompletion>((resolve, reject) => {
       // A restarted rollout asking the turn the client already sees: it takes the place of the dead attempt's request, unannounced.
       const superseded = this.parked;
-      this.parked = { request, resolve: settled(resolve), reject: settled(reject) };
+      this.parked = { request, resolve, reject };
       superseded?.reject(new ChatClientError('the rollout started over', 'aborted'));
-      request.signal?.addEventListener('abort', onAbort, { once: true });
-      if (turn < this.delivered) return;
-      this.delivered += 1;
-      this.deliver({ kind: 'request', request });
     });
+    if (turn < this.delivered) return promise;
+    this.delivered += 1;
+    this.deliver({ kind: 'request', request });
+    return promise;
   }
 
   /** Answers the parked request with the client's message as the model's completion. */
@@ -73,13 +87,8 @@ export class RemotePolicy implements ChatClient {
     const parked = this.parked;
     if (!parked) throw new Error('RemotePolicy.answer: no request is waiting for a reply');
     this.parked = undefined;
-    const completion: ChatCompletion = {
-      id: `served-${this.answers.length}`,
-      model: parked.request.model,
-      choices: [{ index: 0, message, finish_reason: message.tool_calls && message.tool_calls.length > 0 ? 'tool_calls' : 'stop' }],
-    };
-    this.answers.push(structuredClone(completion));
-    parked.resolve(completion);
+    this.answers.push({ model: parked.request.model, message: copyMessage(message) });
+    parked.resolve(completionOf(this.answers.length - 1, parked.request.model, message));
   }
 
   /** The request waiting for the client's reply, if any. */
@@ -124,4 +133,14 @@ export class RemotePolicy implements ChatClient {
       waiting(event);
     } else this.ready = event;
   }
+}
+
+/** The completion that answers the rollout's `index`-th model call with `message`. */
+function completionOf(index: number, model: string, message: Message): ChatCompletion {
+  return { id: `served-${index}`, model, choices: [{ index: 0, message, finish_reason: message.tool_calls && message.tool_calls.length > 0 ? 'tool_calls' : 'stop' }] };
+}
+
+/** A copy of an assistant message that shares nothing mutable with it. */
+function copyMessage(message: Message): Message {
+  return message.tool_calls ? structuredClone(message) : { ...message };
 }

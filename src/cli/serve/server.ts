@@ -18,6 +18,7 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { errorMessage } from '../../common/error-message.ts';
 import { describe } from './observation.ts';
 import { ReplyOutbox } from './reply-outbox.ts';
+import { ObservationReplyWriter } from './reply-text.ts';
 import { ServeSession, type ServedEnvironment } from './session.ts';
 import { ACTION_SCHEMA, OBSERVATION_SCHEMA, STATE_SCHEMA, WireError, type WireErrorCode } from './wire.ts';
 
@@ -60,9 +61,12 @@ export interface ServeServer {
 interface Connection {
   ws: WebSocket;
   session: ServeSession;
-  queue: Promise<void>;
-  queued: number;
+  observationWriter: ObservationReplyWriter;
+  /** Frames received and not yet answered, oldest first; the first is being answered while `busy`. */
+  waiting: { data: RawData; isBinary: boolean }[];
   busy: boolean;
+  /** Settled once nothing is waiting: made only when the server closes and waits for it. */
+  idle: { promise: Promise<void>; resolve(): void } | undefined;
   lastActivity: number;
 }
 
@@ -136,11 +140,19 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
   function accept(ws: WebSocket): void {
     ws.on('error', () => {});
     if (activeSessions() >= options.maxSessions) {
-      ws.send(JSON.stringify(errorReply(capacityError())));
+      ws.send(errorReply(capacityError()));
       ws.close(1013, 'capacity reached');
       return;
     }
-    const connection: Connection = { ws, session: new ServeSession(options.served), queue: Promise.resolve(), queued: 0, busy: false, lastActivity: Date.now() };
+    const connection: Connection = {
+      ws,
+      session: new ServeSession(options.served),
+      observationWriter: new ObservationReplyWriter(),
+      waiting: [],
+      busy: false,
+      idle: undefined,
+      lastActivity: Date.now(),
+    };
     connections.add(connection);
     ws.on('message', (data, isBinary) => onMessage(connection, data, isBinary));
     ws.on('close', () => {
@@ -151,26 +163,49 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
 
   function onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
     connection.lastActivity = Date.now();
-    if (connection.queued >= MAX_QUEUED_REQUESTS) {
+    if (connection.waiting.length >= MAX_QUEUED_REQUESTS) {
       send(connection, errorReply(new WireError('SESSION_ERROR', `more than ${MAX_QUEUED_REQUESTS} requests are waiting; send one request and wait for its reply before the next`)));
       closeSocket(connection.ws, 1008, 'too many requests waiting');
       return;
     }
-    connection.queued += 1;
-    connection.queue = connection.queue.then(async () => {
-      connection.busy = true;
+    connection.waiting.push({ data, isBinary });
+    if (!connection.busy) void answerInTurn(connection);
+  }
+
+  /** Answers the connection's waiting frames one at a time, in order, until none is left. */
+  async function answerInTurn(connection: Connection): Promise<void> {
+    connection.busy = true;
+    while (connection.waiting.length > 0) {
+      const { data, isBinary } = connection.waiting[0]!;
       try {
         const reply = await answer(connection, data, isBinary);
         if (reply !== undefined) send(connection, reply);
+      } catch (error) {
+        // answer() turns every failure into an error reply; this is for a bug in it, so the session still answers the frames behind.
+        send(connection, errorReply(new WireError('EXECUTION_ERROR', `the server failed on a request: ${errorMessage(error)}`)));
       } finally {
-        connection.busy = false;
-        connection.queued -= 1;
+        connection.waiting.shift();
         connection.lastActivity = Date.now();
       }
-    });
+    }
+    connection.busy = false;
+    connection.idle?.resolve();
+    connection.idle = undefined;
   }
 
-  async function answer(connection: Connection, data: RawData, isBinary: boolean): Promise<unknown> {
+  /** Resolves once the connection has answered every frame it received. */
+  function whenIdle(connection: Connection): Promise<void> {
+    if (!connection.busy) return Promise.resolve();
+    if (!connection.idle) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((settle) => (resolve = settle));
+      connection.idle = { promise, resolve };
+    }
+    return connection.idle.promise;
+  }
+
+  /** The text of the reply to one frame; undefined for a close, which has none. */
+  async function answer(connection: Connection, data: RawData, isBinary: boolean): Promise<string | undefined> {
     let request: unknown;
     try {
       if (isBinary) throw new Error('a binary frame; send JSON as a text frame');
@@ -185,13 +220,13 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     try {
       switch (type) {
         case 'reset':
-          return { type: 'observation', data: await connection.session.reset(payload) };
+          return connection.observationWriter.write(await connection.session.reset(payload));
         case 'step':
-          return { type: 'observation', data: await connection.session.step(payload) };
+          return connection.observationWriter.write(await connection.session.step(payload));
         case 'state':
-          return { type: 'state', data: connection.session.state() };
+          return JSON.stringify({ type: 'state', data: connection.session.state() });
         case 'mcp':
-          return { type: 'mcp', data: mcpReply(payload, options.served.tools ?? []) };
+          return JSON.stringify({ type: 'mcp', data: mcpReply(payload, options.served.tools ?? []) });
         case 'close':
           connection.session.close();
           closeSocket(connection.ws, 1000, 'closed by the client');
@@ -205,10 +240,10 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
     }
   }
 
-  /** Queues a reply: it is serialised once, here, and written with the others of this turn (reply-outbox.ts). */
-  function send(connection: Connection, reply: unknown): void {
+  /** Queues a reply's text, to be written with the others of this turn (reply-outbox.ts). */
+  function send(connection: Connection, text: string): void {
     if (connection.ws.readyState !== WebSocket.OPEN) return;
-    outbox.queue(connection.ws, JSON.stringify(reply));
+    outbox.queue(connection.ws, text);
   }
 
   function writeReply(ws: WebSocket, text: string): void {
@@ -234,7 +269,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
           () => {
             const now = Date.now();
             for (const connection of connections) {
-              if (!connection.busy && connection.queued === 0 && now - connection.lastActivity > options.sessionTimeoutMs!) {
+              if (!connection.busy && now - connection.lastActivity > options.sessionTimeoutMs!) {
                 connection.session.close('the session was idle too long');
                 closeSocket(connection.ws, 1000, `idle for more than ${Math.round(options.sessionTimeoutMs! / 1000)} s`);
               }
@@ -265,7 +300,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
       closing = true;
       if (reaper) clearInterval(reaper);
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-      const inFlight = Promise.all([...connections].map((connection) => connection.queue));
+      const inFlight = Promise.all([...connections].map(whenIdle));
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
         inFlight,
@@ -277,7 +312,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
       // Whatever still runs ends now: its waiting step fails with EXECUTION_ERROR.
       for (const connection of connections) connection.session.close('the server is shutting down');
       for (const session of stateless) session.close('the server is shutting down');
-      await Promise.race([Promise.all([...connections].map((connection) => connection.queue)), delay(1000)]);
+      await Promise.race([Promise.all([...connections].map(whenIdle)), delay(1000)]);
       for (const connection of connections) closeSocket(connection.ws, 1001, 'the server is shutting down');
       await Promise.race([Promise.all([...connections].map((connection) => new Promise((resolve) => connection.ws.once('close', resolve)))), delay(1000)]);
       for (const connection of connections) connection.ws.terminate();
@@ -298,8 +333,9 @@ function mcpReply(payload: unknown, tools: readonly { function: { name: string; 
   return { jsonrpc: '2.0', id, error: { code: -32601, message: `method ${method} is not offered; this server answers tools/list (call tools with a step: {"type":"call_tool",...})` } };
 }
 
-function errorReply(error: WireError): unknown {
-  return { type: 'error', data: { message: error.message, code: error.code, ...error.extra } };
+/** The text of an error reply. */
+function errorReply(error: WireError): string {
+  return JSON.stringify({ type: 'error', data: { message: error.message, code: error.code, ...error.extra } });
 }
 
 function httpStatusOf(code: WireErrorCode): number {
@@ -348,8 +384,9 @@ function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unkno
 }
 
 function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data as ArrayBuffer).toString('utf8');
+  return Buffer.from(data).toString('utf8');
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {

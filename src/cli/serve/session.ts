@@ -21,6 +21,16 @@ import { WireError, type ResetData, type SessionState, type Split, type StepResu
 export class ServedEnvironment {
   readonly tools: ToolSchema[] | undefined;
   readonly metricNames: string[];
+  /** Whether the rubric has group rewards, scored on a group of one when a rollout returns (as `evaluate()` does). */
+  readonly scoresGroups: boolean;
+  /**
+   * Whether a rollout needs an abort signal to stop. `MultiTurnEnv`'s own loop reads its signal only
+   * before a model call and hands it to the client, which here is the episode's `RemotePolicy`, whose
+   * `cancel()` ends that loop in the same way; so such episodes go without an `AbortController`
+   * (making one costs as much as the rest of a served turn's bookkeeping). Any other rollout (an
+   * environment file's process, an override of `rollout`) gets one.
+   */
+  readonly rolloutNeedsSignal: boolean;
   private readonly nextIndex: Record<Split, number> = { train: 0, eval: 0 };
 
   constructor(
@@ -29,6 +39,8 @@ export class ServedEnvironment {
   ) {
     this.tools = env instanceof IsolatedEnvironment ? env.info.tools : env instanceof MultiTurnEnv ? env.tools : undefined;
     this.metricNames = Object.keys(env.rubric.metricKinds);
+    this.scoresGroups = env.rubric.hasGroupRewards;
+    this.rolloutNeedsSignal = env.rollout !== MultiTurnEnv.prototype.rollout;
   }
 
   /** The tasks of a split: the training set, or the evaluation set (the training set when there is none). */
@@ -49,7 +61,8 @@ interface Episode {
   id: string;
   context: EpisodeContext;
   policy: RemotePolicy;
-  abort: AbortController;
+  /** Stops the rollout where the policy's cancellation alone would not (see `ServedEnvironment.rolloutNeedsSignal`). */
+  abort: AbortController | undefined;
   steps: number;
   done: boolean;
   /** The rollout has returned (or thrown): there is nothing left to stop. */
@@ -78,26 +91,25 @@ export class ServeSession {
       id: reset.episode_id ?? randomUUID(),
       context: { taskIndex, split, info: task.info, tools: this.served.tools },
       policy: new RemotePolicy(),
-      abort: new AbortController(),
+      abort: this.served.rolloutNeedsSignal ? new AbortController() : undefined,
       steps: 0,
       done: false,
       settled: false,
     };
     this.episode = episode;
     const env = this.served.env;
-    void env
-      .rollout(episode.policy, task, {}, { signal: episode.abort.signal, taskIndex })
-      .then((trajectory) => (trajectory.stopReason === 'aborted' ? trajectory : scoreAlone(env, trajectory)))
-      .then(
-        (trajectory) => {
-          episode.settled = true;
-          episode.policy.finish(trajectory);
-        },
-        (error: unknown) => {
-          episode.settled = true;
-          episode.policy.finish(crashedTrajectory(task, taskIndex, `${env.name}: ${errorMessage(error)}`));
-        },
-      );
+    const rollout = env.rollout(episode.policy, task, {}, episode.abort ? { signal: episode.abort.signal, taskIndex } : { taskIndex });
+    const scored = this.served.scoresGroups ? rollout.then((trajectory) => (trajectory.stopReason === 'aborted' ? trajectory : scoreAlone(env, trajectory))) : rollout;
+    void scored.then(
+      (trajectory) => {
+        episode.settled = true;
+        episode.policy.finish(trajectory);
+      },
+      (error: unknown) => {
+        episode.settled = true;
+        episode.policy.finish(crashedTrajectory(task, taskIndex, `${env.name}: ${errorMessage(error)}`));
+      },
+    );
     return this.observe(episode, await episode.policy.nextEvent());
   }
 
@@ -133,7 +145,7 @@ export class ServeSession {
     // A finished rollout has nothing to stop (and an abort is not free: it builds a DOMException with its stack).
     if (episode.settled) return;
     episode.policy.cancel(reason);
-    episode.abort.abort();
+    episode.abort?.abort();
   }
 
   private observe(episode: Episode, event: PolicyEvent): StepResult {
