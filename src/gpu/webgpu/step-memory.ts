@@ -10,7 +10,7 @@
  */
 import type { ModelConfig } from '../model/config.ts';
 import { buildLayout, loraLayout, paramLayout, paramShapes, type LoraConfig } from '../model/layout.ts';
-import { activationLayouts, chooseCheckpointing, LAYER_GROUP_BYTES, type ActivationCheckpointing, type BufferLimits } from './activations.ts';
+import { activationLayouts, chooseCheckpointing, LAYER_GROUP_BYTES, storesHalfOutputs, type ActivationCheckpointing, type BufferLimits } from './activations.ts';
 import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows, vocabularyScratchValues } from './lm-head.ts';
 import { splitRowChunks } from './row-chunks.ts';
 import { groupParams } from './param-store.ts';
@@ -32,6 +32,8 @@ export interface StepMemorySettings {
   alignment: number;
   /** Frozen base matrices stored as f16 (LoRA and shader-f16 only). */
   frozenWeightsF16?: boolean;
+  /** Checkpointed layer outputs stored as f16 (activations.ts, storesHalfOutputs). */
+  activationsF16?: boolean;
   layerGroupBytes?: number;
   lmHeadChunkBytes?: number;
   /** With LoRA, the most bytes of frozen weights per buffer (the backend's maxParamBufferBytes; default: maxBufferSize). */
@@ -43,6 +45,8 @@ export interface BatchMemoryPlan {
   B: number;
   T: number;
   checkpointing: boolean;
+  /** Whether the kept layer outputs but the last are stored as f16 (activationsF16 on a checkpointed batch of 2 or more layers). */
+  halfOutputs: boolean;
   groupSequences: number;
   lmHeadRows: number;
   buffers: AccountedBuffer[];
@@ -86,15 +90,17 @@ export function batchMemoryPlan(config: ModelConfig, B: number, T: number, setti
   const { lora, alignment, limits } = settings;
   const N = B * T;
   const checkpointing = chooseCheckpointing(settings.activationCheckpointing, config, B, T, lora, limits, alignment);
-  const layouts = activationLayouts(config, B, T, lora, checkpointing, alignment, settings.layerGroupBytes ?? LAYER_GROUP_BYTES);
+  const halfOutputs = storesHalfOutputs(config, checkpointing, settings.activationsF16 === true);
+  const layouts = activationLayouts(config, B, T, lora, checkpointing, alignment, settings.layerGroupBytes ?? LAYER_GROUP_BYTES, halfOutputs);
   const lmHeadRows = lmHeadChunkRows(N, config.vocab_size, alignment, settings.lmHeadChunkBytes ?? LM_HEAD_CHUNK_BYTES);
-  const buffers: AccountedBuffer[] = [
-    { label: 'activations', bytes: storageBytes(layouts.layout.totalSize), bindingBytes: largestSlotBytes(layouts.layout) },
-    { label: 'activation gradients', bytes: storageBytes(layouts.gradientLayout.totalSize), bindingBytes: largestSlotBytes(layouts.gradientLayout) },
-  ];
-  if (layouts.layerLayout !== null) {
-    const layer = { bytes: storageBytes(layouts.layerLayout.totalSize), bindingBytes: largestSlotBytes(layouts.layerLayout) };
-    buffers.push({ label: "one layer's recomputed activations", ...layer }, { label: "one layer's activation gradients", ...layer });
+  const buffers: AccountedBuffer[] = [{ label: 'activations', bytes: storageBytes(layouts.layout.totalSize), bindingBytes: largestSlotBytes(layouts.layout) }];
+  if (layouts.halfLayout !== null) buffers.push({ label: 'layer outputs (f16)', bytes: storageBytes(layouts.halfLayout.totalSize, 2), bindingBytes: largestSlotBytes(layouts.halfLayout, 2) });
+  buffers.push({ label: 'activation gradients', bytes: storageBytes(layouts.gradientLayout.totalSize), bindingBytes: largestSlotBytes(layouts.gradientLayout) });
+  if (layouts.layerLayout !== null && layouts.layerGradientLayout !== null) {
+    buffers.push(
+      { label: "one layer's recomputed activations", bytes: storageBytes(layouts.layerLayout.totalSize), bindingBytes: largestSlotBytes(layouts.layerLayout) },
+      { label: "one layer's activation gradients", bytes: storageBytes(layouts.layerGradientLayout.totalSize), bindingBytes: largestSlotBytes(layouts.layerGradientLayout) },
+    );
   }
   buffers.push(
     whole('attention dscores', layouts.groupSequences * config.num_attention_heads * T * T),
@@ -103,7 +109,7 @@ export function batchMemoryPlan(config: ModelConfig, B: number, T: number, setti
     ...vocabularyScratch(config, settings, lmHeadRows),
     ...['ids', 'targets', 'logprob weights', 'positions', 'entropy'].map((label) => whole(label, N)),
   );
-  return { B, T, checkpointing, groupSequences: layouts.groupSequences, lmHeadRows, buffers, bytes: buffers.reduce((sum, buffer) => sum + buffer.bytes, 0) };
+  return { B, T, checkpointing, halfOutputs, groupSequences: layouts.groupSequences, lmHeadRows, buffers, bytes: buffers.reduce((sum, buffer) => sum + buffer.bytes, 0) };
 }
 
 /** Returns whether a base parameter is stored as f16 under frozenWeightsF16: the matrices the *_f16w kernels read. */
