@@ -178,6 +178,17 @@ export function defaultMemoryBudget(limits: BufferLimits): number {
   return Math.min(4 * 2 ** 30, Math.max(2 ** 30, 4 * limits.maxBufferSize));
 }
 
+/** How an error of chooseMicroBatch names the settings a person can change: the CLI's flags, or the tab's own settings. */
+export interface MemorySettingNames {
+  /** The memory budget, as "raise {memoryBudget}" reads. */
+  memoryBudget: string;
+  /** The longest answer sampled, as "shorten the sequences ({maxTokens})" reads. */
+  maxTokens: string;
+}
+
+/** The names `tabrl train` gives them (its flags): chooseMicroBatch's default. */
+export const CLI_SETTING_NAMES: MemorySettingNames = { memoryBudget: '--memory-budget', maxTokens: '--max-tokens' };
+
 /** The micro-batch chosen for sequences of T tokens, with what it accounts and why. */
 export interface MicroBatchChoice {
   B: number;
@@ -205,11 +216,17 @@ function accountStep(config: ModelConfig, B: number, T: number, settings: StepMe
 /**
  * Returns the largest micro-batch B ≤ maxMicroBatch whose step at T tokens fits every buffer and
  * binding limit and the memory budget (model state + the batch's buffers), or, with `forced`, that B
- * checked. Throws, naming the limit and the setting to change, when the model state alone does not
- * fit, when not even B = 1 fits, or when a forced B does not.
+ * checked. Throws, naming the limit and the setting to change (by `settingNames`, default the CLI's
+ * flags), when the model state alone does not fit, when not even B = 1 fits, or when a forced B does
+ * not (forcing is the CLI's --micro-batch).
  */
-export function chooseMicroBatch(config: ModelConfig, T: number, settings: StepMemorySettings & { budgetBytes: number; maxMicroBatch: number; forced?: number }): MicroBatchChoice {
+export function chooseMicroBatch(
+  config: ModelConfig,
+  T: number,
+  settings: StepMemorySettings & { budgetBytes: number; maxMicroBatch: number; forced?: number; settingNames?: MemorySettingNames },
+): MicroBatchChoice {
   const { budgetBytes, maxMicroBatch, forced } = settings;
+  const names = settings.settingNames ?? CLI_SETTING_NAMES;
   if (!(Number.isInteger(T) && T > 0)) throw new Error(`T must be a positive integer, got ${T}`);
   if (!(Number.isInteger(maxMicroBatch) && maxMicroBatch > 0)) throw new Error(`the most sequences per micro-batch must be a positive integer, got ${maxMicroBatch}`);
   const state = modelStateMemory(config, settings);
@@ -222,11 +239,11 @@ export function chooseMicroBatch(config: ModelConfig, T: number, settings: StepM
     const { plan, pastLimit } = accountStep(config, forced, T, settings, stateBytes, budgetBytes);
     const checkpointingHint = plan.checkpointing ? '' : ', or turn on --activation-checkpointing';
     if (pastLimit !== null)
-      throw new Error(`--micro-batch ${forced} cannot fit at T ${T}: ${pastLimit}; lower --micro-batch (or leave it out to choose one) or raise --memory-budget${checkpointingHint}`);
+      throw new Error(`--micro-batch ${forced} cannot fit at T ${T}: ${pastLimit}; lower --micro-batch (or leave it out to choose one) or raise ${names.memoryBudget}${checkpointingHint}`);
     return choice(plan, `--micro-batch ${forced} forced`);
   }
   const first = accountStep(config, 1, T, settings, stateBytes, budgetBytes);
-  if (first.pastLimit !== null) throw new Error(`not even one sequence of ${T} tokens fits: ${first.pastLimit}; raise --memory-budget, shorten the sequences (--max-tokens) or use a smaller model`);
+  if (first.pastLimit !== null) throw new Error(`not even one sequence of ${T} tokens fits: ${first.pastLimit}; raise ${names.memoryBudget}, shorten the sequences (${names.maxTokens}) or use a smaller model`);
   // The step's bytes grow with B, but checkpointing 'auto' can switch on past a B and make B + 1 smaller: scan upward.
   let best = first.plan;
   let stop = `${maxMicroBatch} is the most asked for`;

@@ -24,7 +24,7 @@ import * as ops from './ops.ts';
 import { LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
 import { ParamStore, type RowChunkTensor } from './param-store.ts';
 import { createStorage } from './storage.ts';
-import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MicroBatchChoice, type StepMemorySettings } from './step-memory.ts';
+import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MemorySettingNames, type MicroBatchChoice, type StepMemorySettings } from './step-memory.ts';
 
 export { isF16StorableWeight } from './step-memory.ts';
 
@@ -407,9 +407,9 @@ export class WebGPUBackend implements ModelBackend {
   /**
    * Returns the largest micro-batch whose step at T tokens fits this device's buffer and binding
    * limits and `budgetBytes`, accounted as this backend allocates (step-memory.ts), or `forced`
-   * checked; throws naming the limit and the setting when none fits.
+   * checked; throws naming the limit and the setting (by `settingNames`: the CLI's flags unless given) when none fits.
    */
-  chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number; forced?: number }): MicroBatchChoice {
+  chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number; forced?: number; settingNames?: MemorySettingNames }): MicroBatchChoice {
     return chooseMicroBatch(this.config, T, { ...this.memorySettings(), ...options });
   }
 
