@@ -3,7 +3,7 @@
  * lavapipe, the driver with shader-f16 where the engine turns them on (selected as in
  * f16-weights.test.ts; no lavapipe is a failure, never a skip). Checks: the two conversion kernels
  * against the CPU codec bit for bit; the f16-activation backend against the same backend with f32
- * activations (log-probs, objective, every gradient) on tiny 4-layer models, grouped and not, and on
+ * activations (log-probs, the KL reference's under LoRA, objective, every gradient) on tiny 4-layer models, grouped and not, and on
  * a real-format model (SmolLM2's 49,152-token vocabulary and tied embedding, small hidden size, 3
  * layers, LoRA r16, f16 frozen weights as the engine runs it); that the f16 path really rounds
  * (its log-probs differ from the f32 path's, within f16's precision) and really holds fewer bytes,
@@ -94,6 +94,12 @@ async function expectCloseToF32(config: ModelConfig, options: WebGPUBackendOptio
     console.log(`${what}: largest |Δ log-prob| ${largest.toExponential(2)}`);
     expect(largest, `${what}: the f16 path rounds the layer outputs`).toBeGreaterThan(0);
     expectClose(logprobs16, logprobs32, { atol: tolerance.logprob, rtol: 0, label: `${what}: logprobs at 0.7` });
+    if (options.lora) {
+      // the KL reference's forward (adapters off) runs through the same f16 outputs
+      const [reference16, reference32] = [await f16.logprobs(ids, targets, B, T, 0.7, { weights: 'reference' }), await f32.logprobs(ids, targets, B, T, 0.7, { weights: 'reference' })];
+      expect(reference16.some((value, i) => value !== logprobs16[i]), 'the reference skips the adapters').toBe(true);
+      expectClose(reference16, reference32, { atol: tolerance.logprob, rtol: 0, label: `${what}: KL reference logprobs` });
+    }
 
     for (const backend of [f16, f32]) await backend.zeroGrad();
     const [objective16, objective32] = [await f16.backward(ids, targets, weights, B, T, 1), await f32.backward(ids, targets, weights, B, T, 1)];
