@@ -10,7 +10,7 @@
  */
 import type { ModelConfig } from '../src/gpu/model/config.ts';
 import type { LoraConfig } from '../src/gpu/model/layout.ts';
-import type { BufferLimits } from '../src/gpu/webgpu/activations.ts';
+import type { ActivationCheckpointing, BufferLimits } from '../src/gpu/webgpu/activations.ts';
 import { batchMemoryPlan, modelStateMemory, type AccountedBuffer, type BatchMemoryPlan, type StepMemorySettings } from '../src/gpu/webgpu/step-memory.ts';
 
 /** Live and peak bytes of the buffers a device created since tracking began. */
@@ -68,6 +68,8 @@ export interface StepShape {
   frozenWeightsF16: boolean;
   /** Checkpointed layer outputs stored as f16 (the backend's activationsF16; default false). */
   activationsF16?: boolean;
+  /** Activation checkpointing as the backend is told (default 'auto'). */
+  activationCheckpointing?: ActivationCheckpointing;
   /** The update's micro-batch. */
   B: number;
   T: number;
@@ -115,7 +117,7 @@ function batchItemName(label: string, plan: BatchMemoryPlan): string {
  * tracked peak has them).
  */
 export function trainingStepBuffers(config: ModelConfig, shape: StepShape, alignment = 64, limits: BufferLimits = DEFAULT_LIMITS): BufferItem[] {
-  const settings: StepMemorySettings = { lora: shape.lora, activationCheckpointing: 'auto', limits, alignment, frozenWeightsF16: shape.frozenWeightsF16, activationsF16: shape.activationsF16 === true };
+  const settings: StepMemorySettings = { lora: shape.lora, activationCheckpointing: shape.activationCheckpointing ?? 'auto', limits, alignment, frozenWeightsF16: shape.frozenWeightsF16, activationsF16: shape.activationsF16 === true };
   const items = stateItems(modelStateMemory(config, settings));
   const plan = batchMemoryPlan(config, shape.B, shape.T, settings);
   // The token-sized buffers (ids, targets, ...) are a few KiB each: one line for all of them.
