@@ -44,7 +44,16 @@ export interface SequenceGroup {
  * groupBytes (default LAYER_GROUP_BYTES; at least 1), and B when a group's tokens would not start at an aligned offset
  * (T·4 bytes not a multiple of the alignment) or when not checkpointed.
  */
-function chooseGroupSequences(config: ModelConfig, B: number, T: number, lora: LoraConfig | null, checkpointing: boolean, alignment: number, groupBytes = LAYER_GROUP_BYTES, halfOutputs = false): number {
+function chooseGroupSequences(
+  config: ModelConfig,
+  B: number,
+  T: number,
+  lora: LoraConfig | null,
+  checkpointing: boolean,
+  alignment: number,
+  groupBytes = LAYER_GROUP_BYTES,
+  halfOutputs = false,
+): number {
   if (!checkpointing || T % alignment !== 0) return B;
   const perSequence = buildLayout(layerShapes(config, 1, T, lora, halfOutputs), { alignment }).totalSize * 4;
   return Math.max(1, Math.min(B, Math.floor(groupBytes / perSequence)));
@@ -129,7 +138,12 @@ export function activationLayouts(
         ),
       }
     : checkpointedActivationLayouts(config, B, T, lora, { alignment });
-  const halfLayout = halfOutputs ? buildLayout(Array.from({ length: L - 1 }, (_, l): [string, number[]] => [`layers.${l}.residual3`, NC]), { alignment: alignment * 2 }) : null;
+  const halfLayout = halfOutputs
+    ? buildLayout(
+        Array.from({ length: L - 1 }, (_, l): [string, number[]] => [`layers.${l}.residual3`, NC]),
+        { alignment: alignment * 2 },
+      )
+    : null;
   const gradientLayout = buildLayout(
     [
       ['encoded', NC],

@@ -243,7 +243,8 @@ export function chooseMicroBatch(
     return choice(plan, `--micro-batch ${forced} forced`);
   }
   const first = accountStep(config, 1, T, settings, stateBytes, budgetBytes);
-  if (first.pastLimit !== null) throw new Error(`not even one sequence of ${T} tokens fits: ${first.pastLimit}; raise ${names.memoryBudget}, shorten the sequences (${names.maxTokens}) or use a smaller model`);
+  if (first.pastLimit !== null)
+    throw new Error(`not even one sequence of ${T} tokens fits: ${first.pastLimit}; raise ${names.memoryBudget}, shorten the sequences (${names.maxTokens}) or use a smaller model`);
   // The step's bytes grow with B, but checkpointing 'auto' can switch on past a B and make B + 1 smaller: scan upward.
   let best = first.plan;
   let stop = `${maxMicroBatch} is the most asked for`;
