@@ -78,16 +78,16 @@ async function main(): Promise<unknown> {
 
   // memory: the listing for SmolLM2-135M + LoRA r16, checked against tracked allocations
   const alignment = context.device.limits.minStorageBufferOffsetAlignment / 4;
-  const smolShape: StepShape = { lora: LORA, frozenWeightsF16: context.features.shaderF16, B: 8, T: 256, sampleSequences: 16, sampleTokens: 256 };
+  const smolShape: StepShape = { lora: LORA, frozenWeightsF16: context.features.shaderF16, activationsF16: context.features.shaderF16, B: 8, T: 256, sampleSequences: 16, sampleTokens: 256 };
   const limits = { maxBufferSize: context.device.limits.maxBufferSize, maxStorageBufferBindingSize: context.device.limits.maxStorageBufferBindingSize };
   const smolItems = trainingStepBuffers(SMOLLM2_135M_CONFIG, smolShape, alignment, limits);
   const checkConfig = QUICK ? TINY_CONFIG : SMOLLM2_135M_CONFIG;
   // the check runs a step at B 4 × T 128 (B 8 × T 256 on a software adapter takes many minutes: npm run bench:memory runs it in Node)
-  const checkShape: StepShape = QUICK ? { ...smolShape, lora: { ...LORA, rank: 8 }, frozenWeightsF16: false, B: 4, T: 32 } : { ...smolShape, B: 4, T: 128 };
+  const checkShape: StepShape = QUICK ? { ...smolShape, lora: { ...LORA, rank: 8 }, frozenWeightsF16: false, activationsF16: false, B: 4, T: 32 } : { ...smolShape, B: 4, T: 128 };
   const listed = totalBytes(trainingStepBuffers(checkConfig, { ...checkShape, sampleSequences: 0, sampleTokens: 0 }, alignment, limits));
   tracker.resetPeak();
   const before = tracker.liveBytes();
-  const backend = await createWebGPUBackend(context, checkConfig, { seed: 2 }, { lora: checkShape.lora, frozenWeightsF16: checkShape.frozenWeightsF16 });
+  const backend = await createWebGPUBackend(context, checkConfig, { seed: 2 }, { lora: checkShape.lora, frozenWeightsF16: checkShape.frozenWeightsF16, activationsF16: checkShape.activationsF16 === true });
   const N = checkShape.B * checkShape.T;
   const ids = Int32Array.from({ length: N }, (_, i) => (i * 7) % checkConfig.vocab_size);
   await backend.zeroGrad();
@@ -97,7 +97,7 @@ async function main(): Promise<unknown> {
   const trackedLargest = tracker.largestBytes();
   backend.dispose();
   const memory = {
-    model: 'SmolLM2-135M shapes, LoRA r16 (all 7 projections), 30 layers',
+    model: `SmolLM2-135M shapes, LoRA r16 (all 7 projections), 30 layers${smolShape.frozenWeightsF16 ? ', f16 frozen weights and activations (shader-f16)' : ''}`,
     shape: smolShape,
     items: smolItems,
     totalBytes: totalBytes(smolItems),

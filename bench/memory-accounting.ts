@@ -10,7 +10,7 @@
  */
 import type { ModelConfig } from '../src/gpu/model/config.ts';
 import type { LoraConfig } from '../src/gpu/model/layout.ts';
-import type { BufferLimits } from '../src/gpu/webgpu/activations.ts';
+import type { ActivationCheckpointing, BufferLimits } from '../src/gpu/webgpu/activations.ts';
 import { batchMemoryPlan, modelStateMemory, type AccountedBuffer, type BatchMemoryPlan, type StepMemorySettings } from '../src/gpu/webgpu/step-memory.ts';
 
 /** Live and peak bytes of the buffers a device created since tracking began. */
@@ -62,10 +62,14 @@ export interface BufferItem {
   largestBufferBytes?: number;
 }
 
-/** Options of the listing: LoRA (null = full fine-tuning), f16 frozen weights, the sampling batch the KV cache holds. */
+/** Options of the listing: LoRA (null = full fine-tuning), f16 frozen weights and activations, the sampling batch the KV cache holds. */
 export interface StepShape {
   lora: LoraConfig | null;
   frozenWeightsF16: boolean;
+  /** Checkpointed layer outputs stored as f16 (the backend's activationsF16; default false). */
+  activationsF16?: boolean;
+  /** Activation checkpointing as the backend is told (default 'auto'). */
+  activationCheckpointing?: ActivationCheckpointing;
   /** The update's micro-batch. */
   B: number;
   T: number;
@@ -96,7 +100,8 @@ const SMALL_BATCH_BUFFERS = ['ids', 'targets', 'logprob weights', 'positions', '
 
 /** A per-batch buffer's label with what the plan chose for it (the shape, checkpointing, the LM head's chunk). */
 function batchItemName(label: string, plan: BatchMemoryPlan): string {
-  if (label === 'activations') return `activations (B ${plan.B} × T ${plan.T}, ${plan.checkpointing ? "checkpointed: each layer's output" : "every layer's intermediates"})`;
+  if (label === 'activations') return `activations (B ${plan.B} × T ${plan.T}, ${plan.checkpointing ? (plan.halfOutputs ? "checkpointed: the last layer's output, f32" : "checkpointed: each layer's output") : "every layer's intermediates"})`;
+  if (label === 'layer outputs (f16)') return "activations: every other layer's output, f16";
   if (label === 'activation gradients' && plan.checkpointing) return 'activation gradients (two residual gradients in turn)';
   if (label === "one layer's recomputed activations") return `${label} (${plan.groupSequences} of ${plan.B} sequences at a time)`;
   if (label === 'LM head logits chunk') return `LM head logits chunk (${plan.lmHeadRows} tokens × vocab; no (N, V) logits)`;
@@ -112,7 +117,7 @@ function batchItemName(label: string, plan: BatchMemoryPlan): string {
  * tracked peak has them).
  */
 export function trainingStepBuffers(config: ModelConfig, shape: StepShape, alignment = 64, limits: BufferLimits = DEFAULT_LIMITS): BufferItem[] {
-  const settings: StepMemorySettings = { lora: shape.lora, activationCheckpointing: 'auto', limits, alignment, frozenWeightsF16: shape.frozenWeightsF16 };
+  const settings: StepMemorySettings = { lora: shape.lora, activationCheckpointing: shape.activationCheckpointing ?? 'auto', limits, alignment, frozenWeightsF16: shape.frozenWeightsF16, activationsF16: shape.activationsF16 === true };
   const items = stateItems(modelStateMemory(config, settings));
   const plan = batchMemoryPlan(config, shape.B, shape.T, settings);
   // The token-sized buffers (ids, targets, ...) are a few KiB each: one line for all of them.

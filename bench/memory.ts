@@ -7,9 +7,11 @@
  * 128 MiB per binding: what every adapter grants; Qwen's 151,936 × 896 embedding, 519 MiB in f32,
  * lies in row chunks within one binding each), and `qwen-adapter`: Qwen2.5-0.5B on the adapter's own
  * limits (its embedding whole where they allow). f32 base weights unless the adapter has
- * shader-f16 and `--f16` is given. Prints a table per case and one `{"bench":"memory"}` JSON line each.
+ * shader-f16 and `--f16` is given; f32 activations unless `--f16-activations` (checkpointed layer
+ * outputs stored as f16, as the engine runs them where the adapter has shader-f16). Prints a table per case and one `{"bench":"memory"}` JSON line each.
  * `--cases smol,qwen`, `--B 8 --T 256`, `--layers N` (the first N layers only: a quicker, smaller run,
- * said in the output), `--allocate-only` (create the backend and the step's buffers and plans, run
+ * said in the output), `--checkpointing auto|on|off` (activation checkpointing; default auto: on only
+ * where the plain activations pass 256 MiB, which a small --B/--T does not), `--allocate-only` (create the backend and the step's buffers and plans, run
  * nothing: a real-shaped step takes many minutes on a loaded software adapter). Not a test.
  */
 import { parseArgs } from 'node:util';
@@ -28,6 +30,8 @@ const { values } = parseArgs({
     T: { type: 'string', default: '256' },
     layers: { type: 'string' },
     f16: { type: 'boolean', default: false },
+    'f16-activations': { type: 'boolean', default: false },
+    checkpointing: { type: 'string', default: 'auto' },
     'allocate-only': { type: 'boolean', default: false },
   },
 });
@@ -47,16 +51,19 @@ async function runCase(key: string, B: number, T: number): Promise<void> {
   const config: ModelConfig = { ...spec.config, num_hidden_layers: layers };
   const context = await requestGPUDevice({ gpu: createNodeGPU(), label: `bench:memory ${key}`, defaultLimits: spec.defaultLimits });
   const f16 = values.f16 && context.features.shaderF16;
+  const activationsF16 = values['f16-activations'];
   const { maxBufferSize, maxStorageBufferBindingSize, minStorageBufferOffsetAlignment } = context.device.limits;
   const limits = { maxBufferSize, maxStorageBufferBindingSize };
-  const items = trainingStepBuffers(config, { lora: LORA, frozenWeightsF16: f16, B, T, sampleSequences: 0, sampleTokens: 0 }, minStorageBufferOffsetAlignment / 4, limits);
-  const title = `${spec.name} shapes${layers === spec.config.num_hidden_layers ? '' : `, first ${layers} of ${spec.config.num_hidden_layers} layers`}, LoRA r16 (all 7 projections), ${f16 ? 'f16' : 'f32'} base, random weights`;
+  const checkpointing = { auto: 'auto' as const, on: true, off: false }[values.checkpointing];
+  if (checkpointing === undefined) throw new Error(`--checkpointing takes auto, on or off, not ${values.checkpointing}`);
+  const items = trainingStepBuffers(config, { lora: LORA, frozenWeightsF16: f16, activationsF16, activationCheckpointing: checkpointing, B, T, sampleSequences: 0, sampleTokens: 0 }, minStorageBufferOffsetAlignment / 4, limits);
+  const title = `${spec.name} shapes${layers === spec.config.num_hidden_layers ? '' : `, first ${layers} of ${spec.config.num_hidden_layers} layers`}, LoRA r16 (all 7 projections), ${f16 ? 'f16' : 'f32'} base, ${activationsF16 ? 'f16' : 'f32'} activations, random weights`;
   console.log(`\n| ${title}, B ${B} × T ${T} | MiB |\n|---|---|`);
   for (const item of items) console.log(`| ${item.what} | ${MiB(item.bytes)} |`);
   console.log(`| **listed total** | **${MiB(totalBytes(items))}** |\n| largest buffer listed | ${MiB(largestBufferBytes(items))} |`);
   const tracker = trackBufferMemory(context.device);
   const started = performance.now();
-  const backend = await createWebGPUBackend(context, config, { seed: 1 }, { lora: LORA, frozenWeightsF16: f16 });
+  const backend = await createWebGPUBackend(context, config, { seed: 1 }, { lora: LORA, frozenWeightsF16: f16, activationsF16, activationCheckpointing: checkpointing });
   const created = performance.now();
   const N = B * T;
   if (values['allocate-only']) {

@@ -7,8 +7,13 @@
  * gradients one layer's intermediates plus two (N, C) residual gradients used in turn (layer l's
  * output gradient and its input's, cleared before reuse). Checkpointed, a layer also runs over
  * groups of sequences (attention never looks across sequences), so the layer buffers hold one group:
- * `groupSequences` sequences, as many as fit LAYER_GROUP_BYTES. The backend asks for tensors by
- * name and group through `act`/`layerAct` and never sees which layout it is.
+ * `groupSequences` sequences, as many as fit LAYER_GROUP_BYTES. Checkpointed with `halfOutputs`
+ * (f16 activations), the layer outputs that live through the step (all but the last layer's) are
+ * stored as f16 in a buffer of their own, half the bytes of the largest per-batch buffer: a layer's
+ * forward widens its input into an f32 `input` slot of the layer buffer and narrows its output from an
+ * f32 `residual3` slot there (the conversions are the backend's to record; `halfInput`/`halfOutput`
+ * name the f16 side), so every other kernel stays f32. The backend asks for tensors by
+ * name and group through `act`/`layerAct`/`layerInput` and never sees which layout it is.
  * It allocates buffers; it records nothing.
  */
 import type { ModelConfig } from '../model/config.ts';
@@ -39,9 +44,18 @@ export interface SequenceGroup {
  * groupBytes (default LAYER_GROUP_BYTES; at least 1), and B when a group's tokens would not start at an aligned offset
  * (T·4 bytes not a multiple of the alignment) or when not checkpointed.
  */
-function chooseGroupSequences(config: ModelConfig, B: number, T: number, lora: LoraConfig | null, checkpointing: boolean, alignment: number, groupBytes = LAYER_GROUP_BYTES): number {
+function chooseGroupSequences(
+  config: ModelConfig,
+  B: number,
+  T: number,
+  lora: LoraConfig | null,
+  checkpointing: boolean,
+  alignment: number,
+  groupBytes = LAYER_GROUP_BYTES,
+  halfOutputs = false,
+): number {
   if (!checkpointing || T % alignment !== 0) return B;
-  const perSequence = buildLayout(layerActivationShapes(config, 1, T, lora), { alignment }).totalSize * 4;
+  const perSequence = buildLayout(layerShapes(config, 1, T, lora, halfOutputs), { alignment }).totalSize * 4;
   return Math.max(1, Math.min(B, Math.floor(groupBytes / perSequence)));
 }
 
@@ -66,21 +80,70 @@ export function chooseCheckpointing(setting: ActivationCheckpointing, config: Mo
 /** The layouts of one batch shape's activation buffers; see BatchActivations. */
 export interface ActivationLayouts {
   layout: Layout;
+  /** Checkpointed with f16 outputs: `layers.{l}.residual3` for l < L − 1, in f16 values (offsets aligned in them); otherwise null. */
+  halfLayout: Layout | null;
   layerLayout: Layout | null;
+  /** Checkpointed: one layer's intermediate gradients (the layer layout without f16 outputs' `input` and `residual3`, whose gradients are residual slots); plain: null. */
+  layerGradientLayout: Layout | null;
   gradientLayout: Layout;
   groupSequences: number;
 }
 
-/** Returns the layouts BatchActivations allocates for a (B, T) batch, plain or checkpointed (pure: for accounting too). */
-export function activationLayouts(config: ModelConfig, B: number, T: number, lora: LoraConfig | null, checkpointing: boolean, alignment: number, groupBytes = LAYER_GROUP_BYTES): ActivationLayouts {
+/** Whether a batch stores its kept layer outputs as f16: asked for, checkpointed, and with at least one output besides the last layer's (which stays f32 for the final norm). */
+export function storesHalfOutputs(config: ModelConfig, checkpointing: boolean, activationsF16: boolean): boolean {
+  return activationsF16 && checkpointing && config.num_hidden_layers >= 2;
+}
+
+/** One layer's intermediates as the layer buffer holds them: without residual3 (it is kept), or with f16 outputs its f32 `input` and `residual3` too. */
+function layerShapes(config: ModelConfig, B: number, T: number, lora: LoraConfig | null, halfOutputs: boolean): Array<[string, number[]]> {
+  const shapes = layerActivationShapes(config, B, T, lora);
+  return halfOutputs ? [['input', [B * T, config.hidden_size]], ...shapes] : shapes.filter(([name]) => name !== 'residual3');
+}
+
+/**
+ * Returns the layouts BatchActivations allocates for a (B, T) batch, plain or checkpointed (pure: for
+ * accounting too); `halfOutputs` (see storesHalfOutputs) moves the kept outputs of all layers but the
+ * last into an f16 layout.
+ */
+export function activationLayouts(
+  config: ModelConfig,
+  B: number,
+  T: number,
+  lora: LoraConfig | null,
+  checkpointing: boolean,
+  alignment: number,
+  groupBytes = LAYER_GROUP_BYTES,
+  halfOutputs = false,
+): ActivationLayouts {
   if (!checkpointing) {
     const layout = activationLayout(config, B, T, lora, { alignment, logits: false });
-    return { layout, layerLayout: null, gradientLayout: layout, groupSequences: B };
+    return { layout, halfLayout: null, layerLayout: null, layerGradientLayout: null, gradientLayout: layout, groupSequences: B };
   }
-  const groupSequences = chooseGroupSequences(config, B, T, lora, true, alignment, groupBytes);
-  const { kept } = checkpointedActivationLayouts(config, B, T, lora, { alignment });
-  const { layer } = checkpointedActivationLayouts(config, groupSequences, T, lora, { alignment });
+  const groupSequences = chooseGroupSequences(config, B, T, lora, true, alignment, groupBytes, halfOutputs);
+  const layer = buildLayout(layerShapes(config, groupSequences, T, lora, halfOutputs), { alignment });
+  const layerGradient = halfOutputs ? buildLayout(layerShapes(config, groupSequences, T, lora, false), { alignment }) : layer;
   const NC = [B * T, config.hidden_size];
+  const L = config.num_hidden_layers;
+  const { kept } = halfOutputs
+    ? {
+        kept: buildLayout(
+          [
+            ['encoded', NC],
+            [`layers.${L - 1}.residual3`, NC],
+            ['lnf', NC],
+            ['lnf_rstd', [B * T]],
+            ['logprobs', [B * T]],
+          ],
+          { alignment },
+        ),
+      }
+    : checkpointedActivationLayouts(config, B, T, lora, { alignment });
+  const halfLayout = halfOutputs
+    ? buildLayout(
+        Array.from({ length: L - 1 }, (_, l): [string, number[]] => [`layers.${l}.residual3`, NC]),
+        { alignment: alignment * 2 },
+      )
+    : null;
   const gradientLayout = buildLayout(
     [
       ['encoded', NC],
@@ -90,50 +153,68 @@ export function activationLayouts(config: ModelConfig, B: number, T: number, lor
     ],
     { alignment },
   );
-  return { layout: kept, layerLayout: layer, gradientLayout, groupSequences };
+  return { layout: kept, halfLayout, layerLayout: layer, layerGradientLayout: layerGradient, gradientLayout, groupSequences };
 }
 
-/** Returns the tensor of a named slot inside its buffer, or with `rows` (of N = B·T, and T) the rows of a sequence group in it. */
-function slotTensor(buffer: GPUBuffer, layout: Layout, name: string, rows?: { group: SequenceGroup; N: number; T: number }): GPUTensor {
+/**
+ * Returns the tensor of a named slot inside its buffer, or with `rows` (of N = B·T, and T) the rows of
+ * a sequence group in it; a layout of f16 values (`half`) gives tensors tagged dtype 'f16'.
+ */
+function slotTensor(buffer: GPUBuffer, layout: Layout, name: string, rows?: { group: SequenceGroup; N: number; T: number }, half = false): GPUTensor {
   const slot = layout.byName.get(name);
   if (slot === undefined) throw new Error(`no tensor named ${name} in this layout`);
-  if (rows === undefined) return { buffer, offset: slot.offset * 4, size: slot.size * 4 };
+  const bytes = half ? 2 : 4;
+  const tag = half ? { dtype: 'f16' as const } : {};
+  if (rows === undefined) return { buffer, offset: slot.offset * bytes, size: slot.size * bytes, ...tag };
   const width = slot.size / rows.N; // values per token
-  return { buffer, offset: (slot.offset + rows.group.first * rows.T * width) * 4, size: rows.group.count * rows.T * width * 4 };
+  return { buffer, offset: (slot.offset + rows.group.first * rows.T * width) * bytes, size: rows.group.count * rows.T * width * bytes, ...tag };
 }
 
 /** The activation and activation-gradient buffers of one batch shape; see the file comment. */
 export class BatchActivations {
   readonly checkpointing: boolean;
-  /** Plain: every activation; checkpointed: what lives through the step (encoded, each layer's residual3, lnf, lnf_rstd, logprobs). */
+  /** Whether the kept outputs of all layers but the last are stored as f16 (checkpointed only; see storesHalfOutputs). */
+  readonly halfOutputs: boolean;
+  /** Plain: every activation; checkpointed: what lives through the step (encoded, each layer's residual3 unless stored as f16, lnf, lnf_rstd, logprobs). */
   readonly layout: Layout;
-  /** Checkpointed: one layer's intermediates but residual3; plain: null. */
+  /** With halfOutputs: the f16 layout of `layers.{l}.residual3`, l < L − 1; otherwise null. */
+  readonly halfLayout: Layout | null;
+  /** Checkpointed: one layer's intermediates but residual3 (with f16 outputs, its f32 `input` and `residual3` too); plain: null. */
   readonly layerLayout: Layout | null;
+  /** Checkpointed: one layer's intermediate gradients (see ActivationLayouts); plain: null. */
+  readonly layerGradientLayout: Layout | null;
   /** The layout of the gradient buffer: `layout` when plain; checkpointed, `encoded`, `lnf` and the two residual gradients `residual3_grad.{0,1}` (layer l's in slot l % 2). */
   readonly gradientLayout: Layout;
   /** Sequences a layer runs over at once: B when plain, a group that fits LAYER_GROUP_BYTES when checkpointed. */
   readonly groupSequences: number;
   private readonly B: number;
   private readonly T: number;
+  private readonly L: number;
   private readonly acts: GPUBuffer;
+  private readonly halfActs: GPUBuffer | null;
   private readonly dacts: GPUBuffer;
   private readonly layerActs: GPUBuffer | null;
   private readonly layerDacts: GPUBuffer | null;
 
-  /** Allocates the buffers of a (B, T) batch, checking every buffer and binding against the device's limits first. */
-  constructor(device: GPUDevice, config: ModelConfig, B: number, T: number, lora: LoraConfig | null, checkpointing: boolean, groupBytes = LAYER_GROUP_BYTES) {
+  /** Allocates the buffers of a (B, T) batch, checking every buffer and binding against the device's limits first; `activationsF16` stores the kept layer outputs as f16 where storesHalfOutputs allows. */
+  constructor(device: GPUDevice, config: ModelConfig, B: number, T: number, lora: LoraConfig | null, checkpointing: boolean, groupBytes = LAYER_GROUP_BYTES, activationsF16 = false) {
     const alignment = device.limits.minStorageBufferOffsetAlignment / 4;
     const what = `activation of a (B, T) = (${B}, ${T}) batch${checkpointing ? ' (checkpointed)' : ''}:`;
     this.checkpointing = checkpointing;
+    this.halfOutputs = storesHalfOutputs(config, checkpointing, activationsF16);
     this.B = B;
     this.T = T;
+    this.L = config.num_hidden_layers;
     ({
       layout: this.layout,
+      halfLayout: this.halfLayout,
       layerLayout: this.layerLayout,
+      layerGradientLayout: this.layerGradientLayout,
       gradientLayout: this.gradientLayout,
       groupSequences: this.groupSequences,
-    } = activationLayouts(config, B, T, lora, checkpointing, alignment, groupBytes));
+    } = activationLayouts(config, B, T, lora, checkpointing, alignment, groupBytes, this.halfOutputs));
     for (const layout of [this.layout, this.layerLayout]) if (layout !== null) checkBindingSizes(device, layout, what, 4, LOWER_THE_BATCH);
+    if (this.halfLayout !== null) checkBindingSizes(device, this.halfLayout, what, 2, LOWER_THE_BATCH);
     const shape = `(B, T) = (${B}, ${T})`;
     const made: GPUBuffer[] = [];
     try {
@@ -143,9 +224,14 @@ export class BatchActivations {
         return buffer;
       };
       this.acts = create(this.layout.totalSize, `activations of a ${shape} batch`);
+      this.halfActs = null;
+      if (this.halfLayout !== null) {
+        this.halfActs = createStorage(device, this.halfLayout.totalSize, `layer outputs (f16) of a ${shape} batch`, 2, LOWER_THE_BATCH);
+        made.push(this.halfActs);
+      }
       this.dacts = create(this.gradientLayout.totalSize, `activation gradients of a ${shape} batch`);
       this.layerActs = this.layerLayout ? create(this.layerLayout.totalSize, `one layer's recomputed activations of a ${shape} batch`) : null;
-      this.layerDacts = this.layerLayout ? create(this.layerLayout.totalSize, `one layer's activation gradients of a ${shape} batch`) : null;
+      this.layerDacts = this.layerGradientLayout ? create(this.layerGradientLayout.totalSize, `one layer's activation gradients of a ${shape} batch`) : null;
     } catch (error) {
       for (const buffer of made) buffer.destroy();
       throw error;
@@ -159,9 +245,26 @@ export class BatchActivations {
     return groups;
   }
 
-  /** A tensor outside the layers (`encoded`, `lnf`, `lnf_rstd`, `logprobs`) or a layer's output `layers.{l}.residual3`; with a group, only its rows. */
+  /** A tensor outside the layers (`encoded`, `lnf`, `lnf_rstd`, `logprobs`) or a layer's output `layers.{l}.residual3` (dtype 'f16' when stored as half); with a group, only its rows. */
   act(name: string, group?: SequenceGroup): GPUTensor {
+    if (this.halfLayout?.byName.has(name) === true) return slotTensor(this.halfActs!, this.halfLayout, name, this.rowsOf(group), true);
     return slotTensor(this.acts, this.layout, name, this.rowsOf(group));
+  }
+
+  /** The f32 input layer l reads for a group: `encoded` for the first layer, else the previous layer's output, or with f16 outputs the layer buffer's `input` that halfInput widens into. */
+  layerInput(l: number, group: SequenceGroup): GPUTensor {
+    if (l === 0) return this.act('encoded', group);
+    return this.halfOutputs ? slotTensor(this.layerActs!, this.layerLayout!, 'input') : this.act(`layers.${l - 1}.residual3`, group);
+  }
+
+  /** With f16 outputs: the group's rows of the f16 tensor to widen into layerInput(l) before layer l runs (null: layerInput is read as it is). */
+  halfInput(l: number, group: SequenceGroup): GPUTensor | null {
+    return this.halfOutputs && l > 0 ? this.act(`layers.${l - 1}.residual3`, group) : null;
+  }
+
+  /** With f16 outputs: the group's rows of the f16 tensor that layer l's output (layerAct(l, 'residual3')) is narrowed into after its forward (null: the output is kept as written). */
+  halfOutput(l: number, group: SequenceGroup): GPUTensor | null {
+    return this.halfOutputs && l < this.L - 1 ? this.act(`layers.${l}.residual3`, group) : null;
   }
 
   /** The gradient of act(name) (`encoded`, `lnf` or `layers.{l}.residual3`); with a group, only its rows. */
@@ -174,10 +277,11 @@ export class BatchActivations {
    * Layer l's intermediate for a sequence group, by its name within the layer (`ln1`, `att`,
    * `q_proj.lora_hidden`, …): the group's rows of its own slot when plain; when checkpointed the shared
    * layer slot (sized for groupSequences; a smaller last group uses its start), or the group's rows of
-   * the kept `residual3`.
+   * the kept `residual3` (with f16 outputs only the last layer's: the others' residual3 is a layer slot,
+   * narrowed into halfOutput).
    */
   layerAct(l: number, name: string, group: SequenceGroup): GPUTensor {
-    if (this.layerLayout === null || name === 'residual3') return slotTensor(this.acts, this.layout, `layers.${l}.${name}`, this.rowsOf(group));
+    if (this.layerLayout === null || (name === 'residual3' && this.halfOutput(l, group) === null)) return slotTensor(this.acts, this.layout, `layers.${l}.${name}`, this.rowsOf(group));
     return slotTensor(this.layerActs!, this.layerLayout, name);
   }
 
@@ -185,7 +289,7 @@ export class BatchActivations {
   layerDact(l: number, name: string, group: SequenceGroup): GPUTensor {
     if (name === 'residual3') return this.dact(`layers.${l}.residual3`, group);
     if (this.layerLayout === null) return slotTensor(this.dacts, this.layout, `layers.${l}.${name}`, this.rowsOf(group));
-    return slotTensor(this.layerDacts!, this.layerLayout, name);
+    return slotTensor(this.layerDacts!, this.layerGradientLayout!, name);
   }
 
   /** The row selection of a group within the whole batch (undefined: the whole tensor). */
@@ -211,7 +315,7 @@ export class BatchActivations {
 
   /** Every buffer this batch holds, for accounting. */
   buffers(): GPUBuffer[] {
-    return [this.acts, this.dacts, ...(this.layerActs ? [this.layerActs] : []), ...(this.layerDacts ? [this.layerDacts] : [])];
+    return [this.acts, ...(this.halfActs ? [this.halfActs] : []), this.dacts, ...(this.layerActs ? [this.layerActs] : []), ...(this.layerDacts ? [this.layerDacts] : [])];
   }
 
   /** Frees the buffers. */

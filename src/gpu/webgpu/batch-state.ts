@@ -36,7 +36,7 @@ export interface BatchState {
   scratch: GPUBuffer[]; // every buffer above that destroyBatch frees beside activations, ids, targets and weights
 }
 
-/** Allocates a (B, T) batch's buffers as `memory` plans them (checkpointing, LM-head rows) and empty plans; `lmHeadWeight` is the head's bindings in row chunks. */
+/** Allocates a (B, T) batch's buffers as `memory` plans them (checkpointing, f16 layer outputs, LM-head rows) and empty plans; `lmHeadWeight` is the head's bindings in row chunks. */
 export function allocateBatch(
   device: GPUDevice,
   kernels: Kernels,
@@ -48,7 +48,7 @@ export function allocateBatch(
 ): BatchState {
   const { B, T } = memory;
   const N = B * T;
-  const activations = new BatchActivations(device, config, B, T, lora, memory.checkpointing, layerGroupBytes);
+  const activations = new BatchActivations(device, config, B, T, lora, memory.checkpointing, layerGroupBytes, memory.halfOutputs);
   const positions = new Int32Array(N); // (B*T) t within its right-padded row
   for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) positions[b * T + t] = t;
   const { num_attention_heads: NH } = config;

@@ -21,9 +21,12 @@ export interface GPUTensor {
   offset: number;
   /** Byte length. */
   size: number;
-  /** 'f16' for a tensor stored as half precision (frozen weights only); absent means f32. */
+  /** 'f16' for a tensor stored as half precision (frozen weights, activations stored as half); absent means f32. */
   dtype?: 'f16';
 }
+
+/** The kernels that convert activations between f32 and f16 storage: with the *_f16w ones, the only kernels that bind f16 tensors. */
+const F16_CONVERSIONS: ReadonlySet<string> = new Set<KernelName>(['convert_f32_to_f16', 'convert_f16_to_f32']);
 
 /** Positions covered by the RoPE cos/sin table; later positions use the GPU's less accurate sin and cos. */
 export const ROPE_TABLE_POSITIONS = 8192;
@@ -154,8 +157,8 @@ export class Kernels {
   /** Builds one dispatch: the pipeline, its uniform buffer and its bind group (tensors at bindings 0.., params last). */
   dispatch(name: KernelName, constants: Constants, tensors: readonly GPUTensor[], params: readonly Param[], workgroups: readonly [number, number, number]): Dispatch {
     const half = tensors.find((tensor) => tensor.dtype === 'f16');
-    if (half !== undefined && !name.endsWith('_f16w')) {
-      throw new Error(`${name} reads f32 tensors but was given an f16 one (${half.buffer.label}); only the *_f16w kernels read f16 weights`);
+    if (half !== undefined && !name.endsWith('_f16w') && !F16_CONVERSIONS.has(name)) {
+      throw new Error(`${name} reads f32 tensors but was given an f16 one (${half.buffer.label}); only the *_f16w kernels read f16 weights (and convert_* f16 activations)`);
     }
     const pipeline = this.pipeline(name, constants);
     const bytes = packParams(params);

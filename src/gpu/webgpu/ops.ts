@@ -271,6 +271,25 @@ export function copyColumns(plan: KernelPlan, dst: GPUTensor, src: GPUTensor, N:
   plan.add(plan.kernels.dispatch('copy_columns', {}, [dst, src], params, plan.kernels.grid(N * width)));
 }
 
+/** Records out(n) = inp(n) rounded to f16 (to nearest even; past ±65504 Infinity): an f32 activation stored as half; n a multiple of 4, out tagged dtype 'f16'. */
+export function convertF32ToF16(plan: KernelPlan, out: GPUTensor, inp: GPUTensor, n: number): void {
+  requireF16Pair('convert_f32_to_f16', out, inp, n);
+  plan.add(plan.kernels.dispatch('convert_f32_to_f16', {}, [out, inp], [u32(n / 4)], plan.kernels.grid(n / 4)));
+}
+
+/** Records out(n) = inp(n) widened from f16 to f32 exactly: an activation stored as half read back; n a multiple of 4, inp tagged dtype 'f16'. */
+export function convertF16ToF32(plan: KernelPlan, out: GPUTensor, inp: GPUTensor, n: number): void {
+  requireF16Pair('convert_f16_to_f32', inp, out, n);
+  plan.add(plan.kernels.dispatch('convert_f16_to_f32', {}, [out, inp], [u32(n / 4)], plan.kernels.grid(n / 4)));
+}
+
+/** Throws unless n is a multiple of 4 and the half tensor is tagged f16 and the other is not (a mix-up would reinterpret bits). */
+function requireF16Pair(op: string, half: GPUTensor, full: GPUTensor, n: number): void {
+  if (n % 4 !== 0) throw new Error(`${op}: n = ${n} must be a multiple of 4 (4 values per thread)`);
+  if (half.dtype !== 'f16' || full.dtype === 'f16') throw new Error(`${op}: the half tensor must carry dtype 'f16' and the f32 one must not (${half.buffer.label}, ${full.buffer.label})`);
+  if (half.size < n * 2 || full.size < n * 4) throw new Error(`${op}: ${n} values need ${n * 2} bytes of f16 and ${n * 4} of f32, got ${half.size} and ${full.size}`);
+}
+
 /** Records dwte[ids[n], :] += dout[n, :] (one thread per channel, deterministic, no atomics). */
 export function embeddingBackward(plan: KernelPlan, dwte: GPUTensor, dout: GPUTensor, ids: GPUTensor, N: number, C: number): void {
   plan.add(plan.kernels.dispatch('embedding_backward', {}, [dwte, dout, ids], [u32(N), u32(C)], plan.kernels.grid(C)));

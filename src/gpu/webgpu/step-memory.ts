@@ -10,7 +10,7 @@
  */
 import type { ModelConfig } from '../model/config.ts';
 import { buildLayout, loraLayout, paramLayout, paramShapes, type LoraConfig } from '../model/layout.ts';
-import { activationLayouts, chooseCheckpointing, LAYER_GROUP_BYTES, type ActivationCheckpointing, type BufferLimits } from './activations.ts';
+import { activationLayouts, chooseCheckpointing, LAYER_GROUP_BYTES, storesHalfOutputs, type ActivationCheckpointing, type BufferLimits } from './activations.ts';
 import { LM_HEAD_CHUNK_BYTES, lmHeadChunkRows, vocabularyScratchValues } from './lm-head.ts';
 import { splitRowChunks } from './row-chunks.ts';
 import { groupParams } from './param-store.ts';
@@ -32,6 +32,8 @@ export interface StepMemorySettings {
   alignment: number;
   /** Frozen base matrices stored as f16 (LoRA and shader-f16 only). */
   frozenWeightsF16?: boolean;
+  /** Checkpointed layer outputs stored as f16 (activations.ts, storesHalfOutputs). */
+  activationsF16?: boolean;
   layerGroupBytes?: number;
   lmHeadChunkBytes?: number;
   /** With LoRA, the most bytes of frozen weights per buffer (the backend's maxParamBufferBytes; default: maxBufferSize). */
@@ -43,6 +45,8 @@ export interface BatchMemoryPlan {
   B: number;
   T: number;
   checkpointing: boolean;
+  /** Whether the kept layer outputs but the last are stored as f16 (activationsF16 on a checkpointed batch of 2 or more layers). */
+  halfOutputs: boolean;
   groupSequences: number;
   lmHeadRows: number;
   buffers: AccountedBuffer[];
@@ -86,15 +90,17 @@ export function batchMemoryPlan(config: ModelConfig, B: number, T: number, setti
   const { lora, alignment, limits } = settings;
   const N = B * T;
   const checkpointing = chooseCheckpointing(settings.activationCheckpointing, config, B, T, lora, limits, alignment);
-  const layouts = activationLayouts(config, B, T, lora, checkpointing, alignment, settings.layerGroupBytes ?? LAYER_GROUP_BYTES);
+  const halfOutputs = storesHalfOutputs(config, checkpointing, settings.activationsF16 === true);
+  const layouts = activationLayouts(config, B, T, lora, checkpointing, alignment, settings.layerGroupBytes ?? LAYER_GROUP_BYTES, halfOutputs);
   const lmHeadRows = lmHeadChunkRows(N, config.vocab_size, alignment, settings.lmHeadChunkBytes ?? LM_HEAD_CHUNK_BYTES);
-  const buffers: AccountedBuffer[] = [
-    { label: 'activations', bytes: storageBytes(layouts.layout.totalSize), bindingBytes: largestSlotBytes(layouts.layout) },
-    { label: 'activation gradients', bytes: storageBytes(layouts.gradientLayout.totalSize), bindingBytes: largestSlotBytes(layouts.gradientLayout) },
-  ];
-  if (layouts.layerLayout !== null) {
-    const layer = { bytes: storageBytes(layouts.layerLayout.totalSize), bindingBytes: largestSlotBytes(layouts.layerLayout) };
-    buffers.push({ label: "one layer's recomputed activations", ...layer }, { label: "one layer's activation gradients", ...layer });
+  const buffers: AccountedBuffer[] = [{ label: 'activations', bytes: storageBytes(layouts.layout.totalSize), bindingBytes: largestSlotBytes(layouts.layout) }];
+  if (layouts.halfLayout !== null) buffers.push({ label: 'layer outputs (f16)', bytes: storageBytes(layouts.halfLayout.totalSize, 2), bindingBytes: largestSlotBytes(layouts.halfLayout, 2) });
+  buffers.push({ label: 'activation gradients', bytes: storageBytes(layouts.gradientLayout.totalSize), bindingBytes: largestSlotBytes(layouts.gradientLayout) });
+  if (layouts.layerLayout !== null && layouts.layerGradientLayout !== null) {
+    buffers.push(
+      { label: "one layer's recomputed activations", bytes: storageBytes(layouts.layerLayout.totalSize), bindingBytes: largestSlotBytes(layouts.layerLayout) },
+      { label: "one layer's activation gradients", bytes: storageBytes(layouts.layerGradientLayout.totalSize), bindingBytes: largestSlotBytes(layouts.layerGradientLayout) },
+    );
   }
   buffers.push(
     whole('attention dscores', layouts.groupSequences * config.num_attention_heads * T * T),
@@ -103,7 +109,7 @@ export function batchMemoryPlan(config: ModelConfig, B: number, T: number, setti
     ...vocabularyScratch(config, settings, lmHeadRows),
     ...['ids', 'targets', 'logprob weights', 'positions', 'entropy'].map((label) => whole(label, N)),
   );
-  return { B, T, checkpointing, groupSequences: layouts.groupSequences, lmHeadRows, buffers, bytes: buffers.reduce((sum, buffer) => sum + buffer.bytes, 0) };
+  return { B, T, checkpointing, halfOutputs, groupSequences: layouts.groupSequences, lmHeadRows, buffers, bytes: buffers.reduce((sum, buffer) => sum + buffer.bytes, 0) };
 }
 
 /** Returns whether a base parameter is stored as f16 under frozenWeightsF16: the matrices the *_f16w kernels read. */
@@ -172,6 +178,17 @@ export function defaultMemoryBudget(limits: BufferLimits): number {
   return Math.min(4 * 2 ** 30, Math.max(2 ** 30, 4 * limits.maxBufferSize));
 }
 
+/** How an error of chooseMicroBatch names the settings a person can change: the CLI's flags, or the tab's own settings. */
+export interface MemorySettingNames {
+  /** The memory budget, as "raise {memoryBudget}" reads. */
+  memoryBudget: string;
+  /** The longest answer sampled, as "shorten the sequences ({maxTokens})" reads. */
+  maxTokens: string;
+}
+
+/** The names `tabrl train` gives them (its flags): chooseMicroBatch's default. */
+export const CLI_SETTING_NAMES: MemorySettingNames = { memoryBudget: '--memory-budget', maxTokens: '--max-tokens' };
+
 /** The micro-batch chosen for sequences of T tokens, with what it accounts and why. */
 export interface MicroBatchChoice {
   B: number;
@@ -199,11 +216,17 @@ function accountStep(config: ModelConfig, B: number, T: number, settings: StepMe
 /**
  * Returns the largest micro-batch B ≤ maxMicroBatch whose step at T tokens fits every buffer and
  * binding limit and the memory budget (model state + the batch's buffers), or, with `forced`, that B
- * checked. Throws, naming the limit and the setting to change, when the model state alone does not
- * fit, when not even B = 1 fits, or when a forced B does not.
+ * checked. Throws, naming the limit and the setting to change (by `settingNames`, default the CLI's
+ * flags), when the model state alone does not fit, when not even B = 1 fits, or when a forced B does
+ * not (forcing is the CLI's --micro-batch).
  */
-export function chooseMicroBatch(config: ModelConfig, T: number, settings: StepMemorySettings & { budgetBytes: number; maxMicroBatch: number; forced?: number }): MicroBatchChoice {
+export function chooseMicroBatch(
+  config: ModelConfig,
+  T: number,
+  settings: StepMemorySettings & { budgetBytes: number; maxMicroBatch: number; forced?: number; settingNames?: MemorySettingNames },
+): MicroBatchChoice {
   const { budgetBytes, maxMicroBatch, forced } = settings;
+  const names = settings.settingNames ?? CLI_SETTING_NAMES;
   if (!(Number.isInteger(T) && T > 0)) throw new Error(`T must be a positive integer, got ${T}`);
   if (!(Number.isInteger(maxMicroBatch) && maxMicroBatch > 0)) throw new Error(`the most sequences per micro-batch must be a positive integer, got ${maxMicroBatch}`);
   const state = modelStateMemory(config, settings);
@@ -216,11 +239,12 @@ export function chooseMicroBatch(config: ModelConfig, T: number, settings: StepM
     const { plan, pastLimit } = accountStep(config, forced, T, settings, stateBytes, budgetBytes);
     const checkpointingHint = plan.checkpointing ? '' : ', or turn on --activation-checkpointing';
     if (pastLimit !== null)
-      throw new Error(`--micro-batch ${forced} cannot fit at T ${T}: ${pastLimit}; lower --micro-batch (or leave it out to choose one) or raise --memory-budget${checkpointingHint}`);
+      throw new Error(`--micro-batch ${forced} cannot fit at T ${T}: ${pastLimit}; lower --micro-batch (or leave it out to choose one) or raise ${names.memoryBudget}${checkpointingHint}`);
     return choice(plan, `--micro-batch ${forced} forced`);
   }
   const first = accountStep(config, 1, T, settings, stateBytes, budgetBytes);
-  if (first.pastLimit !== null) throw new Error(`not even one sequence of ${T} tokens fits: ${first.pastLimit}; raise --memory-budget, shorten the sequences (--max-tokens) or use a smaller model`);
+  if (first.pastLimit !== null)
+    throw new Error(`not even one sequence of ${T} tokens fits: ${first.pastLimit}; raise ${names.memoryBudget}, shorten the sequences (${names.maxTokens}) or use a smaller model`);
   // The step's bytes grow with B, but checkpointing 'auto' can switch on past a B and make B + 1 smaller: scan upward.
   let best = first.plan;
   let stop = `${maxMicroBatch} is the most asked for`;

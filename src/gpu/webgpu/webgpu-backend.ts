@@ -6,7 +6,9 @@
  * call (forward, log-probs, backward; or grad-norm, clip and AdamW) are recorded once per batch
  * shape and submitted as one command encoder. With `frozenWeightsF16` (LoRA on a device with
  * shader-f16) the frozen base matrices live in a second buffer as f16 and the *_f16w kernels convert
- * them on load; compute and accumulation stay f32. It is not a sampler or a KV cache.
+ * them on load; compute and accumulation stay f32. With `activationsF16` a checkpointed batch keeps
+ * its layer outputs as f16 (activations.ts), widened and narrowed around each layer's forward. It is
+ * not a sampler or a KV cache.
  */
 import type { LogprobsOptions, ModelBackend, ModelBackendOptions, ModelWeights, NamedTensor, NamedTensors, OptimizerState, OptimizerStepOptions } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
@@ -22,7 +24,7 @@ import * as ops from './ops.ts';
 import { LAYER_GROUP_BYTES, type ActivationCheckpointing, type SequenceGroup } from './activations.ts';
 import { ParamStore, type RowChunkTensor } from './param-store.ts';
 import { createStorage } from './storage.ts';
-import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MicroBatchChoice, type StepMemorySettings } from './step-memory.ts';
+import { batchMemoryPlan, chooseMicroBatch, defaultMemoryBudget, isF16StorableWeight, type MemorySettingNames, type MicroBatchChoice, type StepMemorySettings } from './step-memory.ts';
 
 export { isF16StorableWeight } from './step-memory.ts';
 
@@ -53,6 +55,15 @@ export interface WebGPUBackendOptions extends ModelBackendOptions {
    * maxStorageBufferBindingSize) lies in row chunks (row-chunks.ts). Trained weights always lie in one.
    */
   maxParamBufferBytes?: number;
+  /**
+   * Checkpointed batches keep each layer's output (but the last's) as f16, half the bytes of the
+   * buffer that grows with B × layers; every kernel still computes in f32 (the output is narrowed after
+   * the layer's forward and widened before the next layer reads it, in forward and in backward's
+   * recompute alike, so both see the same rounded values). Plain (uncheckpointed) batches and 1-layer
+   * models are unchanged. The conversions need no shader-f16; the engine turns this on where the
+   * adapter has shader-f16, with frozenWeightsF16. Default false.
+   */
+  activationsF16?: boolean;
   /** Checkpointed: the bytes one layer's recomputed activations aim at, which sets the sequences a layer runs over at once (default LAYER_GROUP_BYTES). */
   layerGroupBytes?: number;
   /** Bytes of the LM head's logits chunk (lm-head.ts; default LM_HEAD_CHUNK_BYTES): smaller saves memory, larger runs fewer, larger products. */
@@ -78,6 +89,7 @@ export async function createWebGPUBackend(context: GPUContext, config: ModelConf
   if (options.maxParamBufferBytes !== undefined && !(options.maxParamBufferBytes > 0)) throw new Error(`maxParamBufferBytes must be positive, got ${options.maxParamBufferBytes}`);
   const backend = new WebGPUBackend(context, config, lora, 'seed' in weights ? weights.seed : 0, options.loraSeed ?? 0, options.frozenWeightsF16 === true, options.maxParamBufferBytes);
   backend.activationCheckpointing = options.activationCheckpointing ?? 'auto';
+  backend.activationsF16 = options.activationsF16 === true;
   if (options.lmHeadChunkBytes !== undefined) {
     if (!(options.lmHeadChunkBytes > 0)) throw new Error(`lmHeadChunkBytes must be positive, got ${options.lmHeadChunkBytes}`);
     backend.lmHeadChunkBytes = options.lmHeadChunkBytes;
@@ -128,6 +140,8 @@ export class WebGPUBackend implements ModelBackend {
   readonly kernels: Kernels;
   /** Whether batch shapes allocated from now on checkpoint their activations (see WebGPUBackendOptions). */
   activationCheckpointing: ActivationCheckpointing = 'auto';
+  /** Whether checkpointed batch shapes allocated from now on keep their layer outputs as f16 (see WebGPUBackendOptions). */
+  activationsF16 = false;
   /** Bytes the LM head's logits chunk aims at, for batch shapes allocated from now on. */
   lmHeadChunkBytes = LM_HEAD_CHUNK_BYTES;
   /** Checkpointed: bytes a layer's recomputed activations aim at, for batch shapes allocated from now on. */
@@ -393,9 +407,9 @@ export class WebGPUBackend implements ModelBackend {
   /**
    * Returns the largest micro-batch whose step at T tokens fits this device's buffer and binding
    * limits and `budgetBytes`, accounted as this backend allocates (step-memory.ts), or `forced`
-   * checked; throws naming the limit and the setting when none fits.
+   * checked; throws naming the limit and the setting (by `settingNames`: the CLI's flags unless given) when none fits.
    */
-  chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number; forced?: number }): MicroBatchChoice {
+  chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number; forced?: number; settingNames?: MemorySettingNames }): MicroBatchChoice {
     return chooseMicroBatch(this.config, T, { ...this.memorySettings(), ...options });
   }
 
@@ -527,6 +541,7 @@ export class WebGPUBackend implements ModelBackend {
       limits,
       alignment: limits.minStorageBufferOffsetAlignment / 4,
       frozenWeightsF16: this.halfParams !== null,
+      activationsF16: this.activationsF16,
       layerGroupBytes: this.layerGroupBytes,
       lmHeadChunkBytes: this.lmHeadChunkBytes,
       maxParamBufferBytes: this.maxParamBufferBytes,
@@ -584,7 +599,7 @@ export class WebGPUBackend implements ModelBackend {
     if (reference && this.lora === null) ops.embeddingForward(plan, acts.act('encoded'), batch.ids, param('model.embed_tokens.weight'), N, C);
     else for (const chunk of this.paramRows('model.embed_tokens.weight')) ops.embeddingForward(plan, acts.act('encoded'), batch.ids, chunk.tensor, N, C, chunk);
     const L = this.config.num_hidden_layers;
-    for (let l = 0; l < L; l++) for (const group of acts.groups()) this.recordLayerForward(plan, batch, l, group, reference);
+    for (let l = 0; l < L; l++) for (const group of acts.groups()) this.recordLayerForward(plan, batch, l, group, reference, true);
     const last = L > 0 ? `layers.${L - 1}.residual3` : 'encoded';
     ops.rmsnormForward(plan, acts.act('lnf'), acts.act('lnf_rstd'), acts.act(last), param('model.norm.weight'), N, C, this.config.rms_norm_eps);
   }
@@ -595,13 +610,20 @@ export class WebGPUBackend implements ModelBackend {
     return (name) => this.param(name);
   }
 
-  /** Records layer l's forward over a group of sequences, from its input (the previous layer's residual3, or encoded) to layerAct(l, 'residual3'), every intermediate into layerAct(l, ·). */
-  private recordLayerForward(plan: KernelPlan, batch: BatchState, l: number, group: SequenceGroup, reference: boolean): void {
+  /**
+   * Records layer l's forward over a group of sequences, from its input (the previous layer's
+   * residual3, or encoded; widened first when stored as f16) to layerAct(l, 'residual3'), every
+   * intermediate into layerAct(l, ·); with `keepOutput`, an output stored as f16 is narrowed into its
+   * kept slot (backward's recompute skips that: the slot already holds it).
+   */
+  private recordLayerForward(plan: KernelPlan, batch: BatchState, l: number, group: SequenceGroup, reference: boolean, keepOutput: boolean): void {
     const { hidden_size: C, intermediate_size: I, num_attention_heads: NH, num_key_value_heads: KVH, head_dim: HS } = this.config;
     const T = batch.T;
     const B = group.count;
     const N = B * T;
-    const residual = batch.activations.act(l === 0 ? 'encoded' : `layers.${l - 1}.residual3`, group);
+    const residual = batch.activations.layerInput(l, group);
+    const storedInput = batch.activations.halfInput(l, group);
+    if (storedInput !== null) ops.convertF16ToF32(plan, residual, storedInput, N * C);
     const eps = this.config.rms_norm_eps;
     const theta = this.config.rope_theta;
     const positions = batch.positions;
@@ -636,6 +658,8 @@ export class WebGPUBackend implements ModelBackend {
     ops.swigluForward(plan, la('swiglu'), la('gate'), la('up'), N * I);
     linear('down_proj', la('mlp_out'), la('swiglu'));
     ops.residualForward(plan, la('residual3'), la('residual2'), la('mlp_out'), N * C);
+    const storedOutput = batch.activations.halfOutput(l, group);
+    if (keepOutput && storedOutput !== null) ops.convertF32ToF16(plan, storedOutput, la('residual3'), N * C);
   }
 
   /**
@@ -676,14 +700,14 @@ export class WebGPUBackend implements ModelBackend {
     const acts = batch.activations;
     const positions = batch.positions;
     const theta = this.config.rope_theta;
-    if (acts.checkpointing) this.recordLayerForward(plan, batch, l, group, false);
+    if (acts.checkpointing) this.recordLayerForward(plan, batch, l, group, false, false);
     for (const tensor of acts.clearsBeforeLayer(l, group)) plan.clear(tensor);
     const la = (name: string): GPUTensor => acts.layerAct(l, name, group);
     const dla = (name: string): GPUTensor => acts.layerDact(l, name, group);
     const lp = (name: string): GPUTensor => this.param(`model.layers.${l}.${name}`);
     const lg = (name: string): GPUTensor | null => this.grad(`model.layers.${l}.${name}`);
     const dinput = acts.dact(inputName, group);
-    const input = acts.act(inputName, group);
+    const input = acts.layerInput(l, group);
     const linear = (module: LoraTargetModule, dinp: GPUTensor, dout: GPUTensor, inp: GPUTensor): void => this.linearBackward(plan, batch, l, group, module, dinp, dout, inp, dhidden);
 
     // MLP block

@@ -3,14 +3,21 @@
  * fits the memory budget (the person's, or the GPU's default), remembered so that each step's report
  * can say what was chosen and why one more does not fit.
  */
-import type { MicroBatchChoice } from '../../gpu/webgpu/step-memory.ts';
+import type { MemorySettingNames, MicroBatchChoice } from '../../gpu/webgpu/step-memory.ts';
+import { TRAINING_KNOBS } from '../../rl/training-settings.ts';
 import type { EngineMemoryChoice } from './protocol.ts';
 
 /** What the chooser needs of a WebGPU backend. */
 export interface MemoryChoosingBackend {
-  chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number }): MicroBatchChoice;
+  chooseMicroBatch(T: number, options: { budgetBytes: number; maxMicroBatch: number; settingNames?: MemorySettingNames }): MicroBatchChoice;
   defaultMemoryBudget(): number;
 }
+
+/** The tab's names for the settings an error asks to change: its settings' labels, not the CLI's flags. */
+export const TAB_SETTING_NAMES: MemorySettingNames = {
+  memoryBudget: `the ${TRAINING_KNOBS.memoryBudget.label} setting`,
+  maxTokens: TRAINING_KNOBS.maxTokens.label,
+};
 
 /** A trainer's microBatchFor and the latest choice it made, as a report says it. */
 export interface MemoryChooser {
@@ -24,7 +31,7 @@ export function memoryChooser(backend: MemoryChoosingBackend, budgetMiB: number 
   let latest: EngineMemoryChoice | undefined;
   return {
     microBatchFor: (T) => {
-      const choice = backend.chooseMicroBatch(T, { budgetBytes, maxMicroBatch });
+      const choice = backend.chooseMicroBatch(T, { budgetBytes, maxMicroBatch, settingNames: TAB_SETTING_NAMES });
       latest = { microBatch: choice.B, T, budgetMiB: Math.round(budgetBytes / 2 ** 20), stepMiB: Math.round(choice.stepBytes / 2 ** 20), reason: choice.reason };
       return choice.B;
     },

@@ -72,7 +72,17 @@ export async function createRealModel(context: GPUContext, source: RealModelSour
   const problem = modelFitProblem(loaded.config, context.device.limits, { f16: context.features.shaderF16 });
   if (problem) throw new Error(`${label} is too large for this GPU: ${problem}. Choose a smaller model.`);
   if (signal.aborted) throw new Error('Loading the model was cancelled.');
-  const backend = await createWebGPUBackend(context, loaded.config, { tensors: loaded.tensors }, { lora: REAL_MODEL_LORA, loraSeed: seed, frozenWeightsF16: context.features.shaderF16 });
+  const backend = await createWebGPUBackend(
+    context,
+    loaded.config,
+    { tensors: loaded.tensors },
+    {
+      lora: REAL_MODEL_LORA,
+      loraSeed: seed,
+      frozenWeightsF16: context.features.shaderF16,
+      activationsF16: context.features.shaderF16,
+    },
+  );
   const cacheBytes = Math.min(REAL_MODEL_CACHE_BYTES, context.device.limits.maxBufferSize);
   const name = source.kind === 'preset' ? label : `local ${loaded.config.architecture.replace(/ForCausalLM$/, '')}`;
   const client = new LocalChatClient({ backend, tokenizer, model: id, defaultMaxTokens: 256, createDecoder: (model) => createWebGPUDecoder(model, { cacheBytes }) });

@@ -8,7 +8,8 @@ import * as ref from '../../../src/gpu/reference/index.ts';
 import { createTensor, KernelPlan, readTensor, type GPUTensor, type Kernels } from '../../../src/gpu/webgpu/kernels.ts';
 import { logprobsBackwardInPlace } from '../../../src/gpu/webgpu/lm-head.ts';
 import * as gpu from '../../../src/gpu/webgpu/ops.ts';
-import { expectClose, randomArray, randomInts } from '../expect-close.ts';
+import { decodeF16, encodeF16 } from '../../../src/gpu/io/half.ts';
+import { expectClose, randomArray, randomInts, seededUniform } from '../expect-close.ts';
 
 /** One kernel check: a name for the test and a body that throws on mismatch. */
 export interface KernelCase {
@@ -345,6 +346,35 @@ export const KERNEL_CASES: KernelCase[] = [
       if (workgroups[1] < 2) throw new Error(`expected a folded grid for ${n} threads, got ${workgroups}`);
       gpu.scaleInPlace(plan, xGpu, n, -0.5);
       await submitAndCompare(plan, [['x', xGpu, x.map((value) => value * -0.5)]]);
+    },
+  },
+  {
+    name: 'convert_f32_to_f16 and convert_f16_to_f32 match the CPU codec bit for bit (ties to even, subnormals, overflow to Infinity, NaN)',
+    run: async (kernels) => {
+      // values over 20 orders of magnitude (f16's normals, subnormals, values that underflow to 0 or
+      // overflow to Infinity), then the edges: ties, the largest half and just past it, signed zero
+      const n = 4 * 67;
+      const random = seededUniform(21);
+      const values = Float32Array.from({ length: n }, () => (random() < 0.5 ? -1 : 1) * 10 ** (random() * 20 - 12) * (1 + random()));
+      const edges = [0, -0, 1, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -24, 3 * 2 ** -25, 2 ** -26, 65504, 65519, 65520, -70000, Infinity, -Infinity, NaN, 2 ** -14 - 2 ** -25];
+      values.set(edges);
+      const bits = encodeF16(values); // the CPU reference
+      const plan = new KernelPlan(kernels);
+      const halves = { ...createTensor(kernels.device, n * 2, 'f16 activations'), dtype: 'f16' as const };
+      const widened = createTensor(kernels.device, n * 4);
+      gpu.convertF32ToF16(plan, halves, upload(kernels, values), n);
+      gpu.convertF16ToF32(plan, widened, halves, n);
+      plan.submit();
+      const gpuBits = new Uint16Array((await readTensor(kernels.device, halves, n * 2)).buffer);
+      expectClose(gpuBits, bits, { atol: 0, rtol: 0, label: 'f16 bits' });
+      const expected = decodeF16(bits);
+      const back = await download(kernels, widened, n);
+      const backBits = new Uint32Array(back.buffer);
+      const expectedBits = new Uint32Array(expected.buffer);
+      for (let i = 0; i < n; i++) {
+        if (Number.isNaN(expected[i]!) ? !Number.isNaN(back[i]!) : backBits[i] !== expectedBits[i]) throw new Error(`widened value ${i}: ${back[i]} (bits ${backBits[i]}), expected ${expected[i]} (bits ${expectedBits[i]})`);
+      }
+      if (!(gpuBits[10] === 0x7c00 && gpuBits[9] === 0x7bff && gpuBits[8] === 0x7bff)) throw new Error('65520 must overflow to Infinity, 65504 and 65519 round to 65504');
     },
   },
   {

@@ -3,7 +3,7 @@ import { QWEN2_5_0_5B_CONFIG, SMOLLM2_135M_CONFIG } from '../../../src/gpu/infer
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import { LORA_TARGET_MODULES, type LoraConfig } from '../../../src/gpu/model/layout.ts';
 import type { BufferLimits } from '../../../src/gpu/webgpu/activations.ts';
-import { batchMemoryPlan, bufferPastLimits, chooseMicroBatch, defaultMemoryBudget, lmHeadChunkSizes, modelStateMemory, type StepMemorySettings } from '../../../src/gpu/webgpu/step-memory.ts';
+import { batchMemoryPlan, bufferPastLimits, chooseMicroBatch, defaultMemoryBudget, lmHeadChunkSizes, modelStateMemory, storageBytes, type StepMemorySettings } from '../../../src/gpu/webgpu/step-memory.ts';
 
 const MiB = 2 ** 20;
 const LORA: LoraConfig = { rank: 16, alpha: 32, targetModules: [...LORA_TARGET_MODULES] };
@@ -106,6 +106,45 @@ describe('chooseMicroBatch on real shapes (LoRA r16, T 256)', () => {
     const limits = LIMITS.SwiftShader!;
     const settings = { ...settingsFor(limits), budgetBytes: defaultMemoryBudget(limits), maxMicroBatch: 256 };
     expect(chooseMicroBatch(SMOLLM2_135M_CONFIG, 1024, settings).B).toBeLessThan(chooseMicroBatch(SMOLLM2_135M_CONFIG, 256, settings).B);
+  });
+});
+
+describe('f16 activations (activationsF16) in the accounting', () => {
+  const limits = LIMITS['WebGPU defaults']!;
+  const f16 = (settings: StepMemorySettings): StepMemorySettings => ({ ...settings, activationsF16: true });
+
+  test('Qwen2.5-0.5B at B 8 × T 256: 23 of its 24 layer outputs as f16, 77 MiB less, and more than twice the micro-batch under WebGPU default buffers', () => {
+    const [B, T] = [8, 256];
+    const NC = B * T * QWEN2_5_0_5B_CONFIG.hidden_size;
+    const plain = batchMemoryPlan(QWEN2_5_0_5B_CONFIG, B, T, settingsFor(limits));
+    const half = batchMemoryPlan(QWEN2_5_0_5B_CONFIG, B, T, f16(settingsFor(limits)));
+    expect([plain.checkpointing, plain.halfOutputs, half.checkpointing, half.halfOutputs]).toEqual([true, false, true, true]);
+    const bytes = (plan: typeof plain, label: string): number => plan.buffers.find((buffer) => buffer.label === label)?.bytes ?? 0;
+    expect(bytes(half, 'layer outputs (f16)')).toBe(23 * NC * 2); // 3.5 MiB each: already 256-byte aligned
+    expect(bytes(plain, 'activations')).toBe(storageBytes(26 * NC + 2 * B * T)); // encoded, 24 outputs, lnf; lnf_rstd and logprobs (every slot 64-aligned)
+    expect(bytes(half, 'activations')).toBe(storageBytes(3 * NC + 2 * B * T)); // encoded, the last output, lnf; the same two
+    // the layer buffer gains an f32 input and output of its group (2 sequences); its gradients do not
+    expect(bytes(half, "one layer's recomputed activations") - bytes(plain, "one layer's recomputed activations")).toBe((2 * 2 * NC) / B * 4);
+    expect(bytes(half, "one layer's activation gradients")).toBe(bytes(plain, "one layer's activation gradients"));
+    expect((plain.bytes - half.bytes) / MiB).toBeCloseTo(23 * 3.5 - 3.5, 5);
+
+    const budget = { budgetBytes: 4096 * MiB, maxMicroBatch: 256 };
+    const [f32Choice, f16Choice] = [chooseMicroBatch(QWEN2_5_0_5B_CONFIG, T, { ...settingsFor(limits), ...budget }), chooseMicroBatch(QWEN2_5_0_5B_CONFIG, T, { ...f16(settingsFor(limits)), ...budget })];
+    expect(f32Choice.reason).toContain('the activations buffer');
+    expect(f16Choice.B).toBeGreaterThan(2 * f32Choice.B);
+    expect(f16Choice.reason).toContain('the layer outputs (f16) buffer'); // the buffer that grows with B × layers is still the limit, at twice the batch
+  });
+
+  test('uncheckpointed batches and 1-layer models are accounted as before', () => {
+    for (const [config, checkpointing] of [
+      [SMOLLM2_135M_CONFIG, false],
+      [{ ...SMOLLM2_135M_CONFIG, num_hidden_layers: 1 }, true],
+    ] as const) {
+      const settings = { ...settingsFor(LIMITS.SwiftShader!), activationCheckpointing: checkpointing };
+      const plan = batchMemoryPlan(config, 2, 64, f16(settings));
+      expect(plan.halfOutputs).toBe(false);
+      expect(plan).toEqual({ ...batchMemoryPlan(config, 2, 64, settings), halfOutputs: false });
+    }
   });
 });
 
