@@ -7,7 +7,18 @@
  * its share, so calls stay synchronous and the backend's code does not change. Starting workers is
  * the host's job: node-kernel-threads.ts (worker_threads) and web-kernel-threads.ts (Web Workers).
  */
-import { compileKernelModule, createKernelMemory, instantiateKernels, KERNEL_FUNCTIONS, WasmKernels, workOffsetBytes, type KernelCall, type KernelThreads } from './wasm-kernels.ts';
+import {
+  chooseKernelSimd,
+  compileKernelModule,
+  createKernelMemory,
+  instantiateKernels,
+  KERNEL_FUNCTIONS,
+  WasmKernels,
+  workOffsetBytes,
+  type KernelCall,
+  type KernelSimd,
+  type KernelThreads,
+} from './wasm-kernels.ts';
 
 // Control block (Int32): [0] generation (bumped per call, -1 = quit), [1] workers still running,
 // [2] the function's index, [3..16) its arguments, [16..] the share boundaries (threads + 1).
@@ -69,13 +80,13 @@ type StartKernelWorkers = (workers: KernelWorkerData[]) => Promise<() => void>;
  * thread needs the shared-memory module (`shareMemory`, the default then); one thread may take it too,
  * so that the backend's arrays can stay resident, or the plain module on its own memory where
  * SharedArrayBuffer is unavailable. `canBlock` says whether the calling thread may Atomics.wait
- * (see SharedKernelThreads).
+ * (see SharedKernelThreads). `simd` picks the build (chooseKernelSimd: relaxed where it validates).
  */
-export async function createPooledWasmKernels(threads: number, canBlock: boolean, startWorkers: StartKernelWorkers, shareMemory: boolean = threads > 1): Promise<WasmKernels> {
+export async function createPooledWasmKernels(threads: number, canBlock: boolean, startWorkers: StartKernelWorkers, shareMemory: boolean = threads > 1, simd?: KernelSimd): Promise<WasmKernels> {
   if (!(Number.isInteger(threads) && threads >= 1)) throw new Error(`threads must be a positive integer, got ${threads}`);
   if (threads > 1 && !shareMemory) throw new Error(`${threads} threads need a shared memory`);
   // A shared memory also lets one thread keep the backend's arrays resident in it (WasmKernels.allocate).
-  const module = await compileKernelModule(shareMemory);
+  const module = await compileKernelModule(shareMemory, chooseKernelSimd(simd));
   const memory = createKernelMemory(shareMemory);
   const instance = await instantiateKernels(module, memory);
   if (threads === 1) return new WasmKernels(instance, memory, null);

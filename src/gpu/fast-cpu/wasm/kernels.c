@@ -16,6 +16,27 @@
  */
 #include <wasm_simd128.h>
 
+/*
+ * madd(a, b, c) = a·b + c per lane. The relaxed build (-DRELAXED_SIMD) uses relaxed SIMD's
+ * f32x4.relaxed_madd, one fused multiply-add where the CPU has FMA (rounded once, so its results
+ * differ from the plain build's in the last bits); clang 14 knows it only by its prototype name and
+ * opcode (f32x4.fma, 0xfd 0xaf), which build-kernels.sh renumbers to the standard's (0xfd 0x105).
+ */
+#ifdef RELAXED_SIMD
+#define madd(a, b, c) __builtin_wasm_fma_f32x4(a, b, c)
+#else
+#define madd(a, b, c) wasm_f32x4_add(wasm_f32x4_mul(a, b), c)
+#endif
+
+/* 1 in the relaxed build, 0 in the plain one: the module says which it is. */
+int kernels_relaxed_simd(void) {
+#ifdef RELAXED_SIMD
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 #define MR 4
 #define NR 8
 #define MC 64
@@ -74,14 +95,14 @@ static void micro_kernel(int kc, const float *restrict ap, const float *restrict
     v128_t a1 = wasm_v128_load32_splat(ap + 1);
     v128_t a2 = wasm_v128_load32_splat(ap + 2);
     v128_t a3 = wasm_v128_load32_splat(ap + 3);
-    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(a0, b0));
-    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(a0, b1));
-    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(a1, b0));
-    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(a1, b1));
-    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(a2, b0));
-    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(a2, b1));
-    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(a3, b0));
-    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(a3, b1));
+    c00 = madd(a0, b0, c00);
+    c01 = madd(a0, b1, c01);
+    c10 = madd(a1, b0, c10);
+    c11 = madd(a1, b1, c11);
+    c20 = madd(a2, b0, c20);
+    c21 = madd(a2, b1, c21);
+    c30 = madd(a3, b0, c30);
+    c31 = madd(a3, b1, c31);
     ap += MR;
     bp += NR;
   }
@@ -129,10 +150,10 @@ void gemm_few_rows(float *c, int ldc, const float *a, int ars, const float *b, i
       int k = 0;
       for (; k + 4 <= K; k += 4) {
         v128_t x = wasm_v128_load(arow + k);
-        s0 = wasm_f32x4_add(s0, wasm_f32x4_mul(x, wasm_v128_load(b0 + k)));
-        s1 = wasm_f32x4_add(s1, wasm_f32x4_mul(x, wasm_v128_load(b1 + k)));
-        s2 = wasm_f32x4_add(s2, wasm_f32x4_mul(x, wasm_v128_load(b2 + k)));
-        s3 = wasm_f32x4_add(s3, wasm_f32x4_mul(x, wasm_v128_load(b3 + k)));
+        s0 = madd(x, wasm_v128_load(b0 + k), s0);
+        s1 = madd(x, wasm_v128_load(b1 + k), s1);
+        s2 = madd(x, wasm_v128_load(b2 + k), s2);
+        s3 = madd(x, wasm_v128_load(b3 + k), s3);
       }
       /* transpose-and-add: lane j of the result is the sum of s_j's lanes */
       v128_t t01lo = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t01hi = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
@@ -216,12 +237,12 @@ static v128_t exp_f32x4(v128_t x) {
   v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
   v128_t p = wasm_f32x4_splat(1.0f / 720.0f);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f / 120.0f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f / 24.0f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f / 6.0f));
+  p = madd(p, r, wasm_f32x4_splat(0.5f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f));
   v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
   return wasm_f32x4_mul(p, scale);
 }
@@ -230,7 +251,7 @@ static v128_t exp_f32x4(v128_t x) {
 static float dot(const float *x, const float *y, int n) {
   v128_t acc = wasm_f32x4_splat(0);
   int i = 0;
-  for (; i + 4 <= n; i += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(x + i), wasm_v128_load(y + i)));
+  for (; i + 4 <= n; i += 4) acc = madd(wasm_v128_load(x + i), wasm_v128_load(y + i), acc);
   float sum = wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1) + wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3);
   for (; i < n; i++) sum += x[i] * y[i];
   return sum;
@@ -240,7 +261,7 @@ static float dot(const float *x, const float *y, int n) {
 static void axpy(float *y, float a, const float *x, int n) {
   v128_t va = wasm_f32x4_splat(a);
   int i = 0;
-  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(va, wasm_v128_load(x + i))));
+  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, madd(va, wasm_v128_load(x + i), wasm_v128_load(y + i)));
   for (; i < n; i++) y[i] += a * x[i];
 }
 
@@ -274,10 +295,10 @@ static void row_times_transposed(float *s, const float *row, const float *xt, in
     const float *col = xt + t2;
     for (int i = 0; i < HS; i++, col += Tp) {
       v128_t ri = wasm_f32x4_splat(row[i]);
-      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(ri, wasm_v128_load(col)));
-      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(ri, wasm_v128_load(col + 4)));
-      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(ri, wasm_v128_load(col + 8)));
-      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(ri, wasm_v128_load(col + 12)));
+      a0 = madd(ri, wasm_v128_load(col), a0);
+      a1 = madd(ri, wasm_v128_load(col + 4), a1);
+      a2 = madd(ri, wasm_v128_load(col + 8), a2);
+      a3 = madd(ri, wasm_v128_load(col + 12), a3);
     }
     wasm_v128_store(s + t2, a0);
     wasm_v128_store(s + t2 + 4, a1);
@@ -464,7 +485,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *wei
     int c = 0;
     for (; c + 4 <= C; c += 4) {
       v128_t v = wasm_v128_load(x + c);
-      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(v, v));
+      acc = madd(v, v, acc);
     }
     float sumSquares = hsum(acc);
     for (; c < C; c++) sumSquares += x[c] * x[c];
@@ -490,7 +511,7 @@ void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const floa
     float s = rstd[n];
     v128_t acc = wasm_f32x4_splat(0);
     int c = 0;
-    for (; c + 4 <= C; c += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(g + c), wasm_v128_load(weight + c)), wasm_v128_load(x + c)));
+    for (; c + 4 <= C; c += 4) acc = madd(wasm_f32x4_mul(wasm_v128_load(g + c), wasm_v128_load(weight + c)), wasm_v128_load(x + c), acc);
     float dotDoutWeightInp = hsum(acc);
     for (; c < C; c++) dotDoutWeightInp += g[c] * weight[c] * x[c];
     float correction = s * s * s * dotDoutWeightInp / (float)C;

@@ -1,6 +1,7 @@
 /**
  * The WASM SIMD kernels of the fast CPU backend against the references (src/gpu/reference/) on
- * seeded random inputs, on one thread and split over two worker threads. Matmuls at sizes that are
+ * seeded random inputs, in both builds (relaxed SIMD with fused multiply-add, and plain SIMD), on one
+ * thread and split over two worker threads. Matmuls at sizes that are
  * multiples of none of the gemm's blocks (MR 4, NR 8, MC 64, KC 256, NC 256): forward with and
  * without bias, backward accumulating into non-zero gradients, with any of them switched off.
  * Attention with grouped heads, T and HS off the SIMD width: outputs, saved probabilities, and the
@@ -10,7 +11,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../../src/gpu/fast-cpu/fast-ops.ts';
 import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
-import type { WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
+import type { KernelSimd, WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { attentionBackward, attentionForward } from '../../../../src/gpu/reference/attention.ts';
 import { matmulBackward, matmulForward } from '../../../../src/gpu/reference/matmul.ts';
 import { swigluBackward, swigluForward } from '../../../../src/gpu/reference/swiglu.ts';
@@ -35,15 +36,23 @@ const ATTENTION_SHAPES: [B: number, T: number, NH: number, KVH: number, HS: numb
 const kernelSets: WasmKernels[] = [];
 afterAll(() => kernelSets.forEach((kernels) => kernels.dispose()));
 
-describe.each([1, 2])('fast kernels on %i thread(s)', (threads) => {
-  const opsPromise = createNodeWasmKernels(threads).then((kernels) => {
+const BUILDS: [threads: number, simd: KernelSimd][] = [
+  [1, 'relaxed'],
+  [2, 'relaxed'],
+  [1, 'plain'],
+  [2, 'plain'],
+];
+
+describe.each(BUILDS)('fast kernels on %i thread(s), %s SIMD', (threads, simd) => {
+  const opsPromise = createNodeWasmKernels(threads, simd).then((kernels) => {
     kernelSets.push(kernels);
     return { ops: createFastCpuOps(kernels), kernels };
   });
 
-  it('uses the number of threads asked for', async () => {
+  it('uses the number of threads and the build asked for', async () => {
     const { kernels } = await opsPromise;
     expect(kernels.threadCount).toBe(threads);
+    expect(kernels.simd).toBe(simd);
   });
 
   it.each(SHAPES)('matmul_forward matches reference at N=%i IC=%i OC=%i, with and without bias', async (N, IC, OC) => {
