@@ -46,12 +46,43 @@ int kernels_relaxed_simd(void) {
 /* Floats of work one gemm call needs: the packed A block, the packed B block and one scratch tile. */
 int gemm_work_floats(void) { return MC * KC + KC * NC + MR * NR; }
 
-/* Packs A rows [m0, m0+mc) × columns [k0, k0+kc) into MR-high panels: panel p holds, for each k, MR values. */
+/* Transposes the 4×4 block held in rows a, b, c, d in place (each becomes a column). */
+#define TRANSPOSE4(a, b, c, d)                                                                                   \
+  do {                                                                                                           \
+    v128_t t0_ = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), t1_ = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);               \
+    v128_t t2_ = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), t3_ = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);               \
+    a = wasm_i32x4_shuffle(t0_, t2_, 0, 1, 4, 5);                                                                \
+    b = wasm_i32x4_shuffle(t0_, t2_, 2, 3, 6, 7);                                                                \
+    c = wasm_i32x4_shuffle(t1_, t3_, 0, 1, 4, 5);                                                                \
+    d = wasm_i32x4_shuffle(t1_, t3_, 2, 3, 6, 7);                                                                \
+  } while (0)
+
+/*
+ * Packs A rows [m0, m0+mc) × columns [k0, k0+kc) into MR-high panels: panel p holds, for each k, MR
+ * values. A full panel is copied by vectors: four k at a time through a 4×4 transpose when A's rows
+ * are contiguous (acs = 1), one vector per k when its columns are (ars = 1, A transposed).
+ */
 static void pack_a(float *restrict dst, const float *a, int ars, int acs, int m0, int mc, int k0, int kc) {
   for (int p = 0; p < mc; p += MR) {
     int rows = mc - p < MR ? mc - p : MR;
-    for (int k = 0; k < kc; k++) {
-      const float *src = a + (long)(m0 + p) * ars + (long)(k0 + k) * acs;
+    const float *panel = a + (long)(m0 + p) * ars + (long)k0 * acs;
+    int k = 0;
+    if (rows == MR && acs == 1) {
+      for (; k + 4 <= kc; k += 4) {
+        v128_t r0 = wasm_v128_load(panel + k), r1 = wasm_v128_load(panel + ars + k);
+        v128_t r2 = wasm_v128_load(panel + 2 * (long)ars + k), r3 = wasm_v128_load(panel + 3 * (long)ars + k);
+        TRANSPOSE4(r0, r1, r2, r3);
+        wasm_v128_store(dst, r0);
+        wasm_v128_store(dst + 4, r1);
+        wasm_v128_store(dst + 8, r2);
+        wasm_v128_store(dst + 12, r3);
+        dst += 4 * MR;
+      }
+    } else if (rows == MR && ars == 1) {
+      for (; k < kc; k++, dst += MR) wasm_v128_store(dst, wasm_v128_load(panel + (long)k * acs));
+    }
+    for (; k < kc; k++) {
+      const float *src = panel + (long)k * acs;
       int r = 0;
       for (; r < rows; r++) dst[r] = src[(long)r * ars];
       for (; r < MR; r++) dst[r] = 0.0f;
@@ -60,25 +91,47 @@ static void pack_a(float *restrict dst, const float *a, int ars, int acs, int m0
   }
 }
 
-/* Packs B rows [k0, k0+kc) × columns [n0, n0+nc) into NR-wide panels: panel p holds, for each k, NR values. */
+/*
+ * Packs B rows [k0, k0+kc) × columns [n0, n0+nc) into NR-wide panels: panel p holds, for each k, NR
+ * values. A full panel is copied by vectors: two per k when B's rows are contiguous (bcs = 1), four k
+ * at a time through two 4×4 transposes when its columns are (brs = 1, B transposed: a weight, keys).
+ */
 static void pack_b(float *restrict dst, const float *b, int brs, int bcs, int k0, int kc, int n0, int nc) {
   for (int p = 0; p < nc; p += NR) {
     int cols = nc - p < NR ? nc - p : NR;
+    const float *panel = b + (long)k0 * brs + (long)(n0 + p) * bcs;
+    int k = 0;
     if (cols == NR && bcs == 1) {
-      for (int k = 0; k < kc; k++) {
-        const float *src = b + (long)(k0 + k) * brs + (n0 + p);
+      for (; k < kc; k++, dst += NR) {
+        const float *src = panel + (long)k * brs;
         wasm_v128_store(dst, wasm_v128_load(src));
         wasm_v128_store(dst + 4, wasm_v128_load(src + 4));
-        dst += NR;
       }
-    } else {
-      for (int k = 0; k < kc; k++) {
-        const float *src = b + (long)(k0 + k) * brs + (long)(n0 + p) * bcs;
-        int c = 0;
-        for (; c < cols; c++) dst[c] = src[(long)c * bcs];
-        for (; c < NR; c++) dst[c] = 0.0f;
-        dst += NR;
+    } else if (cols == NR && brs == 1) {
+      for (; k + 4 <= kc; k += 4) {
+        const float *src = panel + k;
+        v128_t c0 = wasm_v128_load(src), c1 = wasm_v128_load(src + bcs), c2 = wasm_v128_load(src + 2 * (long)bcs), c3 = wasm_v128_load(src + 3 * (long)bcs);
+        v128_t c4 = wasm_v128_load(src + 4 * (long)bcs), c5 = wasm_v128_load(src + 5 * (long)bcs), c6 = wasm_v128_load(src + 6 * (long)bcs),
+               c7 = wasm_v128_load(src + 7 * (long)bcs);
+        TRANSPOSE4(c0, c1, c2, c3);
+        TRANSPOSE4(c4, c5, c6, c7);
+        wasm_v128_store(dst, c0);
+        wasm_v128_store(dst + 4, c4);
+        wasm_v128_store(dst + 8, c1);
+        wasm_v128_store(dst + 12, c5);
+        wasm_v128_store(dst + 16, c2);
+        wasm_v128_store(dst + 20, c6);
+        wasm_v128_store(dst + 24, c3);
+        wasm_v128_store(dst + 28, c7);
+        dst += 4 * NR;
       }
+    }
+    for (; k < kc; k++) {
+      const float *src = panel + (long)k * brs;
+      int c = 0;
+      for (; c < cols; c++) dst[c] = src[(long)c * bcs];
+      for (; c < NR; c++) dst[c] = 0.0f;
+      dst += NR;
     }
   }
 }
