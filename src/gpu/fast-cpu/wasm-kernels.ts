@@ -126,7 +126,8 @@ export class WasmKernels {
   private readonly functions: KernelFunction[];
   private readonly memory: WebAssembly.Memory;
   private readonly threads: KernelThreads | null;
-  private readonly workFloats: number; // per thread: the gemm's packs and tile, also the attention's row of T
+  private readonly workFloats: number; // per thread: the gemm's packs and tile, then attention backward's block of probability gradients
+  private readonly attentionMaxTokens: number; // the longest sequence the attention kernels take
   private readonly ranges: Int32Array; // (threads + 1) unit boundaries, reused
   private offsets: number[] = []; // byte offsets of the operands of the call under way
   private readonly resident: ResidentArena | null; // arrays living in the memory; null on a plain memory
@@ -142,6 +143,7 @@ export class WasmKernels {
     this.memory = memory;
     this.threads = threads;
     this.workFloats = (exports.gemm_work_floats as () => number)();
+    this.attentionMaxTokens = (exports.attention_max_tokens as () => number)();
     this.simd = (exports.kernels_relaxed_simd as () => number)() === 1 ? 'relaxed' : 'plain';
     this.ranges = new Int32Array((threads?.count ?? 1) + 1);
     const base = workOffsetBytes(threads?.count ?? 1, this.workFloats);
@@ -178,7 +180,7 @@ export class WasmKernels {
     return KERNEL_SIMD_NAMES[this.simd];
   }
 
-  /** Floats of work each thread has: an attention call needs T of them. */
+  /** Floats of work each thread has (the gemm's packs and attention backward's scratch). */
   get workFloatsPerThread(): number {
     return this.workFloats;
   }
@@ -433,9 +435,9 @@ export class WasmKernels {
     for (let t = 0; t <= threads; t++) this.ranges[t] = Math.min(limit, Math.round((units * Math.min(t, count)) / count) * unitSize);
   }
 
-  /** Throws when a row of T scores does not fit one thread's work area. */
+  /** Throws when a row of T probability gradients does not fit one thread's attention scratch. */
   private checkAttentionWork(T: number): void {
-    if (T + 4 > this.workFloats) throw new Error(`attention over ${T} tokens needs more than the fast CPU backend's ${this.workFloats} floats of work per thread; use the reference CPU backend`);
+    if (T > this.attentionMaxTokens) throw new Error(`attention over ${T} tokens is longer than the fast CPU backend's ${this.attentionMaxTokens}; use the reference CPU backend`);
   }
 
   /** The scalars of a call as an operand (at most HYPER_FLOATS, rounded to f32). */
