@@ -46,6 +46,10 @@ export interface KernelWorkerData {
  * `function runKernelWorker(data, ready)` as JavaScript text: instantiates the module on the shared
  * memory, calls ready() (or ready(message) when that failed), then serves calls until told to quit.
  * gemm takes its row range after its ninth argument; the other kernels take their unit range last, before work.
+ * A worker serves each generation once, whatever wakes it: Atomics.wait has returned with the
+ * generation unchanged (observed in Node 20 at SFT step 91 of the default lesson, the step whose
+ * batch shape reallocates the activations), and serving a call twice adds a share twice and leaves
+ * the count of workers still running at −1, on which the caller would wait forever.
  */
 export const KERNEL_WORKER_LOOP = `
 function runKernelWorker(data, ready) {
@@ -56,8 +60,12 @@ function runKernelWorker(data, ready) {
     let seen = 0; // the generation before the first call: no call starts until every worker is ready
     ready();
     for (;;) {
-      Atomics.wait(ctl, ${GENERATION}, seen);
-      seen = Atomics.load(ctl, ${GENERATION});
+      let generation = Atomics.load(ctl, ${GENERATION});
+      while (generation === seen) {
+        Atomics.wait(ctl, ${GENERATION}, seen);
+        generation = Atomics.load(ctl, ${GENERATION});
+      }
+      seen = generation;
       if (seen === -1) return;
       const fn = ctl[${FUNCTION}];
       const u0 = ctl[${RANGES} + index], u1 = ctl[${RANGES} + index + 1];
@@ -131,6 +139,8 @@ class SharedKernelThreads implements KernelThreads {
     Atomics.notify(ctl, GENERATION);
     runOwn(ranges[0]!, ranges[1]!);
     for (let pending = Atomics.load(ctl, PENDING); pending !== 0; pending = Atomics.load(ctl, PENDING)) {
+      if (pending < 0)
+        throw new Error(`the fast CPU kernels' thread pool counted ${-pending} share(s) more than it handed out; its results are not to be trusted (use one thread, or the reference CPU backend)`);
       if (this.canBlock) Atomics.wait(ctl, PENDING, pending);
     }
   }
