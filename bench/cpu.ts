@@ -6,8 +6,10 @@
  * with apt-get when missing), from the same weights and batch (the first step's losses must agree
  * within 1e-4), at 1 thread and at all cores, interleaved in one run. Then matmul GFLOP/s at the
  * models' shapes, ours against torch. The PyTorch process runs without OPENBLAS_CORETYPE and
- * OPENBLAS_L2_SIZE (this machine sets them for old OpenBLAS builds; they slow it down). Prints
- * tables and one JSON line {"bench":"cpu","rows":[...],"matmul":[...]}.
+ * OPENBLAS_L2_SIZE (this machine sets them for old OpenBLAS builds; they slow it down). Beside wall
+ * time, each step's CPU time (the process's, every thread's) is taken on both sides: at one thread
+ * its ratio holds on a machine that other jobs load, where the wall times' ratio drifts (the side
+ * that waits longer for a core loses). Prints tables and one JSON line {"bench":"cpu","rows":[...],"matmul":[...]}.
  *
  *   npm run bench:cpu -- [--reps 5] [--models nano,4.5m] [--reference-reps 1]
  */
@@ -86,13 +88,20 @@ function writePeerInput(folder: string, config: ModelConfig, tensors: NamedTenso
   writeFileSync(join(folder, 'model.json'), JSON.stringify({ config, params, ids: [...ids], targets: [...targets], B, T, optimizer: OPTIMIZER }));
 }
 
-/** One training step and its time; weights of −1/N make backward's sum, the loss, the mean cross-entropy. */
-async function trainStep(backend: ModelBackend, ids: Int32Array, targets: Int32Array, weights: Float32Array): Promise<{ ms: number; loss: number }> {
+/** The process's CPU time so far in ms (every thread's: the kernel workers run in this process). */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/** One training step, its wall and CPU time; weights of −1/N make backward's sum, the loss, the mean cross-entropy. */
+async function trainStep(backend: ModelBackend, ids: Int32Array, targets: Int32Array, weights: Float32Array): Promise<{ ms: number; cpuMs: number; loss: number }> {
   const start = performance.now();
+  const cpuStart = cpuMs();
   await backend.zeroGrad();
   const objective = await backend.backward(ids, targets, weights, B, T, 1);
   await backend.step(OPTIMIZER);
-  return { ms: performance.now() - start, loss: objective };
+  return { ms: performance.now() - start, cpuMs: cpuMs() - cpuStart, loss: objective };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -102,7 +111,18 @@ const peer = startPeer();
 const kernelsByThreads = new Map<number, WasmKernels>();
 for (const threads of THREADS) kernelsByThreads.set(threads, await createNodeWasmKernels(threads));
 const folder = mkdtempSync(join(tmpdir(), 'tabrl-bench-cpu-'));
-const rows: Array<{ model: string; threads: number; oursMs: number; torchMs: number; oursOverTorch: number; referenceMs: number | null; lossDiff: number }> = [];
+const rows: Array<{
+  model: string;
+  threads: number;
+  oursMs: number;
+  torchMs: number;
+  oursOverTorch: number;
+  oursCpuMs: number;
+  torchCpuMs: number;
+  cpuOursOverTorch: number;
+  referenceMs: number | null;
+  lossDiff: number;
+}> = [];
 const matmulRows: Array<{ model: string; shape: string; threads: number; oursGflops: number; torchGflops: number }> = [];
 console.log(`bench:cpu on ${cpus()[0]?.model ?? 'cpu'} (${availableParallelism()} cores), Node ${process.version}; load average at start ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 
@@ -125,17 +145,19 @@ try {
       await peer.ask(`load ${name}-${threads} ${modelFolder}`);
     }
     const reference = REFERENCE_REPS > 0 ? await createCpuBackend(config, { tensors }) : null;
-    const times = new Map<number, { ours: number[]; torch: number[]; lossDiff: number }>();
+    const times = new Map<number, { ours: number[]; torch: number[]; oursCpu: number[]; torchCpu: number[]; lossDiff: number }>();
     const referenceTimes: number[] = [];
     // rep 0 is the warm-up, from identical weights: its losses are the equality check
     for (let rep = 0; rep <= REPS; rep++) {
       for (const threads of THREADS) {
         const mine = await trainStep(ours.get(threads)!, ids, targets, weights);
         const theirs = await peer.ask(`step ${name}-${threads} ${threads}`);
-        const entry = times.get(threads) ?? { ours: [], torch: [], lossDiff: Math.abs(mine.loss - theirs.loss!) };
+        const entry = times.get(threads) ?? { ours: [], torch: [], oursCpu: [], torchCpu: [], lossDiff: Math.abs(mine.loss - theirs.loss!) };
         if (rep > 0) {
           entry.ours.push(mine.ms);
           entry.torch.push(theirs.ms!);
+          entry.oursCpu.push(mine.cpuMs);
+          entry.torchCpu.push(theirs.cpuMs!);
         }
         times.set(threads, entry);
         if (rep === 0) console.log(`${name}, ${threads} thread(s): first-step loss ours ${mine.loss.toFixed(6)}, torch ${theirs.loss!.toFixed(6)}`);
@@ -143,8 +165,19 @@ try {
       if (reference !== null && rep < REFERENCE_REPS) referenceTimes.push((await trainStep(reference, ids, targets, weights)).ms);
     }
     for (const threads of THREADS) {
-      const { ours: oursMs, torch: torchMs, lossDiff } = times.get(threads)!;
-      const row = { model: name, threads, oursMs: median(oursMs), torchMs: median(torchMs), oursOverTorch: median(oursMs) / median(torchMs), referenceMs: threads === 1 && referenceTimes.length > 0 ? median(referenceTimes) : null, lossDiff };
+      const { ours: oursMs, torch: torchMs, oursCpu, torchCpu, lossDiff } = times.get(threads)!;
+      const row = {
+        model: name,
+        threads,
+        oursMs: median(oursMs),
+        torchMs: median(torchMs),
+        oursOverTorch: median(oursMs) / median(torchMs),
+        oursCpuMs: median(oursCpu),
+        torchCpuMs: median(torchCpu),
+        cpuOursOverTorch: median(oursCpu) / median(torchCpu),
+        referenceMs: threads === 1 && referenceTimes.length > 0 ? median(referenceTimes) : null,
+        lossDiff,
+      };
       rows.push(row);
     }
 
@@ -177,18 +210,38 @@ try {
 }
 
 console.log('\ntraining step, batch 12 × 128 (median of', REPS, 'interleaved steps after one warm-up; PyTorch without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE)');
-console.log('| model | threads | fast CPU ms | PyTorch ms | ours / torch | reference CPU ms | first-step |Δloss| |');
-console.log('|---|---|---|---|---|---|---|');
+console.log('| model | threads | fast CPU ms | PyTorch ms | ours / torch | fast CPU, CPU ms | PyTorch, CPU ms | ours / torch in CPU time | reference CPU ms | first-step |Δloss| |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) {
-  console.log(`| ${row.model} | ${row.threads} | ${row.oursMs.toFixed(0)} | ${row.torchMs.toFixed(0)} | ${row.oursOverTorch.toFixed(2)} | ${row.referenceMs === null ? '' : row.referenceMs.toFixed(0)} | ${row.lossDiff.toExponential(1)}${row.lossDiff <= LOSS_TOLERANCE ? '' : ' ✗'} |`);
+  const reference = row.referenceMs === null ? '' : row.referenceMs.toFixed(0);
+  const loss = `${row.lossDiff.toExponential(1)}${row.lossDiff <= LOSS_TOLERANCE ? '' : ' ✗'}`;
+  console.log(
+    `| ${row.model} | ${row.threads} | ${row.oursMs.toFixed(0)} | ${row.torchMs.toFixed(0)} | ${row.oursOverTorch.toFixed(2)} | ${row.oursCpuMs.toFixed(0)} | ${row.torchCpuMs.toFixed(0)} | ${row.cpuOursOverTorch.toFixed(2)} | ${reference} | ${loss} |`,
+  );
 }
+console.log("(CPU time counts every thread of the process: at 2 threads, both threads' time)");
 console.log('\nmatmul, median of 9 interleaved products (GFLOP/s)');
 console.log('| model | shape | threads | ours | PyTorch | ours / torch time |');
 console.log('|---|---|---|---|---|---|');
 for (const row of matmulRows) console.log(`| ${row.model} | ${row.shape} | ${row.threads} | ${row.oursGflops.toFixed(1)} | ${row.torchGflops.toFixed(1)} | ${(row.torchGflops / row.oursGflops).toFixed(2)} |`);
 console.log(`load average at end ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 const round = (x: number, digits: number): number => Number(x.toFixed(digits));
-console.log(JSON.stringify({ bench: 'cpu', rows: rows.map((r) => ({ ...r, oursMs: round(r.oursMs, 1), torchMs: round(r.torchMs, 1), oursOverTorch: round(r.oursOverTorch, 2), referenceMs: r.referenceMs === null ? null : round(r.referenceMs, 0) })), matmul: matmulRows.map((r) => ({ ...r, oursGflops: round(r.oursGflops, 1), torchGflops: round(r.torchGflops, 1) })) }));
+console.log(
+  JSON.stringify({
+    bench: 'cpu',
+    rows: rows.map((r) => ({
+      ...r,
+      oursMs: round(r.oursMs, 1),
+      torchMs: round(r.torchMs, 1),
+      oursOverTorch: round(r.oursOverTorch, 2),
+      oursCpuMs: round(r.oursCpuMs, 1),
+      torchCpuMs: round(r.torchCpuMs, 1),
+      cpuOursOverTorch: round(r.cpuOursOverTorch, 2),
+      referenceMs: r.referenceMs === null ? null : round(r.referenceMs, 0),
+    })),
+    matmul: matmulRows.map((r) => ({ ...r, oursGflops: round(r.oursGflops, 1), torchGflops: round(r.torchGflops, 1) })),
+  }),
+);
 if (rows.some((row) => row.lossDiff > LOSS_TOLERANCE)) {
   console.error(`first-step losses differ by more than ${LOSS_TOLERANCE}: the peer does not compute the same model`);
   process.exitCode = 1;

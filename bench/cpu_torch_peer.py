@@ -5,9 +5,15 @@ SwiGLU, tied head), trained from the weights and batch bench/cpu.ts writes, one 
 Run by bench/cpu.ts with Debian's /usr/bin/python3 (python3-torch, libopenblas0-pthread). It reads
 one command per line on stdin and answers one JSON line on stdout:
   load NAME DIR        -> {"params": n}         weights.bin + model.json from DIR
-  step NAME THREADS    -> {"ms": t, "loss": l}  zero_grad, forward, backward, clip, AdamW
+  step NAME THREADS    -> {"ms": t, "cpuMs": c, "loss": l}  zero_grad, forward, backward, clip, AdamW
+                          (cpuMs: the process's CPU time, every thread's, for the step)
   matmul M K N THREADS REPS -> {"ms": t}        median of REPS (M, K) @ (K, N)ᵀ products
+
+THREADS sets both PyTorch's threads and OpenBLAS's: torch.set_num_threads does not reach OpenBLAS's
+own pthread pool, which otherwise splits every product over all cores (measured: at
+torch.set_num_threads(1) a second thread did 43 % of the matmuls' CPU time).
 """
+import ctypes
 import json
 import math
 import sys
@@ -19,6 +25,28 @@ import torch.nn.functional as F
 
 torch.manual_seed(0)
 models = {}
+
+
+def find_openblas():
+    """The loaded OpenBLAS library (the one exporting openblas_set_num_threads) that torch's products run on."""
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps if "blas" in line.lower() and line.split()[-1].startswith("/")})
+    for path in paths:
+        library = ctypes.CDLL(path)
+        if hasattr(library, "openblas_set_num_threads"):
+            return library
+    raise RuntimeError(f"torch does not run on OpenBLAS here (mapped: {paths}); install libopenblas0-pthread so its thread count can be set")
+
+
+OPENBLAS = find_openblas()
+
+
+def set_threads(threads):
+    """Runs PyTorch's ops and OpenBLAS's products on `threads` threads."""
+    torch.set_num_threads(threads)
+    OPENBLAS.openblas_set_num_threads(threads)
+    if OPENBLAS.openblas_get_num_threads() != threads:
+        raise RuntimeError(f"OpenBLAS runs {OPENBLAS.openblas_get_num_threads()} threads after asking for {threads}")
 
 
 def rmsnorm(x, weight, eps):
@@ -106,13 +134,13 @@ def main():
             models[words[1]] = Peer(words[2])
             answer = {"params": sum(t.numel() for t in models[words[1]].params.values())}
         elif words[0] == "step":
-            torch.set_num_threads(int(words[2]))
-            start = time.perf_counter()
+            set_threads(int(words[2]))
+            start, cpu_start = time.perf_counter(), time.process_time()
             loss = models[words[1]].step()
-            answer = {"ms": (time.perf_counter() - start) * 1000, "loss": loss}
+            answer = {"ms": (time.perf_counter() - start) * 1000, "cpuMs": (time.process_time() - cpu_start) * 1000, "loss": loss}
         elif words[0] == "matmul":
             M, K, N, threads, reps = map(int, words[1:])
-            torch.set_num_threads(threads)
+            set_threads(threads)
             a, b = torch.rand(M, K) * 2 - 1, torch.rand(N, K) * 2 - 1
             times = []
             for _ in range(reps + 1):

@@ -23,7 +23,7 @@ export async function openTrainingBackend(config: ModelConfig, seed: number, nam
   if (name === 'cpu-reference') return { backend: await createCpuBackend(config, { seed }), machine: `${host}, TabRL reference CPU backend` };
   if (name === 'cpu') {
     const kernels = await createNodeWasmKernels(defaultThreadCount());
-    return { backend: await createFastCpuBackend(config, { seed }, {}, kernels), machine: `${host}, TabRL fast CPU backend (WASM SIMD, ${kernels.threadCount} threads)` };
+    return { backend: await createFastCpuBackend(config, { seed }, {}, kernels), machine: `${host}, TabRL fast CPU backend (${kernels.simdName}, ${kernels.threadCount} threads)` };
   }
   const [{ createNodeGPU }, { isSoftwareAdapter, requestGPUDevice }, { createWebGPUBackend }] = await Promise.all([
     import('../../src/gpu/webgpu/node-gpu.ts'),

@@ -126,7 +126,7 @@ export async function openModel(spec: string, options: { backend: BackendName; s
       backend: await createFastCpuBackend(config, weights, backendOptions, kernels),
       tokenizer,
       label: spec,
-      device: `cpu (fast backend: WASM SIMD on ${kernels.threadCount} thread${kernels.threadCount === 1 ? '' : 's'})`,
+      device: `cpu (fast backend: ${kernels.simdName} on ${kernels.threadCount} thread${kernels.threadCount === 1 ? '' : 's'})`,
     };
   }
   const [{ createNodeGPU }, { requestGPUDevice }, { createWebGPUBackend }, { createWebGPUDecoder }] = await Promise.all([

@@ -21,10 +21,10 @@ afterAll(async () => {
   await noGpu?.close();
 });
 
-/** The label the fast CPU backend should show in this page: as many threads as the browser reports cores. */
+/** The label the fast CPU backend should show in this page: as many threads as the browser reports cores, on the relaxed-SIMD build (Chromium ships it). */
 async function expectedFastLabel(page: Page): Promise<string> {
   const threads = await page.evaluate(() => navigator.hardwareConcurrency);
-  return `CPU (WASM SIMD, ${threads} thread${threads === 1 ? '' : 's'})`;
+  return `CPU (WASM relaxed SIMD, ${threads} thread${threads === 1 ? '' : 's'})`;
 }
 
 describe('without WebGPU', () => {

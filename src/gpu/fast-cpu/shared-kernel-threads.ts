@@ -7,7 +7,18 @@
  * its share, so calls stay synchronous and the backend's code does not change. Starting workers is
  * the host's job: node-kernel-threads.ts (worker_threads) and web-kernel-threads.ts (Web Workers).
  */
-import { compileKernelModule, createKernelMemory, instantiateKernels, KERNEL_FUNCTIONS, WasmKernels, workOffsetBytes, type KernelCall, type KernelThreads } from './wasm-kernels.ts';
+import {
+  chooseKernelSimd,
+  compileKernelModule,
+  createKernelMemory,
+  instantiateKernels,
+  KERNEL_FUNCTIONS,
+  WasmKernels,
+  workOffsetBytes,
+  type KernelCall,
+  type KernelSimd,
+  type KernelThreads,
+} from './wasm-kernels.ts';
 
 // Control block (Int32): [0] generation (bumped per call, -1 = quit), [1] workers still running,
 // [2] the function's index, [3..16) its arguments, [16..] the share boundaries (threads + 1).
@@ -35,6 +46,10 @@ export interface KernelWorkerData {
  * `function runKernelWorker(data, ready)` as JavaScript text: instantiates the module on the shared
  * memory, calls ready() (or ready(message) when that failed), then serves calls until told to quit.
  * gemm takes its row range after its ninth argument; the other kernels take their unit range last, before work.
+ * A worker serves each generation once, whatever wakes it: Atomics.wait has returned with the
+ * generation unchanged (observed in Node 20 at SFT step 91 of the default lesson, the step whose
+ * batch shape reallocates the activations), and serving a call twice adds a share twice and leaves
+ * the count of workers still running at −1, on which the caller would wait forever.
  */
 export const KERNEL_WORKER_LOOP = `
 function runKernelWorker(data, ready) {
@@ -45,8 +60,12 @@ function runKernelWorker(data, ready) {
     let seen = 0; // the generation before the first call: no call starts until every worker is ready
     ready();
     for (;;) {
-      Atomics.wait(ctl, ${GENERATION}, seen);
-      seen = Atomics.load(ctl, ${GENERATION});
+      let generation = Atomics.load(ctl, ${GENERATION});
+      while (generation === seen) {
+        Atomics.wait(ctl, ${GENERATION}, seen);
+        generation = Atomics.load(ctl, ${GENERATION});
+      }
+      seen = generation;
       if (seen === -1) return;
       const fn = ctl[${FUNCTION}];
       const u0 = ctl[${RANGES} + index], u1 = ctl[${RANGES} + index + 1];
@@ -69,13 +88,13 @@ type StartKernelWorkers = (workers: KernelWorkerData[]) => Promise<() => void>;
  * thread needs the shared-memory module (`shareMemory`, the default then); one thread may take it too,
  * so that the backend's arrays can stay resident, or the plain module on its own memory where
  * SharedArrayBuffer is unavailable. `canBlock` says whether the calling thread may Atomics.wait
- * (see SharedKernelThreads).
+ * (see SharedKernelThreads). `simd` picks the build (chooseKernelSimd: relaxed where it validates).
  */
-export async function createPooledWasmKernels(threads: number, canBlock: boolean, startWorkers: StartKernelWorkers, shareMemory: boolean = threads > 1): Promise<WasmKernels> {
+export async function createPooledWasmKernels(threads: number, canBlock: boolean, startWorkers: StartKernelWorkers, shareMemory: boolean = threads > 1, simd?: KernelSimd): Promise<WasmKernels> {
   if (!(Number.isInteger(threads) && threads >= 1)) throw new Error(`threads must be a positive integer, got ${threads}`);
   if (threads > 1 && !shareMemory) throw new Error(`${threads} threads need a shared memory`);
   // A shared memory also lets one thread keep the backend's arrays resident in it (WasmKernels.allocate).
-  const module = await compileKernelModule(shareMemory);
+  const module = await compileKernelModule(shareMemory, chooseKernelSimd(simd));
   const memory = createKernelMemory(shareMemory);
   const instance = await instantiateKernels(module, memory);
   if (threads === 1) return new WasmKernels(instance, memory, null);
@@ -120,6 +139,8 @@ class SharedKernelThreads implements KernelThreads {
     Atomics.notify(ctl, GENERATION);
     runOwn(ranges[0]!, ranges[1]!);
     for (let pending = Atomics.load(ctl, PENDING); pending !== 0; pending = Atomics.load(ctl, PENDING)) {
+      if (pending < 0)
+        throw new Error(`the fast CPU kernels' thread pool counted ${-pending} share(s) more than it handed out; its results are not to be trusted (use one thread, or the reference CPU backend)`);
       if (this.canBlock) Atomics.wait(ctl, PENDING, pending);
     }
   }

@@ -9,9 +9,11 @@
  * and past a limit (half the memory by default, the other half kept for staging) it does too.
  * Kernels: gemm (C = or += A·B through strides; a few rows by dot products), causal grouped-query attention forward and
  * backward, SwiGLU, RMSNorm, log-softmax of the targets, AdamW and the residual add, forward and
- * backward. It knows nothing of models; fast-ops.ts maps the backend's ops onto it.
+ * backward. Each comes in two builds of the same source: relaxed SIMD (fused multiply-add, chosen
+ * wherever the runtime validates it) and plain SIMD. It knows nothing of models; fast-ops.ts maps the
+ * backend's ops onto it.
  */
-import { KERNELS_SHARED_WASM, KERNELS_WASM } from './wasm/kernels.generated.ts';
+import { KERNELS_RELAXED_SHARED_WASM, KERNELS_RELAXED_WASM, KERNELS_SHARED_WASM, KERNELS_WASM } from './wasm/kernels.generated.ts';
 
 const PAGE_BYTES = 65536;
 const STAGING_BASE_BYTES = 1 << 20; // above the 1 MiB the module declares (its unused stack and no data)
@@ -78,9 +80,30 @@ function decodeBase64(text: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-/** Compiles the kernel module: the shared-memory build for threads, the plain one otherwise. */
-export function compileKernelModule(shared: boolean): Promise<WebAssembly.Module> {
-  return WebAssembly.compile(decodeBase64(shared ? KERNELS_SHARED_WASM : KERNELS_WASM));
+/** Which build of the kernels runs: relaxed SIMD (its multiply-adds fused where the CPU has FMA) or plain SIMD. */
+export type KernelSimd = 'relaxed' | 'plain';
+
+/** How the backend's label names each build. */
+const KERNEL_SIMD_NAMES: Record<KernelSimd, string> = { relaxed: 'WASM relaxed SIMD', plain: 'WASM SIMD' };
+
+/** Whether this runtime validates the relaxed-SIMD build (Chrome ≥ 114, Node ≥ 22, or Node 20 with --experimental-wasm-relaxed-simd). */
+export function relaxedSimdValidates(): boolean {
+  return WebAssembly.validate(decodeBase64(KERNELS_RELAXED_WASM));
+}
+
+/** The build to run: `requested`, or relaxed where the runtime validates it and plain otherwise; throws when relaxed is asked for and cannot run. */
+export function chooseKernelSimd(requested?: KernelSimd): KernelSimd {
+  if (requested === 'plain') return 'plain';
+  if (relaxedSimdValidates()) return 'relaxed';
+  if (requested === 'relaxed')
+    throw new Error('this runtime does not validate relaxed WebAssembly SIMD (Chrome 114+, Node 22+, or Node 20 with --experimental-wasm-relaxed-simd); use the plain SIMD kernels');
+  return 'plain';
+}
+
+/** Compiles the kernel module: the shared-memory build for threads, the non-shared one otherwise, each as relaxed or plain SIMD. */
+export function compileKernelModule(shared: boolean, simd: KernelSimd = 'plain'): Promise<WebAssembly.Module> {
+  const base64 = simd === 'relaxed' ? (shared ? KERNELS_RELAXED_SHARED_WASM : KERNELS_RELAXED_WASM) : shared ? KERNELS_SHARED_WASM : KERNELS_WASM;
+  return WebAssembly.compile(decodeBase64(base64));
 }
 
 /** Creates the linear memory the module imports (shared when threads will use it). */
@@ -103,12 +126,15 @@ export class WasmKernels {
   private readonly functions: KernelFunction[];
   private readonly memory: WebAssembly.Memory;
   private readonly threads: KernelThreads | null;
-  private readonly workFloats: number; // per thread: the gemm's packs and tile, also the attention's row of T
+  private readonly workFloats: number; // per thread: the gemm's packs and tile, then attention backward's block of probability gradients
+  private readonly attentionMaxTokens: number; // the longest sequence the attention kernels take
   private readonly ranges: Int32Array; // (threads + 1) unit boundaries, reused
   private offsets: number[] = []; // byte offsets of the operands of the call under way
   private readonly resident: ResidentArena | null; // arrays living in the memory; null on a plain memory
   private readonly hyper = new Float32Array(HYPER_FLOATS); // a call's scalars, staged as an operand
   private readonly stagingBase: number; // byte offset of the staging area on a plain memory
+  /** Which build of the kernels this instance runs (the module says). */
+  readonly simd: KernelSimd;
 
   /** Wraps an instance of the kernel module over `memory`, with `threads` sharing it (or none); resident arrays take at most residentLimitBytes of it. */
   constructor(instance: WebAssembly.Instance, memory: WebAssembly.Memory, threads: KernelThreads | null, residentLimitBytes: number = DEFAULT_RESIDENT_LIMIT_BYTES) {
@@ -117,6 +143,8 @@ export class WasmKernels {
     this.memory = memory;
     this.threads = threads;
     this.workFloats = (exports.gemm_work_floats as () => number)();
+    this.attentionMaxTokens = (exports.attention_max_tokens as () => number)();
+    this.simd = (exports.kernels_relaxed_simd as () => number)() === 1 ? 'relaxed' : 'plain';
     this.ranges = new Int32Array((threads?.count ?? 1) + 1);
     const base = workOffsetBytes(threads?.count ?? 1, this.workFloats);
     this.resident = memory.buffer instanceof SharedArrayBuffer ? new ResidentArena(memory, base, residentLimitBytes, (bytes) => this.ensureBytes(bytes)) : null;
@@ -147,7 +175,12 @@ export class WasmKernels {
     return this.threads?.count ?? 1;
   }
 
-  /** Floats of work each thread has: an attention call needs T of them. */
+  /** How a label names what runs: "WASM relaxed SIMD" or "WASM SIMD". */
+  get simdName(): string {
+    return KERNEL_SIMD_NAMES[this.simd];
+  }
+
+  /** Floats of work each thread has (the gemm's packs and attention backward's scratch). */
   get workFloatsPerThread(): number {
     return this.workFloats;
   }
@@ -402,9 +435,9 @@ export class WasmKernels {
     for (let t = 0; t <= threads; t++) this.ranges[t] = Math.min(limit, Math.round((units * Math.min(t, count)) / count) * unitSize);
   }
 
-  /** Throws when a row of T scores does not fit one thread's work area. */
+  /** Throws when a row of T probability gradients does not fit one thread's attention scratch. */
   private checkAttentionWork(T: number): void {
-    if (T + 4 > this.workFloats) throw new Error(`attention over ${T} tokens needs more than the fast CPU backend's ${this.workFloats} floats of work per thread; use the reference CPU backend`);
+    if (T > this.attentionMaxTokens) throw new Error(`attention over ${T} tokens is longer than the fast CPU backend's ${this.attentionMaxTokens}; use the reference CPU backend`);
   }
 
   /** The scalars of a call as an operand (at most HYPER_FLOATS, rounded to f32). */
@@ -548,9 +581,9 @@ class ResidentArena {
   }
 }
 
-/** Single-threaded WasmKernels on their own memory, for any runtime with WebAssembly SIMD. */
-export async function createWasmKernels(): Promise<WasmKernels> {
-  const module = await compileKernelModule(false);
+/** Single-threaded WasmKernels on their own memory, for any runtime with WebAssembly SIMD: the relaxed build where it validates, unless `simd` says. */
+export async function createWasmKernels(simd?: KernelSimd): Promise<WasmKernels> {
+  const module = await compileKernelModule(false, chooseKernelSimd(simd));
   const memory = createKernelMemory(false);
   return new WasmKernels(await instantiateKernels(module, memory), memory, null);
 }

@@ -70,9 +70,9 @@ async function startWebWorkers(workers: KernelWorkerData[]): Promise<() => void>
   return stop;
 }
 
-/** How the app names the fast CPU backend: "CPU (WASM SIMD, 2 threads)", or one thread and why. */
+/** How the app names the fast CPU backend: "CPU (WASM relaxed SIMD, 2 threads)" (or "WASM SIMD" without relaxed SIMD), or one thread and why. */
 export function fastCpuLabel(browserKernels: BrowserWasmKernels): string {
   const threads = browserKernels.kernels.threadCount;
   const count = `${threads} thread${threads === 1 ? '' : 's'}`;
-  return `CPU (WASM SIMD, ${count}${browserKernels.singleThreadReason ? `: ${browserKernels.singleThreadReason}` : ''})`;
+  return `CPU (${browserKernels.kernels.simdName}, ${count}${browserKernels.singleThreadReason ? `: ${browserKernels.singleThreadReason}` : ''})`;
 }

@@ -19,7 +19,7 @@ export type { SftStepMetrics } from '../../rl/sft-trainer.ts';
 
 /** What the engine reports once its model is ready. */
 export interface EngineInfo {
-  /** What the model runs on, as the app shows it: the WebGPU adapter ("google · swiftshader (software)") or the CPU backend ("CPU (WASM SIMD, 2 threads)"). */
+  /** What the model runs on, as the app shows it: the WebGPU adapter ("google · swiftshader (software)") or the CPU backend ("CPU (WASM relaxed SIMD, 2 threads)"). */
   adapter: string;
   /** Why the engine runs on the CPU although WebGPU was wanted (no WebGPU, no adapter), or absent. */
   fallback?: string;

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../src/gpu/fast-cpu/fast-ops.ts';
 import { createBrowserWasmKernels, fastCpuLabel } from '../../../src/gpu/fast-cpu/web-kernel-threads.ts';
-import type { WasmKernels } from '../../../src/gpu/fast-cpu/wasm-kernels.ts';
+import { relaxedSimdValidates, type WasmKernels } from '../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { attentionBackward, attentionForward } from '../../../src/gpu/reference/attention.ts';
 import { matmulBackward, matmulForward } from '../../../src/gpu/reference/matmul.ts';
 import { swigluBackward, swigluForward } from '../../../src/gpu/reference/swiglu.ts';
@@ -44,7 +44,10 @@ describe.each(THREAD_COUNTS)('fast CPU kernels in Chromium on %i thread(s)', (th
     const { browserKernels } = await opsPromise;
     expect(browserKernels.kernels.threadCount).toBe(threads);
     expect(browserKernels.singleThreadReason).toBeNull();
-    expect(fastCpuLabel(browserKernels)).toBe(`CPU (WASM SIMD, ${threads} thread${threads === 1 ? '' : 's'})`);
+    // Chromium ships relaxed SIMD (since 114): the fused multiply-add build runs, and the label says so
+    expect(relaxedSimdValidates()).toBe(true);
+    expect(browserKernels.kernels.simd).toBe('relaxed');
+    expect(fastCpuLabel(browserKernels)).toBe(`CPU (WASM relaxed SIMD, ${threads} thread${threads === 1 ? '' : 's'})`);
   });
 
   it.each(MATMUL_SHAPES)('matmul_forward and matmul_backward match reference at N=%i IC=%i OC=%i', async (N, IC, OC) => {

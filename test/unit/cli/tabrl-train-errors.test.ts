@@ -122,6 +122,6 @@ test('Ctrl-C before the first checkpoint says to start again, and --resume then 
   // The model folder it points to is a model: it carries the tokenizer (it used to hold weights only).
   const sample = await runTabrl(['generate', join(finished, 'model'), '--prompt', 'hi', '--max-tokens', '2', '--json']);
   // stderr says only where the model runs (the CLI names its backend); no error about the folder.
-  expect(sample.stderr.trim()).toMatch(/^\S+ on cpu \(fast backend: WASM SIMD on \d+ threads?\)$/);
+  expect(sample.stderr.trim()).toMatch(/^\S+ on cpu \(fast backend: WASM relaxed SIMD on \d+ threads?\)$/);
   expect(sample.code).toBe(0);
 });

@@ -24,7 +24,7 @@ describe('tabrl generate', () => {
   test('tiny, greedy, JSON: the prompt in the byte chat format, token ids and logprobs', async () => {
     const first = await tabrlGenerate(['tiny', '--prompt', 'hi', '--temperature', '0', '--max-tokens', '5', '--json']);
     // stderr says only where the model runs (the fast CPU backend by default); stdout is the JSON alone.
-    expect(first.stderr.trim()).toMatch(/^tiny on cpu \(fast backend: WASM SIMD on \d+ threads?\)$/);
+    expect(first.stderr.trim()).toMatch(/^tiny on cpu \(fast backend: WASM relaxed SIMD on \d+ threads?\)$/);
     expect(first.code).toBe(0);
     const output = JSON.parse(first.stdout);
     expect(output.prompt).toBe('<|bos|><|user|>hi<|end|><|assistant|>');

@@ -16,21 +16,71 @@
  */
 #include <wasm_simd128.h>
 
+/*
+ * madd(a, b, c) = a·b + c per lane. The relaxed build (-DRELAXED_SIMD) uses relaxed SIMD's
+ * f32x4.relaxed_madd, one fused multiply-add where the CPU has FMA (rounded once, so its results
+ * differ from the plain build's in the last bits); clang 14 knows it only by its prototype name and
+ * opcode (f32x4.fma, 0xfd 0xaf), which build-kernels.sh renumbers to the standard's (0xfd 0x105).
+ */
+#ifdef RELAXED_SIMD
+#define madd(a, b, c) __builtin_wasm_fma_f32x4(a, b, c)
+#else
+#define madd(a, b, c) wasm_f32x4_add(wasm_f32x4_mul(a, b), c)
+#endif
+
+/* 1 in the relaxed build, 0 in the plain one: the module says which it is. */
+int kernels_relaxed_simd(void) {
+#ifdef RELAXED_SIMD
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 #define MR 4
 #define NR 8
 #define MC 64
 #define KC 256
 #define NC 256
 
-/* Floats of work one gemm call needs: the packed A block, the packed B block and one scratch tile. */
-int gemm_work_floats(void) { return MC * KC + KC * NC + MR * NR; }
 
-/* Packs A rows [m0, m0+mc) × columns [k0, k0+kc) into MR-high panels: panel p holds, for each k, MR values. */
+/* Transposes the 4×4 block held in rows a, b, c, d in place (each becomes a column). */
+#define TRANSPOSE4(a, b, c, d)                                                                                   \
+  do {                                                                                                           \
+    v128_t t0_ = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), t1_ = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);               \
+    v128_t t2_ = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), t3_ = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);               \
+    a = wasm_i32x4_shuffle(t0_, t2_, 0, 1, 4, 5);                                                                \
+    b = wasm_i32x4_shuffle(t0_, t2_, 2, 3, 6, 7);                                                                \
+    c = wasm_i32x4_shuffle(t1_, t3_, 0, 1, 4, 5);                                                                \
+    d = wasm_i32x4_shuffle(t1_, t3_, 2, 3, 6, 7);                                                                \
+  } while (0)
+
+/*
+ * Packs A rows [m0, m0+mc) × columns [k0, k0+kc) into MR-high panels: panel p holds, for each k, MR
+ * values. A full panel is copied by vectors: four k at a time through a 4×4 transpose when A's rows
+ * are contiguous (acs = 1), one vector per k when its columns are (ars = 1, A transposed).
+ */
 static void pack_a(float *restrict dst, const float *a, int ars, int acs, int m0, int mc, int k0, int kc) {
   for (int p = 0; p < mc; p += MR) {
     int rows = mc - p < MR ? mc - p : MR;
-    for (int k = 0; k < kc; k++) {
-      const float *src = a + (long)(m0 + p) * ars + (long)(k0 + k) * acs;
+    const float *panel = a + (long)(m0 + p) * ars + (long)k0 * acs;
+    int k = 0;
+    if (rows == MR && acs == 1) {
+      for (; k + 4 <= kc; k += 4) {
+        v128_t r0 = wasm_v128_load(panel + k), r1 = wasm_v128_load(panel + ars + k);
+        v128_t r2 = wasm_v128_load(panel + 2 * (long)ars + k), r3 = wasm_v128_load(panel + 3 * (long)ars + k);
+        TRANSPOSE4(r0, r1, r2, r3);
+        wasm_v128_store(dst, r0);
+        wasm_v128_store(dst + 4, r1);
+        wasm_v128_store(dst + 8, r2);
+        wasm_v128_store(dst + 12, r3);
+        dst += 4 * MR;
+      }
+    } else if (rows == MR && ars == 1) {
+      for (; k < kc; k++, dst += MR) wasm_v128_store(dst, wasm_v128_load(panel + (long)k * acs));
+    }
+    for (; k < kc; k++) {
+      const float *src = panel + (long)k * acs;
       int r = 0;
       for (; r < rows; r++) dst[r] = src[(long)r * ars];
       for (; r < MR; r++) dst[r] = 0.0f;
@@ -39,25 +89,47 @@ static void pack_a(float *restrict dst, const float *a, int ars, int acs, int m0
   }
 }
 
-/* Packs B rows [k0, k0+kc) × columns [n0, n0+nc) into NR-wide panels: panel p holds, for each k, NR values. */
+/*
+ * Packs B rows [k0, k0+kc) × columns [n0, n0+nc) into NR-wide panels: panel p holds, for each k, NR
+ * values. A full panel is copied by vectors: two per k when B's rows are contiguous (bcs = 1), four k
+ * at a time through two 4×4 transposes when its columns are (brs = 1, B transposed: a weight, keys).
+ */
 static void pack_b(float *restrict dst, const float *b, int brs, int bcs, int k0, int kc, int n0, int nc) {
   for (int p = 0; p < nc; p += NR) {
     int cols = nc - p < NR ? nc - p : NR;
+    const float *panel = b + (long)k0 * brs + (long)(n0 + p) * bcs;
+    int k = 0;
     if (cols == NR && bcs == 1) {
-      for (int k = 0; k < kc; k++) {
-        const float *src = b + (long)(k0 + k) * brs + (n0 + p);
+      for (; k < kc; k++, dst += NR) {
+        const float *src = panel + (long)k * brs;
         wasm_v128_store(dst, wasm_v128_load(src));
         wasm_v128_store(dst + 4, wasm_v128_load(src + 4));
-        dst += NR;
       }
-    } else {
-      for (int k = 0; k < kc; k++) {
-        const float *src = b + (long)(k0 + k) * brs + (long)(n0 + p) * bcs;
-        int c = 0;
-        for (; c < cols; c++) dst[c] = src[(long)c * bcs];
-        for (; c < NR; c++) dst[c] = 0.0f;
-        dst += NR;
+    } else if (cols == NR && brs == 1) {
+      for (; k + 4 <= kc; k += 4) {
+        const float *src = panel + k;
+        v128_t c0 = wasm_v128_load(src), c1 = wasm_v128_load(src + bcs), c2 = wasm_v128_load(src + 2 * (long)bcs), c3 = wasm_v128_load(src + 3 * (long)bcs);
+        v128_t c4 = wasm_v128_load(src + 4 * (long)bcs), c5 = wasm_v128_load(src + 5 * (long)bcs), c6 = wasm_v128_load(src + 6 * (long)bcs),
+               c7 = wasm_v128_load(src + 7 * (long)bcs);
+        TRANSPOSE4(c0, c1, c2, c3);
+        TRANSPOSE4(c4, c5, c6, c7);
+        wasm_v128_store(dst, c0);
+        wasm_v128_store(dst + 4, c4);
+        wasm_v128_store(dst + 8, c1);
+        wasm_v128_store(dst + 12, c5);
+        wasm_v128_store(dst + 16, c2);
+        wasm_v128_store(dst + 20, c6);
+        wasm_v128_store(dst + 24, c3);
+        wasm_v128_store(dst + 28, c7);
+        dst += 4 * NR;
       }
+    }
+    for (; k < kc; k++) {
+      const float *src = panel + (long)k * brs;
+      int c = 0;
+      for (; c < cols; c++) dst[c] = src[(long)c * bcs];
+      for (; c < NR; c++) dst[c] = 0.0f;
+      dst += NR;
     }
   }
 }
@@ -74,14 +146,14 @@ static void micro_kernel(int kc, const float *restrict ap, const float *restrict
     v128_t a1 = wasm_v128_load32_splat(ap + 1);
     v128_t a2 = wasm_v128_load32_splat(ap + 2);
     v128_t a3 = wasm_v128_load32_splat(ap + 3);
-    c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(a0, b0));
-    c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(a0, b1));
-    c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(a1, b0));
-    c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(a1, b1));
-    c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(a2, b0));
-    c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(a2, b1));
-    c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(a3, b0));
-    c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(a3, b1));
+    c00 = madd(a0, b0, c00);
+    c01 = madd(a0, b1, c01);
+    c10 = madd(a1, b0, c10);
+    c11 = madd(a1, b1, c11);
+    c20 = madd(a2, b0, c20);
+    c21 = madd(a2, b1, c21);
+    c30 = madd(a3, b0, c30);
+    c31 = madd(a3, b1, c31);
     ap += MR;
     bp += NR;
   }
@@ -129,10 +201,10 @@ void gemm_few_rows(float *c, int ldc, const float *a, int ars, const float *b, i
       int k = 0;
       for (; k + 4 <= K; k += 4) {
         v128_t x = wasm_v128_load(arow + k);
-        s0 = wasm_f32x4_add(s0, wasm_f32x4_mul(x, wasm_v128_load(b0 + k)));
-        s1 = wasm_f32x4_add(s1, wasm_f32x4_mul(x, wasm_v128_load(b1 + k)));
-        s2 = wasm_f32x4_add(s2, wasm_f32x4_mul(x, wasm_v128_load(b2 + k)));
-        s3 = wasm_f32x4_add(s3, wasm_f32x4_mul(x, wasm_v128_load(b3 + k)));
+        s0 = madd(x, wasm_v128_load(b0 + k), s0);
+        s1 = madd(x, wasm_v128_load(b1 + k), s1);
+        s2 = madd(x, wasm_v128_load(b2 + k), s2);
+        s3 = madd(x, wasm_v128_load(b3 + k), s3);
       }
       /* transpose-and-add: lane j of the result is the sum of s_j's lanes */
       v128_t t01lo = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t01hi = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
@@ -206,23 +278,33 @@ void gemm(float *c, int ldc, const float *a, int ars, int acs, const float *b, i
  * (B, T, KVH, HS), att (B, NH, T, T) the saved probabilities (zero above the diagonal), out
  * (B, T, NH, HS). Work is split by units u = b*KVH + kvh, [u0, u1): a unit is every query head of
  * one key/value head in one sequence, so dk and dv of a unit are written by one caller only.
- * work holds T floats (padded to 4) of this caller's own. Sums and exponentials are f32.
+ * Every product is the gemm above on strided views, one head at a time, in blocks of ATT_ROWS query
+ * rows, each over only the keys up to its last row (causality): scores Q·Kᵀ straight into att, then
+ * att·V; backward the gradient of a block of probabilities (dout·Vᵀ) in the work area beyond the
+ * gemm's packs, then dq += dS·K, dk += dSᵀ·Q, dv += attᵀ·dout. Sums and exponentials are f32.
  */
 
-/* exp(x) per lane for x in [-87, 88] (clamped outside): 2^n·p(r), r = x − n·ln2, |r| ≤ ln2/2, degree-6 Taylor (rel. error < 2e-7). */
+/*
+ * exp(x) per lane for x in [-87, 88] (clamped outside): 2^n·p(r), r = x − n·ln2, |r| ≤ ln2/2, degree-6
+ * Taylor (rel. error < 2e-7). n = round(x·log2 e) by adding 1.5·2^23, which leaves n in the low
+ * mantissa bits (no nearest and no saturating conversion, both several instructions in V8).
+ */
+#define ROUNDING_MAGIC 12582912.0f /* 1.5·2^23 */
 static v128_t exp_f32x4(v128_t x) {
-  x = wasm_f32x4_min(wasm_f32x4_max(x, wasm_f32x4_splat(-87.0f)), wasm_f32x4_splat(88.0f));
-  v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
-  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
-  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  x = wasm_f32x4_pmin(wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.0f)), wasm_f32x4_splat(88.0f)); /* pmin/pmax: one instruction each */
+  v128_t shifted = madd(x, wasm_f32x4_splat(1.44269504088896341f), wasm_f32x4_splat(ROUNDING_MAGIC));
+  v128_t n = wasm_f32x4_sub(shifted, wasm_f32x4_splat(ROUNDING_MAGIC));
+  v128_t r = madd(n, wasm_f32x4_splat(-0.693359375f), x);
+  r = madd(n, wasm_f32x4_splat(2.12194440e-4f), r);
   v128_t p = wasm_f32x4_splat(1.0f / 720.0f);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  p = madd(p, r, wasm_f32x4_splat(1.0f / 120.0f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f / 24.0f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f / 6.0f));
+  p = madd(p, r, wasm_f32x4_splat(0.5f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f));
+  p = madd(p, r, wasm_f32x4_splat(1.0f));
+  /* the bits of shifted are those of ROUNDING_MAGIC plus n */
+  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(shifted, wasm_f32x4_splat(ROUNDING_MAGIC)), wasm_i32x4_splat(127)), 23);
   return wasm_f32x4_mul(p, scale);
 }
 
@@ -230,108 +312,92 @@ static v128_t exp_f32x4(v128_t x) {
 static float dot(const float *x, const float *y, int n) {
   v128_t acc = wasm_f32x4_splat(0);
   int i = 0;
-  for (; i + 4 <= n; i += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(x + i), wasm_v128_load(y + i)));
+  for (; i + 4 <= n; i += 4) acc = madd(wasm_v128_load(x + i), wasm_v128_load(y + i), acc);
   float sum = wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1) + wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3);
   for (; i < n; i++) sum += x[i] * y[i];
   return sum;
 }
 
-/* y[i] += a·x[i] over n values. */
-static void axpy(float *y, float a, const float *x, int n) {
-  v128_t va = wasm_f32x4_splat(a);
-  int i = 0;
-  for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(va, wasm_v128_load(x + i))));
-  for (; i < n; i++) y[i] += a * x[i];
+#define GEMM_WORK_FLOATS (MC * KC + KC * NC + MR * NR)
+#define ATT_ROWS 32             /* query rows per block */
+#define ATT_SCRATCH_FLOATS 65536 /* backward's block of probability gradients: ATT_ROWS × T at most */
+
+/* Floats of work one caller needs: the gemm's packs and tile, then attention backward's block. */
+int gemm_work_floats(void) { return GEMM_WORK_FLOATS + ATT_SCRATCH_FLOATS; }
+
+/* The longest sequence the attention kernels take: one row of probability gradients must fit the scratch. */
+int attention_max_tokens(void) { return ATT_SCRATCH_FLOATS; }
+
+/* Query rows per block for T tokens: ATT_ROWS, fewer when ATT_ROWS rows of T do not fit the scratch. */
+static int attention_block_rows(int T) {
+  int rows = ATT_SCRATCH_FLOATS / T;
+  return rows < ATT_ROWS ? rows : ATT_ROWS;
 }
+
+/* Max of the first n values of a row. */
+static float row_max(const float *x, int n) {
+  v128_t vmax = wasm_f32x4_splat(-3.4e38f);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) vmax = wasm_f32x4_pmax(vmax, wasm_v128_load(x + i));
+  float m = wasm_f32x4_extract_lane(vmax, 0);
+  m = wasm_f32x4_extract_lane(vmax, 1) > m ? wasm_f32x4_extract_lane(vmax, 1) : m;
+  m = wasm_f32x4_extract_lane(vmax, 2) > m ? wasm_f32x4_extract_lane(vmax, 2) : m;
+  m = wasm_f32x4_extract_lane(vmax, 3) > m ? wasm_f32x4_extract_lane(vmax, 3) : m;
+  for (; i < n; i++) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+static v128_t load_partial(const float *p, int count);
+static void store_partial(float *p, v128_t v, int count);
 
 /*
- * When a unit's keys (or values) transposed, (HS, Tp) with Tp = T rounded up to 16, fit the work area
- * beside a row of Tp scores, the q·k (and dout·v) products of a row are taken against that copy,
- * 16 keys at a time with no horizontal sums; otherwise (very long T) one dot product per key.
+ * row[0..n) = softmax(row[0..n)·scale) (n ≥ 1, scale > 0), row[n..T) = 0: one causal row of
+ * probabilities, in place. The scale rides in the exponent: exp(row·scale − max·scale).
  */
-#define WORK_FLOATS (MC * KC + KC * NC + MR * NR)
-
-/* T rounded up to 16: the row length of a transposed copy. */
-static int padded_length(int T) { return (T + 15) & ~15; }
-
-/* Whether a transposed (HS, Tp) copy and a row of Tp scores fit one caller's work. */
-static int transposed_fits(int T, int HS) { return (long)padded_length(T) * (HS + 1) <= WORK_FLOATS; }
-
-/* xt (HS, Tp) = the unit's rows of x (B, T, KVH, HS) for sequence b and head kvh, transposed; zero past T. */
-static void transpose_unit(float *xt, const float *x, int b, int T, int KVH, int kvh, int HS, int Tp) {
-  for (int t2 = 0; t2 < T; t2++) {
-    const float *src = x + ((long)(b * T + t2) * KVH + kvh) * HS;
-    for (int i = 0; i < HS; i++) xt[(long)i * Tp + t2] = src[i];
+static void softmax_row(float *row, int n, int T, float scale) {
+  v128_t vscale = wasm_f32x4_splat(scale), vshift = wasm_f32x4_splat(-row_max(row, n) * scale);
+  v128_t vsum = wasm_f32x4_splat(0);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v128_t e = exp_f32x4(madd(wasm_v128_load(row + i), vscale, vshift));
+    wasm_v128_store(row + i, e);
+    vsum = wasm_f32x4_add(vsum, e);
   }
-  for (int i = 0; i < HS; i++)
-    for (int t2 = T; t2 < Tp; t2++) xt[(long)i * Tp + t2] = 0.0f;
-}
-
-/* s[t2] = Σ_i row[i]·xt[i][t2] for t2 in [0, count16), count16 a multiple of 16 and ≤ Tp. */
-static void row_times_transposed(float *s, const float *row, const float *xt, int HS, int Tp, int count16) {
-  for (int t2 = 0; t2 < count16; t2 += 16) {
-    v128_t a0 = wasm_f32x4_splat(0), a1 = a0, a2 = a0, a3 = a0;
-    const float *col = xt + t2;
-    for (int i = 0; i < HS; i++, col += Tp) {
-      v128_t ri = wasm_f32x4_splat(row[i]);
-      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(ri, wasm_v128_load(col)));
-      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(ri, wasm_v128_load(col + 4)));
-      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(ri, wasm_v128_load(col + 8)));
-      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(ri, wasm_v128_load(col + 12)));
-    }
-    wasm_v128_store(s + t2, a0);
-    wasm_v128_store(s + t2 + 4, a1);
-    wasm_v128_store(s + t2 + 8, a2);
-    wasm_v128_store(s + t2 + 12, a3);
+  float sum = wasm_f32x4_extract_lane(vsum, 0) + wasm_f32x4_extract_lane(vsum, 1) + wasm_f32x4_extract_lane(vsum, 2) + wasm_f32x4_extract_lane(vsum, 3);
+  if (i < n) {
+    v128_t e = exp_f32x4(madd(load_partial(row + i, n - i), vscale, vshift));
+    store_partial(row + i, e, n - i);
+    for (int j = i; j < n; j++) sum += row[j];
   }
+  v128_t vinv = wasm_f32x4_splat(1.0f / sum);
+  for (i = 0; i + 4 <= n; i += 4) wasm_v128_store(row + i, wasm_f32x4_mul(wasm_v128_load(row + i), vinv));
+  for (; i < n; i++) row[i] *= wasm_f32x4_extract_lane(vinv, 0);
+  for (; i < T && (i & 3); i++) row[i] = 0.0f;
+  for (; i + 4 <= T; i += 4) wasm_v128_store(row + i, wasm_f32x4_splat(0));
+  for (; i < T; i++) row[i] = 0.0f;
 }
 
 /* out = softmax(q·kᵀ/√HS, causal)·v for units [u0, u1); saves the probabilities in att. */
 void attention_forward(float *out, float *att, const float *q, const float *k, const float *v, int B, int T, int NH, int KVH, int HS,
                        int u0, int u1, float *work) {
+  (void)B;
   float scale = 1.0f / __builtin_sqrtf((float)HS);
-  int group = NH / KVH;
-  int Tp = padded_length(T);
-  int transposed = transposed_fits(T, HS);
-  float *kt = work;                                /* (HS, Tp) when transposed */
-  float *scores = transposed ? work + (long)Tp * HS : work;
+  int group = NH / KVH, rows = attention_block_rows(T);
+  int qs = NH * HS, kvs = KVH * HS; /* row strides of q (and out) and of k, v */
   for (int u = u0; u < u1; u++) {
     int b = u / KVH, kvh = u % KVH;
-    if (transposed) transpose_unit(kt, k, b, T, KVH, kvh, HS, Tp);
+    const float *ku = k + ((long)b * T * KVH + kvh) * HS, *vu = v + ((long)b * T * KVH + kvh) * HS; /* (T, HS), row stride kvs */
     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-      for (int t = 0; t < T; t++) {
-        const float *qrow = q + ((long)(b * T + t) * NH + h) * HS;
-        float *attrow = att + ((long)(b * NH + h) * T + t) * T;
-        float maxScore = -3.4e38f;
-        if (transposed) {
-          row_times_transposed(scores, qrow, kt, HS, Tp, padded_length(t + 1));
-          for (int t2 = 0; t2 <= t; t2++) {
-            float s = scores[t2] * scale;
-            scores[t2] = s;
-            maxScore = s > maxScore ? s : maxScore;
-          }
-        } else {
-          for (int t2 = 0; t2 <= t; t2++) {
-            float s = dot(qrow, k + ((long)(b * T + t2) * KVH + kvh) * HS, HS) * scale;
-            scores[t2] = s;
-            maxScore = s > maxScore ? s : maxScore;
-          }
-        }
-        int count4 = (t + 1 + 3) & ~3;
-        for (int t2 = t + 1; t2 < count4; t2++) scores[t2] = maxScore - 100.0f;
-        v128_t vmax = wasm_f32x4_splat(maxScore);
-        for (int t2 = 0; t2 < count4; t2 += 4) {
-          v128_t e = exp_f32x4(wasm_f32x4_sub(wasm_v128_load(scores + t2), vmax));
-          wasm_v128_store(scores + t2, e);
-        }
-        float sum = 0;
-        for (int t2 = 0; t2 <= t; t2++) sum += scores[t2];
-        float inv = 1.0f / sum;
-        for (int t2 = 0; t2 <= t; t2++) attrow[t2] = scores[t2] * inv;
-        for (int t2 = t + 1; t2 < T; t2++) attrow[t2] = 0.0f;
-        float *orow = out + ((long)(b * T + t) * NH + h) * HS;
-        for (int i = 0; i < HS; i++) orow[i] = 0.0f;
-        for (int t2 = 0; t2 <= t; t2++) axpy(orow, attrow[t2], v + ((long)(b * T + t2) * KVH + kvh) * HS, HS);
+      const float *qh = q + ((long)b * T * NH + h) * HS; /* (T, HS), row stride qs */
+      float *oh = out + ((long)b * T * NH + h) * HS;
+      float *ah = att + (long)(b * NH + h) * T * T; /* (T, T) */
+      for (int r0 = 0; r0 < T; r0 += rows) {
+        int r1 = r0 + rows < T ? r0 + rows : T; /* rows [r0, r1) see keys [0, r1) */
+        /* scores (r1 − r0, r1) = q rows · k rowsᵀ, B(i, t2) = ku[t2*kvs + i] */
+        gemm(ah + (long)r0 * T, T, qh + (long)r0 * qs, qs, 1, ku, 1, kvs, 0, 0, r1 - r0, r1, HS, 0, work);
+        for (int t = r0; t < r1; t++) softmax_row(ah + (long)t * T, t + 1, T, scale);
+        /* out rows (r1 − r0, HS) = att block (r1 − r0, r1) · v rows [0, r1) */
+        gemm(oh + (long)r0 * qs, qs, ah + (long)r0 * T, T, 1, vu, kvs, 1, 0, 0, r1 - r0, HS, r1, 0, work);
       }
     }
   }
@@ -340,34 +406,46 @@ void attention_forward(float *out, float *att, const float *q, const float *k, c
 /* Accumulates the gradients of attention_forward into dq, dk and dv for units [u0, u1). */
 void attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *att,
                         int B, int T, int NH, int KVH, int HS, int u0, int u1, float *work) {
+  (void)B;
   float scale = 1.0f / __builtin_sqrtf((float)HS);
-  int group = NH / KVH;
-  int Tp = padded_length(T);
-  int transposed = transposed_fits(T, HS);
-  float *vt = work;                              /* (HS, Tp) when transposed */
-  float *datt = transposed ? work + (long)Tp * HS : work;
+  int group = NH / KVH, rows = attention_block_rows(T);
+  int qs = NH * HS, kvs = KVH * HS;
+  float *ds = work + GEMM_WORK_FLOATS; /* (r1 − r0, r1), row stride r1: the block's probability, then score, gradients */
   for (int u = u0; u < u1; u++) {
     int b = u / KVH, kvh = u % KVH;
-    if (transposed) transpose_unit(vt, v, b, T, KVH, kvh, HS, Tp);
+    long kvbase = ((long)b * T * KVH + kvh) * HS;
+    const float *ku = k + kvbase, *vu = v + kvbase;
+    float *dku = dk + kvbase, *dvu = dv + kvbase;
     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-      for (int t = 0; t < T; t++) {
-        long qbase = ((long)(b * T + t) * NH + h) * HS;
-        const float *attrow = att + ((long)(b * NH + h) * T + t) * T;
-        if (transposed) {
-          row_times_transposed(datt, dout + qbase, vt, HS, Tp, padded_length(t + 1));
-        } else {
-          for (int t2 = 0; t2 <= t; t2++) datt[t2] = dot(dout + qbase, v + ((long)(b * T + t2) * KVH + kvh) * HS, HS);
+      long qbase = ((long)b * T * NH + h) * HS;
+      const float *qh = q + qbase, *douth = dout + qbase;
+      float *dqh = dq + qbase;
+      const float *ah = att + (long)(b * NH + h) * T * T;
+      for (int r0 = 0; r0 < T; r0 += rows) {
+        int r1 = r0 + rows < T ? r0 + rows : T, n = r1 - r0;
+        /* dv rows [0, r1) += att blockᵀ · dout rows, A(t2, t) = ah[(r0 + t)*T + t2] */
+        gemm(dvu, kvs, ah + (long)r0 * T, 1, T, douth + (long)r0 * qs, qs, 1, 0, 0, r1, HS, n, 1, work);
+        /* datt (n, r1) = dout rows · v rows [0, r1)ᵀ */
+        gemm(ds, r1, douth + (long)r0 * qs, qs, 1, vu, 1, kvs, 0, 0, n, r1, HS, 0, work);
+        /* through the softmax and the scale: dscore = att·(datt − Σ att·datt)·scale on and below the diagonal, 0 above */
+        for (int t = r0; t < r1; t++) {
+          const float *arow = ah + (long)t * T;
+          float *drow = ds + (long)(t - r0) * r1;
+          int count = t + 1, i = 0;
+          v128_t vdot = wasm_f32x4_splat(0);
+          for (; i + 4 <= count; i += 4) vdot = madd(wasm_v128_load(arow + i), wasm_v128_load(drow + i), vdot);
+          float dotAttDatt = wasm_f32x4_extract_lane(vdot, 0) + wasm_f32x4_extract_lane(vdot, 1) + wasm_f32x4_extract_lane(vdot, 2) + wasm_f32x4_extract_lane(vdot, 3);
+          for (; i < count; i++) dotAttDatt += arow[i] * drow[i];
+          v128_t vd = wasm_f32x4_splat(dotAttDatt), vscale = wasm_f32x4_splat(scale);
+          for (i = 0; i + 4 <= count; i += 4)
+            wasm_v128_store(drow + i, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(arow + i), wasm_f32x4_sub(wasm_v128_load(drow + i), vd)), vscale));
+          for (; i < count; i++) drow[i] = arow[i] * (drow[i] - dotAttDatt) * scale;
+          for (i = count; i < r1; i++) drow[i] = 0.0f;
         }
-        float dotAttDatt = 0;
-        for (int t2 = 0; t2 <= t; t2++) dotAttDatt += attrow[t2] * datt[t2];
-        for (int t2 = 0; t2 <= t; t2++) {
-          long kvbase = ((long)(b * T + t2) * KVH + kvh) * HS;
-          float p = attrow[t2];
-          float dscore = p * (datt[t2] - dotAttDatt) * scale;
-          axpy(dv + kvbase, p, dout + qbase, HS);
-          axpy(dq + qbase, dscore, k + kvbase, HS);
-          axpy(dk + kvbase, dscore, q + qbase, HS);
-        }
+        /* dq rows += dscore (n, r1) · k rows [0, r1) */
+        gemm(dqh + (long)r0 * qs, qs, ds, r1, 1, ku, kvs, 1, 0, 0, n, HS, r1, 1, work);
+        /* dk rows [0, r1) += dscoreᵀ · q rows, A(t2, t) = ds[t*r1 + t2] */
+        gemm(dku, kvs, ds, 1, r1, qh + (long)r0 * qs, qs, 1, 0, 0, r1, HS, n, 1, work);
       }
     }
   }
@@ -464,7 +542,7 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *wei
     int c = 0;
     for (; c + 4 <= C; c += 4) {
       v128_t v = wasm_v128_load(x + c);
-      acc = wasm_f32x4_add(acc, wasm_f32x4_mul(v, v));
+      acc = madd(v, v, acc);
     }
     float sumSquares = hsum(acc);
     for (; c < C; c++) sumSquares += x[c] * x[c];
@@ -490,7 +568,7 @@ void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const floa
     float s = rstd[n];
     v128_t acc = wasm_f32x4_splat(0);
     int c = 0;
-    for (; c + 4 <= C; c += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(g + c), wasm_v128_load(weight + c)), wasm_v128_load(x + c)));
+    for (; c + 4 <= C; c += 4) acc = madd(wasm_f32x4_mul(wasm_v128_load(g + c), wasm_v128_load(weight + c)), wasm_v128_load(x + c), acc);
     float dotDoutWeightInp = hsum(acc);
     for (; c < C; c++) dotDoutWeightInp += g[c] * weight[c] * x[c];
     float correction = s * s * s * dotDoutWeightInp / (float)C;
@@ -530,7 +608,7 @@ static double log_sum_exp(const float *row, int V, float invT) {
   v128_t vinv = wasm_f32x4_splat(invT);
   v128_t vmax = wasm_f32x4_splat(-3.4e38f);
   int v = 0;
-  for (; v + 4 <= V; v += 4) vmax = wasm_f32x4_max(vmax, wasm_f32x4_mul(wasm_v128_load(row + v), vinv));
+  for (; v + 4 <= V; v += 4) vmax = wasm_f32x4_pmax(vmax, wasm_f32x4_mul(wasm_v128_load(row + v), vinv));
   float max = wasm_f32x4_extract_lane(vmax, 0);
   for (int i = 1; i < 4; i++) {
     float lane = i == 1 ? wasm_f32x4_extract_lane(vmax, 1) : i == 2 ? wasm_f32x4_extract_lane(vmax, 2) : wasm_f32x4_extract_lane(vmax, 3);

@@ -1,16 +1,18 @@
 /**
  * The WASM SIMD kernels of the fast CPU backend against the references (src/gpu/reference/) on
- * seeded random inputs, on one thread and split over two worker threads. Matmuls at sizes that are
+ * seeded random inputs, in both builds (relaxed SIMD with fused multiply-add, and plain SIMD), on one
+ * thread and split over two worker threads. Matmuls at sizes that are
  * multiples of none of the gemm's blocks (MR 4, NR 8, MC 64, KC 256, NC 256): forward with and
  * without bias, backward accumulating into non-zero gradients, with any of them switched off.
- * Attention with grouped heads, T and HS off the SIMD width: outputs, saved probabilities, and the
- * accumulated dq, dk, dv, both with the keys and values transposed in the work area (the usual
- * shapes) and without (a head too wide for that). SwiGLU over lengths off the SIMD width, with gates far into both tails.
+ * Attention (gemms over blocks of 32 query rows) with grouped heads, T and HS off the SIMD width and
+ * off the block: outputs, saved probabilities, and the accumulated dq, dk, dv, also for a head wider
+ * than the gemm's blocks and a sequence so long that a block holds fewer rows; a sequence longer than
+ * the kernels take is refused with the way out. SwiGLU over lengths off the SIMD width, with gates far into both tails.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../../src/gpu/fast-cpu/fast-ops.ts';
 import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
-import type { WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
+import type { KernelSimd, WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { attentionBackward, attentionForward } from '../../../../src/gpu/reference/attention.ts';
 import { matmulBackward, matmulForward } from '../../../../src/gpu/reference/matmul.ts';
 import { swigluBackward, swigluForward } from '../../../../src/gpu/reference/swiglu.ts';
@@ -28,22 +30,31 @@ const SHAPES: [N: number, IC: number, OC: number][] = [
 const ATTENTION_SHAPES: [B: number, T: number, NH: number, KVH: number, HS: number][] = [
   [1, 1, 1, 1, 3], // one token
   [2, 13, 4, 2, 6],
-  [3, 70, 6, 2, 20], // big enough to be split over threads
-  [1, 81, 1, 1, 1023], // keys transposed (1023 × 96) and a row of scores do not fit a thread's work: one dot product per key
+  [3, 70, 6, 2, 20], // big enough to be split over threads; blocks of 32, 32 and 6 rows
+  [1, 81, 1, 1, 1023], // a head wider than the gemm's KC and NC blocks
+  [1, 2100, 1, 1, 2], // 31 rows per block: 32 rows of 2100 probability gradients do not fit the scratch
 ];
 
 const kernelSets: WasmKernels[] = [];
 afterAll(() => kernelSets.forEach((kernels) => kernels.dispose()));
 
-describe.each([1, 2])('fast kernels on %i thread(s)', (threads) => {
-  const opsPromise = createNodeWasmKernels(threads).then((kernels) => {
+const BUILDS: [threads: number, simd: KernelSimd][] = [
+  [1, 'relaxed'],
+  [2, 'relaxed'],
+  [1, 'plain'],
+  [2, 'plain'],
+];
+
+describe.each(BUILDS)('fast kernels on %i thread(s), %s SIMD', (threads, simd) => {
+  const opsPromise = createNodeWasmKernels(threads, simd).then((kernels) => {
     kernelSets.push(kernels);
     return { ops: createFastCpuOps(kernels), kernels };
   });
 
-  it('uses the number of threads asked for', async () => {
+  it('uses the number of threads and the build asked for', async () => {
     const { kernels } = await opsPromise;
     expect(kernels.threadCount).toBe(threads);
+    expect(kernels.simd).toBe(simd);
   });
 
   it.each(SHAPES)('matmul_forward matches reference at N=%i IC=%i OC=%i, with and without bias', async (N, IC, OC) => {
@@ -120,5 +131,14 @@ describe.each([1, 2])('fast kernels on %i thread(s)', (threads) => {
     attentionBackward(expected[0]!, expected[1]!, expected[2]!, dout, q, k, v, expectedAtt, B, T, NH, KVH, HS);
     ops.attentionBackward(actual[0]!, actual[1]!, actual[2]!, dout, q, k, v, expectedAtt, B, T, NH, KVH, HS);
     ['dq', 'dk', 'dv'].forEach((label, i) => expectClose(actual[i]!, expected[i]!, { atol: 1e-4, rtol: 1e-4, label }));
+  });
+
+  it('refuses attention over more tokens than its scratch holds, and says what to use instead', async () => {
+    const { kernels } = await opsPromise;
+    const tiny = new Float32Array(4);
+    expect(() => kernels.attentionForward(tiny, tiny, tiny, tiny, tiny, 1, 65537, 1, 1, 1)).toThrow(
+      /attention over 65537 tokens is longer than the fast CPU backend's 65536; use the reference CPU backend/,
+    );
+    expect(() => kernels.attentionBackward(tiny, tiny, tiny, tiny, tiny, tiny, tiny, tiny, 1, 65537, 1, 1, 1)).toThrow(/use the reference CPU backend/);
   });
 });

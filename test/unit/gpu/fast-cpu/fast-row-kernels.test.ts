@@ -1,6 +1,7 @@
 /**
  * The fast CPU backend's row and elementwise WASM kernels against the references (src/gpu/reference/)
- * on seeded random inputs, on one thread and split over two worker threads: RMSNorm forward and
+ * on seeded random inputs, in the relaxed-SIMD and the plain-SIMD build, on one thread and split over
+ * two worker threads: RMSNorm forward and
  * backward (with and without a weight gradient), log-softmax of the targets at two temperatures and
  * its backward (rows with a zero weight skipped), AdamW over three steps, and the residual add. Sizes
  * are off the SIMD width, and the large ones are above the size where a call is split over threads.
@@ -11,7 +12,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../../src/gpu/fast-cpu/fast-ops.ts';
 import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
-import { compileKernelModule, createKernelMemory, createWasmKernels, instantiateKernels, WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
+import { compileKernelModule, createKernelMemory, createWasmKernels, instantiateKernels, WasmKernels, type KernelSimd } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
 import { adamwUpdate } from '../../../../src/gpu/reference/adamw.ts';
 import { logprobsBackward, logprobsForward } from '../../../../src/gpu/reference/logprobs.ts';
 import { residualBackward, residualForward } from '../../../../src/gpu/reference/residual.ts';
@@ -33,8 +34,15 @@ const ELEMENTWISE_LENGTHS = [1, 7, 1001, 2_000_003]; // the last is split over t
 const kernelSets: WasmKernels[] = [];
 afterAll(() => kernelSets.forEach((kernels) => kernels.dispose()));
 
-describe.each([1, 2])('fast row kernels on %i thread(s)', (threads) => {
-  const kernelsPromise = createNodeWasmKernels(threads).then((kernels) => {
+const BUILDS: [threads: number, simd: KernelSimd][] = [
+  [1, 'relaxed'],
+  [2, 'relaxed'],
+  [1, 'plain'],
+  [2, 'plain'],
+];
+
+describe.each(BUILDS)('fast row kernels on %i thread(s), %s SIMD', (threads, simd) => {
+  const kernelsPromise = createNodeWasmKernels(threads, simd).then((kernels) => {
     kernelSets.push(kernels);
     return kernels;
   });
