@@ -5,7 +5,7 @@
  * heuristic generator asks for the code. For each seed it trains the local policy (default nano) on
  * the pool `tabrl synth` makes from start.md, for --steps GRPO steps, twice with the same flags and
  * seed: once on that fixed pool, once with `--synth-docs more/` refreshing the pool every
- * --refresh-every steps. It reports the pool pass rate over steps (each GRPO step's pass rate over
+ * --refresh-every steps (--lr: GRPO's learning rate, default the table's). It reports the pool pass rate over steps (each GRPO step's pass rate over
  * its rollouts, which are drawn from the pool as it stands), what each refresh did, and, as a
  * measure outside either pool, the pass rate of the untrained policy and of each run's final model
  * on every question the documents give (start.md and more/, sampled at temperature 1). Everything
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     keep: { type: 'string', default: '0.2-0.8' },
     model: { type: 'string', default: 'nano' },
     'eval-rollouts': { type: 'string', default: '8' },
+    lr: { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -76,6 +77,7 @@ const train = [
   '2',
   '--eval-tasks',
   '0',
+  ...(values.lr ? ['--lr', values.lr] : []),
 ];
 const refresh = [
   '--synth-docs',
@@ -172,6 +174,7 @@ console.log(
     bench: 'synth-training',
     model: values.model,
     steps,
+    lr: values.lr ?? 'default',
     refreshEvery: every,
     refreshK: Number(values['refresh-k']),
     keep: values.keep,

@@ -37,7 +37,7 @@ const shuffled = (list) => {
   return copy;
 };
 
-const CODES = ['Au', 'At', 'Al', 'Am', 'As', 'Ay', 'Ap', 'Ab'];
+const CODES = ['At', 'Al', 'Am', 'As', 'Ay', 'Ap', 'Ab'];
 const THINGS = [
   'spare rope',
   'blue lantern',
