@@ -10,7 +10,8 @@
  * ones the shipped nano starts its replies with (its first letter is "a" in about 98 % of replies,
  * then u, r, l, t, p, y, s, b, … at falling rates; measured with `tabrl eval … --model local:nano
  * --max-tokens 6`), so the untrained policy passes some questions by chance and GRPO has a signal.
- * No "An": the grader drops articles. `start.md` is the pool a run begins with (two sections of
+ * Not "Au", which untrained nano says a third of the time: its questions were learned first and
+ * pushed every other code out (the first bench run). No "An": the grader drops articles. `start.md` is the pool a run begins with (two sections of
  * three sentences); `more/` holds the documents the refreshes read, one per refresh (six; the last
  * has four sentences). Made from a fixed seed, so every run writes the same files.
  * Run: node scripts/make-harbour-docs.mjs
