@@ -28,6 +28,7 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'nano' },
     'eval-rollouts': { type: 'string', default: '8' },
     lr: { type: 'string' },
+    'run-timeout': { type: 'string', default: '900' },
     out: { type: 'string' },
   },
 });
@@ -38,13 +39,29 @@ const out = values.out ?? mkdtempSync(join(tmpdir(), 'tabrl-synth-training-'));
 const steps = Number(values.steps);
 const every = Number(values['refresh-every']);
 const seeds = values.seeds.split(',').map(Number);
+const runTimeoutMs = Number(values['run-timeout']) * 1000;
+/** The runs killed after --run-timeout and run again. */
+const hung: string[] = [];
 
-/** Runs `tabrl …args`, failing the bench with its stderr when it fails; returns its stderr (where progress goes). */
+/**
+ * Runs `tabrl …args`, failing the bench with its stderr when it fails; returns its output. A run that
+ * outlives --run-timeout seconds is killed and run once more (the same seed gives the same run):
+ * on this machine a fast-CPU-backend process once hung with its main thread and its kernel worker
+ * both waiting on the kernels' control block, and a bench should say so rather than wait forever.
+ */
 function tabrl(args: string[]): string {
-  try {
-    return execFileSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
-  } catch (error) {
-    throw new Error(`tabrl ${args.join(' ')} failed:\n${(error as { stderr?: string }).stderr ?? String(error)}`);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return execFileSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26, timeout: runTimeoutMs, killSignal: 'SIGKILL' });
+    } catch (error) {
+      const failure = error as { code?: string; stderr?: string };
+      if (failure.code === 'ETIMEDOUT' && attempt === 1) {
+        hung.push(`${args[0]} ${args[args.indexOf('--out') + 1]}`);
+        console.error(`tabrl ${args.join(' ')} ran past ${runTimeoutMs / 1000} s and was killed; running it again`);
+        continue;
+      }
+      throw new Error(`tabrl ${args.join(' ')} failed:\n${failure.stderr ?? String(error)}`);
+    }
   }
 }
 const lines = (path: string) =>
@@ -168,7 +185,7 @@ for (const arm of ['fixed', 'synth'] as const) {
     `  ${arm === 'fixed' ? 'fixed pool    ' : 'with synthesis'}: ${arms[arm].map((run) => `seed ${run.seed} ${run.final.passRate.toFixed(3)} (${run.final.questionsAtHalf})`).join(', ')}; mean ${mean(arms[arm].map((run) => run.final.passRate)).toFixed(3)}; ${mean(arms[arm].map((run) => run.wallSeconds)).toFixed(0)} s a run`,
   );
 }
-console.log(`(runs in ${out})`);
+console.log(`(runs in ${out}${hung.length > 0 ? `; ${hung.length} run${hung.length === 1 ? '' : 's'} hung, killed and run again: ${hung.join(', ')}` : ''})`);
 console.log(
   JSON.stringify({
     bench: 'synth-training',
@@ -180,6 +197,7 @@ console.log(
     keep: values.keep,
     seeds,
     questions: everyQuestion,
+    hungRuns: hung.length,
     untrained,
     runs: Object.fromEntries(
       (['fixed', 'synth'] as const).map((arm) => [
