@@ -76,6 +76,7 @@ export function judgePanelMetadata(settings: JudgePanelSettings, report: PanelRe
     aggregation: settings.aggregation,
     calls: report.calls,
     calls_without_score: report.unscored,
+    replies_off_scale: report.offScaleReplies,
     agreement: { pairwise: report.agreement.pairwise, fleiss_kappa: report.agreement.fleissKappa, over_calls: report.agreement.items, split_calls: report.splitCalls.length },
     split_rollouts: splitIds,
   };

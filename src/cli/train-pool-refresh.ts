@@ -23,7 +23,7 @@ export const POOL_REFRESH_OPTIONS = {
 } as const;
 
 /** Usage lines of the pool refresh, for `tabrl train --help`. */
-export const POOL_REFRESH_USAGE = `Task synthesis during training (with --max-async 0; the pool is kept in the checkpoint, so --resume goes on from it):
+export const POOL_REFRESH_USAGE = `Task synthesis during training (rollouts sampled ahead keep the tasks they were drawn for; the pool is kept in the checkpoint, so --resume goes on from it):
   --synth-docs DIR       documents (.md, .txt, or folders of them) new tasks are made from, one document per refresh
 ${roleUsage(['generator', 'solver'], 25, {}, { local: true, heuristic: true })}
   --keep LO-HI           new tasks join the pool when the policy passes them this often (default 0.2-0.8);
@@ -42,20 +42,13 @@ export interface PoolRefreshSettings {
 }
 
 /** The refresh's settings from the flags, or undefined without --synth-docs; every mistake is a usage error. */
-export function poolRefreshFromFlags(values: Record<string, unknown>, maxAsync: number): PoolRefreshSettings | undefined {
+export function poolRefreshFromFlags(values: Record<string, unknown>): PoolRefreshSettings | undefined {
   const docs = values['synth-docs'];
   const related = ['keep', 'refresh-every', 'refresh-k', 'generator-model', 'generator-base-url', 'solver-model', 'solver-base-url'].filter((flag) => values[flag] !== undefined);
   if (typeof docs !== 'string') {
     if (related.length > 0) throw new CliError(`--${related[0]} belongs to task synthesis during training; give --synth-docs DIR too`, 2);
     return undefined;
   }
-  // A refresh changes the pool between steps, in place; rollouts sampled ahead look their task up by index when they start (several wait
-  // for a free slot), so one started after the refresh would roll out another task than the one drawn, or none when the pool shrank.
-  if (maxAsync !== 0)
-    throw new CliError(
-      '--synth-docs refreshes the task pool between GRPO steps; give --max-async 0 so no rollouts are sampled ahead of a refresh (they look their task up by index in the pool the refresh changes)',
-      2,
-    );
   readDocuments([docs]);
   return {
     docs,

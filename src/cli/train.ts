@@ -509,7 +509,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   // Real checkpoints train LoRA adapters by default; tiny and nano are small enough to train whole.
   const loraRank = knobs.loraRank ?? (model === 'tiny' || model === 'nano' ? 0 : 16);
   const options = trainingRunOptionsFrom(knobs);
-  const poolRefresh = poolRefreshFromFlags(values, options.grpo?.maxAsync ?? 0);
+  const poolRefresh = poolRefreshFromFlags(values);
   return {
     // A file path is kept absolute, so that --resume works from any folder.
     spec: isEnvironmentPath(given) ? resolve(given) : given,

@@ -26,7 +26,8 @@ export {
   type RubricScore,
   type RubricOptions,
 } from './rubric.ts';
-export { JudgeRubric, parseJudgeScore, fillTemplate, DEFAULT_JUDGE_PROMPT, type JudgeRubricOptions } from './judge-rubric.ts';
+export { JudgeRubric, fillTemplate, DEFAULT_JUDGE_PROMPT, type JudgeRubricOptions } from './judge-rubric.ts';
+export { parseJudgeScore, judgeScaleOf, describeJudgeScale, DEFAULT_JUDGE_SCALE, type JudgeScale } from './judge-score.ts';
 export { Parser, XMLParser, ThinkParser, type XMLField, type XMLParserOptions, type ParsedFields, type ThinkParsed } from './parser.ts';
 export { ScriptedClient, type ScriptedPolicy, type ScriptedReply } from './scripted-client.ts';
 export { MAX_TIMEOUT_MS, OpenAIHttpClient, type OpenAIHttpClientOptions } from './openai-http-client.ts';

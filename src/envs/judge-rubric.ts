@@ -2,11 +2,13 @@
  * Rewards without a verifier: a judge model reads the question, the reference answer (if any) and
  * the response, and its reply becomes a score. The judge is any ChatClient, so an API model, a
  * WebLLM model or the in-tab model can judge. A judge that cannot be reached or refuses the request
- * is a fatal error of the run (see studio/judge-call.ts); a reply without a score is a recorded error.
+ * is a fatal error of the run (see studio/judge-call.ts); a reply without a score, or one off the
+ * scale the prompt asked for (judge-score.ts), is a recorded error.
  */
 import type { ChatClient } from './client.ts';
 import { completionText } from './messages.ts';
 import { Rubric, type RewardContext } from './rubric.ts';
+import { judgeScaleOf, parseJudgeScore, type JudgeScale } from './judge-score.ts';
 import { toJudgeError } from './studio/judge-call.ts';
 import type { State } from './types.ts';
 
@@ -31,7 +33,9 @@ export interface JudgeRubricOptions {
   judgeModel?: string;
   /** Prompt template with {question}, {answer} and {response} placeholders. */
   judgePrompt?: string;
-  /** Turns the judge's reply into a score; throwing records an error and scores 0. Default: `parseJudgeScore`. */
+  /** The scale the prompt asks for (default: read from the prompt's wording by `judgeScaleOf`); replies are read on it. */
+  scoreScale?: JudgeScale;
+  /** Turns the judge's reply into a score; throwing records an error and scores 0. Default: `parseJudgeScore` on the prompt's scale. */
   parseScore?: (reply: string) => number;
   /** Weight of the judge's score in the reward (default 1). */
   weight?: number;
@@ -39,29 +43,6 @@ export interface JudgeRubricOptions {
   judgeSamplingArgs?: { temperature?: number; max_tokens?: number };
   /** Name of the reward function (default "judgeReward"). */
   name?: string;
-}
-
-/**
- * Reads a judge's verdict as a score in [0, 1]: a "Verdict: yes|no" line (the last one; reasoning may
- * come before it) → 1/0, else "yes"/"no" → 1/0, "Score: 7" or "7/10" → 0.7, a bare number in [0, 1] as
- * itself. Throws when the reply holds no verdict.
- */
-export function parseJudgeScore(reply: string): number {
-  const text = reply.trim().toLowerCase();
-  const verdict = [...text.matchAll(/verdict\s*[:=]\s*\**\s*(yes|no)\b/g)].at(-1);
-  if (verdict) return verdict[1] === 'yes' ? 1 : 0;
-  const fraction = text.match(/(-?\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)/);
-  if (fraction) return clamp01(Number(fraction[1]) / Number(fraction[2]));
-  const labelled = text.match(/(?:score|grade|rating)\s*[:=]?\s*(-?\d+(?:\.\d+)?)/);
-  const bare = text.match(/^(-?\d+(?:\.\d+)?)\b/);
-  const number = labelled?.[1] ?? bare?.[1];
-  if (number !== undefined) {
-    const value = Number(number);
-    return clamp01(value > 1 ? value / 10 : value);
-  }
-  if (/^\W*yes\b/.test(text)) return 1;
-  if (/^\W*no\b/.test(text)) return 0;
-  throw new Error(`the judge's reply holds no score: "${reply.slice(0, 120)}"`);
 }
 
 /** Fills `{name}` placeholders; unknown placeholders are left as they are. */
@@ -73,7 +54,8 @@ export function fillTemplate(template: string, values: Record<string, string>): 
 export class JudgeRubric<S extends State = State> extends Rubric<S> {
   constructor(options: JudgeRubricOptions) {
     super();
-    const { judgeClient, judgeModel = 'default', judgePrompt = DEFAULT_JUDGE_PROMPT, parseScore = parseJudgeScore } = options;
+    const { judgeClient, judgeModel = 'default', judgePrompt = DEFAULT_JUDGE_PROMPT } = options;
+    const parseScore = options.parseScore ?? scaleReader(judgePrompt, options.scoreScale);
     const sampling = { temperature: 0, max_tokens: 64, ...options.judgeSamplingArgs };
     const judge = async (ctx: RewardContext<S>): Promise<number> => {
       const question = [...ctx.prompt].reverse().find((message) => message.role === 'user')?.content ?? '';
@@ -98,7 +80,13 @@ export class JudgeRubric<S extends State = State> extends Rubric<S> {
   }
 }
 
-function clamp01(value: number): number {
-  if (!Number.isFinite(value)) throw new Error(`the judge's score is not a number: ${value}`);
-  return Math.min(1, Math.max(0, value));
+/** `parseJudgeScore` on the scale given or named by the prompt; a prompt that names none is refused, as its replies could not be read without a guess. */
+function scaleReader(judgePrompt: string, given: JudgeScale | undefined): (reply: string) => number {
+  const scale = given ?? judgeScaleOf(judgePrompt);
+  if (!scale) {
+    throw new Error(
+      `JudgeRubric: the judge prompt names no scale, so a reply such as "Score: 1" could mean full marks or almost none; say it in the prompt ("Grade the response from 0 to 10 …", or "… then a last line "Verdict: yes" or "Verdict: no"") or pass scoreScale ({ kind: 'grade', min: 0, max: 10 } or { kind: 'verdict' })`,
+    );
+  }
+  return (reply) => parseJudgeScore(reply, scale);
 }

@@ -18,7 +18,10 @@
  * its update), and the policy takes the new weights only then (so with one sampler, k ≥ 2 adds
  * staleness but no more overlap). That holds for a sampler that snapshots the weights at
  * `syncWeights` (the CPU decoder) and for one that reads the live weights (the WebGPU decoder),
- * which would otherwise see the update land mid-rollout and sample by timing.
+ * which would otherwise see the update land mid-rollout and sample by timing. A step's tasks are
+ * drawn when the step is sampled and its rollouts keep them (`RolloutSource.taskAt`): when the tasks
+ * change between steps (a task-pool refresh during training), rollouts sampled ahead still roll out
+ * and score against the tasks they were drawn for, and only steps sampled later draw from the new ones.
  *
  * Exact resume with k > 0: when a checkpoint is taken after step s, the rollouts of steps s+1..s+k
  * were already started with older weights. `rolloutsAhead()` waits for them and returns them (with
@@ -27,7 +30,7 @@
  * uninterrupted one. Task order and sampling seeds are pure functions of (seed, step): nothing else
  * needs saving.
  */
-import type { ChatClient, Environment, RolloutError, SamplingArgs, Trajectory } from '../envs/index.ts';
+import type { ChatClient, Environment, RolloutError, SamplingArgs, Task, Trajectory } from '../envs/index.ts';
 import { brokenRewardsReason, rubricRewardWeights, type ScoredRolloutLike } from '../envs/broken-rewards.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
 import { computeAdvantages, computeTurnAdvantages, findGroupsWithoutSignal, TURN_CREDITS, type RewardScaling, type TurnCredit } from './advantages.ts';
@@ -63,8 +66,19 @@ export interface RolloutSource {
   readonly name: string;
   /** Number of training tasks. */
   readonly numTasks: number;
-  /** Rolls out training task `taskIndex` once, for GRPO step `step`. Never throws on model, env or reward errors: they are in the trajectory. */
-  rollout(taskIndex: number, samplingArgs: SamplingArgs, options: { signal?: AbortSignal; step: number }): Promise<ScoredTrajectory>;
+  /**
+   * The training task at `taskIndex` now. The trainer takes a step's tasks with it when it samples
+   * the step and hands each back to `rollout`, so a rollout started later (waiting for a free slot,
+   * or sampled ahead) rolls out the task it was drawn for even when the tasks changed meanwhile (a
+   * task-pool refresh between steps). Absent where the tasks never change during a run.
+   */
+  taskAt?(taskIndex: number): Task;
+  /**
+   * Rolls out training task `taskIndex` once, for GRPO step `step`: `task` when given (the task as
+   * `taskAt` gave it when the step was sampled), else the one at `taskIndex` now. Never throws on
+   * model, env or reward errors: they are in the trajectory.
+   */
+  rollout(taskIndex: number, samplingArgs: SamplingArgs, options: { signal?: AbortSignal; step: number; task?: Task }): Promise<ScoredTrajectory>;
   /** Adds the rubric's group rewards (functions that see the whole group of one task's rollouts) to a finished group; absent when the source has none to add. */
   scoreGroup?(group: ScoredTrajectory[]): Promise<ScoredTrajectory[]>;
   /** The weight of each reward function (group ones included), by name: with them, a step whose weighted functions all failed in every rollout stops the run (checkRewardsMeasure). */
@@ -81,8 +95,13 @@ export function environmentRollouts(env: Environment, client: ChatClient, model 
       return env.dataset.length;
     },
     rewardWeights: rubricRewardWeights(env.rubric),
-    rollout: async (taskIndex, samplingArgs, { signal }) => {
-      const trajectory = await env.rollout(client, env.dataset[taskIndex]!, samplingArgs, { model, signal, taskIndex });
+    taskAt: (taskIndex) => {
+      const task = env.dataset[taskIndex];
+      if (!task) throw new Error(`GRPO: environment ${env.name} has ${env.dataset.length} training tasks, and task ${taskIndex} was asked for`);
+      return task;
+    },
+    rollout: async (taskIndex, samplingArgs, { signal, task }) => {
+      const trajectory = await env.rollout(client, task ?? env.dataset[taskIndex]!, samplingArgs, { model, signal, taskIndex });
       return { ...trajectory, passed: env.isPassed(trajectory) };
     },
     ...(env.rubric.hasGroupRewards
@@ -272,6 +291,12 @@ export interface SavedRolloutBatch {
   sampleMs: number;
 }
 
+/** A task drawn for a step: its index in the training tasks when drawn, and the task itself where the source gives it (`taskAt`). */
+interface DrawnTask {
+  taskIndex: number;
+  task: Task | undefined;
+}
+
 /** The rollouts of one step. */
 interface RolloutBatch {
   step: number;
@@ -445,12 +470,15 @@ export class GrpoTrainer {
     const { tasksPerStep, groupSize, seed, maxTasksPerStep } = this.options;
     const started = now();
     const sampledAtVersion = this.policy.policyVersion;
-    const regular = taskIndicesForStep(step, tasksPerStep, this.source.numTasks, seed);
+    // The step's tasks, drawn now (before any await) from the tasks as they stand: every rollout of
+    // the step rolls out the task drawn here, even one that starts after the tasks changed.
+    const numTasks = this.source.numTasks;
+    const maxExtra = this.options.dynamicSampling ? Math.max(0, maxTasksPerStep - tasksPerStep) : 0;
+    const regular = this.drawTasks(taskIndicesForStep(step, tasksPerStep, numTasks, seed));
+    const extra = this.drawTasks(extraTaskIndicesForStep(step, maxExtra, numTasks, seed));
     const regularSeeds = regular.map((_, group) => seed * 7919 + (step * tasksPerStep + group) * groupSize);
     const trajectories = await this.rolloutGroups(regular, regularSeeds, step, signal);
     if (this.options.dynamicSampling && !signal?.aborted) {
-      const maxExtra = Math.max(0, maxTasksPerStep - tasksPerStep);
-      const extra = extraTaskIndicesForStep(step, maxExtra, this.source.numTasks, seed);
       // Extra groups' sampling seeds come from a range of their own, so they never repeat a regular group's.
       const extraSeed = (j: number) => seed * 7919 + 1_000_000_007 + (step * maxExtra + j) * groupSize;
       let drawn = 0;
@@ -479,10 +507,15 @@ export class GrpoTrainer {
     return { step, trajectories, sampledAtVersion, sampleMs: now() - started };
   }
 
-  /** Rolls out G completions of each task (group g's rollout i samples with seed seeds[g] + i), concurrently, then adds group rewards; group after group. */
-  private async rolloutGroups(taskIndices: number[], seeds: number[], step: number, signal?: AbortSignal): Promise<ScoredTrajectory[]> {
+  /** Each task index with its task as the source has it now (no task where the source cannot say: it looks the index up when it rolls out). */
+  private drawTasks(taskIndices: number[]): DrawnTask[] {
+    return taskIndices.map((taskIndex) => ({ taskIndex, task: this.source.taskAt?.(taskIndex) }));
+  }
+
+  /** Rolls out G completions of each drawn task (group g's rollout i samples with seed seeds[g] + i), concurrently, then adds group rewards; group after group. */
+  private async rolloutGroups(tasks: DrawnTask[], seeds: number[], step: number, signal?: AbortSignal): Promise<ScoredTrajectory[]> {
     const { groupSize, temperature, topP, maxTokens } = this.options;
-    const jobs = taskIndices.flatMap((taskIndex, group) => Array.from({ length: groupSize }, (_, i) => ({ taskIndex, seed: seeds[group]! + i })));
+    const jobs = tasks.flatMap(({ taskIndex, task }, group) => Array.from({ length: groupSize }, (_, i) => ({ taskIndex, task, seed: seeds[group]! + i })));
     const trajectories = new Array<ScoredTrajectory>(jobs.length);
     const concurrency = this.options.concurrency ?? jobs.length;
     let next = 0;
@@ -490,14 +523,18 @@ export class GrpoTrainer {
       while (next < jobs.length) {
         const index = next++;
         const job = jobs[index]!;
-        trajectories[index] = await this.source.rollout(job.taskIndex, { temperature, max_tokens: maxTokens, seed: job.seed, ...(topP !== undefined ? { top_p: topP } : {}) }, { signal, step });
+        trajectories[index] = await this.source.rollout(
+          job.taskIndex,
+          { temperature, max_tokens: maxTokens, seed: job.seed, ...(topP !== undefined ? { top_p: topP } : {}) },
+          { signal, step, ...(job.task ? { task: job.task } : {}) },
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
     const scoreGroup = this.source.scoreGroup?.bind(this.source);
     // Stopped rollouts are never trained on: do not ask the group rewards (a judge, perhaps) about them.
     if (!scoreGroup || signal?.aborted) return trajectories;
-    const groups = taskIndices.map((_, group) => trajectories.slice(group * groupSize, (group + 1) * groupSize));
+    const groups = tasks.map((_, group) => trajectories.slice(group * groupSize, (group + 1) * groupSize));
     return (await Promise.all(groups.map((group) => scoreGroup(group)))).flat();
   }
 

@@ -6,13 +6,13 @@
 import { ChatClientError, type ChatClient } from '../client.ts';
 import { errorMessage } from '../../common/error-message.ts';
 
-/** Why a judge call failed: no answer from the endpoint, a refused request, or a reply without a verdict. */
-export type JudgeErrorKind = 'unreachable' | 'rejected' | 'no-verdict' | 'aborted';
+/** Why a judge call failed: no answer from the endpoint, a refused request, a reply without a verdict, or one off the scale its prompt asked for. */
+export type JudgeErrorKind = 'unreachable' | 'rejected' | 'no-verdict' | 'off-scale' | 'aborted';
 
 /**
  * A judge failure. An unreachable or refusing judge is `fatal`: a rubric records it as a fatal error,
- * so an evaluation stops on it. A reply without a verdict is recorded on the rollout and counted in
- * the summary's errors (the rollout is not scored as a silent 0).
+ * so an evaluation stops on it. A reply without a verdict, or off the scale its prompt asked for, is
+ * recorded on the rollout and counted in the summary's errors (the rollout is not scored as a silent 0).
  */
 export class JudgeError extends Error {
   override readonly name = 'JudgeError';

@@ -44,7 +44,7 @@ async function synthesizedRun(): Promise<{ dir: string; docs: string }> {
 }
 
 describe('tabrl train --synth-docs', () => {
-  test('refreshes the pool every step with the tiny policy: new tasks it never passes stay out, and each refresh is a metrics line', { timeout: 240_000 }, async () => {
+  test('refreshes the pool every step with the tiny policy, rollouts sampled ahead (max-async 1, the default): new tasks it never passes stay out, and each refresh is a metrics line', { timeout: 240_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tabrl-pool-'));
     writeFileSync(join(dir, 'first.md'), 'The north hut was rebuilt in 1931 after the great storm.\n\nThe radio mast went up in 1948 on the eastern ridge.\n');
     writeFileSync(join(dir, 'second.md'), 'The weather log has been kept daily since 1975 by the wardens.\n');
@@ -55,11 +55,10 @@ describe('tabrl train --synth-docs', () => {
     copyFileSync(join(dir, 'second.md'), join(docs, 'second.md'));
     const out = join(dir, 'run');
     const args = ['train', join(dir, 'tasks', 'env.ts'), '--model', 'tiny', '--sft-steps', '0', '--steps', '2', '--tasks-per-step', '2', '--group', '2', '--max-tokens', '4', '--eval-tasks', '0', '--synth-docs', docs, '--generator-model', 'heuristic', '--solver-model', 'heuristic', '--refresh-every', '1', '--refresh-k', '2', '--keep', '0.2-0.8', '--out', out];
-    const refused = await tabrl(args);
-    expect(refused.code).toBe(2);
-    expect(lastLine(refused.stderr)).toContain('give --max-async 0 so no rollouts are sampled ahead of a refresh');
-    const run = await tabrl([...args, '--max-async', '0']);
+    // Once refused (rollouts sampled ahead looked their task up by index in the pool a refresh changes); they now keep the tasks they were drawn for.
+    const run = await tabrl(args);
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain('--max-async 0');
     const refreshes = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.phase === 'pool-refresh');
     // The untrained tiny model answers nothing right: the new task is too hard for it and stays out; nothing is mastered.
     expect(refreshes).toHaveLength(2);
@@ -75,10 +74,10 @@ describe('tabrl train --synth-docs', () => {
     expect((await tabrl(['train', '--help'])).stdout).toContain('--synth-docs DIR');
   });
 
-  test('the pool is kept in the checkpoint: an interrupted run resumes with it, and its refreshes go on counting', { timeout: 300_000 }, async () => {
+  test('the pool is kept in the checkpoint with the rollouts sampled ahead (max-async 1): an interrupted run resumes with it, and its refreshes go on counting', { timeout: 300_000 }, async () => {
     const { dir, docs } = await synthesizedRun();
     const out = join(dir, 'run');
-    const args = ['train', join(dir, 'tasks', 'env.ts'), '--model', 'tiny', '--sft-steps', '0', '--steps', '4', '--tasks-per-step', '2', '--group', '2', '--max-tokens', '4', '--eval-tasks', '0', '--checkpoint-every', '1', '--max-async', '0'];
+    const args = ['train', join(dir, 'tasks', 'env.ts'), '--model', 'tiny', '--sft-steps', '0', '--steps', '4', '--tasks-per-step', '2', '--group', '2', '--max-tokens', '4', '--eval-tasks', '0', '--checkpoint-every', '1', '--max-async', '1'];
     const refresh = ['--synth-docs', docs, '--generator-model', 'heuristic', '--solver-model', 'heuristic', '--refresh-every', '1', '--refresh-k', '2', '--keep', '0.2-0.8'];
     // Stopped once the first step and its refresh are in metrics.jsonl.
     expect(await tabrlInterrupted([...args, ...refresh, '--out', out], join(out, 'metrics.jsonl'), 2)).not.toBe(0);

@@ -1,19 +1,25 @@
 import { describe, expect, test } from 'vitest';
-import { fillTemplate, JudgeRubric, parseJudgeScore, ScriptedClient, SingleTurnEnv } from '../../../src/envs/index.ts';
+import { fillTemplate, JudgeRubric, parseJudgeScore, ScriptedClient, SingleTurnEnv, type JudgeScale } from '../../../src/envs/index.ts';
+
+const ZERO_TO_ONE: JudgeScale = { kind: 'grade', min: 0, max: 1 };
 
 describe('parseJudgeScore', () => {
+  // On the default prompt's scale (0–10) unless a row names another; the scale-by-scale edge cases are in judge-score.test.ts.
   test.each([
-    ['Score: 7', 0.7],
-    ['score=10', 1],
-    ['8/10', 0.8],
-    ['3 / 4', 0.75],
-    ['0.4', 0.4],
-    ['9', 0.9],
-    ['Yes, it is correct.', 1],
-    ['no', 0],
-    ['Score: 14', 1],
-  ])('reads %j as %d', (reply, expected) => {
-    expect(parseJudgeScore(reply)).toBeCloseTo(expected);
+    ['Score: 7', 0.7, undefined],
+    ['score=10', 1, undefined],
+    ['8/10', 0.8, undefined],
+    ['3 / 4', 0.75, undefined],
+    ['0.4', 0.4, ZERO_TO_ONE],
+    ['9', 0.9, undefined],
+    ['Yes, it is correct.', 1, undefined],
+    ['no', 0, undefined],
+  ] as const)('reads %j as %d', (reply, expected, scale) => {
+    expect(parseJudgeScore(reply, scale)).toBeCloseTo(expected);
+  });
+
+  test('a grade past the top of the scale is off the scale, not full marks', () => {
+    expect(() => parseJudgeScore('Score: 14')).toThrow('off the scale its prompt asked for (a grade from 0 to 10)');
   });
 
   test('a reply without a verdict throws', () => {
@@ -26,7 +32,7 @@ describe('JudgeRubric', () => {
     const judge = new ScriptedClient(['Score: 8']);
     const env = new SingleTurnEnv({
       dataset: [{ question: 'Write a haiku about rain.', answer: '' }],
-      rubric: new JudgeRubric({ judgeClient: judge, judgeModel: 'judge-1', judgePrompt: 'Q={question} R={response} A={answer}' }),
+      rubric: new JudgeRubric({ judgeClient: judge, judgeModel: 'judge-1', judgePrompt: 'Q={question} R={response} A={answer}', scoreScale: { kind: 'grade', min: 0, max: 10 } }),
     });
     const trajectory = await env.rollout(new ScriptedClient(['drops on the tin roof']), env.dataset[0]!);
     expect(trajectory.scores).toEqual({ judgeReward: 0.8 });
