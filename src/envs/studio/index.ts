@@ -45,6 +45,7 @@ export {
   type ToolSimulatorOptions,
 } from './tool-simulator.ts';
 export { ScriptedSimulatorClient, answerSimulatorPrompt, SCRIPTED_SIMULATOR_NO_RECORD } from './scripted-simulator.ts';
+export { applyEpisodeWrites, failedWriteResult, isWriteTool, writtenFieldNames, type WrittenFieldNames } from './backend-writes.ts';
 export { SimulatedToolEnv, episodeKey, type SimulatedToolState, type SimulatedToolEnvOptions } from './simulated-tool-env.ts';
 export {
   splitHeldOut,
