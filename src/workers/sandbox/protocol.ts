@@ -37,6 +37,17 @@ export interface SandboxJudgeHost {
   judgeCompletion(request: SandboxChatRequest): Promise<CompletionOutcome>;
 }
 
+/**
+ * The tool simulator the app lends an environment (passed with `Comlink.proxy` to `loadEnvironment`):
+ * the sandbox gives it to `loadEnvironment(args)` as `args.simulatorClient`, a client whose calls
+ * come here. The app holds the real simulator and any key; a simulator that fails ends the rollout
+ * that called it with an environment error (environments with simulated tools record it), as in tabrl.
+ */
+export interface SandboxSimulatorHost {
+  /** Answers one simulator call. */
+  simulatorCompletion(request: SandboxChatRequest): Promise<CompletionOutcome>;
+}
+
 /** Evaluation settings, as `evaluate` takes them minus the callbacks. */
 export interface SandboxEvaluateOptions {
   numTasks?: number;
@@ -59,9 +70,10 @@ export interface SandboxEvaluateResult {
 export interface SandboxApi {
   /**
    * Runs an environment module (CommonJS text, `require('tabrl')` available) and calls its default
-   * export with `args`, plus `args.judgeClient` relayed to `judge` when the app lends one.
+   * export with `args`, plus `args.judgeClient` relayed to `judge` and `args.simulatorClient` relayed
+   * to `simulator` when the app lends them.
    */
-  loadEnvironment(code: string, args: Record<string, unknown>, judge?: SandboxJudgeHost): Promise<EnvironmentInfo>;
+  loadEnvironment(code: string, args: Record<string, unknown>, judge?: SandboxJudgeHost, simulator?: SandboxSimulatorHost): Promise<EnvironmentInfo>;
   /** Evaluates the loaded environment; model calls go back through `host`. */
   evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult>;
   /** Rolls out training task `taskIndex` once (for GRPO); model calls go back through `host`. Errors are in the trajectory. */

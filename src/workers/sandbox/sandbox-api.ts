@@ -1,7 +1,7 @@
 /**
  * The API the sandbox worker exposes, apart from how a module's text is run (that needs the
  * worker's `importScripts`, see runtime.ts): load an environment (with a lent judge as
- * `args.judgeClient`), evaluate it, roll out training tasks and score their groups, abort. Model and judge calls go back
+ * `args.judgeClient` and a lent tool simulator as `args.simulatorClient`), evaluate it, roll out training tasks and score their groups, abort. Model, judge and simulator calls go back
  * to the app through the host objects it is given. Loading, the description, rollouts and group
  * scoring are the isolation layer's (src/isolation), shared with the CLI's QuickJS guest; this adds
  * comlink's shape, rollout ids and evaluation. Pure enough to run in Node against a fake port.
@@ -32,9 +32,10 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
   }
 
   return {
-    async loadEnvironment(code, args, judge) {
+    async loadEnvironment(code, args, judge, simulator) {
       const judgeClient = judge ? relayedClient((request) => judge.judgeCompletion(request)) : undefined;
-      const loaded = await loadEnvironmentModule(runModule(code), args, { judgeClient });
+      const simulatorClient = simulator ? relayedClient((request) => simulator.simulatorCompletion(request)) : undefined;
+      const loaded = await loadEnvironmentModule(runModule(code), args, { judgeClient, simulatorClient });
       environment = loaded.environment;
       return describeEnvironment(loaded.environment, loaded.unusedArgWarnings);
     },
