@@ -57,6 +57,8 @@ export interface SandboxEvaluateOptions {
   model: string;
   /** Which tasks: the held-out evaluation set (default), the training set, or the environment's demonstration tasks (for warm-up demonstrations; the training set unless it sets them apart). */
   split?: 'eval' | 'train' | 'demonstration';
+  /** Who plays: the app's client (default), or the tasks' planted reference paths, played in the sandbox (a warm-up's teacher for tasks planted backwards; `EnvironmentInfo.plantedPaths`). */
+  policy?: 'host' | 'planted-paths';
 }
 
 /** What an evaluation in the sandbox returns (the records already streamed through `recordFinished`). */

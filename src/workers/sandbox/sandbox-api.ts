@@ -6,10 +6,11 @@
  * scoring are the isolation layer's (src/isolation), shared with the CLI's QuickJS guest; this adds
  * comlink's shape, rollout ids and evaluation. Pure enough to run in Node against a fake port.
  */
-import { evaluate, type ChatClient, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
+import { evaluate, ScriptedClient, type ChatClient, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
 import type { SandboxApi, SandboxEvaluateOptions, SandboxEvaluateResult, SandboxHost, SandboxTrajectory } from './protocol.ts';
 import { toPlainData } from '../../envs/plain-data.ts';
 import { relayedClient } from '../../isolation/relay.ts';
+import { plantedPathOf, plantedPathPolicy } from '../../envs/studio/index.ts';
 import { describeEnvironment } from '../../isolation/environment-info.ts';
 import { loadEnvironmentModule } from '../../isolation/environment-module.ts';
 import { runRollout, scoreGroupOf, taskOf } from '../../isolation/hosted-rollout.ts';
@@ -47,6 +48,9 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       // evaluate() does not say which rollout of a task it starts; rollouts of one task start in order.
       const started = new Map<number, number>();
       const rollout = env.rollout.bind(env);
+      // A planted task's reference path is played here, where the tasks are: the app gets the records.
+      const tasks = options.split === 'train' ? env.dataset : options.split === 'demonstration' ? env.demonstrationTasks : env.evaluationTasks;
+      const plantedPaths = options.policy === 'planted-paths' ? plantedPathsClient(env, tasks) : undefined;
       env.rollout = async (_client: ChatClient, task: Task, samplingArgs?: SamplingArgs, rolloutOptions?: RolloutOptions) => {
         const rolloutId = nextRolloutId++;
         const taskIndex = rolloutOptions?.taskIndex ?? -1;
@@ -54,7 +58,7 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
         started.set(taskIndex, rolloutIndex + 1);
         host.rolloutStarted({ rolloutId, taskIndex, rolloutIndex });
         try {
-          return await rollout(createHostClient(host, rolloutId), task, samplingArgs, rolloutOptions);
+          return await rollout(plantedPaths ?? createHostClient(host, rolloutId), task, samplingArgs, rolloutOptions);
         } finally {
           host.rolloutFinished(rolloutId);
         }
@@ -66,7 +70,7 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
           concurrency: options.concurrency,
           samplingArgs: options.samplingArgs,
           model: options.model,
-          ...(options.split === 'train' ? { tasks: env.dataset } : options.split === 'demonstration' ? { tasks: env.demonstrationTasks } : {}),
+          tasks,
           signal: running.signal,
           onProgress: ({ done, total, record }) => host.recordFinished(toPlainData(record) as RolloutRecord, done, total),
         });
@@ -102,4 +106,12 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       training = new AbortController();
     },
   };
+}
+
+/** A client that plays the reference paths of `tasks` planted backwards; refused, saying what to pick, when none has one. */
+function plantedPathsClient(env: Environment, tasks: readonly Task[]): ChatClient {
+  if (!tasks.some((task) => plantedPathOf(task) !== undefined)) {
+    throw new Error(`${env.name}'s tasks were not planted backwards (no info.planted), so they have no reference paths to play: choose the endpoint or a WebLLM model as the teacher`);
+  }
+  return new ScriptedClient(plantedPathPolicy(tasks, (reply) => env.parser.formatAnswer(reply)));
 }

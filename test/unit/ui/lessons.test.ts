@@ -15,7 +15,8 @@ import { evaluate, ScriptedClient, type Environment } from '../../../src/envs/in
 import { HeuristicToolSolverClient, plantBackwardsTasks, plantedEnvironmentTask, tasksFromTraces } from '../../../src/envs/studio/index.ts';
 import { presetFile } from '../../../src/ui/features/lessons/lesson-files.ts';
 import { lessonHash, parseLessonHash } from '../../../src/ui/features/lessons/lesson-hash.ts';
-import { LESSON_SOURCE_NAMES, lessonSource, toLessonFacingSource } from '../../../src/ui/features/lessons/lesson-sources.ts';
+import { LESSON_SOURCE_NAMES, lessonSource } from '../../../src/ui/features/lessons/lesson-sources.ts';
+import { toLessonFacingSource } from '../../../src/ui/features/lessons/lesson-facing-source.ts';
 import { LESSONS, lessonById } from '../../../src/ui/features/lessons/lessons.ts';
 import { lessonsMarkdown } from '../../../src/ui/features/lessons/lessons-markdown.ts';
 import gullibleJudge, { gullibleGrade } from '../../../src/ui/features/lessons/sources/gullible-judge.ts';
