@@ -19,7 +19,17 @@
 import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
 import type { ChatClient, EvaluationSummary, RolloutRecord, SamplingArgs } from '../envs/index.ts';
-import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxJudgeHost, SandboxSimulatorHost, SandboxTrajectory } from './sandbox/protocol.ts';
+import type {
+  CompletionOutcome,
+  EnvironmentInfo,
+  RolloutStart,
+  SandboxApi,
+  SandboxEvaluateOptions,
+  SandboxHost,
+  SandboxJudgeHost,
+  SandboxSimulatorHost,
+  SandboxTrajectory,
+} from './sandbox/protocol.ts';
 import { answerCall } from '../isolation/relay.ts';
 import { checkEnvironmentInfo, checkTrajectories, type CheckedValue } from '../isolation/message-check.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../isolation/protocol.ts';

@@ -26,7 +26,8 @@ export function plantedPathOf(task: Pick<Task, 'answer' | 'info'>): PlantedPath 
   const calls: SimulatedCall[] = [];
   for (const item of planted) {
     const record = item as { tool?: unknown; arguments?: unknown } | null;
-    if (typeof record !== 'object' || record === null || typeof record.tool !== 'string' || typeof record.arguments !== 'object' || record.arguments === null || Array.isArray(record.arguments)) return undefined;
+    if (typeof record !== 'object' || record === null || typeof record.tool !== 'string' || typeof record.arguments !== 'object' || record.arguments === null || Array.isArray(record.arguments))
+      return undefined;
     calls.push({ tool: record.tool, arguments: record.arguments as Record<string, unknown> });
   }
   const goal = task.info?.goal;
