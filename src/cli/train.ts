@@ -7,8 +7,8 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinExpert } from '../envs/builtin/index.ts';
-import { ScriptedClient, type ChatClient, type EvaluationSummary } from '../envs/index.ts';
+import type { ChatClient, EvaluationSummary } from '../envs/index.ts';
+import { warmupExpert } from './warmup-expert.ts';
 import type { ModelBackend } from '../gpu/model/backend.ts';
 import { LORA_TARGET_MODULES, type LoraConfig } from '../gpu/model/layout.ts';
 import { parseCheckpoint } from '../rl/checkpoint.ts';
@@ -42,17 +42,19 @@ import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
 const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | model-dir> [options]
-       tabrl train <wordle | reverse-text> --lesson | --quick [options]
+       tabrl train <wordle | reverse-text | lesson 7's file> --lesson | --quick [options]
 
 Measures the model on held-out tasks, warms it up with SFT on demonstrations made by the
-environment's expert (built-in environments), measures again, trains with GRPO, and measures a last time.
+environment's expert (built-in environments; for tasks planted backwards, their planted calls, then
+the answer), measures again, trains with GRPO, and measures a last time.
 
 Options:
   --model M              tiny (TabRL's from-scratch preset), nano (TabRL's small pretrained byte-level model,
                          shipped in public/models/nano) or a Hugging Face-style folder (required without --lesson)
   --lesson               the lesson's preset for the environment (wordle: lesson 6, nano on the compact Wordle;
-                         reverse-text: the default lesson, nano): its model, --env-args and settings, which
-                         other flags override
+                         reverse-text: the default lesson, nano; a file whose environment is parcel-desk:
+                         lesson 7, nano on the Parcelo planted tasks): its model, --env-args and settings,
+                         which other flags override
   --quick                the lesson's preset cut to a few minutes on a software adapter or the CPU (implies --lesson)
   --backend B            cpu (default: the fast WASM backend on every core), cpu-reference (the plain-TypeScript oracle)
                          or webgpu (Dawn; the software adapter where there is no GPU)
@@ -179,7 +181,10 @@ export async function runTrain(argv: string[]): Promise<number> {
     history = state.run.history;
     resumeFrom = { phase: state.phase, nextStep: state.nextStep };
   } else {
-    settings = settingsFromFlags(positionals, values);
+    // An environment file's lesson is found by the name of the environment it loads (lesson 7's file: parcel-desk).
+    const given = positionals[0];
+    const fileLesson = (values.lesson === true || values.quick === true) && given !== undefined && positionals.length === 1 && isEnvironmentPath(given);
+    settings = settingsFromFlags(positionals, values, fileLesson ? await environmentNameOf(resolve(given), values['env-args'] as string | undefined, timeLimitMs) : undefined);
     outDir = values.out ?? join('runs', `train-${settings.spec.replace(/[^\w.-]+/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     prepareOutputFolder(outDir, { overwrite: values.overwrite === true, what: 'a training run', resumeHint: `tabrl train --resume ${outDir}` });
   }
@@ -274,15 +279,7 @@ async function train(
   const values = { json: run.json };
   if (env.evaluationTasks.length === 0 && settings.options.evalTasks > 0) throw new CliError(`${env.name} has no evaluation tasks; check --env-args, or pass --eval-tasks 0`, 2);
   if (env.dataset.length === 0 && settings.grpoSteps > 0) throw new CliError(`${env.name} has no training tasks; check --env-args, or pass --steps 0`, 2);
-  let expert: ChatClient | null = null;
-  if (settings.options.warmup && resumeFrom?.phase !== 'grpo') {
-    if (!isBuiltinEnvironment(spec))
-      throw new CliError(
-        `an SFT warm-up needs demonstrations; only built-in environments (${Object.keys(BUILTIN_ENVIRONMENTS).join(', ')}) have an expert. Pass --sft-steps 0 to skip the warm-up.`,
-        2,
-      );
-    expert = new ScriptedClient(await loadBuiltinExpert(spec, env));
-  }
+  const expert: ChatClient | null = settings.options.warmup && resumeFrom?.phase !== 'grpo' ? await warmupExpert(spec, env) : null;
   const checkpointing = settings.activationCheckpointing ?? 'auto';
   const model = await openModel(settings.model, {
     backend: parseBackendName(settings.backend),
@@ -488,15 +485,17 @@ function tokenizerFilesOf(spec: string): Map<string, Uint8Array> {
 }
 
 /** The run's settings from the command-line flags of a new run: the table's defaults, the lesson's row over them (--lesson, --quick), the flags over both. */
-function settingsFromFlags(positionals: string[], values: Record<string, string | boolean | undefined>): RunSettings {
+function settingsFromFlags(positionals: string[], values: Record<string, string | boolean | undefined>, environmentName?: string): RunSettings {
   const given = positionals[0];
   if (!given || positionals.length > 1) throw new CliError(`give exactly one environment\n\n${TRAIN_USAGE}`, 2);
   const quick = values.quick === true;
-  const preset = values.lesson === true || quick ? lessonPreset(given, quick) : undefined;
-  if ((values.lesson === true || quick) && preset === undefined) throw new CliError(`--lesson and --quick know the lessons' environments (wordle, reverse-text), not "${given}"`, 2);
+  const lessonName = environmentName ?? given;
+  const preset = values.lesson === true || quick ? lessonPreset(lessonName, quick) : undefined;
+  if ((values.lesson === true || quick) && preset === undefined)
+    throw new CliError(`--lesson and --quick know the lessons' environments (wordle, reverse-text, and lesson 7's file, whose environment is parcel-desk), not "${lessonName}"`, 2);
   const modelName = typeof values.model === 'string' ? values.model : preset?.model;
   if (modelName === undefined) throw new CliError(`--model is required (tiny, nano, or a model folder)\n\n${TRAIN_USAGE}`, 2);
-  const knobs = knobSettingsFromFlags(values, withOverrides(preset ? (lessonSettings(given, quick) ?? {}) : {}));
+  const knobs = knobSettingsFromFlags(values, withOverrides(preset ? (lessonSettings(lessonName, quick) ?? {}) : {}));
   const backend = parseBackendName(values.backend as string | undefined);
   for (const name of ['activationCheckpointing', 'memoryBudget'] as const) {
     if (values[TRAINING_KNOBS[name].flag] !== undefined && backend !== 'webgpu') throw new CliError(WEBGPU_ONLY[name], 2);
@@ -527,6 +526,16 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
     grpoSteps: knobs.grpoSteps,
     options,
   };
+}
+
+/** The name of the environment an environment file loads (loaded once without its type check, then closed), for its lesson's preset. */
+async function environmentNameOf(path: string, envArgsText: string | undefined, timeLimitMs: number): Promise<string> {
+  const env = await loadEnvironmentSpec(path, { args: parseEnvArgs(envArgsText), isolation: { timeLimitMs }, typecheck: false });
+  try {
+    return env.name;
+  } finally {
+    closeEnvironment(env);
+  }
 }
 
 /** Why a webgpu-only knob was refused on another backend. */

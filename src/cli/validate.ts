@@ -1,13 +1,16 @@
 /**
  * `tabrl validate <env>`: a model-free check of an environment. Each task is played by a reference
  * that should pass it — the built-in environment's expert, or the task's own reference answer
- * (`answer`, written in the parser's format) — and scored by the environment's rubric; every task
+ * (`answer`, written in the parser's format), or for a task planted backwards with a goal (a write,
+ * which has no answer) its reference path: its planted calls, the goal write last, then "done"
+ * (planted-path.ts) — and scored by the environment's rubric; every task
  * where the reference does not pass is reported. A broken reward, a wrong answer in the data or a
  * pass threshold out of reach shows up here before any model is involved. Exit code: 0 when every
  * reference passed, 1 when some did not, 2 for a usage mistake or when there is no reference to play.
  */
 import { BUILTIN_ENVIRONMENTS, isBuiltinEnvironment, loadBuiltinExpert } from '../envs/builtin/index.ts';
 import { ScriptedClient, type ChatClient, type Environment, type Task, type Trajectory } from '../envs/index.ts';
+import { plantedPathOf, plantedPathPolicy } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
@@ -22,7 +25,9 @@ scored by the environment's rubric; tasks where the reference does not pass are 
 
 Options:
   --reference R          expert (a built-in environment's scripted solver) or answers (each task's reference
-                         answer, written in the parser's format); default: expert when there is one, else answers
+                         answer, written in the parser's format; a task planted backwards with a goal to reach,
+                         a write, plays its planted calls instead, then "done"); default: expert when there is
+                         one, else answers
   --split S              train, eval or all (default all: the training tasks and the held-out ones)
   -n, --num-tasks N      at most N tasks of each split (default: every task)
   -c, --concurrency C    rollouts in flight (default 8)
@@ -103,7 +108,7 @@ export async function runValidate(argv: string[]): Promise<number> {
     const total = splits.reduce((sum, s) => sum + s.tasks.length, 0);
     if (total === 0) throw new CliError(`${env.name} has no tasks to validate; check --env-args`, 2);
     if (mode === 'answers') {
-      const missing = splits.reduce((sum, s) => sum + s.tasks.filter((task) => typeof task.answer !== 'string' || task.answer === '').length, 0);
+      const missing = splits.reduce((sum, s) => sum + s.tasks.filter((task) => (typeof task.answer !== 'string' || task.answer === '') && !plantedGoalPath(task)).length, 0);
       if (missing === total) throw new CliError(`${env.name}'s tasks have no reference answers ("answer"), so there is nothing to play${hasExpert ? '; use --reference expert' : ''}`, 2);
     }
     const expert = mode === 'expert' ? new ScriptedClient(await loadBuiltinExpert(spec as keyof typeof BUILTIN_ENVIRONMENTS, env)) : null;
@@ -111,7 +116,9 @@ export async function runValidate(argv: string[]): Promise<number> {
     if (values.json) {
       console.log(JSON.stringify({ environment: env.name, reference: mode, tasks: report.checked, passed: report.checked - report.failures.length, failures: report.failures }, null, 2));
     } else {
-      console.log(`${env.name}: the ${mode === 'expert' ? 'expert' : 'reference answers'} passed ${report.checked - report.failures.length} of ${report.checked} tasks`);
+      const paths = mode === 'answers' ? splits.reduce((sum, s) => sum + s.tasks.filter(plantedGoalPath).length, 0) : 0;
+      const references = mode === 'expert' ? 'expert' : paths > 0 ? `reference answers and planted paths (${paths} task${paths === 1 ? '' : 's'} with a goal to reach)` : 'reference answers';
+      console.log(`${env.name}: the ${references} passed ${report.checked - report.failures.length} of ${report.checked} tasks`);
       for (const failure of report.failures) {
         const scores = Object.entries(failure.scores)
           .map(([name, value]) => `${name} ${+value.toFixed(3)}`)
@@ -152,9 +159,15 @@ async function validateEnvironment(
   return { checked: jobs.length, failures: failures.sort((a, b) => a.order - b.order).map(({ order: _order, ...failure }) => failure) };
 }
 
-/** A client that answers every turn with the task's reference answer in the parser's format. */
+/** A client that answers every turn with the task's reference answer in the parser's format; for a planted task with a goal, one that plays its reference path. */
 function referenceClient(env: Environment, task: Task): ChatClient {
+  if (plantedGoalPath(task)) return new ScriptedClient(plantedPathPolicy([task], (reply) => env.parser.formatAnswer(reply)));
   return new ScriptedClient(() => (typeof task.answer === 'string' ? env.parser.formatAnswer(task.answer) : ''));
+}
+
+/** Whether a task without a reference answer is planted with a goal (a write) and a reference path that ends in it. */
+function plantedGoalPath(task: Task): boolean {
+  return (typeof task.answer !== 'string' || task.answer === '') && task.info?.goal !== undefined && plantedPathOf(task) !== undefined;
 }
 
 function describeFailure(split: 'train' | 'eval', taskIndex: number, trajectory: Trajectory): ValidationFailure {

@@ -2,11 +2,12 @@
  * The one description of a loaded environment that a host receives (`EnvironmentInfo`), built beside
  * environment code by the browser sandbox and the CLI's QuickJS guest alike, so the two hosts learn
  * the same fields: class, task counts, rewards and group rewards with their weights, metric kinds,
- * pass threshold, tools and the parser's answer template.
+ * pass threshold, tools, the parser's answer template and how many tasks have a planted reference path.
  *
  * It only reads the environment; what the host does with the description is the host's job.
  */
 import { MultiTurnEnv, toPlainData, type Environment, type ToolSchema } from '../envs/index.ts';
+import { plantedPathOf } from '../envs/studio/index.ts';
 import { ANSWER_PLACEHOLDER, type EnvironmentInfo } from './protocol.ts';
 
 /** What a host learns of `env`, as plain data; `unusedArgWarnings` are the warnings of watchEnvArgs, kept only when there are any. */
@@ -14,6 +15,7 @@ export function describeEnvironment(env: Environment, unusedArgWarnings: string[
   const { rubric } = env;
   // A hostile or hand-made environment may bring an object that only looks like a Rubric or a Parser.
   const groupRewards = rubric.groupRewards ?? [];
+  const plantedPaths = env.demonstrationTasks.filter((task) => plantedPathOf(task) !== undefined).length;
   return {
     name: env.name,
     kind: Object.getPrototypeOf(env)?.constructor?.name ?? 'Environment',
@@ -27,5 +29,6 @@ export function describeEnvironment(env: Environment, unusedArgWarnings: string[
     ...(typeof env.parser?.formatAnswer === 'function' ? { answerTemplate: String(env.parser.formatAnswer(ANSWER_PLACEHOLDER)) } : {}),
     ...(groupRewards.length > 0 ? { groupRewardNames: groupRewards.map((reward) => reward.name), groupRewardWeights: groupRewards.map((reward) => reward.weight) } : {}),
     ...(unusedArgWarnings.length > 0 ? { unusedArgWarnings } : {}),
+    ...(plantedPaths > 0 ? { plantedPaths } : {}),
   };
 }

@@ -177,6 +177,7 @@ function checkInfo(info: unknown, what: string): asserts info is EnvironmentInfo
     throw new Invalid(`${what} with metric kinds that are not names`);
   if (info.answerTemplate !== undefined && typeof info.answerTemplate !== 'string') throw new Invalid(`${what} with an answer template that is not a string`);
   if (info.tools !== undefined && !Array.isArray(info.tools)) throw new Invalid(`${what} with tools that are not an array`);
+  if (info.plantedPaths !== undefined && !isId(info.plantedPaths)) throw new Invalid(`${what} with a count of planted paths that is not a whole number`);
   if (info.unusedArgWarnings !== undefined) {
     if (!Array.isArray(info.unusedArgWarnings) || !info.unusedArgWarnings.every((warning) => typeof warning === 'string')) throw new Invalid(`${what} with argument warnings that are not texts`);
     info.unusedArgWarnings = info.unusedArgWarnings.slice(0, MAX_REWARD_FUNCTIONS).map((warning: string) => capText(warning, MAX_ERROR_CHARS));

@@ -34,6 +34,8 @@ export interface EnvironmentInfo {
   groupRewardWeights?: number[];
   /** One warning per argument key that loadEnvironment(args) never read (with the key it likely meant); absent when every key was read. */
   unusedArgWarnings?: string[];
+  /** How many of the demonstration tasks were planted backwards with a reference path (`info.planted`), which a warm-up can play; absent when none. */
+  plantedPaths?: number;
 }
 
 /** What `answerTemplate` holds in place of the answer. */

@@ -3,8 +3,8 @@
  * byte-level model shipped with the app, learns to reverse short texts — first by SFT on
  * demonstrations made by the environment's expert, then by GRPO on its own samples, scored by LCS
  * similarity (the tiny from-scratch model runs the same lesson, and learns far less). One table of
- * settings, shared by the playground, `npm run bench:learn` and the docs; and lesson 6 (Wordle with
- * nano), with `lessonPreset` for `tabrl train --lesson`. A lesson is a row of overrides of the
+ * settings, shared by the playground, `npm run bench:learn` and the docs; lesson 6 (Wordle with
+ * nano) and lesson 7 (nano on tasks planted backwards), with `lessonPreset` for `tabrl train --lesson`. A lesson is a row of overrides of the
  * one table of training settings (training-settings.ts): it names only the knobs it sets otherwise.
  */
 import type { TrainingRunOptions } from './training-run.ts';
@@ -88,6 +88,42 @@ export const WORDLE_LESSON_QUICK_SETTINGS: TrainingOverrides = {
 /** Lesson 6's quick options (its row over the table's defaults). */
 export const WORDLE_LESSON_QUICK_OPTIONS: TrainingRunOptions = trainingRunOptionsFrom(withOverrides(WORDLE_LESSON_QUICK_SETTINGS));
 
+/**
+ * Lesson 7's environment: the Parcelo tasks planted backwards (the lesson's file,
+ * src/ui/features/lessons/sources/parcel-desk.ts, whose environment is named parcel-desk; the tab
+ * opens it, `tabrl train FILE --lesson` finds this row by that name).
+ */
+export const PARCEL_LESSON_ENVIRONMENT = { name: 'parcel-desk', args: {} } as const;
+
+/** The model lesson 7 trains: nano, which has never seen a tool call. */
+export const PARCEL_LESSON_MODEL = 'nano';
+
+/**
+ * Lesson 7's settings ("An agent for a tool you cannot call"): measure nano on the 12 held-out
+ * planted tasks (greedy), warm it up on demonstrations written from the 20 training tasks' planted
+ * paths (the tool calls in the harness's format, then the answer: one per task, 160 steps of 4), measure,
+ * 10 GRPO steps of 2 tasks × 4 answers at temperature 1, measure. A turn gets 128 tokens: the
+ * longest call, a reschedule, takes 114 bytes in the byte tokenizer's `<tool_call>` form. Measured in BENCHMARKS.md ("lesson 7: a warm-up on planted paths").
+ */
+export const PARCEL_LESSON_SETTINGS: TrainingOverrides = {
+  maxTokens: 128,
+  evalTasks: 12,
+  demonstrations: 20,
+  sftSteps: 160,
+  sftBatchSize: 4,
+  grpoSteps: 10,
+  tasksPerStep: 2,
+  groupSize: 4,
+  temperature: 1,
+  checkpointEvery: 0,
+};
+
+/** Lesson 7's training options (its row over the table's defaults). */
+export const PARCEL_LESSON_OPTIONS: TrainingRunOptions = trainingRunOptionsFrom(withOverrides(PARCEL_LESSON_SETTINGS));
+
+/** Lesson 7 cut to a few minutes: fewer warm-up steps, two GRPO steps, six tasks measured. */
+export const PARCEL_LESSON_QUICK_SETTINGS: TrainingOverrides = { ...PARCEL_LESSON_SETTINGS, evalTasks: 6, sftSteps: 20, grpoSteps: 2 };
+
 /** A lesson's preset as `tabrl train --lesson` applies it: environment arguments, model and options. */
 export interface LessonPreset {
   envArgs: Record<string, unknown>;
@@ -95,8 +131,10 @@ export interface LessonPreset {
   options: TrainingRunOptions;
 }
 
-/** The preset of the lesson that trains `envName` (reverse-text: the default lesson; wordle: lesson 6), full or quick; undefined for other environments. */
+/** The preset of the lesson that trains `envName` (reverse-text: the default lesson; wordle: lesson 6; parcel-desk: lesson 7's file), full or quick; undefined for other environments. */
 export function lessonPreset(envName: string, quick: boolean): LessonPreset | undefined {
+  if (envName === PARCEL_LESSON_ENVIRONMENT.name)
+    return { envArgs: { ...PARCEL_LESSON_ENVIRONMENT.args }, model: PARCEL_LESSON_MODEL, options: quick ? trainingRunOptionsFrom(withOverrides(PARCEL_LESSON_QUICK_SETTINGS)) : PARCEL_LESSON_OPTIONS };
   if (envName === WORDLE_LESSON_ENVIRONMENT.name)
     return { envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: WORDLE_LESSON_MODEL, options: quick ? WORDLE_LESSON_QUICK_OPTIONS : WORDLE_LESSON_OPTIONS };
   if (envName === DEFAULT_LESSON_ENVIRONMENT.name) {
@@ -111,6 +149,7 @@ export function lessonPreset(envName: string, quick: boolean): LessonPreset | un
 
 /** The row of the lesson that trains `envName` (the overrides `tabrl train --lesson` puts under the flags), full or quick; undefined for other environments. */
 export function lessonSettings(envName: string, quick: boolean): TrainingOverrides | undefined {
+  if (envName === PARCEL_LESSON_ENVIRONMENT.name) return quick ? PARCEL_LESSON_QUICK_SETTINGS : PARCEL_LESSON_SETTINGS;
   if (envName === WORDLE_LESSON_ENVIRONMENT.name) return quick ? WORDLE_LESSON_QUICK_SETTINGS : WORDLE_LESSON_SETTINGS;
   if (envName === DEFAULT_LESSON_ENVIRONMENT.name) return quick ? DEFAULT_LESSON_QUICK_SETTINGS : DEFAULT_LESSON_SETTINGS;
   return undefined;

@@ -5,7 +5,7 @@
  * builds those parts around the model and runs the one training session (training-session.ts);
  * the engine worker builds its own parts around the same session. It knows nothing of its caller.
  */
-import { evaluate, MultiTurnEnv, type ChatClient, type Environment } from '../envs/index.ts';
+import { evaluate, MultiTurnEnv, type ChatClient, type Environment, type ToolSchema } from '../envs/index.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import type { Decoder } from '../gpu/inference/decoder.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
@@ -38,6 +38,18 @@ export interface TrainingModel {
   tokenizer: Tokenizer;
   /** Builds the sampling decoder over the backend's weights (default: the CPU decoder, which copies them at each sync); the WebGPU decoder keeps sampling on the GPU. */
   createDecoder?: (backend: ModelBackend) => Promise<Decoder>;
+}
+
+/**
+ * The tools the model sees in `env`'s prompts, which the warm-up's transcripts must be rendered with
+ * (as sampling renders them): a MultiTurnEnv's own, or those an environment running in another
+ * process described when it loaded (`info.tools`: tabrl's isolated environment files); none otherwise.
+ */
+export function environmentTools(env: Environment): ToolSchema[] | undefined {
+  const own = env instanceof MultiTurnEnv ? env.tools : undefined;
+  if (own) return own;
+  const described = (env as { info?: { tools?: unknown } }).info?.tools;
+  return Array.isArray(described) && described.length > 0 ? (described as ToolSchema[]) : undefined;
 }
 
 /** Runs measure → warm-up → measure → GRPO → measure on one model, with `env` in this process. */
@@ -80,7 +92,7 @@ export async function runTraining(env: Environment, model: TrainingModel, expert
             `the ${data.rollouts} expert demonstrations: ${data.brokenRewards}; the run stops rather than warm up on rollouts picked by rewards that measure nothing. Fix the reward function and train again`,
           );
         if (data.examples.length === 0) throw new Error(`${env.name}: none of the ${data.rollouts} expert rollouts passed, so there is nothing to warm up on`);
-        const tools = env instanceof MultiTurnEnv ? env.tools : undefined;
+        const tools = environmentTools(env);
         return data.examples.map((example) => tokenizeTranscript(model.tokenizer, example.messages, tools));
       },
       checkpoints: hooks.checkpoints ?? { save: async (position) => hooks.onCheckpoint?.(position) },

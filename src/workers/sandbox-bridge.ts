@@ -19,7 +19,17 @@
 import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
 import type { ChatClient, EvaluationSummary, RolloutRecord, SamplingArgs } from '../envs/index.ts';
-import type { CompletionOutcome, EnvironmentInfo, RolloutStart, SandboxApi, SandboxEvaluateOptions, SandboxHost, SandboxJudgeHost, SandboxTrajectory } from './sandbox/protocol.ts';
+import type {
+  CompletionOutcome,
+  EnvironmentInfo,
+  RolloutStart,
+  SandboxApi,
+  SandboxEvaluateOptions,
+  SandboxHost,
+  SandboxJudgeHost,
+  SandboxSimulatorHost,
+  SandboxTrajectory,
+} from './sandbox/protocol.ts';
 import { answerCall } from '../isolation/relay.ts';
 import { checkEnvironmentInfo, checkTrajectories, type CheckedValue } from '../isolation/message-check.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../isolation/protocol.ts';
@@ -95,6 +105,15 @@ export interface LentJudge {
   label: string;
 }
 
+/** A tool simulator the app lends the environment: its client stays here; the sandbox gets `args.simulatorClient` (with `args.simulatorModel`), whose calls come back to it. */
+export interface LentSimulator {
+  client: ChatClient;
+  /** The model name the environment receives as `args.simulatorModel`. */
+  model: string;
+  /** What the person picked, for messages and the run's record ("endpoint qwen at https://..."). */
+  label: string;
+}
+
 /** What a sandbox session needs: the environment file, its arguments and the policy that answers its model calls. */
 export interface SandboxSessionRequest {
   /** The environment module as CommonJS JavaScript (`require('tabrl')`, `exports.default`). */
@@ -106,6 +125,8 @@ export interface SandboxSessionRequest {
   client: ChatClient;
   /** A judge to lend the environment as `args.judgeClient` (with `args.judgeModel`); its failure stops the session with a `JudgeFailedError`. */
   judge?: LentJudge;
+  /** A tool simulator to lend the environment as `args.simulatorClient` (with `args.simulatorModel`); its failures end the rollouts that called it, as environment errors. */
+  simulator?: LentSimulator;
   /** Milliseconds environment code may run without returning (default 5000). */
   timeLimitMs?: number;
   createFrame: CreateSandboxFrame;
@@ -173,7 +194,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   let disposed = false;
   let lastSignOfLife = Date.now() + STARTUP_GRACE_MS;
   let pendingModelCalls = 0;
-  /** Judge calls in flight: they are made from environment code, so the rollouts' clocks wait for them. */
+  /** Judge and simulator calls in flight: they are made from environment code, so the rollouts' clocks wait for them. */
   let pendingJudgeCalls = 0;
   /** Calls into the sandbox in flight: while there are none, silence is no sign of a stuck worker. */
   let callsInFlight = 0;
@@ -265,6 +286,26 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     },
   };
 
+  // The lent simulator: called from environment code (a simulated tool) like the judge, so its calls
+  // hold the clocks the same way; a failure is the rollout's (the environment records a SimulatorError).
+  const lentSimulator = request.simulator;
+  const simulatorHost: SandboxSimulatorHost | undefined = lentSimulator && {
+    async simulatorCompletion(simulatorRequest) {
+      alive();
+      pendingModelCalls += 1;
+      pendingJudgeCalls += 1;
+      try {
+        return await answerCall(lentSimulator.client, simulatorRequest, modelCalls.signal);
+      } finally {
+        pendingModelCalls -= 1;
+        pendingJudgeCalls -= 1;
+        const now = Date.now();
+        for (const rollout of active.values()) if (!rollout.waitingForModel) rollout.since = Math.max(rollout.since, now);
+        alive();
+      }
+    },
+  };
+
   /** Runs one call into the sandbox, under the watchdog, failing fast when the sandbox fails. */
   const call = async <T>(run: () => Promise<T>): Promise<T> => {
     if (disposed) throw new Error(`the sandbox of "${environmentName}" was shut down`);
@@ -308,8 +349,10 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     // only then does loading start, with the plain time limit the failure message states.
     await call(() => api.abort());
     lastSignOfLife = Date.now();
-    const args = lentJudge ? { ...request.args, judgeModel: lentJudge.model } : request.args;
-    info = checked(checkEnvironmentInfo(await call(() => api.loadEnvironment(request.code, args, judgeHost && Comlink.proxy(judgeHost))), DEFAULT_MAX_MESSAGE_BYTES));
+    const args = { ...request.args, ...(lentJudge ? { judgeModel: lentJudge.model } : {}), ...(lentSimulator ? { simulatorModel: lentSimulator.model } : {}) };
+    info = checked(
+      checkEnvironmentInfo(await call(() => api.loadEnvironment(request.code, args, judgeHost && Comlink.proxy(judgeHost), simulatorHost && Comlink.proxy(simulatorHost))), DEFAULT_MAX_MESSAGE_BYTES),
+    );
   } catch (error) {
     dispose();
     throw error;

@@ -159,6 +159,67 @@ describe('studio', () => {
     await context.close();
   });
 
+  test("the tab's own tool simulator: an endpoint picked in the Tool simulator card answers lesson 7's tools, and the evaluation records it", async () => {
+    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    await waitForEditor(page);
+    await page.getByTestId('lesson-picker').selectOption('7');
+    await page.getByTestId('lesson-start').click();
+    await waitForEditor(page, 'Lesson 7: an agent for a tool you cannot call');
+    const json = { 'content-type': 'application/json', 'access-control-allow-origin': '*' };
+    // The simulator endpoint: one record for any call, a parcel the traces never had at that place.
+    const simulatorPrompts: string[] = [];
+    await page.route('http://simulator.invalid/v1/chat/completions', (route) => {
+      simulatorPrompts.push(String(JSON.parse(route.request().postData() ?? '{}').messages?.[0]?.content ?? ''));
+      return route.fulfill({ status: 200, headers: json, body: JSON.stringify({ id: 's', object: 'chat.completion', model: 'sim-m', choices: [{ index: 0, message: { role: 'assistant', content: '{"tracking_id":"PX-1005","status":"lost","location":"Oslo hub","eta":"2026-04-01"}' }, finish_reason: 'stop' }] }) });
+    });
+    // The policy endpoint: tracks PX-1005 (recorded in the traces, planted in no task), then answers with the location it was told.
+    const toolReplies: string[] = [];
+    await page.route('http://policy.invalid/v1/chat/completions', (route) => {
+      const messages = JSON.parse(route.request().postData() ?? '{}').messages as Array<{ role: string; content: string }>;
+      const tool = messages.findLast((message) => message.role === 'tool');
+      if (tool) toolReplies.push(tool.content);
+      const message = tool
+        ? { role: 'assistant', content: String(JSON.parse(tool.content).location) }
+        : { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'track_parcel', arguments: '{"tracking_id":"PX-1005"}' } }] };
+      return route.fulfill({ status: 200, headers: json, body: JSON.stringify({ id: 'p', object: 'chat.completion', model: 'm', choices: [{ index: 0, message, finish_reason: tool ? 'stop' : 'tool_calls' }] }) });
+    });
+    await page.getByTestId('policy-endpoint').click();
+    await fillFields(page, { 'endpoint-base-url': 'http://policy.invalid/v1' });
+    // The lesson's file takes a simulator, so the card is there; nothing is lent until one is picked.
+    expect(await page.getByTestId('simulator-kind-lent').textContent()).toContain('Nothing is lent');
+    await page.getByTestId('simulator-kind').selectOption('endpoint');
+    await fillFields(page, { 'simulator-base-url': 'http://simulator.invalid/v1', 'simulator-model': 'sim-m' });
+    expect(await page.getByTestId('simulator-kind-lent').textContent()).toContain('endpoint sim-m at http://simulator.invalid/v1 as args.simulatorClient');
+    await fillFields(page, { 'setting-numTasks': '2', 'setting-rolloutsPerTask': '1' });
+    await page.getByTestId('evaluate').click();
+    await waitForSummary(page);
+    expect(await page.getByTestId('run-simulator').textContent()).toBe('simulator: endpoint sim-m at http://simulator.invalid/v1');
+    expect(simulatorPrompts).toHaveLength(2);
+    expect(simulatorPrompts[0]).toContain('You simulate the tool "track_parcel"');
+    expect(toolReplies).toEqual([expect.stringContaining('Oslo hub'), expect.stringContaining('Oslo hub')]);
+    await page.getByTestId('run-simulator').scrollIntoViewIfNeeded();
+    await screenshot(page, 'simulator-run-summary');
+    await page.getByTestId('simulator-panel').scrollIntoViewIfNeeded();
+    await screenshot(page, 'simulator-card-endpoint');
+    // The Studio's Simulated tools card shows the same choice.
+    await openStudio(page, 'traces');
+    await page.getByTestId('traces-add-sample').click();
+    expect(await page.getByTestId('studio-simulator').inputValue()).toBe('endpoint');
+    await page.getByTestId('studio-simulator').scrollIntoViewIfNeeded();
+    await screenshot(page, 'studio-simulator-choice');
+    // Back to the offline simulator: the next evaluation lends none and records none.
+    await page.getByTestId('studio-simulator').selectOption('heuristic');
+    await page.getByTestId('tab-editor').click();
+    await page.getByTestId('evaluate').click();
+    await expect.poll(() => toolReplies.length, { timeout: 60_000 }).toBe(4);
+    await waitForSummary(page);
+    await expect.poll(() => page.getByTestId('run-simulator').textContent()).toBe('simulator: none lent (the file’s own)');
+    expect(toolReplies.slice(2)).toEqual([expect.stringContaining('Turin hub'), expect.stringContaining('Turin hub')]);
+    expect(simulatorPrompts).toHaveLength(2);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
   test('calibration of the generated file against the scripted student: labels, histogram, Use learnable tasks', async () => {
     const { context, page, pageErrors } = await openPage(browser, appUrl);
     await waitForEditor(page);

@@ -45,6 +45,7 @@ export {
   type ToolSimulatorOptions,
 } from './tool-simulator.ts';
 export { ScriptedSimulatorClient, answerSimulatorPrompt, SCRIPTED_SIMULATOR_NO_RECORD } from './scripted-simulator.ts';
+export { applyEpisodeWrites, failedWriteResult, isWriteTool, writtenFieldNames, type WrittenFieldNames } from './backend-writes.ts';
 export { SimulatedToolEnv, episodeKey, type SimulatedToolState, type SimulatedToolEnvOptions } from './simulated-tool-env.ts';
 export {
   splitHeldOut,
@@ -62,6 +63,7 @@ export {
 } from './fidelity.ts';
 export { plantedEnvironmentTask, verifyBackwardsTasks, PLANTED_SYSTEM_PROMPT, type VerifiedPlantedTask, type VerifyBackwardsOptions } from './backwards.ts';
 export { plantBackwardsTasks, PLANT_KINDS, type PlantedTask, type PlantKind } from './planting.ts';
+export { plantedPathOf, plantedPathPolicy, PLANTED_WRITE_REPLY, type PlantedPath } from './planted-path.ts';
 export { plantedGoalOf, reachedPlantedGoal, reachedStateReward, type PlantedGoal } from './planted-goal.ts';
 export { plantedQuestionPrompt, requiredMentions, writePlantedQuestions, type PlantedQuestionOptions, type WrittenQuestion } from './planted-questions.ts';
 export { HeuristicToolSolverClient, HEURISTIC_TOOL_SOLVER_UNKNOWN } from './heuristic-tool-solver.ts';

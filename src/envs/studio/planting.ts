@@ -18,6 +18,7 @@
 import type { ToolRecord } from './tool-records.ts';
 import type { PlantedGoal } from './planted-goal.ts';
 import { canonicalJson } from './tool-retrieval.ts';
+import { failedWriteResult, isWriteTool } from './backend-writes.ts';
 import { hashText } from './tool-simulator.ts';
 
 /** The kinds of planted task, in the order `plantBackwardsTasks` cycles through them. */
@@ -46,9 +47,6 @@ export interface PlantedTask {
   /** Who wrote the question: the template here, or a generator model (planted-questions.ts). */
   questionSource?: 'template' | 'generator';
 }
-
-/** Tool names that write: a verb that changes the backend's state. */
-const WRITE_TOOL = /^(set|update|reschedule|schedule|change|create|add|cancel|delete|remove|assign|move|book|send|mark|rename|edit|modify|post|put|patch)(_|[A-Z]|$)/;
 
 /** Plants up to `count` tasks of `kinds` (default all three), cycling through the kinds the records allow; seeded. */
 export function plantBackwardsTasks(records: readonly ToolRecord[], count: number, seed: number, kinds: readonly PlantKind[] = PLANT_KINDS): PlantedTask[] {
@@ -126,7 +124,7 @@ function plantChain(records: readonly ToolRecord[], links: readonly Link[], rand
 
 function plantWrite(records: readonly ToolRecord[], links: readonly Link[], random: Random, used: ReadonlySet<string>): Omit<PlantedTask, 'id'> | undefined {
   const template = pick(
-    records.filter((record) => WRITE_TOOL.test(record.tool) && Object.keys(record.arguments).length >= 2 && typeof Object.values(record.arguments)[0] === 'string' && !failed(record)),
+    records.filter((record) => isWriteTool(record.tool) && Object.keys(record.arguments).length >= 2 && typeof Object.values(record.arguments)[0] === 'string' && !failedWriteResult(record.result)),
     random,
     'write',
   );
@@ -184,12 +182,6 @@ function plantWrite(records: readonly ToolRecord[], links: readonly Link[], rand
   };
 }
 
-/** A recorded write that failed (its result has an "error" field, or "ok"/"success" false): no template for a goal that is reached. */
-function failed(record: ToolRecord): boolean {
-  const result = parseJson(record.result) as Record<string, unknown> | undefined;
-  return typeof result === 'object' && result !== null && ('error' in result || result.ok === false || result.success === false);
-}
-
 /** A listing tool's record whose result names a reading tool's argument value. */
 interface Link {
   list: ToolRecord;
@@ -206,7 +198,7 @@ function findLinks(records: readonly ToolRecord[]): Link[] {
     for (const [argument, value] of Object.entries(read.arguments)) {
       if (typeof value !== 'string' || value === '') continue;
       for (const list of records) {
-        if (list.tool === read.tool || WRITE_TOOL.test(list.tool) || stringLeaves(list.arguments).includes(value)) continue;
+        if (list.tool === read.tool || isWriteTool(list.tool) || stringLeaves(list.arguments).includes(value)) continue;
         if (stringLeaves(parseJson(list.result)).includes(value)) links.push({ list, read, argument, value });
       }
     }

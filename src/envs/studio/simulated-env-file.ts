@@ -4,8 +4,8 @@
  * calls retrieval reads, and the corrections of refinement rounds, all as data in the file. Its tools
  * are answered by the offline scripted simulator (nearest recorded call), by the simulator model
  * tabrl lends as `args.simulatorClient` (`--simulator-*`; used whenever one is lent, unless the
- * environment argument `simulator` says otherwise), or with `simulator: "judge"` by the lent judge
- * (the tab, which lends one model as the judge).
+ * environment argument `simulator` says otherwise; the tab lends its Tool simulator card's choice the
+ * same way), or with `simulator: "judge"` by the lent judge.
  * Scoring: 'exact' (the final answer against the planted one) or 'judge-grade' (a judge grades the
  * final answer 0–10 with the trace's answer as a guide). Text only; nothing is written here.
  */

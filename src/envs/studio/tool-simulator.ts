@@ -2,7 +2,9 @@
  * Simulated tools: a tool that cannot be called is answered by a simulator model, prompted with the
  * tool's schema, the recorded calls of the same tool closest to this call (tool-retrieval.ts), the
  * facts of the episode's simulated backend (answers planted before the episode, and the calls made
- * so far, which later calls read), and corrections from refinement rounds. Results are consistent:
+ * so far, which later calls read), and corrections from refinement rounds. A write changes what
+ * later reads of the same entity return, whoever answers them (backend-writes.ts): every result is
+ * given after the episode's earlier writes are applied to it. Results are consistent:
  * a call repeated in an episode gets its first result, and every episode of the same task (a GRPO
  * group) that makes the same calls in the same order gets the same results (one cache per
  * simulator, keyed by the task's episode key and the calls so far; the model is asked at temperature
@@ -20,6 +22,7 @@ import type { ToolSchema } from '../types.ts';
 import { errorMessage } from '../../common/error-message.ts';
 import type { ToolRecord } from './tool-records.ts';
 import { canonicalJson, nearestRecords } from './tool-retrieval.ts';
+import { applyEpisodeWrites, writtenFieldNames, type WrittenFieldNames } from './backend-writes.ts';
 
 /** A simulator call that failed (`failed`: unreachable, refused) or whose reply is no usable result (`garbage`: empty, not JSON where the tool answers JSON). */
 export class SimulatorError extends Error {
@@ -91,19 +94,26 @@ export class ToolSimulator {
   private readonly inFlight = new Map<string, number>();
   /** Simulator model calls made (cache hits are not counted). */
   calls = 0;
+  /** Which result fields each recorded write's arguments are echoed in (backend-writes.ts). */
+  private readonly writtenFields: WrittenFieldNames;
 
   constructor(readonly options: ToolSimulatorOptions) {
     this.tools = new Map(options.tools.map((tool) => [tool.function.name, tool]));
+    this.writtenFields = writtenFieldNames(options.records);
   }
 
-  /** The result of `call` in the episode `backend`; the call and its result are added to the backend's calls. */
+  /** The result of `call` in the episode `backend`, after the episode's earlier writes; the call and that result are added to the backend's calls. */
   async simulate(call: SimulatedCall, backend: SimulatedBackend): Promise<string> {
+    const result = applyEpisodeWrites(await this.answer(call, backend), call, backend.calls, this.writtenFields);
+    backend.calls.push({ tool: call.tool, arguments: call.arguments, result });
+    return result;
+  }
+
+  /** The result of `call` before the episode's writes: a repeated call's earlier result, else the simulator's (cached per group). */
+  private async answer(call: SimulatedCall, backend: SimulatedBackend): Promise<string> {
     const args = canonicalJson(call.arguments);
     const repeated = [...backend.planted, ...backend.calls].findLast((record) => record.tool === call.tool && canonicalJson(record.arguments) === args);
-    if (repeated) {
-      backend.calls.push({ tool: call.tool, arguments: call.arguments, result: repeated.result });
-      return repeated.result;
-    }
+    if (repeated) return repeated.result;
     const path = `${backend.calls.map((record) => `${record.tool}${canonicalJson(record.arguments)}`).join(';')}|${call.tool}${args}`;
     const key = `${backend.key}|${path}`;
     const cache = this.groupCache(backend.key);
@@ -113,9 +123,7 @@ export class ToolSimulator {
       cache.set(path, pending);
       pending.catch(() => cache.delete(path));
     }
-    const result = await pending;
-    backend.calls.push({ tool: call.tool, arguments: call.arguments, result });
-    return result;
+    return pending;
   }
 
   /** Marks an episode of the group `key` as running: the group's cached results stay until it ends. */

@@ -17,6 +17,7 @@ import { TrainingSettingsPanel } from '../features/training/TrainingSettingsPane
 import { TrainingView } from '../features/training/TrainingView.tsx';
 import { RunsView } from '../features/runs/RunsView.tsx';
 import { JudgePanel } from '../features/judge/JudgePanel.tsx';
+import { SimulatorPanel } from '../features/judge/SimulatorPanel.tsx';
 import { StudioView } from '../features/studio/StudioView.tsx';
 import { LessonPanel } from '../features/lessons/LessonPanel.tsx';
 import { followLessonLink } from '../features/lessons/lesson-actions.ts';
@@ -112,6 +113,9 @@ export function App() {
           </ErrorBoundary>
           <ErrorBoundary area="The judge card">
             <JudgePanel />
+          </ErrorBoundary>
+          <ErrorBoundary area="The tool simulator card">
+            <SimulatorPanel />
           </ErrorBoundary>
           <ErrorBoundary area="The settings">
             <SettingsPanel />

@@ -7,6 +7,7 @@
 import { readApiKey } from '../features/models/api-key.ts';
 import { createFromBuiltin, DEFAULT_BUILTIN } from '../features/environment/environment-actions.ts';
 import { restoreJudge } from '../features/judge/judge-actions.ts';
+import { restoreSimulator } from '../features/judge/simulator-actions.ts';
 import { restoreInTabModel } from '../features/models/model-actions.ts';
 import { restorePolicy } from '../features/policy/policy-actions.ts';
 import { readStoredSetup, rememberSetup } from './setup-storage.ts';
@@ -24,6 +25,7 @@ export async function initPlayground(): Promise<void> {
   restoreInTabModel();
   restoreWebLLMModel();
   restoreJudge();
+  restoreSimulator();
   // The setup chosen before the reload (by the person or Start lesson); a share link's, once accepted, replaces it.
   const setup = readStoredSetup();
   store.getState().setSettings(setup.settings);

@@ -15,11 +15,12 @@ import { createPolicySlice, type PolicySlice } from '../features/policy/policy-s
 import { createTrainingSlice, type TrainingSlice } from '../features/training/training-slice.ts';
 import { createTransferSlice, type TransferSlice } from '../features/transfer/transfer-slice.ts';
 import { createJudgeSlice, type JudgeSlice } from '../features/judge/judge-slice.ts';
+import { createSimulatorSlice, type SimulatorSlice } from '../features/judge/simulator-slice.ts';
 import { createStudioSlice, type StudioSlice } from '../features/studio/studio-slice.ts';
 import { createLessonSlice, type LessonSlice } from '../features/lessons/lesson-slice.ts';
 
 /** The whole store's state. */
-export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice & TrainingSlice & ChatSlice & TransferSlice & JudgeSlice & StudioSlice & LessonSlice;
+export type PlaygroundState = EditorSlice & PolicySlice & EvaluationSlice & TrainingSlice & ChatSlice & TransferSlice & JudgeSlice & SimulatorSlice & StudioSlice & LessonSlice;
 
 /** Every feature's slice as one state creator (the app's store below; tests build fresh stores from it). */
 export const createPlaygroundState: StateCreator<PlaygroundState> = (...args) => ({
@@ -30,6 +31,7 @@ export const createPlaygroundState: StateCreator<PlaygroundState> = (...args) =>
   ...createChatSlice(...args),
   ...createTransferSlice(...args),
   ...createJudgeSlice(...args),
+  ...createSimulatorSlice(...args),
   ...createStudioSlice(...args),
   ...createLessonSlice(...args),
 });

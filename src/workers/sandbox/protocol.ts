@@ -37,6 +37,17 @@ export interface SandboxJudgeHost {
   judgeCompletion(request: SandboxChatRequest): Promise<CompletionOutcome>;
 }
 
+/**
+ * The tool simulator the app lends an environment (passed with `Comlink.proxy` to `loadEnvironment`):
+ * the sandbox gives it to `loadEnvironment(args)` as `args.simulatorClient`, a client whose calls
+ * come here. The app holds the real simulator and any key; a simulator that fails ends the rollout
+ * that called it with an environment error (environments with simulated tools record it), as in tabrl.
+ */
+export interface SandboxSimulatorHost {
+  /** Answers one simulator call. */
+  simulatorCompletion(request: SandboxChatRequest): Promise<CompletionOutcome>;
+}
+
 /** Evaluation settings, as `evaluate` takes them minus the callbacks. */
 export interface SandboxEvaluateOptions {
   numTasks?: number;
@@ -46,6 +57,8 @@ export interface SandboxEvaluateOptions {
   model: string;
   /** Which tasks: the held-out evaluation set (default), the training set, or the environment's demonstration tasks (for warm-up demonstrations; the training set unless it sets them apart). */
   split?: 'eval' | 'train' | 'demonstration';
+  /** Who plays: the app's client (default), or the tasks' planted reference paths, played in the sandbox (a warm-up's teacher for tasks planted backwards; `EnvironmentInfo.plantedPaths`). */
+  policy?: 'host' | 'planted-paths';
 }
 
 /** What an evaluation in the sandbox returns (the records already streamed through `recordFinished`). */
@@ -59,9 +72,10 @@ export interface SandboxEvaluateResult {
 export interface SandboxApi {
   /**
    * Runs an environment module (CommonJS text, `require('tabrl')` available) and calls its default
-   * export with `args`, plus `args.judgeClient` relayed to `judge` when the app lends one.
+   * export with `args`, plus `args.judgeClient` relayed to `judge` and `args.simulatorClient` relayed
+   * to `simulator` when the app lends them.
    */
-  loadEnvironment(code: string, args: Record<string, unknown>, judge?: SandboxJudgeHost): Promise<EnvironmentInfo>;
+  loadEnvironment(code: string, args: Record<string, unknown>, judge?: SandboxJudgeHost, simulator?: SandboxSimulatorHost): Promise<EnvironmentInfo>;
   /** Evaluates the loaded environment; model calls go back through `host`. */
   evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult>;
   /** Rolls out training task `taskIndex` once (for GRPO); model calls go back through `host`. Errors are in the trajectory. */

@@ -1,15 +1,16 @@
 /**
  * The API the sandbox worker exposes, apart from how a module's text is run (that needs the
  * worker's `importScripts`, see runtime.ts): load an environment (with a lent judge as
- * `args.judgeClient`), evaluate it, roll out training tasks and score their groups, abort. Model and judge calls go back
+ * `args.judgeClient` and a lent tool simulator as `args.simulatorClient`), evaluate it, roll out training tasks and score their groups, abort. Model, judge and simulator calls go back
  * to the app through the host objects it is given. Loading, the description, rollouts and group
  * scoring are the isolation layer's (src/isolation), shared with the CLI's QuickJS guest; this adds
  * comlink's shape, rollout ids and evaluation. Pure enough to run in Node against a fake port.
  */
-import { evaluate, type ChatClient, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
+import { evaluate, ScriptedClient, type ChatClient, type Environment, type RolloutRecord, type SamplingArgs, type Task, type RolloutOptions } from '../../envs/index.ts';
 import type { SandboxApi, SandboxEvaluateOptions, SandboxEvaluateResult, SandboxHost, SandboxTrajectory } from './protocol.ts';
 import { toPlainData } from '../../envs/plain-data.ts';
 import { relayedClient } from '../../isolation/relay.ts';
+import { plantedPathOf, plantedPathPolicy } from '../../envs/studio/index.ts';
 import { describeEnvironment } from '../../isolation/environment-info.ts';
 import { loadEnvironmentModule } from '../../isolation/environment-module.ts';
 import { runRollout, scoreGroupOf, taskOf } from '../../isolation/hosted-rollout.ts';
@@ -32,9 +33,10 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
   }
 
   return {
-    async loadEnvironment(code, args, judge) {
+    async loadEnvironment(code, args, judge, simulator) {
       const judgeClient = judge ? relayedClient((request) => judge.judgeCompletion(request)) : undefined;
-      const loaded = await loadEnvironmentModule(runModule(code), args, { judgeClient });
+      const simulatorClient = simulator ? relayedClient((request) => simulator.simulatorCompletion(request)) : undefined;
+      const loaded = await loadEnvironmentModule(runModule(code), args, { judgeClient, simulatorClient });
       environment = loaded.environment;
       return describeEnvironment(loaded.environment, loaded.unusedArgWarnings);
     },
@@ -46,6 +48,9 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       // evaluate() does not say which rollout of a task it starts; rollouts of one task start in order.
       const started = new Map<number, number>();
       const rollout = env.rollout.bind(env);
+      // A planted task's reference path is played here, where the tasks are: the app gets the records.
+      const tasks = options.split === 'train' ? env.dataset : options.split === 'demonstration' ? env.demonstrationTasks : env.evaluationTasks;
+      const plantedPaths = options.policy === 'planted-paths' ? plantedPathsClient(env, tasks) : undefined;
       env.rollout = async (_client: ChatClient, task: Task, samplingArgs?: SamplingArgs, rolloutOptions?: RolloutOptions) => {
         const rolloutId = nextRolloutId++;
         const taskIndex = rolloutOptions?.taskIndex ?? -1;
@@ -53,7 +58,7 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
         started.set(taskIndex, rolloutIndex + 1);
         host.rolloutStarted({ rolloutId, taskIndex, rolloutIndex });
         try {
-          return await rollout(createHostClient(host, rolloutId), task, samplingArgs, rolloutOptions);
+          return await rollout(plantedPaths ?? createHostClient(host, rolloutId), task, samplingArgs, rolloutOptions);
         } finally {
           host.rolloutFinished(rolloutId);
         }
@@ -65,7 +70,7 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
           concurrency: options.concurrency,
           samplingArgs: options.samplingArgs,
           model: options.model,
-          ...(options.split === 'train' ? { tasks: env.dataset } : options.split === 'demonstration' ? { tasks: env.demonstrationTasks } : {}),
+          tasks,
           signal: running.signal,
           onProgress: ({ done, total, record }) => host.recordFinished(toPlainData(record) as RolloutRecord, done, total),
         });
@@ -101,4 +106,12 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       training = new AbortController();
     },
   };
+}
+
+/** A client that plays the reference paths of `tasks` planted backwards; refused, saying what to pick, when none has one. */
+function plantedPathsClient(env: Environment, tasks: readonly Task[]): ChatClient {
+  if (!tasks.some((task) => plantedPathOf(task) !== undefined)) {
+    throw new Error(`${env.name}'s tasks were not planted backwards (no info.planted), so they have no reference paths to play: choose the endpoint or a WebLLM model as the teacher`);
+  }
+  return new ScriptedClient(plantedPathPolicy(tasks, (reply) => env.parser.formatAnswer(reply)));
 }

@@ -1,12 +1,15 @@
 // `tabrl validate` and `tabrl eval --state-columns` end to end through the real binary: a reference
 // that fails is reported with a non-zero exit; state fields become top-level result columns; the
-// metadata records the TabRL version and commit.
+// metadata records the TabRL version and commit; a task planted backwards with a goal (a write) is
+// played along its planted path and passes only when that path reaches the goal.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { expect, test } from 'vitest';
 import { wordleExpertPolicy } from '../../../src/envs/builtin/wordle.ts';
+import { plantBackwardsTasks, plantedEnvironmentTask, simulatedEnvironmentFile, tasksFromTraces } from '../../../src/envs/studio/index.ts';
 import { withFakeOpenAIServer } from '../../support/fake-openai-server.ts';
 import { readResults, runTabrl } from '../../support/tabrl-cli.ts';
 
@@ -77,4 +80,31 @@ test('tabrl eval --state-columns puts state fields at the top level of each line
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--state-columns takes state field names separated by commas');
   });
+});
+
+test('tabrl validate: a planted write task passes when its reference path reaches the goal state, and fails when it does not', { timeout: 120_000 }, async () => {
+  const { tools, records } = tasksFromTraces(readFileSync(fileURLToPath(new URL('../../../docs/examples/parcel-desk-traces.jsonl', import.meta.url)), 'utf8'));
+  const tasks = plantBackwardsTasks(records, 3, 0).map(plantedEnvironmentTask);
+  expect(tasks.map((task) => task.info!.kind)).toEqual(['field', 'chain', 'write']);
+  const dir = mkdtempSync(join(tmpdir(), 'tabrl-validate-planted-'));
+  // As JavaScript, so that each run skips the type check (studio-env-files.test.ts type-checks the file).
+  const write = (name: string, list: typeof tasks) => {
+    const source = simulatedEnvironmentFile({ name: 'planted', tasks: list, tools, records, scoring: 'exact' });
+    writeFileSync(join(dir, name), ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
+    return join(dir, name);
+  };
+  const good = await tabrl(['validate', write('env.mjs', tasks)]);
+  expect(good.stderr).toBe('');
+  expect(good.code).toBe(0);
+  expect(good.stdout).toContain('planted: the reference answers and planted paths (1 task with a goal to reach) passed 3 of 3 tasks');
+
+  // The goal asks for a date the planted path never writes: the state reached is not the goal.
+  const goal = tasks[2]!.info!.goal as { tool: string; arguments: Record<string, unknown> };
+  const unreachable = structuredClone(tasks);
+  unreachable[2]!.info!.goal = { ...goal, arguments: { ...goal.arguments, date: '2026-04-30' } };
+  const broken = await tabrl(['validate', write('unreachable.mjs', unreachable), '--json']);
+  expect(broken.code).toBe(1);
+  const report = JSON.parse(broken.stdout);
+  expect([report.tasks, report.passed]).toEqual([3, 2]);
+  expect(report.failures).toEqual([expect.objectContaining({ taskIndex: 2, reward: 0, scores: { exactMatchReward: 0, reachedStateReward: 0, usedToolsMetric: 1 }, reply: 'done' })]);
 });

@@ -1,12 +1,15 @@
 // runTraining's checkpoints around the measurement after the warm-up: a stop during it must not leave
-// a checkpoint that says GRPO step 0 (the measurement would be lost for good on resume).
+// a checkpoint that says GRPO step 0 (the measurement would be lost for good on resume); the warm-up's
+// demonstrations rendered with the environment's tools wherever the environment runs.
 import { expect, test } from 'vitest';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../../src/envs/builtin/index.ts';
-import { ScriptedClient } from '../../../src/envs/index.ts';
+import { Rubric, ScriptedClient, SingleTurnEnv, ToolEnv, type State, type ToolSchema, type ToolState } from '../../../src/envs/index.ts';
 import { runTraining, type TrainingPosition, type TrainingRunOptions } from '../../../src/rl/training-run.ts';
 import { openModel } from '../../../src/cli/open-model.ts';
 import { createCpuDecoder } from '../../../src/gpu/inference/cpu-decoder.ts';
 import type { ModelBackend } from '../../../src/gpu/model/backend.ts';
+
+const TOOLS: ToolSchema[] = [{ type: 'function', function: { name: 'track_parcel', description: 'Where a parcel is.', parameters: { type: 'object', properties: { tracking_id: { type: 'string' } }, required: ['tracking_id'] } } }];
 
 const OPTIONS: TrainingRunOptions = {
   seed: 3,
@@ -53,4 +56,23 @@ test("a model's createDecoder is what the run's measurements and GRPO games samp
   expect(report.evaluations.map((evaluation) => evaluation.label)).toEqual(['before', 'after GRPO']);
   expect(built).toBeGreaterThan(0); // the run sampled with it, not with a CPU decoder of its own
   model.backend.dispose();
+});
+
+test("the warm-up renders its demonstrations with the environment's tools, also for an environment file run in its own process (info.tools), as sampling does", { timeout: 120_000 }, async () => {
+  const tools = TOOLS;
+  const rubric = <S extends State>() => new Rubric<S>({ funcs: [function answeredReward() { return 1; }] });
+  const inProcess = new ToolEnv({ name: 'parcels', dataset: [{ question: 'Where is PX-1?' }, { question: 'Where is PX-2?' }], rubric: rubric<ToolState>(), tools: [{ name: 'track_parcel', description: 'Where a parcel is.', parameters: tools[0]!.function.parameters!, run: async () => '{"location":"Turin hub"}' }] });
+  // An environment as tabrl's isolated process shows it: a plain Environment with the child's description.
+  const isolated = Object.assign(new SingleTurnEnv({ name: 'parcels', dataset: inProcess.dataset, rubric: rubric() }), { info: { tools } });
+  const expert = new ScriptedClient((messages) => (messages.some((message) => message.role === 'tool') ? 'Turin hub' : { tool_calls: [{ id: 'a', type: 'function', function: { name: 'track_parcel', arguments: '{"tracking_id":"PX-1"}' } }] }));
+  for (const env of [inProcess, isolated]) {
+    const model = await openModel('tiny', { backend: 'cpu', seed: 3 });
+    const rendered: Array<{ tools?: unknown }> = [];
+    const renderChat = model.tokenizer.renderChat.bind(model.tokenizer);
+    model.tokenizer.renderChat = (messages, options) => (rendered.push(options ?? {}), renderChat(messages, options));
+    await runTraining(env, model, expert, { ...OPTIONS, evalTasks: 0, warmup: { demonstrations: 2, steps: 1, batchSize: 2, lr: 1e-3 } });
+    expect(rendered.length).toBeGreaterThan(0);
+    for (const options of rendered) expect(options.tools).toEqual(tools);
+    model.backend.dispose();
+  }
 });

@@ -15,9 +15,10 @@ import { createPolicySlice } from '../../../src/ui/features/policy/policy-slice.
 import { createTrainingSlice } from '../../../src/ui/features/training/training-slice.ts';
 import { createTransferSlice } from '../../../src/ui/features/transfer/transfer-slice.ts';
 import { createJudgeSlice } from '../../../src/ui/features/judge/judge-slice.ts';
+import { createSimulatorSlice } from '../../../src/ui/features/judge/simulator-slice.ts';
 
 const store = createStore<PlaygroundState>()(((...args: Parameters<typeof createPolicySlice>) => ({
-  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args), ...createJudgeSlice(...args),
+  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args), ...createJudgeSlice(...args), ...createSimulatorSlice(...args),
 })) as never);
 
 /** A rollout record of task `taskIndex` with `reward` (1 passes). */

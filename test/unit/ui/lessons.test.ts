@@ -15,11 +15,12 @@ import { evaluate, ScriptedClient, type Environment } from '../../../src/envs/in
 import { HeuristicToolSolverClient, plantBackwardsTasks, plantedEnvironmentTask, tasksFromTraces } from '../../../src/envs/studio/index.ts';
 import { presetFile } from '../../../src/ui/features/lessons/lesson-files.ts';
 import { lessonHash, parseLessonHash } from '../../../src/ui/features/lessons/lesson-hash.ts';
-import { LESSON_SOURCE_NAMES, lessonSource, toLessonFacingSource } from '../../../src/ui/features/lessons/lesson-sources.ts';
+import { LESSON_SOURCE_NAMES, lessonSource } from '../../../src/ui/features/lessons/lesson-sources.ts';
+import { toLessonFacingSource } from '../../../src/ui/features/lessons/lesson-facing-source.ts';
 import { LESSONS, lessonById } from '../../../src/ui/features/lessons/lessons.ts';
 import { lessonsMarkdown } from '../../../src/ui/features/lessons/lessons-markdown.ts';
 import gullibleJudge, { gullibleGrade } from '../../../src/ui/features/lessons/sources/gullible-judge.ts';
-import parcelDesk, { RECORDS, TASKS, TOOLS } from '../../../src/ui/features/lessons/sources/parcel-desk.ts';
+import parcelDesk, { EVAL_TASKS, RECORDS, TASKS, TOOLS } from '../../../src/ui/features/lessons/sources/parcel-desk.ts';
 import { decodeShareHash, encodeShareHash } from '../../../src/ui/features/share/url-state.ts';
 import { DEFAULT_SETTINGS } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS } from '../../../src/ui/features/training/training-slice.ts';
@@ -155,8 +156,13 @@ describe('lesson sources', () => {
     const traces = tasksFromTraces(readFileSync(new URL('../../../docs/examples/parcel-desk-traces.jsonl', import.meta.url), 'utf8'));
     expect(RECORDS).toEqual(traces.records.map(({ tool, arguments: args, result }) => ({ tool, arguments: args, result })));
     expect(TOOLS).toEqual(traces.tools);
-    const planted = plantBackwardsTasks(traces.records, 6, 0);
-    expect(TASKS).toEqual(planted.map(plantedEnvironmentTask));
+    // All 32 tasks these records allow: the first 12 held out for evaluation, the other 20 trained on.
+    const all = plantBackwardsTasks(traces.records, 80, 0);
+    expect(all).toHaveLength(32);
+    expect(EVAL_TASKS).toEqual(all.slice(0, 12).map(plantedEnvironmentTask));
+    expect(TASKS).toEqual(all.slice(12).map(plantedEnvironmentTask));
+    expect(EVAL_TASKS.map((task) => task.info!.kind)).toEqual(['field', 'chain', 'write', 'chain', 'write', 'field', 'chain', 'write', 'chain', 'write', 'field', 'chain']);
+    const planted = all.slice(0, 6);
     const text = LESSONS[6]!.steps.join('\n');
     // The chain and the write the text quotes are tasks of the file.
     const quoted = [/"(What is the eta for the tracking_id listed for [^"]+)"/.exec(text)?.[1], /"(Reschedule delivery: [^"]+)"/.exec(text)?.[1]];

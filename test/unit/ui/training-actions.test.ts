@@ -13,10 +13,11 @@ import { createPolicySlice } from '../../../src/ui/features/policy/policy-slice.
 import { createTrainingSlice } from '../../../src/ui/features/training/training-slice.ts';
 import { createTransferSlice } from '../../../src/ui/features/transfer/transfer-slice.ts';
 import { createJudgeSlice } from '../../../src/ui/features/judge/judge-slice.ts';
+import { createSimulatorSlice } from '../../../src/ui/features/judge/simulator-slice.ts';
 import type { EngineGrpoOptions, GrpoStepReport } from '../../../src/workers/engine-bridge.ts';
 
 const store = createStore<PlaygroundState>()(((...args: Parameters<typeof createPolicySlice>) => ({
-  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args), ...createJudgeSlice(...args),
+  ...createEditorSlice(...args), ...createPolicySlice(...args), ...createEvaluationSlice(...args), ...createTrainingSlice(...args), ...createTransferSlice(...args), ...createJudgeSlice(...args), ...createSimulatorSlice(...args),
 })) as never);
 
 /** What the fakes saw: the code each sandbox loaded with its arguments, and each GRPO job's options. */

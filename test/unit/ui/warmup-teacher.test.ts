@@ -45,6 +45,16 @@ describe('warm-up teacher', () => {
     await expect(buildTeacher('expert', sources({ expert: undefined }))).rejects.toThrow(/did not start from one: choose the endpoint or a WebLLM model/);
   });
 
+  test('without a built-in, tasks planted backwards are the expert: their paths are played in the sandbox and no client is used', async () => {
+    const from = sources({ expert: undefined, plantedPaths: true });
+    const teacher = await buildTeacher('expert', from);
+    expect(teacher).toMatchObject({ kind: 'expert', model: 'planted-paths', label: "the planted tasks' reference paths", plantedPaths: true });
+    expect(from.used).toEqual([]);
+    await expect(teacher.client.chat.completions.create({ model: 'x', messages: [] })).rejects.toThrow(/no model is asked/);
+    // A built-in's expert stays the expert even when its tasks are planted.
+    expect(await buildTeacher('expert', sources({ plantedPaths: true }))).not.toHaveProperty('plantedPaths');
+  });
+
   test('a good teacher\'s passing rollouts become demonstrations, in task order', async () => {
     const teacher = await buildTeacher('endpoint', sources({ endpoint: () => new ScriptedClient(reverseTextExpertPolicy) }));
     const records = await rollOut(teacher.client);

@@ -258,7 +258,9 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
   const failed = usePlayground((state) => state.run.status === 'failed');
   const environment = usePlayground((state) => state.run.environment);
   const wallMs = usePlayground((state) => (state.run.finishedAt ? state.run.finishedAt - state.run.startedAt : null));
+  const simulator = usePlayground((state) => state.run.simulator);
   if (!summary) return null;
+  const simulatedTools = (environment?.tools?.length ?? 0) > 0;
   const weights = new Map(environment?.rewardNames.map((name, index) => [name, environment.rewardWeights[index] ?? 0]) ?? []);
   return (
     <div className="summary" data-testid="summary">
@@ -318,6 +320,11 @@ function Summary({ onShowRollouts }: { onShowRollouts: () => void }) {
         </span>
         {summary.truncated > 0 && <span className="chip">{summary.truncated} truncated</span>}
         {wallMs !== null && <span className="chip">{(wallMs / 1000).toFixed(1)} s</span>}
+        {(simulator !== undefined || simulatedTools) && (
+          <span className="chip" data-testid="run-simulator" title="The tool simulator lent to the environment as args.simulatorClient (Studio → Simulated tools)">
+            simulator: {simulator ?? 'none lent (the file’s own)'}
+          </span>
+        )}
       </p>
       <div className="row">
         <button type="button" data-testid="show-rollouts" onClick={onShowRollouts}>

@@ -67,10 +67,11 @@ export async function startEvaluation(): Promise<void> {
     sandbox: ({ label, code, args }) => ({ label, code, args, timeLimitMs: settings.timeLimitMs }),
     phase: async ({ prepared, gate, signal, openSession }) => {
       store.getState().updateRun({ status: 'running', startedAt: Date.now(), total: settings.numTasks * settings.rolloutsPerTask });
-      const session = await openSession(pausableClient(prepared.policy.client, gate), (environment) =>
+      const session = await openSession(pausableClient(prepared.policy.client, gate), (environment, lent) =>
         store.getState().updateRun({
           environment,
           total: Math.min(settings.numTasks, environment.numEvaluationTasks) * settings.rolloutsPerTask,
+          simulator: lent.simulator,
         }),
       );
       if (signal.aborted) return stoppedEarly();

@@ -42,6 +42,8 @@ export interface RunState {
   failure: string | null;
   /** When the person paused the run (no new rollouts start; running ones finish); absent while it runs. */
   pausedAt?: number;
+  /** The tool simulator lent to the environment as `args.simulatorClient` (its label, as `tabrl eval` records `simulator` in metadata.json); absent when none was lent. */
+  simulator?: string;
 }
 
 /** The state before any run. */

@@ -10,6 +10,7 @@ import type { ChatClient } from '../../../envs/index.ts';
 import { PauseGate } from '../../../workers/engine/pause-gate.ts';
 import { openSandbox, SandboxStoppedError, type EnvironmentInfo, type SandboxSession } from '../../../workers/sandbox-bridge.ts';
 import { buildJudge } from '../judge/judge-actions.ts';
+import { buildSimulator } from '../judge/simulator-actions.ts';
 import { createIframeSandbox } from './sandbox-frame.ts';
 
 /** What one kind of job keeps between its runs: the Stop of the job in progress and its pause gate. */
@@ -33,13 +34,19 @@ export interface JobSandbox {
   timeLimitMs: number;
 }
 
+/** The models a session lent its environment, by label (absent: none lent, the environment's own stand-in). */
+export interface LentModels {
+  judge?: string;
+  simulator?: string;
+}
+
 /** What a job's own phase gets from the runner: the stop signal, what it prepared, its pause gate and its sandbox session. */
 export interface JobContext<P> {
   signal: AbortSignal;
   prepared: P;
   gate: PauseGate;
-  /** Opens the job's sandbox with `client` as its policy; Stop stops it, and the runner disposes of it at the end. */
-  openSession(client: ChatClient, onLoaded?: (info: EnvironmentInfo) => void): Promise<SandboxSession>;
+  /** Opens the job's sandbox with `client` as its policy; Stop stops it, and the runner disposes of it at the end. `onLoaded` gets the environment and the models lent to it. */
+  openSession(client: ChatClient, onLoaded?: (info: EnvironmentInfo, lent: LentModels) => void): Promise<SandboxSession>;
   /** Disposes of the session before the job ends (the warm-up, once its demonstrations are made). */
   closeSession(): void;
 }
@@ -94,10 +101,12 @@ export async function runJob<P>(definition: JobDefinition<P>): Promise<void> {
       prepared,
       gate: jobs.gate,
       openSession: async (client, onLoaded) => {
-        // The Judge card's judge, lent to the environment as args.judgeClient (its calls come back to this page).
+        // The Judge card's judge and the Studio's tool simulator, lent to the environment as args.judgeClient and
+        // args.simulatorClient (their calls come back to this page).
         const judge = await buildJudge();
-        session = await openSandbox({ ...environment, client, ...(judge ? { judge } : {}), createFrame: createIframeSandbox, signal });
-        onLoaded?.(session.info);
+        const simulator = await buildSimulator();
+        session = await openSandbox({ ...environment, client, ...(judge ? { judge } : {}), ...(simulator ? { simulator } : {}), createFrame: createIframeSandbox, signal });
+        onLoaded?.(session.info, { ...(judge ? { judge: judge.label } : {}), ...(simulator ? { simulator: simulator.label } : {}) });
         return session;
       },
       closeSession: () => {

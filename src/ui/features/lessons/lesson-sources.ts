@@ -1,11 +1,12 @@
 /**
  * Environment files written for the lessons (src/ui/features/lessons/sources/), as the editor shows them.
  * Each is a real module of this repository, type-checked with the app, importing the library by
- * relative path; `toLessonFacingSource` rewrites those imports to the module names an environment
+ * relative path; `toLessonFacingSource` (lesson-facing-source.ts) rewrites those imports to the module names an environment
  * file uses ('tabrl', 'tabrl/builtin/<file>'), as builtins.ts does for the built-ins.
  */
 import gullibleJudge from './sources/gullible-judge.ts?raw';
 import parcelDesk from './sources/parcel-desk.ts?raw';
+import { toLessonFacingSource } from './lesson-facing-source.ts';
 
 /** The name of a lesson source. */
 export type LessonSourceName = 'gullible-judge' | 'parcel-desk';
@@ -14,16 +15,6 @@ const RAW_SOURCES: Record<LessonSourceName, string> = {
   'gullible-judge': gullibleJudge,
   'parcel-desk': parcelDesk,
 };
-
-/** Rewrites `../../../../envs/index.ts` (from any depth) to 'tabrl', `…/envs/studio/index.ts` to 'tabrl/studio' and `…/envs/builtin/x.ts` to 'tabrl/builtin/x'. */
-export function toLessonFacingSource(source: string): string {
-  return source.replace(/(from\s+)(['"])(?:\.\.\/)+envs\/([^'"]+)\2/g, (match, keyword: string, quote: string, path: string) => {
-    if (path === 'index.ts') return `${keyword}${quote}tabrl${quote}`;
-    if (path === 'studio/index.ts') return `${keyword}${quote}tabrl/studio${quote}`;
-    if (path.startsWith('builtin/')) return `${keyword}${quote}tabrl/${path.replace(/\.ts$/, '')}${quote}`;
-    return match;
-  });
-}
 
 /** A lesson source as an environment file ('tabrl' imports). */
 export function lessonSource(name: LessonSourceName): string {

@@ -1,20 +1,21 @@
 /**
- * "Simulated tools" for imported traces whose agent used tools: who simulates them (the scripted
- * nearest-record simulator, offline, or the Judge card's model lent as the simulator), their
+ * "Simulated tools" for imported traces whose agent used tools: who simulates them — the tab's own
+ * simulator choice, lent to every run's environment as `args.simulatorClient` (the scripted
+ * nearest-record simulator offline, the Judge card's model, the Policy card's model, or an endpoint) — their
  * fidelity on a held-out share of the recorded calls per round, and tasks planted backwards in the
  * simulated backend, verified by the solver with and without the tools, opened as an environment.
  * The same library as `tabrl simulate` and `tabrl synth --backwards`.
  */
-import { measureToolFidelity, plantToolTasksAndOpen, setSimulator } from './studio-actions.ts';
+import { measureToolFidelity, plantToolTasksAndOpen } from './studio-actions.ts';
 import { RoleSelect } from './RoleSelect.tsx';
 import { usePlayground } from '../../store/index.ts';
+import { SimulatorChoice } from '../judge/SimulatorPanel.tsx';
 
 const percent = (share: number | null) => (share === null ? '—' : `${(share * 100).toFixed(0)}%`);
 
 /** The simulated-tools card. */
 export function ToolSimulationPanel({ onOpened }: { onOpened: () => void }) {
   const traces = usePlayground((state) => state.studio.traces);
-  const simulator = usePlayground((state) => state.studio.simulator);
   const solver = usePlayground((state) => state.studio.solver);
   const simulation = usePlayground((state) => state.studio.toolSimulation);
   if (!traces || traces.parse.tools.length === 0) return null;
@@ -27,14 +28,10 @@ export function ToolSimulationPanel({ onOpened }: { onOpened: () => void }) {
         The agent called {traces.parse.tools.map((tool) => tool.function.name).join(', ')} ({traces.parse.records.length} recorded calls). A simulator answers each call from the tool's schema and the
         recorded calls closest to it; a quarter of the calls is held out to measure how faithfully. Planted tasks ask for a value planted in the simulated backend, so their reward is exact.
       </p>
+      <div className="fields">
+        <SimulatorChoice testId="studio-simulator" />
+      </div>
       <div className="studio-row">
-        <label>
-          Simulator
-          <select value={simulator} data-testid="studio-simulator" onChange={(event) => setSimulator(event.target.value as 'scripted' | 'judge')}>
-            <option value="scripted">Scripted (nearest recorded call, offline)</option>
-            <option value="judge">The judge's model (Judge card)</option>
-          </select>
-        </label>
         <RoleSelect label="Solver" value={solver} testId="studio-tool-solver" onChange={(value) => usePlayground.getState().setStudio({ solver: value })} />
         <button type="button" disabled={running} onClick={() => void measureToolFidelity()} data-testid="tools-fidelity">
           Measure fidelity

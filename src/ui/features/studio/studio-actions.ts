@@ -38,6 +38,7 @@ import { compileModel } from '../environment/monaco-setup.ts';
 import { environmentModel } from '../environment/editor-models.ts';
 import { addEnvironment } from '../environment/environment-actions.ts';
 import { buildJudge, judgeLabel } from '../judge/judge-actions.ts';
+import { buildSimulator } from '../judge/simulator-actions.ts';
 import { buildPolicyClient } from '../policy/policy-actions.ts';
 import { createIframeSandbox } from '../jobs/sandbox-frame.ts';
 import { usePlayground } from '../../store/index.ts';
@@ -208,14 +209,10 @@ export async function openTracesAsEnvironment(): Promise<boolean> {
 /** Held-out share, seed, refinement rounds and planted tasks of the tab's tool simulation (the CLI's defaults, two rounds). */
 const SIMULATION = { heldOut: 0.25, seed: 0, rounds: 2, plantedTasks: 8, k: 2 };
 
-/** The simulator of the traces' tools: the scripted nearest-record simulator, or the Judge card's model lent as the simulator. */
+/** The simulator of the traces' tools: the one the tab lends every run (the card's choice), else the scripted nearest-record simulator. */
 async function simulatorClient(): Promise<{ client: ChatClient; model: string }> {
-  if (studio.getState().simulator === 'judge') {
-    const judge = await buildJudge();
-    if (!judge) throw new Error('Pick a judge model in the Judge card to simulate the tools with it, or choose the scripted simulator.');
-    return { client: judge.client, model: judge.model };
-  }
-  return { client: new ScriptedSimulatorClient(), model: 'scripted' };
+  const lent = await buildSimulator();
+  return lent ? { client: lent.client, model: lent.model } : { client: new ScriptedSimulatorClient(), model: 'scripted' };
 }
 
 /** Measures the simulator on a held-out share of the traces' recorded calls, refining its prompt for a second round (`tabrl simulate --rounds 2`). */
@@ -272,7 +269,6 @@ export async function plantToolTasksAndOpen(): Promise<boolean> {
       records,
       scoring: 'exact',
       origin: `planted backwards from ${traces.fileName}`,
-      defaultSimulator: state.simulator,
     });
     await addEnvironment({ name: 'planted-tasks', source });
     return true;
@@ -280,11 +276,6 @@ export async function plantToolTasksAndOpen(): Promise<boolean> {
     setToolSimulation({ status: 'failed', error: errorMessage(error) });
     return false;
   }
-}
-
-/** Chooses who simulates the traces' tools. */
-export function setSimulator(simulator: 'scripted' | 'judge'): void {
-  studio.setState({ simulator });
 }
 
 // ---------------------------------------------------------------- calibration

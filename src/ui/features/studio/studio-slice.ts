@@ -158,8 +158,6 @@ export interface StudioState {
   synthesis: SynthesisState;
   traces: { fileName: string; parse: TraceParse } | null;
   tracesError: string | null;
-  /** Who simulates the traces' tools: the scripted nearest-record simulator (offline) or the Judge card's model, lent like the judge. */
-  simulator: 'scripted' | 'judge';
   toolSimulation: ToolSimulationState;
   calibrationK: number;
   /** Who is calibrated against: the Policy card's model, or the offline scripted student (generated files only). */
@@ -193,7 +191,6 @@ const INITIAL_STUDIO: StudioState = {
   synthesis: { status: 'idle', progress: null, tasks: [], report: null, error: null },
   traces: null,
   tracesError: null,
-  simulator: 'scripted',
   toolSimulation: { status: 'idle', job: null, rounds: [], planted: [], error: null },
   calibrationK: 4,
   calibrationPolicy: 'policy',

@@ -76,7 +76,8 @@ function TeacherPicker() {
       </span>
       <SegmentedChoice options={TEACHERS} value={teacher} onChange={setTeacher} labelledBy="teacher-label" testIdPrefix="teacher" />
       <p className="hint" data-testid="teacher-hint">
-        {teacher === 'expert' && "The built-in's scripted expert answers every task; its passing rollouts are the demonstrations."}
+        {teacher === 'expert' &&
+          "The built-in's scripted expert answers every task (for tasks planted backwards, each task's planted calls, then its answer); its passing rollouts are the demonstrations."}
         {teacher === 'endpoint' && (
           <>
             The endpoint's model <b>{model}</b> (set under Policy) rolls out the tasks; only rollouts that pass the environment's threshold are kept.

@@ -137,7 +137,11 @@ export async function recordEvaluation(summary: EvaluationSummary): Promise<void
         : null;
     return;
   }
-  store.getState().setTrainingRun({ ...run, evaluations: [...run.evaluations, { at: Date.now(), sftSteps: run.sft.length, grpoSteps: run.grpo.length, summary }] });
+  const simulator = store.getState().run.simulator;
+  store.getState().setTrainingRun({
+    ...run,
+    evaluations: [...run.evaluations, { at: Date.now(), sftSteps: run.sft.length, grpoSteps: run.grpo.length, summary, ...(simulator !== undefined ? { simulator } : {}) }],
+  });
   persistRun();
   await records.writes;
 }

@@ -11,7 +11,6 @@ import { actionState } from '../../store/action-state.ts';
 import { usePlayground } from '../../store/index.ts';
 import { isBusy as isBusyState } from '../../store/selectors.ts';
 import { currentEnvironment, parseArgs } from '../environment/current-environment.ts';
-import { isBuiltinName } from '../environment/builtins.ts';
 import { compileModel } from '../environment/monaco-setup.ts';
 import { environmentModel } from '../environment/editor-models.ts';
 import { createJobController, runJob, stopJob, type JobContext } from '../jobs/job-runner.ts';
@@ -139,8 +138,7 @@ async function prepareJob(mode: 'warmup' | 'train', signal: AbortSignal): Promis
     environment = { label: saved.name, ...(saved.builtin ? { builtin: saved.builtin } : {}), source: model.getValue(), code: compiled.code, args };
   }
   try {
-    if (mode === 'warmup' && !isBuiltinName(environment.builtin) && !store.getState().importedWarmup && store.getState().teacher === 'expert')
-      throw new Error("The warm-up teacher is the built-in's scripted expert, and this file did not start from a built-in: choose the endpoint or a WebLLM model as the teacher.");
+    // A warm-up whose teacher is the expert needs a built-in or tasks planted backwards; the loaded environment says which (warmup-job.ts).
     if (signal.aborted) throw new Error('stopped');
     store.getState().updateJob({ phase: 'starting the engine' });
     await ensureEngine();

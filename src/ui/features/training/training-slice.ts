@@ -22,6 +22,8 @@ export interface RunEvaluation {
   sftSteps: number;
   grpoSteps: number;
   summary: EvaluationSummary;
+  /** The tool simulator lent to the evaluation's environment (its label); absent when none was lent. */
+  simulator?: string;
 }
 
 /** The environment a job trains on, kept with the job so Continue runs the same code: the file's name, its source and compiled code, and the arguments. */

@@ -2,7 +2,7 @@
  * The warm-up job's work: demonstrations from the chosen teacher made in the sandbox, then SFT on
  * them in the engine, its steps and checkpoints kept in the open run.
  */
-import type { Message, RolloutRecord } from '../../../envs/index.ts';
+import type { ChatClient, Message, RolloutRecord } from '../../../envs/index.ts';
 import { sftKnobOptions } from '../../../rl/training-options.ts';
 import { createEngineChatClient, trainSftInEngine, type SftStepMetrics } from '../../../workers/engine-bridge.ts';
 import { usePlayground } from '../../store/index.ts';
@@ -12,12 +12,12 @@ import { appTeacherSources } from './teacher-sources.ts';
 import { auditScoring } from './training-rollouts.ts';
 import { beginJob, ensureRun, jobDeclined, jobFinished, joinNotes, memoryBudgetOption, noteUnusedArgs, runTrainingJob } from './training-jobs.ts';
 import { unfinishedJob, type RunJob } from './training-slice.ts';
-import { brokenRewardsMessage, buildTeacher, isDemonstration, noDemonstrationsMessage } from './warmup-teacher.ts';
+import { brokenRewardsMessage, buildTeacher, isDemonstration, noDemonstrationsMessage, type Teacher } from './warmup-teacher.ts';
 
 const store = usePlayground;
 /**
- * Warm-up: the chosen teacher (the built-in's expert, the endpoint, or the WebLLM model; see
- * warmup-teacher.ts) rolls out training tasks in the sandbox, passing transcripts are
+ * Warm-up: the chosen teacher (the built-in's expert — for tasks planted backwards, their reference
+ * paths, played in the sandbox —, the endpoint, or the WebLLM model; see warmup-teacher.ts) rolls out training tasks in the sandbox, passing transcripts are
  * kept, and the engine runs SFT on them. An unfinished warm-up of the open run is continued at its
  * next step, with its settings (the teacher is asked again, with the same seed).
  */
@@ -27,8 +27,11 @@ export async function startWarmup(): Promise<void> {
     const { environment, pending } = prepared;
     // Imported warm-up data replaces the expert's demonstrations; the sandbox then only reports the environment (name, tools).
     const imported = store.getState().importedWarmup;
-    const teacher = imported ? null : await buildTeacher(store.getState().teacher, appTeacherSources(environment.builtin, environment.args));
-    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacher!.client, gate), (info) => noteUnusedArgs(prepared, info));
+    // The teacher is chosen once the environment is loaded: tasks planted backwards (info.plantedPaths) are their own expert.
+    let teacher: Teacher | null = null;
+    const teacherClient: ChatClient = { chat: { completions: { create: (request) => teacher!.client.chat.completions.create(request) } } };
+    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacherClient, gate), (info) => noteUnusedArgs(prepared, info));
+    teacher = imported ? null : await buildTeacher(store.getState().teacher, { ...appTeacherSources(environment.builtin, environment.args), plantedPaths: (session.info.plantedPaths ?? 0) > 0 });
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
     const { run, note: restoredNote } = ensured;
@@ -50,6 +53,7 @@ export async function startWarmup(): Promise<void> {
             samplingArgs: { seed: demonstrationSeed, ...teacherSampling },
             model: teacher!.model,
             split: 'demonstration',
+            ...(teacher!.plantedPaths ? { policy: 'planted-paths' as const } : {}),
           },
           (record, done, total) => {
             tried.push(record);

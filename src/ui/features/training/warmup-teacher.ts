@@ -1,6 +1,7 @@
 /**
  * The warm-up's teacher: who makes the SFT demonstrations that the in-tab model (always the
- * student) is trained on — the built-in's scripted expert, the OpenAI-compatible endpoint, or the
+ * student) is trained on — the built-in's scripted expert (for tasks planted backwards, their
+ * reference paths: the planted calls, then the answer), the OpenAI-compatible endpoint, or the
  * WebLLM model — and which of its rollouts are kept (the environment's pass threshold, as
  * src/rl/sft-data.ts keeps them). Pure of the store and the workers: callers pass the clients in.
  */
@@ -16,12 +17,16 @@ export interface Teacher {
   label: string;
   /** Rollouts in flight at once (WebLLM answers one request at a time anyway). */
   concurrency: number;
+  /** Set for the expert of tasks planted backwards: their reference paths are played in the sandbox, where the tasks are (`client` is then never called). */
+  plantedPaths?: true;
 }
 
 /** Where each teacher's client comes from; only the chosen one is called (so WebLLM loads only when it teaches). */
 export interface TeacherSources {
   /** The built-in's expert; undefined when the file did not start from a built-in. */
   expert?: () => Promise<ChatClient>;
+  /** Whether the loaded environment's demonstration tasks were planted backwards with reference paths (`EnvironmentInfo.plantedPaths`): then they are the expert when there is no built-in's. */
+  plantedPaths?: boolean;
   endpoint: () => ChatClient;
   webllm: () => Promise<ChatClient>;
   /** The endpoint's base URL and model name, and the WebLLM model id, for labels and requests. */
@@ -35,7 +40,22 @@ export interface TeacherSources {
 /** Builds the chosen teacher; throws saying what to do when the expert is chosen for a file without one. */
 export async function buildTeacher(kind: TeacherKind, sources: TeacherSources): Promise<Teacher> {
   if (kind === 'expert') {
-    if (!sources.expert) throw new Error('The scripted expert belongs to a built-in environment and this file did not start from one: choose the endpoint or a WebLLM model as the warm-up teacher.');
+    if (!sources.expert && sources.plantedPaths) {
+      const unused: ChatClient = {
+        chat: {
+          completions: {
+            create: async () => {
+              throw new Error('the planted tasks play their reference paths in the sandbox; no model is asked');
+            },
+          },
+        },
+      };
+      return { kind, client: unused, model: 'planted-paths', label: "the planted tasks' reference paths", concurrency: 16, plantedPaths: true };
+    }
+    if (!sources.expert)
+      throw new Error(
+        'The scripted expert belongs to a built-in environment (or to tasks planted backwards) and this file did not start from one: choose the endpoint or a WebLLM model as the warm-up teacher.',
+      );
     return { kind, client: await sources.expert(), model: 'expert', label: "the built-in's expert", concurrency: 16 };
   }
   if (kind === 'endpoint')

@@ -2,13 +2,17 @@
  * Lesson 7: an agent for a tool you cannot call. Parcelo is a fictional parcel-tracking API whose
  * support agent's conversations were logged (docs/examples/parcel-desk-traces.jsonl, the sample
  * trace log of the Studio tab). Its three tools cannot be called here, so they are simulated: each
- * call is answered from the recorded calls (RECORDS) by the scripted nearest-record simulator, or
- * with `simulator: "judge"` by the model the tab lends as the judge. The tasks were planted
- * backwards: the end state first — a parcel's field, a parcel reached through a customer's listing
- * (two calls), or a rescheduled delivery (a write) — planted in the simulated backend
- * (`info.planted`), then the question. Made by plantBackwardsTasks(records, 6, 0) over the log
- * (`tabrl synth --backwards docs/examples/parcel-desk-traces.jsonl --tasks 6`); a unit test checks
- * these tables against it.
+ * call is answered from the recorded calls (RECORDS) by the scripted nearest-record simulator, by
+ * the simulator the tab or tabrl lends (`args.simulatorClient`: the Studio's simulator choice, or
+ * `--simulator-*`), or with `simulator: "judge"` by the lent judge. A write (a reschedule) changes
+ * what later reads of that parcel return. The tasks were planted backwards: the end state first — a
+ * parcel's field, a parcel reached through a customer's listing (two calls), or a rescheduled
+ * delivery (a write) — planted in the simulated backend (`info.planted`), then the question. Made by
+ * plantBackwardsTasks(records, 80, 0) over the log, 32 tasks (all these records allow; `tabrl synth
+ * --backwards docs/examples/parcel-desk-traces.jsonl --tasks 80` plants the same): the first 12 are
+ * held out for evaluation (EVAL_TASKS), the warm-up and GRPO use the other 20 (TASKS). A planted task
+ * knows the calls that reach its answer, so the warm-up's demonstrations are those calls, then the
+ * answer (the planted tasks' reference paths). A unit test checks these tables against the log.
  *
  * Scoring: `exactMatchReward` (weight 1), 1 when the final answer is the planted one;
  * `reachedStateReward` (weight 1), for a write, 1 when the state the episode reached holds the goal
@@ -16,102 +20,6 @@
  */
 import { Rubric, completionText, type ChatClient, type RewardContext, type Task, type ToolSchema } from '../../../../envs/index.ts';
 import { reachedStateReward, ScriptedSimulatorClient, SimulatedToolEnv, ToolSimulator, answersMatch, type ToolRecord } from '../../../../envs/studio/index.ts';
-
-/** The planted tasks: two of each kind (a field, a chain of two calls, a write). */
-export const TASKS: Task[] = [
-  {
-    prompt: [
-      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
-      { role: 'user', content: 'What is the location for tracking_id PX-6587? Reply with the value alone.' },
-    ],
-    answer: 'Basel depot',
-    info: {
-      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-6587' }, result: '{"tracking_id":"PX-6587","status":"out for delivery","location":"Basel depot","eta":"2026-03-11"}' }],
-      field: 'location',
-      plantedId: 0,
-      kind: 'field',
-    },
-  },
-  {
-    prompt: [
-      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
-      { role: 'user', content: 'What is the location for the tracking_id listed for customer ben.okafor-496? Reply with the value alone.' },
-    ],
-    answer: 'Ghent depot',
-    info: {
-      planted: [
-        { tool: 'find_parcels', arguments: { customer: 'ben.okafor-496' }, result: '{"customer":"ben.okafor-496","parcels":[{"tracking_id":"PX-0921","status":"out for delivery"}]}' },
-        { tool: 'track_parcel', arguments: { tracking_id: 'PX-0921' }, result: '{"tracking_id":"PX-0921","status":"out for delivery","location":"Ghent depot","eta":"2026-03-19"}' },
-      ],
-      field: 'location',
-      plantedId: 1,
-      kind: 'chain',
-    },
-  },
-  {
-    prompt: [
-      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
-      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ben.okafor-379, set date to 2026-03-25. Reply "done" when it is done.' },
-    ],
-    info: {
-      planted: [
-        { tool: 'find_parcels', arguments: { customer: 'ben.okafor-379' }, result: '{"customer":"ben.okafor-379","parcels":[{"tracking_id":"PX-9078","status":"out for delivery"}]}' },
-        { tool: 'track_parcel', arguments: { tracking_id: 'PX-9078' }, result: '{"tracking_id":"PX-9078","status":"out for delivery","location":"Turin hub","eta":"2026-03-19"}' },
-        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-9078', date: '2026-03-25' }, result: '{"tracking_id":"PX-9078","ok":true,"eta":"2026-03-25"}' },
-      ],
-      field: 'date',
-      plantedId: 2,
-      kind: 'write',
-      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-9078', date: '2026-03-25' } },
-    },
-  },
-  {
-    prompt: [
-      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
-      { role: 'user', content: 'What is the eta for the tracking_id listed for customer ana.moreau-469? Reply with the value alone.' },
-    ],
-    answer: '2026-03-16',
-    info: {
-      planted: [
-        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-469' }, result: '{"customer":"ana.moreau-469","parcels":[{"tracking_id":"PX-3456","status":"in transit"}]}' },
-        { tool: 'track_parcel', arguments: { tracking_id: 'PX-3456' }, result: '{"tracking_id":"PX-3456","status":"in transit","location":"Basel depot","eta":"2026-03-16"}' },
-      ],
-      field: 'eta',
-      plantedId: 3,
-      kind: 'chain',
-    },
-  },
-  {
-    prompt: [
-      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
-      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-596, set date to 2026-03-25. Reply "done" when it is done.' },
-    ],
-    info: {
-      planted: [
-        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-596' }, result: '{"customer":"ana.moreau-596","parcels":[{"tracking_id":"PX-8709","status":"in transit"}]}' },
-        { tool: 'track_parcel', arguments: { tracking_id: 'PX-8709' }, result: '{"tracking_id":"PX-8709","status":"in transit","location":"Turin hub","eta":"2026-03-14"}' },
-        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-8709', date: '2026-03-25' }, result: '{"tracking_id":"PX-8709","ok":true,"eta":"2026-03-25"}' },
-      ],
-      field: 'date',
-      plantedId: 4,
-      kind: 'write',
-      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-8709', date: '2026-03-25' } },
-    },
-  },
-  {
-    prompt: [
-      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
-      { role: 'user', content: 'What is the location for tracking_id PX-4321? Reply with the value alone.' },
-    ],
-    answer: 'Turin hub',
-    info: {
-      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-4321' }, result: '{"tracking_id":"PX-4321","status":"held at depot","location":"Turin hub","eta":"2026-03-17"}' }],
-      field: 'location',
-      plantedId: 5,
-      kind: 'field',
-    },
-  },
-];
 
 /** Parcelo's tools, as the traces logged them. */
 export const TOOLS: ToolSchema[] = [
@@ -236,12 +144,525 @@ export const RECORDS: ToolRecord[] = [
   { tool: 'track_parcel', arguments: { tracking_id: 'PX-1002' }, result: '{"tracking_id":"PX-1002","status":"out for delivery","location":"Ghent depot","eta":"2026-03-11"}' },
 ];
 
-/** What the tab lends: a judge, which simulates the tools with `simulator: "judge"`. */
+/** The held-out tasks evaluation uses: the first 12 planted, four of each kind (a field, a chain of two calls, a write, in turn). */
+export const EVAL_TASKS: Task[] = [
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for tracking_id PX-6587? Reply with the value alone.' },
+    ],
+    answer: 'Basel depot',
+    info: {
+      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-6587' }, result: '{"tracking_id":"PX-6587","status":"out for delivery","location":"Basel depot","eta":"2026-03-11"}' }],
+      field: 'location',
+      plantedId: 0,
+      kind: 'field',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for the tracking_id listed for customer ben.okafor-496? Reply with the value alone.' },
+    ],
+    answer: 'Ghent depot',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ben.okafor-496' }, result: '{"customer":"ben.okafor-496","parcels":[{"tracking_id":"PX-0921","status":"out for delivery"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-0921' }, result: '{"tracking_id":"PX-0921","status":"out for delivery","location":"Ghent depot","eta":"2026-03-19"}' },
+      ],
+      field: 'location',
+      plantedId: 1,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ben.okafor-379, set date to 2026-03-25. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ben.okafor-379' }, result: '{"customer":"ben.okafor-379","parcels":[{"tracking_id":"PX-9078","status":"out for delivery"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-9078' }, result: '{"tracking_id":"PX-9078","status":"out for delivery","location":"Turin hub","eta":"2026-03-19"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-9078', date: '2026-03-25' }, result: '{"tracking_id":"PX-9078","ok":true,"eta":"2026-03-25"}' },
+      ],
+      field: 'date',
+      plantedId: 2,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-9078', date: '2026-03-25' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the eta for the tracking_id listed for customer ana.moreau-469? Reply with the value alone.' },
+    ],
+    answer: '2026-03-16',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-469' }, result: '{"customer":"ana.moreau-469","parcels":[{"tracking_id":"PX-3456","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-3456' }, result: '{"tracking_id":"PX-3456","status":"in transit","location":"Basel depot","eta":"2026-03-16"}' },
+      ],
+      field: 'eta',
+      plantedId: 3,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-596, set date to 2026-03-25. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-596' }, result: '{"customer":"ana.moreau-596","parcels":[{"tracking_id":"PX-8709","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-8709' }, result: '{"tracking_id":"PX-8709","status":"in transit","location":"Turin hub","eta":"2026-03-14"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-8709', date: '2026-03-25' }, result: '{"tracking_id":"PX-8709","ok":true,"eta":"2026-03-25"}' },
+      ],
+      field: 'date',
+      plantedId: 4,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-8709', date: '2026-03-25' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for tracking_id PX-4321? Reply with the value alone.' },
+    ],
+    answer: 'Turin hub',
+    info: {
+      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-4321' }, result: '{"tracking_id":"PX-4321","status":"held at depot","location":"Turin hub","eta":"2026-03-17"}' }],
+      field: 'location',
+      plantedId: 5,
+      kind: 'field',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for the tracking_id listed for customer ana.moreau-438? Reply with the value alone.' },
+    ],
+    answer: 'Lyon hub',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-438' }, result: '{"customer":"ana.moreau-438","parcels":[{"tracking_id":"PX-2109","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-2109' }, result: '{"tracking_id":"PX-2109","status":"in transit","location":"Lyon hub","eta":"2026-03-18"}' },
+      ],
+      field: 'location',
+      plantedId: 6,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-497, set date to 2026-03-27. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-497' }, result: '{"customer":"ana.moreau-497","parcels":[{"tracking_id":"PX-5678","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-5678' }, result: '{"tracking_id":"PX-5678","status":"in transit","location":"Basel depot","eta":"2026-03-18"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-5678', date: '2026-03-27' }, result: '{"tracking_id":"PX-5678","ok":true,"eta":"2026-03-27"}' },
+      ],
+      field: 'date',
+      plantedId: 7,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-5678', date: '2026-03-27' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for the tracking_id listed for customer chloe.lind-328? Reply with the value alone.' },
+    ],
+    answer: 'Porto hub',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'chloe.lind-328' }, result: '{"customer":"chloe.lind-328","parcels":[{"tracking_id":"PX-4365","status":"delivered"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-4365' }, result: '{"tracking_id":"PX-4365","status":"delivered","location":"Porto hub","eta":"2026-03-16"}' },
+      ],
+      field: 'location',
+      plantedId: 8,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-329, set date to 2026-03-20. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-329' }, result: '{"customer":"ana.moreau-329","parcels":[{"tracking_id":"PX-9012","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-9012' }, result: '{"tracking_id":"PX-9012","status":"in transit","location":"Basel depot","eta":"2026-03-18"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-9012', date: '2026-03-20' }, result: '{"tracking_id":"PX-9012","ok":true,"eta":"2026-03-20"}' },
+      ],
+      field: 'date',
+      plantedId: 9,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-9012', date: '2026-03-20' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the eta for tracking_id PX-1290? Reply with the value alone.' },
+    ],
+    answer: '2026-03-15',
+    info: {
+      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-1290' }, result: '{"tracking_id":"PX-1290","status":"delivered","location":"Porto hub","eta":"2026-03-15"}' }],
+      field: 'eta',
+      plantedId: 10,
+      kind: 'field',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the eta for the tracking_id listed for customer ben.okafor-167? Reply with the value alone.' },
+    ],
+    answer: '2026-03-14',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ben.okafor-167' }, result: '{"customer":"ben.okafor-167","parcels":[{"tracking_id":"PX-7856","status":"out for delivery"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-7856' }, result: '{"tracking_id":"PX-7856","status":"out for delivery","location":"Turin hub","eta":"2026-03-14"}' },
+      ],
+      field: 'eta',
+      plantedId: 11,
+      kind: 'chain',
+    },
+  },
+];
+
+/** The tasks the warm-up and GRPO train on: the other 20 planted (4 fields, 8 chains, 8 writes). */
+export const TASKS: Task[] = [
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for the tracking_id listed for customer ana.moreau-270? Reply with the value alone.' },
+    ],
+    answer: 'Lyon hub',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-270' }, result: '{"customer":"ana.moreau-270","parcels":[{"tracking_id":"PX-8765","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-8765' }, result: '{"tracking_id":"PX-8765","status":"in transit","location":"Lyon hub","eta":"2026-03-14"}' },
+      ],
+      field: 'location',
+      plantedId: 12,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-439, set date to 2026-03-22. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-439' }, result: '{"customer":"ana.moreau-439","parcels":[{"tracking_id":"PX-5234","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-5234' }, result: '{"tracking_id":"PX-5234","status":"in transit","location":"Basel depot","eta":"2026-03-18"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-5234', date: '2026-03-22' }, result: '{"tracking_id":"PX-5234","ok":true,"eta":"2026-03-22"}' },
+      ],
+      field: 'date',
+      plantedId: 13,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-5234', date: '2026-03-22' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the eta for tracking_id PX-7890? Reply with the value alone.' },
+    ],
+    answer: '2026-03-13',
+    info: {
+      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-7890' }, result: '{"tracking_id":"PX-7890","status":"in transit","location":"Basel depot","eta":"2026-03-13"}' }],
+      field: 'eta',
+      plantedId: 14,
+      kind: 'field',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-969, set date to 2026-03-20. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-969' }, result: '{"customer":"ana.moreau-969","parcels":[{"tracking_id":"PX-1234","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-1234' }, result: '{"tracking_id":"PX-1234","status":"in transit","location":"Basel depot","eta":"2026-03-18"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-1234', date: '2026-03-20' }, result: '{"tracking_id":"PX-1234","ok":true,"eta":"2026-03-20"}' },
+      ],
+      field: 'date',
+      plantedId: 15,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-1234', date: '2026-03-20' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-874, set date to 2026-03-23. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-874' }, result: '{"customer":"ana.moreau-874","parcels":[{"tracking_id":"PX-0987","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-0987' }, result: '{"tracking_id":"PX-0987","status":"in transit","location":"Basel depot","eta":"2026-03-18"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-0987', date: '2026-03-23' }, result: '{"tracking_id":"PX-0987","ok":true,"eta":"2026-03-23"}' },
+      ],
+      field: 'date',
+      plantedId: 16,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-0987', date: '2026-03-23' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the eta for the tracking_id listed for customer ana.moreau-271? Reply with the value alone.' },
+    ],
+    answer: '2026-03-18',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-271' }, result: '{"customer":"ana.moreau-271","parcels":[{"tracking_id":"PX-5634","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-5634' }, result: '{"tracking_id":"PX-5634","status":"in transit","location":"Turin hub","eta":"2026-03-18"}' },
+      ],
+      field: 'eta',
+      plantedId: 17,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-164, set date to 2026-03-20. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-164' }, result: '{"customer":"ana.moreau-164","parcels":[{"tracking_id":"PX-2143","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-2143' }, result: '{"tracking_id":"PX-2143","status":"in transit","location":"Turin hub","eta":"2026-03-14"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-2143', date: '2026-03-20' }, result: '{"tracking_id":"PX-2143","ok":true,"eta":"2026-03-20"}' },
+      ],
+      field: 'date',
+      plantedId: 18,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-2143', date: '2026-03-20' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for the tracking_id listed for customer ana.moreau-762? Reply with the value alone.' },
+    ],
+    answer: 'Lyon hub',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-762' }, result: '{"customer":"ana.moreau-762","parcels":[{"tracking_id":"PX-2543","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-2543' }, result: '{"tracking_id":"PX-2543","status":"in transit","location":"Lyon hub","eta":"2026-03-18"}' },
+      ],
+      field: 'location',
+      plantedId: 19,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-910, set date to 2026-03-23. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-910' }, result: '{"customer":"ana.moreau-910","parcels":[{"tracking_id":"PX-6543","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-6543' }, result: '{"tracking_id":"PX-6543","status":"in transit","location":"Basel depot","eta":"2026-03-18"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-6543', date: '2026-03-23' }, result: '{"tracking_id":"PX-6543","ok":true,"eta":"2026-03-23"}' },
+      ],
+      field: 'date',
+      plantedId: 20,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-6543', date: '2026-03-23' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the eta for the tracking_id listed for customer ana.moreau-307? Reply with the value alone.' },
+    ],
+    answer: '2026-03-18',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-307' }, result: '{"customer":"ana.moreau-307","parcels":[{"tracking_id":"PX-3412","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-3412' }, result: '{"tracking_id":"PX-3412","status":"in transit","location":"Turin hub","eta":"2026-03-18"}' },
+      ],
+      field: 'eta',
+      plantedId: 21,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the status for tracking_id PX-1890? Reply with the value alone.' },
+    ],
+    answer: 'out for delivery',
+    info: {
+      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-1890' }, result: '{"tracking_id":"PX-1890","status":"out for delivery","location":"Porto hub","eta":"2026-03-17"}' }],
+      field: 'status',
+      plantedId: 22,
+      kind: 'field',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for the tracking_id listed for customer ben.okafor-192? Reply with the value alone.' },
+    ],
+    answer: 'Ghent depot',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ben.okafor-192' }, result: '{"customer":"ben.okafor-192","parcels":[{"tracking_id":"PX-4765","status":"out for delivery"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-4765' }, result: '{"tracking_id":"PX-4765","status":"out for delivery","location":"Ghent depot","eta":"2026-03-19"}' },
+      ],
+      field: 'location',
+      plantedId: 23,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the eta for tracking_id PX-2103? Reply with the value alone.' },
+    ],
+    answer: '2026-03-11',
+    info: {
+      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-2103' }, result: '{"tracking_id":"PX-2103","status":"in transit","location":"Basel depot","eta":"2026-03-11"}' }],
+      field: 'eta',
+      plantedId: 24,
+      kind: 'field',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer ana.moreau-184, set date to 2026-03-25. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-184' }, result: '{"customer":"ana.moreau-184","parcels":[{"tracking_id":"PX-6547","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-6547' }, result: '{"tracking_id":"PX-6547","status":"in transit","location":"Turin hub","eta":"2026-03-14"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-6547', date: '2026-03-25' }, result: '{"tracking_id":"PX-6547","ok":true,"eta":"2026-03-25"}' },
+      ],
+      field: 'date',
+      plantedId: 25,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-6547', date: '2026-03-25' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for the tracking_id listed for customer ben.okafor-834? Reply with the value alone.' },
+    ],
+    answer: 'Lyon hub',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ben.okafor-834' }, result: '{"customer":"ben.okafor-834","parcels":[{"tracking_id":"PX-8769","status":"out for delivery"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-8769' }, result: '{"tracking_id":"PX-8769","status":"out for delivery","location":"Lyon hub","eta":"2026-03-11"}' },
+      ],
+      field: 'location',
+      plantedId: 26,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for tracking_id PX-9018? Reply with the value alone.' },
+    ],
+    answer: 'Lyon hub',
+    info: {
+      planted: [{ tool: 'track_parcel', arguments: { tracking_id: 'PX-9018' }, result: '{"tracking_id":"PX-9018","status":"held at depot","location":"Lyon hub","eta":"2026-03-17"}' }],
+      field: 'location',
+      plantedId: 27,
+      kind: 'field',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the location for the tracking_id listed for customer dev.patel-130? Reply with the value alone.' },
+    ],
+    answer: 'Lyon hub',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'dev.patel-130' }, result: '{"customer":"dev.patel-130","parcels":[{"tracking_id":"PX-8109","status":"held at depot"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-8109' }, result: '{"tracking_id":"PX-8109","status":"held at depot","location":"Lyon hub","eta":"2026-03-17"}' },
+      ],
+      field: 'location',
+      plantedId: 28,
+      kind: 'chain',
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer dev.patel-745, set date to 2026-03-20. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'dev.patel-745' }, result: '{"customer":"dev.patel-745","parcels":[{"tracking_id":"PX-3452","status":"held at depot"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-3452' }, result: '{"tracking_id":"PX-3452","status":"held at depot","location":"Basel depot","eta":"2026-03-13"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-3452', date: '2026-03-20' }, result: '{"tracking_id":"PX-3452","ok":true,"eta":"2026-03-20"}' },
+      ],
+      field: 'date',
+      plantedId: 29,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-3452', date: '2026-03-20' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'Reschedule delivery: for the tracking_id listed for customer dev.patel-148, set date to 2026-03-20. Reply "done" when it is done.' },
+    ],
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'dev.patel-148' }, result: '{"customer":"dev.patel-148","parcels":[{"tracking_id":"PX-0321","status":"held at depot"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-0321' }, result: '{"tracking_id":"PX-0321","status":"held at depot","location":"Porto hub","eta":"2026-03-17"}' },
+        { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-0321', date: '2026-03-20' }, result: '{"tracking_id":"PX-0321","ok":true,"eta":"2026-03-20"}' },
+      ],
+      field: 'date',
+      plantedId: 30,
+      kind: 'write',
+      goal: { tool: 'reschedule_delivery', arguments: { tracking_id: 'PX-0321', date: '2026-03-20' } },
+    },
+  },
+  {
+    prompt: [
+      { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' },
+      { role: 'user', content: 'What is the eta for the tracking_id listed for customer ana.moreau-551? Reply with the value alone.' },
+    ],
+    answer: '2026-03-11',
+    info: {
+      planted: [
+        { tool: 'find_parcels', arguments: { customer: 'ana.moreau-551' }, result: '{"customer":"ana.moreau-551","parcels":[{"tracking_id":"PX-9678","status":"in transit"}]}' },
+        { tool: 'track_parcel', arguments: { tracking_id: 'PX-9678' }, result: '{"tracking_id":"PX-9678","status":"in transit","location":"Basel depot","eta":"2026-03-11"}' },
+      ],
+      field: 'eta',
+      plantedId: 31,
+      kind: 'chain',
+    },
+  },
+];
+
+/** What tabrl and the tab lend: a simulator (the Studio's simulator choice, or --simulator-*) and a judge. */
 export interface ParcelDeskArgs {
+  simulatorClient?: ChatClient;
+  simulatorModel?: string;
   judgeClient?: ChatClient;
   judgeModel?: string;
-  /** "scripted" (offline nearest-record retrieval, the default) or "judge" (the lent judge simulates the tools). */
-  simulator?: 'scripted' | 'judge';
+  /** "scripted" (offline nearest-record retrieval), "simulator" (the lent simulator) or "judge" (the lent judge); default: "simulator" when one is lent, else "scripted". */
+  simulator?: 'scripted' | 'simulator' | 'judge';
 }
 
 /** 1 when the final answer matches the planted one after normalisation; 0 for a task without one (a write). */
@@ -254,13 +675,17 @@ export function usedToolsMetric(ctx: RewardContext): number {
   return ctx.completion.some((message) => message.role === 'tool') ? 1 : 0;
 }
 
-/** Builds the environment over TASKS with Parcelo's simulated tools. */
+/** Builds the environment: TASKS to train on, EVAL_TASKS held out, with Parcelo's simulated tools. */
 export default function loadEnvironment(args: ParcelDeskArgs = {}) {
-  const simulatorName = args.simulator ?? 'scripted';
-  if (simulatorName !== 'scripted' && simulatorName !== 'judge') throw new Error(`simulator should be "scripted" or "judge", not ${JSON.stringify(simulatorName)}`);
+  const simulatorName = args.simulator ?? (args.simulatorClient ? 'simulator' : 'scripted');
+  if (simulatorName !== 'scripted' && simulatorName !== 'simulator' && simulatorName !== 'judge')
+    throw new Error(`simulator should be "scripted", "simulator" or "judge", not ${JSON.stringify(simulatorName)}`);
+  if (simulatorName === 'simulator' && !args.simulatorClient)
+    throw new Error('simulator "simulator" uses the lent simulator and none was given: choose one in Studio → Simulated tools, or run tabrl with --simulator-model');
   if (simulatorName === 'judge' && !args.judgeClient) throw new Error('simulator "judge" simulates the tools with the lent judge: pick a model in the Judge card');
-  const client = simulatorName === 'judge' && args.judgeClient ? args.judgeClient : new ScriptedSimulatorClient();
-  const simulator = new ToolSimulator({ tools: TOOLS, records: RECORDS, client, model: simulatorName === 'judge' ? args.judgeModel : 'scripted' });
+  const lent =
+    simulatorName === 'simulator' ? { client: args.simulatorClient, model: args.simulatorModel } : simulatorName === 'judge' ? { client: args.judgeClient, model: args.judgeModel } : undefined;
+  const simulator = new ToolSimulator({ tools: TOOLS, records: RECORDS, client: lent?.client ?? new ScriptedSimulatorClient(), model: lent ? (lent.model ?? 'default') : 'scripted' });
   const rubric = new Rubric({
     rewards: [
       { fn: exactMatchReward, weight: 1 },
@@ -268,5 +693,5 @@ export default function loadEnvironment(args: ParcelDeskArgs = {}) {
       { fn: usedToolsMetric, weight: 0 },
     ],
   });
-  return new SimulatedToolEnv({ name: 'parcel-desk', dataset: TASKS, simulator, rubric, maxTurns: 8 });
+  return new SimulatedToolEnv({ name: 'parcel-desk', dataset: TASKS, evalDataset: EVAL_TASKS, simulator, rubric, maxTurns: 8 });
 }
