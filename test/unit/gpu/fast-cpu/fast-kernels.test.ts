@@ -1,39 +1,14 @@
 /**
- * The WASM SIMD kernels of the fast CPU backend against the references (src/gpu/reference/) on
- * seeded random inputs, in both builds (relaxed SIMD with fused multiply-add, and plain SIMD), on one
- * thread and split over two worker threads. Matmuls at sizes that are
- * multiples of none of the gemm's blocks (MR 4, NR 8, MC 64, KC 256, NC 256): forward with and
- * without bias, backward accumulating into non-zero gradients, with any of them switched off.
- * Attention (gemms over blocks of 32 query rows) with grouped heads, T and HS off the SIMD width and
- * off the block: outputs, saved probabilities, and the accumulated dq, dk, dv, also for a head wider
- * than the gemm's blocks and a sequence so long that a block holds fewer rows; a sequence longer than
- * the kernels take is refused with the way out. SwiGLU over lengths off the SIMD width, with gates far into both tails.
+ * The WASM SIMD kernels of the fast CPU backend against the references, in both builds (relaxed SIMD
+ * with fused multiply-add, and plain SIMD), on one thread and split over two worker threads: the checks of test/support/gpu/fast-cpu-kernel-cases.ts (matmul forward and
+ * backward, attention, SwiGLU at sizes off the gemm's blocks and the SIMD width), which
+ * test/browser/fast-cpu/fast-cpu-kernels.test.ts runs in Chromium.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFastCpuOps } from '../../../../src/gpu/fast-cpu/fast-ops.ts';
 import { createNodeWasmKernels } from '../../../../src/gpu/fast-cpu/node-kernel-threads.ts';
 import type { KernelSimd, WasmKernels } from '../../../../src/gpu/fast-cpu/wasm-kernels.ts';
-import { attentionBackward, attentionForward } from '../../../../src/gpu/reference/attention.ts';
-import { matmulBackward, matmulForward } from '../../../../src/gpu/reference/matmul.ts';
-import { swigluBackward, swigluForward } from '../../../../src/gpu/reference/swiglu.ts';
-import { expectClose, randomArray } from '../../../support/expect-close.ts';
-
-// f32 sums against the reference's f64: |error| grows with √K·|terms|; inputs are in [-1, 1).
-const TOLERANCE = { atol: 2e-4, rtol: 1e-4 };
-const SHAPES: [N: number, IC: number, OC: number][] = [
-  [1, 7, 5], // one token, as decoding runs
-  [4, 33, 19], // the most rows forward takes by dot products instead of packing
-  [13, 29, 11],
-  [67, 261, 263], // K and Ncols past one block
-  [130, 300, 70], // big enough to be split over threads
-];
-const ATTENTION_SHAPES: [B: number, T: number, NH: number, KVH: number, HS: number][] = [
-  [1, 1, 1, 1, 3], // one token
-  [2, 13, 4, 2, 6],
-  [3, 70, 6, 2, 20], // big enough to be split over threads; blocks of 32, 32 and 6 rows
-  [1, 81, 1, 1, 1023], // a head wider than the gemm's KC and NC blocks
-  [1, 2100, 1, 1, 2], // 31 rows per block: 32 rows of 2100 probability gradients do not fit the scratch
-];
+import { FAST_CPU_KERNEL_CASES } from '../../../support/gpu/fast-cpu-kernel-cases.ts';
 
 const kernelSets: WasmKernels[] = [];
 afterAll(() => kernelSets.forEach((kernels) => kernels.dispose()));
@@ -57,81 +32,12 @@ describe.each(BUILDS)('fast kernels on %i thread(s), %s SIMD', (threads, simd) =
     expect(kernels.simd).toBe(simd);
   });
 
-  it.each(SHAPES)('matmul_forward matches reference at N=%i IC=%i OC=%i, with and without bias', async (N, IC, OC) => {
-    const { ops } = await opsPromise;
-    const inp = randomArray(N * IC, 1);
-    const weight = randomArray(OC * IC, 2);
-    const bias = randomArray(OC, 3);
-    for (const b of [bias, null]) {
-      const expected = new Float32Array(N * OC);
-      const actual = new Float32Array(N * OC).fill(Number.NaN); // forward overwrites whatever was there
-      matmulForward(expected, inp, weight, b, N, IC, OC);
-      ops.matmulForward(actual, inp, weight, b, N, IC, OC);
-      expectClose(actual, expected, { ...TOLERANCE, label: `out (bias ${b === null ? 'off' : 'on'})` });
-    }
-  });
-
-  it.each(SHAPES)('matmul_backward accumulates like the reference at N=%i IC=%i OC=%i', async (N, IC, OC) => {
-    const { ops } = await opsPromise;
-    const inp = randomArray(N * IC, 4);
-    const weight = randomArray(OC * IC, 5);
-    const dout = randomArray(N * OC, 6);
-    const start = { dinp: randomArray(N * IC, 7), dweight: randomArray(OC * IC, 8), dbias: randomArray(OC, 9) };
-    const expected = { dinp: start.dinp.slice(), dweight: start.dweight.slice(), dbias: start.dbias.slice() };
-    const actual = { dinp: start.dinp.slice(), dweight: start.dweight.slice(), dbias: start.dbias.slice() };
-    matmulBackward(expected.dinp, expected.dweight, expected.dbias, dout, inp, weight, N, IC, OC);
-    ops.matmulBackward(actual.dinp, actual.dweight, actual.dbias, dout, inp, weight, N, IC, OC);
-    expectClose(actual.dinp, expected.dinp, { ...TOLERANCE, label: 'dinp' });
-    expectClose(actual.dweight, expected.dweight, { ...TOLERANCE, label: 'dweight' });
-    expectClose(actual.dbias, expected.dbias, { ...TOLERANCE, label: 'dbias' });
-
-    // a frozen weight (LoRA's base): dinp only, dweight untouched
-    const onlyDinp = start.dinp.slice();
-    ops.matmulBackward(onlyDinp, null, null, dout, inp, weight, N, IC, OC);
-    expectClose(onlyDinp, expected.dinp, { ...TOLERANCE, label: 'dinp without dweight' });
-  });
-
-  it.each([1, 7, 1001, 200003])('swiglu_forward and swiglu_backward match reference over %i values', async (N) => {
-    const { ops } = await opsPromise;
-    const gate = randomArray(N, 18, 12); // sigmoid's saturated tails included
-    const up = randomArray(N, 19);
-    const expected = new Float32Array(N);
-    const actual = new Float32Array(N).fill(Number.NaN);
-    swigluForward(expected, gate, up, N);
-    ops.swigluForward(actual, gate, up, N);
-    expectClose(actual, expected, { atol: 1e-6, rtol: 1e-5, label: 'out' });
-    const dout = randomArray(N, 20);
-    const start = [randomArray(N, 21), randomArray(N, 22)] as const;
-    const expectedGrads = start.map((x) => x.slice());
-    const actualGrads = start.map((x) => x.slice());
-    swigluBackward(expectedGrads[0]!, expectedGrads[1]!, dout, gate, up, N);
-    ops.swigluBackward(actualGrads[0]!, actualGrads[1]!, dout, gate, up, N);
-    expectClose(actualGrads[0]!, expectedGrads[0]!, { atol: 1e-6, rtol: 1e-5, label: 'dgate' });
-    expectClose(actualGrads[1]!, expectedGrads[1]!, { atol: 1e-6, rtol: 1e-5, label: 'dup' });
-  });
-
-  it.each(ATTENTION_SHAPES)('attention_forward and attention_backward match reference at B=%i T=%i NH=%i KVH=%i HS=%i', async (B, T, NH, KVH, HS) => {
-    const { ops } = await opsPromise;
-    const q = randomArray(B * T * NH * HS, 11);
-    const k = randomArray(B * T * KVH * HS, 12);
-    const v = randomArray(B * T * KVH * HS, 13);
-    const expectedOut = new Float32Array(B * T * NH * HS);
-    const expectedAtt = new Float32Array(B * NH * T * T);
-    const actualOut = new Float32Array(B * T * NH * HS).fill(Number.NaN);
-    const actualAtt = new Float32Array(B * NH * T * T).fill(Number.NaN); // forward writes every probability, zeros included
-    attentionForward(expectedOut, expectedAtt, q, k, v, B, T, NH, KVH, HS);
-    ops.attentionForward(actualOut, actualAtt, q, k, v, B, T, NH, KVH, HS);
-    expectClose(actualAtt, expectedAtt, { atol: 1e-6, rtol: 1e-5, label: 'att' });
-    expectClose(actualOut, expectedOut, { atol: 1e-5, rtol: 1e-4, label: 'out' });
-
-    const dout = randomArray(B * T * NH * HS, 14);
-    const start = [randomArray(B * T * NH * HS, 15), randomArray(B * T * KVH * HS, 16), randomArray(B * T * KVH * HS, 17)] as const;
-    const expected = start.map((x) => x.slice());
-    const actual = start.map((x) => x.slice());
-    attentionBackward(expected[0]!, expected[1]!, expected[2]!, dout, q, k, v, expectedAtt, B, T, NH, KVH, HS);
-    ops.attentionBackward(actual[0]!, actual[1]!, actual[2]!, dout, q, k, v, expectedAtt, B, T, NH, KVH, HS);
-    ['dq', 'dk', 'dv'].forEach((label, i) => expectClose(actual[i]!, expected[i]!, { atol: 1e-4, rtol: 1e-4, label }));
-  });
+  for (const kernelCase of FAST_CPU_KERNEL_CASES) {
+    it(kernelCase.name, async () => {
+      const { ops } = await opsPromise;
+      kernelCase.run(ops);
+    });
+  }
 
   it('refuses attention over more tokens than its scratch holds, and says what to use instead', async () => {
     const { kernels } = await opsPromise;
