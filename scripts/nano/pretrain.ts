@@ -40,7 +40,8 @@
  * AdamW's state, the step, the loss curve; pretrain-state.ts), and --resume continues from it: the
  * same command with --resume (and any --minutes) picks up at the saved step, with the same batches
  * and schedule, so the weights are those of one uninterrupted run. --until-step N stops at step N
- * (the schedule still follows --max-steps), to run a long pretraining in parts.
+ * (the schedule still follows --max-steps), to run a long pretraining in parts. --threads N runs the
+ * fast CPU backend's kernels on N threads (default: every core; the weights do not depend on it).
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,6 +55,7 @@ import { writeNanoFolder } from './nano-folder.ts';
 import { readPretrainState, writePretrainState, type LossPoint } from './pretrain-state.ts';
 import { corpusSizes, modelShape, positiveInteger } from './pretrain-settings.ts';
 import { openTrainingBackend } from './training-backend.ts';
+import { defaultThreadCount } from '../../src/gpu/fast-cpu/node-kernel-threads.ts';
 
 const { values } = parseArgs({
   options: {
@@ -83,6 +85,7 @@ const { values } = parseArgs({
     state: { type: 'string' },
     resume: { type: 'boolean' },
     'until-step': { type: 'string' },
+    threads: { type: 'string' },
   },
 });
 const seed = Number(values.seed);
@@ -153,7 +156,8 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
 
 const started = Date.now();
 // The backend first: a machine without the adapter asked for fails before the corpus is made.
-const { backend, machine } = await openTrainingBackend(config, seed, backendName, values['require-gpu'] === true);
+const threads = positiveInteger('threads', values.threads, defaultThreadCount());
+const { backend, machine } = await openTrainingBackend(config, seed, backendName, values['require-gpu'] === true, threads);
 const { texts, counts } = await makeCorpus();
 const sequences = texts.map((text) => tokenizer.encode(text));
 const corpusTokens = sequences.reduce((sum, s) => sum + s.length, 0);
