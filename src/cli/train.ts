@@ -24,7 +24,7 @@ import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
-import { checkFinite, modelFolderOf, openModel, parseBackendName, type OpenedModel } from './open-model.ts';
+import { checkFinite, isShippedModel, modelFolderOf, openModel, parseBackendName, type OpenedModel } from './open-model.ts';
 import { byteTokenizerFiles } from '../gpu/io/byte-model-folder.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
@@ -49,7 +49,8 @@ environment's expert (built-in environments), measures again, trains with GRPO, 
 
 Options:
   --model M              tiny (TabRL's from-scratch preset), nano (TabRL's small pretrained byte-level model,
-                         shipped in public/models/nano) or a Hugging Face-style folder (required without --lesson)
+                         shipped in public/models/nano), nano-2m (its larger sibling, public/models/nano-2m)
+                         or a Hugging Face-style folder (required without --lesson)
   --lesson               the lesson's preset for the environment (wordle: lesson 6, nano on the compact Wordle;
                          reverse-text: the default lesson, nano): its model, --env-args and settings, which
                          other flags override
@@ -495,7 +496,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   const preset = values.lesson === true || quick ? lessonPreset(given, quick) : undefined;
   if ((values.lesson === true || quick) && preset === undefined) throw new CliError(`--lesson and --quick know the lessons' environments (wordle, reverse-text), not "${given}"`, 2);
   const modelName = typeof values.model === 'string' ? values.model : preset?.model;
-  if (modelName === undefined) throw new CliError(`--model is required (tiny, nano, or a model folder)\n\n${TRAIN_USAGE}`, 2);
+  if (modelName === undefined) throw new CliError(`--model is required (tiny, nano, nano-2m, or a model folder)\n\n${TRAIN_USAGE}`, 2);
   const knobs = knobSettingsFromFlags(values, withOverrides(preset ? (lessonSettings(given, quick) ?? {}) : {}));
   const backend = parseBackendName(values.backend as string | undefined);
   for (const name of ['activationCheckpointing', 'memoryBudget'] as const) {
@@ -505,9 +506,9 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   const simulator = simulatorSettingsFromFlags(values);
   if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
   const judgePanel = values.judges === undefined ? undefined : readJudgePanelFile(values.judges as string);
-  const model = modelName === 'tiny' || modelName === 'nano' ? modelName : resolve(modelName);
-  // Real checkpoints train LoRA adapters by default; tiny and nano are small enough to train whole.
-  const loraRank = knobs.loraRank ?? (model === 'tiny' || model === 'nano' ? 0 : 16);
+  const model = modelName === 'tiny' || isShippedModel(modelName) ? modelName : resolve(modelName);
+  // Real checkpoints train LoRA adapters by default; tiny and the shipped nanos are small enough to train whole.
+  const loraRank = knobs.loraRank ?? (model === 'tiny' || isShippedModel(model) ? 0 : 16);
   const options = trainingRunOptionsFrom(knobs);
   const poolRefresh = poolRefreshFromFlags(values, options.grpo?.maxAsync ?? 0);
   return {
