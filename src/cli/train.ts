@@ -41,7 +41,7 @@ import { fileCheckpointStore, findCheckpoint, writeFolderAtomically } from './tr
 import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
-const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | model-dir> [options]
+const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | nano-2m | model-dir> [options]
        tabrl train <wordle | reverse-text> --lesson | --quick [options]
 
 Measures the model on held-out tasks, warms it up with SFT on demonstrations made by the
