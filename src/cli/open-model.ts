@@ -122,10 +122,9 @@ export async function openModel(spec: string, options: { backend: BackendName; s
       weights = { tensors: model.tensors };
       tokenizer = await loadFolderTokenizer(read, folder);
     } catch (error) {
-      const hint =
-        isShippedModel(spec)
-          ? `the shipped ${spec} folder is broken or missing; restore public/models/${spec} from git, or rebuild it with scripts/nano/pretrain.ts (the command is in docs/nano.md)`
-          : '--model takes "tiny", "nano", "nano-2m" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
+      const hint = isShippedModel(spec)
+        ? `the shipped ${spec} folder is broken or missing; restore public/models/${spec} from git, or rebuild it with scripts/nano/pretrain.ts (the command is in docs/nano.md)`
+        : '--model takes "tiny", "nano", "nano-2m" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
       throw new CliError(`${errorMessage(error)}\n(${hint})`);
     }
   }
