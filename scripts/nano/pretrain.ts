@@ -36,6 +36,12 @@
  * --decay-by-time the decay also follows the clock: it runs over the last quarter of the training
  * time --minutes leaves after the corpus is made (whichever of steps and time is further along),
  * so a run bounded by time on a machine of unknown speed still ends at the low learning rate.
+ * --state FILE writes, at every checkpoint, what a run needs to continue exactly (f32 weights,
+ * AdamW's state, the step, the loss curve; pretrain-state.ts), and --resume continues from it: the
+ * same command with --resume (and any --minutes) picks up at the saved step, with the same batches
+ * and schedule, so the weights are those of one uninterrupted run. --until-step N stops at step N
+ * (the schedule still follows --max-steps), to run a long pretraining in parts. --threads N runs the
+ * fast CPU backend's kernels on N threads (default: every core; the weights do not depend on it).
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -46,8 +52,10 @@ import { createRng } from '../../src/envs/builtin/random.ts';
 import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
 import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
 import { writeNanoFolder } from './nano-folder.ts';
+import { readPretrainState, writePretrainState, type LossPoint } from './pretrain-state.ts';
 import { corpusSizes, modelShape, positiveInteger } from './pretrain-settings.ts';
 import { openTrainingBackend } from './training-backend.ts';
+import { defaultThreadCount } from '../../src/gpu/fast-cpu/node-kernel-threads.ts';
 
 const { values } = parseArgs({
   options: {
@@ -74,6 +82,10 @@ const { values } = parseArgs({
     'log-every': { type: 'string', default: '5' },
     'decay-by-time': { type: 'boolean' },
     'require-gpu': { type: 'boolean' },
+    state: { type: 'string' },
+    resume: { type: 'boolean' },
+    'until-step': { type: 'string' },
+    threads: { type: 'string' },
   },
 });
 const seed = Number(values.seed);
@@ -89,6 +101,9 @@ const sizes = corpusSizes(poolSize, values);
 const config = modelShape(values);
 const backendName = parseBackendName(values.backend);
 const logEvery = positiveInteger('log-every', values['log-every'], 5);
+const untilStep = Math.min(maxSteps, positiveInteger('until-step', values['until-step'], maxSteps));
+const stateFile = values.state;
+if (values.resume && stateFile === undefined) throw new Error('--resume needs --state FILE (the resume state a run wrote with --state)');
 // Which pool words the teacher's games are played on: `training` (every non-held-out word: the
 // shipped checkpoint) or `demonstration` (only the demonstration words, so the practice words that
 // lesson 6's GRPO plays are never an answer the model was shown).
@@ -141,7 +156,8 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
 
 const started = Date.now();
 // The backend first: a machine without the adapter asked for fails before the corpus is made.
-const { backend, machine } = await openTrainingBackend(config, seed, backendName, values['require-gpu'] === true);
+const threads = positiveInteger('threads', values.threads, defaultThreadCount());
+const { backend, machine } = await openTrainingBackend(config, seed, backendName, values['require-gpu'] === true, threads);
 const { texts, counts } = await makeCorpus();
 const sequences = texts.map((text) => tokenizer.encode(text));
 const corpusTokens = sequences.reduce((sum, s) => sum + s.length, 0);
@@ -153,42 +169,18 @@ let tokensSeen = 0;
 let step = 0;
 let smoothed = NaN;
 let trainingMs = 0; // time in the steps themselves (batch, backward, optimizer), not data generation or saving
-const log: { step: number; loss: number; tokens: number; seconds: number }[] = [];
+let priorWallSeconds = 0; // wall time of the runs this one resumes
+let log: LossPoint[] = [];
+const command = `npx tsx scripts/nano/pretrain.ts ${process.argv.slice(2).join(' ')}`;
+let commands = [command];
+// What fixes the weights: a resume with any of these changed would not continue the same run.
+const settings = { seed, backend: backendName, poolSize, gameAnswers, config, corpus: sizes, batchSize, rowLength, peakLr, maxSteps, decayByTime: values['decay-by-time'] === true };
 
-async function save(): Promise<void> {
-  const seconds = (Date.now() - started) / 1000;
-  await writeNanoFolder(out, config, await backend.getParameters(), {
-    seed,
-    backend: backendName,
-    poolSize,
-    gameAnswers,
-    shape: { layers: config.num_hidden_layers, hidden: config.hidden_size, intermediate: config.intermediate_size, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads, headDim: config.head_dim },
-    steps: step,
-    batchSize,
-    rowLength,
-    peakLr,
-    decayByTime: values['decay-by-time'] === true,
-    tokensSeen,
-    corpus: { ...counts, tokens: corpusTokens },
-    wallSeconds: Math.round(seconds),
-    machine,
-    secondsPerStep: step === 0 ? null : Number((trainingMs / 1000 / step).toFixed(3)),
-    finalLoss: smoothed,
-    command: `npx tsx scripts/nano/pretrain.ts ${process.argv.slice(2).join(' ')}`,
-    lossCurve: log,
-  });
-}
-
-const warmupSteps = 30;
-const trainingStarted = Date.now();
-while (step < maxSteps && Date.now() < deadline) {
-  const stepStarted = Date.now();
-  // Packed rows: random transcripts laid end to end (each starts with <|bos|>), cut at T tokens.
+/** The next packed batch: random transcripts laid end to end (each starts with <|bos|>), cut into rows of T tokens; ids (B, T) and their next tokens (B, T). */
+function nextBatch(): { ids: Int32Array; targets: Int32Array } {
   const T = rowLength;
   const ids = new Int32Array(batchSize * T);
   const targets = new Int32Array(batchSize * T);
-  const weights = new Float32Array(batchSize * T).fill(1);
-  const trained = batchSize * T;
   for (let b = 0; b < batchSize; b++) {
     const row: number[] = [];
     while (row.length < T + 1) row.push(...order.pick(sequences));
@@ -197,6 +189,60 @@ while (step < maxSteps && Date.now() < deadline) {
       targets[b * T + t] = row[t + 1]!;
     }
   }
+  return { ids, targets };
+}
+
+if (values.resume) {
+  const state = await readPretrainState(stateFile!, settings);
+  await backend.setParameters(state.parameters);
+  await backend.setOptimizerState(state.optimizer);
+  ({ step, tokensSeen, trainingMs } = state);
+  smoothed = state.smoothedLoss;
+  priorWallSeconds = state.wallSeconds;
+  log = state.lossCurve;
+  commands = [...state.commands, command];
+  for (let i = 0; i < step; i++) nextBatch(); // the batch order of the steps already taken
+  console.error(`resumed from ${stateFile} at step ${step} (loss ${smoothed.toFixed(3)}, ${tokensSeen} tokens, ${priorWallSeconds} s so far)`);
+}
+
+async function save(): Promise<void> {
+  const wallSeconds = priorWallSeconds + Math.round((Date.now() - started) / 1000);
+  const parameters = await backend.getParameters();
+  await writeNanoFolder(out, config, parameters, {
+    seed,
+    backend: backendName,
+    poolSize,
+    gameAnswers,
+    shape: { layers: config.num_hidden_layers, hidden: config.hidden_size, intermediate: config.intermediate_size, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads, headDim: config.head_dim },
+    steps: step,
+    maxSteps,
+    batchSize,
+    rowLength,
+    peakLr,
+    decayByTime: values['decay-by-time'] === true,
+    tokensSeen,
+    corpus: { ...counts, tokens: corpusTokens },
+    wallSeconds,
+    machine,
+    secondsPerStep: step === 0 ? null : Number((trainingMs / 1000 / step).toFixed(3)),
+    finalLoss: smoothed,
+    command: commands[0],
+    ...(commands.length > 1 ? { resumedWith: commands.slice(1) } : {}),
+    lossCurve: log,
+  });
+  if (stateFile !== undefined) {
+    await writePretrainState(stateFile, { settings, step, tokensSeen, smoothedLoss: smoothed, trainingMs, wallSeconds, lossCurve: log, commands, parameters, optimizer: await backend.getOptimizerState() });
+  }
+}
+
+const warmupSteps = 30;
+const trainingStarted = Date.now();
+while (step < untilStep && Date.now() < deadline) {
+  const stepStarted = Date.now();
+  const T = rowLength;
+  const { ids, targets } = nextBatch();
+  const weights = new Float32Array(batchSize * T).fill(1);
+  const trained = batchSize * T;
   for (let i = 0; i < weights.length; i++) weights[i] = -weights[i]! / trained; // backward maximises Σ w·logp: mean NLL descent
   await backend.zeroGrad();
   const objective = await backend.backward(ids, targets, weights, batchSize, T, 1);
@@ -215,7 +261,7 @@ while (step < maxSteps && Date.now() < deadline) {
   step++;
   trainingMs += Date.now() - stepStarted;
   if (step % logEvery === 0) {
-    const seconds = (Date.now() - started) / 1000;
+    const seconds = priorWallSeconds + (Date.now() - started) / 1000;
     log.push({ step, loss: Number(smoothed.toFixed(4)), tokens: tokensSeen, seconds: Math.round(seconds) });
     console.error(`step ${step} loss ${smoothed.toFixed(3)} tokens ${tokensSeen} ${seconds.toFixed(0)}s (${(trainingMs / step).toFixed(0)} ms/step)`);
   }

@@ -17,13 +17,16 @@ export interface TrainingBackend {
   machine: string;
 }
 
-/** Opens `config` with weights initialised from `seed` on the CPU backend or on WebGPU (a missing adapter throws, and so does a software one when `requireHardware`). */
-export async function openTrainingBackend(config: ModelConfig, seed: number, name: BackendName, requireHardware = false): Promise<TrainingBackend> {
+/**
+ * Opens `config` with weights initialised from `seed` on the CPU backend or on WebGPU (a missing adapter throws, and so does a software one when `requireHardware`);
+ * the fast CPU backend runs its kernels on `threads` threads (default: every core), and computes the same weights whatever the count.
+ */
+export async function openTrainingBackend(config: ModelConfig, seed: number, name: BackendName, requireHardware = false, threads = defaultThreadCount()): Promise<TrainingBackend> {
   const host = `${cpus()[0]?.model ?? 'cpu'} (${cpus().length} logical cores, shared), Node ${process.version}`;
   if (name === 'cpu-reference') return { backend: await createCpuBackend(config, { seed }), machine: `${host}, TabRL reference CPU backend` };
   if (name === 'cpu') {
-    const kernels = await createNodeWasmKernels(defaultThreadCount());
-    return { backend: await createFastCpuBackend(config, { seed }, {}, kernels), machine: `${host}, TabRL fast CPU backend (${kernels.simdName}, ${kernels.threadCount} threads)` };
+    const kernels = await createNodeWasmKernels(threads);
+    return { backend: await createFastCpuBackend(config, { seed }, {}, kernels), machine: `${host}, TabRL fast CPU backend (${kernels.simdName}, ${kernels.threadCount} thread${kernels.threadCount === 1 ? '' : 's'})` };
   }
   const [{ createNodeGPU }, { isSoftwareAdapter, requestGPUDevice }, { createWebGPUBackend }] = await Promise.all([
     import('../../src/gpu/webgpu/node-gpu.ts'),

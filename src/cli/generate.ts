@@ -13,11 +13,11 @@ import { openModel, parseBackendName } from './open-model.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl generate`. */
-const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny | nano> (--prompt TEXT | --messages JSON) [options]
+const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny | nano | nano-2m> (--prompt TEXT | --messages JSON) [options]
 
 Samples chat completions from a model folder (config.json, model.safetensors, tokenizer.json,
-tokenizer_config.json) or from "tiny" (a seeded random tiny Llama with the byte tokenizer) or "nano" (the pretrained
-byte-level folder the app ships, public/models/nano), on the
+tokenizer_config.json) or from "tiny" (a seeded random tiny Llama with the byte tokenizer) or "nano" / "nano-2m" (the pretrained
+byte-level folders the app ships, public/models/nano and public/models/nano-2m), on the
 CPU backend, and prints each completion with its token ids and per-token logprobs.
 
 Options:

@@ -1,7 +1,7 @@
 /**
  * Opens a model for the CLI: `tiny` (TabRL's from-scratch preset with the byte tokenizer, seeded
  * random weights), `nano` (TabRL's small pretrained byte-level model, the folder shipped under
- * public/models/nano) or a Hugging Face-style folder (config.json + safetensors + tokenizer files,
+ * public/models/nano), `nano-2m` (its larger sibling for lesson 6, public/models/nano-2m) or a Hugging Face-style folder (config.json + safetensors + tokenizer files,
  * or a byte-model folder like nano's), on the fast CPU backend (the default), the reference CPU
  * backend or WebGPU through Dawn (the software adapter where there is no GPU).
  */
@@ -64,12 +64,25 @@ export function checkFinite(tensors: NamedTensors, label: string): void {
   }
 }
 
-/** The folder of the shipped `nano` model, in this repository (public/models/nano). */
-export const NANO_MODEL_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'public', 'models', 'nano');
+/** The pretrained models shipped in this repository's public/models, by the name `--model` takes: nano (0.32M parameters) and nano-2m (2.4M, for lesson 6). */
+export const SHIPPED_MODELS = ['nano', 'nano-2m'] as const;
 
-/** The folder a `--model` value names: `nano` is the shipped folder; anything else but `tiny` is a path. */
+/** The name of a model shipped under public/models. */
+export type ShippedModel = (typeof SHIPPED_MODELS)[number];
+
+/** Whether a `--model` value names a model shipped under public/models (trained whole, like tiny, rather than through LoRA). */
+export function isShippedModel(spec: string): spec is ShippedModel {
+  return (SHIPPED_MODELS as readonly string[]).includes(spec);
+}
+
+const SHIPPED_MODELS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'public', 'models');
+
+/** The folder of the shipped `nano` model, in this repository (public/models/nano). */
+export const NANO_MODEL_FOLDER = join(SHIPPED_MODELS_FOLDER, 'nano');
+
+/** The folder a `--model` value names: a shipped model's name (nano, nano-2m) is its folder under public/models; anything else but `tiny` is a path. */
 export function modelFolderOf(spec: string): string {
-  return spec === 'nano' ? NANO_MODEL_FOLDER : spec;
+  return isShippedModel(spec) ? join(SHIPPED_MODELS_FOLDER, spec) : spec;
 }
 
 let kernelsOfProcess: Promise<WasmKernels> | null = null;
@@ -80,7 +93,7 @@ function processKernels(): Promise<WasmKernels> {
   return kernelsOfProcess;
 }
 
-/** Opens `tiny`, `nano` or a model folder on the chosen backend. */
+/** Opens `tiny`, a shipped model (`nano`, `nano-2m`) or a model folder on the chosen backend. */
 export async function openModel(spec: string, options: { backend: BackendName; seed: number; activationCheckpointing?: ActivationCheckpointing } & ModelBackendOptions): Promise<OpenedModel> {
   let config: ModelConfig;
   let weights: ModelWeights;
@@ -109,10 +122,9 @@ export async function openModel(spec: string, options: { backend: BackendName; s
       weights = { tensors: model.tensors };
       tokenizer = await loadFolderTokenizer(read, folder);
     } catch (error) {
-      const hint =
-        spec === 'nano'
-          ? 'the shipped nano folder is broken or missing; restore public/models/nano from git, or rebuild it with scripts/nano/pretrain.ts'
-          : '--model takes "tiny", "nano" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
+      const hint = isShippedModel(spec)
+        ? `the shipped ${spec} folder is broken or missing; restore public/models/${spec} from git, or rebuild it with scripts/nano/pretrain.ts (the command is in docs/nano.md)`
+        : '--model takes "tiny", "nano", "nano-2m" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
       throw new CliError(`${errorMessage(error)}\n(${hint})`);
     }
   }
@@ -140,7 +152,7 @@ export async function openModel(spec: string, options: { backend: BackendName; s
     const backend = await createWebGPUBackend(context, config, weights, { ...backendOptions, activationCheckpointing: options.activationCheckpointing ?? 'auto' });
     const { vendor, architecture, isFallbackAdapter } = context.adapter;
     // A real checkpoint's KV cache needs more room than the decoder's default.
-    const cacheBytes = spec === 'tiny' || spec === 'nano' ? undefined : 2 ** 30;
+    const cacheBytes = spec === 'tiny' || isShippedModel(spec) ? undefined : 2 ** 30;
     return {
       backend,
       tokenizer,

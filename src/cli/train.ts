@@ -24,7 +24,7 @@ import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
-import { checkFinite, modelFolderOf, openModel, parseBackendName, type OpenedModel } from './open-model.ts';
+import { checkFinite, isShippedModel, modelFolderOf, openModel, parseBackendName, type OpenedModel } from './open-model.ts';
 import { byteTokenizerFiles } from '../gpu/io/byte-model-folder.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
@@ -41,7 +41,7 @@ import { fileCheckpointStore, findCheckpoint, writeFolderAtomically } from './tr
 import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
-const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | model-dir> [options]
+const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | nano-2m | model-dir> [options]
        tabrl train <wordle | reverse-text | lesson 7's file> --lesson | --quick [options]
 
 Measures the model on held-out tasks, warms it up with SFT on demonstrations made by the
@@ -50,7 +50,8 @@ the answer), measures again, trains with GRPO, and measures a last time.
 
 Options:
   --model M              tiny (TabRL's from-scratch preset), nano (TabRL's small pretrained byte-level model,
-                         shipped in public/models/nano) or a Hugging Face-style folder (required without --lesson)
+                         shipped in public/models/nano), nano-2m (its larger sibling, public/models/nano-2m)
+                         or a Hugging Face-style folder (required without --lesson)
   --lesson               the lesson's preset for the environment (wordle: lesson 6, nano on the compact Wordle;
                          reverse-text: the default lesson, nano; a file whose environment is parcel-desk:
                          lesson 7, nano on the Parcelo planted tasks): its model, --env-args and settings,
@@ -494,7 +495,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   if ((values.lesson === true || quick) && preset === undefined)
     throw new CliError(`--lesson and --quick know the lessons' environments (wordle, reverse-text, and lesson 7's file, whose environment is parcel-desk), not "${lessonName}"`, 2);
   const modelName = typeof values.model === 'string' ? values.model : preset?.model;
-  if (modelName === undefined) throw new CliError(`--model is required (tiny, nano, or a model folder)\n\n${TRAIN_USAGE}`, 2);
+  if (modelName === undefined) throw new CliError(`--model is required (tiny, nano, nano-2m, or a model folder)\n\n${TRAIN_USAGE}`, 2);
   const knobs = knobSettingsFromFlags(values, withOverrides(preset ? (lessonSettings(lessonName, quick) ?? {}) : {}));
   const backend = parseBackendName(values.backend as string | undefined);
   for (const name of ['activationCheckpointing', 'memoryBudget'] as const) {
@@ -504,9 +505,9 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   const simulator = simulatorSettingsFromFlags(values);
   if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
   const judgePanel = values.judges === undefined ? undefined : readJudgePanelFile(values.judges as string);
-  const model = modelName === 'tiny' || modelName === 'nano' ? modelName : resolve(modelName);
-  // Real checkpoints train LoRA adapters by default; tiny and nano are small enough to train whole.
-  const loraRank = knobs.loraRank ?? (model === 'tiny' || model === 'nano' ? 0 : 16);
+  const model = modelName === 'tiny' || isShippedModel(modelName) ? modelName : resolve(modelName);
+  // Real checkpoints train LoRA adapters by default; tiny and the shipped nanos are small enough to train whole.
+  const loraRank = knobs.loraRank ?? (model === 'tiny' || isShippedModel(model) ? 0 : 16);
   const options = trainingRunOptionsFrom(knobs);
   const poolRefresh = poolRefreshFromFlags(values);
   return {

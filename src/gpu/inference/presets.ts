@@ -39,6 +39,21 @@ export const NANO_CONFIG: ModelConfig = {
   head_dim: 32,
 };
 
+/**
+ * nano-2m, nano's larger sibling for lesson 6 (shipped under public/models/nano-2m, made by
+ * scripts/nano/pretrain.ts on the CPU): 6 layers, hidden 192, MLP 512, 6 heads over 2 KV heads
+ * (head size 32), tied embeddings, 2.41M parameters.
+ */
+export const NANO_2M_CONFIG: ModelConfig = {
+  ...NANO_CONFIG,
+  hidden_size: 192,
+  intermediate_size: 512,
+  num_hidden_layers: 6,
+  num_attention_heads: 6,
+  num_key_value_heads: 2,
+  head_dim: 32,
+};
+
 /** The shapes of HuggingFaceTB/SmolLM2-135M-Instruct (its config.json), for random-weight benchmarks. */
 export const SMOLLM2_135M_CONFIG: ModelConfig = {
   architecture: 'LlamaForCausalLM',

@@ -1,0 +1,60 @@
+// scripts/nano/pretrain.ts resumes exactly: a run stopped with --until-step and continued with
+// --resume ends with the same weights as one uninterrupted run, and records both commands; a resume
+// state is refused when the settings differ. Toy shape and corpus, on the fast CPU backend.
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test } from 'vitest';
+import { readPretrainState, writePretrainState } from '../../../scripts/nano/pretrain-state.ts';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** Runs scripts/nano/pretrain.ts under tsx from the repository root; rejects with its stderr when it fails. */
+function pretrain(args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--import', 'tsx', 'scripts/nano/pretrain.ts', ...args], { cwd: ROOT, timeout: 60_000 }, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`pretrain.ts ${args.join(' ')} failed: ${error.message}\n${stderr}`));
+      else resolve(stderr);
+    });
+  });
+}
+
+const TOY = ['--layers', '1', '--hidden', '32', '--intermediate', '64', '--heads', '2', '--kv-heads', '1', '--word-lists', '20', '--games', '20', '--fits', '20', '--reverse', '10', '--batch-size', '2', '--row-length', '32', '--max-steps', '4', '--log-every', '1', '--save-every', '1'];
+
+test('a run stopped at step 2 and resumed ends with the weights of an uninterrupted 4-step run', { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tabrl-pretrain-resume-'));
+  await pretrain([...TOY, '--out', join(dir, 'whole'), '--state', join(dir, 'whole.state')]);
+  const firstPart = await pretrain([...TOY, '--until-step', '2', '--out', join(dir, 'parts'), '--state', join(dir, 'parts.state')]);
+  expect(firstPart).toContain('done: 2 steps');
+  const afterFirst = JSON.parse(await readFile(join(dir, 'parts', 'pretraining.json'), 'utf8'));
+  expect(afterFirst.steps).toBe(2);
+  const secondPart = await pretrain([...TOY, '--resume', '--out', join(dir, 'parts'), '--state', join(dir, 'parts.state')]);
+  expect(secondPart).toContain('resumed from');
+  expect(secondPart).toContain('at step 2');
+
+  const whole = await readFile(join(dir, 'whole', 'model.safetensors'));
+  const parts = await readFile(join(dir, 'parts', 'model.safetensors'));
+  expect(parts.equals(whole)).toBe(true);
+  const record = JSON.parse(await readFile(join(dir, 'parts', 'pretraining.json'), 'utf8'));
+  const wholeRecord = JSON.parse(await readFile(join(dir, 'whole', 'pretraining.json'), 'utf8'));
+  expect(record.steps).toBe(4);
+  expect(record.tokensSeen).toBe(4 * 2 * 32);
+  expect(record.finalLoss).toBe(wholeRecord.finalLoss);
+  expect(record.lossCurve.map((point: { step: number }) => point.step)).toEqual([1, 2, 3, 4]);
+  expect(record.command).toContain('--until-step 2');
+  expect(record.resumedWith).toHaveLength(1);
+  expect(record.resumedWith[0]).toContain('--resume');
+});
+
+test('a resume state written with other settings is refused, naming the setting', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'tabrl-pretrain-state-')), 'run.state');
+  const settings = { seed: 0, peakLr: 0.002, maxSteps: 1600 };
+  const state = { settings, step: 25, tokensSeen: 100, smoothedLoss: 1.5, trainingMs: 10, wallSeconds: 1, lossCurve: [], commands: ['x'], parameters: new Map(), optimizer: { step: 25, m: new Map(), v: new Map() } };
+  await writePretrainState(file, state);
+  expect((await readPretrainState(file, settings)).step).toBe(25);
+  await expect(readPretrainState(file, { ...settings, peakLr: 0.003 })).rejects.toThrow(/made with peakLr 0.002, this command gives 0.003/);
+  await expect(readPretrainState(join(file, '..', 'missing.state'), settings)).rejects.toThrow(/cannot read the resume state/);
+});
