@@ -6,7 +6,7 @@
  *
  * It only reads the environment; what the host does with the description is the host's job.
  */
-import { MultiTurnEnv, toPlainData, type Environment, type ToolSchema } from '../envs/index.ts';
+import { MultiTurnEnv, toPlainData, type Environment, type Task, type ToolSchema } from '../envs/index.ts';
 import { plantedPathOf } from '../envs/studio/index.ts';
 import { ANSWER_PLACEHOLDER, type EnvironmentInfo } from './protocol.ts';
 
@@ -15,7 +15,9 @@ export function describeEnvironment(env: Environment, unusedArgWarnings: string[
   const { rubric } = env;
   // A hostile or hand-made environment may bring an object that only looks like a Rubric or a Parser.
   const groupRewards = rubric.groupRewards ?? [];
-  const plantedPaths = env.demonstrationTasks.filter((task) => plantedPathOf(task) !== undefined).length;
+  // Read before the host checks the splits: a split that is not an array counts none here and is named by that check.
+  const demonstrationTasks: unknown = env.demonstrationTasks;
+  const plantedPaths = Array.isArray(demonstrationTasks) ? demonstrationTasks.filter((task: Task) => plantedPathOf(task) !== undefined).length : 0;
   return {
     name: env.name,
     kind: Object.getPrototypeOf(env)?.constructor?.name ?? 'Environment',

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { runForward } from '../../../src/cli/forward.ts';
 import { serializeModelFolder } from '../../../src/gpu/io/model-folder.ts';
 import { createFastCpuBackend } from '../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
+import { createNodeWasmKernels, defaultThreadCount } from '../../../src/gpu/fast-cpu/node-kernel-threads.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import type { ModelConfig } from '../../../src/gpu/model/config.ts';
 import { expectClose } from '../../support/expect-close.ts';
@@ -59,7 +60,9 @@ describe('tabrl forward', () => {
     };
     const referenceLogits = await backend.forward(ids, 1, 3);
     expectClose(await logitsOf([dir, '--tokens', '1,2,16', '--backend', 'cpu-reference']), referenceLogits, { atol: 0, rtol: 0, label: 'cpu-reference logits' });
-    const fast = await createFastCpuBackend(CONFIG, { tensors: await backend.getParameters() });
+    // The kernels the CLI's --backend cpu makes (the relaxed-SIMD build, V8's flag turned on, every core), so the bits can match.
+    const kernels = await createNodeWasmKernels(defaultThreadCount());
+    const fast = await createFastCpuBackend(CONFIG, { tensors: await backend.getParameters() }, {}, kernels);
     const fastLogits = await fast.forward(ids, 1, 3);
     // The fast backend sums in f32, the reference in f64: not the same bits, which tells the two apart.
     expect(Array.from(fastLogits)).not.toEqual(Array.from(referenceLogits));
@@ -67,6 +70,7 @@ describe('tabrl forward', () => {
       expectClose(await logitsOf(argv), fastLogits, { atol: 0, rtol: 0, label: `logits of ${argv.slice(3).join(' ') || 'the default backend'}` });
     }
     expectClose(fastLogits, referenceLogits, { atol: 1e-5, rtol: 1e-4, label: 'fast against reference' });
+    kernels.dispose();
   });
 
   it('explains bad arguments and folders', async () => {
