@@ -18,17 +18,9 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { seededRandom } from './seeded-random.mjs';
 
-/** mulberry32: a small seeded generator, so the files are the same on every run. */
-function random(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const next = random(29);
+const next = seededRandom(29);
 const shuffled = (list) => {
   const copy = [...list];
   for (let i = copy.length - 1; i > 0; i--) {

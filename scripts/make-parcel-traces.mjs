@@ -6,17 +6,9 @@
  * lines), with one log cut off after a tool call and one broken line. Run: node scripts/make-parcel-traces.mjs
  */
 import { writeFileSync } from 'node:fs';
+import { seededRandom } from './seeded-random.mjs';
 
-/** mulberry32: a small seeded generator, so the file is the same on every run. */
-function random(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const next = random(28);
+const next = seededRandom(28);
 const pick = (list) => list[Math.floor(next() * list.length)];
 
 const CUSTOMERS = ['ana.moreau', 'ben.okafor', 'chloe.lind', 'dev.patel'];
