@@ -25,7 +25,7 @@ export interface ShippedModel {
 /** The shipped models, smallest first; the tab's default model (DEFAULT_LESSON_MODEL) is one of them. */
 export const SHIPPED_MODELS: readonly ShippedModel[] = [
   { id: 'nano', label: 'Nano, pretrained', description: 'byte tokenizer · Wordle, reverse-text', config: NANO_CONFIG },
-  { id: 'nano-2m', label: 'Nano-2M, pretrained', description: 'nano scaled up (6 layers, hidden 192) · Wordle, reverse-text', config: NANO_2M_CONFIG },
+  { id: 'nano-2m', label: 'Nano-2M, pretrained', description: 'nano with 6 layers, hidden 192 · Wordle, reverse-text', config: NANO_2M_CONFIG },
 ];
 
 /** Returns the shipped model with this id, or undefined. */
