@@ -20,7 +20,7 @@ export interface PretrainedByteModel {
 }
 
 /** Where and how to fetch: the URL `url` is relative to (the worker's location), an abort signal, and `fetch` (the global one by default). */
-export interface ShippedModelFetchOptions {
+interface ShippedModelFetchOptions {
   baseUrl: string;
   signal: AbortSignal;
   fetch?: (input: URL, init: { signal: AbortSignal }) => Promise<Response>;
