@@ -1,7 +1,8 @@
 /**
  * Opens a model for the CLI: `tiny` (TabRL's from-scratch preset with the byte tokenizer, seeded
- * random weights), `nano` (TabRL's small pretrained byte-level model, the folder shipped under
- * public/models/nano), `nano-2m` (its larger sibling for lesson 6, public/models/nano-2m) or a Hugging Face-style folder (config.json + safetensors + tokenizer files,
+ * random weights), a shipped model by name (`nano`, TabRL's small pretrained byte-level model, or
+ * `nano-2m`, its larger sibling: the folders under public/models, listed in
+ * src/models/shipped-models.ts) or a Hugging Face-style folder (config.json + safetensors + tokenizer files,
  * or a byte-model folder like nano's), on the fast CPU backend (the default), the reference CPU
  * backend or WebGPU through Dawn (the software adapter where there is no GPU).
  */
@@ -16,6 +17,7 @@ import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import type { Decoder } from '../gpu/inference/decoder.ts';
 import { TINY_CONFIG } from '../gpu/inference/presets.ts';
 import { findRealPreset, huggingFaceFileUrl, MODEL_PRESETS } from '../models/catalogue.ts';
+import { findShippedModel, shippedModelIds } from '../models/shipped-models.ts';
 import type { ModelBackend, ModelBackendOptions, ModelWeights, NamedTensors } from '../gpu/model/backend.ts';
 import type { ModelConfig } from '../gpu/model/config.ts';
 import { createCpuBackend } from '../gpu/model/cpu-backend.ts';
@@ -64,15 +66,9 @@ export function checkFinite(tensors: NamedTensors, label: string): void {
   }
 }
 
-/** The pretrained models shipped in this repository's public/models, by the name `--model` takes: nano (0.32M parameters) and nano-2m (2.4M, for lesson 6). */
-export const SHIPPED_MODELS = ['nano', 'nano-2m'] as const;
-
-/** The name of a model shipped under public/models. */
-export type ShippedModel = (typeof SHIPPED_MODELS)[number];
-
-/** Whether a `--model` value names a model shipped under public/models (trained whole, like tiny, rather than through LoRA). */
-export function isShippedModel(spec: string): spec is ShippedModel {
-  return (SHIPPED_MODELS as readonly string[]).includes(spec);
+/** Whether a `--model` value names a model shipped under public/models (SHIPPED_MODELS: trained whole, like tiny, rather than through LoRA). */
+export function isShippedModel(spec: string): boolean {
+  return findShippedModel(spec) !== undefined;
 }
 
 const SHIPPED_MODELS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'public', 'models');
@@ -80,7 +76,7 @@ const SHIPPED_MODELS_FOLDER = join(dirname(fileURLToPath(import.meta.url)), '..'
 /** The folder of the shipped `nano` model, in this repository (public/models/nano). */
 export const NANO_MODEL_FOLDER = join(SHIPPED_MODELS_FOLDER, 'nano');
 
-/** The folder a `--model` value names: a shipped model's name (nano, nano-2m) is its folder under public/models; anything else but `tiny` is a path. */
+/** The folder a `--model` value names: a shipped model's name (nano, nano-2m, ...) is its folder under public/models; anything else but `tiny` is a path. */
 export function modelFolderOf(spec: string): string {
   return isShippedModel(spec) ? join(SHIPPED_MODELS_FOLDER, spec) : spec;
 }
@@ -124,7 +120,7 @@ export async function openModel(spec: string, options: { backend: BackendName; s
     } catch (error) {
       const hint = isShippedModel(spec)
         ? `the shipped ${spec} folder is broken or missing; restore public/models/${spec} from git, or rebuild it with scripts/nano/pretrain.ts (the command is in docs/nano.md)`
-        : '--model takes "tiny", "nano", "nano-2m" or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json';
+        : `--model takes "tiny", ${shippedModelIds().map((id) => `"${id}"`).join(', ')} or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json`;
       throw new CliError(`${errorMessage(error)}\n(${hint})`);
     }
   }

@@ -1,8 +1,8 @@
 /**
  * The engine worker: it owns the device (engine/engine-device.ts: WebGPU, or the fast CPU backend
- * when the browser has none) and the in-tab model on it (tiny from a
- * seed or nano from its shipped weights, both over the byte tokenizer and fully fine-tuned, or a real
- * checkpoint with LoRA: engine/real-model.ts), answers chat requests with it through LocalChatClient,
+ * when the browser has none) and the in-tab model on it (tiny from a seed or a model the app ships,
+ * nano or nano-2m, from its shipped weights (engine/shipped-model.ts), over the byte tokenizer and
+ * fully fine-tuned, or a real checkpoint with LoRA: engine/real-model.ts), answers chat requests with it through LocalChatClient,
  * and trains it: SFT on transcripts and GRPO on rollouts that the app makes in its sandbox (a
  * proxied `rollout()` per training rollout). Step metrics go back at a bounded rate. The app talks
  * to it only through src/workers/engine-bridge.ts. It runs no environment code; the only storage it
@@ -15,8 +15,6 @@ import { ByteTokenizer } from '../gpu/io/byte-tokenizer.ts';
 import type { Tokenizer } from '../gpu/io/tokenizer.ts';
 import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { TINY_CONFIG } from '../gpu/inference/presets.ts';
-import { loadModelFolder } from '../gpu/io/model-folder.ts';
-import type { ModelConfig } from '../gpu/model/config.ts';
 import type { ModelBackend, NamedTensors } from '../gpu/model/backend.ts';
 import { tokenPieces } from '../gpu/io/token-pieces.ts';
 import { WebGPUBackend } from '../gpu/webgpu/webgpu-backend.ts';
@@ -31,6 +29,7 @@ import { exportModelFiles, readModelImport } from './engine/model-files.ts';
 import { createRealModel, freshOptimizerState, initialLoraTensors, trainableParameters, type RealModelSource } from './engine/real-model.ts';
 import { createDeviceBackend, deviceDecoderFactory, devicePresetFit, openEngineDevice, requireWebGPU, type EngineDevice } from './engine/engine-device.ts';
 import { PauseGate } from './engine/pause-gate.ts';
+import { fetchShippedModel, type PretrainedByteModel } from './engine/shipped-model.ts';
 import { sandboxRolloutSource } from './engine/sandbox-rollouts.ts';
 import type { CheckpointFiles, EngineApi, EngineChoice, EngineCheckpointCallback, EngineInfo, EngineLoadProgress, EngineTrainingRollout, GrpoStepReport } from './engine/protocol.ts';
 import type { CompletionOutcome } from './sandbox/protocol.ts';
@@ -51,6 +50,8 @@ interface Model {
   info: EngineInfo;
   /** A fully fine-tuned model's weights as initialised (its "base" in the chat); null for a LoRA model, whose base is its own weights with the adapters off. */
   initial: NamedTensors | null;
+  /** A shipped model's id and the URL it was fetched from (so a failed load of another model can fetch it again); null for tiny and real models. */
+  shipped: { id: string; url: string } | null;
   /** The chat client of the base model, built on first use, and the seed its weights come from (tiny). */
   base: { seed: number; model: Promise<BaseModel> } | null;
 }
@@ -84,27 +85,22 @@ async function buildModel(seed: number, choice: EngineChoice): Promise<Model> {
   return createModel(device, seed);
 }
 
-/** nano's pretrained weights, as fetched once (a reset starts again from them without fetching). */
-interface PretrainedByteModel {
-  config: ModelConfig;
-  tensors: NamedTensors;
-}
-
 /**
- * The tiny preset on `device`, seeded, or — given `pretrained` — nano from its shipped weights;
- * either with a fresh optimizer and a chat client over it. Both are byte-level and fully fine-tuned.
+ * The tiny preset on `device`, seeded, or — given `pretrained` — a shipped model (nano, nano-2m)
+ * from its shipped weights; either with a fresh optimizer and a chat client over it. Both are
+ * byte-level and fully fine-tuned.
  */
 async function createModel(device: EngineDevice, seed: number, pretrained?: PretrainedByteModel): Promise<Model> {
   const backend = pretrained ? await createDeviceBackend(device, pretrained.config, { tensors: pretrained.tensors }) : await createDeviceBackend(device, TINY_CONFIG, { seed });
   const tokenizer = new ByteTokenizer();
-  const id = pretrained ? 'nano' : 'tiny';
+  const id = pretrained ? pretrained.id : 'tiny';
   // On WebGPU decoded and sampled on the GPU (the KV-cache decoder reads the backend's weights in place; only token ids come back); on the CPU by the CPU decoder on the backend's kernels.
   const createDecoder = deviceDecoderFactory(device, TINY_CACHE_BYTES);
   const client = new LocalChatClient({ backend, tokenizer, model: id, defaultMaxTokens: 64, ...(createDecoder ? { createDecoder } : {}) });
   const weights = await backend.getParameters();
   const parameters = [...weights.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
-  const modelName = pretrained ? `nano (pretrained, ${(parameters / 1e6).toFixed(2)}M)` : 'tiny (from scratch)';
-  // Fully fine-tuned, so the base is a copy of these initial weights (tiny ~100k parameters, nano a few hundred thousand).
+  const modelName = pretrained ? `${id} (pretrained, ${(parameters / 1e6).toFixed(2)}M)` : 'tiny (from scratch)';
+  // Fully fine-tuned, so the base is a copy of these initial weights (tiny ~100k parameters, nano a few hundred thousand, nano-2m 2.4M).
   return {
     device,
     backend,
@@ -122,20 +118,9 @@ async function createModel(device: EngineDevice, seed: number, pretrained?: Pret
       presetFit: devicePresetFit(device),
     },
     initial: backend.lora ? null : weights,
+    shipped: pretrained ? { id: pretrained.id, url: pretrained.url } : null,
     base: null,
   };
-}
-
-/** Fetches nano's folder (config, f16 weights, byte tokenizer files) from the app's own files at `url`. */
-async function fetchNano(url: string, signal: AbortSignal): Promise<PretrainedByteModel> {
-  const folder = new URL(url, self.location.href);
-  const read = async (name: string) => {
-    const response = await fetch(new URL(name, folder), { signal });
-    if (!response.ok) throw new Error(`nano: ${name} could not be fetched (HTTP ${response.status}); the app's models/nano folder is missing`);
-    return new Uint8Array(await response.arrayBuffer());
-  };
-  const loaded = await loadModelFolder(read, 'nano');
-  return { config: loaded.config, tensors: loaded.tensors };
 }
 
 /** A real checkpoint on `device`, which must be WebGPU (LoRA adapters initialised from `seed`), with a chat client over it. */
@@ -152,7 +137,7 @@ async function createLoadedModel(device: EngineDevice, source: RealModelSource, 
     seed,
     presetFit: devicePresetFit(device),
   };
-  return { device, backend: real.backend, tokenizer: real.tokenizer, client: real.client, info, initial: null, base: null };
+  return { device, backend: real.backend, tokenizer: real.tokenizer, client: real.client, info, initial: null, shipped: null, base: null };
 }
 
 /** The base model's chat client: a LoRA model's weights read in place with the adapters off, or a second backend holding the initial weights. */
@@ -167,8 +152,8 @@ async function createBaseModel(model: Model, seed: number): Promise<BaseModel> {
   }
   // The kept copy for the engine's own seed; a run begun from another seed gets that seed's initialisation (the same initialiser).
   const backend = await createDeviceBackend(model.device, model.backend.config, { seed });
-  // nano's base is its pretrained weights whatever the seed.
-  if (seed === model.info.seed || model.info.model === 'nano') await backend.setParameters(model.initial);
+  // A shipped model's base is its pretrained weights whatever the seed.
+  if (seed === model.info.seed || model.shipped) await backend.setParameters(model.initial);
   const createDecoder = deviceDecoderFactory(model.device, TINY_CACHE_BYTES);
   return { client: new LocalChatClient({ ...options, backend, ...(createDecoder ? { createDecoder } : {}) }), backend };
 }
@@ -182,22 +167,18 @@ async function disposeBaseModel(model: Model): Promise<void> {
   base.backend?.dispose();
 }
 
-/** Where nano was last loaded from (the app's own files), so a failed load of another model can bring it back. */
-let nanoUrl: string | null = null;
-
 /**
  * After a failed load, builds again the model that was loaded before when that needs nothing from the
- * network (nano from the app's files, tiny from its seed), with its seed; a real model would need
+ * network (a shipped model from the app's files, tiny from its seed), with its seed; a real model would need
  * its download again, so tiny (with the same seed) stands in for it. Returns which model it built.
  */
-async function rebuildAfterFailedLoad(old: Model): Promise<'nano' | 'tiny'> {
-  const { device, info } = old;
-  if (info.model === 'nano' && nanoUrl !== null) {
-    const url = nanoUrl;
-    model = fetchNano(url, new AbortController().signal).then((pretrained) => createModel(device, info.seed, pretrained));
+async function rebuildAfterFailedLoad(old: Model): Promise<string> {
+  const { device, info, shipped } = old;
+  if (shipped) {
+    model = fetchShippedModel(shipped.id, shipped.url, { baseUrl: self.location.href, signal: new AbortController().signal }).then((pretrained) => createModel(device, info.seed, pretrained));
     try {
       await model;
-      return 'nano';
+      return shipped.id;
     } catch {
       // The app's own files failed too (offline and not cached): tiny needs nothing.
     }
@@ -310,7 +291,7 @@ const api: EngineApi = {
       old.info = { ...old.info, seed };
       return old.info;
     }
-    const pretrained = old.info.model === 'nano' && old.initial ? { config: old.backend.config, tensors: old.initial } : undefined;
+    const pretrained = old.shipped && old.initial ? { ...old.shipped, config: old.backend.config, tensors: old.initial } : undefined;
     const fresh = createModel(old.device, seed, pretrained);
     model = fresh;
     await disposeBaseModel(old);
@@ -330,14 +311,12 @@ const api: EngineApi = {
       const source: RealModelSource | null = spec.kind === 'preset' ? { kind: 'preset', id: spec.id } : spec.kind === 'local' ? { kind: 'local', files: spec.files } : null;
       const fresh = source
         ? createLoadedModel(old.device, source, spec.seed, (progress) => void Promise.resolve(onProgress(progress)).catch(() => {}), signal)
-        : spec.kind === 'nano'
-          ? fetchNano(spec.url, signal).then((pretrained) => createModel(old.device, spec.seed, pretrained))
+        : spec.kind === 'shipped'
+          ? fetchShippedModel(spec.id, spec.url, { baseUrl: self.location.href, signal }).then((pretrained) => createModel(old.device, spec.seed, pretrained))
           : createModel(old.device, spec.seed);
       model = fresh;
       try {
-        const loaded = await fresh;
-        if (spec.kind === 'nano') nanoUrl = spec.url;
-        return loaded.info;
+        return (await fresh).info;
       } catch (error) {
         const back = await rebuildAfterFailedLoad(old);
         throw new Error(`${errorMessage(error)} (the ${back} model is loaded instead)`);

@@ -4,11 +4,15 @@
  * lesson choose nano in the model picker, the engine loads the folder the app ships
  * (public/models/nano, no download), and an evaluation plays compact Wordle games with it, shown
  * turn by turn; one GRPO step with the game's turn rewards shows each move's score in the rollout
- * viewer, each glued to its move's last token even at 800 px. Screenshots: nano-default.png, nano-picker.png,
- * nano-lesson-6.png, nano-lesson-6-turn-rewards.png, nano-lesson-6-turn-rewards-800.png.
+ * viewer, each glued to its move's last token even at 800 px. nano-2m, the larger shipped model, is
+ * picked in the model picker (its parameters and size shown there), loads from the app's own files
+ * with its parameter count in the policy card, and evaluates two reversals. Screenshots:
+ * nano-default.png, nano-picker.png, nano-lesson-6.png, nano-lesson-6-turn-rewards.png,
+ * nano-lesson-6-turn-rewards-800.png, nano-2m-picker.png, nano-2m-loaded.png, nano-2m-evaluated.png.
  */
 import type { Browser } from 'playwright';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { findShippedModel, shippedModelParameters } from '../../src/models/shipped-models.ts';
 import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
@@ -93,6 +97,41 @@ describe('nano', () => {
     );
     expect(offsets.length).toBeGreaterThan(0);
     for (const offset of offsets) expect(offset).toBeLessThan(4);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  test('nano-2m: picked in the model picker with its size, loads from the app\'s files with its parameter count, and evaluates', { timeout: 180_000 }, async () => {
+    // tiny first, so the engine starts without fetching nano; the pick below loads nano-2m alone.
+    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+    await waitForEditor(page);
+    await page.getByTestId('policy-in-tab').click();
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/-parameter model over bytes/);
+    const parameters = shippedModelParameters(findShippedModel('nano-2m')!);
+    const millions = (parameters / 1e6).toFixed(2);
+    expect(await page.getByTestId('model-detail-nano-2m').textContent()).toMatch(new RegExp(`^${millions}M parameters · .+ · ships with the app, 4\\.8 MB$`));
+    await page.getByTestId('model-nano-2m').click();
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 90_000 }).toContain(`nano-2m (pretrained, ${millions}M)`);
+    // "nano-2m (pretrained, 2.41M), 2,412,480 parameters (full fine-tuning), on …" (the count in the browser's locale)
+    expect((await page.getByTestId('engine-status').textContent())!.replace(/[^\d]/g, '')).toContain(String(parameters));
+    expect(await page.getByTestId('model-nano-2m').getAttribute('aria-checked')).toBe('true');
+    expect(await page.evaluate(() => localStorage.getItem('tabrl.inTabModel'))).toBe('nano-2m');
+    expect(requested.filter((url) => url.includes('/models/nano-2m/')).map((url) => url.slice(url.lastIndexOf('/') + 1)).sort()).toEqual(['config.json', 'model.safetensors']);
+    expect(requested.some((url) => url.includes('/models/nano/'))).toBe(false);
+    expect(requested.some((url) => !url.startsWith(appUrl.replace(/\/$/, '')) && !url.startsWith('blob:') && !url.startsWith('data:'))).toBe(false);
+    await page.getByTestId('model-nano-2m').scrollIntoViewIfNeeded();
+    await screenshot(page, 'nano-2m-picker');
+    await page.getByTestId('engine-status').scrollIntoViewIfNeeded();
+    await screenshot(page, 'nano-2m-loaded');
+
+    // A short evaluation: two compact reversals, greedy.
+    await page.getByTestId('setting-numTasks').fill('2');
+    await page.getByTestId('evaluate').click();
+    await waitForSummary(page, 120_000);
+    expect(await page.getByTestId('summary').textContent()).toContain('rollouts · 2 tasks');
+    await screenshot(page, 'nano-2m-evaluated');
     expect(pageErrors).toEqual([]);
     await context.close();
   });

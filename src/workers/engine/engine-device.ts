@@ -2,7 +2,7 @@
  * What the engine worker's model runs on, and the backends and decoders made on it: WebGPU when the
  * browser offers an adapter, otherwise the fast CPU backend (WASM SIMD kernels on Web Workers that
  * share memory, one thread when the page is not cross-origin isolated), or, when asked for, the
- * plain-TypeScript reference backend (the oracle). The CPU runs the byte-level models (tiny, nano);
+ * plain-TypeScript reference backend (the oracle). The CPU runs the byte-level models (tiny and the shipped nano, nano-2m);
  * real checkpoints need WebGPU and are refused on it with what to do. It holds no model itself.
  */
 import { createFastCpuBackend } from '../../gpu/fast-cpu/fast-cpu-backend.ts';
@@ -17,6 +17,7 @@ import { createWebGPUBackend } from '../../gpu/webgpu/webgpu-backend.ts';
 import { createWebGPUDecoder } from '../../gpu/webgpu/webgpu-decoder.ts';
 import { errorMessage } from '../../common/error-message.ts';
 import { REAL_MODEL_PRESETS } from '../../models/catalogue.ts';
+import { shippedModelIds } from '../../models/shipped-models.ts';
 import type { EngineChoice } from './protocol.ts';
 import { presetFitProblems } from './real-model.ts';
 import { indexedDbTuningStore } from './tuning-store.ts';
@@ -24,8 +25,11 @@ import { indexedDbTuningStore } from './tuning-store.ts';
 /** The label of the reference backend, as the app shows it. */
 const REFERENCE_CPU_LABEL = 'CPU (reference TypeScript, 1 thread)';
 
+/** The byte-level models the CPU runs, for messages: "nano, nano-2m or tiny". */
+const BYTE_MODELS = `${shippedModelIds().join(', ')} or tiny`;
+
 /** Why a real model cannot load when the engine runs on the CPU. */
-const REAL_MODEL_NEEDS_WEBGPU = 'needs WebGPU, and this tab runs the in-tab model on the CPU (only nano and tiny train there)';
+const REAL_MODEL_NEEDS_WEBGPU = `needs WebGPU, and this tab runs the in-tab model on the CPU (only ${BYTE_MODELS} train there)`;
 
 /**
  * The engine's device: a WebGPU context, or the CPU with the fast kernels (null: the reference
@@ -36,7 +40,7 @@ export type EngineDevice = { kind: 'webgpu'; context: GPUContext; label: string;
 const NO_WEBGPU = 'This browser offers no WebGPU to web workers (navigator.gpu is missing)';
 const NO_ADAPTER = 'This browser has WebGPU but no GPU adapter for it (WebGPU is switched off or blocked for this GPU; chrome://gpu says why)';
 const CPU_FALLBACK =
-  'so the in-tab model runs on the CPU: nano and tiny evaluate and train there, more slowly than on a GPU. ' +
+  `so the in-tab model runs on the CPU: ${BYTE_MODELS} evaluate and train there, more slowly than on a GPU. ` +
   'Real models need WebGPU: a recent Chrome or Edge (version 113 or later) with hardware acceleration on.';
 
 /** WebGPU is missing (no navigator.gpu, or no adapter): the message says which. */
@@ -107,5 +111,5 @@ export function devicePresetFit(device: EngineDevice): Record<string, string | n
 /** The WebGPU context a real model loads on, or an error saying that the CPU cannot hold one and what to choose instead. */
 export function requireWebGPU(device: EngineDevice): GPUContext {
   if (device.kind === 'webgpu') return device.context;
-  throw new Error(`A real model ${REAL_MODEL_NEEDS_WEBGPU}. Use a browser with WebGPU for it, or choose nano or tiny.`);
+  throw new Error(`A real model ${REAL_MODEL_NEEDS_WEBGPU}. Use a browser with WebGPU for it, or choose ${BYTE_MODELS}.`);
 }

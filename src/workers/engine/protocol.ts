@@ -23,7 +23,7 @@ export interface EngineInfo {
   adapter: string;
   /** Why the engine runs on the CPU although WebGPU was wanted (no WebGPU, no adapter), or absent. */
   fallback?: string;
-  /** The model's id: "tiny", a real preset's id (src/gpu/inference/presets.ts) or "local". */
+  /** The model's id: "tiny", a shipped model's id ("nano", "nano-2m"), a real preset's id (src/models/catalogue.ts) or "local". */
   model: string;
   /** The model's display name (e.g. "SmolLM2-135M-Instruct"). */
   modelName?: string;
@@ -42,9 +42,17 @@ export interface EngineInfo {
 /** Where the engine runs its model: 'auto' (WebGPU, else the fast CPU backend), 'cpu' (the fast CPU backend), 'cpu-reference' (the plain-TypeScript oracle). */
 export type EngineChoice = 'auto' | 'cpu' | 'cpu-reference';
 
-/** Which model the engine should run: tiny from a seed, nano (the pretrained byte-level model the app ships, fetched from `url`, a folder URL), a real preset by id (downloaded and cached), or files the person picked (`File`s clone into the worker). */
+/**
+ * Which model the engine should run: tiny from a seed, a shipped model by id (a pretrained byte-level
+ * model the app ships, SHIPPED_MODELS in src/models/shipped-models.ts, fetched from `url`, its folder's
+ * URL on the app's own origin), a real preset by id (downloaded and cached), or files the person
+ * picked (`File`s clone into the worker).
+ */
 export type EngineModelSpec =
-  { kind: 'tiny'; seed: number } | { kind: 'nano'; url: string; seed: number } | { kind: 'preset'; id: string; seed: number } | { kind: 'local'; files: File[]; seed: number };
+  | { kind: 'tiny'; seed: number }
+  | { kind: 'shipped'; id: string; url: string; seed: number }
+  | { kind: 'preset'; id: string; seed: number }
+  | { kind: 'local'; files: File[]; seed: number };
 
 /** Download progress of a model's files, as the download reports it (the file being read, its bytes and all files' bytes done and total). */
 export type EngineLoadProgress = ModelDownloadProgress;
@@ -167,9 +175,9 @@ export interface EngineModelExport {
 export interface EngineApi {
   /** Opens the device (`choice`, default 'auto') and builds the tiny model from `seed` (once; later calls return the same info). `onError` hears device loss. */
   start(seed: number, onError: (message: string) => void, choice?: EngineChoice): Promise<EngineInfo>;
-  /** Re-initialises the weights (and the optimizer) from `seed`: a fresh tiny model, or fresh LoRA adapters on a real one. */
+  /** Re-initialises the weights (and the optimizer) from `seed`: a fresh tiny model, a shipped model's shipped weights, or fresh LoRA adapters on a real one. */
   reset(seed: number): Promise<EngineInfo>;
-  /** Replaces the model (after `start`); `onProgress` hears the download, `abort(jobId)` cancels it. If loading fails, the model loaded before comes back when it needs no download (tiny or nano, with its seed), tiny otherwise, and the error is thrown saying which. */
+  /** Replaces the model (after `start`); `onProgress` hears the download, `abort(jobId)` cancels it. If loading fails, the model loaded before comes back when it needs no download (tiny or a shipped model, with its seed), tiny otherwise, and the error is thrown saying which. */
   loadModel(jobId: number, spec: EngineModelSpec, onProgress: (progress: EngineLoadProgress) => void): Promise<EngineInfo>;
   /** Answers one chat request with the model; `requestId` lets `cancel` stop it. */
   complete(requestId: number, request: SandboxChatRequest, options?: EngineCompleteOptions): Promise<CompletionOutcome>;

@@ -34,7 +34,7 @@ export interface LessonPreset {
   /** Arguments passed to `loadEnvironment(args)`. */
   args: Record<string, unknown>;
   policy: PolicyKind;
-  /** The in-tab engine's model ('tiny', 'nano' or a preset id such as 'smollm2-135m-instruct'). */
+  /** The in-tab engine's model ('tiny', a shipped model's id such as 'nano' or 'nano-2m', or a preset id such as 'smollm2-135m-instruct'). */
   inTabModel: string;
   mode: RunMode;
   /** Evaluation settings that differ from the panel's defaults. */

@@ -1,5 +1,6 @@
 /**
- * Which model the in-tab engine runs: choosing it (tiny, nano, a real preset, or a local folder; the
+ * Which model the in-tab engine runs: choosing it (tiny, a model the app ships such as nano or
+ * nano-2m (the list in src/models/shipped-models.ts), a real preset, or a local folder; the
  * choice is remembered in localStorage), loading it into the engine with download progress and
  * cancel, and the browser cache of real presets (which are complete, removing one). The model
  * picker and ensureEngine (training-actions.ts) call these; they write only the policy slice and
@@ -7,6 +8,7 @@
  */
 import { browserModelStorage, deleteCachedModel, isModelCached, presetDownloadSpec } from '../../../models/cache.ts';
 import { findRealPreset, REAL_MODEL_PRESETS } from '../../../models/catalogue.ts';
+import { findShippedModel, shippedModelIds, shippedModelPath } from '../../../models/shipped-models.ts';
 import { loadEngineModel, startEngine, type EngineModelSpec } from '../../../workers/engine-bridge.ts';
 import { usePlayground } from '../../store/index.ts';
 import { errorMessage } from '../../../common/error-message.ts';
@@ -29,13 +31,18 @@ const picks = actionState(() => ({
   loadController: null as AbortController | null,
 }));
 
+/** Whether `id` names a model the in-tab engine can load by name: tiny, a shipped model (nano, nano-2m) or a real preset ("local" needs picked files, so it is not one). */
+export function isInTabModelId(id: string): boolean {
+  return id === 'tiny' || findShippedModel(id) !== undefined || findRealPreset(id) !== undefined;
+}
+
 /** Restores the remembered in-tab model ("local" comes back as tiny: picked files do not survive a reload). */
 export function restoreInTabModel(): void {
   const saved = localStorage.getItem(IN_TAB_MODEL_STORAGE);
-  if (saved && (saved === 'tiny' || saved === 'nano' || findRealPreset(saved))) store.getState().setInTabModel(saved);
+  if (saved && isInTabModelId(saved)) store.getState().setInTabModel(saved);
 }
 
-/** Chooses the in-tab model ("tiny", "nano" or a preset id) and remembers it; the next ensureEngine loads it. */
+/** Chooses the in-tab model ("tiny", a shipped model's id such as "nano-2m", or a preset id) and remembers it; the next ensureEngine loads it. */
 export function chooseInTabModel(id: string): void {
   store.getState().setInTabModel(id);
   store.getState().setModelLoad({ status: 'idle', error: null });
@@ -57,19 +64,19 @@ export function cancelModelLoad(): void {
 
 function specFor(target: string, seed: number): EngineModelSpec {
   if (target === 'tiny') return { kind: 'tiny', seed };
-  if (target === 'nano') return { kind: 'nano', url: `${import.meta.env.BASE_URL}models/nano/`, seed };
+  if (findShippedModel(target)) return { kind: 'shipped', id: target, url: `${import.meta.env.BASE_URL}${shippedModelPath(target)}`, seed };
   if (target === 'local') {
     if (!picks.pickedFiles) throw new Error('Choose the model folder again ("Local folder…"): picked files are not kept across page loads.');
     return { kind: 'local', files: picks.pickedFiles, seed };
   }
-  if (!findRealPreset(target)) throw new Error(`Unknown in-tab model "${target}"; choose tiny, nano or one of ${REAL_MODEL_PRESETS.map((preset) => preset.id).join(', ')}.`);
+  if (!findRealPreset(target)) throw new Error(`Unknown in-tab model "${target}"; choose tiny, ${shippedModelIds().join(', ')} or one of ${REAL_MODEL_PRESETS.map((preset) => preset.id).join(', ')}.`);
   return { kind: 'preset', id: target, seed };
 }
 
 /**
  * Loads the chosen model into the started engine when it holds another one; returns whether the
  * model changed (so the caller forgets which run's weights the engine held). A failure or cancel
- * leaves the model loaded before in the engine when it needs no download (tiny or nano), tiny
+ * leaves the model loaded before in the engine when it needs no download (tiny or a shipped model), tiny
  * otherwise, selects that model in the picker, shows the message there, and throws it.
  */
 export async function loadChosenModel(): Promise<boolean> {

@@ -1,5 +1,5 @@
 /**
- * The in-tab model picker: tiny (from scratch), nano (pretrained, shipped with the app), each real preset with its size and whether it is in
+ * The in-tab model picker: each model the app ships (nano, nano-2m: src/models/shipped-models.ts) with its parameters, size and what it is for, tiny (from scratch), each real preset with its size and whether it is in
  * the browser's cache ("cached · 272 MB" / "download 272 MB"), or a local model folder. Loading shows
  * a progress bar (MB done / total) with Cancel; errors show as alerts; a cached preset can be removed.
  * It says before any download when this browser has no WebGPU or a preset is too large for the GPU.
@@ -7,6 +7,8 @@
 import { useEffect, useRef } from 'react';
 import { formatBytes } from '../../../common/format-bytes.ts';
 import { REAL_MODEL_PRESETS } from '../../../models/catalogue.ts';
+import { SHIPPED_MODELS, shippedModelDownloadBytes, shippedModelParameters, type ShippedModel } from '../../../models/shipped-models.ts';
+import { DEFAULT_LESSON_MODEL } from '../../../rl/lesson.ts';
 import { cancelModelLoad, chooseInTabModel, chooseLocalModel, refreshCachedModels, removeCachedModel } from '../models/model-actions.ts';
 import { usePlayground } from '../../store/index.ts';
 import { ensureEngine } from '../training/training-actions.ts';
@@ -49,7 +51,17 @@ export function ModelPicker() {
   return (
     <div className="fields model-picker" data-testid="model-picker">
       <div role="radiogroup" aria-label="In-tab model" className="model-options">
-        <ModelOption id="nano" current={inTabModel} disabled={loading} onPick={pick} label="Nano, pretrained (default)" detail="byte tokenizer · ships with the app · Wordle, reverse-text" />
+        {SHIPPED_MODELS.map((model) => (
+          <ModelOption
+            key={model.id}
+            id={model.id}
+            current={inTabModel}
+            disabled={loading}
+            onPick={pick}
+            label={`${model.label}${model.id === DEFAULT_LESSON_MODEL ? ' (default)' : ''}`}
+            detail={shippedModelDetail(model)}
+          />
+        ))}
         <ModelOption id="tiny" current={inTabModel} disabled={loading} onPick={pick} label="Tiny, from scratch" detail="byte tokenizer · random weights · no download" />
         {REAL_MODEL_PRESETS.map((preset) => {
           const problem = presetFit?.[preset.id] ?? null;
@@ -95,9 +107,16 @@ export function ModelPicker() {
           {modelLoad.error}
         </p>
       )}
-      <p className="hint">Real models download once from huggingface.co into this browser's cache, then load offline. They train with LoRA (rank 16); tiny and nano train every weight.</p>
+      <p className="hint">
+        Real models download once from huggingface.co into this browser's cache, then load offline. They train with LoRA (rank 16); tiny and the models the app ships train every weight.
+      </p>
     </div>
   );
+}
+
+/** A shipped model's line in the picker: its parameters, what it is for, and its size ("2.41M parameters · … · ships with the app, 4.8 MB"). */
+function shippedModelDetail(model: ShippedModel): string {
+  return `${(shippedModelParameters(model) / 1e6).toFixed(2)}M parameters · ${model.description} · ships with the app, ${(shippedModelDownloadBytes(model) / 1e6).toFixed(1)} MB`;
 }
 
 function ModelOption({ id, current, disabled, onPick, label, detail }: { id: string; current: string; disabled: boolean; onPick: (id: string) => void; label: string; detail: string }) {

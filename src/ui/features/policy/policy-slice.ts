@@ -41,7 +41,7 @@ export interface PolicySlice {
   model: string;
   /** Whether an API key is stored (its value is never in the store). */
   hasApiKey: boolean;
-  /** Which model the in-tab engine runs: 'nano' (the default: pretrained, shipped with the app), 'tiny' (from scratch), a real preset's id (see src/gpu/inference/presets.ts), or 'local' (files the person picked). */
+  /** Which model the in-tab engine runs: a shipped model's id ('nano', the default, or 'nano-2m': pretrained, shipped with the app, src/models/shipped-models.ts), 'tiny' (from scratch), a real preset's id (src/models/catalogue.ts), or 'local' (files the person picked). */
   inTabModel: string;
   /** Loading the in-tab model (the model picker's progress bar and errors). */
   modelLoad: ModelLoadState;

@@ -4,12 +4,11 @@
  */
 import { errorMessage } from '../../../common/error-message.ts';
 import type { SavedEnvironment } from '../environment/environment-storage.ts';
-import { findRealPreset } from '../../../models/catalogue.ts';
 import { currentEnvironment, parseArgs } from '../environment/current-environment.ts';
 import { environmentModel } from '../environment/editor-models.ts';
 import { addEnvironment } from '../environment/environment-actions.ts';
 import { chooseJudge, setJudgeEndpoint } from '../judge/judge-actions.ts';
-import { chooseInTabModel } from '../models/model-actions.ts';
+import { chooseInTabModel, isInTabModelId } from '../models/model-actions.ts';
 import { endpointChangesNeedingConsent, type EndpointChange } from './endpoint-consent.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedEvaluation, type SharedState } from './url-state.ts';
 import type { EvaluationSettings } from '../evaluation/evaluation-slice.ts';
@@ -114,7 +113,7 @@ export async function acceptReview(options: { useLinkEndpoints?: boolean } = {})
   if (review.teacher) store.getState().setTeacher(review.teacher);
   // A link or setup from before the choice existed meant tiny, then the only in-tab model (the default is nano now).
   const inTabModel = review.inTabModel ?? 'tiny';
-  if (inTabModel === 'tiny' || inTabModel === 'nano' || findRealPreset(inTabModel)) chooseInTabModel(inTabModel);
+  if (isInTabModelId(inTabModel)) chooseInTabModel(inTabModel);
   await addEnvironment({ name: `${review.name} (${store.getState().reviewFile ? 'imported' : 'shared'})`, source: review.source, ...(review.builtin ? { builtin: review.builtin } : {}) });
   // After the file opens: its arguments belong to it.
   const settings: EvaluationSettings = { ...review.evaluation, argsJson: JSON.stringify(review.args) };

@@ -24,7 +24,7 @@ export interface SharedState {
   webllmModel?: string;
   /** Who makes the warm-up's demonstrations (absent in older links: the built-in's expert). */
   teacher?: 'expert' | 'endpoint' | 'webllm';
-  /** The in-tab model: "nano", "tiny", a real preset's id, or "local" (absent in older links, which mean tiny). */
+  /** The in-tab model: a shipped model's id ("nano", "nano-2m"), "tiny", a real preset's id, or "local" (absent in older links, which mean tiny). */
   inTabModel?: string;
   /** Model name sent to the endpoint (never the key). */
   model: string;
