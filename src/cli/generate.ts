@@ -57,7 +57,7 @@ export async function runGenerate(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
       },
     },
-    { '--model': 'the model is the first argument: tabrl generate <model-dir | tiny | nano> --prompt TEXT' },
+    { '--model': 'the model is the first argument: tabrl generate <model-dir | tiny | nano | nano-2m> --prompt TEXT' },
   );
   if (values.help) {
     console.log(GENERATE_USAGE);
