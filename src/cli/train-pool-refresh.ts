@@ -117,7 +117,7 @@ export function checkSavedPool(pool: unknown, label: string): SavedTaskPool {
 }
 
 /** The pool refresh of a run, as createPoolRefresher makes it. */
-export interface PoolRefresher {
+interface PoolRefresher {
   /** Refreshes the pool when step `step` is due one, measuring `policy`, which must sample with the weights that step produced. */
   afterStep: (step: number, policy: ChatClient) => Promise<void>;
   /** The training hook that runs afterStep once the policy has the step's weights (onGrpoStep comes before the sync, one update old). */
