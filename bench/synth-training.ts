@@ -3,9 +3,12 @@
  * real `tabrl` binary on the fast CPU backend. The documents are docs/examples/harbour-codes
  * (scripts/make-harbour-docs.mjs): each sentence names a shed by a two-letter code, and the
  * heuristic generator asks for the code. For each seed it trains the local policy (default nano) on
- * the pool `tabrl synth` makes from start.md, for --steps GRPO steps, twice with the same flags and
- * seed: once on that fixed pool, once with `--synth-docs more/` refreshing the pool every
- * --refresh-every steps (--lr: GRPO's learning rate, default the table's). It reports the pool pass rate over steps (each GRPO step's pass rate over
+ * the pool `tabrl synth` makes from start.md, for --steps GRPO steps, with the same flags and seed in
+ * each arm of --arms: `fixed` on that fixed pool; `synth` with `--synth-docs more/` refreshing the
+ * pool every --refresh-every steps under the pool rules' defaults (a minimum pool, no more retired
+ * than join, replay of retired tasks), or the rules given by --min-pool, --max-retire and --replay;
+ * `old` the same refresh with the first rule (`--min-pool 1 --max-retire all --replay 0`: every
+ * mastered task retired; --lr: GRPO's learning rate, default the table's). It reports the pool pass rate over steps (each GRPO step's pass rate over
  * its rollouts, which are drawn from the pool as it stands), what each refresh did, and, as a
  * measure outside either pool, the pass rate of the untrained policy and of each run's final model
  * on every question the documents give (start.md and more/, sampled at temperature 1). Everything
@@ -28,6 +31,10 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'nano' },
     'eval-rollouts': { type: 'string', default: '8' },
     lr: { type: 'string' },
+    arms: { type: 'string', default: 'fixed,synth,old' },
+    'min-pool': { type: 'string' },
+    'max-retire': { type: 'string' },
+    replay: { type: 'string' },
     'run-timeout': { type: 'string', default: '900' },
     out: { type: 'string' },
   },
@@ -111,6 +118,23 @@ const refresh = [
   values.keep,
 ];
 
+type ArmName = 'fixed' | 'synth' | 'old';
+const ARM_NAMES: ArmName[] = values.arms.split(',').map((name) => {
+  if (name !== 'fixed' && name !== 'synth' && name !== 'old') throw new Error(`--arms takes fixed, synth and old, got "${name}"`);
+  return name;
+});
+const ARM_FLAGS: Record<ArmName, string[]> = {
+  fixed: [],
+  synth: [
+    ...refresh,
+    ...(values['min-pool'] ? ['--min-pool', values['min-pool']] : []),
+    ...(values['max-retire'] ? ['--max-retire', values['max-retire']] : []),
+    ...(values.replay ? ['--replay', values.replay] : []),
+  ],
+  old: [...refresh, '--min-pool', '1', '--max-retire', 'all', '--replay', '0'],
+};
+const ARM_LABELS: Record<ArmName, string> = { fixed: 'fixed pool', synth: 'synthesis, pool rules', old: 'synthesis, retire all' };
+
 /** The pass rate on every question of the documents of a model (`nano`, or a run's exported model folder), and its per-question pass rates. */
 function passOnEveryQuestion(model: string, label: string): { passRate: number; questionsAtHalf: number } {
   const dir = join(out, `eval-${label}`);
@@ -148,12 +172,12 @@ interface Arm {
   final: { passRate: number; questionsAtHalf: number };
 }
 const untrained = passOnEveryQuestion(values.model, 'untrained');
-const arms: { fixed: Arm[]; synth: Arm[] } = { fixed: [], synth: [] };
+const arms: Record<ArmName, Arm[]> = { fixed: [], synth: [], old: [] };
 for (const seed of seeds) {
-  for (const arm of ['fixed', 'synth'] as const) {
+  for (const arm of ARM_NAMES) {
     const dir = join(out, `${arm}-${seed}`);
     const started = performance.now();
-    tabrl([...train, '--seed', String(seed), ...(arm === 'synth' ? refresh : []), '--out', dir, '--overwrite']);
+    tabrl([...train, '--seed', String(seed), ...ARM_FLAGS[arm], '--out', dir, '--overwrite']);
     const wallSeconds = (performance.now() - started) / 1000;
     const metrics = lines(join(dir, 'metrics.jsonl'));
     arms[arm].push({
@@ -168,21 +192,28 @@ for (const seed of seeds) {
 
 const mean = (list: number[]) => (list.length === 0 ? 0 : list.reduce((a, b) => a + b, 0) / list.length);
 const windowMean = (arm: Arm[], from: number) => mean(arm.flatMap((run) => run.passRates.slice(from, from + every)));
+const refreshArms = ARM_NAMES.filter((arm) => arm !== 'fixed');
 console.log(`pool pass rate over GRPO steps (mean of the steps' pass rates, over seeds ${seeds.join(', ')}); ${values.model}, ${everyQuestion} questions in the documents`);
-console.log('steps      fixed pool  with synthesis  synthesis pool size after the refresh (per seed)  added/retired');
+console.log(`steps      ${ARM_NAMES.map((arm) => ARM_LABELS[arm].padEnd(24)).join('')}`);
 for (let from = 0; from < steps; from += every) {
-  const refreshAt = (run: Arm) => run.refreshes.find((line) => line.step === from + every - 1);
-  const sizes = arms.synth.map((run) => refreshAt(run)?.poolSize ?? '—').join(' / ');
-  const moves = arms.synth.map((run) => `${refreshAt(run)?.added ?? '—'}/${refreshAt(run)?.retired ?? '—'}`).join(' ');
-  console.log(
-    `${String(from + 1).padStart(3)}–${String(Math.min(steps, from + every)).padEnd(3)}    ${windowMean(arms.fixed, from).toFixed(3)}       ${windowMean(arms.synth, from).toFixed(3)}           ${sizes.padEnd(47)}  ${moves}`,
-  );
+  console.log(`${String(from + 1).padStart(3)}–${String(Math.min(steps, from + every)).padEnd(3)}    ${ARM_NAMES.map((arm) => windowMean(arms[arm], from).toFixed(3).padEnd(24)).join('')}`);
+}
+for (const arm of refreshArms) {
+  console.log(`${ARM_LABELS[arm]}: each refresh, per seed: pool size before → after (added + rejoined of replayed − retired)`);
+  for (let from = 0; from < steps; from += every) {
+    const refreshAt = (run: Arm) => run.refreshes.find((line) => line.step === from + every - 1);
+    const cells = arms[arm].map((run) => {
+      const line = refreshAt(run);
+      return line ? `${String(line.poolBefore)} → ${String(line.poolSize)} (+${String(line.added)} +${String(line.rejoined ?? 0)}/${String(line.replayed ?? 0)} −${String(line.retired)})` : '—';
+    });
+    console.log(`  after step ${String(from + every).padEnd(4)} ${cells.map((cell) => cell.padEnd(26)).join('')}`);
+  }
 }
 console.log(`every question of the documents, pass rate (questions passed half the time or more of ${everyQuestion}):`);
 console.log(`  untrained ${values.model}: ${untrained.passRate.toFixed(3)} (${untrained.questionsAtHalf})`);
-for (const arm of ['fixed', 'synth'] as const) {
+for (const arm of ARM_NAMES) {
   console.log(
-    `  ${arm === 'fixed' ? 'fixed pool    ' : 'with synthesis'}: ${arms[arm].map((run) => `seed ${run.seed} ${run.final.passRate.toFixed(3)} (${run.final.questionsAtHalf})`).join(', ')}; mean ${mean(arms[arm].map((run) => run.final.passRate)).toFixed(3)}; ${mean(arms[arm].map((run) => run.wallSeconds)).toFixed(0)} s a run`,
+    `  ${ARM_LABELS[arm].padEnd(22)}: ${arms[arm].map((run) => `seed ${run.seed} ${run.final.passRate.toFixed(3)} (${run.final.questionsAtHalf})`).join(', ')}; mean ${mean(arms[arm].map((run) => run.final.passRate)).toFixed(3)}; ${mean(arms[arm].map((run) => run.wallSeconds)).toFixed(0)} s a run`,
   );
 }
 console.log(`(runs in ${out}${hung.length > 0 ? `; ${hung.length} run${hung.length === 1 ? '' : 's'} hung, killed and run again: ${hung.join(', ')}` : ''})`);
@@ -195,19 +226,30 @@ console.log(
     refreshEvery: every,
     refreshK: Number(values['refresh-k']),
     keep: values.keep,
+    rules: { minPool: values['min-pool'] ?? 'default', maxRetire: values['max-retire'] ?? 'default', replay: values.replay ?? 'default' },
     seeds,
     questions: everyQuestion,
     hungRuns: hung.length,
     untrained,
     runs: Object.fromEntries(
-      (['fixed', 'synth'] as const).map((arm) => [
+      ARM_NAMES.map((arm) => [
         arm,
         arms[arm].map((run) => ({
           seed: run.seed,
           passRates: run.passRates,
           final: run.final,
           wallSeconds: Math.round(run.wallSeconds),
-          refreshes: run.refreshes.map((line) => ({ step: line.step, poolBefore: line.poolBefore, poolSize: line.poolSize, candidates: line.candidates, added: line.added, retired: line.retired })),
+          refreshes: run.refreshes.map((line) => ({
+            step: line.step,
+            poolBefore: line.poolBefore,
+            poolSize: line.poolSize,
+            candidates: line.candidates,
+            added: line.added,
+            retired: line.retired,
+            replayed: line.replayed,
+            rejoined: line.rejoined,
+            histogram: line.histogram,
+          })),
         })),
       ]),
     ),

@@ -206,7 +206,7 @@ export async function runTrain(argv: string[]): Promise<number> {
       checkpointDir,
       resumeFrom,
       history,
-      ...(resumedPool ? { poolRefreshes: resumedPool.refreshes } : {}),
+      ...(resumedPool ? { savedPool: resumedPool } : {}),
       json: values.json === true,
       onForcedExit: () => ended('interrupted'),
     });
@@ -272,7 +272,7 @@ function finishedRun(outDir: string): boolean {
 async function train(
   env: Awaited<ReturnType<typeof loadEnvironmentSpec>>,
   settings: RunSettings,
-  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean; onForcedExit: () => void; poolRefreshes?: number },
+  run: { outDir: string; checkpointDir: string | undefined; resumeFrom: TrainingPosition | undefined; history: RunHistory; json: boolean; onForcedExit: () => void; savedPool?: SavedTaskPool },
 ): Promise<number> {
   const { spec, envArgs, sftSteps, grpoSteps } = settings;
   const { outDir, history } = run;
@@ -335,12 +335,17 @@ async function train(
   say(
     `${resumeFrom ? `resuming at ${resumeFrom.phase} step ${resumeFrom.nextStep}:` : 'training'} ${model.label} on ${env.name} · ${model.device} · sampling on ${model.createDecoder ? 'the GPU (WebGPU decoder)' : 'the CPU decoder'}`,
   );
-  const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }, run.poolRefreshes ?? 0) : undefined;
+  const refreshPool = settings.poolRefresh ? await createPoolRefresher(env, settings.poolRefresh, { record, say }, run.savedPool) : undefined;
   // The session's checkpoints go to checkpoint/ with the run's settings, history and task pool (what --resume reads).
   const checkpoints = fileCheckpointStore(
     join(outDir, 'checkpoint'),
     model.backend,
-    () => ({ settings, history: { ...history, metricsLines }, ...(refreshPool ? { pool: { tasks: [...env.dataset], refreshes: refreshPool.refreshes() } } : {}) }) satisfies SavedRun,
+    () =>
+      ({
+        settings,
+        history: { ...history, metricsLines },
+        ...(refreshPool ? { pool: { tasks: [...env.dataset], refreshes: refreshPool.refreshes(), retired: [...refreshPool.retired] } } : {}),
+      }) satisfies SavedRun,
   );
 
   const interrupt = onStopSignal({ beforeForcedExit: run.onForcedExit });
@@ -361,14 +366,15 @@ async function train(
         say(`   sft ${m.step + 1}/${sftSteps}  loss ${m.loss.toFixed(4)}  grad ${m.gradNorm.toFixed(3)}  ${m.stepMs.toFixed(0)} ms${m.skipped ? `  skipped: ${m.skipped}` : ''}`);
         await letEventsRun();
       },
-      onGrpoStep: async (m, policy) => {
+      onGrpoStep: async (m) => {
         history.grpo.push(m);
         record({ phase: 'grpo', ...m });
         say(`   grpo ${m.step + 1}/${grpoSteps}  ${describeGrpoStep(m)}`);
-        await refreshPool?.afterStep(m.step, policy);
         // No yield here (unlike SFT): GRPO's rollouts already give Ctrl-C its turn, and a stop let in
         // between a step and its checkpoint would abort the rollouts sampled ahead that it saves.
       },
+      // The refresh measures the policy once it has this step's weights (after the sync), and before the step's checkpoint.
+      ...refreshPool?.hooks,
     });
   } catch (error) {
     if (error instanceof OutputWriteError) throw error;

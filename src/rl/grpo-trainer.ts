@@ -355,8 +355,15 @@ export class GrpoTrainer {
     if (source.numTasks === 0) throw new Error(`GRPO: ${source.name} has no training tasks`);
   }
 
-  /** Trains until `steps` (or the signal aborts); `onStep` receives each step's metrics. */
-  async run(hooks: { onStep?: (metrics: GrpoStepMetrics) => void | Promise<void>; signal?: AbortSignal } = {}): Promise<GrpoStepMetrics[]> {
+  /**
+   * Trains until `steps` (or the signal aborts); `onStep` receives each step's metrics as soon as the
+   * step is trained, `onSynced` once the policy samples with the weights that step produced (after the
+   * weight sync, which waits for the rollouts sampled ahead; at once after a step whose update was
+   * skipped), before any later step is sampled: the place to measure the policy as it now is.
+   */
+  async run(
+    hooks: { onStep?: (metrics: GrpoStepMetrics) => void | Promise<void>; onSynced?: (metrics: GrpoStepMetrics) => void | Promise<void>; signal?: AbortSignal } = {},
+  ): Promise<GrpoStepMetrics[]> {
     const { steps, startStep, maxAsync } = this.options;
     await this.prepareReference();
     const history: GrpoStepMetrics[] = [];
@@ -401,6 +408,7 @@ export class GrpoTrainer {
           await this.policy.syncWeights();
           this.updatePending = false;
         }
+        await hooks.onSynced?.(metrics);
       }
     } catch (error) {
       // The run fails (e.g. a fatal scoring error): the rollouts sampled ahead would only ask the same broken judge again.

@@ -25,6 +25,8 @@ export interface TrainingRunHooks {
   onEvaluation?: (evaluation: TrainingEvaluation) => void;
   onSftStep?: (metrics: SftStepMetrics) => void | Promise<void>;
   onGrpoStep?: (metrics: GrpoStepMetrics, policy: ChatClient) => void | Promise<void>;
+  /** After onGrpoStep, once the policy samples with the step's new weights (before the step's checkpoint): measure the policy here, not in onGrpoStep, which comes before the sync. */
+  onGrpoPolicySynced?: (metrics: GrpoStepMetrics, policy: ChatClient) => void | Promise<void>;
   /** Save the backend's weights and optimizer state now, as position `position` (awaited before training goes on). */
   onCheckpoint?: (position: TrainingPosition) => void | Promise<void>;
   /** Where the session's checkpoints go (replaces onCheckpoint): `tabrl train` passes its file store. */
@@ -101,6 +103,7 @@ export async function runTraining(env: Environment, model: TrainingModel, expert
         ...(hooks.onEvaluation ? { evaluation: hooks.onEvaluation } : {}),
         ...(hooks.onSftStep ? { sftStep: hooks.onSftStep } : {}),
         ...(hooks.onGrpoStep ? { grpoStep: (metrics: GrpoStepMetrics) => hooks.onGrpoStep!(metrics, policy) } : {}),
+        ...(hooks.onGrpoPolicySynced ? { grpoPolicySynced: (metrics: GrpoStepMetrics) => hooks.onGrpoPolicySynced!(metrics, policy) } : {}),
       },
       ...(signal ? { signal } : {}),
     },

@@ -69,6 +69,8 @@ export interface TrainingReporter {
   evaluation?(evaluation: TrainingEvaluation): void;
   sftStep?(metrics: SftStepMetrics): void | Promise<void>;
   grpoStep?(metrics: GrpoStepMetrics, policy: SamplingPolicy): void | Promise<void>;
+  /** Called after `grpoStep`, once the policy samples with the weights the step produced and before the step's checkpoint: where a task-pool refresh measures the policy. */
+  grpoPolicySynced?(metrics: GrpoStepMetrics, policy: SamplingPolicy): void | Promise<void>;
   /** Called after each step's report and checkpoint: the place to hold while paused. */
   betweenSteps?(): Promise<void>;
 }
@@ -122,12 +124,8 @@ export async function runTrainingSession(parts: TrainingSessionParts, options: T
     lastSaved = position;
     await parts.checkpoints?.save(position);
   };
-  const checkpointAfter = async (phase: TrainingPosition['phase'], step: number, trainer?: GrpoTrainer) => {
-    if (!(every > 0 && (step + 1) % every === 0)) return;
-    if (!trainer) return checkpoint({ phase, nextStep: step + 1 });
-    // Stopped while the rollouts ahead were sampled: they were aborted, so this position cannot be kept exactly.
-    const rolloutsAhead = await trainer.rolloutsAhead();
-    if (rolloutsAhead !== null) await checkpoint({ phase, nextStep: step + 1, ...(rolloutsAhead.length > 0 ? { rolloutsAhead } : {}) });
+  const checkpointAfter = async (phase: TrainingPosition['phase'], step: number) => {
+    if (every > 0 && (step + 1) % every === 0) await checkpoint({ phase, nextStep: step + 1 });
   };
   if (!resume) await measure('before');
 
@@ -186,10 +184,19 @@ export async function runTrainingSession(parts: TrainingSessionParts, options: T
       startStep,
       ...(rolloutsAhead ? { rolloutsAhead } : {}),
     });
+    // A step due a checkpoint collects its rollouts sampled ahead in onStep, where they are held
+    // against a stop, and saves them after the sync, so the checkpoint has what a task-pool refresh
+    // did with the new weights; null: a stop had already aborted them.
+    let ahead: SavedRolloutBatch[] | null | undefined;
     report.grpo = await trainer.run({
       onStep: async (metrics) => {
         await reporter.grpoStep?.(metrics, policy);
-        await checkpointAfter('grpo', metrics.step, trainer);
+        ahead = every > 0 && (metrics.step + 1) % every === 0 ? await trainer.rolloutsAhead() : undefined;
+      },
+      onSynced: async (metrics) => {
+        await reporter.grpoPolicySynced?.(metrics, policy);
+        if (ahead) await checkpoint({ phase: 'grpo', nextStep: metrics.step + 1, ...(ahead.length > 0 ? { rolloutsAhead: ahead } : {}) });
+        ahead = undefined;
         await reporter.betweenSteps?.();
       },
       ...(signal ? { signal } : {}),

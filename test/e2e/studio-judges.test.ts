@@ -53,10 +53,11 @@ describe('studio: judges at scale', () => {
     await waitForEditor(page);
     await openLesson4(page);
     await answer(page, 'http://policy.invalid/v1/chat/completions', () => POEM);
-    // Judge A says 9 every time; judge B alternates 9 and 2 (one call at a time, so calls 2 and 4 split).
+    // Judge A says 9 every time; judge B alternates 9 and 2 (one call at a time, so calls 2 and 4 split); later, B answers off the 0–10 scale.
     let judgeBCalls = 0;
+    let judgeBOffScale = false;
     await answer(page, 'http://judge-a.invalid/v1/chat/completions', () => 'Score: 9');
-    await answer(page, 'http://judge-b.invalid/v1/chat/completions', () => (++judgeBCalls % 2 === 1 ? 'Score: 9' : 'Score: 2'));
+    await answer(page, 'http://judge-b.invalid/v1/chat/completions', () => (judgeBOffScale ? 'Score: 15' : ++judgeBCalls % 2 === 1 ? 'Score: 9' : 'Score: 2'));
     await page.getByTestId('policy-endpoint').click();
     await page.locator('input[placeholder="http://localhost:8000/v1"]').first().fill('http://policy.invalid/v1');
     await fillFields(page, { 'setting-numTasks': '4', 'setting-rolloutsPerTask': '1', 'setting-concurrency': '1' });
@@ -78,6 +79,7 @@ describe('studio: judges at scale', () => {
     expect(await page.getByTestId('panel-pairwise').textContent()).toBe('pairwise agreement 0.500');
     expect(await page.getByTestId('panel-kappa').textContent()).toBe("Fleiss' kappa -0.333");
     expect(await page.getByTestId('panel-split').textContent()).toBe('split on 2');
+    expect(await page.getByTestId('panel-off-scale').textContent()).toBe('0 replies off the scale');
     expect(await page.locator('[data-testid="panel-rollout"][data-split="true"]').count()).toBe(2);
     expect(await page.locator('[data-testid="panel-rollout"][data-split="true"] [data-testid="panel-rollout-agreement"]').allTextContents()).toEqual(['0.000', '0.000']);
     // The mean of 0.9 and 0.2 on a split rollout.
@@ -91,6 +93,18 @@ describe('studio: judges at scale', () => {
     await openStudio(page, 'review');
     await page.getByTestId('review-build').click();
     expect(await page.locator('[data-testid="review-item"][data-kind="judges-split"]').count()).toBe(2);
+    // Judge B now answers "Score: 15" on a 0–10 scale: each of its replies is counted off the scale, next to the agreement, and left out of the vote.
+    judgeBOffScale = true;
+    await openStudio(page, 'panel');
+    await page.getByTestId('panel-start').click();
+    await expect.poll(() => page.getByTestId('panel-off-scale').textContent(), { timeout: 30_000 }).toBe('4 replies off the scale');
+    await expect.poll(() => page.getByTestId('panel-start').count(), { timeout: 30_000 }).toBe(1);
+    expect(await page.getByTestId('panel-off-scale').getAttribute('class')).toContain('chip-bad');
+    // Judge A's 9 alone scores each rollout; with one vote per call there is no pair to agree or split.
+    expect(await page.locator('[data-testid="panel-rollout"] td:nth-child(2)').allTextContents()).toEqual(['0.90', '0.90', '0.90', '0.90']);
+    expect(await page.getByTestId('panel-split').textContent()).toBe('split on 0');
+    await page.getByTestId('panel-summary').scrollIntoViewIfNeeded();
+    await screenshot(page, 'studio-judge-panel-off-scale');
     expect(pageErrors).toEqual([]);
     await context.close();
   });

@@ -141,3 +141,4 @@ export {
   type SplitRollout,
 } from './review-queue.ts';
 export { refreshTaskPool, type PoolRefreshOptions, type PoolRefreshMetrics } from './pool-refresh.ts';
+export { checkPoolRules, DEFAULT_POOL_RULES, type PoolRules, type RetireLimit } from './pool-rules.ts';

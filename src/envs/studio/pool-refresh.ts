@@ -2,11 +2,16 @@
  * Task synthesis inside training: keeping an environment's task pool in the learnable band while the
  * policy learns. One refresh: synthesize new candidates from the next documents' chunks (grounded and
  * verified as `synthesizeTasks` does), have the current policy solve each new candidate and each
- * pooled task `k` times with the environment's own rubric, add the candidates whose pass rate is in
- * the band `keep` (`calibrationLabel`: learnable), and retire the pooled tasks the policy has mastered
- * (pass rate ≥ the band's top; unless none would be left to train on). The pool is the environment's `dataset`, changed in place, so a
- * training loop that reads it each step trains on the refreshed pool. Each refresh returns its
- * metrics: pool size, tasks added and retired, and the pass rates measured (for a histogram).
+ * pooled task `k` times with the environment's own rubric (and the first `replay` retired tasks, oldest
+ * first), add the candidates whose pass rate is in the band `keep` (`calibrationLabel`: learnable),
+ * bring back the replayed tasks the policy no longer masters (pass rate under the band's top: it has
+ * forgotten them), and retire pooled tasks it has mastered (pass rate ≥ the band's top) as far as the
+ * pool's rules allow (pool-rules.ts: a minimum size, and by default no more than join). The pool is
+ * the environment's `dataset`, and the retired tasks a list the caller keeps, both changed in place,
+ * so a training loop that reads the dataset each step trains on the refreshed pool. Each refresh
+ * returns its metrics: pool size, tasks added, retired, replayed and rejoined, and the pass rates
+ * measured (for a histogram). The policy must sample with the weights being trained as they are now
+ * (call it after the trainer's weight sync, not between an update and its sync).
  * This module runs no training step and touches no files; the training loop calls it every N steps.
  */
 import type { ChatClient } from '../client.ts';
@@ -15,6 +20,7 @@ import { evaluate } from '../evaluate.ts';
 import type { SamplingArgs, Task } from '../types.ts';
 import { calibrateRecords, type TaskCalibration } from './calibrate.ts';
 import type { StudioDocument } from './chunking.ts';
+import { checkPoolRules, DEFAULT_POOL_RULES, pickRetiring, retireCount, type PoolRules } from './pool-rules.ts';
 import { synthesizeTasks } from './synthesize.ts';
 import { keptTasks } from './task-files.ts';
 
@@ -38,6 +44,8 @@ export interface PoolRefreshOptions {
   documentsPerRefresh?: number;
   /** Questions asked per chunk (default 3). */
   questionsPerChunk?: number;
+  /** The pool's minimum size, retire limit and replay (defaults: `DEFAULT_POOL_RULES`). */
+  rules?: Partial<PoolRules>;
   samplingArgs?: SamplingArgs;
   signal?: AbortSignal;
 }
@@ -54,24 +62,37 @@ export interface PoolRefreshMetrics {
   candidates: number;
   added: number;
   retired: number;
+  /** Retired tasks re-measured this refresh, and how many of them rejoined the pool (no longer mastered). */
+  replayed: number;
+  rejoined: number;
+  /** Tasks retired and not back in the pool after this refresh. */
+  retiredTotal: number;
   /** Candidates left out as too easy or too hard for the policy now. */
   rejected: { tooEasy: number; tooHard: number };
-  /** Pass rates measured this refresh: the pool's (before retiring) and the candidates'. */
+  /** Pass rates measured this refresh: the pool's (before retiring), the candidates' and the replayed tasks'. */
   poolPassRates: number[];
   candidatePassRates: number[];
-  /** The questions added and retired. */
+  replayPassRates: number[];
+  /** The questions added, retired and rejoined. */
   addedQuestions: string[];
   retiredQuestions: string[];
+  rejoinedQuestions: string[];
 }
 
-/** Refreshes `env.dataset` in place; see the module comment. Refresh `refresh` uses documents from `refresh × documentsPerRefresh` (wrapping around). */
-export async function refreshTaskPool(env: Environment, options: PoolRefreshOptions, refresh: number, step: number): Promise<PoolRefreshMetrics> {
+/**
+ * Refreshes `env.dataset` and `retired` (the retired tasks, oldest first, which the caller keeps
+ * between refreshes) in place; see the module comment. Refresh `refresh` uses documents from
+ * `refresh × documentsPerRefresh` (wrapping around).
+ */
+export async function refreshTaskPool(env: Environment, options: PoolRefreshOptions, refresh: number, step: number, retired: Task[] = []): Promise<PoolRefreshMetrics> {
   const k = options.k ?? 4;
   const keep = options.keep ?? [0.2, 0.8];
+  const rules = checkPoolRules({ ...DEFAULT_POOL_RULES, ...options.rules });
   const perRefresh = Math.max(1, options.documentsPerRefresh ?? 1);
   if (options.documents.length === 0) throw new Error('refreshTaskPool: give at least one document');
   const documents = Array.from({ length: Math.min(perRefresh, options.documents.length) }, (_, i) => options.documents[(refresh * perRefresh + i) % options.documents.length]!);
-  const known = new Set(env.dataset.map(questionOf));
+  // A retired task is not new: it comes back by replay, not as a candidate.
+  const known = new Set([...env.dataset, ...retired].map(questionOf));
   const { tasks } = await synthesizeTasks({
     documents,
     generator: options.generator,
@@ -84,28 +105,26 @@ export async function refreshTaskPool(env: Environment, options: PoolRefreshOpti
   });
   const candidates = keptTasks(tasks).filter((task) => !known.has(questionOf(task)));
   const poolBefore = env.dataset.length;
-  const measure = async (list: readonly Task[]): Promise<TaskCalibration[]> => {
-    if (list.length === 0) return [];
-    const result = await evaluate(env, options.policy, {
-      tasks: [...list],
-      rolloutsPerTask: k,
-      ...(options.policyModel ? { model: options.policyModel } : {}),
-      ...(options.samplingArgs ? { samplingArgs: options.samplingArgs } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (result.stoppedEarly) throw new Error(`the pool refresh stopped: ${result.stoppedEarly}`);
-    return calibrateRecords(result.records, list, keep);
-  };
-  const pool = await measure(env.dataset);
-  const fresh = await measure(candidates);
+  const replays = retired.slice(0, rules.replay);
+  // One evaluation over the pool, the candidates and the replays: [pool | candidates | replays].
+  const everything = [...env.dataset, ...candidates, ...replays];
+  const measured = await measure(env, options, everything, k, keep);
+  const part = (from: number, to: number) => measured.filter((task) => task.taskIndex >= from && task.taskIndex < to).map((task) => ({ ...task, taskIndex: task.taskIndex - from }));
+  const pool = part(0, poolBefore);
+  const fresh = part(poolBefore, poolBefore + candidates.length);
+  const replayed = part(poolBefore + candidates.length, everything.length);
   const added = fresh.filter((task) => task.label === 'learnable').map((task) => candidates[task.taskIndex]!);
-  // Mastered tasks retire, unless that would leave nothing to train on.
-  const mastered = pool.filter((task) => task.label === 'too-easy').map((task) => task.taskIndex);
-  const retiredIndices = new Set(mastered.length === poolBefore && added.length === 0 ? [] : mastered);
-  const retiredQuestions = env.dataset.filter((_, i) => retiredIndices.has(i)).map(questionOf);
-  // In place: the training loop reads env.dataset each step.
+  // Forgotten: a replayed task the policy no longer masters (in the band, or under it) trains again.
+  const rejoinedIndices = new Set(replayed.filter((task) => task.label !== 'too-easy').map((task) => task.taskIndex));
+  const rejoined = replays.filter((_, i) => rejoinedIndices.has(i));
+  const mastered = pool.filter((task) => task.label === 'too-easy');
+  const retiredIndices = new Set(pickRetiring(mastered, retireCount(mastered.length, poolBefore, added.length + rejoined.length, rules)));
+  const retiring = env.dataset.filter((_, i) => retiredIndices.has(i));
+  // In place: the training loop reads env.dataset each step. Replayed tasks still mastered go to the back of the queue.
   const remaining = env.dataset.filter((_, i) => !retiredIndices.has(i));
-  env.dataset.splice(0, env.dataset.length, ...remaining, ...added);
+  env.dataset.splice(0, env.dataset.length, ...remaining, ...added, ...rejoined);
+  retired.splice(0, replays.length);
+  retired.push(...replays.filter((_, i) => !rejoinedIndices.has(i)), ...retiring);
   return {
     refresh,
     step,
@@ -113,13 +132,32 @@ export async function refreshTaskPool(env: Environment, options: PoolRefreshOpti
     poolSize: env.dataset.length,
     candidates: candidates.length,
     added: added.length,
-    retired: retiredIndices.size,
+    retired: retiring.length,
+    replayed: replays.length,
+    rejoined: rejoined.length,
+    retiredTotal: retired.length,
     rejected: { tooEasy: fresh.filter((task) => task.label === 'too-easy').length, tooHard: fresh.filter((task) => task.label === 'too-hard').length },
     poolPassRates: pool.map((task) => task.passRate),
     candidatePassRates: fresh.map((task) => task.passRate),
+    replayPassRates: replayed.map((task) => task.passRate),
     addedQuestions: added.map(questionOf),
-    retiredQuestions,
+    retiredQuestions: retiring.map(questionOf),
+    rejoinedQuestions: rejoined.map(questionOf),
   };
+}
+
+/** Each task of `list` solved `k` times by the policy, calibrated against the band `keep` (tasks in list order). */
+async function measure(env: Environment, options: PoolRefreshOptions, list: readonly Task[], k: number, keep: readonly [number, number]): Promise<TaskCalibration[]> {
+  if (list.length === 0) return [];
+  const result = await evaluate(env, options.policy, {
+    tasks: [...list],
+    rolloutsPerTask: k,
+    ...(options.policyModel ? { model: options.policyModel } : {}),
+    ...(options.samplingArgs ? { samplingArgs: options.samplingArgs } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (result.stoppedEarly) throw new Error(`the pool refresh stopped: ${result.stoppedEarly}`);
+  return calibrateRecords(result.records, list, keep);
 }
 
 function questionOf(task: Task): string {

@@ -63,15 +63,29 @@ describe('tabrl train --synth-docs', () => {
     // The untrained tiny model answers nothing right: the new task is too hard for it and stays out; nothing is mastered.
     expect(refreshes).toHaveLength(2);
     expect(refreshes[0]).toMatchObject({ refresh: 0, step: 0, poolBefore: 2, candidates: 1, added: 0, retired: 0, poolSize: 2, rejected: { tooEasy: 0, tooHard: 1 }, poolPassRates: [0, 0], candidatePassRates: [0], histogram: [3, 0, 0, 0, 0] });
+    expect(refreshes[0]).toMatchObject({ replayed: 0, rejoined: 0, retiredTotal: 0, replayPassRates: [] });
     expect(refreshes[1]).toMatchObject({ refresh: 1, step: 1, poolSize: 2 });
-    expect(run.stderr).toContain('pool refresh 1 after step 1: 1 new candidates, 0 added, 0 retired (mastered); pool 2 → 2');
+    expect(run.stderr).toContain('pool refresh 1 after step 1: 1 new candidates, 0 added, 0 retired (mastered), 0 of 0 replayed rejoined (forgotten); pool 2 → 2, 0 retired in all');
   });
 
-  test('the refresh flags need --synth-docs; --help lists them', async () => {
+  test('the refresh flags need --synth-docs; --help lists them; a bad pool rule is a usage error', async () => {
     const lone = await tabrl(['train', 'reverse-text', '--model', 'tiny', '--refresh-every', '5']);
     expect(lone.code).toBe(2);
     expect(lastLine(lone.stderr)).toContain('--refresh-every belongs to task synthesis during training; give --synth-docs DIR too');
-    expect((await tabrl(['train', '--help'])).stdout).toContain('--synth-docs DIR');
+    const loneRule = await tabrl(['train', 'reverse-text', '--model', 'tiny', '--min-pool', '5']);
+    expect(loneRule.code).toBe(2);
+    expect(lastLine(loneRule.stderr)).toContain('--min-pool belongs to task synthesis during training; give --synth-docs DIR too');
+    const help = (await tabrl(['train', '--help'])).stdout;
+    for (const flag of ['--synth-docs DIR', '--min-pool N', '--max-retire M', '--replay N']) expect(help).toContain(flag);
+    const dir = mkdtempSync(join(tmpdir(), 'tabrl-pool-'));
+    writeFileSync(join(dir, 'doc.md'), 'The radio mast went up in 1948 on the eastern ridge.\n');
+    const refresh = ['train', 'reverse-text', '--model', 'tiny', '--synth-docs', dir, '--generator-model', 'heuristic', '--solver-model', 'heuristic'];
+    const badRetire = await tabrl([...refresh, '--max-retire', 'some']);
+    expect(badRetire.code).toBe(2);
+    expect(lastLine(badRetire.stderr)).toContain('--max-retire must be joined, all or a whole number ≥ 0, got "some"');
+    const badMinimum = await tabrl([...refresh, '--min-pool', '0']);
+    expect(badMinimum.code).toBe(2);
+    expect(lastLine(badMinimum.stderr)).toContain('--min-pool must be an integer ≥ 1, got "0"');
   });
 
   test('the pool is kept in the checkpoint with the rollouts sampled ahead (max-async 1): an interrupted run resumes with it, and its refreshes go on counting', { timeout: 300_000 }, async () => {
@@ -81,8 +95,9 @@ describe('tabrl train --synth-docs', () => {
     const refresh = ['--synth-docs', docs, '--generator-model', 'heuristic', '--solver-model', 'heuristic', '--refresh-every', '1', '--refresh-k', '2', '--keep', '0.2-0.8'];
     // Stopped once the first step and its refresh are in metrics.jsonl.
     expect(await tabrlInterrupted([...args, ...refresh, '--out', out], join(out, 'metrics.jsonl'), 2)).not.toBe(0);
-    const state = JSON.parse(readFileSync(join(out, 'checkpoint', 'state.json'), 'utf8')) as { nextStep: number; run: { pool: { tasks: { question: string }[]; refreshes: number } } };
+    const state = JSON.parse(readFileSync(join(out, 'checkpoint', 'state.json'), 'utf8')) as { nextStep: number; run: { pool: { tasks: { question: string }[]; refreshes: number; retired: unknown[] } } };
     expect(state.run.pool.tasks.map((task) => task.question)).toHaveLength(2);
+    expect(state.run.pool.retired).toEqual([]);
     expect(state.run.pool.refreshes).toBe(state.nextStep);
     const resumed = await tabrl(['train', '--resume', out]);
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -95,6 +110,8 @@ describe('tabrl train --synth-docs', () => {
   test('a checkpoint of a --synth-docs run without its pool is refused on --resume, with what to do', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tabrl-pool-'));
     expect(() => checkSavedPool(undefined, `--resume ${dir}`)).toThrow('holds no task pool (it was saved before pools were kept, or is damaged); start it again with --overwrite');
-    expect(checkSavedPool({ tasks: [{ question: 'q' }], refreshes: 3 }, 'x')).toEqual({ tasks: [{ question: 'q' }], refreshes: 3 });
+    expect(checkSavedPool({ tasks: [{ question: 'q' }], refreshes: 3 }, 'x')).toEqual({ tasks: [{ question: 'q' }], refreshes: 3, retired: [] });
+    expect(checkSavedPool({ tasks: [{ question: 'q' }], refreshes: 3, retired: [{ question: 'r' }] }, 'x')).toEqual({ tasks: [{ question: 'q' }], refreshes: 3, retired: [{ question: 'r' }] });
+    expect(() => checkSavedPool({ tasks: [{ question: 'q' }], refreshes: 3, retired: 'r' }, 'x')).toThrow('holds no task pool');
   });
 });

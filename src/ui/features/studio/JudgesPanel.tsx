@@ -2,7 +2,7 @@
  * The judge panel: several judges score the same rollouts of the open environment (the Judge card's
  * model, the Policy card's, or endpoints given here), aggregated by mean, majority or unanimity and
  * lent to the environment as its one judge. Shows the panel's pairwise agreement and Fleiss' kappa,
- * each rollout's votes and agreement, and flags the rollouts where the judges split (they join the
+ * how many judge replies gave no score on the prompt's scale (votes left out), each rollout's votes and agreement, and flags the rollouts where the judges split (they join the
  * review queue).
  */
 import { PANEL_AGGREGATIONS, type PanelAggregation } from '../../../envs/studio/index.ts';
@@ -107,6 +107,13 @@ export function JudgesPanel() {
             </span>
             <span className="chip" data-testid="panel-kappa">
               Fleiss&apos; kappa {figure(panel.fleissKappa)}
+            </span>
+            <span
+              className={panel.offScale > 0 ? 'chip chip-bad' : 'chip'}
+              data-testid="panel-off-scale"
+              title="Judge replies with no score on the scale the judge prompt asks for (a grade outside it, say): each is a vote left out of its rollout's score and of the agreement."
+            >
+              {panel.offScale} {panel.offScale === 1 ? 'reply' : 'replies'} off the scale
             </span>
             <span className={split > 0 ? 'chip chip-bad' : 'chip'} data-testid="panel-split">
               split on {split}

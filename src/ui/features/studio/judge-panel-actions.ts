@@ -84,7 +84,19 @@ export async function startPanelEvaluation(): Promise<void> {
   const { settings } = usePlayground.getState();
   const controller = new AbortController();
   jobs.panel = controller;
-  setPanel({ status: 'running', environment: currentEnvironment()?.name ?? null, judges: [], aggregation, calls: 0, unscored: 0, pairwise: null, fleissKappa: null, rollouts: [], error: null });
+  setPanel({
+    status: 'running',
+    environment: currentEnvironment()?.name ?? null,
+    judges: [],
+    aggregation,
+    calls: 0,
+    unscored: 0,
+    offScale: 0,
+    pairwise: null,
+    fleissKappa: null,
+    rollouts: [],
+    error: null,
+  });
   const records: RolloutRecord[] = [];
   let panel: JudgePanelClient | undefined;
   const publish = () => {
@@ -98,6 +110,7 @@ export async function startPanelEvaluation(): Promise<void> {
       judges: report.judges,
       calls: report.calls,
       unscored: report.unscored,
+      offScale: report.offScaleReplies,
       pairwise: report.agreement.pairwise,
       fleissKappa: report.agreement.fleissKappa,
       rollouts: records.map((record, i) => ({ ...votes[i]!, question: questionOf(record), response: completionText(record.completion), reward: record.reward })),

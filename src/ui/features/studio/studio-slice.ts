@@ -113,6 +113,8 @@ export interface JudgePanelState {
   aggregation: PanelAggregation;
   calls: number;
   unscored: number;
+  /** Judge replies with no score on the prompt's scale (a grade outside it, say): each a vote left out. */
+  offScale: number;
   pairwise: number | null;
   fleissKappa: number | null;
   rollouts: PanelRollout[];
@@ -204,7 +206,7 @@ const INITIAL_STUDIO: StudioState = {
     { source: 'endpoint', baseURL: 'http://localhost:8001/v1', model: 'default' },
   ],
   panelAggregation: 'majority',
-  judgePanel: { status: 'idle', environment: null, judges: [], aggregation: 'majority', calls: 0, unscored: 0, pairwise: null, fleissKappa: null, rollouts: [], error: null },
+  judgePanel: { status: 'idle', environment: null, judges: [], aggregation: 'majority', calls: 0, unscored: 0, offScale: 0, pairwise: null, fleissKappa: null, rollouts: [], error: null },
   attacker: 'heuristic',
   reviewer: 'heuristic',
   redTeamRounds: 10,
