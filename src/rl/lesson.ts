@@ -108,8 +108,8 @@ export const PARCEL_LESSON_MODEL = 'nano';
 export const PARCEL_LESSON_SETTINGS: TrainingOverrides = {
   maxTokens: 128,
   evalTasks: 12,
-  demonstrations: 20,
-  sftSteps: 160,
+  demonstrations: 260,
+  sftSteps: 240,
   sftBatchSize: 4,
   grpoSteps: 10,
   tasksPerStep: 2,
