@@ -1,11 +1,12 @@
 /**
  * `npx tsx bench/lesson7.ts`: lesson 7 headless — nano on the Parcelo tasks planted backwards
  * (src/ui/features/lessons/sources/parcel-desk.ts, as the tab's editor shows it), measured on the 12
- * held-out tasks before the warm-up, after it (SFT on demonstrations written from the 20 training
- * tasks' planted paths) and after GRPO, by `tabrl train FILE --lesson` itself (the real binary, the
- * lesson's preset; --quick for its quick row). Prints a table (reward, pass rate, tool use and each
- * reward per measurement; per GRPO step the reward and the share of flat groups, which carry no
- * learning signal) and one JSON line.
+ * held-out tasks before the warm-up, after it (SFT on demonstrations written from the planted paths
+ * of the 20 training tasks and the 240 practice tasks) and after GRPO, by `tabrl train FILE --lesson`
+ * itself (the real binary, the lesson's preset; --quick for its quick row). Prints a table (reward,
+ * pass rate, tool use and each reward per measurement, the first planted call's partial credit
+ * included; per GRPO step the reward and the share of flat groups, which carry no learning signal)
+ * and one JSON line.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -46,14 +47,16 @@ const evaluations = report.evaluations.map(({ label, summary }) => ({
   usedTools: summary.scores.usedToolsMetric ?? 0,
   exactMatch: summary.scores.exactMatchReward ?? 0,
   reachedState: summary.scores.reachedStateReward ?? 0,
+  firstCall: summary.scores.firstCallReward ?? 0,
 }));
 const grpo = report.grpo.map((step) => ({ step: step.step + 1, reward: step.reward.mean, passRate: step.passRate, flatGroups: step.zeroStdFraction }));
 
 const fixed = (value: number) => value.toFixed(3);
 console.log(`lesson 7 · nano · ${values.backend} · seed ${values.seed}${values.quick ? ' · quick' : ''} · ${report.demonstrationsKept} demonstrations kept · ${seconds.toFixed(0)} s`);
-console.log('| measurement | tasks | reward | pass rate | usedToolsMetric | exactMatchReward | reachedStateReward |');
-console.log('|---|---|---|---|---|---|---|');
-for (const row of evaluations) console.log(`| ${row.label} | ${row.tasks} | ${fixed(row.reward)} | ${fixed(row.passRate)} | ${fixed(row.usedTools)} | ${fixed(row.exactMatch)} | ${fixed(row.reachedState)} |`);
+console.log('| measurement | tasks | reward | pass rate | usedToolsMetric | firstCallReward | exactMatchReward | reachedStateReward |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const row of evaluations)
+  console.log(`| ${row.label} | ${row.tasks} | ${fixed(row.reward)} | ${fixed(row.passRate)} | ${fixed(row.usedTools)} | ${fixed(row.firstCall)} | ${fixed(row.exactMatch)} | ${fixed(row.reachedState)} |`);
 console.log('| GRPO step | reward | pass rate | flat groups |');
 console.log('|---|---|---|---|');
 for (const row of grpo) console.log(`| ${row.step} | ${fixed(row.reward)} | ${fixed(row.passRate)} | ${fixed(row.flatGroups)} |`);

@@ -24,7 +24,7 @@ import { capText } from '../isolation/message-check.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { formatSummary, ProgressBar } from './terminal.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
-import { checkSimulatorSettings, lendSimulator, SIMULATOR_FLAG_OPTIONS, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
+import { checkSimulatorSettings, lendSimulator, recordedSimulatorNote, SIMULATOR_FLAG_OPTIONS, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
 import type { RoleSettings } from './model-roles.ts';
 import { checkJudgePanel, createJudgePanelClient, judgePanelMetadata, readJudgePanelFile, splitRecordIds, type JudgePanelSettings } from './judge-panel-file.ts';
 import { tabrlVersion } from './version.ts';
@@ -170,6 +170,8 @@ export async function runEval(argv: string[]): Promise<number> {
     if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
     const judgePanel = values.judges === undefined ? undefined : readJudgePanelFile(values.judges);
     const simulator = simulatorSettingsFromFlags(values);
+    const recorded = recordedSimulatorNote(spec, simulator);
+    if (recorded) console.error(recorded);
     settings = {
       environment: isEnvironmentPath(spec) ? resolve(spec) : spec,
       environment_name: spec,

@@ -7,8 +7,10 @@
  * environment file's process gets a stand-in whose calls come back here, so the key stays here.
  * This module reads flags and makes the client; it does not load environments.
  */
+import { readFileSync } from 'node:fs';
+import { readSimulatorRecord, simulatorFlags } from '../envs/studio/index.ts';
 import { CliError } from './cli-error.ts';
-import type { LentModel } from './load-environment.ts';
+import { isEnvironmentPath, type LentModel } from './load-environment.ts';
 import { createRoleClient, roleOptions, roleSettingsFromFlags, roleUsage, type RoleSettings } from './model-roles.ts';
 
 /** The three `--simulator-*` flags, as parseArgs options. */
@@ -17,6 +19,28 @@ export const SIMULATOR_FLAG_OPTIONS = roleOptions(['simulator']);
 /** The simulator settings from the flags, or undefined when none of them was given (an endpoint, or `heuristic`). */
 export function simulatorSettingsFromFlags(values: { [flag: string]: unknown }): RoleSettings | undefined {
   return roleSettingsFromFlags(values, 'simulator', { allowLocal: false });
+}
+
+/**
+ * A line for stderr when the environment file `spec` records the tool simulator it was downloaded from
+ * the tab with (src/envs/studio/simulator-record.ts) and no `--simulator-*` flag lends one: which
+ * flags lend the same. Undefined when flags were given, `spec` is not a file, or it records none.
+ */
+export function recordedSimulatorNote(spec: string, simulator: RoleSettings | undefined): string | undefined {
+  if (simulator !== undefined || !isEnvironmentPath(spec)) return undefined;
+  let source: string;
+  try {
+    source = readFileSync(spec, 'utf8');
+  } catch {
+    return undefined; // loading the file says what is wrong with it
+  }
+  const record = readSimulatorRecord(source);
+  if (!record) return undefined;
+  const flags = simulatorFlags(record);
+  const how = flags
+    ? `to lend the same, add ${flags}${record.baseURL !== undefined ? ' (and --simulator-api-key-env VAR if it needs a key)' : ''}`
+    : 'tabrl cannot lend that model: add --simulator-base-url URL --simulator-model NAME for an endpoint, or --simulator-model heuristic';
+  return `${spec} was downloaded from the tab with the tool simulator ${record.label}; no --simulator-* flag was given, so the file's own default answers its tools. ${how}`;
 }
 
 /** The lent simulator of `settings` (its key read from the named variable now). */

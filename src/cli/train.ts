@@ -30,7 +30,7 @@ import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { letEventsRun } from './let-events-run.ts';
 import { createJudgeClient, judgeUsage, judgeSettingsFromFlags, type JudgeSettings } from './judge.ts';
-import { lendSimulator, SIMULATOR_FLAG_OPTIONS, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
+import { lendSimulator, recordedSimulatorNote, SIMULATOR_FLAG_OPTIONS, simulatorSettingsFromFlags, simulatorUsage } from './simulator-role.ts';
 import type { RoleSettings } from './model-roles.ts';
 import { checkJudgePanel, createJudgePanelClient, readJudgePanelFile, writeTrainingPanelReport, type JudgePanelSettings } from './judge-panel-file.ts';
 import { checkSavedPool, createPoolRefresher, POOL_REFRESH_OPTIONS, POOL_REFRESH_USAGE, poolRefreshFromFlags, type PoolRefreshSettings, type SavedTaskPool } from './train-pool-refresh.ts';
@@ -509,6 +509,8 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   }
   const judge = judgeSettingsFromFlags(values as Record<string, string | undefined>);
   const simulator = simulatorSettingsFromFlags(values);
+  const recorded = recordedSimulatorNote(given, simulator);
+  if (recorded) console.error(recorded);
   if (judge && values.judges !== undefined) throw new CliError('give one judge (--judge-base-url, --judge-model) or a panel (--judges FILE), not both', 2);
   const judgePanel = values.judges === undefined ? undefined : readJudgePanelFile(values.judges as string);
   const model = modelName === 'tiny' || isShippedModel(modelName) ? modelName : resolve(modelName);

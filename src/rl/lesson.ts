@@ -100,16 +100,18 @@ export const PARCEL_LESSON_MODEL = 'nano';
 
 /**
  * Lesson 7's settings ("An agent for a tool you cannot call"): measure nano on the 12 held-out
- * planted tasks (greedy), warm it up on demonstrations written from the 20 training tasks' planted
- * paths (the tool calls in the harness's format, then the answer: one per task, 160 steps of 4), measure,
- * 10 GRPO steps of 2 tasks × 4 answers at temperature 1, measure. A turn gets 128 tokens: the
- * longest call, a reschedule, takes 114 bytes in the byte tokenizer's `<tool_call>` form. Measured in BENCHMARKS.md ("lesson 7: a warm-up on planted paths").
+ * planted tasks (greedy), warm it up on demonstrations written from the planted paths of the 20
+ * training tasks and the 240 practice tasks with fresh ids (the tool calls in the harness's format,
+ * then the answer: one per task, 240 steps of 4), measure, 10 GRPO steps of 2 tasks × 4 answers at
+ * temperature 1, measure. A turn gets 128 tokens: the longest call, a reschedule, takes 114 bytes in
+ * the byte tokenizer's `<tool_call>` form. Measured in BENCHMARKS.md ("lesson 7: practice tasks with
+ * fresh ids").
  */
 export const PARCEL_LESSON_SETTINGS: TrainingOverrides = {
   maxTokens: 128,
   evalTasks: 12,
-  demonstrations: 20,
-  sftSteps: 160,
+  demonstrations: 260,
+  sftSteps: 240,
   sftBatchSize: 4,
   grpoSteps: 10,
   tasksPerStep: 2,

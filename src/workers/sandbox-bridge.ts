@@ -24,6 +24,7 @@ import type {
   EnvironmentInfo,
   RolloutStart,
   SandboxApi,
+  SandboxChatRequest,
   SandboxEvaluateOptions,
   SandboxHost,
   SandboxJudgeHost,
@@ -194,8 +195,8 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   let disposed = false;
   let lastSignOfLife = Date.now() + STARTUP_GRACE_MS;
   let pendingModelCalls = 0;
-  /** Judge and simulator calls in flight: they are made from environment code, so the rollouts' clocks wait for them. */
-  let pendingJudgeCalls = 0;
+  /** Calls to the lent models (judge, simulator) in flight: they are made from environment code, so the rollouts' clocks wait for them. */
+  let pendingLentCalls = 0;
   /** Calls into the sandbox in flight: while there are none, silence is no sign of a stuck worker. */
   let callsInFlight = 0;
   /** Ids of the groups being scored, in the watchdog's table next to the rollouts (negative: the sandbox's own ids are not). */
@@ -222,7 +223,7 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
     const now = Date.now();
     const envRollouts = [...active.values()].filter((rollout) => !rollout.waitingForModel).sort((a, b) => a.since - b.since);
     const oldest = envRollouts[0];
-    if (oldest && pendingJudgeCalls === 0 && now - oldest.since > timeLimitMs) return stall('environment code', oldest);
+    if (oldest && pendingLentCalls === 0 && now - oldest.since > timeLimitMs) return stall('environment code', oldest);
     if (callsInFlight > 0 && pendingModelCalls === 0 && now - lastSignOfLife > timeLimitMs && !stopping) {
       return stall(phase === 'loading' ? 'loading the environment' : 'environment code', oldest);
     }
@@ -263,48 +264,36 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
   };
   const hostProxy = Comlink.proxy(host);
 
-  // The lent judge: calls come from environment code (a rubric) without saying which rollout makes
-  // them, so while any is in flight no rollout's clock runs, and each restarts when it returns. A
-  // worker stuck in a loop cannot make judge calls, so the watchdog still catches it after that.
-  const lentJudge = request.judge;
-  const judgeHost: SandboxJudgeHost | undefined = lentJudge && {
-    async judgeCompletion(judgeRequest) {
+  // The lent models (the judge, the tool simulator): their calls come from environment code (a
+  // rubric, a simulated tool) without saying which rollout makes them, so while any is in flight no
+  // rollout's clock runs, and each restarts when it returns. A worker stuck in a loop cannot make
+  // such calls, so the watchdog still catches it after that. One relay answers both roles; only what
+  // a failure means differs: the judge's stops the run, the simulator's is the rollout's (the
+  // environment records a SimulatorError).
+  const relayLentCalls =
+    (lent: { client: ChatClient }, onFailure?: (outcome: Extract<CompletionOutcome, { ok: false }>) => void) =>
+    async (lentRequest: SandboxChatRequest): Promise<CompletionOutcome> => {
       alive();
       pendingModelCalls += 1;
-      pendingJudgeCalls += 1;
+      pendingLentCalls += 1;
       try {
-        const outcome = await answerCall(lentJudge.client, judgeRequest, modelCalls.signal);
-        if (!outcome.ok && outcome.kind !== 'aborted' && !stopping && !disposed) fail(new JudgeFailedError(lentJudge.label, outcome.message, outcome.kind));
+        const outcome = await answerCall(lent.client, lentRequest, modelCalls.signal);
+        if (!outcome.ok && outcome.kind !== 'aborted' && !stopping && !disposed) onFailure?.(outcome);
         return outcome;
       } finally {
         pendingModelCalls -= 1;
-        pendingJudgeCalls -= 1;
+        pendingLentCalls -= 1;
         const now = Date.now();
         for (const rollout of active.values()) if (!rollout.waitingForModel) rollout.since = Math.max(rollout.since, now);
         alive();
       }
-    },
+    };
+  const lentJudge = request.judge;
+  const judgeHost: SandboxJudgeHost | undefined = lentJudge && {
+    judgeCompletion: relayLentCalls(lentJudge, (outcome) => fail(new JudgeFailedError(lentJudge.label, outcome.message, outcome.kind))),
   };
-
-  // The lent simulator: called from environment code (a simulated tool) like the judge, so its calls
-  // hold the clocks the same way; a failure is the rollout's (the environment records a SimulatorError).
   const lentSimulator = request.simulator;
-  const simulatorHost: SandboxSimulatorHost | undefined = lentSimulator && {
-    async simulatorCompletion(simulatorRequest) {
-      alive();
-      pendingModelCalls += 1;
-      pendingJudgeCalls += 1;
-      try {
-        return await answerCall(lentSimulator.client, simulatorRequest, modelCalls.signal);
-      } finally {
-        pendingModelCalls -= 1;
-        pendingJudgeCalls -= 1;
-        const now = Date.now();
-        for (const rollout of active.values()) if (!rollout.waitingForModel) rollout.since = Math.max(rollout.since, now);
-        alive();
-      }
-    },
-  };
+  const simulatorHost: SandboxSimulatorHost | undefined = lentSimulator && { simulatorCompletion: relayLentCalls(lentSimulator) };
 
   /** Runs one call into the sandbox, under the watchdog, failing fast when the sandbox fails. */
   const call = async <T>(run: () => Promise<T>): Promise<T> => {

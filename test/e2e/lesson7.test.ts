@@ -85,7 +85,7 @@ describe('lesson 7: an agent for a tool you cannot call', () => {
     expect(await page.getByTestId('train-demonstrations').inputValue()).toBe(String(PARCEL_LESSON_SETTINGS.demonstrations));
     expect(await page.getByTestId('train-sftSteps').inputValue()).toBe(String(PARCEL_LESSON_SETTINGS.sftSteps));
     expect(await page.getByTestId('teacher-hint').textContent()).toContain("each task's planted calls, then its answer");
-    expect(text).toContain(`The 20 transcripts are the demonstrations (all pass), and ${PARCEL_LESSON_SETTINGS.sftSteps} SFT steps of ${PARCEL_LESSON_SETTINGS.sftBatchSize}`);
+    expect(text).toContain(`The ${PARCEL_LESSON_SETTINGS.demonstrations} transcripts are the demonstrations (all pass), and ${PARCEL_LESSON_SETTINGS.sftSteps} SFT steps of ${PARCEL_LESSON_SETTINGS.sftBatchSize}`);
     await fillFields(page, { 'train-demonstrations': '2', 'train-sftSteps': '1', 'train-sftBatchSize': '2' });
     await page.getByTestId('start-training').click();
     expect(await jobOutcome(page, 240_000)).toMatch(/Warm-up finished\. 2 demonstrations kept/);

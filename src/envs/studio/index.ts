@@ -68,6 +68,7 @@ export { plantedGoalOf, reachedPlantedGoal, reachedStateReward, type PlantedGoal
 export { plantedQuestionPrompt, requiredMentions, writePlantedQuestions, type PlantedQuestionOptions, type WrittenQuestion } from './planted-questions.ts';
 export { HeuristicToolSolverClient, HEURISTIC_TOOL_SOLVER_UNKNOWN } from './heuristic-tool-solver.ts';
 export { simulatedEnvironmentFile, type SimulatedEnvironmentFileOptions } from './simulated-env-file.ts';
+export { readSimulatorRecord, simulatorFlags, simulatorHeader, withSimulatorHeader, withoutSimulatorHeader, type SimulatorRecord } from './simulator-record.ts';
 export {
   calibrate,
   calibrateRecords,

@@ -2,13 +2,13 @@
 // simulator (--simulator-*) and a judge (--judge-*) side by side, each answering only its own calls
 // through the environment's isolated process; a missing simulator is an error naming the flags;
 // --simulator-model heuristic lends the offline scripted simulator; train, serve and calibrate take
-// the flags.
+// the flags; a file downloaded from the tab records its simulator, and tabrl says which flags lend it.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type ChatRequest, type Message } from '../../../src/envs/index.ts';
-import { simulatedEnvironmentFile } from '../../../src/envs/studio/index.ts';
+import { simulatedEnvironmentFile, withSimulatorHeader } from '../../../src/envs/studio/index.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeReply } from '../../support/fake-openai-server.ts';
 import { toolCallBody } from '../../support/strict-openai-validation.ts';
 import { runTabrl } from '../../support/tabrl-cli.ts';
@@ -82,5 +82,27 @@ describe('--simulator-* lends the simulator as its own role', () => {
     const badServe = await tabrl(['serve', envFile, '--simulator-model', 'sim', '--port', '0']);
     expect(badServe.code).toBe(2);
     expect(badServe.stderr).toContain('--simulator-model sim needs --simulator-base-url');
+  });
+});
+
+describe('a file downloaded from the tab records its tool simulator', () => {
+  test('without --simulator-* flags, eval and train say which flags lend the recorded simulator; with them, nothing is said', { timeout: 180_000 }, async () => {
+    const downloaded = join(dir, 'downloaded.ts');
+    writeFileSync(downloaded, withSimulatorHeader(readFileSync(envFile, 'utf8'), { label: `endpoint sim at ${server.baseURL}`, baseURL: server.baseURL, model: 'sim' }));
+    const note = `was downloaded from the tab with the tool simulator endpoint sim at ${server.baseURL}; no --simulator-* flag was given, so the file's own default answers its tools. to lend the same, add --simulator-base-url ${server.baseURL} --simulator-model sim`;
+    const bare = await tabrl(['eval', downloaded, '--base-url', server.baseURL, '--model', 'agent', '--judge-base-url', server.baseURL, '--judge-model', 'grader', '-n', '1', '--no-typecheck', '--out', join(dir, 'bare')]);
+    expect(bare.stderr).toContain(note);
+    // This file's tools need a lent simulator, so the run stops, after the note that says how to lend one.
+    expect(bare.code).not.toBe(0);
+    expect(bare.stderr).toContain('the tools are simulated by a lent simulator model and none was given');
+    const trained = await tabrl(['train', downloaded, '--model', 'tiny', '--sft-steps', '0', '--steps', '1', '--out', join(dir, 'train-bare')]);
+    expect(trained.stderr).toContain(note);
+
+    // The flags the note names run the file with the recorded simulator, and no note is printed.
+    const lent = await tabrl(['eval', downloaded, '--base-url', server.baseURL, '--model', 'agent', '--judge-base-url', server.baseURL, '--judge-model', 'grader', '--simulator-base-url', server.baseURL, '--simulator-model', 'sim', '-n', '1', '--no-typecheck', '--out', join(dir, 'lent')]);
+    expect(lent.code).toBe(0);
+    expect(lent.stderr).not.toContain('was downloaded from the tab');
+    const results = jsonl(join(dir, 'lent', 'results.jsonl')) as { completion: Message[] }[];
+    expect(results[0]!.completion[1]!.content).toBe(SIMULATED('PX-2001'));
   });
 });

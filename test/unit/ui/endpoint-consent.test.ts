@@ -24,4 +24,13 @@ describe('endpoint consent', () => {
   test('an older link without a judge URL leaves the judge alone', () => {
     expect(endpointChangesNeedingConsent({ baseURL: MINE.baseURL }, MINE)).toEqual([]);
   });
+
+  test("a link pointing the tool simulator elsewhere while a simulator key is stored is held too; without that key it applies freely", () => {
+    const withSimulator = { ...MINE, simulatorBaseURL: 'https://sim.mine.example/v1', simulatorHasApiKey: true };
+    expect(endpointChangesNeedingConsent({ baseURL: MINE.baseURL, simulatorBaseURL: 'https://evil.example/sim' }, withSimulator)).toEqual([
+      { role: 'simulator', from: 'https://sim.mine.example/v1', to: 'https://evil.example/sim' },
+    ]);
+    expect(endpointChangesNeedingConsent({ baseURL: MINE.baseURL, simulatorBaseURL: 'https://sim.mine.example/v1/' }, withSimulator)).toEqual([]);
+    expect(endpointChangesNeedingConsent({ baseURL: MINE.baseURL, simulatorBaseURL: 'https://evil.example/sim' }, { ...withSimulator, simulatorHasApiKey: false })).toEqual([]);
+  });
 });

@@ -20,7 +20,7 @@ import { toLessonFacingSource } from '../../../src/ui/features/lessons/lesson-fa
 import { LESSONS, lessonById } from '../../../src/ui/features/lessons/lessons.ts';
 import { lessonsMarkdown } from '../../../src/ui/features/lessons/lessons-markdown.ts';
 import gullibleJudge, { gullibleGrade } from '../../../src/ui/features/lessons/sources/gullible-judge.ts';
-import parcelDesk, { EVAL_TASKS, RECORDS, TASKS, TOOLS } from '../../../src/ui/features/lessons/sources/parcel-desk.ts';
+import parcelDesk, { EVAL_TASKS, PRACTICE_TASKS, practiceTasks, RECORDS, TASKS, TOOLS } from '../../../src/ui/features/lessons/sources/parcel-desk.ts';
 import { decodeShareHash, encodeShareHash } from '../../../src/ui/features/share/url-state.ts';
 import { DEFAULT_SETTINGS } from '../../../src/ui/features/evaluation/evaluation-slice.ts';
 import { DEFAULT_TRAINING_SETTINGS } from '../../../src/ui/features/training/training-slice.ts';
@@ -173,13 +173,43 @@ describe('lesson sources', () => {
     // tool, with what the traces say (the template's value) or "done" for a write, passes none.
     const env = parcelDesk({});
     const solved = await evaluate(env, new HeuristicToolSolverClient(), { numTasks: 6 });
-    expect(solved.records.map((record) => record.reward)).toEqual([1, 1, 1, 1, 1, 1]);
+    // The answer or the reached state (1), and the partial credit for the first planted call (0.5 × 1).
+    expect(solved.records.map((record) => [record.reward, record.scores.firstCallReward, record.passed])).toEqual(planted.map(() => [1.5, 1, true]));
     const fromTraces = new ScriptedClient((messages) => {
       const task = planted.find((item) => item.question === messages.at(-1)!.content)!;
       return task.goal ? 'done' : String(JSON.parse(task.template.result)[task.field]);
     });
     const guessed = await evaluate(env, fromTraces, { numTasks: 6 });
     expect(guessed.records.map((record) => [record.reward, record.scores.usedToolsMetric])).toEqual(planted.map(() => [0, 0]));
+  });
+
+  test("lesson 7: the practice tasks draw a fresh id for each task, so a memorised id earns nothing and copying the question's id earns the first call's credit", async () => {
+    const firstArgument = (task: (typeof PRACTICE_TASKS)[number]) => String(Object.values((task.info!.planted as { arguments: Record<string, unknown> }[])[0]!.arguments)[0]);
+    const ids = PRACTICE_TASKS.map(firstArgument);
+    expect(PRACTICE_TASKS).toHaveLength(240);
+    expect(new Set(ids).size).toBe(240);
+    const known = JSON.stringify([RECORDS, EVAL_TASKS, TASKS]);
+    expect(ids.filter((id) => known.includes(id))).toEqual([]);
+    expect(['field', 'chain', 'write'].map((kind) => PRACTICE_TASKS.filter((task) => task.info!.kind === kind).length)).toEqual([80, 80, 80]);
+    // Every question names its id, and a fresh draw of the same seed is the same table.
+    expect(PRACTICE_TASKS.every((task, index) => (task.prompt!.at(-1)!.content as string).includes(ids[index]!))).toBe(true);
+    expect(practiceTasks(240, 7)).toEqual(PRACTICE_TASKS);
+    expect(practiceTasks(240, 8).map(firstArgument)).not.toEqual(ids);
+
+    const env = parcelDesk({});
+    const tasks = PRACTICE_TASKS.slice(0, 6);
+    const firstCall = (copy: boolean) =>
+      new ScriptedClient((messages) => {
+        if (messages.some((message) => message.role === 'tool')) return 'I do not know';
+        const question = messages.at(-1)!.content;
+        const id = copy ? /PX-\d{4}|[a-z]+\.[a-z]+-\d{3}/.exec(question)![0] : question.includes('customer') ? 'ana.moreau-164' : 'PX-9018';
+        const call = id.startsWith('PX-') ? { name: 'track_parcel', arguments: { tracking_id: id } } : { name: 'find_parcels', arguments: { customer: id } };
+        return { tool_calls: [{ id: 'c', type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] };
+      });
+    const copied = await evaluate(env, firstCall(true), { tasks });
+    expect(copied.records.map((record) => [record.scores.firstCallReward, record.reward])).toEqual(tasks.map(() => [1, 0.5]));
+    const memorised = await evaluate(env, firstCall(false), { tasks });
+    expect(memorised.records.map((record) => [record.scores.firstCallReward, record.reward])).toEqual(tasks.map(() => [0, 0]));
   });
 
   test('lesson 4 borrows an expert that writes its tasks', async () => {

@@ -22,6 +22,8 @@ const store = createStore<PlaygroundState>()(((...args: Parameters<typeof create
 
 /** What the fakes saw: the code each sandbox loaded with its arguments, and each GRPO job's options. */
 const sandboxes: { code: string; args: Record<string, unknown> }[] = [];
+/** The tool simulator each sandbox was lent (its model and label; undefined: none). */
+const lentSimulators: ({ model: string; label: string } | undefined)[] = [];
 const grpoJobs: EngineGrpoOptions[] = [];
 /** How many steps the next GRPO job reports before it returns (as if stopped there). */
 let stepsToRun = 0;
@@ -50,8 +52,9 @@ vi.mock('../../../src/workers/sandbox-bridge.ts', () => {
   }
   return {
   SandboxStoppedError,
-  openSandbox: async (request: { code: string; label: string; args: Record<string, unknown>; signal: AbortSignal }) => {
+  openSandbox: async (request: { code: string; label: string; args: Record<string, unknown>; signal: AbortSignal; simulator?: { model: string; label: string } }) => {
     sandboxes.push({ code: request.code, args: request.args });
+    lentSimulators.push(request.simulator && { model: request.simulator.model, label: request.simulator.label });
     if (hangWhileLoading) {
       await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
       throw new SandboxStoppedError(request.label);
@@ -197,5 +200,27 @@ describe('training actions: rewards that measure nothing', () => {
     expect(store.getState().job).toMatchObject({ status: 'done', failure: null });
     expect(store.getState().job.note ?? '').not.toMatch(/Continuing/);
     expect(store.getState().trainingRun?.lastJob).toMatchObject({ phase: 'grpo', nextStep: 1, environment: { source: 'FIXED' } });
+  });
+});
+
+describe('training actions: the tool simulator travels with the job', () => {
+  test("a GRPO job lends its environment the simulator chosen in the tab, says so in its note and records it in the run's job; with the heuristic none is lent or recorded", async () => {
+    resetActionState();
+    store.getState().setTrainingRun(null);
+    stepsToRun = 1;
+    store.getState().setSimulatorKind('endpoint');
+    store.getState().setSimulatorEndpoint({ baseURL: 'http://sim.test/v1', model: 'sim-m' });
+    await actions.startTraining();
+    expect(lentSimulators.at(-1)).toEqual({ model: 'sim-m', label: 'endpoint sim-m at http://sim.test/v1' });
+    expect(store.getState().job).toMatchObject({ status: 'done', failure: null });
+    expect(store.getState().job.note).toContain('The tools are simulated by endpoint sim-m at http://sim.test/v1 (lent as args.simulatorClient).');
+    expect(store.getState().trainingRun?.lastJob).toMatchObject({ phase: 'grpo', simulator: 'endpoint sim-m at http://sim.test/v1' });
+
+    // Back to the offline heuristic: the next job lends nothing, and its record names no simulator.
+    store.getState().setSimulatorKind('heuristic');
+    await actions.startTraining();
+    expect(lentSimulators.at(-1)).toBeUndefined();
+    expect(store.getState().job.note ?? '').not.toContain('simulated by');
+    expect(store.getState().trainingRun?.lastJob?.simulator).toBeUndefined();
   });
 });

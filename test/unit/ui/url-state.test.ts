@@ -31,6 +31,9 @@ const FULL: SharedState = {
   judgeKind: 'endpoint',
   judgeBaseURL: 'https://judge.example.org/v1',
   judgeModel: 'judge-7b',
+  simulatorKind: 'endpoint',
+  simulatorBaseURL: 'https://sim.example.org/v1',
+  simulatorModel: 'sim-3b',
 };
 
 /** A copy of the state without the given fields. */
@@ -67,18 +70,28 @@ describe('share links', () => {
   });
 
   test('older links without the optional fields still open', () => {
-    const old = without(FULL, 'mode', 'training', 'builtin', 'webllmModel', 'teacher', 'inTabModel', 'judgeKind', 'judgeBaseURL', 'judgeModel');
+    const old = without(FULL, 'mode', 'training', 'builtin', 'webllmModel', 'teacher', 'inTabModel', 'judgeKind', 'judgeBaseURL', 'judgeModel', 'simulatorKind', 'simulatorBaseURL', 'simulatorModel');
     const hash = encodeShareHash(old);
-    expect(hash).not.toMatch(/(^|&)(mode|train|builtin|wllm|teacher|itm|judge|jurl|jmodel)=/);
+    expect(hash).not.toMatch(/(^|&)(mode|train|builtin|wllm|teacher|itm|judge|jurl|jmodel|sim|surl|smodel)=/);
     const decoded = decodeShareHash(hash);
     expect(decoded).toEqual(old);
     expect(decoded.mode).toBeUndefined();
     expect(decoded.training).toBeUndefined();
     expect(decoded.judgeKind).toBeUndefined();
+    expect(decoded.simulatorKind).toBeUndefined();
   });
 
   test('a judge kind the app does not know is refused, naming the field', () => {
     expect(errorOf(encodeShareHash(FULL).replace('judge=endpoint', 'judge=oracle'))).toMatch(/judge/);
+  });
+
+  test('the tool simulator travels as its kind, URL and model, never a key; an unknown kind is refused, naming the field', () => {
+    const hash = encodeShareHash(FULL);
+    expect(hash).toContain('sim=endpoint');
+    expect(hash).toContain(`surl=${encodeURIComponent('https://sim.example.org/v1')}`);
+    expect(hash).toContain('smodel=sim-3b');
+    expect(Object.keys(SHARE_FIELDS).filter((name) => /key/i.test(name))).toEqual([]);
+    expect(errorOf(hash.replace('sim=endpoint', 'sim=oracle'))).toMatch(/"sim" is invalid/);
   });
 
   test('a link made before the evaluation settings were nested opens into the nested setup', () => {

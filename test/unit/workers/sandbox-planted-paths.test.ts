@@ -9,7 +9,7 @@
 import * as Comlink from 'comlink';
 import { afterEach, expect, test, vi } from 'vitest';
 import { ScriptedClient, SingleTurnEnv, type RolloutRecord } from '../../../src/envs/index.ts';
-import loadParcelDesk, { TASKS } from '../../../src/ui/features/lessons/sources/parcel-desk.ts';
+import loadParcelDesk, { PRACTICE_TASKS, TASKS } from '../../../src/ui/features/lessons/sources/parcel-desk.ts';
 import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';
 
 vi.mock('virtual:tabrl-sandbox-runtime', () => ({ default: '/* the runtime is faked in Node */' }));
@@ -34,7 +34,7 @@ async function session(env: () => unknown, asked: string[]) {
 test("lesson 7's training tasks play their planted paths into passing demonstrations, without asking the app's client", async () => {
   const asked: string[] = [];
   const opened = await session(() => loadParcelDesk({}), asked);
-  expect(opened.info.plantedPaths).toBe(TASKS.length);
+  expect(opened.info.plantedPaths).toBe(TASKS.length + PRACTICE_TASKS.length);
   const records: RolloutRecord[] = [];
   try {
     await opened.evaluate({ rolloutsPerTask: 1, concurrency: 4, samplingArgs: {}, model: 'planted-paths', split: 'demonstration', policy: 'planted-paths' }, (record) => records.push(record));
@@ -42,8 +42,10 @@ test("lesson 7's training tasks play their planted paths into passing demonstrat
     opened.dispose();
   }
   expect(asked).toEqual([]);
-  expect(records).toHaveLength(20);
+  expect(records).toHaveLength(260);
   expect(records.every((record) => record.passed && record.errors.length === 0)).toBe(true);
+  // The planted path starts with the call the question names: the partial credit is earned beside the answer or the reached state.
+  expect(records.every((record) => record.scores.firstCallReward === 1 && record.reward === 1.5)).toBe(true);
   const write = records.find((record) => record.info.kind === 'write')!;
   const roles = write.completion.map((message) => (message.role === 'assistant' && message.tool_calls ? `call ${message.tool_calls[0]!.function.name}` : message.role));
   expect(roles).toEqual(['call find_parcels', 'tool', 'call track_parcel', 'tool', 'call reschedule_delivery', 'tool', 'assistant']);

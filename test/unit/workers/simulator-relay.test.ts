@@ -45,14 +45,15 @@ const tracker = new ScriptedClient((messages: Message[]) => {
   return { tool_calls: [{ id: 'a', type: 'function', function: { name: 'track_parcel', arguments: JSON.stringify({ tracking_id: 'PX-1005' }) } }] };
 });
 
-/** A simulator model with a key in its closure that answers every call with one parcel record, or fails with `error`. */
-function keyedSimulator(prompts: string[], error?: Error): ChatClient {
+/** A simulator model with a key in its closure that answers every call with one parcel record (after `delayMs`), or fails with `error`. */
+function keyedSimulator(prompts: string[], error?: Error, delayMs = 0): ChatClient {
   return {
     chat: {
       completions: {
         async create(request) {
           expect(`Bearer ${SECRET}`).toContain(SECRET);
           prompts.push(request.messages.at(-1)?.content ?? '');
+          if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
           if (error) throw error;
           return { id: 's', model: request.model, choices: [{ index: 0, message: { role: 'assistant', content: '{"tracking_id":"PX-1005","status":"lost","location":"Oslo hub","eta":"2026-04-01"}' }, finish_reason: 'stop' }] };
         },
@@ -62,9 +63,17 @@ function keyedSimulator(prompts: string[], error?: Error): ChatClient {
 }
 
 /** Two held-out tasks played by the tracker in a fresh session with `simulator` lent (or none); the records and the arguments the environment got. */
-async function play(simulator: Parameters<typeof openSandbox>[0]['simulator'], seen: string[] = []) {
+async function play(simulator: Parameters<typeof openSandbox>[0]['simulator'], seen: string[] = [], timeLimitMs?: number) {
   const received: Array<Record<string, unknown>> = [];
-  const session = await openSandbox({ code: 'parcel-desk', label: 'parcel-desk', args: {}, client: tracker, ...(simulator ? { simulator } : {}), createFrame: fakeFrame(seen, received) });
+  const session = await openSandbox({
+    code: 'parcel-desk',
+    label: 'parcel-desk',
+    args: {},
+    client: tracker,
+    ...(simulator ? { simulator } : {}),
+    ...(timeLimitMs !== undefined ? { timeLimitMs } : {}),
+    createFrame: fakeFrame(seen, received),
+  });
   const records: RolloutRecord[] = [];
   try {
     const result = await session.evaluate({ numTasks: 2, rolloutsPerTask: 1, concurrency: 1, samplingArgs: {}, model: 'tracker' }, (record) => records.push(record));
@@ -106,5 +115,13 @@ describe('a tool simulator lent to the sandbox', () => {
       expect(record.errors[0]).toMatchObject({ source: 'env' });
       expect(record.errors[0]!.message).toContain('the simulator model failed on track_parcel: 401 Unauthorized');
     }
+  });
+
+  test('a simulator slower than the time limit is waited for, as a judge is: its calls come from environment code but are not environment code', async () => {
+    const prompts: string[] = [];
+    const { records, stoppedEarly } = await play({ client: keyedSimulator(prompts, undefined, 250), model: 'slow', label: 'slow simulator' }, [], 100);
+    expect(stoppedEarly).toBeUndefined();
+    expect(records.map((record) => record.errors)).toEqual([[], []]);
+    expect(records.map(toolReply)).toEqual([expect.stringContaining('Oslo hub'), expect.stringContaining('Oslo hub')]);
   });
 });

@@ -6,6 +6,7 @@
  * scripted nearest-record simulator. The judge and policy choices lend the model of those cards.
  */
 import { OpenAIHttpClient } from '../../../envs/index.ts';
+import type { SimulatorRecord } from '../../../envs/studio/index.ts';
 import { createEngineChatClient } from '../../../workers/engine-bridge.ts';
 import type { LentSimulator } from '../../../workers/sandbox-bridge.ts';
 import { usePlayground } from '../../store/index.ts';
@@ -95,4 +96,15 @@ export async function buildSimulator(): Promise<LentSimulator | undefined> {
     return { client: createEngineChatClient('trained'), model: state.engine.info?.model ?? 'tiny', label };
   }
   return undefined;
+}
+
+/** The chosen simulator as a downloaded environment file records it: its label, and the `--simulator-*` values that lend the same from tabrl (an endpoint's URL and model, `heuristic`), when tabrl can. */
+export function simulatorRecord(): SimulatorRecord {
+  const state = usePlayground.getState();
+  const { kind, baseURL, model } = state.simulator;
+  const label = simulatorLabel();
+  if (kind === 'endpoint') return { label, baseURL, model };
+  if (kind === 'judge') return state.judge.kind === 'endpoint' ? { label, baseURL: state.judge.baseURL, model: state.judge.model } : { label };
+  if (kind === 'policy') return state.policy === 'endpoint' ? { label, baseURL: state.baseURL, model: state.model } : { label };
+  return { label, model: 'heuristic' };
 }

@@ -9,6 +9,15 @@ import { startEvaluation } from '../evaluation/evaluation-actions.ts';
 import { acceptReview, dismissReview, reviewEndpointChanges } from './share-actions.ts';
 import { usePlayground } from '../../store/index.ts';
 import { countOf } from '../../kit/result-text.ts';
+import type { SharedState } from './url-state.ts';
+
+/** The link's tool simulator, for the settings line (nothing for the offline scripted one, or an older link without it); never a key, which links do not carry. */
+function sharedSimulatorText(review: SharedState): string {
+  if (review.simulatorKind === 'endpoint') return `, tool simulator: endpoint ${review.simulatorModel ?? ''} at ${review.simulatorBaseURL ?? ''}`;
+  if (review.simulatorKind === 'judge') return ", tool simulator: the Judge card's model";
+  if (review.simulatorKind === 'policy') return ", tool simulator: the Policy card's model";
+  return '';
+}
 
 /** The review overlay; renders nothing when no link awaits review. */
 export function ReviewDialog() {
@@ -49,14 +58,14 @@ export function ReviewDialog() {
           keys), against the policy you choose.
           {reviewFile
             ? ' Loading it changes no setting.'
-            : ` Settings: ${countOf(review.evaluation.numTasks, 'task')} × ${countOf(review.evaluation.rolloutsPerTask, 'rollout')}, seed ${review.evaluation.seed}, temperature ${review.evaluation.temperature}, policy ${review.policy}.`}
+            : ` Settings: ${countOf(review.evaluation.numTasks, 'task')} × ${countOf(review.evaluation.rolloutsPerTask, 'rollout')}, seed ${review.evaluation.seed}, temperature ${review.evaluation.temperature}, policy ${review.policy}${sharedSimulatorText(review)}.`}
         </p>
         {endpointChanges.length > 0 ? (
           <div className="warning" data-testid="review-endpoints">
             {endpointChanges.map((change) => (
               <p key={change.role}>
-                This link points the {change.role === 'judge' ? 'judge' : 'policy'} endpoint at <code>{change.to}</code>; yours is <code>{change.from}</code>, and your stored API key goes to the
-                endpoint in use.
+                This link points the {change.role === 'simulator' ? 'tool simulator' : change.role} endpoint at <code>{change.to}</code>; yours is <code>{change.from}</code>, and your stored API key
+                goes to the endpoint in use.
               </p>
             ))}
             <label>

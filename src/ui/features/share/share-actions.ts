@@ -8,6 +8,7 @@ import { currentEnvironment, parseArgs } from '../environment/current-environmen
 import { environmentModel } from '../environment/editor-models.ts';
 import { addEnvironment } from '../environment/environment-actions.ts';
 import { chooseJudge, setJudgeEndpoint } from '../judge/judge-actions.ts';
+import { chooseSimulator, setSimulatorEndpoint } from '../judge/simulator-actions.ts';
 import { chooseInTabModel, isInTabModelId } from '../models/model-actions.ts';
 import { endpointChangesNeedingConsent, type EndpointChange } from './endpoint-consent.ts';
 import { decodeShareHash, encodeShareHash, isShareHash, ShareLinkError, type SharedEvaluation, type SharedState } from './url-state.ts';
@@ -37,7 +38,7 @@ function currentSource(saved: SavedEnvironment): string {
 /** The playground's setup (policy, mode, settings, seed) around an environment `source`, as a share link or an imported file carries it. */
 export function currentSetup(environment: { source: string; name: string; builtin?: string | undefined }): SharedState {
   const { settings, policy, model, baseURL, mode, trainingSettings, webllmModel, teacher, inTabModel } = store.getState();
-  const judge = usePlayground.getState().judge;
+  const { judge, simulator } = usePlayground.getState();
   return {
     mode,
     training: { ...trainingSettings },
@@ -54,6 +55,9 @@ export function currentSetup(environment: { source: string; name: string; builti
     judgeKind: judge.kind,
     judgeBaseURL: judge.baseURL,
     judgeModel: judge.model,
+    simulatorKind: simulator.kind,
+    simulatorBaseURL: simulator.baseURL,
+    simulatorModel: simulator.model,
     evaluation: sharedEvaluation(settings),
   };
 }
@@ -87,8 +91,15 @@ export function reviewEndpointChanges(): EndpointChange[] {
   const review = store.getState().review;
   if (!review) return [];
   const { baseURL, hasApiKey } = store.getState();
-  const judge = usePlayground.getState().judge;
-  return endpointChangesNeedingConsent(review, { baseURL, hasApiKey, judgeBaseURL: judge.baseURL, judgeHasApiKey: judge.hasApiKey });
+  const { judge, simulator } = usePlayground.getState();
+  return endpointChangesNeedingConsent(review, {
+    baseURL,
+    hasApiKey,
+    judgeBaseURL: judge.baseURL,
+    judgeHasApiKey: judge.hasApiKey,
+    simulatorBaseURL: simulator.baseURL,
+    simulatorHasApiKey: simulator.hasApiKey,
+  });
 }
 
 /**
@@ -109,6 +120,10 @@ export async function acceptReview(options: { useLinkEndpoints?: boolean } = {})
   if (!held.includes('policy')) store.getState().setEndpoint({ baseURL: review.baseURL, model: review.model });
   if (review.judgeKind) chooseJudge(review.judgeKind);
   if (review.judgeBaseURL !== undefined && !held.includes('judge')) setJudgeEndpoint({ baseURL: review.judgeBaseURL, ...(review.judgeModel !== undefined ? { model: review.judgeModel } : {}) });
+  // The tool simulator: the kind, URL and model travel; its key never does (a held URL keeps the person's own endpoint).
+  if (review.simulatorKind) chooseSimulator(review.simulatorKind);
+  if (review.simulatorBaseURL !== undefined && !held.includes('simulator'))
+    setSimulatorEndpoint({ baseURL: review.simulatorBaseURL, ...(review.simulatorModel !== undefined ? { model: review.simulatorModel } : {}) });
   if (review.webllmModel) chooseWebLLMModel(review.webllmModel);
   if (review.teacher) store.getState().setTeacher(review.teacher);
   // A link or setup from before the choice existed meant tiny, then the only in-tab model (the default is nano now).

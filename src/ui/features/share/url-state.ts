@@ -34,6 +34,11 @@ export interface SharedState {
   /** The judge endpoint's base URL and model name (never its key); absent in older links. */
   judgeBaseURL?: string;
   judgeModel?: string;
+  /** The tool simulator lent to an environment with simulated tools (absent in older links: the recipient's own choice stays). */
+  simulatorKind?: 'heuristic' | 'judge' | 'policy' | 'endpoint';
+  /** The simulator endpoint's base URL and model name (never its key); absent in older links. */
+  simulatorBaseURL?: string;
+  simulatorModel?: string;
   /** The evaluation settings, as one object (share links and imported setups copy it whole). */
   evaluation: SharedEvaluation;
   /** The run panel's mode (absent in links made before training existed). */
@@ -206,6 +211,9 @@ export const SHARE_FIELDS: { [K in keyof FlatSharedState]-?: Field<K> } = {
   judgeKind: { key: 'judge', codec: oneOf(['heuristic', 'endpoint', 'webllm', 'in-tab'] as const), optional: true },
   judgeBaseURL: { key: 'jurl', codec: plainText(2000), optional: true },
   judgeModel: { key: 'jmodel', codec: plainText(200), optional: true },
+  simulatorKind: { key: 'sim', codec: oneOf(['heuristic', 'judge', 'policy', 'endpoint'] as const), optional: true },
+  simulatorBaseURL: { key: 'surl', codec: plainText(2000), optional: true },
+  simulatorModel: { key: 'smodel', codec: plainText(200), optional: true },
   args: { key: 'args', codec: jsonObject },
   source: { key: 'code', codec: compressedText },
 };

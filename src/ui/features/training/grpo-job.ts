@@ -8,7 +8,19 @@ import { usePlayground } from '../../store/index.ts';
 import { engineModel } from './engine-state.ts';
 import { advanceJob, persistRun, saveCheckpoint, settledWrites } from './run-records.ts';
 import { auditScoring, rememberTrainingRollouts } from './training-rollouts.ts';
-import { beginJob, ensureRun, forgettingUntrainedJob, jobDeclined, jobFinished, joinNotes, memoryBudgetOption, noteUnusedArgs, runTrainingJob } from './training-jobs.ts';
+import {
+  beginJob,
+  ensureRun,
+  noteLentSimulator,
+  withLentSimulator,
+  forgettingUntrainedJob,
+  jobDeclined,
+  jobFinished,
+  joinNotes,
+  memoryBudgetOption,
+  noteUnusedArgs,
+  runTrainingJob,
+} from './training-jobs.ts';
 import { unfinishedJob, type RunJob } from './training-slice.ts';
 
 const store = usePlayground;
@@ -21,13 +33,16 @@ export async function startTraining(): Promise<void> {
   await runTrainingJob('train', kept, async ({ signal, prepared, openSession }) => {
     const { trainingSettings: ts, settings } = store.getState();
     const { environment, pending } = prepared;
-    const session = await openSession(createEngineChatClient(), (info) => noteUnusedArgs(prepared, info));
+    const session = await openSession(createEngineChatClient(), (info, lent) => {
+      noteUnusedArgs(prepared, info);
+      noteLentSimulator(prepared, lent);
+    });
     const scoring = auditScoring(session.info); // how the Audit panel reads this job's rollouts
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
     const { run, note: restoredNote } = ensured;
     const resume = pending && pending.run.id === run.id ? unfinishedJob(run) : null;
-    const grpoJob: RunJob =
+    const grpoJob: RunJob = withLentSimulator(
       resume?.phase === 'grpo'
         ? { ...resume, environment }
         : {
@@ -37,7 +52,9 @@ export async function startTraining(): Promise<void> {
             // The table's conversion (src/rl/training-options.ts): the engine hands these to GrpoTrainer as they are.
             options: { ...grpoKnobOptions(ts), steps: ts.grpoSteps, maxTokens: ts.maxTokens, seed: settings.seed + run.grpo.length },
             environment,
-          };
+          },
+      prepared,
+    );
     const previousJob = run.lastJob;
     beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));
     store.getState().setMemoryChoice(null); // the line under the settings says this job's steps only

@@ -13,7 +13,7 @@ import { isBusy as isBusyState } from '../../store/selectors.ts';
 import { currentEnvironment, parseArgs } from '../environment/current-environment.ts';
 import { compileModel } from '../environment/monaco-setup.ts';
 import { environmentModel } from '../environment/editor-models.ts';
-import { createJobController, runJob, stopJob, type JobContext } from '../jobs/job-runner.ts';
+import { createJobController, runJob, stopJob, type JobContext, type LentModels } from '../jobs/job-runner.ts';
 import { engineModel, engineState, ensureEngine } from './engine-state.ts';
 import { clearStorageProblem, persistRun, restoreRun, saveCheckpoint, settledWrites, storageProblem } from './run-records.ts';
 import { unfinishedJob, type RunEnvironment, type RunJob, type TrainingRun } from './training-slice.ts';
@@ -92,6 +92,8 @@ export interface PreparedJob {
   environment: RunEnvironment;
   pending: { run: TrainingRun; job: RunJob } | null;
   note: string | null;
+  /** The tool simulator the job's sandbox lent its environment (its label), once the environment has loaded. */
+  simulator?: string;
 }
 
 /**
@@ -272,6 +274,21 @@ export function resumeTraining(): void {
   store.getState().updateJob({ pausedAt: undefined, startedAt: startedAt + paused, phaseStartedAt: phaseStartedAt + paused });
   jobState.jobs.gate.resume();
   void pauseEngineJob(false);
+}
+
+/** Keeps the tool simulator lent to the job's environment (the Studio's choice, lent as the Judge card's judge is) and says so in the job's note. */
+export function noteLentSimulator(prepared: PreparedJob, lent: LentModels): void {
+  if (lent.simulator === undefined) return;
+  prepared.simulator = lent.simulator;
+  const note = `The tools are simulated by ${lent.simulator} (lent as args.simulatorClient).`;
+  prepared.note = joinNotes(prepared.note, note);
+  store.getState().updateJob({ note: joinNotes(store.getState().job.note, note) });
+}
+
+/** The job with the simulator lent this time (a continued job may run with another than it started with). */
+export function withLentSimulator<J extends RunJob>(job: J, prepared: PreparedJob): J {
+  const { simulator: _before, ...rest } = job;
+  return (prepared.simulator !== undefined ? { ...rest, simulator: prepared.simulator } : rest) as J;
 }
 
 /** Adds the sandbox's warnings about argument keys the file never read to the job's note (shown while it runs and after). */

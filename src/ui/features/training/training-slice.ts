@@ -44,9 +44,13 @@ export interface RunEnvironment {
  * Warm up / Train continue, with these settings, so the continued run takes the steps an
  * uninterrupted one would have. `environment` is absent in jobs stored before jobs kept their code.
  */
-export type RunJob =
+export type RunJob = (
   | { phase: 'sft'; offset: number; nextStep: number; options: EngineSftOptions; demonstrations: number; demonstrationSeed: number; environment?: RunEnvironment }
-  | { phase: 'grpo'; offset: number; nextStep: number; options: EngineGrpoOptions; environment?: RunEnvironment };
+  | { phase: 'grpo'; offset: number; nextStep: number; options: EngineGrpoOptions; environment?: RunEnvironment }
+) & {
+  /** The tool simulator lent to the job's environment as `args.simulatorClient` (its label, as evaluations record it); absent when none was lent. */
+  simulator?: string;
+};
 
 /** Whether a run's last job stopped before its last step; the job as the engine takes it now (see upgradeStoredJob). */
 export function unfinishedJob(run: TrainingRun | null): RunJob | null {

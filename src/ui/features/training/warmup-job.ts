@@ -10,7 +10,7 @@ import { pausableClient } from '../jobs/pausable-client.ts';
 import { persistRun, advanceJob, saveCheckpoint, settledWrites } from './run-records.ts';
 import { appTeacherSources } from './teacher-sources.ts';
 import { auditScoring } from './training-rollouts.ts';
-import { beginJob, ensureRun, jobDeclined, jobFinished, joinNotes, memoryBudgetOption, noteUnusedArgs, runTrainingJob } from './training-jobs.ts';
+import { beginJob, ensureRun, noteLentSimulator, withLentSimulator, jobDeclined, jobFinished, joinNotes, memoryBudgetOption, noteUnusedArgs, runTrainingJob } from './training-jobs.ts';
 import { unfinishedJob, type RunJob } from './training-slice.ts';
 import { brokenRewardsMessage, buildTeacher, isDemonstration, noDemonstrationsMessage, type Teacher } from './warmup-teacher.ts';
 
@@ -30,7 +30,10 @@ export async function startWarmup(): Promise<void> {
     // The teacher is chosen once the environment is loaded: tasks planted backwards (info.plantedPaths) are their own expert.
     let teacher: Teacher | null = null;
     const teacherClient: ChatClient = { chat: { completions: { create: (request) => teacher!.client.chat.completions.create(request) } } };
-    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacherClient, gate), (info) => noteUnusedArgs(prepared, info));
+    const session = await openSession(imported ? createEngineChatClient() : pausableClient(teacherClient, gate), (info, lent) => {
+      noteUnusedArgs(prepared, info);
+      noteLentSimulator(prepared, lent);
+    });
     teacher = imported ? null : await buildTeacher(store.getState().teacher, { ...appTeacherSources(environment.builtin, environment.args), plantedPaths: (session.info.plantedPaths ?? 0) > 0 });
     const ensured = await ensureRun(session.info.name, environment, pending !== null && session.info.name === pending.run.environment);
     if (!ensured) return jobDeclined();
@@ -74,7 +77,7 @@ export async function startWarmup(): Promise<void> {
     store.getState().setLastWarmup(imported ?? { origin: 'made', name: run.environment, transcripts });
 
     const current = store.getState().trainingRun ?? run;
-    const sftJob: RunJob =
+    const sftJob: RunJob = withLentSimulator(
       resume?.phase === 'sft'
         ? { ...resume, environment }
         : {
@@ -86,7 +89,9 @@ export async function startWarmup(): Promise<void> {
             // The table's conversion (src/rl/training-options.ts), as for GRPO.
             options: { ...sftKnobOptions(ts), seed: settings.seed, ...(tools ? { tools } : {}) },
             environment,
-          };
+          },
+      prepared,
+    );
     beginJob(current, sftJob, `SFT on ${transcripts.length} demonstrations`, joinNotes(prepared.note, restoredNote));
     const offset = sftJob.offset;
     await trainSftInEngine(

@@ -16,6 +16,11 @@ export function environmentFileName(name: string): string {
   return `${safe || 'environment'}.ts`;
 }
 
+/** Whether an environment file's tools are simulated (it takes a lent simulator as args.simulatorClient, or builds a SimulatedToolEnv), so its download records the tab's simulator. */
+export function takesToolSimulator(source: string): boolean {
+  return /\bsimulatorClient\b|\bSimulatedToolEnv\b/.test(source);
+}
+
 /** The environment name an imported file gets: its file name without `.ts`. */
 export function environmentNameFromFile(fileName: string): string {
   return fileName.replace(/\.(m?ts|js)$/i, '').trim() || 'imported';

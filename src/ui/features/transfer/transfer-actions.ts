@@ -13,7 +13,9 @@ import { currentSetup } from '../share/share-actions.ts';
 import { environmentModel } from '../environment/editor-models.ts';
 import { usePlayground } from '../../store/index.ts';
 import { downloadFile } from '../../kit/download.ts';
-import { checkEnvironmentSource, environmentFileName, environmentNameFromFile } from './environment-file.ts';
+import { checkEnvironmentSource, environmentFileName, environmentNameFromFile, takesToolSimulator } from './environment-file.ts';
+import { withSimulatorHeader } from '../../../envs/studio/index.ts';
+import { simulatorLabel, simulatorRecord } from '../judge/simulator-actions.ts';
 import { parseWarmupJsonl, warmupToJsonl } from './sft-jsonl.ts';
 import { unzipFiles, zipFiles } from './zip.ts';
 import { ensureEngine, loadOpenRunWeights, newRun } from '../training/training-actions.ts';
@@ -30,13 +32,19 @@ function message(error: unknown): string {
   return errorMessage(error);
 }
 
-/** Downloads the open environment's source (as it is in the editor) as `<name>.ts`. */
+/**
+ * Downloads the open environment's source (as it is in the editor) as `<name>.ts`; a file whose tools
+ * are simulated starts with the tool simulator chosen in the tab (a comment tabrl reads: which
+ * `--simulator-*` flags lend the same; never a key).
+ */
 export function exportEnvironmentFile(): void {
   const saved = currentEnvironment();
   if (!saved) return;
   const fileName = environmentFileName(saved.name);
-  downloadFile(fileName, environmentModel(saved.id, saved.source).getValue(), 'text/typescript');
-  report('ok', `Downloaded ${fileName}.`);
+  const source = environmentModel(saved.id, saved.source).getValue();
+  const simulated = takesToolSimulator(source);
+  downloadFile(fileName, simulated ? withSimulatorHeader(source, simulatorRecord()) : source, 'text/typescript');
+  report('ok', simulated ? `Downloaded ${fileName}; it records its tool simulator, ${simulatorLabel()}.` : `Downloaded ${fileName}.`);
 }
 
 /** Reads a `.ts` file and shows it for review (it is code from elsewhere); "Load into editor" then saves it as a new environment. */

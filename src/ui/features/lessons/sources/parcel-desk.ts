@@ -10,16 +10,20 @@
  * delivery (a write) — planted in the simulated backend (`info.planted`), then the question. Made by
  * plantBackwardsTasks(records, 80, 0) over the log, 32 tasks (all these records allow; `tabrl synth
  * --backwards docs/examples/parcel-desk-traces.jsonl --tasks 80` plants the same): the first 12 are
- * held out for evaluation (EVAL_TASKS), the warm-up and GRPO use the other 20 (TASKS). A planted task
- * knows the calls that reach its answer, so the warm-up's demonstrations are those calls, then the
- * answer (the planted tasks' reference paths). A unit test checks these tables against the log.
+ * held out for evaluation (EVAL_TASKS), the warm-up and GRPO use the other 20 (TASKS) and 240 practice
+ * tasks planted the same three ways with a fresh id drawn for each (PRACTICE_TASKS), so that copying
+ * the id from the question is what works, not remembering ids. A planted task knows the calls that
+ * reach its answer, so the warm-up's demonstrations are those calls, then the answer (the planted
+ * tasks' reference paths). A unit test checks these tables against the log.
  *
  * Scoring: `exactMatchReward` (weight 1), 1 when the final answer is the planted one;
  * `reachedStateReward` (weight 1), for a write, 1 when the state the episode reached holds the goal
- * (`info.goal`); `usedToolsMetric` (weight 0), 1 when the policy called a tool. Passing = reward 1.
+ * (`info.goal`); `firstCallReward` (weight 0.5), partial credit for the planted path's first call,
+ * the right tool with the id the question names; `usedToolsMetric` (weight 0), 1 when the policy
+ * called a tool. Passing = reward 1 (a solved task scores 1.5).
  */
 import { Rubric, completionText, type ChatClient, type RewardContext, type Task, type ToolSchema } from '../../../../envs/index.ts';
-import { reachedStateReward, ScriptedSimulatorClient, SimulatedToolEnv, ToolSimulator, answersMatch, type ToolRecord } from '../../../../envs/studio/index.ts';
+import { canonicalJson, reachedStateReward, ScriptedSimulatorClient, SimulatedToolEnv, ToolSimulator, answersMatch, type ToolRecord } from '../../../../envs/studio/index.ts';
 
 /** Parcelo's tools, as the traces logged them. */
 export const TOOLS: ToolSchema[] = [
@@ -655,6 +659,76 @@ export const TASKS: Task[] = [
   },
 ];
 
+/**
+ * More tasks to practise on, planted the same three ways but with ids drawn fresh for each task
+ * (seeded, so every run gets the same ones): a new `PX-NNNN` parcel, and a new customer login for a
+ * chain or a write, whose values (status, location, eta, a new date) are drawn from those the log
+ * shows. No id repeats across tasks or appears in RECORDS, EVAL_TASKS or TASKS, so a policy that
+ * memorises ids gains nothing here: the only thing that works on all of them is copying the id from
+ * the question (and, in a chain, from the listing) into the call.
+ */
+export function practiceTasks(count: number, seed: number): Task[] {
+  let stateOfDraw = seed >>> 0;
+  // mulberry32: a small seeded generator, uniform 32-bit draws.
+  const draw = (below: number) => {
+    stateOfDraw = (stateOfDraw + 0x6d2b79f5) >>> 0;
+    let t = stateOfDraw;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (((t ^ (t >>> 14)) >>> 0) % below) as number;
+  };
+  const pick = <T>(list: readonly T[]): T => list[draw(list.length)]!;
+  const parcels = RECORDS.filter((record) => record.tool === 'track_parcel').map((record) => JSON.parse(record.result) as Record<string, string>);
+  const statuses = [...new Set(parcels.map((parcel) => parcel.status!))];
+  const locations = [...new Set(parcels.map((parcel) => parcel.location!))];
+  const etas = [...new Set(parcels.map((parcel) => parcel.eta!))];
+  const dates = [...new Set(RECORDS.filter((record) => record.tool === 'reschedule_delivery').map((record) => String(record.arguments.date)))];
+  const logins = [...new Set(RECORDS.filter((record) => record.tool === 'find_parcels').map((record) => String(record.arguments.customer).replace(/-\d+$/, '')))];
+  const used = new Set(JSON.stringify([RECORDS, EVAL_TASKS, TASKS]).match(/PX-\d{4}|[a-z]+\.[a-z]+-\d{3}/g) ?? []);
+  const fresh = (make: () => string) => {
+    for (;;) {
+      const id = make();
+      if (!used.has(id)) {
+        used.add(id);
+        return id;
+      }
+    }
+  };
+  const system = { role: 'system' as const, content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' };
+  const tasks: Task[] = [];
+  for (let index = 0; index < count; index++) {
+    const kind = (['field', 'chain', 'write'] as const)[index % 3]!;
+    const id = fresh(() => `PX-${String(draw(10_000)).padStart(4, '0')}`);
+    const parcel = { tracking_id: id, status: pick(statuses), location: pick(locations), eta: pick(etas) };
+    const track = { tool: 'track_parcel', arguments: { tracking_id: id }, result: JSON.stringify(parcel) };
+    const plantedId = EVAL_TASKS.length + TASKS.length + index;
+    if (kind === 'field') {
+      const field = pick(['status', 'location', 'eta'] as const);
+      const question = `What is the ${field} for tracking_id ${id}? Reply with the value alone.`;
+      tasks.push({ prompt: [system, { role: 'user', content: question }], answer: parcel[field], info: { planted: [track], field, plantedId, kind } });
+      continue;
+    }
+    const customer = fresh(() => `${pick(logins)}-${String(draw(1000)).padStart(3, '0')}`);
+    const listing = { tool: 'find_parcels', arguments: { customer }, result: JSON.stringify({ customer, parcels: [{ tracking_id: id, status: parcel.status }] }) };
+    if (kind === 'chain') {
+      // A field the listing does not show, so that only the second call answers.
+      const field = pick(['location', 'eta'] as const);
+      const question = `What is the ${field} for the tracking_id listed for customer ${customer}? Reply with the value alone.`;
+      tasks.push({ prompt: [system, { role: 'user', content: question }], answer: parcel[field], info: { planted: [listing, track], field, plantedId, kind } });
+      continue;
+    }
+    const date = pick(dates.filter((candidate) => candidate !== parcel.eta));
+    const goal = { tool: 'reschedule_delivery', arguments: { tracking_id: id, date } };
+    const write = { ...goal, result: JSON.stringify({ tracking_id: id, ok: true, eta: date }) };
+    const question = `Reschedule delivery: for the tracking_id listed for customer ${customer}, set date to ${date}. Reply "done" when it is done.`;
+    tasks.push({ prompt: [system, { role: 'user', content: question }], info: { planted: [listing, track, write], field: 'date', plantedId, kind, goal } });
+  }
+  return tasks;
+}
+
+/** The practice tasks the lesson trains on beside TASKS: 240, a third of each kind. */
+export const PRACTICE_TASKS: Task[] = practiceTasks(240, 7);
+
 /** What tabrl and the tab lend: a simulator (the Studio's simulator choice, or --simulator-*) and a judge. */
 export interface ParcelDeskArgs {
   simulatorClient?: ChatClient;
@@ -668,6 +742,22 @@ export interface ParcelDeskArgs {
 /** 1 when the final answer matches the planted one after normalisation; 0 for a task without one (a write). */
 export function exactMatchReward(ctx: RewardContext): number {
   return ctx.answer !== undefined && answersMatch(completionText(ctx.completion), ctx.answer) ? 1 : 0;
+}
+
+/**
+ * Partial credit, verifiable like the rest: 1 when the episode made the planted path's first call
+ * (`info.planted[0]`: the right tool with the id the question names, copied exactly) in the simulated
+ * backend, else 0. A call with a memorised or made-up id earns nothing; a later call is not required,
+ * so a shorter path that still reaches the answer loses nothing here.
+ */
+export function firstCallReward(ctx: RewardContext): number {
+  const planted = Array.isArray(ctx.info.planted) ? (ctx.info.planted as { tool?: unknown; arguments?: unknown }[]) : [];
+  const backend = (ctx.state as { backend?: { calls?: unknown } }).backend;
+  const calls = Array.isArray(backend?.calls) ? (backend.calls as { tool?: unknown; arguments?: unknown }[]) : [];
+  const first = planted[0];
+  if (!first) return 0;
+  const key = (call: { tool?: unknown; arguments?: unknown }) => `${String(call.tool)} ${canonicalJson(call.arguments ?? {}).toLowerCase()}`;
+  return calls.some((call) => key(call) === key(first)) ? 1 : 0;
 }
 
 /** 1 when the policy called at least one tool. */
@@ -690,8 +780,9 @@ export default function loadEnvironment(args: ParcelDeskArgs = {}) {
     rewards: [
       { fn: exactMatchReward, weight: 1 },
       { fn: reachedStateReward, weight: 1 },
+      { fn: firstCallReward, weight: 0.5 },
       { fn: usedToolsMetric, weight: 0 },
     ],
   });
-  return new SimulatedToolEnv({ name: 'parcel-desk', dataset: TASKS, evalDataset: EVAL_TASKS, simulator, rubric, maxTurns: 8 });
+  return new SimulatedToolEnv({ name: 'parcel-desk', dataset: [...TASKS, ...PRACTICE_TASKS], evalDataset: EVAL_TASKS, simulator, rubric, maxTurns: 8 });
 }
