@@ -122,7 +122,7 @@ export async function refreshTabPool(pool: TabTaskPool, settings: PoolSynthesisS
     );
   if (synthesis.generated > 0 && synthesis.malformed === synthesis.generated)
     return failed(
-      `The pool refresh after step ${runStep + 1}: none of the generator's ${synthesis.generated} replies was a task (question and answer); ${parts.generator.label} may not follow the synthesis prompt. ${keptAsWas}`,
+      `The pool refresh after step ${runStep + 1}: the generator wrote nothing that is a task (question and answer; ${synthesis.malformed} malformed); ${parts.generator.label} may not follow the synthesis prompt. ${keptAsWas}`,
     );
   if (synthesis.generated > 0 && synthesis.errors === synthesis.generated)
     return failed(
