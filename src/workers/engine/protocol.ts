@@ -150,7 +150,7 @@ export type EngineCheckpointCallback = (files: CheckpointFiles, nextStep: number
 export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingArgs, poolVersion?: number) => Promise<SandboxTrajectory>;
 
 /** Hears that GRPO step `step` is done and the policy samples with its weights (`policyVersion`): where the app refreshes its task pool; returns the number of training tasks from now on (a new pool version), or undefined when the pool did not change. */
-export type EnginePolicySyncedFunction = (step: number, policyVersion: number) => Promise<number | undefined>;
+type EnginePolicySyncedFunction = (step: number, policyVersion: number) => Promise<number | undefined>;
 
 /** Adds the environment's group rewards to one task's finished rollouts (in the app's sandbox) and returns them scored, in order. */
 export type EngineScoreGroupFunction = (group: SandboxTrajectory[]) => Promise<SandboxTrajectory[]>;

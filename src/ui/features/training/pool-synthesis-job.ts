@@ -21,7 +21,7 @@ import type { RunJob } from './training-slice.ts';
 const store = usePlayground;
 
 /** The clients that write tasks for `source` and check them against their passage: the offline heuristic rules, or the Judge card's model (an endpoint, WebLLM or the in-tab model; it must be set). */
-export async function poolGenerator(source: PoolGeneratorSource): Promise<Pick<TabRefreshParts, 'generator' | 'verifier'>> {
+async function poolGenerator(source: PoolGeneratorSource): Promise<Pick<TabRefreshParts, 'generator' | 'verifier'>> {
   if (source === 'heuristic')
     return {
       generator: { client: new HeuristicStudioClient('generator'), model: 'heuristic-generator', label: 'the offline heuristic generator' },
@@ -55,7 +55,7 @@ export function sandboxMeasure(session: Pick<SandboxSession, 'rollout'>, model: 
 }
 
 /** What the GRPO job hands the engine for synthesis: its rollouts by pool version, its task count, and the refresh after each step's sync. */
-export type SynthesisSource = Pick<AppRolloutSource, 'numTasks' | 'rollout' | 'onPolicySynced'>;
+type SynthesisSource = Pick<AppRolloutSource, 'numTasks' | 'rollout' | 'onPolicySynced'>;
 
 /**
  * The synthesis of GRPO job `job` (a new job's from the panel's choice, or the unfinished job's

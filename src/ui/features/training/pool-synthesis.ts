@@ -77,7 +77,7 @@ export interface TabRefreshParts {
 }
 
 /** A refresh's outcome: the pool to keep and the record to add, or the unchanged pool with the failure in words. */
-export type TabRefreshOutcome = { ok: true; pool: TabTaskPool; record: TabPoolRefresh } | { ok: false; pool: TabTaskPool; error: string };
+type TabRefreshOutcome = { ok: true; pool: TabTaskPool; record: TabPoolRefresh } | { ok: false; pool: TabTaskPool; error: string };
 
 /**
  * Refreshes `pool` after the job's step `step` (the run's step `runStep`) with the core's refresh, on
