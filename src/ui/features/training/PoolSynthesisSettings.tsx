@@ -16,9 +16,12 @@ export function PoolSynthesisSettings() {
       <summary>Task synthesis during training</summary>
       <label className="setting-check">
         <input type="checkbox" data-testid="pool-synthesis-on" checked={settings !== null} onChange={(event) => setPoolSynthesis(event.target.checked ? DEFAULT_POOL_SYNTHESIS : null)} />
-        Synthesise tasks from documents during training: every N steps, new tasks are written, solved k times by the policy being trained (its weights after the step), and join the pool only in the
-        keep band; mastered tasks retire.
+        Synthesise tasks from documents during training
       </label>
+      <p className="hint">
+        Every N steps new tasks are written from the documents and solved k times by the policy being trained (its weights after the step); they join the pool only in the keep band, and mastered tasks
+        retire.
+      </p>
       {settings && (
         <>
           <p className="hint" data-testid="pool-synthesis-documents">
