@@ -65,6 +65,8 @@ const stepQuestions: string[][] = [];
 let trainingTasksCalls = 0;
 /** How many steps the next GRPO job runs before it returns (as if stopped there). */
 let stepsToRun = 0;
+/** Called by the fake engine before each refresh (after the step's report). */
+let beforeRefresh: (step: number) => void = () => {};
 
 vi.mock('../../../src/ui/store/index.ts', () => ({ usePlayground: store }));
 vi.mock('../../../src/ui/features/environment/monaco-setup.ts', () => ({ compileModel: async (model: { getValue(): string }) => ({ ok: true, code: `compiled:${model.getValue()}` }) }));
@@ -112,6 +114,7 @@ vi.mock('../../../src/workers/engine-bridge.ts', () => ({
       const rollouts = await Promise.all(Array.from({ length: numTasks }, (_, taskIndex) => source.rollout(taskIndex, { seed: step }, version)));
       stepQuestions[step] = rollouts.map((trajectory) => trajectory.prompt.at(-1)!.content);
       hooks.onSteps([{ metrics: { step }, rollouts: [] } as unknown as GrpoStepReport]);
+      beforeRefresh(step);
       const size = await source.onPolicySynced?.(step, step + 1);
       if (size !== undefined) {
         numTasks = size;
@@ -222,6 +225,33 @@ describe('synthesis in a GRPO job of the tab', () => {
     expect(after.poolRefreshes!.map((refresh) => refresh.runStep)).toEqual([1, 3, 5]);
     expect(after.poolRefreshes!.map((refresh) => refresh.refresh)).toEqual([0, 1, 2]);
     expect(after.lastJob).toMatchObject({ nextStep: 6, synthesis: { pool: { refreshes: 3 } } });
+  });
+
+  test('a refresh that fails mid-job leaves the pool, says why on the job, and training goes on; the next refresh that works clears it', async () => {
+    store.getState().setTrainingRun(null);
+    store.getState().setStudio({ documents: [DOCUMENT] });
+    store.getState().setPoolSynthesis({ ...settings, every: 1 });
+    store.getState().setTrainingSettings({ grpoSteps: 4 });
+    // The documents are removed while the job runs, before its first refresh.
+    beforeRefresh = (step) => {
+      if (step === 0) store.getState().setStudio({ documents: [] });
+    };
+    stepsToRun = 2;
+    await actions.startTraining();
+    beforeRefresh = () => {};
+    expect(store.getState().job).toMatchObject({ status: 'done', failure: null });
+    const run = store.getState().trainingRun!;
+    expect(run.grpo.map((metrics) => metrics.step)).toEqual([0, 1]);
+    expect(run.poolRefreshes ?? []).toEqual([]);
+    expect(run.lastJob).toMatchObject({ nextStep: 2, synthesis: { pool: { tasks: BATTLES, refreshes: 0, error: expect.stringMatching(/The pool refresh after step 1 had no documents: add some in the Studio tab/) } } });
+
+    store.getState().setStudio({ documents: [DOCUMENT] });
+    stepsToRun = 1;
+    await actions.startTraining();
+    const after = store.getState().trainingRun!;
+    expect(after.poolRefreshes).toHaveLength(1);
+    expect(after.lastJob?.phase === 'grpo' && after.lastJob.synthesis?.pool).toMatchObject({ refreshes: 1 });
+    expect(after.lastJob?.phase === 'grpo' && after.lastJob.synthesis?.pool.error).toBeUndefined();
   });
 
   test('a job with synthesis and no documents fails before it trains, saying what to do', async () => {

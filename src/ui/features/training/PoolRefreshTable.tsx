@@ -1,4 +1,4 @@
-/** The task-pool refreshes of the open run (synthesis during GRPO): pool size over steps, and one row per refresh with what joined, retired and came back, and the pass rates it measured as a five-bin histogram; the last refresh's failure, if any. */
+/** The task-pool refreshes of the open run (synthesis during GRPO), on the GRPO charts' step axis (the step each refresh followed): pool size over steps, and one row per refresh with what joined, retired and came back, and the pass rates it measured as a five-bin histogram; the last refresh's failure, if any. */
 import { usePlayground } from '../../store/index.ts';
 import { MetricChart } from '../../kit/MetricChart.tsx';
 import { chartColor } from '../../kit/chart-palette.ts';
@@ -19,8 +19,9 @@ export function PoolRefreshTable() {
       <h3>Task synthesis during training</h3>
       {synthesis && (
         <p className="hint" data-testid="pool-now">
-          Pool now: {synthesis.pool.tasks.length} tasks, {synthesis.pool.retired.length} retired; refresh every {synthesis.settings.every} steps, keep band {synthesis.settings.keep[0]}–
-          {synthesis.settings.keep[1]}, {synthesis.settings.k} attempts per task, generator {synthesis.settings.generator === 'judge' ? "the Judge card's model" : 'offline heuristic'}.
+          Pool now: {synthesis.pool.tasks.length} tasks, {synthesis.pool.retired.length} retired; refresh{' '}
+          {synthesis.settings.every === 1 ? 'after every step' : `every ${synthesis.settings.every} steps`}, keep band {synthesis.settings.keep[0]}–{synthesis.settings.keep[1]}, {synthesis.settings.k}{' '}
+          attempts per task, generator {synthesis.settings.generator === 'judge' ? "the Judge card's model" : 'offline heuristic'}.
         </p>
       )}
       {error && (
@@ -71,7 +72,7 @@ function RefreshRow({ refresh }: { refresh: TabPoolRefresh }) {
   return (
     <tr data-testid="pool-refresh-row">
       <td>{refresh.refresh + 1}</td>
-      <td>{refresh.runStep + 1}</td>
+      <td>{refresh.runStep}</td>
       <td>
         {refresh.poolBefore} → {refresh.poolSize}
       </td>

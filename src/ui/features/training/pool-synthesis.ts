@@ -86,7 +86,7 @@ type TabRefreshOutcome = { ok: true; pool: TabTaskPool; record: TabPoolRefresh }
  */
 export async function refreshTabPool(pool: TabTaskPool, settings: PoolSynthesisSettings, parts: TabRefreshParts, step: number, runStep: number, policyVersion?: number): Promise<TabRefreshOutcome> {
   const failed = (error: string): TabRefreshOutcome => ({ ok: false, pool: { ...pool, error }, error });
-  if (parts.documents.length === 0) return failed(`The pool refresh after step ${runStep + 1} had no documents: add some in the Studio tab (Documents); training went on with the pool as it was.`);
+  if (parts.documents.length === 0) return failed(`The pool refresh after step ${runStep} had no documents: add some in the Studio tab (Documents); training went on with the pool as it was.`);
   const working = { dataset: [...pool.tasks] };
   const retired = [...pool.retired];
   let metrics;
@@ -112,21 +112,19 @@ export async function refreshTabPool(pool: TabTaskPool, settings: PoolSynthesisS
       retired,
     );
   } catch (error) {
-    return failed(`The pool refresh after step ${runStep + 1} failed: ${errorMessage(error)}. Training went on with the pool as it was.`);
+    return failed(`The pool refresh after step ${runStep} failed: ${errorMessage(error)}. Training went on with the pool as it was.`);
   }
   const { synthesis } = metrics;
   const keptAsWas = 'Training went on with the pool as it was.';
   if (synthesis.stoppedEarly)
-    return failed(
-      `The pool refresh after step ${runStep + 1} stopped: ${synthesis.stoppedEarly}. Check the generator (${parts.generator.label}), or choose the offline heuristic generator. ${keptAsWas}`,
-    );
+    return failed(`The pool refresh after step ${runStep} stopped: ${synthesis.stoppedEarly}. Check the generator (${parts.generator.label}), or choose the offline heuristic generator. ${keptAsWas}`);
   if (synthesis.generated > 0 && synthesis.malformed === synthesis.generated)
     return failed(
-      `The pool refresh after step ${runStep + 1}: the generator wrote nothing that is a task (question and answer; ${synthesis.malformed} malformed); ${parts.generator.label} may not follow the synthesis prompt. ${keptAsWas}`,
+      `The pool refresh after step ${runStep}: the generator wrote nothing that is a task (question and answer; ${synthesis.malformed} malformed); ${parts.generator.label} may not follow the synthesis prompt. ${keptAsWas}`,
     );
   if (synthesis.generated > 0 && synthesis.errors === synthesis.generated)
     return failed(
-      `The pool refresh after step ${runStep + 1}: every candidate was lost to a failed call (${synthesis.firstError ?? 'no reason given'}); check the generator (${parts.generator.label}). ${keptAsWas}`,
+      `The pool refresh after step ${runStep}: every candidate was lost to a failed call (${synthesis.firstError ?? 'no reason given'}); check the generator (${parts.generator.label}). ${keptAsWas}`,
     );
   const { error: _cleared, ...rest } = pool;
   return { ok: true, pool: { ...rest, tasks: working.dataset, retired, refreshes: pool.refreshes + 1 }, record: { ...poolRefreshRecord(metrics, policyVersion), runStep } };
