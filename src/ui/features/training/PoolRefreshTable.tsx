@@ -52,7 +52,7 @@ export function PoolRefreshTable() {
                 <th>added</th>
                 <th>retired</th>
                 <th>replayed (rejoined)</th>
-                <th title="Tasks measured this refresh (pool, candidates, replays) per pass-rate bin">pass rates {BINS.join(' · ')}</th>
+                <th title={`Tasks measured this refresh (pool, candidates, replays) per pass-rate bin: ${BINS.join(', ')}`}>pass rates, 0 → 1 in fifths</th>
               </tr>
             </thead>
             <tbody>
