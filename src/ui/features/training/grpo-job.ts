@@ -52,7 +52,7 @@ export async function startTraining(): Promise<void> {
           // Group rewards run in the sandbox too: the engine sends each finished group back here.
           ...(session.info.groupRewardNames?.length ? { scoreGroup: session.scoreGroup } : {}),
           // Task synthesis during training, when chosen: the job's task pool and its refresh after each weight sync (pool-synthesis-job.ts).
-          ...(await startJobSynthesis(grpoJob, session, { client: createEngineChatClient(), model: engineModel() })),
+          ...(await startJobSynthesis(grpoJob, session, { client: createEngineChatClient(), model: engineModel() }, signal)),
         },
         // The rubric's weights let the engine fail a step whose weighted reward functions all failed (src/envs/broken-rewards.ts).
         { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery, rewardWeights: scoring.weights, ...memoryBudgetOption(ts.memoryBudget) },

@@ -60,14 +60,16 @@ type SynthesisSource = Pick<AppRolloutSource, 'numTasks' | 'rollout' | 'onPolicy
 /**
  * The synthesis of GRPO job `job` (a new job's from the panel's choice, or the unfinished job's
  * own), over `session`: null when the job has none. The pool starts as the environment's training
- * tasks or as the job kept it. `offset` is the job's first step in the run; `policy` samples with
- * the engine's current weights. Throws, before anything runs, when the settings or the generator
- * cannot work (a clear message for the panel).
+ * tasks or as the job kept it; refreshes are numbered on the run's steps (`job.offset` on). `policy`
+ * samples with the engine's current weights; `signal` is the job's Stop, which cancels a refresh in
+ * flight without calling it a failure. Throws, before anything runs, when the settings or the
+ * generator cannot work (a clear message for the panel).
  */
 export async function startJobSynthesis(
   job: Extract<RunJob, { phase: 'grpo' }>,
   session: Pick<SandboxSession, 'rollout' | 'trainingTasks'>,
   policy: { client: ChatClient; model: string },
+  signal?: AbortSignal,
 ): Promise<SynthesisSource | null> {
   const kept = job.synthesis;
   const chosen = kept?.settings ?? store.getState().poolSynthesis;
@@ -102,11 +104,14 @@ export async function startJobSynthesis(
           ...writers,
           policy,
           measure: sandboxMeasure(session, modelName, sampling, playground.concurrency, playground.seed * 7919 + runStep * 1009),
+          ...(signal ? { signal } : {}),
         },
         step,
         runStep,
         policyVersion,
       ).catch((error: unknown) => ({ ok: false as const, pool: { ...pool, error: errorMessage(error) }, error: errorMessage(error) }));
+      // Stopped mid-refresh: the pool stays as it was, and a stop is no failure.
+      if (signal?.aborted) return undefined;
       pool = outcome.pool;
       saveSynthesis(job, { settings, pool }, outcome.ok ? outcome.record : undefined);
       if (!outcome.ok) return undefined;
