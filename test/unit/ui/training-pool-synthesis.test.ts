@@ -254,7 +254,7 @@ describe('synthesis in a GRPO job of the tab', () => {
     expect(after.lastJob?.phase === 'grpo' && after.lastJob.synthesis?.pool.error).toBeUndefined();
   });
 
-  test('a job with synthesis and no documents fails before it trains, saying what to do', async () => {
+  test('a job with synthesis and no documents, or with the Judge card as generator and no judge, fails before it trains, saying what to do', async () => {
     store.getState().setStudio({ documents: [] });
     store.getState().setPoolSynthesis(settings);
     store.getState().setTrainingSettings({ grpoSteps: 12 });
@@ -264,5 +264,15 @@ describe('synthesis in a GRPO job of the tab', () => {
     expect(store.getState().job.status).toBe('failed');
     expect(store.getState().job.failure).toMatch(/Task synthesis during training needs documents: add some in the Studio tab/);
     expect(store.getState().trainingRun?.grpo.length ?? 0).toBe(stepsBefore);
+
+    // A new run (no unfinished job to go on with its own settings) whose generator is the Judge card's model, with no judge set there
+    // (the offline heuristic judge lends no model).
+    store.getState().setTrainingRun(null);
+    store.getState().setStudio({ documents: [DOCUMENT] });
+    store.getState().setPoolSynthesis({ ...settings, generator: 'judge' });
+    await actions.startTraining();
+    expect(store.getState().job.status).toBe('failed');
+    expect(store.getState().job.failure).toMatch(/The generator is the Judge card's model, and the Judge card has none: choose an endpoint, WebLLM or the in-tab model there, or pick the offline heuristic generator\./);
+    expect(store.getState().trainingRun?.grpo).toEqual([]);
   });
 });
