@@ -7,7 +7,7 @@
  * Kept apart from train.ts so that file only parses, passes and calls.
  */
 import { type ChatClient, type Environment, type Task } from '../envs/index.ts';
-import { calibrationLabel, checkPoolRules, DEFAULT_POOL_RULES, passRateHistogram, refreshTaskPool, type PoolRefreshMetrics, type PoolRules, type StudioDocument } from '../envs/studio/index.ts';
+import { calibrationLabel, checkPoolRules, DEFAULT_POOL_RULES, measuredPassRates, passRateHistogram, poolRefreshRecord, refreshTaskPool, type PoolRefreshMetrics, type PoolRules, type StudioDocument } from '../envs/studio/index.ts';
 import type { TrainingRunHooks } from '../rl/training-run.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { parseKeep } from './calibrate.ts';
@@ -162,9 +162,8 @@ export async function createPoolRefresher(
       throw new Error(`the task-pool refresh after step ${step + 1} failed: ${errorMessage(error)}`);
     }
     refresh += 1;
-    const { addedQuestions: _added, retiredQuestions: _retired, rejoinedQuestions: _rejoined, ...line } = metrics;
-    const measured = [...metrics.poolPassRates, ...metrics.candidatePassRates, ...metrics.replayPassRates];
-    io.record({ phase: 'pool-refresh', ...line, histogram: histogramCounts(measured), ...(policyVersion !== undefined ? { policyVersion } : {}) });
+    const measured = measuredPassRates(metrics);
+    io.record({ phase: 'pool-refresh', ...poolRefreshRecord(metrics, policyVersion) });
     io.say(
       `   pool refresh ${metrics.refresh + 1} after step ${step + 1}: ${metrics.candidates} new candidates, ${metrics.added} added, ${metrics.retired} retired (mastered), ` +
         `${metrics.rejoined} of ${metrics.replayed} replayed rejoined (forgotten); pool ${metrics.poolBefore} → ${metrics.poolSize}, ${metrics.retiredTotal} retired in all`,
@@ -190,9 +189,3 @@ export async function createPoolRefresher(
   return { afterStep, hooks: { onGrpoPolicySynced: (metrics, policy) => afterStep(metrics.step, policy) }, refreshes: () => refresh, retired };
 }
 
-/** Tasks per pass-rate fifth [0, 0.2), …, [0.8, 1]. */
-function histogramCounts(passRates: readonly number[]): number[] {
-  const counts = [0, 0, 0, 0, 0];
-  for (const rate of passRates) counts[Math.min(4, Math.floor(rate * 5))]! += 1;
-  return counts;
-}

@@ -11,7 +11,7 @@
  * It checks shapes and sizes only; what a model call may ask is src/cli/model-call-filter.ts's job.
  */
 import type { ChildMessage, EnvironmentInfo, SandboxTrajectory } from './protocol.ts';
-import type { RubricScore } from '../envs/index.ts';
+import type { RubricScore, Task } from '../envs/index.ts';
 
 /** The largest reward or score magnitude accepted: beyond it, sums and means over a run overflow or lose meaning. */
 const MAX_ABS_REWARD = 1e9;
@@ -101,6 +101,15 @@ export function checkTrajectories(raw: unknown, count: number, maxBytes: number)
   return checkValue(raw, maxBytes, (value) => {
     if (!Array.isArray(value) || value.length !== count) throw new Invalid(`${Array.isArray(value) ? value.length : 'no'} trajectories where ${count} were due`);
     value.forEach(checkTrajectory);
+  });
+}
+
+/** The training tasks the browser sandbox returned (for a task pool kept by the app): an array of objects, each with a string question or an array prompt (at most `maxBytes` in all). */
+export function checkTasks(raw: unknown, maxBytes: number): CheckedValue<Task[]> {
+  return checkValue(raw, maxBytes, (value) => {
+    if (!Array.isArray(value)) throw new Invalid('training tasks that are not an array');
+    for (const task of value)
+      if (!isRecord(task) || (typeof task.question !== 'string' && !Array.isArray(task.prompt))) throw new Invalid('a training task without a question or a prompt');
   });
 }
 

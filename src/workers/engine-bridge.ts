@@ -196,9 +196,12 @@ export function trainSftInEngine(
 export interface AppRolloutSource {
   name: string;
   numTasks: number;
-  rollout(taskIndex: number, samplingArgs: SamplingArgs): Promise<SandboxTrajectory>;
+  /** `poolVersion`: with a task pool the app refreshes, the version the task was drawn from (absent: the first). */
+  rollout(taskIndex: number, samplingArgs: SamplingArgs, poolVersion?: number): Promise<SandboxTrajectory>;
   /** Adds the environment's group rewards to one task's finished rollouts; absent when it has none. */
   scoreGroup?(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]>;
+  /** Awaited after each step once the engine samples with its weights (a task-pool refresh); returns the new number of training tasks, or undefined when the pool did not change. */
+  onPolicySynced?(step: number, policyVersion: number): Promise<number | undefined>;
 }
 
 /** GRPO in the engine on rollouts made by `source`; `onSteps` receives each step's metrics and rollouts. */
@@ -207,7 +210,7 @@ export function trainGrpoInEngine(
   options: EngineGrpoOptions,
   hooks: { onSteps?: (steps: GrpoStepReport[]) => void; onCheckpoint?: EngineCheckpointCallback; signal?: AbortSignal } = {},
 ): Promise<GrpoStepMetrics[]> {
-  const rollout = Comlink.proxy((taskIndex: number, samplingArgs: SamplingArgs) => source.rollout(taskIndex, samplingArgs));
+  const rollout = Comlink.proxy((taskIndex: number, samplingArgs: SamplingArgs, poolVersion?: number) => source.rollout(taskIndex, samplingArgs, poolVersion));
   const scoreGroup = source.scoreGroup && Comlink.proxy((group: SandboxTrajectory[]) => source.scoreGroup!(group));
   return runJob(hooks.signal, (jobId) =>
     engine().grpo(
@@ -219,6 +222,7 @@ export function trainGrpoInEngine(
       Comlink.proxy((steps: GrpoStepReport[]) => hooks.onSteps?.(steps)),
       checkpointCallback(hooks.onCheckpoint),
       scoreGroup,
+      source.onPolicySynced && Comlink.proxy((step: number, policyVersion: number) => source.onPolicySynced!(step, policyVersion)),
     ),
   );
 }

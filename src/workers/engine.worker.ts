@@ -251,7 +251,7 @@ function messageCheckpointStore(backend: ModelBackend, phase: 'sft' | 'grpo', se
 }
 
 /** A session reporter over the bounded reporter: `hooks` push each step; between steps it holds while the person has paused the job, having sent every finished step first. */
-function pausableReporter(reporter: { flush(): Promise<void> }, signal: AbortSignal, hooks: Pick<TrainingReporter, 'sftStep' | 'grpoStep'>): TrainingReporter {
+function pausableReporter(reporter: { flush(): Promise<void> }, signal: AbortSignal, hooks: Pick<TrainingReporter, 'sftStep' | 'grpoStep' | 'grpoPolicySynced'>): TrainingReporter {
   return {
     ...hooks,
     async betweenSteps() {
@@ -400,7 +400,7 @@ const api: EngineApi = {
     }
   },
 
-  async grpo(jobId, name, numTasks, rollout, options, onSteps, onCheckpoint, scoreGroup) {
+  async grpo(jobId, name, numTasks, rollout, options, onSteps, onCheckpoint, scoreGroup, onPolicySynced) {
     const signal = startJob(jobId);
     const reporter = boundedReporter<GrpoStepReport>(onSteps);
     const history: GrpoStepMetrics[] = [];
@@ -442,6 +442,16 @@ const api: EngineApi = {
               const choice = memory?.latest();
               reporter.push({ metrics, rollouts: stepRollouts(metrics.step), ...(choice ? { memory: choice } : {}) });
             },
+            ...(onPolicySynced
+              ? {
+                  // The app measures the synced weights (its task-pool refresh) before the step's checkpoint; its step reports go first.
+                  grpoPolicySynced: async (metrics: GrpoStepMetrics) => {
+                    await reporter.flush();
+                    const size = await onPolicySynced(metrics.step, client.policyVersion);
+                    if (size !== undefined) source.newPool(size);
+                  },
+                }
+              : {}),
           }),
           signal,
         },

@@ -18,7 +18,7 @@
  */
 import * as Comlink from 'comlink';
 import runtimeSource from 'virtual:tabrl-sandbox-runtime';
-import type { ChatClient, EvaluationSummary, RolloutRecord, SamplingArgs } from '../envs/index.ts';
+import type { ChatClient, EvaluationSummary, RolloutRecord, SamplingArgs, Task } from '../envs/index.ts';
 import type {
   CompletionOutcome,
   EnvironmentInfo,
@@ -32,7 +32,7 @@ import type {
   SandboxTrajectory,
 } from './sandbox/protocol.ts';
 import { answerCall } from '../isolation/relay.ts';
-import { checkEnvironmentInfo, checkTrajectories, type CheckedValue } from '../isolation/message-check.ts';
+import { checkEnvironmentInfo, checkTasks, checkTrajectories, type CheckedValue } from '../isolation/message-check.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../isolation/protocol.ts';
 
 export type { EnvironmentInfo, SandboxEvaluateOptions, SandboxTrajectory } from './sandbox/protocol.ts';
@@ -153,8 +153,10 @@ export interface SandboxSession {
   readonly info: EnvironmentInfo;
   /** Evaluates the environment (evaluation or training split); records stream through `onRecord`. */
   evaluate(options: SandboxEvaluateOptions, onRecord?: (record: RolloutRecord, done: number, total: number) => void): Promise<Omit<SandboxEvaluation, 'info'>>;
-  /** Rolls out training task `taskIndex` once with the session's policy; rejects when the sandbox fails or is stopped. */
-  rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string): Promise<SandboxTrajectory>;
+  /** Rolls out training task `taskIndex` (or `task`, a task of the app's pool) once with the session's policy; rejects when the sandbox fails or is stopped. */
+  rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, task?: Task): Promise<SandboxTrajectory>;
+  /** The environment's training tasks as plain data, checked (the first pool of training with synthesis). */
+  trainingTasks(): Promise<Task[]>;
   /**
    * Adds the group rewards to one task's finished rollouts (returned as they came when the rubric has
    * none). A throwing group function is an error on the group's rollouts; one that runs past the time
@@ -382,9 +384,12 @@ export async function openSandbox(request: SandboxSessionRequest): Promise<Sandb
       }
       return { ...result, wallMs: Date.now() - started };
     },
-    async rollout(taskIndex, samplingArgs, model) {
-      const trajectory = await call(() => api.rollout(taskIndex, samplingArgs, model, hostProxy));
+    async rollout(taskIndex, samplingArgs, model, task) {
+      const trajectory = await call(() => api.rollout(taskIndex, samplingArgs, model, hostProxy, task));
       return checked(checkTrajectories([trajectory], 1, DEFAULT_MAX_MESSAGE_BYTES))[0]!;
+    },
+    async trainingTasks() {
+      return checked(checkTasks(await call(() => api.trainingTasks()), DEFAULT_MAX_MESSAGE_BYTES));
     },
     async scoreGroup(group) {
       if (!info.groupRewardNames?.length || group.length === 0) return group;

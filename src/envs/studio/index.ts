@@ -141,5 +141,5 @@ export {
   type ReviewSources,
   type SplitRollout,
 } from './review-queue.ts';
-export { refreshTaskPool, type PoolRefreshOptions, type PoolRefreshMetrics } from './pool-refresh.ts';
+export { measuredPassRates, passRateCounts, poolRefreshRecord, refreshTaskPool, type PoolRefreshOptions, type PoolRefreshMetrics, type PoolRefreshRecord, type TaskPool } from './pool-refresh.ts';
 export { checkPoolRules, DEFAULT_POOL_RULES, type PoolRules, type RetireLimit } from './pool-rules.ts';

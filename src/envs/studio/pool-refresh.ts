@@ -12,11 +12,13 @@
  * returns its metrics: pool size, tasks added, retired, replayed and rejoined, and the pass rates
  * measured (for a histogram). The policy must sample with the weights being trained as they are now
  * (call it after the trainer's weight sync, not between an update and its sync).
+ * Where the environment's code runs elsewhere (the tab's sandbox), the pool is a plain task list and
+ * the caller measures with `measure` (the rollout records of each task solved k times, by list index).
  * This module runs no training step and touches no files; the training loop calls it every N steps.
  */
 import type { ChatClient } from '../client.ts';
 import type { Environment } from '../environment.ts';
-import { evaluate } from '../evaluate.ts';
+import { evaluate, type RolloutRecord } from '../evaluate.ts';
 import type { SamplingArgs, Task } from '../types.ts';
 import { calibrateRecords, type TaskCalibration } from './calibrate.ts';
 import type { StudioDocument } from './chunking.ts';
@@ -48,6 +50,13 @@ export interface PoolRefreshOptions {
   rules?: Partial<PoolRules>;
   samplingArgs?: SamplingArgs;
   signal?: AbortSignal;
+  /** How the policy solves tasks when the environment runs elsewhere: `k` records per task of `tasks`, each with its list index as `taskIndex`; absent: `evaluate` in this process. */
+  measure?: (tasks: readonly Task[], k: number) => Promise<RolloutRecord[]>;
+}
+
+/** A task pool without its environment: the training tasks alone (the tab's, whose environment runs in a sandbox). */
+export interface TaskPool {
+  dataset: Task[];
 }
 
 /** The metrics of one refresh. */
@@ -67,6 +76,8 @@ export interface PoolRefreshMetrics {
   rejoined: number;
   /** Tasks retired and not back in the pool after this refresh. */
   retiredTotal: number;
+  /** How synthesis went: candidates the generator wrote, those that were not tasks (malformed), those lost to failed calls (and the first failure), and why it stopped early (a dead generator or solver), if it did. */
+  synthesis: { chunks: number; generated: number; malformed: number; errors: number; firstError?: string; stoppedEarly?: string };
   /** Candidates left out as too easy or too hard for the policy now. */
   rejected: { tooEasy: number; tooHard: number };
   /** Pass rates measured this refresh: the pool's (before retiring), the candidates' and the replayed tasks'. */
@@ -84,7 +95,7 @@ export interface PoolRefreshMetrics {
  * between refreshes) in place; see the module comment. Refresh `refresh` uses documents from
  * `refresh × documentsPerRefresh` (wrapping around).
  */
-export async function refreshTaskPool(env: Environment, options: PoolRefreshOptions, refresh: number, step: number, retired: Task[] = []): Promise<PoolRefreshMetrics> {
+export async function refreshTaskPool(env: Environment | TaskPool, options: PoolRefreshOptions, refresh: number, step: number, retired: Task[] = []): Promise<PoolRefreshMetrics> {
   const k = options.k ?? 4;
   const keep = options.keep ?? [0.2, 0.8];
   const rules = checkPoolRules({ ...DEFAULT_POOL_RULES, ...options.rules });
@@ -93,7 +104,7 @@ export async function refreshTaskPool(env: Environment, options: PoolRefreshOpti
   const documents = Array.from({ length: Math.min(perRefresh, options.documents.length) }, (_, i) => options.documents[(refresh * perRefresh + i) % options.documents.length]!);
   // A retired task is not new: it comes back by replay, not as a candidate.
   const known = new Set([...env.dataset, ...retired].map(questionOf));
-  const { tasks } = await synthesizeTasks({
+  const { tasks, report } = await synthesizeTasks({
     documents,
     generator: options.generator,
     solver: options.solver,
@@ -103,6 +114,7 @@ export async function refreshTaskPool(env: Environment, options: PoolRefreshOpti
     questionsPerChunk: options.questionsPerChunk ?? 3,
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  const firstError = tasks.find((task) => task.rejection === 'error')?.reason;
   const candidates = keptTasks(tasks).filter((task) => !known.has(questionOf(task)));
   const poolBefore = env.dataset.length;
   const replays = retired.slice(0, rules.replay);
@@ -136,6 +148,14 @@ export async function refreshTaskPool(env: Environment, options: PoolRefreshOpti
     replayed: replays.length,
     rejoined: rejoined.length,
     retiredTotal: retired.length,
+    synthesis: {
+      chunks: report.chunks,
+      generated: report.candidates,
+      malformed: report.rejections.malformed,
+      errors: report.rejections.error,
+      ...(firstError ? { firstError } : {}),
+      ...(report.stoppedEarly ? { stoppedEarly: report.stoppedEarly } : {}),
+    },
     rejected: { tooEasy: fresh.filter((task) => task.label === 'too-easy').length, tooHard: fresh.filter((task) => task.label === 'too-hard').length },
     poolPassRates: pool.map((task) => task.passRate),
     candidatePassRates: fresh.map((task) => task.passRate),
@@ -147,8 +167,10 @@ export async function refreshTaskPool(env: Environment, options: PoolRefreshOpti
 }
 
 /** Each task of `list` solved `k` times by the policy, calibrated against the band `keep` (tasks in list order). */
-async function measure(env: Environment, options: PoolRefreshOptions, list: readonly Task[], k: number, keep: readonly [number, number]): Promise<TaskCalibration[]> {
+async function measure(env: Environment | TaskPool, options: PoolRefreshOptions, list: readonly Task[], k: number, keep: readonly [number, number]): Promise<TaskCalibration[]> {
   if (list.length === 0) return [];
+  if (options.measure) return calibrateRecords(await options.measure(list, k), list, keep);
+  if (!('rollout' in env)) throw new Error('refreshTaskPool: a task pool without its environment needs options.measure');
   const result = await evaluate(env, options.policy, {
     tasks: [...list],
     rolloutsPerTask: k,
@@ -162,4 +184,25 @@ async function measure(env: Environment, options: PoolRefreshOptions, list: read
 
 function questionOf(task: Task): string {
   return (task.question ?? [...(task.prompt ?? [])].reverse().find((message) => message.role === 'user')?.content ?? '').trim();
+}
+
+/** Tasks per pass-rate fifth [0, 0.2), …, [0.8, 1]: the histogram a refresh records. */
+export function passRateCounts(passRates: readonly number[]): number[] {
+  const counts = [0, 0, 0, 0, 0];
+  for (const rate of passRates) counts[Math.min(4, Math.floor(rate * 5))]! += 1;
+  return counts;
+}
+
+/** Every pass rate a refresh measured: the pool's, the candidates' and the replayed tasks'. */
+export function measuredPassRates(metrics: Pick<PoolRefreshMetrics, 'poolPassRates' | 'candidatePassRates' | 'replayPassRates'>): number[] {
+  return [...metrics.poolPassRates, ...metrics.candidatePassRates, ...metrics.replayPassRates];
+}
+
+/** What a run records of one refresh (metrics.jsonl's `phase: "pool-refresh"` line, the tab's run record): the metrics without the question lists, with the histogram of `passRateCounts`. */
+export type PoolRefreshRecord = Omit<PoolRefreshMetrics, 'addedQuestions' | 'retiredQuestions' | 'rejoinedQuestions'> & { histogram: number[]; policyVersion?: number };
+
+/** The record of one refresh; `policyVersion` is the weights version it measured, when the policy counts them. */
+export function poolRefreshRecord(metrics: PoolRefreshMetrics, policyVersion?: number): PoolRefreshRecord {
+  const { addedQuestions: _added, retiredQuestions: _retired, rejoinedQuestions: _rejoined, ...line } = metrics;
+  return { ...line, histogram: passRateCounts(measuredPassRates(metrics)), ...(policyVersion !== undefined ? { policyVersion } : {}) };
 }

@@ -146,8 +146,11 @@ export interface RestoredCheckpoint {
 /** Receives a full checkpoint taken between two steps of a job; `nextStep` is the job's next step. Its state.json holds only the phase and `nextStep` (`run` is empty). */
 export type EngineCheckpointCallback = (files: CheckpointFiles, nextStep: number) => void;
 
-/** Rolls out training task `taskIndex` once (in the app's sandbox) and returns the scored trajectory. */
-export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingArgs) => Promise<SandboxTrajectory>;
+/** Rolls out training task `taskIndex` once (in the app's sandbox) and returns the scored trajectory; `poolVersion` (with a task pool the app refreshes) is the pool the task was drawn from. */
+export type EngineRolloutFunction = (taskIndex: number, samplingArgs: SamplingArgs, poolVersion?: number) => Promise<SandboxTrajectory>;
+
+/** Hears that GRPO step `step` is done and the policy samples with its weights (`policyVersion`): where the app refreshes its task pool; returns the number of training tasks from now on (a new pool version), or undefined when the pool did not change. */
+type EnginePolicySyncedFunction = (step: number, policyVersion: number) => Promise<number | undefined>;
 
 /** Adds the environment's group rewards to one task's finished rollouts (in the app's sandbox) and returns them scored, in order. */
 export type EngineScoreGroupFunction = (group: SandboxTrajectory[]) => Promise<SandboxTrajectory[]>;
@@ -185,7 +188,7 @@ export interface EngineApi {
   cancel(requestId: number): void;
   /** SFT on transcripts (assistant turns trained); `onSteps` receives step metrics at a bounded rate. */
   sft(jobId: number, transcripts: Message[][], options: EngineSftOptions, onSteps: (steps: SftStepMetrics[]) => void, onCheckpoint?: EngineCheckpointCallback): Promise<SftStepMetrics[]>;
-  /** GRPO on rollouts of `numTasks` training tasks made by `rollout`, each finished group scored by `scoreGroup` when given (group rewards); `onSteps` receives step reports at a bounded rate. */
+  /** GRPO on rollouts of `numTasks` training tasks made by `rollout`, each finished group scored by `scoreGroup` when given (group rewards); `onSteps` receives step reports at a bounded rate; `onPolicySynced`, when given, is awaited after each step's weight sync and may change the training tasks (a refreshed pool). */
   grpo(
     jobId: number,
     name: string,
@@ -195,6 +198,7 @@ export interface EngineApi {
     onSteps: (steps: GrpoStepReport[]) => void,
     onCheckpoint?: EngineCheckpointCallback,
     scoreGroup?: EngineScoreGroupFunction,
+    onPolicySynced?: EnginePolicySyncedFunction,
   ): Promise<GrpoStepMetrics[]>;
   /** Stops a job: SFT and GRPO stop before their next step, and their model calls are cancelled. */
   abort(jobId: number): void;

@@ -14,6 +14,8 @@ export interface SandboxRolloutSource extends RolloutSource {
   keepStep(step: number, trajectories: ScoredTrajectory[]): void;
   /** Step `step`'s rollouts (group-scored when the environment has group rewards), forgotten once taken. */
   takeStep(step: number): ScoredTrajectory[];
+  /** The app's task pool changed to `numTasks` tasks (its next version): steps sampled from now on draw from it; rollouts drawn before keep their version. */
+  newPool(numTasks: number): void;
 }
 
 /** What the source is made of: the app's callbacks, the job's stop signal and the pause gate. */
@@ -32,16 +34,24 @@ export interface SandboxRolloutSourceOptions {
 /** GRPO's rollouts and group scores, asked of the app's sandbox. */
 export function sandboxRolloutSource({ name, numTasks, rollout, scoreGroup, signal, pauseGate, rewardWeights }: SandboxRolloutSourceOptions): SandboxRolloutSource {
   const byStep = new Map<number, ScoredTrajectory[]>();
+  /** The app's pool version (0 until it first changes) and its size; a drawn task carries the version it came from. */
+  let poolVersion = 0;
+  let poolSize = numTasks;
   /** The step each rollout was sampled for, so a group-scored copy replaces it in the viewer's list. */
   const stepOf = new WeakMap<ScoredTrajectory, number>();
   return {
     name,
-    numTasks,
+    get numTasks() {
+      return poolSize;
+    },
     ...(rewardWeights ? { rewardWeights } : {}),
-    async rollout(taskIndex, samplingArgs, { step }) {
+    // Only the pool's version travels with a drawn task: the app holds the tasks themselves.
+    taskAt: () => ({ info: { poolVersion } }),
+    async rollout(taskIndex, samplingArgs, { step, task }) {
       await pauseGate.wait(signal);
       if (signal.aborted) throw new Error('stopped');
-      const trajectory = await rollout(taskIndex, samplingArgs);
+      const drawnFrom = task?.info?.poolVersion;
+      const trajectory = await (typeof drawnFrom === 'number' && drawnFrom > 0 ? rollout(taskIndex, samplingArgs, drawnFrom) : rollout(taskIndex, samplingArgs));
       stepOf.set(trajectory, step);
       byStep.set(step, [...(byStep.get(step) ?? []), trajectory]);
       return trajectory;
@@ -62,6 +72,10 @@ export function sandboxRolloutSource({ name, numTasks, rollout, scoreGroup, sign
           },
         }
       : {}),
+    newPool(size) {
+      poolVersion += 1;
+      poolSize = size;
+    },
     keepStep(step, trajectories) {
       byStep.set(step, trajectories);
     },

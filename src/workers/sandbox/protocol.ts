@@ -5,7 +5,7 @@
  * with the CLI's isolated process (src/isolation/protocol.ts).
  * Everything here is structured-cloneable; nothing here holds an API key or touches the DOM.
  */
-import type { EvaluationSummary, RolloutRecord, SamplingArgs } from '../../envs/index.ts';
+import type { EvaluationSummary, RolloutRecord, SamplingArgs, Task } from '../../envs/index.ts';
 import type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../../isolation/protocol.ts';
 
 export type { CompletionOutcome, EnvironmentInfo, SandboxChatRequest, SandboxTrajectory } from '../../isolation/protocol.ts';
@@ -78,8 +78,10 @@ export interface SandboxApi {
   loadEnvironment(code: string, args: Record<string, unknown>, judge?: SandboxJudgeHost, simulator?: SandboxSimulatorHost): Promise<EnvironmentInfo>;
   /** Evaluates the loaded environment; model calls go back through `host`. */
   evaluate(options: SandboxEvaluateOptions, host: SandboxHost): Promise<SandboxEvaluateResult>;
-  /** Rolls out training task `taskIndex` once (for GRPO); model calls go back through `host`. Errors are in the trajectory. */
-  rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost): Promise<SandboxTrajectory>;
+  /** Rolls out training task `taskIndex` once (for GRPO), or `task` when given (a task of the app's pool, `taskIndex` its place there); model calls go back through `host`. Errors are in the trajectory. */
+  rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost, task?: Task): Promise<SandboxTrajectory>;
+  /** The loaded environment's training tasks, as plain data (the first pool of training with synthesis). */
+  trainingTasks(): Task[];
   /**
    * Adds the rubric's group rewards to one task's finished training rollouts (for GRPO), in order.
    * Never throws on a reward's error: a group function that throws or fails scores 0 on every

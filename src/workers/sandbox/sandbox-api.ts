@@ -81,10 +81,10 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       }
     },
 
-    async rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost): Promise<SandboxTrajectory> {
+    async rollout(taskIndex: number, samplingArgs: SamplingArgs, model: string, host: SandboxHost, given?: Task): Promise<SandboxTrajectory> {
       const env = environment;
       if (!env) throw new Error('no environment is loaded');
-      const task = taskOf(env, { split: 'train', index: taskIndex });
+      const task = given ?? taskOf(env, { split: 'train', index: taskIndex });
       const rolloutId = nextRolloutId++;
       host.rolloutStarted({ rolloutId, taskIndex, rolloutIndex: 0 });
       try {
@@ -92,6 +92,12 @@ export function createSandboxApi(runModule: RunModule): SandboxApi {
       } finally {
         host.rolloutFinished(rolloutId);
       }
+    },
+
+    trainingTasks(): Task[] {
+      const env = environment;
+      if (!env) throw new Error('no environment is loaded');
+      return toPlainData(env.dataset) as Task[];
     },
 
     async scoreGroup(group: SandboxTrajectory[]): Promise<SandboxTrajectory[]> {

@@ -5,6 +5,7 @@ import type { TeacherKind } from '../policy/policy-slice.ts';
 import { SegmentedChoice, type SegmentedOption } from '../../kit/SegmentedChoice.tsx';
 import { NumberSetting, Setting } from '../../kit/Setting.tsx';
 import { MemoryChoiceLine } from './MemoryChoiceLine.tsx';
+import { PoolSynthesisSettings } from './PoolSynthesisSettings.tsx';
 
 /** The rows the warm-up card shows: the warm-up's knobs of the table, where checkpoints go, and the GPU memory a step may use. */
 const WARMUP: KnobName[] = [...knobsOf(['warm-up']), 'checkpointEvery', 'memoryBudget'];
@@ -51,6 +52,7 @@ export function TrainingSettingsPanel({ mode }: { mode: 'warmup' | 'train' }) {
               ))}
             </div>
           </details>
+          <PoolSynthesisSettings />
         </>
       )}
     </section>

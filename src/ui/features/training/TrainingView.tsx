@@ -7,6 +7,7 @@ import { countOf, environmentReplies, rewardLines } from '../../kit/result-text.
 import { isTraining } from '../../store/selectors.ts';
 import { GRPO_CHARTS, pickedCharts } from './grpo-charts.ts';
 import { chartColor } from '../../kit/chart-palette.ts';
+import { PoolRefreshTable } from './PoolRefreshTable.tsx';
 
 /** The compact Wordle's win reward and its two weight-0 metrics (src/envs/builtin/wordle-compact.ts): a run that has them gets their charts. */
 const WORDLE_WIN = 'compactWinReward';
@@ -176,6 +177,7 @@ function RunCharts() {
         )}
       </div>
       <ChartPicker />
+      <PoolRefreshTable />
       {run.evaluations.length > 0 && (
         <table className="scores" data-testid="run-evaluations">
           <thead>

@@ -8,6 +8,7 @@ import { usePlayground } from '../../store/index.ts';
 import { engineModel } from './engine-state.ts';
 import { advanceJob, persistRun, saveCheckpoint, settledWrites } from './run-records.ts';
 import { auditScoring, rememberTrainingRollouts } from './training-rollouts.ts';
+import { startJobSynthesis } from './pool-synthesis-job.ts';
 import {
   beginJob,
   ensureRun,
@@ -59,7 +60,7 @@ export async function startTraining(): Promise<void> {
     beginJob(run, grpoJob, 'GRPO', joinNotes(prepared.note, restoredNote));
     store.getState().setMemoryChoice(null); // the line under the settings says this job's steps only
     const offset = grpoJob.offset;
-    await forgettingUntrainedJob(grpoJob, previousJob, () =>
+    await forgettingUntrainedJob(grpoJob, previousJob, async () =>
       trainGrpoInEngine(
         {
           name: session.info.name,
@@ -67,6 +68,8 @@ export async function startTraining(): Promise<void> {
           rollout: (taskIndex, samplingArgs) => session.rollout(taskIndex, samplingArgs, engineModel()),
           // Group rewards run in the sandbox too: the engine sends each finished group back here.
           ...(session.info.groupRewardNames?.length ? { scoreGroup: session.scoreGroup } : {}),
+          // Task synthesis during training, when chosen: the job's task pool and its refresh after each weight sync (pool-synthesis-job.ts).
+          ...(await startJobSynthesis(grpoJob, session, { client: createEngineChatClient(), model: engineModel() }, signal)),
         },
         // The rubric's weights let the engine fail a step whose weighted reward functions all failed (src/envs/broken-rewards.ts).
         { ...grpoJob.options, startStep: grpoJob.nextStep, checkpointEvery: ts.checkpointEvery, rewardWeights: scoring.weights, ...memoryBudgetOption(ts.memoryBudget) },

@@ -5,6 +5,7 @@ import { DEFAULT_LESSON_SETTINGS } from '../../../rl/lesson.ts';
 import { withOverrides, type TrainingSettings as KnobSettings } from '../../../rl/training-settings.ts';
 import type { EngineGrpoOptions, EngineInfo, EngineMemoryChoice, EngineSftOptions, EngineTrainingRollout, GrpoStepMetrics, SftStepMetrics } from '../../../workers/engine-bridge.ts';
 import type { PlaygroundState } from '../../store/index.ts';
+import type { JobSynthesis, PoolSynthesisSettings, TabPoolRefresh } from './pool-synthesis.ts';
 
 /** What the run panel does: evaluate the policy, warm the in-tab model up with SFT, or train it with GRPO. */
 export type RunMode = 'evaluate' | 'warmup' | 'train';
@@ -46,7 +47,7 @@ export interface RunEnvironment {
  */
 export type RunJob = (
   | { phase: 'sft'; offset: number; nextStep: number; options: EngineSftOptions; demonstrations: number; demonstrationSeed: number; environment?: RunEnvironment }
-  | { phase: 'grpo'; offset: number; nextStep: number; options: EngineGrpoOptions; environment?: RunEnvironment }
+  | { phase: 'grpo'; offset: number; nextStep: number; options: EngineGrpoOptions; environment?: RunEnvironment; synthesis?: JobSynthesis }
 ) & {
   /** The tool simulator lent to the job's environment as `args.simulatorClient` (its label, as evaluations record it); absent when none was lent. */
   simulator?: string;
@@ -84,6 +85,8 @@ export interface TrainingRun {
   lastJob?: RunJob;
   /** The in-tab model the run trains ("tiny", a real preset's id, "local"); absent in runs stored before real models, which trained tiny. */
   model?: string;
+  /** The task-pool refreshes of its GRPO jobs with synthesis, in order (absent when none ran). */
+  poolRefreshes?: TabPoolRefresh[];
   /** What the run started from when it was not fresh weights: the imported file's description (e.g. "LoRA adapter from run.zip"). */
   startedFrom?: string;
 }
@@ -131,6 +134,9 @@ export interface TrainingSlice {
   pastRuns: TrainingRun[];
   /** The optional charts shown under "More charts" (keys of GRPO_CHARTS; shown in that table's order). */
   chartPicks: string[];
+  /** Task synthesis for the next new GRPO job (null: off); an unfinished job goes on with its own. */
+  poolSynthesis: PoolSynthesisSettings | null;
+  setPoolSynthesis(settings: PoolSynthesisSettings | null): void;
   setMode(mode: RunMode): void;
   setChartPicks(picks: string[]): void;
   setTrainingSettings(settings: Partial<TrainingSettings>): void;
@@ -159,6 +165,8 @@ export const createTrainingSlice: StateCreator<PlaygroundState, [], [], Training
   memoryChoice: null,
   pastRuns: [],
   chartPicks: DEFAULT_CHART_PICKS,
+  poolSynthesis: null,
+  setPoolSynthesis: (poolSynthesis) => set({ poolSynthesis }),
   setMode: (mode) => set({ mode }),
   setChartPicks: (chartPicks) => set({ chartPicks }),
   setTrainingSettings: (settings) => set((state) => ({ trainingSettings: { ...state.trainingSettings, ...settings } })),
