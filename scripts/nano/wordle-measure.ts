@@ -129,6 +129,25 @@ interface Measurement {
   reward: number;
   /** Of the valid guesses, the share that are held-out, practice and demonstration words (in the 300-word pool a third each would be no preference; in a bigger one, each part's share of the pool): where the model's guesses lean. */
   guessShares: { heldOut: number; practice: number; demonstration: number };
+  /** Games and win rate by the set the game's answer belongs to: where a gain comes from (demonstration answers were shown played, practice answers are GRPO's, held-out ones no training game's). */
+  byAnswerSet: Record<AnswerSet, { games: number; winRate: number }>;
+}
+
+/** The parts of the answer pool, as the per-set breakdown names them. */
+type AnswerSet = 'demonstration' | 'practice' | 'heldOut';
+const ANSWER_SETS: readonly AnswerSet[] = ['demonstration', 'practice', 'heldOut'];
+
+/** Games and win rate of `records` by their answer's part of the pool. */
+function winsByAnswerSet(records: EvaluationResult['records']): Measurement['byAnswerSet'] {
+  const setOf = (answer: string): AnswerSet => (pool.practice.includes(answer) ? 'practice' : pool.demonstration.includes(answer) ? 'demonstration' : 'heldOut');
+  const tally = { demonstration: { games: 0, wins: 0 }, practice: { games: 0, wins: 0 }, heldOut: { games: 0, wins: 0 } };
+  for (const record of records) {
+    const part = tally[setOf(String(record.answer))];
+    part.games += 1;
+    if (record.scores.compactWinReward === 1) part.wins += 1;
+  }
+  const rate = ({ games, wins }: { games: number; wins: number }) => ({ games, winRate: games === 0 ? 0 : wins / games });
+  return { demonstration: rate(tally.demonstration), practice: rate(tally.practice), heldOut: rate(tally.heldOut) };
 }
 
 function summarise(result: EvaluationResult): Measurement {
@@ -144,6 +163,7 @@ function summarise(result: EvaluationResult): Measurement {
     consistency: result.summary.scores.consistencyReward ?? 0,
     reward: result.summary.reward.mean,
     guessShares: guessShares(records.flatMap((record) => (record.state as CompactWordleState).guesses ?? [])),
+    byAnswerSet: winsByAnswerSet(records),
   };
 }
 
@@ -179,7 +199,8 @@ async function measure(label: string): Promise<StageRow> {
   await policy.syncWeights();
   const fresh = await measureOn(env);
   const heldOut = await measureOn(heldOutEnv);
-  console.error(`[${elapsed()}] ${label}: fresh greedy win ${fresh.greedy.winRate.toFixed(2)} invalid ${fresh.greedy.invalidRate.toFixed(2)} · sampled win ${fresh.sampled.winRate.toFixed(2)} · held-out greedy ${heldOut.greedy.winRate.toFixed(2)} sampled ${heldOut.sampled.winRate.toFixed(2)} · guesses ${describeShares(fresh.greedy.guessShares)}`);
+  const bySet = ANSWER_SETS.map((part) => `${part} ${fresh.greedy.byAnswerSet[part].winRate.toFixed(2)}`).join(', ');
+  console.error(`[${elapsed()}] ${label}: fresh greedy win ${fresh.greedy.winRate.toFixed(2)} (${bySet}) invalid ${fresh.greedy.invalidRate.toFixed(2)} · sampled win ${fresh.sampled.winRate.toFixed(2)} · held-out greedy ${heldOut.greedy.winRate.toFixed(2)} sampled ${heldOut.sampled.winRate.toFixed(2)} · guesses ${describeShares(fresh.greedy.guessShares)}`);
   return { label, ...fresh, heldOutGreedy: heldOut.greedy, heldOutSampled: heldOut.sampled };
 }
 
@@ -276,6 +297,12 @@ console.log('|---|---|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} | ${[greedy.guessShares.heldOut, greedy.guessShares.practice, greedy.guessShares.demonstration].map(pct).join(' / ')} |`);
 }
+const firstSets = rows[0]?.greedy.byAnswerSet;
+const setHeader = (part: AnswerSet) => `${part === 'heldOut' ? 'held-out' : part} answers${firstSets ? ` (${firstSets[part].games} games)` : ''}`;
+console.log("\nFresh games by the answer's set, win greedy / sampled (demonstration answers: the pretraining and warm-up games'; practice: GRPO's; held-out: no training game's):\n");
+console.log(`| stage | ${ANSWER_SETS.map(setHeader).join(' | ')} |`);
+console.log('|---|---|---|---|');
+for (const { label, greedy, sampled } of rows) console.log(`| ${label} | ${ANSWER_SETS.map((part) => `${pct(greedy.byAnswerSet[part].winRate)} / ${pct(sampled.byAnswerSet[part].winRate)}`).join(' | ')} |`);
 console.log('\nGeneralisation: the held-out answers (never a training game\'s answer):\n');
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) |');
 console.log('|---|---|---|---|---|');
