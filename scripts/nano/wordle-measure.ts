@@ -267,9 +267,14 @@ const grpoSeconds = (Date.now() - grpoStarted - curveEvalMs) / 1000;
 if (only !== 'control') rows.push(await measure('after GRPO'));
 
 // The control: from the same warmed-up weights and optimizer state, the warm-up goes on (new
-// batches of the same demonstrations) for GRPO's wall time instead.
-// With --control-steps, that many steps instead (a count fixed in advance, for --only control).
-const controlSteps = values['control-steps'] !== undefined ? Number(values['control-steps']) : Math.max(1, Math.round((grpoSeconds * 1000) / sftMsPerStep));
+// batches of the same demonstrations) for GRPO's wall time instead: it stops once it has trained
+// as long as GRPO did (at least one step; the warm-up's step time, which counted the demonstrations'
+// making, gave the control less time than GRPO, BENCHMARKS.md "nano-2m"). With --control-steps,
+// that many steps instead (a count fixed in advance, for --only control).
+const fixedControlSteps = values['control-steps'] !== undefined ? Number(values['control-steps']) : undefined;
+const CONTROL_STEP_CAP = 100_000; // a bound the wall-time rule always reaches first
+const controlSteps = fixedControlSteps ?? CONTROL_STEP_CAP;
+const controlBudgetMs = Math.min(trainingMs, fixedControlSteps === undefined ? grpoSeconds * 1000 : Infinity);
 let controlSeconds = 0;
 let controlDone = 0; // control steps actually run (fewer than controlSteps when --minutes stops it)
 if (only !== 'grpo') {
@@ -281,7 +286,7 @@ if (only !== 'grpo') {
     signal: controlStop.signal,
     onSftStep: () => {
       controlDone += 1;
-      if (Date.now() - controlStarted >= trainingMs) controlStop.abort();
+      if (Date.now() - controlStarted >= controlBudgetMs) controlStop.abort();
     },
   });
   controlSeconds = (Date.now() - controlStarted) / 1000;
@@ -290,7 +295,7 @@ if (only !== 'grpo') {
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 console.log(`model: ${values.model} · seed ${trainingSeed} · training answers ${String(envArgs.answers)}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · ${model.device} · pool ${poolSize} words · ${evalTasks} fresh games from the pool and ${Math.min(evalTasks, COMPACT_HELD_OUT)} held-out answers · sampled at temperature ${sampledTemperature}`);
-console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}${klBeta > 0 ? `, KL β ${klBeta}` : ''}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
+console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}${klBeta > 0 ? `, KL β ${klBeta}` : ''}) (${grpoSeconds.toFixed(0)} s); control ${controlDone}${fixedControlSteps !== undefined ? ` of ${fixedControlSteps}` : ''} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
 console.log('Fresh games from the answer list:\n');
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) | guesses held-out / practice / demonstration (greedy) |');
 console.log('|---|---|---|---|---|---|---|---|---|');
@@ -309,5 +314,5 @@ console.log('|---|---|---|---|---|');
 for (const { label, heldOutGreedy, heldOutSampled } of rows) {
   console.log(`| ${label} | ${pct(heldOutGreedy.winRate)} | ${pct(heldOutSampled.winRate)} | ${heldOutGreedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(heldOutGreedy.invalidRate)} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, backend: backendName, seed: trainingSeed, answers: envArgs.answers, poolSize, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, klBeta, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, backend: backendName, seed: trainingSeed, answers: envArgs.answers, poolSize, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, klBeta, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps: fixedControlSteps ?? null, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();
