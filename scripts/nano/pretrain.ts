@@ -39,7 +39,9 @@
  * --state FILE writes, at every checkpoint, what a run needs to continue exactly (f32 weights,
  * AdamW's state, the step, the loss curve; pretrain-state.ts), and --resume continues from it: the
  * same command with --resume (and any --minutes) picks up at the saved step, with the same batches
- * and schedule, so the weights are those of one uninterrupted run. --until-step N stops at step N
+ * and schedule, so the weights are those of one uninterrupted run; its --max-steps may differ while
+ * the saved step is before both schedules' decay (the weights are then those of one uninterrupted
+ * run of the new length: a long run sized again once its speed is known). --until-step N stops at step N
  * (the schedule still follows --max-steps), to run a long pretraining in parts. --threads N runs the
  * fast CPU backend's kernels on N threads (default: every core; the weights do not depend on it).
  */
@@ -61,7 +63,7 @@ import { createRng } from '../../src/envs/builtin/random.ts';
 import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
 import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
 import { writeNanoFolder } from './nano-folder.ts';
-import { readPretrainState, writePretrainState, type LossPoint } from './pretrain-state.ts';
+import { decayStartOf, readPretrainState, writePretrainState, type LossPoint } from './pretrain-state.ts';
 import { corpusSizes, modelShape, positiveInteger } from './pretrain-settings.ts';
 import { openTrainingBackend } from './training-backend.ts';
 import { defaultThreadCount } from '../../src/gpu/fast-cpu/node-kernel-threads.ts';
@@ -263,7 +265,7 @@ while (step < untilStep && Date.now() < deadline) {
   await backend.zeroGrad();
   const objective = await backend.backward(ids, targets, weights, batchSize, T, 1);
   // Linear warm-up, constant, then a linear decay to peakLr/10 over the last quarter of maxSteps.
-  const decayStart = Math.floor(0.75 * maxSteps);
+  const decayStart = decayStartOf(maxSteps);
   let decay = step < decayStart ? 1 : 1 - (0.9 * (step - decayStart)) / Math.max(1, maxSteps - decayStart);
   if (values['decay-by-time']) {
     const timeDone = (Date.now() - trainingStarted) / Math.max(1, deadline - trainingStarted); // share of the training time spent
