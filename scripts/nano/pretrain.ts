@@ -14,6 +14,9 @@
  *   - compact Wordle games played by the deliberately imperfect teacher, on training answers only
  *     (no held-out answer is ever a game's answer here); with `--game-answers demonstration`, on
  *     the demonstration answers only, so that no practice answer (lesson 6's RL games) is one;
+ *     `--teacher transcript` (the default, what made the shipped nano) seeds the teacher by the
+ *     transcript alone, so each answer gets one game played over and over; `--teacher game` by
+ *     each game's seed too, so an answer's games differ (8000 games: 7935 distinct);
  *   - "fits" lists: a board line from one of those games (so from a game's answer) and up to 8
  *     dictionary words that agree with it, the skill a consistent guess needs;
  *   - compact reverse-text tasks (4–8 characters) solved by its expert.
