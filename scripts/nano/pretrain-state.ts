@@ -39,7 +39,17 @@ export async function writePretrainState(file: string, state: PretrainState): Pr
   await rename(`${file}.tmp`, file);
 }
 
-/** Reads the state in `file` and checks that it was written with the same `settings`; throws saying which setting differs otherwise. */
+/** The step from which a schedule of `maxSteps` steps decays its learning rate (pretrain.ts: the last quarter). */
+export function decayStartOf(maxSteps: number): number {
+  return Math.floor(0.75 * maxSteps);
+}
+
+/**
+ * Reads the state in `file` and checks that it was written with the same `settings`; throws saying
+ * which setting differs otherwise. One may differ: `maxSteps`, while neither schedule has begun to
+ * decay by the saved step (and `decayByTime` is off), since every step taken so far then had the
+ * same learning rate under both, so the run continues as one uninterrupted run of the new length.
+ */
 export async function readPretrainState(file: string, settings: Record<string, unknown>): Promise<PretrainState> {
   let state: PretrainState;
   try {
@@ -51,7 +61,19 @@ export async function readPretrainState(file: string, settings: Record<string, u
   for (const key of new Set([...Object.keys(settings), ...Object.keys(state.settings)])) {
     const was = JSON.stringify(state.settings[key]);
     const now = JSON.stringify(settings[key]);
+    if (key === 'maxSteps' && was !== now && rescheduleAllowed(file, state, settings)) continue;
     if (was !== now) throw new Error(`--resume: the run in ${file} was made with ${key} ${was}, this command gives ${now}; resume with the same settings (its pretraining.json lists them)`);
   }
   return state;
+}
+
+/** Whether a run saved at `state.step` may go on under another --max-steps (no step taken so far was in either schedule's decay); throws saying why not when steps were, false when the schedules are not comparable. */
+function rescheduleAllowed(file: string, state: PretrainState, settings: Record<string, unknown>): boolean {
+  const before = state.settings.maxSteps;
+  const after = settings.maxSteps;
+  if (typeof before !== 'number' || typeof after !== 'number' || state.settings.decayByTime === true || settings.decayByTime === true) return false;
+  if (state.step <= Math.min(decayStartOf(before), decayStartOf(after))) return true;
+  throw new Error(
+    `--resume: the run in ${file} reached step ${state.step}, past where --max-steps ${after} would have begun its decay (step ${decayStartOf(after)}) or its own did (step ${decayStartOf(before)}); resume with --max-steps ${before}`,
+  );
 }

@@ -14,6 +14,9 @@
  *   - compact Wordle games played by the deliberately imperfect teacher, on training answers only
  *     (no held-out answer is ever a game's answer here); with `--game-answers demonstration`, on
  *     the demonstration answers only, so that no practice answer (lesson 6's RL games) is one;
+ *     `--teacher transcript` (the default, what made the shipped nano) seeds the teacher by the
+ *     transcript alone, so each answer gets one game played over and over; `--teacher game` by
+ *     each game's seed too, so an answer's games differ (8000 games: 7935 distinct);
  *   - "fits" lists: a board line from one of those games (so from a game's answer) and up to 8
  *     dictionary words that agree with it, the skill a consistent guess needs;
  *   - compact reverse-text tasks (4–8 characters) solved by its expert.
@@ -39,7 +42,9 @@
  * --state FILE writes, at every checkpoint, what a run needs to continue exactly (f32 weights,
  * AdamW's state, the step, the loss curve; pretrain-state.ts), and --resume continues from it: the
  * same command with --resume (and any --minutes) picks up at the saved step, with the same batches
- * and schedule, so the weights are those of one uninterrupted run. --until-step N stops at step N
+ * and schedule, so the weights are those of one uninterrupted run; its --max-steps may differ while
+ * the saved step is before both schedules' decay (the weights are then those of one uninterrupted
+ * run of the new length: a long run sized again once its speed is known). --until-step N stops at step N
  * (the schedule still follows --max-steps), to run a long pretraining in parts. --threads N runs the
  * fast CPU backend's kernels on N threads (default: every core; the weights do not depend on it).
  */
@@ -47,12 +52,21 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseBackendName } from '../../src/cli/open-model.ts';
 import { loadBuiltinEnvironment, loadBuiltinExpert } from '../../src/envs/builtin/index.ts';
-import { checkCompactPoolSize, compactAnswerPool, fitsBoard, parseBoard } from '../../src/envs/builtin/wordle-compact.ts';
+import {
+  COMPACT_TEACHER_MISTAKE_RATE,
+  COMPACT_TEACHER_SEEDS,
+  type CompactTeacherSeed,
+  checkCompactPoolSize,
+  compactAnswerPool,
+  compactWordleTeacher,
+  fitsBoard,
+  parseBoard,
+} from '../../src/envs/builtin/wordle-compact.ts';
 import { createRng } from '../../src/envs/builtin/random.ts';
 import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
 import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
 import { writeNanoFolder } from './nano-folder.ts';
-import { readPretrainState, writePretrainState, type LossPoint } from './pretrain-state.ts';
+import { decayStartOf, readPretrainState, writePretrainState, type LossPoint } from './pretrain-state.ts';
 import { corpusSizes, modelShape, positiveInteger } from './pretrain-settings.ts';
 import { openTrainingBackend } from './training-backend.ts';
 import { defaultThreadCount } from '../../src/gpu/fast-cpu/node-kernel-threads.ts';
@@ -70,6 +84,7 @@ const { values } = parseArgs({
     fits: { type: 'string' },
     reverse: { type: 'string' },
     'game-answers': { type: 'string', default: 'training' },
+    teacher: { type: 'string', default: 'transcript' },
     'pool-size': { type: 'string', default: '300' },
     backend: { type: 'string', default: 'cpu' },
     layers: { type: 'string' },
@@ -109,13 +124,17 @@ if (values.resume && stateFile === undefined) throw new Error('--resume needs --
 // lesson 6's GRPO plays are never an answer the model was shown).
 const gameAnswers = values['game-answers'];
 if (gameAnswers !== 'training' && gameAnswers !== 'demonstration') throw new Error(`--game-answers must be training or demonstration, got ${gameAnswers}`);
+// What seeds the teacher's moves: `transcript` (one fixed game per answer: what made the shipped
+// nano) or `game` (each game its own seed, so an answer's games differ: what made nano-2m).
+const teacherSeed = values.teacher as CompactTeacherSeed;
+if (!COMPACT_TEACHER_SEEDS.includes(teacherSeed)) throw new Error(`--teacher must be ${COMPACT_TEACHER_SEEDS.join(' or ')}, got ${values.teacher}`);
 const tokenizer = new ByteTokenizer();
 
 /** The pretraining corpus: transcripts in the byte chat format, in a seeded order. */
 async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, number> }> {
   const rng = createRng(seed);
   const texts: string[] = [];
-  const counts = { wordLists: 0, wordleGames: 0, fitsLists: 0, reverseText: 0, teacherWinRate: 0 };
+  const counts = { wordLists: 0, wordleGames: 0, distinctGames: 0, fitsLists: 0, reverseText: 0, teacherWinRate: 0 };
   // Word lists: the game's dictionary (its pool), each word about equally often.
   for (let i = 0; i < sizes.wordLists; i++) {
     const words = Array.from({ length: 12 }, () => rng.pick(pool.all));
@@ -123,11 +142,12 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
     counts.wordLists++;
   }
   // Compact Wordle games by the imperfect teacher, on training answers only.
-  // (The expert of a compact game guesses from that game's own pool.)
+  // The teacher guesses from the game's own pool; with `--teacher game`, game i is seeded by seed + i.
   const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: sizes.games, seed, answers: gameAnswers, poolSize });
-  const teacher = new ScriptedClient(await loadBuiltinExpert('wordle', wordle));
+  const teacher = new ScriptedClient(compactWordleTeacher(COMPACT_TEACHER_MISTAKE_RATE, pool, teacherSeed));
   const notShown = new Set([...pool.heldOut, ...(gameAnswers === 'demonstration' ? pool.practice : [])]);
-  const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32 });
+  const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32, samplingArgs: { seed } });
+  counts.distinctGames = new Set(games.records.map((record) => JSON.stringify(record.completion))).size;
   counts.teacherWinRate = games.summary.passRate;
   const boards: string[] = []; // the boards after a first guess, of those games only
   for (const record of games.records) {
@@ -174,7 +194,7 @@ let log: LossPoint[] = [];
 const command = `npx tsx scripts/nano/pretrain.ts ${process.argv.slice(2).join(' ')}`;
 let commands = [command];
 // What fixes the weights: a resume with any of these changed would not continue the same run.
-const settings = { seed, backend: backendName, poolSize, gameAnswers, config, corpus: sizes, batchSize, rowLength, peakLr, maxSteps, decayByTime: values['decay-by-time'] === true };
+const settings = { seed, backend: backendName, poolSize, gameAnswers, teacherSeed, config, corpus: sizes, batchSize, rowLength, peakLr, maxSteps, decayByTime: values['decay-by-time'] === true };
 
 /** The next packed batch: random transcripts laid end to end (each starts with <|bos|>), cut into rows of T tokens; ids (B, T) and their next tokens (B, T). */
 function nextBatch(): { ids: Int32Array; targets: Int32Array } {
@@ -213,6 +233,7 @@ async function save(): Promise<void> {
     backend: backendName,
     poolSize,
     gameAnswers,
+    teacher: teacherSeed,
     shape: { layers: config.num_hidden_layers, hidden: config.hidden_size, intermediate: config.intermediate_size, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads, headDim: config.head_dim },
     steps: step,
     maxSteps,
@@ -247,7 +268,7 @@ while (step < untilStep && Date.now() < deadline) {
   await backend.zeroGrad();
   const objective = await backend.backward(ids, targets, weights, batchSize, T, 1);
   // Linear warm-up, constant, then a linear decay to peakLr/10 over the last quarter of maxSteps.
-  const decayStart = Math.floor(0.75 * maxSteps);
+  const decayStart = decayStartOf(maxSteps);
   let decay = step < decayStart ? 1 : 1 - (0.9 * (step - decayStart)) / Math.max(1, maxSteps - decayStart);
   if (values['decay-by-time']) {
     const timeDone = (Date.now() - trainingStarted) / Math.max(1, deadline - trainingStarted); // share of the training time spent

@@ -129,6 +129,25 @@ interface Measurement {
   reward: number;
   /** Of the valid guesses, the share that are held-out, practice and demonstration words (in the 300-word pool a third each would be no preference; in a bigger one, each part's share of the pool): where the model's guesses lean. */
   guessShares: { heldOut: number; practice: number; demonstration: number };
+  /** Games and win rate by the set the game's answer belongs to: where a gain comes from (demonstration answers were shown played, practice answers are GRPO's, held-out ones no training game's). */
+  byAnswerSet: Record<AnswerSet, { games: number; winRate: number }>;
+}
+
+/** The parts of the answer pool, as the per-set breakdown names them. */
+type AnswerSet = 'demonstration' | 'practice' | 'heldOut';
+const ANSWER_SETS: readonly AnswerSet[] = ['demonstration', 'practice', 'heldOut'];
+
+/** Games and win rate of `records` by their answer's part of the pool. */
+function winsByAnswerSet(records: EvaluationResult['records']): Measurement['byAnswerSet'] {
+  const setOf = (answer: string): AnswerSet => (pool.practice.includes(answer) ? 'practice' : pool.demonstration.includes(answer) ? 'demonstration' : 'heldOut');
+  const tally = { demonstration: { games: 0, wins: 0 }, practice: { games: 0, wins: 0 }, heldOut: { games: 0, wins: 0 } };
+  for (const record of records) {
+    const part = tally[setOf(String(record.answer))];
+    part.games += 1;
+    if (record.scores.compactWinReward === 1) part.wins += 1;
+  }
+  const rate = ({ games, wins }: { games: number; wins: number }) => ({ games, winRate: games === 0 ? 0 : wins / games });
+  return { demonstration: rate(tally.demonstration), practice: rate(tally.practice), heldOut: rate(tally.heldOut) };
 }
 
 function summarise(result: EvaluationResult): Measurement {
@@ -144,6 +163,7 @@ function summarise(result: EvaluationResult): Measurement {
     consistency: result.summary.scores.consistencyReward ?? 0,
     reward: result.summary.reward.mean,
     guessShares: guessShares(records.flatMap((record) => (record.state as CompactWordleState).guesses ?? [])),
+    byAnswerSet: winsByAnswerSet(records),
   };
 }
 
@@ -179,7 +199,8 @@ async function measure(label: string): Promise<StageRow> {
   await policy.syncWeights();
   const fresh = await measureOn(env);
   const heldOut = await measureOn(heldOutEnv);
-  console.error(`[${elapsed()}] ${label}: fresh greedy win ${fresh.greedy.winRate.toFixed(2)} invalid ${fresh.greedy.invalidRate.toFixed(2)} · sampled win ${fresh.sampled.winRate.toFixed(2)} · held-out greedy ${heldOut.greedy.winRate.toFixed(2)} sampled ${heldOut.sampled.winRate.toFixed(2)} · guesses ${describeShares(fresh.greedy.guessShares)}`);
+  const bySet = ANSWER_SETS.map((part) => `${part} ${fresh.greedy.byAnswerSet[part].winRate.toFixed(2)}`).join(', ');
+  console.error(`[${elapsed()}] ${label}: fresh greedy win ${fresh.greedy.winRate.toFixed(2)} (${bySet}) invalid ${fresh.greedy.invalidRate.toFixed(2)} · sampled win ${fresh.sampled.winRate.toFixed(2)} · held-out greedy ${heldOut.greedy.winRate.toFixed(2)} sampled ${heldOut.sampled.winRate.toFixed(2)} · guesses ${describeShares(fresh.greedy.guessShares)}`);
   return { label, ...fresh, heldOutGreedy: heldOut.greedy, heldOutSampled: heldOut.sampled };
 }
 
@@ -246,9 +267,14 @@ const grpoSeconds = (Date.now() - grpoStarted - curveEvalMs) / 1000;
 if (only !== 'control') rows.push(await measure('after GRPO'));
 
 // The control: from the same warmed-up weights and optimizer state, the warm-up goes on (new
-// batches of the same demonstrations) for GRPO's wall time instead.
-// With --control-steps, that many steps instead (a count fixed in advance, for --only control).
-const controlSteps = values['control-steps'] !== undefined ? Number(values['control-steps']) : Math.max(1, Math.round((grpoSeconds * 1000) / sftMsPerStep));
+// batches of the same demonstrations) for GRPO's wall time instead: it stops once it has trained
+// as long as GRPO did (at least one step; the warm-up's step time, which counted the demonstrations'
+// making, gave the control less time than GRPO, BENCHMARKS.md "nano-2m"). With --control-steps,
+// that many steps instead (a count fixed in advance, for --only control).
+const fixedControlSteps = values['control-steps'] !== undefined ? Number(values['control-steps']) : undefined;
+const CONTROL_STEP_CAP = 100_000; // a bound the wall-time rule always reaches first
+const controlSteps = fixedControlSteps ?? CONTROL_STEP_CAP;
+const controlBudgetMs = Math.min(trainingMs, fixedControlSteps === undefined ? grpoSeconds * 1000 : Infinity);
 let controlSeconds = 0;
 let controlDone = 0; // control steps actually run (fewer than controlSteps when --minutes stops it)
 if (only !== 'grpo') {
@@ -260,7 +286,7 @@ if (only !== 'grpo') {
     signal: controlStop.signal,
     onSftStep: () => {
       controlDone += 1;
-      if (Date.now() - controlStarted >= trainingMs) controlStop.abort();
+      if (Date.now() - controlStarted >= controlBudgetMs) controlStop.abort();
     },
   });
   controlSeconds = (Date.now() - controlStarted) / 1000;
@@ -269,18 +295,24 @@ if (only !== 'grpo') {
 
 const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
 console.log(`model: ${values.model} · seed ${trainingSeed} · training answers ${String(envArgs.answers)}${values['turn-rewards'] ? ` · turn rewards, credit ${turnCredit ?? 'return-to-go'}` : ''}${rewardWeights ? ` · reward weights ${JSON.stringify(rewardWeights)}` : ''} · ${model.device} · pool ${poolSize} words · ${evalTasks} fresh games from the pool and ${Math.min(evalTasks, COMPACT_HELD_OUT)} held-out answers · sampled at temperature ${sampledTemperature}`);
-console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}${klBeta > 0 ? `, KL β ${klBeta}` : ''}) (${grpoSeconds.toFixed(0)} s); control ${controlDone} of ${controlSteps} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
+console.log(`warm-up ${sftSteps} SFT steps (lr ${sftLr}); GRPO ${rl.grpo.length} of ${grpoSteps} steps of ${tasksPerStep} words × ${groupSize} games (lr ${grpoLr}${klBeta > 0 ? `, KL β ${klBeta}` : ''}) (${grpoSeconds.toFixed(0)} s); control ${controlDone}${fixedControlSteps !== undefined ? ` of ${fixedControlSteps}` : ''} extra SFT steps (${controlSeconds.toFixed(0)} s)\n`);
 console.log('Fresh games from the answer list:\n');
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) | consistent guesses (greedy) | consistency reward (greedy) | reward (greedy) | guesses held-out / practice / demonstration (greedy) |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const { label, greedy, sampled } of rows) {
   console.log(`| ${label} | ${pct(greedy.winRate)} | ${pct(sampled.winRate)} | ${greedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(greedy.invalidRate)} | ${pct(greedy.consistentGuesses)} | ${greedy.consistency.toFixed(2)} | ${greedy.reward.toFixed(3)} | ${[greedy.guessShares.heldOut, greedy.guessShares.practice, greedy.guessShares.demonstration].map(pct).join(' / ')} |`);
 }
+const firstSets = rows[0]?.greedy.byAnswerSet;
+const setHeader = (part: AnswerSet) => `${part === 'heldOut' ? 'held-out' : part} answers${firstSets ? ` (${firstSets[part].games} games)` : ''}`;
+console.log("\nFresh games by the answer's set, win greedy / sampled (demonstration answers: the pretraining and warm-up games'; practice: GRPO's; held-out: no training game's):\n");
+console.log(`| stage | ${ANSWER_SETS.map(setHeader).join(' | ')} |`);
+console.log('|---|---|---|---|');
+for (const { label, greedy, sampled } of rows) console.log(`| ${label} | ${ANSWER_SETS.map((part) => `${pct(greedy.byAnswerSet[part].winRate)} / ${pct(sampled.byAnswerSet[part].winRate)}`).join(' | ')} |`);
 console.log('\nGeneralisation: the held-out answers (never a training game\'s answer):\n');
 console.log('| stage | win (greedy) | win (sampled) | turns/win (greedy) | invalid guesses (greedy) |');
 console.log('|---|---|---|---|---|');
 for (const { label, heldOutGreedy, heldOutSampled } of rows) {
   console.log(`| ${label} | ${pct(heldOutGreedy.winRate)} | ${pct(heldOutSampled.winRate)} | ${heldOutGreedy.turnsPerWin?.toFixed(2) ?? '–'} | ${pct(heldOutGreedy.invalidRate)} |`);
 }
-console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, backend: backendName, seed: trainingSeed, answers: envArgs.answers, poolSize, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, klBeta, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
+console.log(JSON.stringify({ bench: 'wordle-lesson', model: values.model, backend: backendName, seed: trainingSeed, answers: envArgs.answers, poolSize, turnRewards: values['turn-rewards'] === true, turnCredit: values['turn-rewards'] ? (turnCredit ?? 'return-to-go') : null, rewardWeights: rewardWeights ?? null, klBeta, evalTasks, sftSteps, grpoSteps, grpoStepsRun: rl.grpo.length, tasksPerStep, groupSize, sftLr, grpoLr, controlSteps: fixedControlSteps ?? null, controlStepsRun: controlDone, controlSeconds, grpoSeconds, rows, curve, grpoReward: rl.grpo.map((m) => m.reward.mean), seconds: (Date.now() - started) / 1000 }));
 model.backend.dispose();

@@ -533,18 +533,34 @@ export function isCompactWordleTranscript(messages: readonly Message[]): boolean
 export const COMPACT_TEACHER_MISTAKE_RATE = 0.3;
 
 /**
+ * What seeds the teacher's choices: `transcript` (the default), the transcript alone, so an answer
+ * always gets the same game (every game opens on the same board); `game`, the request's `seed` and
+ * the transcript, so each game (evaluate gives rollout i of task j its own seed when its sampling
+ * arguments have one) is played differently and the same seed replays the same game.
+ */
+export type CompactTeacherSeed = 'transcript' | 'game';
+
+/** The teacher's seeding choices, as `--teacher` of the pretraining script names them. */
+export const COMPACT_TEACHER_SEEDS: readonly CompactTeacherSeed[] = ['transcript', 'game'];
+
+/**
  * A deliberately imperfect compact-Wordle solver: a random word of `pool` (the game's pool, default
  * the 300-word one; not yet guessed) that fits the board, except with probability `mistakeRate` one
  * that fits only the greens. Its randomness is seeded by the transcript, so the same game always
- * gets the same move.
+ * gets the same move; with `seedBy: 'game'` also by the request's seed, which such a teacher
+ * requires (a request without one is refused), so the same answer gets different games.
  */
-export function compactWordleTeacher(mistakeRate = COMPACT_TEACHER_MISTAKE_RATE, pool: CompactAnswerPool = COMPACT_ANSWER_POOL): ScriptedPolicy {
+export function compactWordleTeacher(mistakeRate = COMPACT_TEACHER_MISTAKE_RATE, pool: CompactAnswerPool = COMPACT_ANSWER_POOL, seedBy: CompactTeacherSeed = 'transcript'): ScriptedPolicy {
   const words = pool.all;
-  return (messages) => {
+  return (messages, request) => {
     const last = messages.filter((message) => message.role === 'user').at(-1)?.content ?? '';
     const facts = parseBoard(last) ?? boardFacts([], []);
     const guessed = new Set(messages.filter((message) => message.role === 'assistant').map((message) => message.content.trim()));
-    const rng = createRng(hashText(messages.map((message) => message.content).join('|')));
+    const transcript = messages.map((message) => message.content).join('|');
+    if (seedBy === 'game' && request.seed === undefined) {
+      throw new Error('compactWordleTeacher: a teacher seeded by the game needs a seed in each request; pass samplingArgs with a seed to evaluate (each rollout then gets its own)');
+    }
+    const rng = createRng(hashText(seedBy === 'game' ? `${request.seed}#${transcript}` : transcript));
     const fresh = words.filter((word) => !guessed.has(word));
     const greensOnly: BoardFacts = { greens: facts.greens, minCounts: new Map(), excluded: new Set() };
     const careless = rng.next() < mistakeRate;

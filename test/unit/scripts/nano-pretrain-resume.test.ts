@@ -58,3 +58,28 @@ test('a resume state written with other settings is refused, naming the setting'
   await expect(readPretrainState(file, { ...settings, peakLr: 0.003 })).rejects.toThrow(/made with peakLr 0.002, this command gives 0.003/);
   await expect(readPretrainState(join(file, '..', 'missing.state'), settings)).rejects.toThrow(/cannot read the resume state/);
 });
+
+test('a run may be resumed under another --max-steps before either schedule decays, and ends with the weights of an uninterrupted run of the new length', { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tabrl-pretrain-resize-'));
+  await pretrain([...TOY, '--out', join(dir, 'whole'), '--state', join(dir, 'whole.state')]); // --max-steps 4: decays from step 3
+  const longer = TOY.map((arg, i) => (TOY[i - 1] === '--max-steps' ? '40' : arg));
+  await pretrain([...longer, '--until-step', '2', '--out', join(dir, 'parts'), '--state', join(dir, 'parts.state')]);
+  const resumed = await pretrain([...TOY, '--resume', '--out', join(dir, 'parts'), '--state', join(dir, 'parts.state')]);
+  expect(resumed).toContain('at step 2');
+  const whole = await readFile(join(dir, 'whole', 'model.safetensors'));
+  expect((await readFile(join(dir, 'parts', 'model.safetensors'))).equals(whole)).toBe(true);
+  expect(JSON.parse(await readFile(join(dir, 'parts', 'pretraining.json'), 'utf8')).maxSteps).toBe(4);
+});
+
+test('a resume under another --max-steps is refused once a step was in either decay, naming the step', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'tabrl-pretrain-resize-state-')), 'run.state');
+  const settings = { seed: 0, peakLr: 0.002, maxSteps: 2400, decayByTime: false };
+  const at = (step: number) => ({ settings, step, tokensSeen: 100, smoothedLoss: 1.5, trainingMs: 10, wallSeconds: 1, lossCurve: [], commands: ['x'], parameters: new Map(), optimizer: { step, m: new Map(), v: new Map() } });
+  await writePretrainState(file, at(900));
+  expect((await readPretrainState(file, { ...settings, maxSteps: 1200 })).step).toBe(900); // 1200's decay starts at step 900
+  await expect(readPretrainState(file, { ...settings, maxSteps: 1100 })).rejects.toThrow(/reached step 900, past where --max-steps 1100 would have begun its decay \(step 825\).*resume with --max-steps 2400/);
+  await writePretrainState(file, at(1900)); // past 2400's own decay start, 1800
+  await expect(readPretrainState(file, { ...settings, maxSteps: 4000 })).rejects.toThrow(/or its own did \(step 1800\)/);
+  await writePretrainState(file, { ...at(10), settings: { ...settings, decayByTime: true } });
+  await expect(readPretrainState(file, { ...settings, decayByTime: true, maxSteps: 1200 })).rejects.toThrow(/made with maxSteps 2400, this command gives 1200/);
+});

@@ -292,6 +292,36 @@ describe('compact wordle answers and teacher', () => {
     expect(await careful(messages, request)).toBe(first);
     expect(fitsBoard(String(first), parseBoard('??a?e + -lst')!)).toBe(true);
   });
+
+  // Twelve games on each of two answers, the same tasks as pretraining makes (game i numbered seed + i).
+  const repeatedGames: Task[] = ['crane', 'teach'].flatMap((answer) => Array.from({ length: 12 }, (_, i) => ({ question: '????? + -', answer, task: 'wordle', info: { gameSeed: i } })));
+  const gamesOf = async (seedBy: 'transcript' | 'game', seed: number) => {
+    const result = await evaluate(env, new ScriptedClient(compactWordleTeacher(undefined, COMPACT_ANSWER_POOL, seedBy)), { tasks: repeatedGames, samplingArgs: { seed } });
+    return result.records.map((record) => `${String(record.answer)}: ${record.completion.map((message) => message.content).join(' | ')}`);
+  };
+  const distinctPerAnswer = (games: string[], answer: string) => new Set(games.filter((game) => game.startsWith(`${answer}:`))).size;
+
+  test("a teacher seeded by the game plays an answer's games differently, and the same seed replays the same games", async () => {
+    const games = await gamesOf('game', 7);
+    expect(distinctPerAnswer(games, 'crane')).toBeGreaterThan(6);
+    expect(distinctPerAnswer(games, 'teach')).toBeGreaterThan(6);
+    expect(await gamesOf('game', 7)).toEqual(games);
+    expect(await gamesOf('game', 1007)).not.toEqual(games);
+  });
+
+  test('the transcript-seeded teacher (the default) plays one game per answer, whatever the seed', async () => {
+    const games = await gamesOf('transcript', 7);
+    expect(distinctPerAnswer(games, 'crane')).toBe(1);
+    expect(distinctPerAnswer(games, 'teach')).toBe(1);
+    expect(await gamesOf('transcript', 1007)).toEqual(games);
+    const byDefault = await evaluate(env, new ScriptedClient(compactWordleTeacher()), { tasks: repeatedGames });
+    expect(byDefault.records.map((record) => `${String(record.answer)}: ${record.completion.map((message) => message.content).join(' | ')}`)).toEqual(games);
+  });
+
+  test('a teacher seeded by the game refuses a request without a seed, saying what to pass', async () => {
+    const result = await evaluate(env, new ScriptedClient(compactWordleTeacher(undefined, COMPACT_ANSWER_POOL, 'game')), { tasks: repeatedGames.slice(0, 1) });
+    expect(result.records[0]!.errors[0]!.message).toMatch(/needs a seed in each request; pass samplingArgs with a seed/);
+  });
 });
 
 describe('compact wordle evaluation splits', () => {
