@@ -49,7 +49,8 @@ export async function runForward(argv: string[]): Promise<number> {
   }
   const spec = positionals[0];
   if (spec === undefined || positionals.length > 1) throw new CliError(`give exactly one model folder\n\n${FORWARD_USAGE}`, 2);
-  if (spec === 'tiny') throw new CliError('it runs a model folder; "tiny" has none (its weights are made from a seed): give a shipped model (nano, nano-2m) or a folder, or sample tiny with tabrl generate tiny', 2);
+  if (spec === 'tiny')
+    throw new CliError('it runs a model folder; "tiny" has none (its weights are made from a seed): give a shipped model (nano, nano-2m) or a folder, or sample tiny with tabrl generate tiny', 2);
   const modelDir = modelFolderOf(spec);
   if (values.tokens === undefined) throw new CliError(`--tokens is required (e.g. --tokens 1,2,3)\n\n${FORWARD_USAGE}`, 2);
   const tokens = values.tokens.split(',').map((text) => text.trim());

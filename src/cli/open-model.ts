@@ -120,7 +120,9 @@ export async function openModel(spec: string, options: { backend: BackendName; s
     } catch (error) {
       const hint = isShippedModel(spec)
         ? `the shipped ${spec} folder is broken or missing; restore public/models/${spec} from git, or rebuild it with scripts/nano/pretrain.ts (the command is in docs/nano.md)`
-        : `--model takes "tiny", ${shippedModelIds().map((id) => `"${id}"`).join(', ')} or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json`;
+        : `--model takes "tiny", ${shippedModelIds()
+            .map((id) => `"${id}"`)
+            .join(', ')} or a Hugging Face-style folder with config.json, model.safetensors, tokenizer.json and tokenizer_config.json`;
       throw new CliError(`${errorMessage(error)}\n(${hint})`);
     }
   }

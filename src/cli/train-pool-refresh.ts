@@ -7,7 +7,18 @@
  * Kept apart from train.ts so that file only parses, passes and calls.
  */
 import { type ChatClient, type Environment, type Task } from '../envs/index.ts';
-import { calibrationLabel, checkPoolRules, DEFAULT_POOL_RULES, measuredPassRates, passRateHistogram, poolRefreshRecord, refreshTaskPool, type PoolRefreshMetrics, type PoolRules, type StudioDocument } from '../envs/studio/index.ts';
+import {
+  calibrationLabel,
+  checkPoolRules,
+  DEFAULT_POOL_RULES,
+  measuredPassRates,
+  passRateHistogram,
+  poolRefreshRecord,
+  refreshTaskPool,
+  type PoolRefreshMetrics,
+  type PoolRules,
+  type StudioDocument,
+} from '../envs/studio/index.ts';
 import type { TrainingRunHooks } from '../rl/training-run.ts';
 import { errorMessage } from '../common/error-message.ts';
 import { parseKeep } from './calibrate.ts';
@@ -188,4 +199,3 @@ export async function createPoolRefresher(
   };
   return { afterStep, hooks: { onGrpoPolicySynced: (metrics, policy) => afterStep(metrics.step, policy) }, refreshes: () => refresh, retired };
 }
-

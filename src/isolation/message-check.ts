@@ -108,8 +108,7 @@ export function checkTrajectories(raw: unknown, count: number, maxBytes: number)
 export function checkTasks(raw: unknown, maxBytes: number): CheckedValue<Task[]> {
   return checkValue(raw, maxBytes, (value) => {
     if (!Array.isArray(value)) throw new Invalid('training tasks that are not an array');
-    for (const task of value)
-      if (!isRecord(task) || (typeof task.question !== 'string' && !Array.isArray(task.prompt))) throw new Invalid('a training task without a question or a prompt');
+    for (const task of value) if (!isRecord(task) || (typeof task.question !== 'string' && !Array.isArray(task.prompt))) throw new Invalid('a training task without a question or a prompt');
   });
 }
 

@@ -49,10 +49,7 @@ export type EngineChoice = 'auto' | 'cpu' | 'cpu-reference';
  * picked (`File`s clone into the worker).
  */
 export type EngineModelSpec =
-  | { kind: 'tiny'; seed: number }
-  | { kind: 'shipped'; id: string; url: string; seed: number }
-  | { kind: 'preset'; id: string; seed: number }
-  | { kind: 'local'; files: File[]; seed: number };
+  { kind: 'tiny'; seed: number } | { kind: 'shipped'; id: string; url: string; seed: number } | { kind: 'preset'; id: string; seed: number } | { kind: 'local'; files: File[]; seed: number };
 
 /** Download progress of a model's files, as the download reports it (the file being read, its bytes and all files' bytes done and total). */
 export type EngineLoadProgress = ModelDownloadProgress;

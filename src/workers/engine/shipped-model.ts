@@ -57,7 +57,8 @@ export async function fetchShippedModel(id: string, url: string, options: Shippe
     throw missing ?? damaged(errorMessage(error));
   }
   const differs = (Object.keys(shipped.config) as (keyof ModelConfig)[]).filter((field) => loaded.config[field] !== shipped.config[field]);
-  if (differs.length > 0) throw damaged(`its config.json describes another model: ${differs.map((field) => `${field} ${String(loaded.config[field])}, not ${String(shipped.config[field])}`).join('; ')}`);
+  if (differs.length > 0)
+    throw damaged(`its config.json describes another model: ${differs.map((field) => `${field} ${String(loaded.config[field])}, not ${String(shipped.config[field])}`).join('; ')}`);
   for (const [name, tensor] of loaded.tensors) {
     if (!tensor.data.every(Number.isFinite)) throw damaged(`tensor ${name} holds a NaN or an infinity`);
   }
