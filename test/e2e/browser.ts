@@ -1,7 +1,7 @@
 /** Shared e2e helpers: Debian's Chromium through Playwright, a fresh page at 1280×720, screenshots, waiting for the editor and for jobs, and the share-link builder. */
 import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.ts';
 import { encodeShareHash, migrateSharedState, type FlatSharedState } from '../../src/ui/features/share/url-state.ts';
 
@@ -13,6 +13,24 @@ export async function launchBrowser(): Promise<Browser> {
   const executablePath = findChromium();
   if (!executablePath) throw new Error('no Chromium found: install Debian\'s chromium or set CHROMIUM_PATH');
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Launches one Chromium before the calling file's tests and closes it after them; returns a getter,
+ * since the browser exists only once the tests start.
+ */
+export function useBrowser(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (browser === undefined) throw new Error('the browser is launched before the tests: call the getter inside a test or hook');
+    return browser;
+  };
 }
 
 /** What a fresh page starts with besides empty storage. */

@@ -5,20 +5,12 @@
  * in two columns, and a second message continues both conversations; a GRPO job paused mid-run
  * holds its step counter for seconds, shows "paused", and finishes after Resume.
  */
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Sends a chat message and returns the two answers once both are in. */
 async function chat(page: Page, text: string, turn: number): Promise<{ base: string; trained: string }> {
@@ -31,7 +23,7 @@ async function chat(page: Page, text: string, turn: number): Promise<{ base: str
 
 describe('chat and pause', () => {
   test('the chat answers with the base and the trained model side by side; a paused GRPO job holds and then finishes', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
     await page.getByTestId('tab-chat').click();
     expect(await page.getByTestId('chat-no-run').textContent()).toMatch(/no trained model yet/);

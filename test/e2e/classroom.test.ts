@@ -6,20 +6,12 @@
  * legends cut off, pasted paragraphs read as one passage, and the Policy card choosing an expert a
  * generated file does not have. Screenshots: classroom-<what>-<width>.png.
  */
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** The box of the element with test id `testId`. */
 async function box(page: Page, testId: string): Promise<{ top: number; bottom: number; left: number; right: number; width: number; height: number }> {
@@ -65,7 +57,7 @@ async function clippedLegends(page: Page): Promise<string[]> {
 
 describe('classroom', () => {
   test('lesson 1 at 1280 and 800: arguments per file, a clean run card after switching, presenter numbers, tabs and Share on one row, Start lesson in view', { timeout: 180_000 }, async () => {
-    const { page, pageErrors, context } = await openPage(browser, `${appUrl}#lesson=1`);
+    const { page, pageErrors, context } = await openPage(browser(), `${appUrl}#lesson=1`);
     await context.grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.setViewportSize({ width: 1280, height: 720 });
     await waitForEditor(page);
@@ -135,7 +127,7 @@ describe('classroom', () => {
   });
 
   test('studio: four pasted paragraphs are four passages with a question each; the generated file has no expert and the Policy card does not choose it', { timeout: 120_000 }, async () => {
-    const { page, pageErrors, context } = await openPage(browser, appUrl);
+    const { page, pageErrors, context } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await page.getByTestId('tab-studio').click();
     await page.getByTestId('studio-section-documents').click();
@@ -167,7 +159,7 @@ describe('classroom', () => {
   });
 
   test('lesson 6 after a short GRPO run: Chat columns usable at 800×600 and 1280, legends whole, guessesMetric off the reward axis', { timeout: 300_000 }, async () => {
-    const { page, pageErrors, context } = await openPage(browser, `${appUrl}#lesson=6`);
+    const { page, pageErrors, context } = await openPage(browser(), `${appUrl}#lesson=6`);
     await page.setViewportSize({ width: 1280, height: 720 });
     await waitForEditor(page);
     await page.getByTestId('lesson-start').click();

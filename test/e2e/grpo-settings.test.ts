@@ -4,20 +4,12 @@
  * short GRPO job runs with them (the stored job keeps them), and the picker adds and removes charts.
  * Screenshots go to test-results/screenshots/.
  */
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, expect, inject, test } from 'vitest';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import type { Page } from 'playwright';
+import { expect, inject, test } from 'vitest';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** The GRPO options of the stored run's last job, read from IndexedDB. */
 async function storedJobOptions(page: Page): Promise<Record<string, unknown>> {
@@ -30,7 +22,7 @@ async function storedJobOptions(page: Page): Promise<Record<string, unknown>> {
 }
 
 test('the objective settings reach the trainer, and "More charts" adds and removes charts', { timeout: 300_000 }, async () => {
-  const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+  const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
   await waitForEditor(page);
   await page.getByTestId('policy-in-tab').click();
   await page.getByTestId('mode-train').click();

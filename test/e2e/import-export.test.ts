@@ -9,20 +9,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { unzipSync, zipSync } from 'fflate';
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Clicks `testId` and returns the downloaded file's name and bytes. */
 async function download(page: Page, testId: string): Promise<{ name: string; bytes: Buffer }> {
@@ -41,7 +33,7 @@ async function trainedAnswer(page: Page, text: string): Promise<string> {
 
 describe('import and export', () => {
   test('environment file, results, warm-up data and model weights go out and come back', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
 
     // The environment file: download, then import it back (shown for review first).
@@ -101,7 +93,7 @@ describe('import and export', () => {
     await context.close();
 
     // A fresh page: import the zip; the trained column answers as before.
-    const fresh = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const fresh = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     await waitForEditor(fresh.page);
     await fresh.page.getByTestId('tab-chat').click();
     expect(await fresh.page.getByTestId('chat-no-run').textContent()).toMatch(/no trained model yet/);

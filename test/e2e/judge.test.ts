@@ -4,21 +4,13 @@
  * sandbox to the page, carry the judge's own key, and set the reward; a judge that answers 401
  * stops the run with a message naming the judge, rather than scoring 0.
  */
-import type { Browser, Page, Route } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import type { Page, Route } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, useBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
 const JUDGE_URL = 'http://judge.invalid/v1';
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Opens judged-writing with three tasks and the endpoint judge `judge-e2e` with key `sk-e2e-judge`. */
 async function judgedWritingWithEndpointJudge(page: Page): Promise<void> {
@@ -32,7 +24,7 @@ async function judgedWritingWithEndpointJudge(page: Page): Promise<void> {
 
 describe('judge card', () => {
   test('an endpoint judge grades judged-writing from outside the sandbox, with its own key', async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     const seen: { authorization?: string; model: string; prompt: string }[] = [];
     await page.route(`${JUDGE_URL}/chat/completions`, async (route: Route) => {
       const body = route.request().postDataJSON() as { model: string; messages: { content: string }[] };
@@ -62,7 +54,7 @@ describe('judge card', () => {
   });
 
   test('a judge that answers 401 stops the run with a message naming the judge, not a reward of 0', async () => {
-    const { context, page } = await openPage(browser, appUrl);
+    const { context, page } = await openPage(browser(), appUrl);
     await page.route(`${JUDGE_URL}/chat/completions`, (route: Route) => route.fulfill({
       status: 401,
       headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*' },

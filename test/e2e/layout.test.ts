@@ -5,20 +5,12 @@
  * window, the main pane keeps a usable width, and the Runs table's Open and Delete stay in view.
  * Screenshots: layout-<width>-<mode>-<tab>.png.
  */
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Panes that scroll sideways or stick out of the window, the main pane's width, and whether the Runs table's buttons are in view. */
 async function layoutProblems(page: Page): Promise<string[]> {
@@ -59,7 +51,7 @@ async function layoutProblems(page: Page): Promise<string[]> {
 
 describe('layout', () => {
   test('fits 800, 1280 and 1920 px wide in every tab, normal and presenter, with a lesson and a run', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, `${appUrl}#lesson=2`);
+    const { context, page, pageErrors } = await openPage(browser(), `${appUrl}#lesson=2`);
     // Every model download fails with a 404: its message carries a long URL.
     await context.route('https://huggingface.co/**', (route) => route.fulfill({ status: 404, headers: { 'access-control-allow-origin': '*' }, body: 'Entry not found' }));
     await waitForEditor(page);

@@ -8,22 +8,14 @@
  * Screenshots: lesson-preset-*.png.
  */
 import { readFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Page, Route } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import type { BrowserContext, Page, Route } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
 import { LESSONS } from '../../src/ui/features/lessons/lessons.ts';
 import { tinyHfModelFiles } from '../support/tiny-hf-model.ts';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** The text of lesson `id`'s steps, as one string (markup as written in the table). */
 function lessonText(id: number): string {
@@ -75,7 +67,7 @@ async function replaceEditorText(context: BrowserContext, page: Page, text: stri
 
 describe('lesson presets, end to end', () => {
   test('lesson 1: 10 tasks × 2 answers, reward 1.200 with the expert, 1.700 with the reward function the text asks for', { timeout: 120_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     const text = lessonText(1);
     await startLesson(page, 1, 'Reverse a short text');
     const [numTasks, rollouts] = [await field(page, 'setting-numTasks'), await field(page, 'setting-rolloutsPerTask')];
@@ -105,7 +97,7 @@ describe('lesson presets, end to end', () => {
   });
 
   test('lesson 2: its arguments, warm-up and GRPO numbers are the fields\'; nano loads from the app\'s files, its baseline is the text\'s (about 0.4) and is the run\'s "before"', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     const text = lessonText(2);
     await startLesson(page, 2, 'Reverse a short text');
     expect(text).toContain(`arguments \`${await field(page, 'setting-args')}\``);
@@ -149,7 +141,7 @@ describe('lesson presets, end to end', () => {
 
   test('lesson 3: Start lesson loads "SmolLM2-135M-Instruct" (a routed real-format model, vocabulary 512) with LoRA rank 16; it evaluates and trains', { timeout: 420_000 }, async () => {
     const folder = await tinyHfModelFiles(readFileSync(new URL('../fixtures/tokenizers/smollm2-chat-template.jinja', import.meta.url), 'utf8'), 5, { wide: true });
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await serveUnderHuggingFace(context, folder);
     page.on('console', (message) => { if (message.type() === 'error') console.log(`page: ${message.text()}`); });
     const text = lessonText(3);
@@ -200,7 +192,7 @@ describe('lesson presets, end to end', () => {
   });
 
   test('lesson 4: the expert\'s poems meet both metrics (1.0) but the judge gives 0.6 and none passes; a warm-up keeps none of them, and the in-tab model trains on judgeReward alone with the metrics charted beside it', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     const text = lessonText(4);
     await startLesson(page, 4, 'Lesson 4: a judge that can be fooled');
     await expect.poll(() => page.getByTestId('problems').textContent(), { timeout: 20_000 }).toBe('No problems');

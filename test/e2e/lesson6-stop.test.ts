@@ -4,24 +4,15 @@
  * uncaught reaches the page or its console (the sandbox frame and the workers included). The time
  * from Stop to the outcome is printed, not asserted. Screenshot: lesson6-stopped.png.
  */
-import type { Browser } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import { describe, expect, inject, test } from 'vitest';
+import { jobOutcome, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 describe('Stop in lesson 6', () => {
   test('GRPO on Wordle stops with no uncaught error', { timeout: 240_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, `${appUrl}#lesson=6`);
+    const { context, page, pageErrors } = await openPage(browser(), `${appUrl}#lesson=6`);
     const consoleErrors: string[] = [];
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());

@@ -7,29 +7,20 @@
  * runs); and the numbers the text quotes are the measurement BENCHMARKS.md records (bench/lesson7.ts).
  * Screenshots: lesson-7-*.png.
  */
-import type { Browser } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { describe, expect, inject, test } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { LESSONS } from '../../src/ui/features/lessons/lessons.ts';
 import { PARCEL_LESSON_SETTINGS } from '../../src/rl/lesson.ts';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const text = LESSONS[6]!.steps.join('\n');
 
 describe('lesson 7: an agent for a tool you cannot call', () => {
   test('fidelity and planting as the text says, then nano evaluated on the planted tasks scores 0 without a tool call', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await page.goto(`${appUrl}#lesson=7`);
     await page.getByTestId('lesson-panel').waitFor();
     expect(await page.getByTestId('lesson-title').textContent()).toBe('An agent for a tool you cannot call');

@@ -4,20 +4,12 @@
  * expert. Presenter mode (large type) fits the projector size in every tab: no pane scrolls
  * sideways and nothing sticks out of the window. Screenshots: lesson-*.png, presenter-*.png.
  */
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { useBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Panes that scroll sideways (scrollWidth past clientWidth) or stick out of the window, by selector. */
 async function overflows(page: Page): Promise<string[]> {
@@ -38,7 +30,7 @@ async function overflows(page: Page): Promise<string[]> {
 
 describe('lessons', () => {
   test('a lesson link opens lesson 1; Start lesson sets it up and the expert evaluates it', { timeout: 90_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, `${appUrl}#lesson=1`);
+    const { context, page, pageErrors } = await openPage(browser(), `${appUrl}#lesson=1`);
     await page.getByTestId('lesson-panel').waitFor();
     expect(await page.getByTestId('lesson-title').textContent()).toBe('Write a reward function and evaluate it');
     // The link only opened the text: no run started and no file was made.
@@ -67,7 +59,7 @@ describe('lessons', () => {
   });
 
   test('the Lessons menu opens each lesson; lesson 4 sets up its own judge source; a bad link says why', { timeout: 90_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page, 'Reverse a short text');
     await page.getByTestId('lesson-picker').selectOption('4');
     await expect.poll(() => page.getByTestId('lesson-title').textContent()).toMatch(/reward hacking/);
@@ -90,7 +82,7 @@ describe('lessons', () => {
   });
 
   test('presenter mode fits 1280×720 with the lesson beside the editor, charts and runs, and is remembered', { timeout: 90_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, `${appUrl}#lesson=2`);
+    const { context, page, pageErrors } = await openPage(browser(), `${appUrl}#lesson=2`);
     await waitForEditor(page, 'Reverse a short text');
     await page.getByTestId('lesson-panel').waitFor();
     expect(await overflows(page)).toEqual([]);

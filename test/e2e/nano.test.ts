@@ -10,25 +10,16 @@
  * nano-default.png, nano-picker.png, nano-lesson-6.png, nano-lesson-6-turn-rewards.png,
  * nano-lesson-6-turn-rewards-800.png, nano-2m-picker.png, nano-2m-loaded.png, nano-2m-evaluated.png.
  */
-import type { Browser } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { describe, expect, inject, test } from 'vitest';
 import { findShippedModel, shippedModelParameters } from '../../src/models/shipped-models.ts';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 describe('nano', () => {
   test('a fresh page picks nano as its in-tab model and loads it from the app\'s files, with no other request', { timeout: 120_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
     await waitForEditor(page);
@@ -45,7 +36,7 @@ describe('nano', () => {
   });
 
   test('lesson 6 selects nano, the engine loads the shipped folder, and it plays Wordle games', { timeout: 180_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, `${appUrl}#lesson=6`);
+    const { context, page, pageErrors } = await openPage(browser(), `${appUrl}#lesson=6`);
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
     await page.getByTestId('lesson-panel').waitFor();
@@ -103,7 +94,7 @@ describe('nano', () => {
 
   test('nano-2m: picked in the model picker with its size, loads from the app\'s files with its parameter count, and evaluates', { timeout: 180_000 }, async () => {
     // tiny first, so the engine starts without fetching nano; the pick below loads nano-2m alone.
-    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
     await waitForEditor(page);

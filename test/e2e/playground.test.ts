@@ -5,21 +5,13 @@
  * written to test-results/screenshots/.
  */
 import { readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
 import { decodeShareHash } from '../../src/ui/features/share/url-state.ts';
-import { launchBrowser, openPage, screenshot, shareLink, waitForEditor, waitForSummary } from './browser.ts';
+import { useBrowser, openPage, screenshot, shareLink, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 async function evaluateAndWait(page: Page): Promise<void> {
   await page.getByTestId('evaluate').click();
@@ -28,7 +20,7 @@ async function evaluateAndWait(page: Page): Promise<void> {
 
 describe('playground', () => {
   test('opens with the title, a built-in environment in the editor and the run panel', async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await expect.poll(() => page.title()).toBe('TabRL');
     await waitForEditor(page);
     await expect.poll(() => page.getByTestId('environment-picker').locator('option').allTextContents()).toContain('reverse-text');
@@ -63,7 +55,7 @@ describe('playground', () => {
   });
 
   test('an edit with a type error shows a diagnostic inline, and Evaluate refuses to run it', async () => {
-    const { context, page } = await openPage(browser, appUrl);
+    const { context, page } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await page.locator('.monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+End');
@@ -84,7 +76,7 @@ describe('playground', () => {
   });
 
   test('evaluates a built-in with its scripted expert: summary, rollout viewer and JSONL export', async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await evaluateAndWait(page);
     await expect.poll(() => page.getByTestId('pass-rate').textContent()).toBe('100.0%');
@@ -113,7 +105,7 @@ describe('playground', () => {
   });
 
   test('a share link round-trips: a fresh page shows the code for review and runs it only after consent', async () => {
-    const first = await openPage(browser, appUrl);
+    const first = await openPage(browser(), appUrl);
     await waitForEditor(first.page);
     await first.page.getByTestId('setting-seed').fill('42');
     await first.page.getByTestId('setting-numTasks').fill('3');
@@ -126,7 +118,7 @@ describe('playground', () => {
     expect(link).not.toContain('apiKey');
     await first.context.close();
 
-    const second = await openPage(browser, 'about:blank');
+    const second = await openPage(browser(), 'about:blank');
     const frameRequests: string[] = [];
     second.page.on('request', (request) => { if (request.url().includes('/sandbox/')) frameRequests.push(request.url()); });
     await second.page.goto(link);
@@ -146,7 +138,7 @@ describe('playground', () => {
   });
 
   test('a link that points the policy and judge endpoints elsewhere keeps the stored keys\' endpoints unless the person ticks the box', async () => {
-    const { context, page, pageErrors } = await openPage(browser, 'about:blank');
+    const { context, page, pageErrors } = await openPage(browser(), 'about:blank');
     // This person has both endpoints set up, with keys stored.
     await context.addInitScript(() => {
       if (window !== window.top || location.protocol === 'about:' || localStorage.getItem('tabrl.endpoint.apiKey') !== null) return;
@@ -200,7 +192,7 @@ describe('playground', () => {
       "  return new SingleTurnEnv({ name: 'slow', dataset, rubric: new Rubric().addReward(slowReward) });",
       '}',
     ].join('\n');
-    const { context, page } = await openPage(browser, shareLink(appUrl, source, { name: 'slow', numTasks: 30 }));
+    const { context, page } = await openPage(browser(), shareLink(appUrl, source, { name: 'slow', numTasks: 30 }));
     await page.getByTestId('review-run').click();
     await expect.poll(() => page.getByTestId('progress').textContent(), { timeout: 20_000 }).toMatch(/slow: [1-9]\d* \/ 30 rollouts/);
     await page.getByTestId('stop').click();
@@ -214,7 +206,7 @@ describe('playground', () => {
   });
 
   test('a malformed share link says why and loads nothing', async () => {
-    const { context, page } = await openPage(browser, `${appUrl}#v=1&code=%%%&seed=x`);
+    const { context, page } = await openPage(browser(), `${appUrl}#v=1&code=%%%&seed=x`);
     await expect.poll(() => page.getByTestId('share-error').textContent()).toMatch(/Nothing was loaded/);
     await context.close();
   });
@@ -232,7 +224,7 @@ describe('playground', () => {
       "  return new SingleTurnEnv({ name: 'forever', dataset: [{ question: 'Reverse this text: loop', answer: 'pool' }], rubric: new Rubric().addReward(stuckReward) });",
       '}',
     ].join('\n');
-    const { context, page } = await openPage(browser, shareLink(appUrl, source, { name: 'forever', timeLimitMs: 3000 }));
+    const { context, page } = await openPage(browser(), shareLink(appUrl, source, { name: 'forever', timeLimitMs: 3000 }));
     await page.getByTestId('review-run').click();
     await page.getByTestId('stop').waitFor();
     // While the sandbox spins, the app answers: a tab switch renders at once.
@@ -304,7 +296,7 @@ describe('playground', () => {
       '  });',
       '}',
     ].join('\n');
-    const { context, page } = await openPage(browser, appUrl);
+    const { context, page } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await page.getByTestId('policy-endpoint').click();
     await page.getByTestId('endpoint-api-key').fill('sk-secret-test-key');

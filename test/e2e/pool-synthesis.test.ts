@@ -5,26 +5,17 @@
  * shows each refresh in the training view: pool size, what joined and retired, the histogram.
  * Screenshots go to test-results/screenshots/.
  */
-import type { Browser } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
 /** A document of facts the heuristic generator makes cloze questions of. */
 const KESSEL = 'The lighthouse on Kessel Point was first lit in 1887 by the harbour board.\n\nThe ferry to Orrin Island leaves from the north quay at Brannock twice a day.\n\nThe old customs house on Tallow Street became the town museum in 1962.';
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 describe('task synthesis during training', () => {
   test('a short GRPO job with synthesis on shows its refreshes in the training view', { timeout: 120_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     await page.setViewportSize({ width: 1280, height: 900 });
     await waitForEditor(page);
     await page.getByTestId('tab-studio').click();

@@ -4,20 +4,12 @@
  * metrics), reopen one, delete one after confirming, reload: it is gone. Screenshots runs-*.png,
  * presenter-runs-compare.png.
  */
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Trains a 2-step GRPO run of 2 tasks × 2 samples, 4 tokens each, from fresh weights. */
 async function shortRun(page: Page): Promise<void> {
@@ -44,7 +36,7 @@ async function rows(page: Page): Promise<string[]> {
 
 describe('runs', () => {
   test('two short runs are listed, compared on one chart, reopened, and one is deleted for good', { timeout: 400_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
     await page.getByTestId('policy-in-tab').click();
     await page.getByTestId('mode-train').click();

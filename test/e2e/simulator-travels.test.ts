@@ -7,23 +7,15 @@
  * but not its key, and opened in a fresh browser restores the choice. Screenshots: simulator-*.png.
  */
 import { readFileSync } from 'node:fs';
-import type { Browser, Page, Route } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import type { Page, Route } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
 import type { Task } from '../../src/envs/index.ts';
 import { readSimulatorRecord } from '../../src/envs/studio/index.ts';
 import { PRACTICE_TASKS, TASKS } from '../../src/ui/features/lessons/sources/parcel-desk.ts';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const SIMULATOR_URL = 'http://simulator.invalid/v1';
 const TEACHER_URL = 'http://teacher.invalid/v1';
@@ -70,7 +62,7 @@ async function lessonWithScriptedEndpoints(page: Page, simulatorCalls: string[])
 
 describe("the tab's tool simulator travels with the environment", () => {
   test('a warm-up and one GRPO step on the simulated Parcelo tasks lend the chosen simulator; the download records it; a share link restores it without its key', { timeout: 400_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     const simulatorCalls: string[] = [];
     await lessonWithScriptedEndpoints(page, simulatorCalls);
     // The teacher's endpoint is set under Policy; the policy itself stays the in-tab nano, the student.
@@ -123,7 +115,7 @@ describe("the tab's tool simulator travels with the environment", () => {
     await context.close();
 
     // Elsewhere (a fresh browser, nothing stored): the review names the simulator; loading restores the choice.
-    const elsewhere = await openPage(browser, link);
+    const elsewhere = await openPage(browser(), link);
     await elsewhere.page.getByTestId('review').waitFor();
     expect(await elsewhere.page.getByTestId('review').textContent()).toContain(`tool simulator: endpoint sim-m at ${SIMULATOR_URL}`);
     await screenshot(elsewhere.page, 'simulator-share-review');

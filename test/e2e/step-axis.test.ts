@@ -4,24 +4,15 @@
  * one tick is step 0 (it read 0–100 before; test/browser/ui/step-axis.test.ts asserts the span in uPlot).
  * Screenshots: step-axis-one-step-1280.png and step-axis-one-step-800.png.
  */
-import type { Browser } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 describe('Training charts after one GRPO step', () => {
   test('a one-step run finishes and its reward chart draws the step', { timeout: 240_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
     await page.getByTestId('policy-in-tab').click();
     await page.getByTestId('mode-train').click();

@@ -6,20 +6,12 @@
  * confirmed hack becomes a criterion and a rejected edge-of-band task leaves the generated file.
  * Screenshots go to test-results/screenshots/.
  */
-import type { Browser, Page, Route } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import type { Page, Route } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 const POEM = 'Golden dreams whisper softly, gentle silver gleams glow in golden dreams and soft gentle whispers forever and ever in the golden night';
 
@@ -49,7 +41,7 @@ async function openStudio(page: Page, section: string): Promise<void> {
 
 describe('studio: judges at scale', () => {
   test('a judge panel of two scripted endpoints: votes per rollout, split rollouts flagged, pairwise agreement and kappa', async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await openLesson4(page);
     await answer(page, 'http://policy.invalid/v1/chat/completions', () => POEM);
@@ -110,7 +102,7 @@ describe('studio: judges at scale', () => {
   });
 
   test("the red team finds lesson 4's back door; the review queue ranks it first, and confirming it gates the reward with criteria", async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await openLesson4(page);
     await openStudio(page, 'redteam');
@@ -147,7 +139,7 @@ describe('studio: judges at scale', () => {
   });
 
   test('a learnable task at the edge of the band, rejected in the queue, leaves the generated file', async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await openStudio(page, 'documents');
     await page.getByTestId('document-add-sample').click();

@@ -9,20 +9,12 @@
  * Screenshots at 1280×720 and 800 wide go to test-results/screenshots/.
  */
 import { readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { fillFields, launchBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { fillFields, useBrowser, openPage, screenshot, waitForEditor, waitForSummary } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 async function openStudio(page: Page, section: 'documents' | 'traces' | 'calibrate' | 'audit'): Promise<void> {
   await page.getByTestId('tab-studio').click();
@@ -39,7 +31,7 @@ async function sampleTasksEnvironment(page: Page): Promise<void> {
 
 describe('studio', () => {
   test('tasks from documents: candidates kept and rejected with reasons, then opened as an environment', async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await openStudio(page, 'documents');
     await page.getByTestId('synthesis-start').click();
@@ -81,7 +73,7 @@ describe('studio', () => {
   });
 
   test('a generator that never answers can be cancelled: the run ends without an error and can start again', async () => {
-    const { context, page } = await openPage(browser, appUrl);
+    const { context, page } = await openPage(browser(), appUrl);
     await page.route('http://hang.invalid/v1/chat/completions', () => { /* never answered */ });
     await waitForEditor(page);
     await page.getByTestId('judge-endpoint').click();
@@ -97,7 +89,7 @@ describe('studio', () => {
   });
 
   test('traces: tasks from a chat log, duplicates merged, malformed lines reported by number', async () => {
-    const { context, page } = await openPage(browser, appUrl);
+    const { context, page } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await openStudio(page, 'traces');
     const lines = [
@@ -125,7 +117,7 @@ describe('studio', () => {
   });
 
   test('traces with tool calls open as a tool environment (its tools answer from the recorded calls) that compiles', async () => {
-    const { context, page } = await openPage(browser, appUrl);
+    const { context, page } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await openStudio(page, 'traces');
     const parcelTraces = readFileSync(new URL('../../docs/examples/parcel-desk-traces.jsonl', import.meta.url));
@@ -139,7 +131,7 @@ describe('studio', () => {
   });
 
   test('simulated tools: fidelity per round with the scripted simulator, tasks planted backwards (all 8 kept by the offline solver) opened as an environment that compiles', async () => {
-    const { context, page } = await openPage(browser, appUrl);
+    const { context, page } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await openStudio(page, 'traces');
     // The sample trace log shipped with the app (docs/examples/parcel-desk-traces.jsonl).
@@ -160,7 +152,7 @@ describe('studio', () => {
   });
 
   test("the tab's own tool simulator: an endpoint picked in the Tool simulator card answers lesson 7's tools, and the evaluation records it", async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await page.getByTestId('lesson-picker').selectOption('7');
     await page.getByTestId('lesson-start').click();
@@ -221,7 +213,7 @@ describe('studio', () => {
   });
 
   test('calibration of the generated file against the scripted student: labels, histogram, Use learnable tasks', async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await sampleTasksEnvironment(page);
     const kept = await page.locator('[data-testid="candidate-row"][data-kept="true"]').count();
@@ -250,7 +242,7 @@ describe('studio', () => {
   });
 
   test("the Audit panel catches lesson 4's hack and its criteria, added to the file as a gate on the reward, make the hack fail", async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await page.getByTestId('lesson-picker').selectOption('4');
     await page.getByTestId('lesson-start').click();
@@ -301,7 +293,7 @@ describe('studio', () => {
   });
 
   test("lesson 5's last step: its judged-writing file, evaluated by the expert, passes the audit with nothing flagged", async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl);
+    const { context, page, pageErrors } = await openPage(browser(), appUrl);
     await waitForEditor(page);
     await page.getByTestId('lesson-picker').selectOption('5');
     await expect.poll(() => page.getByTestId('lesson-title').textContent()).toBe('From your documents to a calibrated environment');

@@ -5,21 +5,13 @@
  * find the run with its metrics. Settings are tiny so it fits a CPU adapter. Screenshots go to
  * test-results/screenshots/.
  */
-import type { Browser, Page } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import type { Page } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
 import { decodeShareHash } from '../../src/ui/features/share/url-state.ts';
-import { fillFields, jobOutcome, launchBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
+import { fillFields, jobOutcome, useBrowser, openPage, screenshot, waitForEditor } from './browser.ts';
 
 const appUrl = inject('appUrl');
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** The step numbers of the GRPO metrics of the one stored run, read from IndexedDB. */
 async function storedGrpoSteps(page: Page): Promise<number[]> {
@@ -33,7 +25,7 @@ async function storedGrpoSteps(page: Page): Promise<number[]> {
 
 describe('in-tab model', () => {
   test('evaluates reverse-text with the tiny model through the engine worker', { timeout: 120_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     await waitForEditor(page);
     await page.getByTestId('policy-in-tab').click();
     expect(await page.getByTestId('setting-args').inputValue()).toContain('"compact":true');
@@ -49,7 +41,7 @@ describe('in-tab model', () => {
   });
 
   test('warms up with SFT, trains with GRPO, shows charts and rollouts, and keeps the run across a reload', { timeout: 300_000 }, async () => {
-    const { context, page, pageErrors } = await openPage(browser, appUrl, { inTabModel: 'tiny' });
+    const { context, page, pageErrors } = await openPage(browser(), appUrl, { inTabModel: 'tiny' });
     page.on('console', (message) => { if (message.type() === 'error') console.log(`page: ${message.text()}`); });
     await waitForEditor(page);
     await page.getByTestId('policy-in-tab').click();

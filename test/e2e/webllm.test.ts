@@ -5,21 +5,13 @@
  * clear download error, and the app stays usable (the expert still evaluates). A real WebLLM model
  * cannot run here: no model can be downloaded, and SwiftShader lacks shader-f16 and is too slow.
  */
-import type { Browser, BrowserContext } from 'playwright';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
-import { launchBrowser, openPage, screenshot } from './browser.ts';
+import type { BrowserContext } from 'playwright';
+import { describe, expect, inject, test } from 'vitest';
+import { useBrowser, openPage, screenshot } from './browser.ts';
 
 const appUrl = inject('appUrl');
 const appOrigin = new URL(appUrl).origin;
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Aborts every request that leaves the app's origin; returns the URLs that were attempted. */
 async function blockDownloads(context: BrowserContext): Promise<string[]> {
@@ -36,7 +28,7 @@ async function blockDownloads(context: BrowserContext): Promise<string[]> {
 
 describe('WebLLM policy', () => {
   test('picking WebLLM lists models; Load and Evaluate fail with a clear download error; the app stays usable', async () => {
-    const { context, page, pageErrors } = await openPage(browser, 'about:blank');
+    const { context, page, pageErrors } = await openPage(browser(), 'about:blank');
     const attempted = await blockDownloads(context);
     await page.goto(appUrl);
     await page.getByTestId('evaluate').waitFor();
@@ -75,7 +67,7 @@ describe('WebLLM policy', () => {
   });
 
   test('a WebLLM warm-up teacher that cannot download fails the warm-up with a clear message and trains nothing', async () => {
-    const { context, page, pageErrors } = await openPage(browser, 'about:blank');
+    const { context, page, pageErrors } = await openPage(browser(), 'about:blank');
     await blockDownloads(context);
     await page.goto(appUrl);
     await page.getByTestId('mode-warmup').click();
