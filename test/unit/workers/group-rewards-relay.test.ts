@@ -6,34 +6,18 @@
  * A group reward's scores reach the step's rewards; a throwing one is an error on its group's
  * rollouts; a fatal one stops the run; a hanging one hits the sandbox's time limit.
  */
-import * as Comlink from 'comlink';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { Rubric, SingleTurnEnv, type GroupRewardFunction } from '../../../src/envs/index.ts';
 import { JudgeError } from '../../../src/envs/studio/index.ts';
 import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { GrpoTrainer, TrainingError } from '../../../src/rl/grpo-trainer.ts';
-import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';
 import { sandboxRolloutSource } from '../../../src/workers/engine/sandbox-rollouts.ts';
 import { PauseGate } from '../../../src/workers/engine/pause-gate.ts';
 import { LETTER_MODEL as CONFIG, LetterPolicy, letterDReward } from '../../support/letter-task.ts';
+import { inProcessSandboxFrame } from '../../support/in-process-sandbox-frame.ts';
 
 vi.mock('virtual:tabrl-sandbox-runtime', () => ({ default: '/* the runtime is faked in Node */' }));
 const { openSandbox, SandboxTimeoutError } = await import('../../../src/workers/sandbox-bridge.ts');
-
-const ports: MessagePort[] = [];
-afterEach(() => {
-  for (const port of ports.splice(0)) port.close();
-});
-
-/** A sandbox frame in this process: the real sandbox API on one end of a channel, loading `loadEnvironment`. */
-function fakeFrame(loadEnvironment: () => unknown) {
-  return async () => {
-    const channel = new MessageChannel();
-    ports.push(channel.port1, channel.port2);
-    Comlink.expose(createSandboxApi(() => ({ default: loadEnvironment })), channel.port2 as unknown as Comlink.Endpoint);
-    return { port: channel.port1, onError: () => {}, dispose: () => channel.port1.close() };
-  };
-}
 
 /** The "say d" task (two prompts) with `groupReward` as the group reward `positionReward`, weight 0.5. */
 function letterEnvWith(groupReward: GroupRewardFunction) {
@@ -48,7 +32,7 @@ function letterEnvWith(groupReward: GroupRewardFunction) {
 async function trainThroughSandbox(groupReward: GroupRewardFunction, timeLimitMs = 5_000) {
   const backend = await createCpuBackend(CONFIG, { seed: 3 });
   const policy = new LetterPolicy(backend);
-  const session = await openSandbox({ code: 'env', label: 'say-d-grouped', args: {}, client: policy, timeLimitMs, createFrame: fakeFrame(() => letterEnvWith(groupReward)) });
+  const session = await openSandbox({ code: 'env', label: 'say-d-grouped', args: {}, client: policy, timeLimitMs, createFrame: inProcessSandboxFrame(() => letterEnvWith(groupReward)) });
   const source = sandboxRolloutSource({
     name: session.info.name,
     numTasks: session.info.numTasks,

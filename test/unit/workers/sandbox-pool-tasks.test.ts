@@ -5,30 +5,14 @@
  * from the pool as it stands and tags each drawn task with the pool's version, so a rollout sampled
  * before a refresh still asks for the task it was drawn from.
  */
-import * as Comlink from 'comlink';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { completionText, Rubric, ScriptedClient, SingleTurnEnv, type RewardContext, type Task } from '../../../src/envs/index.ts';
-import { createSandboxApi } from '../../../src/workers/sandbox/sandbox-api.ts';
 import { sandboxRolloutSource } from '../../../src/workers/engine/sandbox-rollouts.ts';
 import { PauseGate } from '../../../src/workers/engine/pause-gate.ts';
+import { inProcessSandboxFrame } from '../../support/in-process-sandbox-frame.ts';
 
 vi.mock('virtual:tabrl-sandbox-runtime', () => ({ default: '/* the runtime is faked in Node */' }));
 const { openSandbox } = await import('../../../src/workers/sandbox-bridge.ts');
-
-const ports: MessagePort[] = [];
-afterEach(() => {
-  for (const port of ports.splice(0)) port.close();
-});
-
-/** A sandbox frame in this process: the real sandbox API on one end of a channel, loading `loadEnvironment`. */
-function fakeFrame(loadEnvironment: () => unknown) {
-  return async () => {
-    const channel = new MessageChannel();
-    ports.push(channel.port1, channel.port2);
-    Comlink.expose(createSandboxApi(() => ({ default: loadEnvironment })), channel.port2 as unknown as Comlink.Endpoint);
-    return { port: channel.port1, onError: () => {}, dispose: () => channel.port1.close() };
-  };
-}
 
 const exact = (ctx: RewardContext) => (completionText(ctx.completion).includes(ctx.answer ?? '\u0000') ? 1 : 0);
 /** A policy that answers 1948 to everything. */
@@ -46,7 +30,7 @@ describe('the sandbox and a task pool the app keeps', () => {
       args: {},
       client: says1948,
       timeLimitMs: 5_000,
-      createFrame: fakeFrame(() => new SingleTurnEnv({ name: 'years', dataset: TASKS, rubric: new Rubric({ funcs: [exact] }) })),
+      createFrame: inProcessSandboxFrame(() => new SingleTurnEnv({ name: 'years', dataset: TASKS, rubric: new Rubric({ funcs: [exact] }) })),
     });
     expect(await session.trainingTasks()).toEqual(TASKS);
     const given = { question: 'In which year did the radio mast go up?', answer: '1948' };
@@ -66,7 +50,7 @@ describe('the sandbox and a task pool the app keeps', () => {
       args: {},
       client: says1948,
       timeLimitMs: 5_000,
-      createFrame: fakeFrame(() => new SingleTurnEnv({ name: 'odd', dataset: [42 as unknown as Task], rubric: new Rubric({ funcs: [exact] }) })),
+      createFrame: inProcessSandboxFrame(() => new SingleTurnEnv({ name: 'odd', dataset: [42 as unknown as Task], rubric: new Rubric({ funcs: [exact] }) })),
     });
     await expect(session.trainingTasks()).rejects.toThrow(/Environment "odd" was stopped: the environment's sandbox returned invalid data \(a training task without a question or a prompt\)/);
   });
