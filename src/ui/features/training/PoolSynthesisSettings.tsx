@@ -24,7 +24,7 @@ export function PoolSynthesisSettings() {
       </p>
       {settings && (
         <>
-          <p className="hint" data-testid="pool-synthesis-documents">
+          <p className="hint pool-synthesis-documents" data-testid="pool-synthesis-documents">
             {documents.length === 0
               ? 'No documents yet: add .md or .txt files here or in the Studio tab (Documents).'
               : `${documents.length} document${documents.length === 1 ? '' : 's'} from the Studio: ${documents.map((document) => document.name).join(', ')}; one per refresh, in turn.`}{' '}
