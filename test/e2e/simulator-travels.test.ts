@@ -4,7 +4,8 @@
  * whose teacher calls an unplanted parcel gets its result from that simulator (the job's environment
  * calls the simulator the person chose), and one GRPO step trains with it lent; both jobs say so. The
  * download of the file records the simulator for tabrl; a share link carries its kind, URL and model
- * but not its key, and opened in a fresh browser restores the choice. Screenshots: simulator-*.png.
+ * but not its key, and opened in a fresh browser restores the choice; so does importing the downloaded
+ * file there (its header names the simulator). Screenshots: simulator-*.png.
  */
 import { readFileSync } from 'node:fs';
 import type { Page, Route } from 'playwright';
@@ -61,7 +62,7 @@ async function lessonWithScriptedEndpoints(page: Page, simulatorCalls: string[])
 }
 
 describe("the tab's tool simulator travels with the environment", () => {
-  test('a warm-up and one GRPO step on the simulated Parcelo tasks lend the chosen simulator; the download records it; a share link restores it without its key', { timeout: 400_000 }, async () => {
+  test('a warm-up and one GRPO step on the simulated Parcelo tasks lend the chosen simulator; the download records it; a share link and an import of the download restore it without its key', { timeout: 400_000 }, async () => {
     const { context, page, pageErrors } = await openPage(browser(), appUrl);
     const simulatorCalls: string[] = [];
     await lessonWithScriptedEndpoints(page, simulatorCalls);
@@ -130,5 +131,21 @@ describe("the tab's tool simulator travels with the environment", () => {
     await screenshot(elsewhere.page, 'simulator-share-restored');
     expect(elsewhere.pageErrors).toEqual([]);
     await elsewhere.context.close();
+
+    // Elsewhere again, by file: importing the download picks the simulator its header names (never a key).
+    const imported = await openPage(browser(), appUrl);
+    await waitForEditor(imported.page);
+    await imported.page.getByTestId('import-environment').setInputFiles({ name: 'parcel-desk.ts', mimeType: 'text/plain', buffer: Buffer.from(downloaded) });
+    await imported.page.getByTestId('review').waitFor();
+    expect(await imported.page.getByTestId('review').textContent()).toContain(`loading it picks the same: endpoint sim-m at ${SIMULATOR_URL} (no key travels with a file)`);
+    await screenshot(imported.page, 'simulator-import-review');
+    await imported.page.getByTestId('review-load').click();
+    await imported.page.getByTestId('review').waitFor({ state: 'detached' });
+    expect(await imported.page.getByTestId('simulator-kind').inputValue()).toBe('endpoint');
+    expect(await imported.page.getByTestId('simulator-base-url').inputValue()).toBe(SIMULATOR_URL);
+    expect(await imported.page.getByTestId('simulator-model').inputValue()).toBe('sim-m');
+    expect(await imported.page.getByTestId('simulator-api-key').inputValue()).toBe('');
+    expect(imported.pageErrors).toEqual([]);
+    await imported.context.close();
   });
 });

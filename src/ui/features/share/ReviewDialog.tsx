@@ -10,6 +10,7 @@ import { acceptReview, dismissReview, reviewEndpointChanges } from './share-acti
 import { usePlayground } from '../../store/index.ts';
 import { countOf } from '../../kit/result-text.ts';
 import type { SharedState } from './url-state.ts';
+import { fileSimulator } from './file-simulator.ts';
 
 /** The link's tool simulator, for the settings line (nothing for the offline scripted one, or an older link without it); never a key, which links do not carry. */
 function sharedSimulatorText(review: SharedState): string {
@@ -17,6 +18,17 @@ function sharedSimulatorText(review: SharedState): string {
   if (review.simulatorKind === 'judge') return ", tool simulator: the Judge card's model";
   if (review.simulatorKind === 'policy') return ", tool simulator: the Policy card's model";
   return '';
+}
+
+/** What loading an imported file changes: nothing, or the tool simulator its header names (a model a file cannot carry is named, and the person's own choice stays). */
+function importedFileSettingsText(source: string): string {
+  const simulator = fileSimulator(source);
+  if (!simulator) return ' Loading it changes no setting.';
+  const label = simulator.label.length > 200 ? `${simulator.label.slice(0, 200)}…` : simulator.label;
+  if (!simulator.choice)
+    return ` Its header says its tools were simulated by ${label}, which a file cannot carry: loading it keeps your tool simulator (Studio → Simulated tools), and changes no other setting.`;
+  const which = simulator.choice.kind === 'endpoint' ? `endpoint ${simulator.choice.model} at ${simulator.choice.baseURL} (no key travels with a file)` : 'the offline scripted simulator';
+  return ` Its header names the tool simulator it was made with, and loading it picks the same: ${which}. It changes no other setting.`;
 }
 
 /** The review overlay; renders nothing when no link awaits review. */
@@ -57,7 +69,7 @@ export function ReviewDialog() {
           {reviewFile ? 'This environment file comes from elsewhere.' : 'Someone shared this environment file.'} Read it before you run it: it will run in the sandbox (no network, no access to your
           keys), against the policy you choose.
           {reviewFile
-            ? ' Loading it changes no setting.'
+            ? importedFileSettingsText(review.source)
             : ` Settings: ${countOf(review.evaluation.numTasks, 'task')} × ${countOf(review.evaluation.rolloutsPerTask, 'rollout')}, seed ${review.evaluation.seed}, temperature ${review.evaluation.temperature}, policy ${review.policy}${sharedSimulatorText(review)}.`}
         </p>
         {endpointChanges.length > 0 ? (

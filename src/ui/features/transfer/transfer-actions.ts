@@ -14,6 +14,7 @@ import { environmentModel } from '../environment/editor-models.ts';
 import { usePlayground } from '../../store/index.ts';
 import { downloadFile } from '../../kit/download.ts';
 import { checkEnvironmentSource, environmentFileName, environmentNameFromFile, takesToolSimulator } from './environment-file.ts';
+import { fileSimulator } from '../share/file-simulator.ts';
 import { withSimulatorHeader } from '../../../envs/studio/index.ts';
 import { simulatorLabel, simulatorRecord } from '../judge/simulator-actions.ts';
 import { parseWarmupJsonl, warmupToJsonl } from './sft-jsonl.ts';
@@ -47,14 +48,22 @@ export function exportEnvironmentFile(): void {
   report('ok', simulated ? `Downloaded ${fileName}; it records its tool simulator, ${simulatorLabel()}.` : `Downloaded ${fileName}.`);
 }
 
-/** Reads a `.ts` file and shows it for review (it is code from elsewhere); "Load into editor" then saves it as a new environment. */
+/**
+ * Reads a `.ts` file and shows it for review (it is code from elsewhere); "Load into editor" then
+ * saves it as a new environment. A header naming the tool simulator it was made with (the tab's
+ * download writes one) picks the same simulator on load, under the review's consent for a stored key,
+ * as a share link's does.
+ */
 export async function importEnvironmentFile(file: File): Promise<void> {
   try {
     const source = await file.text();
     checkEnvironmentSource(source, file.name, file.size);
     store.getState().setReviewFile(file.name);
-    // The file's code with the playground's current setup around it: loading it changes nothing else.
-    store.getState().setReview(currentSetup({ source, name: environmentNameFromFile(file.name) }));
+    // The file's code with the playground's current setup around it: loading it changes nothing else but the simulator its header names.
+    const setup = currentSetup({ source, name: environmentNameFromFile(file.name) });
+    const choice = fileSimulator(source)?.choice;
+    const endpoint = choice?.kind === 'endpoint' ? { simulatorBaseURL: choice.baseURL, simulatorModel: choice.model } : {};
+    store.getState().setReview(choice ? { ...setup, simulatorKind: choice.kind, ...endpoint } : setup);
     store.getState().setTransferMessage(null);
   } catch (error) {
     report('failed', message(error));
