@@ -22,6 +22,10 @@
  *   - compact reverse-text tasks (4–8 characters) solved by its expert.
  * --word-lists, --games, --fits and --reverse set the counts; unset, they are the shipped nano's
  * (2000, 4000, 3000, 800) for the 300-word pool and scale with any other pool (pretrain-settings.ts).
+ * --copies N adds N tool-use chats that carry a value from the question or a tool result into a call
+ * or the reply (tool-copy-corpus.ts; default 0, as for the shipped models). --init DIR starts from a
+ * model folder's weights and shape instead of a seeded init (continued pretraining); --init-std S
+ * draws the seeded init with standard deviation S instead of 0.02.
  * --layers, --hidden, --intermediate, --heads and --kv-heads change the shape (default NANO_CONFIG),
  * for a bigger nano; --batch-size (rows per step) and --row-length (tokens per row) the batch.
  * --require-gpu refuses a software WebGPU adapter (SwiftShader, lavapipe) with --backend webgpu.
@@ -66,10 +70,17 @@ import { createRng } from '../../src/envs/builtin/random.ts';
 import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
 import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
 import { writeNanoFolder } from './nano-folder.ts';
+import { toolCopyChat } from './tool-copy-corpus.ts';
+import { loadModelFolder } from '../../src/gpu/io/model-folder.ts';
+import { readFile } from 'node:fs/promises';
+import type { NamedTensors } from '../../src/gpu/model/backend.ts';
 import { decayStartOf, readPretrainState, writePretrainState, type LossPoint } from './pretrain-state.ts';
 import { corpusSizes, modelShape, positiveInteger } from './pretrain-settings.ts';
 import { openTrainingBackend } from './training-backend.ts';
 import { defaultThreadCount } from '../../src/gpu/fast-cpu/node-kernel-threads.ts';
+
+/** The standard deviation of the backends' seeded init (Hugging Face's initializer_range). */
+const HF_INITIALIZER_RANGE = 0.02;
 
 const { values } = parseArgs({
   options: {
@@ -83,6 +94,9 @@ const { values } = parseArgs({
     'word-lists': { type: 'string' },
     fits: { type: 'string' },
     reverse: { type: 'string' },
+    copies: { type: 'string', default: '0' },
+    init: { type: 'string' },
+    'init-std': { type: 'string' },
     'game-answers': { type: 'string', default: 'training' },
     teacher: { type: 'string', default: 'transcript' },
     'pool-size': { type: 'string', default: '300' },
@@ -113,7 +127,16 @@ const out = values.out!;
 const poolSize = checkCompactPoolSize(Number(values['pool-size']));
 const pool = compactAnswerPool(poolSize);
 const sizes = corpusSizes(poolSize, values);
-const config = modelShape(values);
+// --init DIR continues from a model folder's weights (its shape; the shape flags are not given then).
+const initial = values.init === undefined ? undefined : await loadModelFolder((name) => readFile(join(values.init!, name)), values.init);
+if (initial && (values.layers ?? values.hidden ?? values.intermediate ?? values.heads ?? values['kv-heads']) !== undefined) throw new Error('--init takes the shape of its folder: leave out --layers, --hidden, --intermediate, --heads and --kv-heads');
+const config = initial?.config ?? modelShape(values);
+// --init-std S: the seeded init with standard deviation S instead of Hugging Face's 0.02 (a tiny model's attention starts nearly uniform at 0.02).
+const initStd = values['init-std'] === undefined ? undefined : Number(values['init-std']);
+if (initStd !== undefined && !(initStd > 0)) throw new Error(`--init-std must be a positive number, got ${JSON.stringify(values['init-std'])}`);
+if (initStd !== undefined && initial) throw new Error('--init-std sets a fresh init; --init starts from a folder instead: give one of them');
+const copies = Number(values.copies);
+if (!Number.isInteger(copies) || copies < 0) throw new Error(`--copies must be a whole number, got ${JSON.stringify(values.copies)}`);
 const backendName = parseBackendName(values.backend);
 const logEvery = positiveInteger('log-every', values['log-every'], 5);
 const untilStep = Math.min(maxSteps, positiveInteger('until-step', values['until-step'], maxSteps));
@@ -134,7 +157,7 @@ const tokenizer = new ByteTokenizer();
 async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, number> }> {
   const rng = createRng(seed);
   const texts: string[] = [];
-  const counts = { wordLists: 0, wordleGames: 0, distinctGames: 0, fitsLists: 0, reverseText: 0, teacherWinRate: 0 };
+  const counts = { wordLists: 0, wordleGames: 0, distinctGames: 0, fitsLists: 0, reverseText: 0, toolCopies: 0, teacherWinRate: 0 };
   // Word lists: the game's dictionary (its pool), each word about equally often.
   for (let i = 0; i < sizes.wordLists; i++) {
     const words = Array.from({ length: 12 }, () => rng.pick(pool.all));
@@ -171,13 +194,29 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
     texts.push(tokenizer.renderChat([...record.prompt, ...record.completion] as Message[]));
     counts.reverseText++;
   }
+  // Tool-use chats that carry a value from where it is read to where it is used (tool-copy-corpus.ts).
+  const copyRng = createRng(seed + 11);
+  for (let i = 0; i < copies; i++) {
+    const { messages, tools } = toolCopyChat(copyRng);
+    texts.push(tokenizer.renderChat(messages, { tools }));
+    counts.toolCopies++;
+  }
   return { texts: rng.shuffle(texts), counts };
+}
+
+/** The seeded init (normal(0, 0.02) for every matrix, norms 1) with its matrices scaled to standard deviation `std`. */
+function rescaledInit(parameters: NamedTensors, std: number): NamedTensors {
+  const scale = std / HF_INITIALIZER_RANGE;
+  for (const [name, tensor] of parameters) if (!name.endsWith('norm.weight')) tensor.data.forEach((value, i) => (tensor.data[i] = value * scale));
+  return parameters;
 }
 
 const started = Date.now();
 // The backend first: a machine without the adapter asked for fails before the corpus is made.
 const threads = positiveInteger('threads', values.threads, defaultThreadCount());
 const { backend, machine } = await openTrainingBackend(config, seed, backendName, values['require-gpu'] === true, threads);
+if (initial) await backend.setParameters(initial.tensors);
+if (initStd !== undefined) await backend.setParameters(rescaledInit(await backend.getParameters(), initStd));
 const { texts, counts } = await makeCorpus();
 const sequences = texts.map((text) => tokenizer.encode(text));
 const corpusTokens = sequences.reduce((sum, s) => sum + s.length, 0);
@@ -194,7 +233,7 @@ let log: LossPoint[] = [];
 const command = `npx tsx scripts/nano/pretrain.ts ${process.argv.slice(2).join(' ')}`;
 let commands = [command];
 // What fixes the weights: a resume with any of these changed would not continue the same run.
-const settings = { seed, backend: backendName, poolSize, gameAnswers, teacherSeed, config, corpus: sizes, batchSize, rowLength, peakLr, maxSteps, decayByTime: values['decay-by-time'] === true };
+const settings = { seed, ...(initStd !== undefined ? { initStd } : {}), backend: backendName, poolSize, gameAnswers, teacherSeed, config, corpus: copies > 0 ? { ...sizes, copies } : sizes, ...(values.init !== undefined ? { init: values.init } : {}), batchSize, rowLength, peakLr, maxSteps, decayByTime: values['decay-by-time'] === true };
 
 /** The next packed batch: random transcripts laid end to end (each starts with <|bos|>), cut into rows of T tokens; ids (B, T) and their next tokens (B, T). */
 function nextBatch(): { ids: Int32Array; targets: Int32Array } {
@@ -234,6 +273,8 @@ async function save(): Promise<void> {
     poolSize,
     gameAnswers,
     teacher: teacherSeed,
+    ...(values.init !== undefined ? { init: values.init } : {}),
+    ...(initStd !== undefined ? { initStd } : {}),
     shape: { layers: config.num_hidden_layers, hidden: config.hidden_size, intermediate: config.intermediate_size, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads, headDim: config.head_dim },
     steps: step,
     maxSteps,

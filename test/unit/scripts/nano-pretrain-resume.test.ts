@@ -1,6 +1,7 @@
 // scripts/nano/pretrain.ts resumes exactly: a run stopped with --until-step and continued with
 // --resume ends with the same weights as one uninterrupted run, and records both commands; a resume
-// state is refused when the settings differ. Toy shape and corpus, on the fast CPU backend.
+// state is refused when the settings differ; --init continues from a model folder instead of a fresh
+// init. Toy shape and corpus, on the fast CPU backend.
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -82,4 +83,39 @@ test('a resume under another --max-steps is refused once a step was in either de
   await expect(readPretrainState(file, { ...settings, maxSteps: 4000 })).rejects.toThrow(/or its own did \(step 1800\)/);
   await writePretrainState(file, { ...at(10), settings: { ...settings, decayByTime: true } });
   await expect(readPretrainState(file, { ...settings, decayByTime: true, maxSteps: 1200 })).rejects.toThrow(/made with maxSteps 2400, this command gives 1200/);
+});
+
+test('--init continues from a model folder (its shape, its weights) with tool-copy chats in the corpus, and records both; shape flags or --init-std beside it are refused; --init-std widens a fresh init', { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tabrl-pretrain-init-'));
+  await pretrain([...TOY, '--out', join(dir, 'base')]);
+  const CONTINUE = ['--copies', '6', '--word-lists', '2', '--games', '2', '--fits', '2', '--reverse', '2', '--batch-size', '2', '--row-length', '64', '--max-steps', '1', '--log-every', '1', '--seed', '1'];
+  const FROM = ['--init', join(dir, 'base'), ...CONTINUE];
+  const log = await pretrain([...FROM, '--out', join(dir, 'continued')]);
+  expect(log).toContain('"toolCopies":6');
+  expect(log).toContain('1 layers, hidden 32');
+  const record = JSON.parse(await readFile(join(dir, 'continued', 'pretraining.json'), 'utf8'));
+  expect(record.init).toBe(join(dir, 'base'));
+  expect(record.corpus.toolCopies).toBe(6);
+  // One warm-up step (lr 3e-3 / 30) from the base weights barely moves them; the same step from a fresh seed-1 init lands far away.
+  await pretrain([...TOY.slice(0, 10), ...CONTINUE, '--out', join(dir, 'fresh')]);
+  const { loadModelFolder } = await import('../../../src/gpu/io/model-folder.ts');
+  const embedding = async (folder: string) => (await loadModelFolder((name) => readFile(join(dir, folder, name)))).tensors.get('model.embed_tokens.weight')!.data;
+  const [base, continued, fresh] = await Promise.all([embedding('base'), embedding('continued'), embedding('fresh')]);
+  const distance = (a: Float32Array, b: Float32Array) => a.reduce((most, value, i) => Math.max(most, Math.abs(value - b[i]!)), 0);
+  expect(distance(base, continued)).toBeGreaterThan(0);
+  expect(distance(base, continued)).toBeLessThan(0.005);
+  expect(distance(base, fresh)).toBeGreaterThan(0.05);
+  await expect(pretrain([...FROM, '--layers', '2', '--out', join(dir, 'refused')])).rejects.toThrow(/--init takes the shape of its folder/);
+  await expect(pretrain([...FROM, '--init-std', '0.1', '--out', join(dir, 'refused')])).rejects.toThrow(/--init-std sets a fresh init; --init starts from a folder/);
+
+  // --init-std: the same seeded init, its matrices drawn five times wider; the norms stay 1.
+  await pretrain([...TOY.slice(0, 10), ...CONTINUE, '--init-std', '0.1', '--out', join(dir, 'wide')]);
+  const wide = await embedding('wide');
+  const std = (values: Float32Array) => Math.sqrt(values.reduce((sum, value) => sum + value * value, 0) / values.length);
+  expect(std(fresh)).toBeGreaterThan(0.018);
+  expect(std(fresh)).toBeLessThan(0.022);
+  expect(std(wide) / std(fresh)).toBeGreaterThan(4.9);
+  expect(std(wide) / std(fresh)).toBeLessThan(5.1);
+  const record2 = JSON.parse(await readFile(join(dir, 'wide', 'pretraining.json'), 'utf8'));
+  expect(record2.initStd).toBe(0.1);
 });

@@ -1,0 +1,131 @@
+/**
+ * Tool-use chats for pretraining: the skill an agent needs before RL can teach it anything on a tool
+ * it cannot call, carrying a value from where it was read to where it is used. Three kinds, each a
+ * whole chat in the harness's format (the tool list in the system turn, `<tool_call>` blocks, tool
+ * results as tool turns), made up from seeded random parts:
+ *
+ * - `argument`: the question names an identifier; the agent calls a tool with it, then answers with a
+ *   field of the result;
+ * - `chain`: the question names an owner; a listing returns an identifier, which the next call takes;
+ * - `write`: as a chain, but the next call writes a date the question names to the listed identifier;
+ * - `echo`: "Repeat …" one to four values, said back in order: short, with no tool list, so most of
+ *   its tokens are copies.
+ *
+ * The tools, keys, identifiers and values are generic (invented nouns, prefixes and names), never a
+ * lesson's, so a model pretrained on them learns to copy, not any environment's answers.
+ */
+import type { Message, ToolSchema } from '../../src/envs/index.ts';
+import type { Rng } from '../../src/envs/builtin/random.ts';
+
+/** A chat for the pretraining corpus: its messages and the tools its system turn lists. */
+export interface ToolChat {
+  messages: Message[];
+  tools: ToolSchema[];
+}
+
+const NOUNS = ['order', 'ticket', 'invoice', 'booking', 'device', 'account', 'shipment', 'claim', 'room', 'flight', 'patient', 'loan', 'meter', 'case', 'badge', 'vehicle'];
+const VERBS = ['get', 'lookup', 'fetch', 'check', 'read', 'show'];
+const LIST_VERBS = ['list', 'search', 'find'];
+const OWNERS = ['user', 'client', 'member', 'owner', 'holder'];
+const FIRST = ['mia', 'omar', 'lena', 'kofi', 'ines', 'tariq', 'yuki', 'noah', 'sara', 'ivan', 'zoe', 'amir', 'lucia', 'femi', 'hana', 'paul'];
+const LAST = ['berg', 'diaz', 'ito', 'mensah', 'novak', 'rossi', 'silva', 'tan', 'weber', 'khan', 'lopez', 'moreno', 'park', 'quinn', 'sato', 'vogel'];
+const FIELDS: Record<string, (rng: Rng) => string> = {
+  status: (rng) => rng.pick(['open', 'closed', 'pending', 'on hold', 'in transit', 'approved', 'rejected']),
+  city: (rng) => `${rng.pick(['Lyon', 'Oslo', 'Porto', 'Graz', 'Leeds', 'Bari', 'Lodz', 'Turku', 'Cork', 'Split', 'Brno', 'Nice'])} ${rng.pick(['office', 'depot', 'hub', 'centre', 'branch'])}`,
+  date: (rng) => `2026-${String(rng.int(1, 12)).padStart(2, '0')}-${String(rng.int(1, 28)).padStart(2, '0')}`,
+  amount: (rng) => `${rng.int(1, 999)}.${String(rng.int(0, 99)).padStart(2, '0')}`,
+  owner: (rng) => login(rng),
+};
+
+/** An identifier like `QK-40721`: two or three capitals, a dash, three to five digits. */
+function identifier(rng: Rng): string {
+  const letters = Array.from({ length: rng.int(2, 3) }, () => String.fromCharCode(65 + rng.int(0, 25))).join('');
+  const digits = Array.from({ length: rng.int(3, 5) }, () => String(rng.int(0, 9))).join('');
+  return `${letters}-${digits}`;
+}
+
+/** A login like `lena.novak-318`. */
+function login(rng: Rng): string {
+  return `${rng.pick(FIRST)}.${rng.pick(LAST)}-${rng.int(100, 999)}`;
+}
+
+function tool(name: string, description: string, ...keys: string[]): ToolSchema {
+  const properties = Object.fromEntries(keys.map((key) => [key, { type: 'string' }]));
+  return { type: 'function', function: { name, description, parameters: { type: 'object', properties, required: keys } } };
+}
+
+function call(id: string, name: string, args: Record<string, string>): Message {
+  return { role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] };
+}
+
+/** One chat of a random kind (argument, chain, write or echo). */
+export function toolCopyChat(rng: Rng): ToolChat {
+  const noun = rng.pick(NOUNS);
+  const key = rng.pick([`${noun}_id`, 'id', `${noun}_ref`, 'ref']);
+  const ownerKey = rng.pick(OWNERS);
+  const reader = tool(`${rng.pick(VERBS)}_${noun}`, `Details of one ${noun}.`, key);
+  const lister = tool(`${rng.pick(LIST_VERBS)}_${noun}s`, `A ${ownerKey}'s ${noun}s.`, ownerKey);
+  const writer = tool(`${rng.pick(['set', 'update', 'change'])}_${noun}_date`, `Moves the date of one ${noun}.`, key, 'date');
+  const id = identifier(rng);
+  const field = rng.pick(Object.keys(FIELDS));
+  const value = FIELDS[field]!(rng);
+  const system: Message = { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' };
+  const kind = rng.next();
+  if (kind < 0.3) {
+    // Short and dense: one to four values to say back in order, no tool list (the copying itself).
+    const values = Array.from({ length: rng.int(1, 4) }, () => rng.pick([identifier, login, FIELDS.date!])(rng));
+    const question = `${rng.pick(['Repeat', 'Say back', 'Copy'])}: ${values.join(' ')}`;
+    return {
+      tools: [],
+      messages: [
+        { role: 'user', content: question },
+        { role: 'assistant', content: values.join(' ') },
+      ],
+    };
+  }
+  const record = JSON.stringify({ [key]: id, [field]: value });
+  if (kind < 0.6) {
+    const question = rng.pick([`What is the ${field} for ${key} ${id}? Reply with the value alone.`, `${id}: which ${field}?`, `Give the ${field} of ${noun} ${id}.`]);
+    return {
+      tools: rng.shuffle([reader, lister, writer]),
+      messages: [
+        system,
+        { role: 'user', content: question },
+        call('call_1', reader.function.name, { [key]: id }),
+        { role: 'tool', tool_call_id: 'call_1', content: record },
+        { role: 'assistant', content: value },
+      ],
+    };
+  }
+  const owner = login(rng);
+  const listing = JSON.stringify({ [ownerKey]: owner, [`${noun}s`]: [{ [key]: id, status: FIELDS.status!(rng) }] });
+  const listed: Message[] = [call('call_1', lister.function.name, { [ownerKey]: owner }), { role: 'tool', tool_call_id: 'call_1', content: listing }];
+  if (kind < 0.8) {
+    const date = FIELDS.date!(rng);
+    const question = `Move the date: for the ${key} listed for ${ownerKey} ${owner}, set date to ${date}. Reply "done" when it is done.`;
+    const written = JSON.stringify({ [key]: id, ok: true, date });
+    return {
+      tools: rng.shuffle([reader, lister, writer]),
+      messages: [
+        system,
+        { role: 'user', content: question },
+        ...listed,
+        call('call_2', writer.function.name, { [key]: id, date }),
+        { role: 'tool', tool_call_id: 'call_2', content: written },
+        { role: 'assistant', content: 'done' },
+      ],
+    };
+  }
+  const question = rng.pick([`What is the ${field} for the ${key} listed for ${ownerKey} ${owner}? Reply with the value alone.`, `${ownerKey} ${owner}: the ${field} of their ${noun}?`]);
+  return {
+    tools: rng.shuffle([reader, lister, writer]),
+    messages: [
+      system,
+      { role: 'user', content: question },
+      ...listed,
+      call('call_2', reader.function.name, { [key]: id }),
+      { role: 'tool', tool_call_id: 'call_2', content: record },
+      { role: 'assistant', content: value },
+    ],
+  };
+}
