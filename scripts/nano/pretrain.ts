@@ -23,7 +23,8 @@
  * --word-lists, --games, --fits and --reverse set the counts; unset, they are the shipped nano's
  * (2000, 4000, 3000, 800) for the 300-word pool and scale with any other pool (pretrain-settings.ts).
  * --copies N adds N tool-use chats that carry a value from the question or a tool result into a call
- * or the reply (tool-copy-corpus.ts; default 0, as for the shipped models). --init DIR starts from a
+ * or the reply (tool-copy-corpus.ts; default 0, as for the shipped models), of the kinds --copy-kinds
+ * lists (default all: echo,argument,write,chain). --init DIR starts from a
  * model folder's weights and shape instead of a seeded init (continued pretraining); --init-std S
  * draws the seeded init with standard deviation S instead of 0.02.
  * --layers, --hidden, --intermediate, --heads and --kv-heads change the shape (default NANO_CONFIG),
@@ -70,7 +71,7 @@ import { createRng } from '../../src/envs/builtin/random.ts';
 import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
 import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
 import { writeNanoFolder } from './nano-folder.ts';
-import { toolCopyChat } from './tool-copy-corpus.ts';
+import { TOOL_COPY_KINDS, toolCopyChat, type ToolCopyKind } from './tool-copy-corpus.ts';
 import { loadModelFolder } from '../../src/gpu/io/model-folder.ts';
 import { readFile } from 'node:fs/promises';
 import type { NamedTensors } from '../../src/gpu/model/backend.ts';
@@ -95,6 +96,7 @@ const { values } = parseArgs({
     fits: { type: 'string' },
     reverse: { type: 'string' },
     copies: { type: 'string', default: '0' },
+    'copy-kinds': { type: 'string' },
     init: { type: 'string' },
     'init-std': { type: 'string' },
     'game-answers': { type: 'string', default: 'training' },
@@ -135,6 +137,9 @@ const config = initial?.config ?? modelShape(values);
 const initStd = values['init-std'] === undefined ? undefined : Number(values['init-std']);
 if (initStd !== undefined && !(initStd > 0)) throw new Error(`--init-std must be a positive number, got ${JSON.stringify(values['init-std'])}`);
 if (initStd !== undefined && initial) throw new Error('--init-std sets a fresh init; --init starts from a folder instead: give one of them');
+// --copy-kinds echo,argument,...: which kinds of tool-copy chat the --copies are (default: all).
+const copyKinds = (values['copy-kinds']?.split(',') ?? Object.keys(TOOL_COPY_KINDS)) as ToolCopyKind[];
+for (const kind of copyKinds) if (!(kind in TOOL_COPY_KINDS)) throw new Error(`--copy-kinds takes ${Object.keys(TOOL_COPY_KINDS).join(', ')}, got ${JSON.stringify(kind)}`);
 const copies = Number(values.copies);
 if (!Number.isInteger(copies) || copies < 0) throw new Error(`--copies must be a whole number, got ${JSON.stringify(values.copies)}`);
 const backendName = parseBackendName(values.backend);
@@ -166,19 +171,21 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
   }
   // Compact Wordle games by the imperfect teacher, on training answers only.
   // The teacher guesses from the game's own pool; with `--teacher game`, game i is seeded by seed + i.
-  const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: sizes.games, seed, answers: gameAnswers, poolSize });
-  const teacher = new ScriptedClient(compactWordleTeacher(COMPACT_TEACHER_MISTAKE_RATE, pool, teacherSeed));
-  const notShown = new Set([...pool.heldOut, ...(gameAnswers === 'demonstration' ? pool.practice : [])]);
-  const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32, samplingArgs: { seed } });
-  counts.distinctGames = new Set(games.records.map((record) => JSON.stringify(record.completion))).size;
-  counts.teacherWinRate = games.summary.passRate;
   const boards: string[] = []; // the boards after a first guess, of those games only
-  for (const record of games.records) {
-    if (notShown.has(String(record.answer))) throw new Error(`pretraining would see an answer it must not (${String(record.answer)})`);
-    const messages = [...record.prompt, ...record.completion] as Message[];
-    texts.push(tokenizer.renderChat(messages));
-    counts.wordleGames++;
-    for (const message of messages.slice(1)) if (message.role === 'user' && parseBoard(message.content) !== undefined) boards.push(message.content.replace(/^.*; /, ''));
+  if (sizes.games > 0) {
+    const wordle = await loadBuiltinEnvironment('wordle', { compact: true, numTasks: sizes.games, seed, answers: gameAnswers, poolSize });
+    const teacher = new ScriptedClient(compactWordleTeacher(COMPACT_TEACHER_MISTAKE_RATE, pool, teacherSeed));
+    const notShown = new Set([...pool.heldOut, ...(gameAnswers === 'demonstration' ? pool.practice : [])]);
+    const games = await evaluate(wordle, teacher, { tasks: wordle.dataset, concurrency: 32, samplingArgs: { seed } });
+    counts.distinctGames = new Set(games.records.map((record) => JSON.stringify(record.completion))).size;
+    counts.teacherWinRate = games.summary.passRate;
+    for (const record of games.records) {
+      if (notShown.has(String(record.answer))) throw new Error(`pretraining would see an answer it must not (${String(record.answer)})`);
+      const messages = [...record.prompt, ...record.completion] as Message[];
+      texts.push(tokenizer.renderChat(messages));
+      counts.wordleGames++;
+      for (const message of messages.slice(1)) if (message.role === 'user' && parseBoard(message.content) !== undefined) boards.push(message.content.replace(/^.*; /, ''));
+    }
   }
   // "fits" lists: a board and dictionary words that agree with all of it, in a seeded order.
   for (let i = 0; i < sizes.fits && boards.length > 0; i++) {
@@ -188,16 +195,18 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
     counts.fitsLists++;
   }
   // Compact reverse-text.
-  const reverse = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: sizes.reverse, seed: seed + 7 });
-  const reverser = new ScriptedClient(await loadBuiltinExpert('reverse-text', reverse));
-  for (const record of (await evaluate(reverse, reverser, { tasks: reverse.dataset, concurrency: 32 })).records) {
-    texts.push(tokenizer.renderChat([...record.prompt, ...record.completion] as Message[]));
-    counts.reverseText++;
+  if (sizes.reverse > 0) {
+    const reverse = await loadBuiltinEnvironment('reverse-text', { compact: true, minLength: 4, maxLength: 8, numTasks: sizes.reverse, seed: seed + 7 });
+    const reverser = new ScriptedClient(await loadBuiltinExpert('reverse-text', reverse));
+    for (const record of (await evaluate(reverse, reverser, { tasks: reverse.dataset, concurrency: 32 })).records) {
+      texts.push(tokenizer.renderChat([...record.prompt, ...record.completion] as Message[]));
+      counts.reverseText++;
+    }
   }
   // Tool-use chats that carry a value from where it is read to where it is used (tool-copy-corpus.ts).
   const copyRng = createRng(seed + 11);
   for (let i = 0; i < copies; i++) {
-    const { messages, tools } = toolCopyChat(copyRng);
+    const { messages, tools } = toolCopyChat(copyRng, copyKinds);
     texts.push(tokenizer.renderChat(messages, { tools }));
     counts.toolCopies++;
   }
@@ -233,7 +242,7 @@ let log: LossPoint[] = [];
 const command = `npx tsx scripts/nano/pretrain.ts ${process.argv.slice(2).join(' ')}`;
 let commands = [command];
 // What fixes the weights: a resume with any of these changed would not continue the same run.
-const settings = { seed, ...(initStd !== undefined ? { initStd } : {}), backend: backendName, poolSize, gameAnswers, teacherSeed, config, corpus: copies > 0 ? { ...sizes, copies } : sizes, ...(values.init !== undefined ? { init: values.init } : {}), batchSize, rowLength, peakLr, maxSteps, decayByTime: values['decay-by-time'] === true };
+const settings = { seed, ...(initStd !== undefined ? { initStd } : {}), backend: backendName, poolSize, gameAnswers, teacherSeed, config, corpus: copies > 0 ? { ...sizes, copies, copyKinds } : sizes, ...(values.init !== undefined ? { init: values.init } : {}), batchSize, rowLength, peakLr, maxSteps, decayByTime: values['decay-by-time'] === true };
 
 /** The next packed batch: random transcripts laid end to end (each starts with <|bos|>), cut into rows of T tokens; ids (B, T) and their next tokens (B, T). */
 function nextBatch(): { ids: Int32Array; targets: Int32Array } {
@@ -275,6 +284,7 @@ async function save(): Promise<void> {
     teacher: teacherSeed,
     ...(values.init !== undefined ? { init: values.init } : {}),
     ...(initStd !== undefined ? { initStd } : {}),
+    ...(copies > 0 ? { copyKinds } : {}),
     shape: { layers: config.num_hidden_layers, hidden: config.hidden_size, intermediate: config.intermediate_size, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads, headDim: config.head_dim },
     steps: step,
     maxSteps,

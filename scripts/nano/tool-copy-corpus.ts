@@ -1,7 +1,7 @@
 /**
  * Tool-use chats for pretraining: the skill an agent needs before RL can teach it anything on a tool
  * it cannot call, carrying a value from where it was read to where it is used. Three kinds, each a
- * whole chat in the harness's format (the tool list in the system turn, `<tool_call>` blocks, tool
+ * chat in the harness's format (the tool list in the system turn, `<tool_call>` blocks, tool
  * results as tool turns), made up from seeded random parts:
  *
  * - `argument`: the question names an identifier; the agent calls a tool with it, then answers with a
@@ -58,8 +58,22 @@ function call(id: string, name: string, args: Record<string, string>): Message {
   return { role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] };
 }
 
-/** One chat of a random kind (argument, chain, write or echo). */
-export function toolCopyChat(rng: Rng): ToolChat {
+/** The kinds of chat, and each one's share of the corpus when all are drawn. */
+export const TOOL_COPY_KINDS = { echo: 0.3, argument: 0.3, write: 0.2, chain: 0.2 } as const;
+
+/** One kind of chat. */
+export type ToolCopyKind = keyof typeof TOOL_COPY_KINDS;
+
+/** Draws a kind among `kinds`, in proportion to their shares. */
+function drawKind(rng: Rng, kinds: readonly ToolCopyKind[]): ToolCopyKind {
+  let left = rng.next() * kinds.reduce((sum, kind) => sum + TOOL_COPY_KINDS[kind], 0);
+  for (const kind of kinds) if ((left -= TOOL_COPY_KINDS[kind]) < 0) return kind;
+  return kinds[kinds.length - 1]!;
+}
+
+/** One chat of a kind drawn among `kinds` (default: all, in their shares). */
+export function toolCopyChat(rng: Rng, kinds: readonly ToolCopyKind[] = Object.keys(TOOL_COPY_KINDS) as ToolCopyKind[]): ToolChat {
+  if (kinds.length === 0) throw new Error('toolCopyChat: no kind to draw');
   const noun = rng.pick(NOUNS);
   const key = rng.pick([`${noun}_id`, 'id', `${noun}_ref`, 'ref']);
   const ownerKey = rng.pick(OWNERS);
@@ -70,8 +84,8 @@ export function toolCopyChat(rng: Rng): ToolChat {
   const field = rng.pick(Object.keys(FIELDS));
   const value = FIELDS[field]!(rng);
   const system: Message = { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' };
-  const kind = rng.next();
-  if (kind < 0.3) {
+  const kind = drawKind(rng, kinds);
+  if (kind === 'echo') {
     // Short and dense: one to four values to say back in order, no tool list (the copying itself).
     const values = Array.from({ length: rng.int(1, 4) }, () => rng.pick([identifier, login, FIELDS.date!])(rng));
     const question = `${rng.pick(['Repeat', 'Say back', 'Copy'])}: ${values.join(' ')}`;
@@ -84,7 +98,7 @@ export function toolCopyChat(rng: Rng): ToolChat {
     };
   }
   const record = JSON.stringify({ [key]: id, [field]: value });
-  if (kind < 0.6) {
+  if (kind === 'argument') {
     const question = rng.pick([`What is the ${field} for ${key} ${id}? Reply with the value alone.`, `${id}: which ${field}?`, `Give the ${field} of ${noun} ${id}.`]);
     return {
       tools: rng.shuffle([reader, lister, writer]),
@@ -100,7 +114,7 @@ export function toolCopyChat(rng: Rng): ToolChat {
   const owner = login(rng);
   const listing = JSON.stringify({ [ownerKey]: owner, [`${noun}s`]: [{ [key]: id, status: FIELDS.status!(rng) }] });
   const listed: Message[] = [call('call_1', lister.function.name, { [ownerKey]: owner }), { role: 'tool', tool_call_id: 'call_1', content: listing }];
-  if (kind < 0.8) {
+  if (kind === 'write') {
     const date = FIELDS.date!(rng);
     const question = `Move the date: for the ${key} listed for ${ownerKey} ${owner}, set date to ${date}. Reply "done" when it is done.`;
     const written = JSON.stringify({ [key]: id, ok: true, date });

@@ -88,7 +88,7 @@ test('a resume under another --max-steps is refused once a step was in either de
 test('--init continues from a model folder (its shape, its weights) with tool-copy chats in the corpus, and records both; shape flags or --init-std beside it are refused; --init-std widens a fresh init', { timeout: 120_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tabrl-pretrain-init-'));
   await pretrain([...TOY, '--out', join(dir, 'base')]);
-  const CONTINUE = ['--copies', '6', '--word-lists', '2', '--games', '2', '--fits', '2', '--reverse', '2', '--batch-size', '2', '--row-length', '64', '--max-steps', '1', '--log-every', '1', '--seed', '1'];
+  const CONTINUE = ['--copies', '6', '--copy-kinds', 'echo,chain', '--word-lists', '2', '--games', '0', '--fits', '2', '--reverse', '0', '--batch-size', '2', '--row-length', '64', '--max-steps', '1', '--log-every', '1', '--seed', '1'];
   const FROM = ['--init', join(dir, 'base'), ...CONTINUE];
   const log = await pretrain([...FROM, '--out', join(dir, 'continued')]);
   expect(log).toContain('"toolCopies":6');
@@ -96,6 +96,8 @@ test('--init continues from a model folder (its shape, its weights) with tool-co
   const record = JSON.parse(await readFile(join(dir, 'continued', 'pretraining.json'), 'utf8'));
   expect(record.init).toBe(join(dir, 'base'));
   expect(record.corpus.toolCopies).toBe(6);
+  expect(record.copyKinds).toEqual(['echo', 'chain']);
+  await expect(pretrain([...FROM, '--copy-kinds', 'echo,poem', '--out', join(dir, 'refused')])).rejects.toThrow(/--copy-kinds takes echo, argument, write, chain, got "poem"/);
   // One warm-up step (lr 3e-3 / 30) from the base weights barely moves them; the same step from a fresh seed-1 init lands far away.
   await pretrain([...TOY.slice(0, 10), ...CONTINUE, '--out', join(dir, 'fresh')]);
   const { loadModelFolder } = await import('../../../src/gpu/io/model-folder.ts');

@@ -24,6 +24,14 @@ describe('tool-copy pretraining chats', () => {
     expect(toolCopyChat(createRng(7))).not.toEqual(toolCopyChat(createRng(8)));
   });
 
+  test('the kinds drawn can be chosen, and none is refused', () => {
+    const rng = createRng(3);
+    const echoes = Array.from({ length: 50 }, () => toolCopyChat(rng, ['echo']));
+    expect(new Set(echoes.map(kindOf))).toEqual(new Set(['echo']));
+    expect(new Set(Array.from({ length: 80 }, () => kindOf(toolCopyChat(rng, ['chain', 'write']))))).toEqual(new Set(['chain', 'write']));
+    expect(() => toolCopyChat(rng, [])).toThrow(/no kind/);
+  });
+
   test("each call's arguments are copied from the question or an earlier tool result, and each call is answered", () => {
     for (const chat of chats) {
       const names = chat.tools.map((tool) => tool.function.name);
