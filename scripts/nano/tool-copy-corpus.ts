@@ -54,8 +54,19 @@ function tool(name: string, description: string, ...keys: string[]): ToolSchema 
   return { type: 'function', function: { name, description, parameters: { type: 'object', properties, required: keys } } };
 }
 
-function call(id: string, name: string, args: Record<string, string>): Message {
-  return { role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] };
+const SYSTEM: Message = { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' };
+
+/** A call of `tool` with `args`, and the tool turn that answers it with `result`. */
+function called(id: string, tool: ToolSchema, args: Record<string, string>, result: string): Message[] {
+  return [
+    { role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name: tool.function.name, arguments: JSON.stringify(args) } }] },
+    { role: 'tool', tool_call_id: id, content: result },
+  ];
+}
+
+/** A whole chat: the system turn, the question, the tool turns, the reply. */
+function toolChat(tools: ToolSchema[], question: string, turns: Message[], reply: string): ToolChat {
+  return { tools, messages: [SYSTEM, { role: 'user', content: question }, ...turns, { role: 'assistant', content: reply }] };
 }
 
 /** The kinds of chat, and each one's share of the corpus when all are drawn. */
@@ -83,7 +94,6 @@ export function toolCopyChat(rng: Rng, kinds: readonly ToolCopyKind[] = Object.k
   const id = identifier(rng);
   const field = rng.pick(Object.keys(FIELDS));
   const value = FIELDS[field]!(rng);
-  const system: Message = { role: 'system', content: 'You are an agent with tools. Use them to look up what you need, then reply with the value alone.' };
   const kind = drawKind(rng, kinds);
   if (kind === 'echo') {
     // Short and dense: one to four values to say back in order, no tool list (the copying itself).
@@ -100,46 +110,17 @@ export function toolCopyChat(rng: Rng, kinds: readonly ToolCopyKind[] = Object.k
   const record = JSON.stringify({ [key]: id, [field]: value });
   if (kind === 'argument') {
     const question = rng.pick([`What is the ${field} for ${key} ${id}? Reply with the value alone.`, `${id}: which ${field}?`, `Give the ${field} of ${noun} ${id}.`]);
-    return {
-      tools: rng.shuffle([reader, lister, writer]),
-      messages: [
-        system,
-        { role: 'user', content: question },
-        call('call_1', reader.function.name, { [key]: id }),
-        { role: 'tool', tool_call_id: 'call_1', content: record },
-        { role: 'assistant', content: value },
-      ],
-    };
+    return toolChat(rng.shuffle([reader, lister, writer]), question, called('call_1', reader, { [key]: id }, record), value);
   }
   const owner = login(rng);
   const listing = JSON.stringify({ [ownerKey]: owner, [`${noun}s`]: [{ [key]: id, status: FIELDS.status!(rng) }] });
-  const listed: Message[] = [call('call_1', lister.function.name, { [ownerKey]: owner }), { role: 'tool', tool_call_id: 'call_1', content: listing }];
+  const listed = called('call_1', lister, { [ownerKey]: owner }, listing);
   if (kind === 'write') {
     const date = FIELDS.date!(rng);
     const question = `Move the date: for the ${key} listed for ${ownerKey} ${owner}, set date to ${date}. Reply "done" when it is done.`;
     const written = JSON.stringify({ [key]: id, ok: true, date });
-    return {
-      tools: rng.shuffle([reader, lister, writer]),
-      messages: [
-        system,
-        { role: 'user', content: question },
-        ...listed,
-        call('call_2', writer.function.name, { [key]: id, date }),
-        { role: 'tool', tool_call_id: 'call_2', content: written },
-        { role: 'assistant', content: 'done' },
-      ],
-    };
+    return toolChat(rng.shuffle([reader, lister, writer]), question, [...listed, ...called('call_2', writer, { [key]: id, date }, written)], 'done');
   }
   const question = rng.pick([`What is the ${field} for the ${key} listed for ${ownerKey} ${owner}? Reply with the value alone.`, `${ownerKey} ${owner}: the ${field} of their ${noun}?`]);
-  return {
-    tools: rng.shuffle([reader, lister, writer]),
-    messages: [
-      system,
-      { role: 'user', content: question },
-      ...listed,
-      call('call_2', reader.function.name, { [key]: id }),
-      { role: 'tool', tool_call_id: 'call_2', content: record },
-      { role: 'assistant', content: value },
-    ],
-  };
+  return toolChat(rng.shuffle([reader, lister, writer]), question, [...listed, ...called('call_2', reader, { [key]: id }, record)], value);
 }
