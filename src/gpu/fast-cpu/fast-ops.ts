@@ -18,6 +18,12 @@ export function createFastCpuOps(kernels: WasmKernels): CpuBackendOps {
       // out (N, OC) = inp (N, IC) · weightᵀ, B(k, o) = weight[o*IC + k]
       kernels.gemm(out, inp, IC, 1, weight, 1, IC, bias, N, OC, IC, false);
     },
+    matmulForwardDot(out, inp, weight, bias, N, IC, OC) {
+      kernels.gemmDot(out, inp, IC, weight, IC, bias, N, OC, IC, false);
+    },
+    matmulForwardPacked(out, inp, weight, bias, N, IC, OC) {
+      kernels.gemmPacked(out, inp, IC, 1, weight, 1, IC, bias, N, OC, IC, false);
+    },
     matmulBackward(dinp, dweight, dbias, dout, inp, weight, N, IC, OC) {
       // dinp (N, IC) += dout (N, OC) · weight (OC, IC)
       if (dinp !== null) kernels.gemm(dinp, dout, OC, 1, weight, IC, 1, null, N, IC, OC, true);

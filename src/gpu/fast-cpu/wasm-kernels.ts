@@ -7,7 +7,7 @@
  * before the call and, when written, back out after it. Resident arrays need a shared memory (one that
  * grows without detaching the arrays already handed out); on a plain memory allocate() returns null,
  * and past a limit (half the memory by default, the other half kept for staging) it does too.
- * Kernels: gemm (C = or += A·B through strides; a few rows by dot products), causal grouped-query attention forward and
+ * Kernels: gemm (C = or += A·B through strides) and gemmDot (the same for a few rows, by dot products), causal grouped-query attention forward and
  * backward, SwiGLU, RMSNorm, log-softmax of the targets, AdamW and the residual add, forward and
  * backward. Each comes in two builds of the same source: relaxed SIMD (fused multiply-add, chosen
  * wherever the runtime validates it) and plain SIMD. It knows nothing of models; fast-ops.ts maps the
@@ -20,7 +20,8 @@ const STAGING_BASE_BYTES = 1 << 20; // above the 1 MiB the module declares (its 
 const MAX_PAGES = 32768; // 2 GiB, the module's declared maximum
 const MIN_THREADED_FLOPS = 2e6; // a smaller call runs on the calling thread (waking workers costs more)
 const ROW_ALIGNMENT = 4; // gemm rows per thread are a multiple of the kernel's MR
-const FEW_ROWS = 4; // a linear's forward of at most this many rows takes dot products (gemm_few_rows), not packs
+const FEW_ROWS = 4; // gemm() of at most this many rows takes dot products (gemmDot), not packs
+const DOT_COLUMNS = 4; // gemm_dot's columns per unit: threads split the columns in blocks of its SIMD width
 const BLOCK_ALIGNMENT_BYTES = 64; // resident arrays start on a cache line
 const HYPER_FLOATS = 8; // the scalar parameters of a call (eps, 1/temperature, AdamW's), staged like an operand
 /** Bytes of the memory that resident arrays may take by default: half its 2 GiB, so the other half stays for staging what does not fit. */
@@ -40,7 +41,7 @@ export const KERNEL_FUNCTIONS = [
   'adamw_update',
   'residual_forward',
   'residual_backward',
-  'gemm_few_rows',
+  'gemm_dot',
 ] as const;
 
 /** Index of a kernel function in KERNEL_FUNCTIONS. */
@@ -187,9 +188,34 @@ export class WasmKernels {
 
   /**
    * C (M, Ncols) = or += A·B (+ bias), with A(m, k) = a[m*ars + k*acs] and B(k, n) = b[k*brs + n*bcs];
-   * a and b are read over their first M·K and K·Ncols elements, c is written in place.
+   * a and b are read over their first M·K and K·Ncols elements, c is written in place. A product of at
+   * most FEW_ROWS rows with rows of A and columns of B contiguous along k goes to gemmDot (packing B
+   * would cost as much as reading it once); any other is packed, its threads splitting the rows.
+   * Either way a row's arithmetic depends only on which of the two it took.
    */
   gemm(
+    c: Float32Array, // (M, Ncols)
+    a: Float32Array, // A through (ars, acs)
+    ars: number,
+    acs: number,
+    b: Float32Array, // B through (brs, bcs)
+    brs: number,
+    bcs: number,
+    bias: Float32Array | null, // (Ncols)
+    M: number,
+    Ncols: number,
+    K: number,
+    accumulate: boolean,
+  ): void {
+    if (M <= FEW_ROWS && acs === 1 && brs === 1) return this.gemmDot(c, a, ars, b, bcs, bias, M, Ncols, K, accumulate);
+    this.gemmPacked(c, a, ars, acs, b, brs, bcs, bias, M, Ncols, K, accumulate);
+  }
+
+  /**
+   * gemm by packed blocks whatever M (the Goto-style kernel; threads split the rows): a row's result
+   * is the same bits whatever other rows share the call and however the threads split them.
+   */
+  gemmPacked(
     c: Float32Array, // (M, Ncols)
     a: Float32Array, // A through (ars, acs)
     ars: number,
@@ -211,15 +237,41 @@ export class WasmKernels {
     ];
     if (bias !== null) operands.push({ data: bias, length: Ncols, read: true, write: false });
     const [cp, ap, bp, biasp] = this.stageIn(operands);
-    if (M <= FEW_ROWS && acs === 1 && brs === 1) {
-      // decoding a token or a few: packing B would cost as much as reading it once (one thread: M ≤ ROW_ALIGNMENT)
-      this.functions[kernelIndex('gemm_few_rows')]!(cp!, Ncols, ap!, ars, bp!, bcs, biasp ?? 0, 0, M, Ncols, K, accumulate ? 1 : 0, workOffsetBytes(0, this.workFloats));
-      this.stageOut(operands);
-      return;
-    }
     const units = Math.ceil(M / ROW_ALIGNMENT); // the pool splits units; gemm takes rows
     const call: KernelCall = { fn: kernelIndex('gemm'), args: [cp!, Ncols, ap!, ars, acs, bp!, brs, bcs, biasp ?? 0] };
     this.runUnits(call, units, 2 * M * Ncols * K, ROW_ALIGNMENT, M, [Ncols, K, accumulate ? 1 : 0]);
+    this.stageOut(operands);
+  }
+
+  /**
+   * C (M, Ncols) = or += A·B (+ bias) by one dot product per element, with A(m, k) = a[m*ars + k] and
+   * B(k, n) = b[n*bcs + k] (a linear's forward: B is the weight, row n its output n), whatever M; the
+   * threads split the columns. A row's result is the same bits whatever other rows share the call and
+   * however the threads split the columns: the decoder's rows and LM head take it, so a sequence
+   * samples the same tokens alone or batched.
+   */
+  gemmDot(
+    c: Float32Array, // (M, Ncols)
+    a: Float32Array, // (M, K) through ars
+    ars: number,
+    b: Float32Array, // (Ncols, K) through bcs
+    bcs: number,
+    bias: Float32Array | null, // (Ncols)
+    M: number,
+    Ncols: number,
+    K: number,
+    accumulate: boolean,
+  ): void {
+    if (M === 0 || Ncols === 0) return;
+    const operands: Operand[] = [
+      { data: c, length: M * Ncols, read: accumulate, write: true },
+      { data: a, length: M * K, read: true, write: false },
+      { data: b, length: K * Ncols, read: true, write: false },
+    ];
+    if (bias !== null) operands.push({ data: bias, length: Ncols, read: true, write: false });
+    const [cp, ap, bp, biasp] = this.stageIn(operands);
+    const call: KernelCall = { fn: kernelIndex('gemm_dot'), args: [cp!, Ncols, ap!, ars, bp!, bcs, biasp ?? 0, M, K, accumulate ? 1 : 0] };
+    this.runUnits(call, Math.ceil(Ncols / DOT_COLUMNS), 2 * M * Ncols * K, DOT_COLUMNS, Ncols, []);
     this.stageOut(operands);
   }
 

@@ -11,6 +11,14 @@
  * and the backend's own ops when it was built on a CpuBackend, so a decoder over the fast CPU backend
  * samples on its WASM kernels, with its copy of the weights allocated in their memory (no copy per product). Attention stays the per-row loop below: the kernel's causal (B, T)
  * shape does not fit rows that each read their own cache.
+ *
+ * Batch-invariant: a sequence's logits are the same bits whether it is decoded alone or beside any
+ * other sequences (prefilling or decoding), so sampling with a seed gives the same tokens and
+ * log-probs whatever the timing that batched it. Every per-row op already computes each row on its
+ * own; the linears pick their kernel per sequence (DOT_ROW_TOKENS), the sequences that take dot
+ * products stacked first, so each linear is at most two calls on contiguous rows, and the LM head
+ * always takes dot products. (The fast kernels' dot products and packed blocks round differently, so
+ * picking by the batch's row count, as a plain matmul does, would make a row's bits depend on its company.)
  */
 import type { ModelBackend, NamedTensors } from '../model/backend.ts';
 import type { ModelConfig } from '../model/config.ts';
@@ -27,11 +35,25 @@ interface SequenceCache {
   capacity: number;
 }
 
-/** The ops a CpuDecoder runs that a faster engine may replace: the linears, RoPE and SwiGLU, and the buffers its weights live in. */
-export type CpuDecoderOps = Pick<CpuBackendOps, 'matmulForward' | 'ropeForward' | 'swigluForward' | 'allocate' | 'release'>;
+/** The ops a CpuDecoder runs that a faster engine may replace: the linears (by dot products and by packed blocks), RoPE and SwiGLU, and the buffers its weights live in. */
+export type CpuDecoderOps = Pick<CpuBackendOps, 'matmulForwardDot' | 'matmulForwardPacked' | 'ropeForward' | 'swigluForward' | 'allocate' | 'release'>;
 
 /** The plain-TypeScript references as CpuDecoderOps: the oracle. */
-export const REFERENCE_DECODER_OPS: CpuDecoderOps = { matmulForward, ropeForward, swigluForward, allocate: (length) => new Float32Array(length), release: () => {} };
+export const REFERENCE_DECODER_OPS: CpuDecoderOps = {
+  matmulForwardDot: matmulForward,
+  matmulForwardPacked: matmulForward,
+  ropeForward,
+  swigluForward,
+  allocate: (length) => new Float32Array(length),
+  release: () => {},
+};
+
+/**
+ * A sequence appending at most this many tokens (a decode step, a short follow-up) has its rows'
+ * linears computed by dot products; one appending more (a prefill), by packed blocks. The choice is
+ * the sequence's own, never the batch's, so its arithmetic does not depend on what it is batched with.
+ */
+const DOT_ROW_TOKENS = 4;
 
 /**
  * Builds a CPU decoder over a backend's current parameters (LoRA adapters included), on the
@@ -209,18 +231,22 @@ export class CpuDecoder implements Decoder {
     const caches = seqs.map((seq) => this.sequence(seq));
 
     // Stack the new tokens into N rows; row n belongs to caches[rowSeq[n]] at position positions[n].
+    // The sequences whose rows take dot products come first: rows [0, dotRows), then the prefills.
     let N = 0;
+    let dotRows = 0;
     for (let b = 0; b < B; b++) {
       const count = tokens[b]!.length;
       if (count < 1) throw new Error(`sequence ${seqs[b]}: nothing to append`);
       N += count;
+      if (count <= DOT_ROW_TOKENS) dotRows += count;
     }
+    const order = [...seqs.keys()].sort((x, y) => Number(tokens[x]!.length > DOT_ROW_TOKENS) - Number(tokens[y]!.length > DOT_ROW_TOKENS) || x - y);
     const ids = new Int32Array(N); // (N)
     const positions = new Int32Array(N); // (N)
     const rowSeq = new Int32Array(N); // (N) index into seqs
     const lastRow = new Int32Array(B); // (B) each sequence's last new row
     let n = 0;
-    for (let b = 0; b < B; b++) {
+    for (const b of order) {
       const list = tokens[b]!;
       const start = caches[b]!.tokens.length;
       for (let t = 0; t < list.length; t++, n++) {
@@ -258,9 +284,9 @@ export class CpuDecoder implements Decoder {
 
       // attention block
       rmsnormForward(ln, rstd, x, lp('input_layernorm.weight'), N, C, eps);
-      this.linear(l, 'q_proj', q, ln, N);
-      this.linear(l, 'k_proj', k, ln, N);
-      this.linear(l, 'v_proj', v, ln, N);
+      this.linear(l, 'q_proj', q, ln, N, dotRows);
+      this.linear(l, 'k_proj', k, ln, N, dotRows);
+      this.linear(l, 'v_proj', v, ln, N, dotRows);
       if (this.config.qk_norm) {
         rmsnormForward(qNormed, rstd, q, lp('self_attn.q_norm.weight'), N * NH, HS, eps);
         rmsnormForward(kNormed, rstd, k, lp('self_attn.k_norm.weight'), N * KVH, HS, eps);
@@ -275,15 +301,15 @@ export class CpuDecoder implements Decoder {
       const rowKeys = Array.from(rowSeq, (b) => caches[b]!.keys[l]!);
       const rowValues = Array.from(rowSeq, (b) => caches[b]!.values[l]!);
       attentionDecodeForward(atty, qRope, rowKeys, rowValues, positions, N, NH, KVH, HS);
-      this.linear(l, 'o_proj', attproj, atty, N);
+      this.linear(l, 'o_proj', attproj, atty, N, dotRows);
       residualForward(residual2, x, attproj, N * C);
 
       // MLP block
       rmsnormForward(ln, rstd, residual2, lp('post_attention_layernorm.weight'), N, C, eps);
-      this.linear(l, 'gate_proj', gate, ln, N);
-      this.linear(l, 'up_proj', up, ln, N);
+      this.linear(l, 'gate_proj', gate, ln, N, dotRows);
+      this.linear(l, 'up_proj', up, ln, N, dotRows);
       this.ops.swigluForward(swiglu, gate, up, N * I);
-      this.linear(l, 'down_proj', mlpOut, swiglu, N);
+      this.linear(l, 'down_proj', mlpOut, swiglu, N, dotRows);
       residualForward(x, residual2, mlpOut, N * C);
     }
     for (let b = 0; b < B; b++) caches[b]!.tokens.push(...Array.from(tokens[b]!));
@@ -294,15 +320,18 @@ export class CpuDecoder implements Decoder {
     const lnf = new Float32Array(B * C); // (B, C)
     rmsnormForward(lnf, new Float32Array(B), last, this.param('model.norm.weight'), B, C, eps);
     const logits = new Float32Array(B * V); // (B, V)
-    this.ops.matmulForward(logits, lnf, this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'), null, B, C, V);
+    this.ops.matmulForwardDot(logits, lnf, this.param(this.config.tie_word_embeddings ? 'model.embed_tokens.weight' : 'lm_head.weight'), null, B, C, V);
     return logits;
   }
 
-  /** out = inp·Wᵀ + b for one linear module, plus its LoRA update when the module is adapted. */
-  private linear(layer: number, module: LoraTargetModule, out: Float32Array, inp: Float32Array, N: number): void {
+  /** out = inp·Wᵀ + b for one linear module (rows [0, dotRows) by dot products, the rest by packed blocks), plus its LoRA update when the module is adapted. */
+  private linear(layer: number, module: LoraTargetModule, out: Float32Array, inp: Float32Array, N: number, dotRows: number): void {
     const { IC, OC } = linearSizes(this.config, module);
     const prefix = linearModuleName(layer, module);
-    this.ops.matmulForward(out, inp, this.param(`${prefix}.weight`), this.params.get(`${prefix}.bias`) ?? null, N, IC, OC);
+    const weight = this.param(`${prefix}.weight`);
+    const bias = this.params.get(`${prefix}.bias`) ?? null;
+    if (dotRows > 0) this.ops.matmulForwardDot(out, inp, weight, bias, dotRows, IC, OC);
+    if (N > dotRows) this.ops.matmulForwardPacked(out.subarray(dotRows * OC), inp.subarray(dotRows * IC), weight, bias, N - dotRows, IC, OC);
     if (this.lora !== null && this.lora.targetModules.includes(module)) {
       const hidden = new Float32Array(N * this.lora.rank); // (N, r)
       const loraA = this.param(loraParamName(layer, module, 'A'));

@@ -47,6 +47,14 @@ interface Activations {
 /** The ops a CpuBackend runs that a faster engine may replace (src/gpu/fast-cpu); the references by default. */
 export interface CpuBackendOps {
   matmulForward: typeof matmulForward;
+  /**
+   * matmulForward by one dot product per element, whatever N, for the decoder's rows of a few new
+   * tokens and its LM head: a row gets the same bits whatever other rows share the call (a sequence
+   * samples the same tokens alone or batched).
+   */
+  matmulForwardDot: typeof matmulForward;
+  /** matmulForward by packed blocks, whatever N, for the decoder's prefill rows: a row gets the same bits whatever other rows share the call. */
+  matmulForwardPacked: typeof matmulForward;
   matmulBackward: typeof matmulBackward;
   attentionForward: typeof attentionForward;
   attentionBackward: typeof attentionBackward;
@@ -70,6 +78,8 @@ export interface CpuBackendOps {
 /** The plain-TypeScript references as CpuBackendOps: the oracle. */
 const REFERENCE_OPS: CpuBackendOps = {
   matmulForward,
+  matmulForwardDot: matmulForward,
+  matmulForwardPacked: matmulForward,
   matmulBackward,
   attentionForward,
   attentionBackward,

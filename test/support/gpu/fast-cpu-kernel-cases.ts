@@ -4,7 +4,8 @@
  * test/unit/gpu/fast-cpu/fast-kernels.test.ts (Node, worker threads) and
  * test/browser/fast-cpu/fast-cpu-kernels.test.ts (Chromium, Web Workers sharing the page's memory).
  * Matmuls at sizes that are multiples of none of the gemm's blocks (MR 4, NR 8, MC 64, KC 256, NC 256):
- * forward with and without bias, backward accumulating into non-zero gradients, with dweight and dbias
+ * forward with and without bias (the backend's, and the decoder's dot-product and packed linears, each
+ * row of which must be the same bits as the row alone), backward accumulating into non-zero gradients, with dweight and dbias
  * switched off. Attention (gemms over blocks of 32 query rows) with grouped heads, T and HS off the SIMD
  * width and off the block: outputs, saved probabilities, and the accumulated dq, dk, dv, also for a head
  * wider than the gemm's blocks and a sequence so long that a block holds fewer rows. SwiGLU over
@@ -31,6 +32,10 @@ const MATMUL_SHAPES: [N: number, IC: number, OC: number][] = [
   [67, 261, 263], // K and Ncols past one block
   [130, 300, 70], // big enough to be split over threads
 ];
+const INVARIANCE_SHAPES: [N: number, IC: number, OC: number][] = [
+  [9, 33, 19], // a decode step of nine sequences, columns off the dot kernel's width of 4
+  [130, 300, 70], // split over threads (by columns for dot products, by rows for packed blocks); alone, one thread
+];
 const SWIGLU_LENGTHS = [1, 7, 1001, 200003];
 const ATTENTION_SHAPES: [B: number, T: number, NH: number, KVH: number, HS: number][] = [
   [1, 1, 1, 1, 3], // one token
@@ -49,10 +54,39 @@ function matmulForwardCase(N: number, IC: number, OC: number): FastCpuKernelCase
       const bias = randomArray(OC, 3);
       for (const b of [bias, null]) {
         const expected = new Float32Array(N * OC);
-        const actual = new Float32Array(N * OC).fill(Number.NaN); // forward overwrites whatever was there
         matmulForward(expected, inp, weight, b, N, IC, OC);
-        ops.matmulForward(actual, inp, weight, b, N, IC, OC);
-        expectClose(actual, expected, { ...TOLERANCE, label: `out (bias ${b === null ? 'off' : 'on'})` });
+        for (const op of ['matmulForward', 'matmulForwardDot', 'matmulForwardPacked'] as const) {
+          const actual = new Float32Array(N * OC).fill(Number.NaN); // forward overwrites whatever was there
+          ops[op](actual, inp, weight, b, N, IC, OC);
+          expectClose(actual, expected, { ...TOLERANCE, label: `${op} out (bias ${b === null ? 'off' : 'on'})` });
+        }
+      }
+    },
+  };
+}
+
+/**
+ * The decoder's two linears are batch-invariant: each row of an N-row product is the same bits as
+ * that row computed alone (dot products on one thread there, threads splitting the columns or the
+ * rows here when the product is big enough).
+ */
+function matmulRowInvarianceCase(N: number, IC: number, OC: number): FastCpuKernelCase {
+  return {
+    name: `matmulForwardDot and matmulForwardPacked give each of N=${N} rows the bits it gets alone (IC=${IC} OC=${OC})`,
+    run: (ops) => {
+      const inp = randomArray(N * IC, 21);
+      const weight = randomArray(OC * IC, 22);
+      const bias = randomArray(OC, 23);
+      for (const op of ['matmulForwardDot', 'matmulForwardPacked'] as const) {
+        const together = new Float32Array(N * OC);
+        ops[op](together, inp, weight, bias, N, IC, OC);
+        for (const row of [0, Math.floor(N / 2), N - 1]) {
+          const alone = new Float32Array(OC);
+          ops[op](alone, inp.subarray(row * IC, (row + 1) * IC), weight, bias, 1, IC, OC);
+          const bits = together.subarray(row * OC, (row + 1) * OC);
+          const first = bits.findIndex((value, i) => !Object.is(value, alone[i]));
+          if (first !== -1) throw new Error(`${op}: row ${row} of ${N} differs from the row alone at column ${first}: ${bits[first]} vs ${alone[first]}`);
+        }
       }
     },
   };
@@ -135,6 +169,7 @@ function attentionCase(B: number, T: number, NH: number, KVH: number, HS: number
 /** Every fast-kernel check: matmul forward and backward, SwiGLU, attention, at the shapes above. */
 export const FAST_CPU_KERNEL_CASES: readonly FastCpuKernelCase[] = [
   ...MATMUL_SHAPES.map(([N, IC, OC]) => matmulForwardCase(N, IC, OC)),
+  ...INVARIANCE_SHAPES.map(([N, IC, OC]) => matmulRowInvarianceCase(N, IC, OC)),
   ...MATMUL_SHAPES.map(([N, IC, OC]) => matmulBackwardCase(N, IC, OC)),
   ...SWIGLU_LENGTHS.map((N) => swigluCase(N)),
   ...ATTENTION_SHAPES.map(([B, T, NH, KVH, HS]) => attentionCase(B, T, NH, KVH, HS)),

@@ -12,7 +12,7 @@ set -eu
 cd "$(dirname "$0")"
 FLAGS="--target=wasm32 -msimd128 -matomics -mbulk-memory -O3 -nostdlib -ffreestanding -fno-builtin"
 RELAXED="-mrelaxed-simd -DRELAXED_SIMD"
-LINK="-Wl,--no-entry -Wl,--export=gemm -Wl,--export=gemm_few_rows -Wl,--export=gemm_work_floats -Wl,--export=kernels_relaxed_simd -Wl,--export=attention_max_tokens -Wl,--export=attention_forward -Wl,--export=attention_backward -Wl,--export=swiglu_forward -Wl,--export=swiglu_backward -Wl,--export=rmsnorm_forward -Wl,--export=rmsnorm_backward -Wl,--export=logprobs_forward -Wl,--export=logprobs_backward -Wl,--export=adamw_update -Wl,--export=residual_forward -Wl,--export=residual_backward -Wl,--import-memory -Wl,--strip-all -Wl,--initial-memory=1048576 -Wl,--max-memory=2147483648"
+LINK="-Wl,--no-entry -Wl,--export=gemm -Wl,--export=gemm_dot -Wl,--export=gemm_work_floats -Wl,--export=kernels_relaxed_simd -Wl,--export=attention_max_tokens -Wl,--export=attention_forward -Wl,--export=attention_backward -Wl,--export=swiglu_forward -Wl,--export=swiglu_backward -Wl,--export=rmsnorm_forward -Wl,--export=rmsnorm_backward -Wl,--export=logprobs_forward -Wl,--export=logprobs_backward -Wl,--export=adamw_update -Wl,--export=residual_forward -Wl,--export=residual_backward -Wl,--import-memory -Wl,--strip-all -Wl,--initial-memory=1048576 -Wl,--max-memory=2147483648"
 OBJDUMP=llvm-objdump-14
 command -v "$OBJDUMP" >/dev/null || { echo "build-kernels.sh: $OBJDUMP is missing (apt-get install llvm)" >&2; exit 1; }
 # Each build is compiled once and linked twice (a non-shared and a shared memory).

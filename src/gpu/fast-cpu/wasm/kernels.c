@@ -10,6 +10,9 @@
  * (KC·NC floats, meant for L2), then each MC-row block of A into MR-high panels (meant for L1), and a
  * MR×NR register tile accumulates one panel pair. Edges are zero-padded in the packs; a partial tile
  * is written through a scratch tile. Sums are f32 in K order within a slice (not the reference's f64).
+ * gemm_dot: the same product for a few rows by dot products, its threads splitting the columns.
+ * Neither makes a row's arithmetic depend on the other rows, so decoding is batch-invariant as long
+ * as the caller picks the kernel per row, not by the batch's size (the CPU decoder does).
  *
  * No libc and no shadow stack: every buffer, scratch included, comes from the caller, so several
  * threads may run gemm at once on one shared memory, each over its own rows of C with its own work.
@@ -182,44 +185,79 @@ static void micro_kernel(int kc, const float *restrict ap, const float *restrict
  * accumulate = 0 overwrites C, 1 adds to it. work holds gemm_work_floats() floats of this caller's own.
  */
 /*
- * C rows [m0, m1) = or += A·B (+ bias) by one dot product per element, for a few rows of A and B's
- * columns contiguous along k (acs = brs = 1: a linear layer's forward, B(k, n) = weight[n*IC + k]):
- * packing B would cost as much as using it once, as when decoding one token. Four columns at a time.
- * The caller picks it by the whole product's row count (so a product's arithmetic does not depend on
- * how threads split it): a product this small is never split.
+ * C columns [n0, n1) of every row = or += A·B (+ bias) by one dot product per element, for A rows
+ * and B columns contiguous along k (acs = brs = 1: a linear layer's forward, B(k, n) =
+ * weight[n*IC + k]): a few rows, as when decoding, where packing B would cost as much as using it
+ * once. Four columns at a time, each block of B read once and used by every row while it is in cache.
+ * An element's arithmetic depends only on its own row, its column and K, never on M or on how
+ * threads split the columns (n0 is a multiple of 4 and only the last range ends off a multiple of 4,
+ * at the product's last column), so a row decoded alone or beside others gets the same bits.
  */
-void gemm_few_rows(float *c, int ldc, const float *a, int ars, const float *b, int bcs, const float *bias, int m0, int m1, int Ncols, int K,
-                   int accumulate, float *work) {
+/* Lane j of the result is the sum of s_j's four lanes (a transpose and two adds). */
+static inline v128_t horizontal_sums(v128_t s0, v128_t s1, v128_t s2, v128_t s3) {
+  v128_t t01lo = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t01hi = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
+  v128_t t23lo = wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), t23hi = wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7);
+  v128_t u01 = wasm_f32x4_add(t01lo, t01hi), u23 = wasm_f32x4_add(t23lo, t23hi); /* (s0a, s1a, s0b, s1b), (s2a, s3a, s2b, s3b) */
+  return wasm_f32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
+}
+
+/* Finishes one row's four sums of gemm_dot: the k tail past the last multiple of 4, accumulate, bias, store. */
+static inline void dot_row_store(v128_t sums, const float *arow, const float *b0, const float *b1, const float *b2, const float *b3, int k, int K,
+                                 float *cn, const float *biasn, int accumulate) {
+  for (; k < K; k++) {
+    float x = arow[k];
+    sums = wasm_f32x4_add(sums, wasm_f32x4_make(x * b0[k], x * b1[k], x * b2[k], x * b3[k]));
+  }
+  if (accumulate) sums = wasm_f32x4_add(sums, wasm_v128_load(cn));
+  if (biasn) sums = wasm_f32x4_add(sums, wasm_v128_load(biasn));
+  wasm_v128_store(cn, sums);
+}
+
+void gemm_dot(float *c, int ldc, const float *a, int ars, const float *b, int bcs, const float *bias, int M, int K, int accumulate, int n0,
+              int n1, float *work) {
   (void)work;
-  for (int m = m0; m < m1; m++) {
-    const float *arow = a + (long)m * ars;
-    float *crow = c + (long)m * ldc;
-    int n = 0;
-    for (; n + 4 <= Ncols; n += 4) {
-      const float *b0 = b + (long)n * bcs, *b1 = b0 + bcs, *b2 = b1 + bcs, *b3 = b2 + bcs;
+  int n = n0;
+  int K4 = K & ~3;
+  for (; n + 4 <= n1; n += 4) {
+    const float *b0 = b + (long)n * bcs, *b1 = b0 + bcs, *b2 = b1 + bcs, *b3 = b2 + bcs;
+    const float *biasn = bias ? bias + n : 0;
+    int m = 0;
+    /* Two rows at a time share the loads of B; each element's sums are the one-row loop's, in the same order. */
+    for (; m + 2 <= M; m += 2) {
+      const float *ar0 = a + (long)m * ars, *ar1 = ar0 + ars;
+      v128_t s0 = wasm_f32x4_splat(0), s1 = s0, s2 = s0, s3 = s0, r0 = s0, r1 = s0, r2 = s0, r3 = s0;
+      for (int k = 0; k < K4; k += 4) {
+        v128_t x = wasm_v128_load(ar0 + k), y = wasm_v128_load(ar1 + k);
+        v128_t w0 = wasm_v128_load(b0 + k), w1 = wasm_v128_load(b1 + k), w2 = wasm_v128_load(b2 + k), w3 = wasm_v128_load(b3 + k);
+        s0 = madd(x, w0, s0);
+        s1 = madd(x, w1, s1);
+        s2 = madd(x, w2, s2);
+        s3 = madd(x, w3, s3);
+        r0 = madd(y, w0, r0);
+        r1 = madd(y, w1, r1);
+        r2 = madd(y, w2, r2);
+        r3 = madd(y, w3, r3);
+      }
+      dot_row_store(horizontal_sums(s0, s1, s2, s3), ar0, b0, b1, b2, b3, K4, K, c + (long)m * ldc + n, biasn, accumulate);
+      dot_row_store(horizontal_sums(r0, r1, r2, r3), ar1, b0, b1, b2, b3, K4, K, c + (long)(m + 1) * ldc + n, biasn, accumulate);
+    }
+    for (; m < M; m++) {
+      const float *arow = a + (long)m * ars;
       v128_t s0 = wasm_f32x4_splat(0), s1 = s0, s2 = s0, s3 = s0;
-      int k = 0;
-      for (; k + 4 <= K; k += 4) {
+      for (int k = 0; k < K4; k += 4) {
         v128_t x = wasm_v128_load(arow + k);
         s0 = madd(x, wasm_v128_load(b0 + k), s0);
         s1 = madd(x, wasm_v128_load(b1 + k), s1);
         s2 = madd(x, wasm_v128_load(b2 + k), s2);
         s3 = madd(x, wasm_v128_load(b3 + k), s3);
       }
-      /* transpose-and-add: lane j of the result is the sum of s_j's lanes */
-      v128_t t01lo = wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), t01hi = wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7);
-      v128_t t23lo = wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), t23hi = wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7);
-      v128_t u01 = wasm_f32x4_add(t01lo, t01hi), u23 = wasm_f32x4_add(t23lo, t23hi); /* (s0a, s1a, s0b, s1b), (s2a, s3a, s2b, s3b) */
-      v128_t sums = wasm_f32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
-      for (; k < K; k++) {
-        float x = arow[k];
-        sums = wasm_f32x4_add(sums, wasm_f32x4_make(x * b0[k], x * b1[k], x * b2[k], x * b3[k]));
-      }
-      if (accumulate) sums = wasm_f32x4_add(sums, wasm_v128_load(crow + n));
-      if (bias) sums = wasm_f32x4_add(sums, wasm_v128_load(bias + n));
-      wasm_v128_store(crow + n, sums);
+      dot_row_store(horizontal_sums(s0, s1, s2, s3), arow, b0, b1, b2, b3, K4, K, c + (long)m * ldc + n, biasn, accumulate);
     }
-    for (; n < Ncols; n++) {
+  }
+  for (; n < n1; n++) {
+    for (int m = 0; m < M; m++) {
+      const float *arow = a + (long)m * ars;
+      float *crow = c + (long)m * ldc;
       float sum = dot(arow, b + (long)n * bcs, K);
       if (accumulate) sum += crow[n];
       if (bias) sum += bias[n];

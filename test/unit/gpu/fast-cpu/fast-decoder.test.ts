@@ -3,7 +3,8 @@
  * against the same decoder over the reference backend, at 1 and 2 kernel threads, on a model whose
  * sizes are not multiples of the gemm's blocks (hidden 130, MLP 1000, vocab 264, head 10): a ragged
  * batched prefill and lockstep decoding (logits and log-softmax), then greedy generation through
- * generate(), whose tokens must be identical and whose log-probs must agree.
+ * generate(), whose tokens must be identical and whose log-probs must agree; and batch invariance:
+ * a sequence's logits alone and beside other prefills and decodes, bit for bit.
  */
 import { describe, expect, it } from 'vitest';
 import { createFastCpuBackend } from '../../../../src/gpu/fast-cpu/fast-cpu-backend.ts';
@@ -85,5 +86,41 @@ describe.each([1, 2])('fast CPU decoder at %i thread(s) against the reference de
       expect(got.tokenIds.length).toBeGreaterThan(0);
       expectClose(Float64Array.from(got.logprobs), Float64Array.from(want.logprobs), { ...TOL, label: `log-probs of request ${r}` });
     }
+  });
+  it('is batch-invariant: a sequence decoded alone, or beside prefills and other decodes, gets the same logits bit for bit', async () => {
+    const decoder = await createCpuDecoder(await createFastCpuBackend(CONFIG, { seed: 13 }, {}, await kernelsByThreads.get(threads)!));
+    const prompt = Array.from(randomInts(9, 300, V)); // a prefill of 9 tokens: packed blocks
+    const followUp = Array.from(randomInts(3, 301, V)); // a short follow-up: dot products, like a decode step
+    const steps = [7, 42, 99];
+    /** The watched sequence's logits after its prefill, each decode step and the follow-up; `company` appends beside it. */
+    const run = async (company: (step: number) => number[][]): Promise<Float32Array[]> => {
+      const seen: Float32Array[] = [];
+      const watched = decoder.newSequence();
+      const others: number[] = [];
+      const append = async (tokens: number[], step: number) => {
+        const extra = company(step);
+        while (others.length < extra.length) others.push(decoder.newSequence());
+        const at = Math.min(1, extra.length); // second in the batch when it has company
+        const seqs = [...others.slice(0, extra.length)];
+        const lists = [...extra];
+        seqs.splice(at, 0, watched);
+        lists.splice(at, 0, tokens);
+        const logits = await decoder.prefill(seqs, lists);
+        seen.push(logits.slice(at * V, (at + 1) * V));
+      };
+      await append(prompt, 0);
+      for (let i = 0; i < steps.length; i++) await append([steps[i]!], i + 1);
+      await append(followUp, steps.length + 1);
+      for (const seq of [watched, ...others]) decoder.release(seq);
+      return seen;
+    };
+    const alone = await run(() => []);
+    // Beside it: other sequences prefilling long prompts (packed rows) and decoding (dot rows), a different mix each call.
+    const batched = await run((step) => [Array.from(randomInts(20 + step, 400 + step, V)), [5], Array.from(randomInts(2, 500 + step, V)), ...Array.from({ length: step }, () => [11])]);
+    expect(batched.length).toBe(alone.length);
+    alone.forEach((logits, i) => {
+      const first = logits.findIndex((value, j) => !Object.is(value, batched[i]![j]));
+      expect(first, `call ${i}: logit ${first} is ${batched[i]![first]} batched and ${logits[first]} alone`).toBe(-1);
+    });
   });
 });
