@@ -23,9 +23,10 @@
  * --word-lists, --games, --fits and --reverse set the counts; unset, they are the shipped nano's
  * (2000, 4000, 3000, 800) for the 300-word pool and scale with any other pool (pretrain-settings.ts).
  * --copies N adds N tool-use chats that carry a value from the question or a tool result into a call
- * or the reply (tool-copy-corpus.ts; default 0, as for the shipped models), of the kinds --copy-kinds
+ * or the reply (tool-copy-corpus.ts; default 0, as for nano and nano-2m; nano-tools is made with them, docs/nano.md), of the kinds --copy-kinds
  * lists (default all: echo,argument,write,chain). --init DIR starts from a
- * model folder's weights and shape instead of a seeded init (continued pretraining); --init-std S
+ * model folder's weights and shape instead of a seeded init (continued pretraining; the record keeps
+ * the folder's own pretraining.json, less its loss curve, under init.record); --init-std S
  * draws the seeded init with standard deviation S instead of 0.02.
  * --layers, --hidden, --intermediate, --heads and --kv-heads change the shape (default NANO_CONFIG),
  * for a bigger nano; --batch-size (rows per step) and --row-length (tokens per row) the batch.
@@ -133,6 +134,8 @@ const sizes = corpusSizes(poolSize, values);
 const initial = values.init === undefined ? undefined : await loadModelFolder((name) => readFile(join(values.init!, name)), values.init);
 if (initial && (values.layers ?? values.hidden ?? values.intermediate ?? values.heads ?? values['kv-heads']) !== undefined) throw new Error('--init takes the shape of its folder: leave out --layers, --hidden, --intermediate, --heads and --kv-heads');
 const config = initial?.config ?? modelShape(values);
+// The folder's own record (its loss curve left out), so that a model made in stages records every stage's command.
+const initRecord = values.init === undefined ? undefined : await readInitRecord(values.init);
 // --init-std S: the seeded init with standard deviation S instead of Hugging Face's 0.02 (a tiny model's attention starts nearly uniform at 0.02).
 const initStd = values['init-std'] === undefined ? undefined : Number(values['init-std']);
 if (initStd !== undefined && !(initStd > 0)) throw new Error(`--init-std must be a positive number, got ${JSON.stringify(values['init-std'])}`);
@@ -213,6 +216,18 @@ async function makeCorpus(): Promise<{ texts: string[]; counts: Record<string, n
   return { texts: rng.shuffle(texts), counts };
 }
 
+/** The pretraining.json of an --init folder without its loss curve, or undefined where the folder has none (a model not made here). */
+async function readInitRecord(folder: string): Promise<Record<string, unknown> | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(folder, 'pretraining.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const { lossCurve: _lossCurve, ...record } = JSON.parse(text) as Record<string, unknown>;
+  return record;
+}
+
 /** The seeded init (normal(0, 0.02) for every matrix, norms 1) with its matrices scaled to standard deviation `std`. */
 function rescaledInit(parameters: NamedTensors, std: number): NamedTensors {
   const scale = std / HF_INITIALIZER_RANGE;
@@ -282,7 +297,7 @@ async function save(): Promise<void> {
     poolSize,
     gameAnswers,
     teacher: teacherSeed,
-    ...(values.init !== undefined ? { init: values.init } : {}),
+    ...(values.init !== undefined ? { init: { folder: values.init, ...(initRecord ? { record: initRecord } : {}) } } : {}),
     ...(initStd !== undefined ? { initStd } : {}),
     ...(copies > 0 ? { copyKinds } : {}),
     shape: { layers: config.num_hidden_layers, hidden: config.hidden_size, intermediate: config.intermediate_size, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads, headDim: config.head_dim },

@@ -18,6 +18,7 @@ import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { openModel, parseBackendName } from './open-model.ts';
+import { shippedModelIds } from '../models/shipped-models.ts';
 import { prepareOutputFolder, readFinishedResults, readMetadata, ResultsWriter } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
 import { capText } from '../isolation/message-check.ts';
@@ -32,14 +33,16 @@ import { integerFlag, jsonObjectFlag, numberFlag, parseFlags } from './flags.ts'
 
 /** Usage text of `tabrl eval`. */
 const EVAL_USAGE = `Usage: tabrl eval <name | path/to/env.ts> --base-url URL --model NAME [options]
-       tabrl eval <name | path/to/env.ts> --model local:<tiny | nano | nano-2m | model-dir> [--backend cpu|cpu-reference|webgpu] [options]
+       tabrl eval <name | path/to/env.ts> --model local:<tiny | ${shippedModelIds().join(' | ')} | model-dir> [--backend cpu|cpu-reference|webgpu] [options]
 
 Runs an environment against an OpenAI-compatible chat-completions endpoint, or against a model
 running in this process (local:), which also records the sampled token ids and logprobs.
 
 Options:
   --base-url URL          endpoint base URL, e.g. http://localhost:8000/v1
-  --model NAME            model name sent to the endpoint, or local:tiny / local:nano / local:nano-2m / local:<model-dir>
+  --model NAME            model name sent to the endpoint, or local:tiny / ${shippedModelIds()
+    .map((id) => `local:${id}`)
+    .join(' / ')} / local:<model-dir>
   --backend B             with local:, where the weights live: cpu (default: the fast WASM backend), cpu-reference
                           (the plain-TypeScript oracle) or webgpu (Dawn)
   --api-key-env VAR       read the API key from this environment variable (default: OPENAI_API_KEY if set)

@@ -16,13 +16,14 @@ import { createNodeWasmKernels, defaultThreadCount } from '../gpu/fast-cpu/node-
 import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
 import { checkFinite, modelFolderOf, parseBackendName } from './open-model.ts';
+import { shippedModelIds } from '../models/shipped-models.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl forward`. */
-const FORWARD_USAGE = `Usage: tabrl forward <model-dir | nano | nano-2m> --tokens 1,2,3 [--backend cpu|cpu-reference|webgpu]
+const FORWARD_USAGE = `Usage: tabrl forward <model-dir | ${shippedModelIds().join(' | ')}> --tokens 1,2,3 [--backend cpu|cpu-reference|webgpu]
 
 Runs the model in <model-dir> (config.json + model.safetensors, Llama/Qwen2/Qwen3), or a shipped
-model (nano, nano-2m), over the token ids and prints {"logits": [[...], ...]} as JSON, one row per position.
+model (${shippedModelIds().join(', ')}), over the token ids and prints {"logits": [[...], ...]} as JSON, one row per position.
 
 Options:
   --tokens IDS        comma-separated token ids (required)
@@ -50,7 +51,10 @@ export async function runForward(argv: string[]): Promise<number> {
   const spec = positionals[0];
   if (spec === undefined || positionals.length > 1) throw new CliError(`give exactly one model folder\n\n${FORWARD_USAGE}`, 2);
   if (spec === 'tiny')
-    throw new CliError('it runs a model folder; "tiny" has none (its weights are made from a seed): give a shipped model (nano, nano-2m) or a folder, or sample tiny with tabrl generate tiny', 2);
+    throw new CliError(
+      `it runs a model folder; "tiny" has none (its weights are made from a seed): give a shipped model (${shippedModelIds().join(', ')}) or a folder, or sample tiny with tabrl generate tiny`,
+      2,
+    );
   const modelDir = modelFolderOf(spec);
   if (values.tokens === undefined) throw new CliError(`--tokens is required (e.g. --tokens 1,2,3)\n\n${FORWARD_USAGE}`, 2);
   const tokens = values.tokens.split(',').map((text) => text.trim());

@@ -10,14 +10,15 @@ import { LocalChatClient } from '../gpu/inference/local-chat-client.ts';
 import { CliError } from './cli-error.ts';
 import { parseFlags } from './flags.ts';
 import { openModel, parseBackendName } from './open-model.ts';
+import { shippedModelIds } from '../models/shipped-models.ts';
 import { errorMessage } from '../common/error-message.ts';
 
 /** Usage text of `tabrl generate`. */
-const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny | nano | nano-2m> (--prompt TEXT | --messages JSON) [options]
+const GENERATE_USAGE = `Usage: tabrl generate <model-dir | tiny | ${shippedModelIds().join(' | ')}> (--prompt TEXT | --messages JSON) [options]
 
 Samples chat completions from a model folder (config.json, model.safetensors, tokenizer.json,
-tokenizer_config.json) or from "tiny" (a seeded random tiny Llama with the byte tokenizer) or "nano" / "nano-2m" (the pretrained
-byte-level folders the app ships, public/models/nano and public/models/nano-2m), on the
+tokenizer_config.json) or from "tiny" (a seeded random tiny Llama with the byte tokenizer) or a shipped model
+(${shippedModelIds().join(', ')}: the pretrained byte-level folders the app ships under public/models), on the
 CPU backend, and prints each completion with its token ids and per-token logprobs.
 
 Options:
@@ -57,7 +58,7 @@ export async function runGenerate(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
       },
     },
-    { '--model': 'the model is the first argument: tabrl generate <model-dir | tiny | nano | nano-2m> --prompt TEXT' },
+    { '--model': `the model is the first argument: tabrl generate <model-dir | tiny | ${shippedModelIds().join(' | ')}> --prompt TEXT` },
   );
   if (values.help) {
     console.log(GENERATE_USAGE);

@@ -25,6 +25,7 @@ import { parseFlags } from './flags.ts';
 import { DEFAULT_TIME_LIMIT_MS } from './isolated-environment.ts';
 import { closeEnvironment, isEnvironmentPath, loadEnvironmentSpec } from './load-environment.ts';
 import { checkFinite, isShippedModel, modelFolderOf, openModel, parseBackendName, type OpenedModel } from './open-model.ts';
+import { shippedModelIds } from '../models/shipped-models.ts';
 import { byteTokenizerFiles } from '../gpu/io/byte-model-folder.ts';
 import { prepareOutputFolder } from './results-writer.ts';
 import { onStopSignal } from './stop-signals.ts';
@@ -41,7 +42,7 @@ import { fileCheckpointStore, findCheckpoint, writeFolderAtomically } from './tr
 import { tabrlVersion } from './version.ts';
 
 /** Usage text of `tabrl train`. */
-const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | nano | nano-2m | model-dir> [options]
+const TRAIN_USAGE = `Usage: tabrl train <env-name | path/to/env.ts> --model <tiny | ${shippedModelIds().join(' | ')} | model-dir> [options]
        tabrl train <wordle | reverse-text | lesson 7's file> --lesson | --quick [options]
 
 Measures the model on held-out tasks, warms it up with SFT on demonstrations made by the
@@ -50,11 +51,12 @@ the answer), measures again, trains with GRPO, and measures a last time.
 
 Options:
   --model M              tiny (TabRL's from-scratch preset), nano (TabRL's small pretrained byte-level model,
-                         shipped in public/models/nano), nano-2m (its larger sibling, public/models/nano-2m)
-                         or a Hugging Face-style folder (required without --lesson)
+                         shipped in public/models/nano), nano-2m (its larger sibling), nano-tools (nano's shape,
+                         pretrained to carry ids into tool calls), or a Hugging Face-style folder (required
+                         without --lesson)
   --lesson               the lesson's preset for the environment (wordle: lesson 6, nano on the compact Wordle;
                          reverse-text: the default lesson, nano; a file whose environment is parcel-desk:
-                         lesson 7, nano on the Parcelo planted tasks): its model, --env-args and settings,
+                         lesson 7, nano-tools on the Parcelo planted tasks): its model, --env-args and settings,
                          which other flags override
   --quick                the lesson's preset cut to a few minutes on a software adapter or the CPU (implies --lesson)
   --backend B            cpu (default: the fast WASM backend on every core), cpu-reference (the plain-TypeScript oracle)
@@ -501,7 +503,7 @@ function settingsFromFlags(positionals: string[], values: Record<string, string 
   if ((values.lesson === true || quick) && preset === undefined)
     throw new CliError(`--lesson and --quick know the lessons' environments (wordle, reverse-text, and lesson 7's file, whose environment is parcel-desk), not "${lessonName}"`, 2);
   const modelName = typeof values.model === 'string' ? values.model : preset?.model;
-  if (modelName === undefined) throw new CliError(`--model is required (tiny, nano, nano-2m, or a model folder)\n\n${TRAIN_USAGE}`, 2);
+  if (modelName === undefined) throw new CliError(`--model is required (tiny, ${shippedModelIds().join(', ')}, or a model folder)\n\n${TRAIN_USAGE}`, 2);
   const knobs = knobSettingsFromFlags(values, withOverrides(preset ? (lessonSettings(lessonName, quick) ?? {}) : {}));
   const backend = parseBackendName(values.backend as string | undefined);
   for (const name of ['activationCheckpointing', 'memoryBudget'] as const) {

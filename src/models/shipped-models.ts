@@ -26,6 +26,7 @@ export interface ShippedModel {
 export const SHIPPED_MODELS: readonly ShippedModel[] = [
   { id: 'nano', label: 'Nano, pretrained', description: 'byte tokenizer · Wordle, reverse-text', config: NANO_CONFIG },
   { id: 'nano-2m', label: 'Nano-2M, pretrained', description: 'nano with 6 layers, hidden 192 · Wordle, reverse-text', config: NANO_2M_CONFIG },
+  { id: 'nano-tools', label: 'Nano-tools, pretrained', description: "nano's shape · also carries ids into tool calls (lesson 7)", config: NANO_CONFIG },
 ];
 
 /** Returns the shipped model with this id, or undefined. */
@@ -33,7 +34,7 @@ export function findShippedModel(id: string): ShippedModel | undefined {
   return SHIPPED_MODELS.find((model) => model.id === id);
 }
 
-/** The ids of the shipped models, for messages ("nano, nano-2m"). */
+/** The ids of the shipped models, for messages and usage texts ("nano, nano-2m, nano-tools" once joined). */
 export function shippedModelIds(): string[] {
   return SHIPPED_MODELS.map((model) => model.id);
 }

@@ -95,8 +95,8 @@ export const WORDLE_LESSON_QUICK_OPTIONS: TrainingRunOptions = trainingRunOption
  */
 export const PARCEL_LESSON_ENVIRONMENT = { name: 'parcel-desk', args: {} } as const;
 
-/** The model lesson 7 trains: nano, which has never seen a tool call. */
-export const PARCEL_LESSON_MODEL = 'nano';
+/** The model lesson 7 trains: nano-tools, nano's shape pretrained to carry ids into tool calls (nano itself never copies one; docs/nano.md, "nano-tools"). */
+export const PARCEL_LESSON_MODEL = 'nano-tools';
 
 /**
  * Lesson 7's settings ("An agent for a tool you cannot call"): measure nano on the 12 held-out

@@ -52,7 +52,7 @@ test("tabrl train on lesson 7's file --quick: its preset found by the environmen
   expect(code).toBe(0);
   expect(stderr).toContain('== demonstrations: 2 expert rollouts');
   const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
-  expect(report.model).toBe('nano');
+  expect(report.model).toBe('nano-tools'); // the preset's model, which copies ids (docs/nano.md, "nano-tools")
   expect(report.options.warmup).toMatchObject({ demonstrations: 2, steps: 1, batchSize: 2 });
   expect(report.options.warmup.lr).toBe(PARCEL_LESSON_QUICK_OPTIONS.warmup!.lr);
   expect(report.demonstrationsKept).toBe(2);

@@ -43,7 +43,7 @@ describe('tabrl usage errors', () => {
   test('generate --model (train\'s spelling) says the model is the first argument; envs refuses what it does not take', async () => {
     const generate = await runTabrl(['generate', '--model', 'tiny', '--prompt', 'hi']);
     expect(generate.code).toBe(2);
-    expect(generate.stderr).toContain('unknown option --model; the model is the first argument: tabrl generate <model-dir | tiny | nano | nano-2m>');
+    expect(generate.stderr).toContain('unknown option --model; the model is the first argument: tabrl generate <model-dir | tiny | nano | nano-2m | nano-tools>');
     const envs = await runTabrl(['envs', '--json']);
     expect(envs.code).toBe(2);
     expect(envs.stderr).toContain('tabrl envs: unknown option --json');

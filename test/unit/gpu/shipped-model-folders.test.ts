@@ -1,8 +1,9 @@
-// The models shipped in public/models (SHIPPED_MODELS: nano, and nano-2m, lesson 6's larger nano),
-// one parameterised test: the list and the folders agree; each folder loads like any model folder,
-// matches its config and its preset (NANO_CONFIG, NANO_2M_CONFIG), holds f16 weights within a
-// classroom-sized download that the picker's stated size matches, names the byte tokenizer, records
-// how it was made, and opens by name as a pretrained model. nano also plays the compact Wordle.
+// The models shipped in public/models (SHIPPED_MODELS: nano; nano-2m, lesson 6's larger nano; and
+// nano-tools, lesson 7's nano that copies), one parameterised test: the list and the folders agree;
+// each folder loads like any model folder, matches its config and its preset (NANO_CONFIG,
+// NANO_2M_CONFIG), holds f16 weights within a classroom-sized download that the picker's stated size
+// matches, names the byte tokenizer, records how it was made (nano-tools: both stages), and opens by
+// name as a pretrained model. nano also plays the compact Wordle; nano-tools says fresh ids back and nano does not.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,7 @@ import { loadBuiltinEnvironment } from '../../../src/envs/builtin/index.ts';
 import { COMPACT_DICTIONARY } from '../../../src/envs/builtin/wordle-compact.ts';
 import { evaluate } from '../../../src/envs/index.ts';
 import { LocalChatClient } from '../../../src/gpu/inference/local-chat-client.ts';
+import { measureCopying, type CopyingMeasure } from '../../../scripts/nano/copying.ts';
 
 const MODELS_FOLDER = fileURLToPath(new URL('../../../public/models', import.meta.url));
 
@@ -38,6 +40,8 @@ interface FolderExpectation {
   recordShape?: Record<string, number>;
   /** What the recorded command must say besides the script's name. */
   commandFlags?: string;
+  /** What the record of the folder it was continued from (init.record) must say, for a model made in stages. */
+  initCommandFlags?: string;
 }
 
 const EXPECTED: Record<string, FolderExpectation> = {
@@ -48,6 +52,14 @@ const EXPECTED: Record<string, FolderExpectation> = {
     maxFolderBytes: 6_000_000,
     recordShape: { layers: 6, hidden: 192, intermediate: 512, heads: 6, kvHeads: 2, headDim: 32 },
     commandFlags: '--layers 6 --hidden 192 --intermediate 512 --heads 6 --kv-heads 2',
+  },
+  'nano-tools': {
+    config: NANO_CONFIG,
+    parameters: [200_000, 5_000_000],
+    maxFolderBytes: 1_000_000,
+    recordShape: { layers: 3, hidden: 96, intermediate: 256, heads: 3, kvHeads: 1, headDim: 32 },
+    commandFlags: '--init ',
+    initCommandFlags: '--init-std 0.1 --copies 20000 --copy-kinds echo',
   },
 };
 
@@ -100,6 +112,11 @@ describe.each(SHIPPED_MODELS.map((model) => [model.id, model] as const))('the sh
     expect(record.corpus.fitsLists).toBeGreaterThan(0);
     expect(record.command).toContain('scripts/nano/pretrain.ts');
     if (expected.commandFlags) expect(record.command).toContain(expected.commandFlags);
+    if (expected.initCommandFlags) {
+      expect(record.init.record.command).toContain('scripts/nano/pretrain.ts');
+      expect(record.init.record.command).toContain(expected.initCommandFlags);
+      expect(record.init.record.steps).toBeGreaterThan(0);
+    }
   });
 
   test(`opens as --model ${id}, and is pretrained: it predicts a Wordle transcript far better than a random init`, async () => {
@@ -131,6 +148,21 @@ describe('the shipped nano plays the compact Wordle', () => {
     expect(invalid / (valid + invalid)).toBeLessThan(0.4);
     expect(result.records.every((record) => COMPACT_DICTIONARY.has(String(record.completion[0]?.content).trim()))).toBe(true); // its opening guess is a word
     nano.backend.dispose();
+  });
+});
+
+describe('the shipped nano-tools copies', () => {
+  test('it says fresh identifiers back (scripts/nano/copying.ts, greedy); nano, pretrained at the usual init, says none back', { timeout: 60_000 }, async () => {
+    const measured: Record<string, CopyingMeasure> = {};
+    for (const id of ['nano', 'nano-tools']) {
+      const opened = await openModel(id, { backend: 'cpu', seed: 0 });
+      measured[id] = await measureCopying(opened.backend, NANO_CONFIG.vocab_size, 20);
+      opened.backend.dispose();
+    }
+    expect(measured['nano-tools']!.exact).toBeGreaterThanOrEqual(0.8); // 0.925 of 40 when it was made
+    expect(measured['nano-tools']!.characters).toBeGreaterThan(0.95);
+    expect(measured.nano!.exact).toBe(0);
+    expect(measured.nano!.characters).toBeLessThan(0.3); // chance is about 1/26 a letter, 1/10 a digit
   });
 });
 
