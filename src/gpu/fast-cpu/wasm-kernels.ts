@@ -44,6 +44,17 @@ export const KERNEL_FUNCTIONS = [
   'gemm_dot',
 ] as const;
 
+/** A gemm's operands as staged: C (M, Ncols) written (and read when accumulating), A's first M·K and B's first K·Ncols elements read, and the bias (Ncols) when there is one. */
+function gemmOperands(c: Float32Array, a: Float32Array, b: Float32Array, bias: Float32Array | null, M: number, Ncols: number, K: number, accumulate: boolean): Operand[] {
+  const operands: Operand[] = [
+    { data: c, length: M * Ncols, read: accumulate, write: true },
+    { data: a, length: M * K, read: true, write: false },
+    { data: b, length: K * Ncols, read: true, write: false },
+  ];
+  if (bias !== null) operands.push({ data: bias, length: Ncols, read: true, write: false });
+  return operands;
+}
+
 /** Index of a kernel function in KERNEL_FUNCTIONS. */
 const kernelIndex = (name: (typeof KERNEL_FUNCTIONS)[number]): number => KERNEL_FUNCTIONS.indexOf(name);
 
@@ -230,12 +241,7 @@ export class WasmKernels {
     accumulate: boolean,
   ): void {
     if (M === 0 || Ncols === 0) return;
-    const operands: Operand[] = [
-      { data: c, length: M * Ncols, read: accumulate, write: true },
-      { data: a, length: M * K, read: true, write: false },
-      { data: b, length: K * Ncols, read: true, write: false },
-    ];
-    if (bias !== null) operands.push({ data: bias, length: Ncols, read: true, write: false });
+    const operands = gemmOperands(c, a, b, bias, M, Ncols, K, accumulate);
     const [cp, ap, bp, biasp] = this.stageIn(operands);
     const units = Math.ceil(M / ROW_ALIGNMENT); // the pool splits units; gemm takes rows
     const call: KernelCall = { fn: kernelIndex('gemm'), args: [cp!, Ncols, ap!, ars, acs, bp!, brs, bcs, biasp ?? 0] };
@@ -263,12 +269,7 @@ export class WasmKernels {
     accumulate: boolean,
   ): void {
     if (M === 0 || Ncols === 0) return;
-    const operands: Operand[] = [
-      { data: c, length: M * Ncols, read: accumulate, write: true },
-      { data: a, length: M * K, read: true, write: false },
-      { data: b, length: K * Ncols, read: true, write: false },
-    ];
-    if (bias !== null) operands.push({ data: bias, length: Ncols, read: true, write: false });
+    const operands = gemmOperands(c, a, b, bias, M, Ncols, K, accumulate);
     const [cp, ap, bp, biasp] = this.stageIn(operands);
     const call: KernelCall = { fn: kernelIndex('gemm_dot'), args: [cp!, Ncols, ap!, ars, bp!, bcs, biasp ?? 0, M, K, accumulate ? 1 : 0] };
     this.runUnits(call, Math.ceil(Ncols / DOT_COLUMNS), 2 * M * Ncols * K, DOT_COLUMNS, Ncols, []);
