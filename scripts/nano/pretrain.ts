@@ -24,7 +24,7 @@
  * (2000, 4000, 3000, 800) for the 300-word pool and scale with any other pool (pretrain-settings.ts).
  * --copies N adds N tool-use chats that carry a value from the question or a tool result into a call
  * or the reply (tool-copy-corpus.ts; default 0, as for nano and nano-2m; nano-tools is made with them, docs/nano.md), of the kinds --copy-kinds
- * lists (default all: echo,argument,write,chain). --init DIR starts from a
+ * lists (echo, argument, write, chain, fields, read-write; default the first four). --init DIR starts from a
  * model folder's weights and shape instead of a seeded init (continued pretraining; the record keeps
  * the folder's own pretraining.json, less its loss curve, under init.record); --init-std S
  * draws the seeded init with standard deviation S instead of 0.02.
@@ -72,7 +72,7 @@ import { createRng } from '../../src/envs/builtin/random.ts';
 import { evaluate, ScriptedClient, type Message } from '../../src/envs/index.ts';
 import { ByteTokenizer } from '../../src/gpu/io/byte-tokenizer.ts';
 import { writeNanoFolder } from './nano-folder.ts';
-import { TOOL_COPY_KINDS, toolCopyChat, type ToolCopyKind } from './tool-copy-corpus.ts';
+import { DEFAULT_TOOL_COPY_KINDS, TOOL_COPY_KINDS, toolCopyChat, type ToolCopyKind } from './tool-copy-corpus.ts';
 import { loadModelFolder } from '../../src/gpu/io/model-folder.ts';
 import { readFile } from 'node:fs/promises';
 import type { NamedTensors } from '../../src/gpu/model/backend.ts';
@@ -140,8 +140,8 @@ const initRecord = values.init === undefined ? undefined : await readInitRecord(
 const initStd = values['init-std'] === undefined ? undefined : Number(values['init-std']);
 if (initStd !== undefined && !(initStd > 0)) throw new Error(`--init-std must be a positive number, got ${JSON.stringify(values['init-std'])}`);
 if (initStd !== undefined && initial) throw new Error('--init-std sets a fresh init; --init starts from a folder instead: give one of them');
-// --copy-kinds echo,argument,...: which kinds of tool-copy chat the --copies are (default: all).
-const copyKinds = (values['copy-kinds']?.split(',') ?? Object.keys(TOOL_COPY_KINDS)) as ToolCopyKind[];
+// --copy-kinds echo,argument,...: which kinds of tool-copy chat the --copies are (default: the first four, nano-tools' corpus).
+const copyKinds = (values['copy-kinds']?.split(',') ?? DEFAULT_TOOL_COPY_KINDS) as ToolCopyKind[];
 for (const kind of copyKinds) if (!(kind in TOOL_COPY_KINDS)) throw new Error(`--copy-kinds takes ${Object.keys(TOOL_COPY_KINDS).join(', ')}, got ${JSON.stringify(kind)}`);
 const copies = Number(values.copies);
 if (!Number.isInteger(copies) || copies < 0) throw new Error(`--copies must be a whole number, got ${JSON.stringify(values.copies)}`);

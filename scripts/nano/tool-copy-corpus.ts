@@ -9,7 +9,14 @@
  * - `chain`: the question names an owner; a listing returns an identifier, which the next call takes;
  * - `write`: as a chain, but the next call writes a date the question names to the listed identifier;
  * - `echo`: "Repeat …" one to four values, said back in order: short, with no tool list, so most of
- *   its tokens are copies.
+ *   its tokens are copies;
+ * - `fields`: as `argument` (or, half the time, `chain`), but the record holds three or four fields in
+ *   a random order and the question names one: the answer is that field's value, not the last one;
+ * - `read-write`: a listing, a read of the listed record (which holds a date of its own), then a
+ *   write of the date the question names: copied from the question, past two tool results.
+ *
+ * The first four are the default (what nano-tools was pretrained on, so its recorded command still
+ * makes it); `fields` and `read-write` are drawn only when asked for (`--copy-kinds`).
  *
  * The tools, keys, identifiers and values are generic (invented nouns, prefixes and names), never a
  * lesson's, so a model pretrained on them learns to copy, not any environment's answers.
@@ -69,11 +76,14 @@ function toolChat(tools: ToolSchema[], question: string, turns: Message[], reply
   return { tools, messages: [SYSTEM, { role: 'user', content: question }, ...turns, { role: 'assistant', content: reply }] };
 }
 
-/** The kinds of chat, and each one's share of the corpus when all are drawn. */
-export const TOOL_COPY_KINDS = { echo: 0.3, argument: 0.3, write: 0.2, chain: 0.2 } as const;
+/** The kinds of chat, and each one's share of the corpus among the kinds drawn. */
+export const TOOL_COPY_KINDS = { echo: 0.3, argument: 0.3, write: 0.2, chain: 0.2, fields: 0.3, 'read-write': 0.2 } as const;
 
 /** One kind of chat. */
 export type ToolCopyKind = keyof typeof TOOL_COPY_KINDS;
+
+/** The kinds drawn when none are named: the first four (nano-tools' corpus). */
+export const DEFAULT_TOOL_COPY_KINDS: readonly ToolCopyKind[] = ['echo', 'argument', 'write', 'chain'];
 
 /** Draws a kind among `kinds`, in proportion to their shares. */
 function drawKind(rng: Rng, kinds: readonly ToolCopyKind[]): ToolCopyKind {
@@ -82,8 +92,8 @@ function drawKind(rng: Rng, kinds: readonly ToolCopyKind[]): ToolCopyKind {
   return kinds[kinds.length - 1]!;
 }
 
-/** One chat of a kind drawn among `kinds` (default: all, in their shares). */
-export function toolCopyChat(rng: Rng, kinds: readonly ToolCopyKind[] = Object.keys(TOOL_COPY_KINDS) as ToolCopyKind[]): ToolChat {
+/** One chat of a kind drawn among `kinds` (default: DEFAULT_TOOL_COPY_KINDS, in their shares). */
+export function toolCopyChat(rng: Rng, kinds: readonly ToolCopyKind[] = DEFAULT_TOOL_COPY_KINDS): ToolChat {
   if (kinds.length === 0) throw new Error('toolCopyChat: no kind to draw');
   const noun = rng.pick(NOUNS);
   const key = rng.pick([`${noun}_id`, 'id', `${noun}_ref`, 'ref']);
@@ -115,6 +125,16 @@ export function toolCopyChat(rng: Rng, kinds: readonly ToolCopyKind[] = Object.k
   const owner = login(rng);
   const listing = JSON.stringify({ [ownerKey]: owner, [`${noun}s`]: [{ [key]: id, status: FIELDS.status!(rng) }] });
   const listed = called('call_1', lister, { [ownerKey]: owner }, listing);
+  if (kind === 'fields') return fieldsChat(rng, { noun, key, ownerKey, owner, id, reader, tools: rng.shuffle([reader, lister, writer]), listed });
+  if (kind === 'read-write') {
+    const full = recordWithFields(rng, key, id, ['date', ...rng.shuffle(Object.keys(FIELDS).filter((name) => name !== 'date')).slice(0, rng.int(1, 2))]);
+    let date = FIELDS.date!(rng);
+    while (date === full.values.date) date = FIELDS.date!(rng);
+    const question = `Move the date: for the ${key} listed for ${ownerKey} ${owner}, set date to ${date}. Reply "done" when it is done.`;
+    const written = JSON.stringify({ [key]: id, ok: true, date });
+    const turns = [...listed, ...called('call_2', reader, { [key]: id }, full.json), ...called('call_3', writer, { [key]: id, date }, written)];
+    return toolChat(rng.shuffle([reader, lister, writer]), question, turns, 'done');
+  }
   if (kind === 'write') {
     const date = FIELDS.date!(rng);
     const question = `Move the date: for the ${key} listed for ${ownerKey} ${owner}, set date to ${date}. Reply "done" when it is done.`;
@@ -123,4 +143,28 @@ export function toolCopyChat(rng: Rng, kinds: readonly ToolCopyKind[] = Object.k
   }
   const question = rng.pick([`What is the ${field} for the ${key} listed for ${ownerKey} ${owner}? Reply with the value alone.`, `${ownerKey} ${owner}: the ${field} of their ${noun}?`]);
   return toolChat(rng.shuffle([reader, lister, writer]), question, [...listed, ...called('call_2', reader, { [key]: id }, record)], value);
+}
+
+/** A record of `key: id` and the named fields, in a random order, with a drawn value for each: its JSON and the values by field. */
+function recordWithFields(rng: Rng, key: string, id: string, fields: string[]): { json: string; values: Record<string, string> } {
+  const values = Object.fromEntries(fields.map((name) => [name, FIELDS[name]!(rng)]));
+  const entries = rng.shuffle([[key, id] as [string, string], ...Object.entries(values)]);
+  return { json: JSON.stringify(Object.fromEntries(entries)), values };
+}
+
+/** A `fields` chat: a record of three or four fields (the question names one) read by the question's identifier or, half the time, the listed one. */
+function fieldsChat(
+  rng: Rng,
+  parts: { noun: string; key: string; ownerKey: string; owner: string; id: string; reader: ToolSchema; tools: ToolSchema[]; listed: Message[] },
+): ToolChat {
+  const { noun, key, ownerKey, owner, id, reader, tools, listed } = parts;
+  const full = recordWithFields(rng, key, id, rng.shuffle(Object.keys(FIELDS)).slice(0, rng.int(2, 3)));
+  const asked = rng.pick(Object.keys(full.values));
+  const read = called(rng.next() < 0.5 ? 'call_2' : 'call_1', reader, { [key]: id }, full.json);
+  if (read[0]!.tool_calls![0]!.id === 'call_1') {
+    const question = rng.pick([`What is the ${asked} for ${key} ${id}? Reply with the value alone.`, `${id}: which ${asked}?`, `Give the ${asked} of ${noun} ${id}.`]);
+    return toolChat(tools, question, read, full.values[asked]!);
+  }
+  const question = rng.pick([`What is the ${asked} for the ${key} listed for ${ownerKey} ${owner}? Reply with the value alone.`, `${ownerKey} ${owner}: the ${asked} of their ${noun}?`]);
+  return toolChat(tools, question, [...listed, ...read], full.values[asked]!);
 }

@@ -102,7 +102,7 @@ test('--init continues from a model folder (its shape, its weights) with tool-co
   expect(record.init.record.lossCurve).toBeUndefined();
   expect(record.corpus.toolCopies).toBe(6);
   expect(record.copyKinds).toEqual(['echo', 'chain']);
-  await expect(pretrain([...FROM, '--copy-kinds', 'echo,poem', '--out', join(dir, 'refused')])).rejects.toThrow(/--copy-kinds takes echo, argument, write, chain, got "poem"/);
+  await expect(pretrain([...FROM, '--copy-kinds', 'echo,poem', '--out', join(dir, 'refused')])).rejects.toThrow(/--copy-kinds takes echo, argument, write, chain, fields, read-write, got "poem"/);
   // One warm-up step (lr 3e-3 / 30) from the base weights barely moves them; the same step from a fresh seed-1 init lands far away.
   await pretrain([...TOY.slice(0, 10), ...CONTINUE, '--out', join(dir, 'fresh')]);
   const { loadModelFolder } = await import('../../../src/gpu/io/model-folder.ts');
