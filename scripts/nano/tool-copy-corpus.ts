@@ -153,10 +153,7 @@ function recordWithFields(rng: Rng, key: string, id: string, fields: string[]): 
 }
 
 /** A `fields` chat: a record of three or four fields (the question names one) read by the question's identifier or, half the time, the listed one. */
-function fieldsChat(
-  rng: Rng,
-  parts: { noun: string; key: string; ownerKey: string; owner: string; id: string; reader: ToolSchema; tools: ToolSchema[]; listed: Message[] },
-): ToolChat {
+function fieldsChat(rng: Rng, parts: { noun: string; key: string; ownerKey: string; owner: string; id: string; reader: ToolSchema; tools: ToolSchema[]; listed: Message[] }): ToolChat {
   const { noun, key, ownerKey, owner, id, reader, tools, listed } = parts;
   const full = recordWithFields(rng, key, id, rng.shuffle(Object.keys(FIELDS)).slice(0, rng.int(2, 3)));
   const asked = rng.pick(Object.keys(full.values));
