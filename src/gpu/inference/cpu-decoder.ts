@@ -240,7 +240,8 @@ export class CpuDecoder implements Decoder {
       N += count;
       if (count <= DOT_ROW_TOKENS) dotRows += count;
     }
-    const order = [...seqs.keys()].sort((x, y) => Number(tokens[x]!.length > DOT_ROW_TOKENS) - Number(tokens[y]!.length > DOT_ROW_TOKENS) || x - y);
+    const short = (b: number): boolean => tokens[b]!.length <= DOT_ROW_TOKENS;
+    const order = [...[...seqs.keys()].filter(short), ...[...seqs.keys()].filter((b) => !short(b))];
     const ids = new Int32Array(N); // (N)
     const positions = new Int32Array(N); // (N)
     const rowSeq = new Int32Array(N); // (N) index into seqs
