@@ -379,6 +379,9 @@ export interface CompactWordleArgs {
    * practice answers, warm-up demonstrations on demonstration answers, so no answer the model was
    * shown played is one it is rewarded for finding. `demonstration`: every training game on
    * demonstration answers (pretraining). `training`: both sets for both (the first checkpoints' game).
+   * `practice-and-demonstration`: RL games on both sets, warm-up demonstrations on demonstration
+   * answers only, so RL keeps playing the answers the demonstrations taught while it learns the
+   * practice ones, and a control that only imitates sees no practice answer.
    */
   answers?: CompactTrainingAnswers;
   /**
@@ -423,7 +426,7 @@ function compactWeights(overrides: unknown): Record<CompactRewardName, number> {
 }
 
 /** The answer sets a compact game's training tasks may draw from, as `answers` names them. */
-const COMPACT_TRAINING_ANSWERS = ['training', 'practice', 'demonstration'] as const;
+const COMPACT_TRAINING_ANSWERS = ['training', 'practice', 'demonstration', 'practice-and-demonstration'] as const;
 
 /** The names of the answer sets a compact game's training tasks may draw from. */
 export type CompactTrainingAnswers = (typeof COMPACT_TRAINING_ANSWERS)[number];
@@ -490,9 +493,9 @@ export function loadCompactWordle(args: CompactWordleArgs = {}): Environment<Com
   return new CompactWordleEnv(
     {
       name: 'wordle',
-      dataset: compactTasks(pool[answers], numTasks, seed),
-      // Only practice games set their demonstrations apart; otherwise the warm-up plays `dataset` itself.
-      ...(answers === 'practice' ? { demonstrationDataset: compactTasks(pool.demonstration, numTasks, seed) } : {}),
+      dataset: compactTasks(pool[answers === 'practice-and-demonstration' ? 'training' : answers], numTasks, seed),
+      // Games that include practice answers set their demonstrations apart; otherwise the warm-up plays `dataset` itself.
+      ...(answers === 'practice' || answers === 'practice-and-demonstration' ? { demonstrationDataset: compactTasks(pool.demonstration, numTasks, seed) } : {}),
       evalDataset:
         evalSplit === 'fresh'
           ? freshTasks(pool.all, numEvalTasks, evalSeed)

@@ -231,7 +231,7 @@ describe('compact wordle answers and teacher', () => {
   test('held-out answers are evaluation answers only, never training answers', () => {
     const heldOut = new Set(COMPACT_ANSWER_POOL.heldOut);
     expect(heldOut.size).toBe(COMPACT_HELD_OUT);
-    for (const answers of ['practice', 'demonstration', 'training'] as const) {
+    for (const answers of ['practice', 'demonstration', 'training', 'practice-and-demonstration'] as const) {
       const full = loadWordle({ compact: true, numTasks: 1000, answers, evalSplit: 'held-out' });
       expect(full.dataset.every((t) => !heldOut.has(t.answer!))).toBe(true);
       expect(full.demonstrationTasks.every((t) => !heldOut.has(t.answer!))).toBe(true);
@@ -252,7 +252,10 @@ describe('compact wordle answers and teacher', () => {
     const pretraining = loadWordle({ compact: true, numTasks: 300, answers: 'demonstration' });
     expect(answersOf(pretraining.dataset)).toEqual(new Set(demonstration));
     expect(answersOf(pretraining.demonstrationTasks)).toEqual(new Set(demonstration));
-    expect(() => loadWordle({ compact: true, answers: 'held-out' as 'practice' })).toThrow(/answers must be training, practice or demonstration/);
+    const both = loadWordle({ compact: true, numTasks: 1000, answers: 'practice-and-demonstration' });
+    expect(answersOf(both.dataset)).toEqual(new Set(training)); // RL plays both sets…
+    expect(answersOf(both.demonstrationTasks)).toEqual(new Set(demonstration)); // …demonstrations stay on one
+    expect(() => loadWordle({ compact: true, answers: 'held-out' as 'practice' })).toThrow(/answers must be training, practice, demonstration or practice-and-demonstration/);
   });
 
   test('warm-up demonstrations are made on the demonstration answers, not the RL ones', async () => {
