@@ -237,7 +237,7 @@ const afterWarmup = await model.backend.getParameters();
 const optimizerAfterWarmup = await model.backend.getOptimizerState();
 
 const grpoOnly: TrainingRunOptions = { ...lesson, evalTasks: 0, checkpointEvery: 0, warmup: null, grpo: { ...lesson.grpo!, steps: grpoSteps, tasksPerStep, groupSize, schedule: { ...lesson.grpo!.schedule, lr: grpoLr }, ...(turnCredit !== undefined ? { turnCredit: turnCredit as TurnCredit } : {}), ...(klBeta > 0 ? { klBeta } : {}) } };
-const curve: { step: number; reward: number; passRate: number; freshGreedyWin?: number; heldOutGreedyWin?: number; guessShares?: Measurement['guessShares'] }[] = [];
+const curve: { step: number; reward: number; passRate: number; freshGreedyWin?: number; freshGreedyWinBySet?: Record<AnswerSet, number>; heldOutGreedyWin?: number; guessShares?: Measurement['guessShares'] }[] = [];
 const curveEvery = Number(values['curve-every']);
 let curveEvalMs = 0; // time spent measuring the curve, not training: left out of GRPO's time
 const trainingMs = values.minutes !== undefined ? Number(values.minutes) * 60_000 : Infinity;
@@ -254,12 +254,13 @@ const rl = only === 'control' ? { grpo: [] } : await runTraining(env, model, nul
       const greedyArgs = { samplingArgs: { temperature: 0, max_tokens: lesson.maxTokens, seed: 1 } };
       const greedy = summarise(await evaluate(env, policy, greedyArgs));
       point.freshGreedyWin = greedy.winRate;
+      point.freshGreedyWinBySet = { demonstration: greedy.byAnswerSet.demonstration.winRate, practice: greedy.byAnswerSet.practice.winRate, heldOut: greedy.byAnswerSet.heldOut.winRate };
       point.heldOutGreedyWin = summarise(await evaluate(heldOutEnv, policy, greedyArgs)).winRate;
       point.guessShares = greedy.guessShares;
       curveEvalMs += Date.now() - evalStarted;
     }
     curve.push(point);
-    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}${point.freshGreedyWin !== undefined ? ` · greedy win fresh ${point.freshGreedyWin.toFixed(2)}, held-out ${point.heldOutGreedyWin!.toFixed(2)}, guesses ${describeShares(point.guessShares!)}` : ''}`);
+    console.error(`[${elapsed()}] grpo ${m.step + 1}/${grpoSteps} reward ${m.reward.mean.toFixed(3)} win ${m.passRate.toFixed(2)}${point.freshGreedyWin !== undefined ? ` · greedy win fresh ${point.freshGreedyWin.toFixed(2)} (${ANSWER_SETS.map((part) => `${part} ${point.freshGreedyWinBySet![part].toFixed(2)}`).join(', ')}), held-out ${point.heldOutGreedyWin!.toFixed(2)}, guesses ${describeShares(point.guessShares!)}` : ''}`);
     if (Date.now() - grpoStarted - curveEvalMs >= trainingMs) grpoStop.abort();
   },
 });
