@@ -235,7 +235,11 @@ export interface GrpoStepMetrics {
   tokensTrained: number;
   /** Sampled tokens per second of sampling time. */
   tokensPerSecond: number;
-  /** Wall times of sampling (rollouts, including their scoring), the update and the step; scoring summed over rollouts. */
+  /**
+   * Wall times: sampling this step's rollouts (their scoring included), the update, and the step — the
+   * time since the previous step ended (since the run began, for its first), so with rollouts sampled
+   * ahead it is less than sampling plus the update, which overlap; scoring summed over rollouts.
+   */
   timings: { sampleMs: number; updateMs: number; stepMs: number; scoringMs: number };
   /** Weight versions between sampling and training (0 = on-policy). */
   staleness: number;
@@ -383,6 +387,7 @@ export class GrpoTrainer {
         });
     }
     let nextToSample = startStep + pending.length;
+    let previousStepEnded = now();
     try {
       for (let step = startStep; step < steps; step++) {
         if (hooks.signal?.aborted) break;
@@ -397,7 +402,8 @@ export class GrpoTrainer {
         }
         const batch = await pending.shift()!.batch;
         if (hooks.signal?.aborted) break;
-        const metrics = await this.trainStep(batch);
+        const metrics = await this.trainStep(batch, previousStepEnded);
+        previousStepEnded = now();
         history.push(metrics);
         await hooks.onStep?.(metrics);
         if (this.updatePending) {
@@ -547,7 +553,7 @@ export class GrpoTrainer {
   }
 
   /** Scores → advantages → token batch → accumulated clipped-PG gradient → one AdamW step. */
-  private async trainStep(sampled: RolloutBatch): Promise<GrpoStepMetrics> {
+  private async trainStep(sampled: RolloutBatch, previousStepEnded: number): Promise<GrpoStepMetrics> {
     const started = now();
     const o = this.options;
     // Rollouts older than the bound: sampled again with the current weights, or trained on with less weight.
@@ -626,9 +632,9 @@ export class GrpoTrainer {
     };
     type Update = { loss: number; kl: number; clipFraction: number; clipFractionLow: number; clipFractionHigh: number; echoLoss: number; gradNorm: number; tokensTrained: number; skipped?: string };
     const finish = (update: Update): GrpoStepMetrics => {
-      const stepMs = now() - started;
+      const ended = now();
       const scoringMs = trajectories.reduce((sum, t) => sum + t.timings.scoringMs, 0);
-      return { ...base, ...update, timings: { sampleMs: batch.sampleMs, updateMs: stepMs, stepMs: stepMs + batch.sampleMs, scoringMs } };
+      return { ...base, ...update, timings: { sampleMs: batch.sampleMs, updateMs: ended - started, stepMs: ended - previousStepEnded, scoringMs } };
     };
 
     if (sequences.length === 0) {

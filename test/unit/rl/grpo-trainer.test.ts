@@ -107,6 +107,37 @@ describe('GrpoTrainer', () => {
     expect(seen.filter(({ start, end }) => start !== end)).toEqual([]);
   });
 
+  test("max-async 1: a step's time is the wall time since the previous step ended, though its sampling overlapped the update before", async () => {
+    const backend = await createCpuBackend(CONFIG, { seed: 4 });
+    const letters = new LetterPolicy(backend);
+    // Each rollout waits 40 ms, far longer than an update of this model: sampling is the step's time.
+    const slow: SamplingPolicy = {
+      get policyVersion() {
+        return letters.policyVersion;
+      },
+      syncWeights: () => letters.syncWeights(),
+      chat: {
+        completions: {
+          create: async (request) => {
+            await new Promise((resolve) => setTimeout(resolve, 40));
+            return letters.chat.completions.create(request);
+          },
+        },
+      },
+    };
+    const trainer = new GrpoTrainer(environmentRollouts(makeEnv(), slow), backend, slow, { steps: 3, tasksPerStep: 1, groupSize: 4, maxTokens: 3, schedule: { lr: 1e-2 }, maxAsync: 1 });
+    const started = performance.now();
+    const metrics = await trainer.run();
+    const wall = performance.now() - started;
+    const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    // Steps 0 and 1 were sampled at once, so sampling plus update counts their shared time twice…
+    expect(sum(metrics.map((m) => m.timings.sampleMs + m.timings.updateMs))).toBeGreaterThan(wall);
+    // …while the steps' own times partition the run.
+    expect(sum(metrics.map((m) => m.timings.stepMs))).toBeLessThanOrEqual(wall);
+    expect(sum(metrics.map((m) => m.timings.stepMs))).toBeGreaterThan(0.5 * wall);
+    for (const m of metrics) expect(m.timings.stepMs).toBeGreaterThanOrEqual(m.timings.updateMs);
+  });
+
   test('a step where every rollout fails stops the run with the first error', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 5 });
     const failing: SamplingPolicy = { policyVersion: 0, syncWeights: async () => {}, chat: { completions: { create: async () => { throw new Error('GPU device lost'); } } } };
