@@ -1,7 +1,7 @@
 /**
  * Opens a model for the CLI: `tiny` (TabRL's from-scratch preset with the byte tokenizer, seeded
  * random weights), a shipped model by name (`nano`, TabRL's small pretrained byte-level model,
- * `nano-2m`, its larger sibling, or `nano-tools`, which copies ids into tool calls: the folders under public/models, listed in
+ * `nano-2m`, its larger sibling, `nano-wordle`, which reads Wordle boards (lesson 6), or `nano-tools`, which copies ids into tool calls: the folders under public/models, listed in
  * src/models/shipped-models.ts) or a Hugging Face-style folder (config.json + safetensors + tokenizer files,
  * or a byte-model folder like nano's), on the fast CPU backend (the default), the reference CPU
  * backend or WebGPU through Dawn (the software adapter where there is no GPU).
@@ -89,7 +89,7 @@ function processKernels(): Promise<WasmKernels> {
   return kernelsOfProcess;
 }
 
-/** Opens `tiny`, a shipped model (`nano`, `nano-2m`, `nano-tools`) or a model folder on the chosen backend. */
+/** Opens `tiny`, a shipped model (`nano`, `nano-wordle`, `nano-tools`, `nano-2m`) or a model folder on the chosen backend. */
 export async function openModel(spec: string, options: { backend: BackendName; seed: number; activationCheckpointing?: ActivationCheckpointing } & ModelBackendOptions): Promise<OpenedModel> {
   let config: ModelConfig;
   let weights: ModelWeights;

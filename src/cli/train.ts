@@ -51,10 +51,11 @@ the answer), measures again, trains with GRPO, and measures a last time.
 
 Options:
   --model M              tiny (TabRL's from-scratch preset), nano (TabRL's small pretrained byte-level model,
-                         shipped in public/models/nano), nano-2m (its larger sibling), nano-tools (nano's shape,
-                         pretrained to carry ids into tool calls), or a Hugging Face-style folder (required
+                         shipped in public/models/nano), nano-2m (its larger sibling), nano-wordle (nano's shape,
+                         pretrained on varied Wordle games), nano-tools (nano's shape, pretrained to carry ids
+                         into tool calls), or a Hugging Face-style folder (required
                          without --lesson)
-  --lesson               the lesson's preset for the environment (wordle: lesson 6, nano on the compact Wordle;
+  --lesson               the lesson's preset for the environment (wordle: lesson 6, nano-wordle on the compact Wordle;
                          reverse-text: the default lesson, nano; a file whose environment is parcel-desk:
                          lesson 7, nano-tools on the Parcelo planted tasks): its model, --env-args and settings,
                          which other flags override

@@ -25,8 +25,9 @@ export interface ShippedModel {
 /** The shipped models, smallest first; the tab's default model (DEFAULT_LESSON_MODEL) is one of them. */
 export const SHIPPED_MODELS: readonly ShippedModel[] = [
   { id: 'nano', label: 'Nano, pretrained', description: 'byte tokenizer · Wordle, reverse-text', config: NANO_CONFIG },
-  { id: 'nano-2m', label: 'Nano-2M, pretrained', description: 'nano with 6 layers, hidden 192 · Wordle, reverse-text', config: NANO_2M_CONFIG },
+  { id: 'nano-wordle', label: 'Nano-wordle, pretrained', description: "nano's shape · reads Wordle boards from varied games (lesson 6)", config: NANO_CONFIG },
   { id: 'nano-tools', label: 'Nano-tools, pretrained', description: "nano's shape · also carries ids into tool calls (lesson 7)", config: NANO_CONFIG },
+  { id: 'nano-2m', label: 'Nano-2M, pretrained', description: 'nano with 6 layers, hidden 192 · Wordle, reverse-text', config: NANO_2M_CONFIG },
 ];
 
 /** Returns the shipped model with this id, or undefined. */
@@ -34,7 +35,7 @@ export function findShippedModel(id: string): ShippedModel | undefined {
   return SHIPPED_MODELS.find((model) => model.id === id);
 }
 
-/** The ids of the shipped models, for messages and usage texts ("nano, nano-2m, nano-tools" once joined). */
+/** The ids of the shipped models, for messages and usage texts ("nano, nano-wordle, nano-tools, nano-2m" once joined). */
 export function shippedModelIds(): string[] {
   return SHIPPED_MODELS.map((model) => model.id);
 }

@@ -1,7 +1,7 @@
 /**
  * The engine worker: it owns the device (engine/engine-device.ts: WebGPU, or the fast CPU backend
  * when the browser has none) and the in-tab model on it (tiny from a seed or a model the app ships,
- * nano, nano-2m or nano-tools, from its shipped weights (engine/shipped-model.ts), over the byte tokenizer and
+ * nano, nano-wordle, nano-tools or nano-2m, from its shipped weights (engine/shipped-model.ts), over the byte tokenizer and
  * fully fine-tuned, or a real checkpoint with LoRA: engine/real-model.ts), answers chat requests with it through LocalChatClient,
  * and trains it: SFT on transcripts and GRPO on rollouts that the app makes in its sandbox (a
  * proxied `rollout()` per training rollout). Step metrics go back at a bounded rate. The app talks
@@ -86,7 +86,7 @@ async function buildModel(seed: number, choice: EngineChoice): Promise<Model> {
 }
 
 /**
- * The tiny preset on `device`, seeded, or — given `pretrained` — a shipped model (nano, nano-2m, nano-tools)
+ * The tiny preset on `device`, seeded, or — given `pretrained` — a shipped model (nano, nano-wordle, nano-tools, nano-2m)
  * from its shipped weights; either with a fresh optimizer and a chat client over it. Both are
  * byte-level and fully fine-tuned.
  */

@@ -28,7 +28,8 @@ export const TINY_CONFIG: ModelConfig = {
 /**
  * nano, TabRL's small pretrained byte-level model (shipped under public/models/nano, made by
  * scripts/nano/pretrain.ts on the CPU): 3 layers, hidden 96, 3 heads over 1 KV head, tied embeddings.
- * nano-tools (public/models/nano-tools, lesson 7's model) has the same shape.
+ * nano-wordle (public/models/nano-wordle, lesson 6's model) and nano-tools (public/models/nano-tools,
+ * lesson 7's model) have the same shape.
  */
 export const NANO_CONFIG: ModelConfig = {
   ...TINY_CONFIG,

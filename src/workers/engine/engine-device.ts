@@ -2,7 +2,7 @@
  * What the engine worker's model runs on, and the backends and decoders made on it: WebGPU when the
  * browser offers an adapter, otherwise the fast CPU backend (WASM SIMD kernels on Web Workers that
  * share memory, one thread when the page is not cross-origin isolated), or, when asked for, the
- * plain-TypeScript reference backend (the oracle). The CPU runs the byte-level models (tiny and the shipped nano, nano-2m, nano-tools);
+ * plain-TypeScript reference backend (the oracle). The CPU runs the byte-level models (tiny and the shipped nano, nano-wordle, nano-tools, nano-2m);
  * real checkpoints need WebGPU and are refused on it with what to do. It holds no model itself.
  */
 import { createFastCpuBackend } from '../../gpu/fast-cpu/fast-cpu-backend.ts';
@@ -25,7 +25,7 @@ import { indexedDbTuningStore } from './tuning-store.ts';
 /** The label of the reference backend, as the app shows it. */
 const REFERENCE_CPU_LABEL = 'CPU (reference TypeScript, 1 thread)';
 
-/** The byte-level models the CPU runs, for messages: "nano, nano-2m, nano-tools or tiny". */
+/** The byte-level models the CPU runs, for messages: "nano, nano-wordle, nano-tools, nano-2m or tiny". */
 const BYTE_MODELS = `${shippedModelIds().join(', ')} or tiny`;
 
 /** Why a real model cannot load when the engine runs on the CPU. */

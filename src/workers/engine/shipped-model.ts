@@ -1,5 +1,5 @@
 /**
- * Fetches a model the app ships (SHIPPED_MODELS in src/models/shipped-models.ts: nano, nano-2m, nano-tools) from
+ * Fetches a model the app ships (SHIPPED_MODELS in src/models/shipped-models.ts: nano, nano-wordle, nano-tools, nano-2m) from
  * the app's own files for the engine worker: config.json and the f16 weights of its folder (the
  * tokenizer is the byte tokenizer, which needs no file). A folder that is missing, or that holds
  * anything but finite weights of the model's own shapes, is refused with a message that names the

@@ -1,5 +1,5 @@
 /**
- * Every model the app ships (SHIPPED_MODELS: nano, nano-2m, nano-tools) is a first-class in-tab choice, over a
+ * Every model the app ships (SHIPPED_MODELS: nano, nano-wordle, nano-tools, nano-2m) is a first-class in-tab choice, over a
  * faked engine bridge and environment storage (no worker, no GPU): the saved choice (localStorage)
  * keeps it across a reload, a share link carries it and restores it when accepted, a lesson whose
  * preset names it loads it when the lesson starts, and the engine is asked for the app's own folder

@@ -31,7 +31,7 @@ const picks = actionState(() => ({
   loadController: null as AbortController | null,
 }));
 
-/** Whether `id` names a model the in-tab engine can load by name: tiny, a shipped model (nano, nano-2m) or a real preset ("local" needs picked files, so it is not one). */
+/** Whether `id` names a model the in-tab engine can load by name: tiny, a shipped model (nano, nano-wordle, nano-tools, nano-2m) or a real preset ("local" needs picked files, so it is not one). */
 export function isInTabModelId(id: string): boolean {
   return id === 'tiny' || findShippedModel(id) !== undefined || findRealPreset(id) !== undefined;
 }

@@ -1,5 +1,5 @@
 /**
- * The in-tab model picker: each model the app ships (nano, nano-2m: src/models/shipped-models.ts) with its parameters, size and what it is for, tiny (from scratch), each real preset with its size and whether it is in
+ * The in-tab model picker: each model the app ships (nano, nano-wordle, nano-tools, nano-2m: src/models/shipped-models.ts) with its parameters, size and what it is for, tiny (from scratch), each real preset with its size and whether it is in
  * the browser's cache ("cached · 272 MB" / "download 272 MB"), or a local model folder. Loading shows
  * a progress bar (MB done / total) with Cancel; errors show as alerts; a cached preset can be removed.
  * It says before any download when this browser has no WebGPU or a preset is too large for the GPU.
