@@ -1,5 +1,5 @@
 /**
- * Stop in lesson 6 (Wordle, nano, GRPO with the lesson's settings: 128 rollouts in flight) once
+ * Stop in lesson 6 (Wordle, nano-wordle, GRPO with the lesson's settings: 128 rollouts in flight) once
  * GRPO's rollouts are under way: the job ends saying it stopped and kept a checkpoint, and nothing
  * uncaught reaches the page or its console (the sandbox frame and the workers included). The time
  * from Stop to the outcome is printed, not asserted. Screenshot: lesson6-stopped.png.
@@ -19,7 +19,7 @@ describe('Stop in lesson 6', () => {
     });
     await waitForEditor(page);
     await page.getByTestId('lesson-start').click();
-    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano \(pretrained/);
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano-wordle \(pretrained/);
     await page.getByTestId('mode-train').click();
     await page.getByTestId('start-training').click();
     // GRPO's rollouts are under way once the phase reads GRPO.

@@ -1,8 +1,8 @@
 /**
  * nano in real Chromium: it is a fresh page's in-tab model, loaded from the app's own files when the
  * in-tab policy is chosen (how long that takes is printed, not asserted); lesson 6's link and Start
- * lesson choose nano in the model picker, the engine loads the folder the app ships
- * (public/models/nano, no download), and an evaluation plays compact Wordle games with it, shown
+ * lesson choose nano-wordle in the model picker, the engine loads the folder the app ships
+ * (public/models/nano-wordle, no download), and an evaluation plays compact Wordle games with it, shown
  * turn by turn; one GRPO step with the game's turn rewards shows each move's score in the rollout
  * viewer, each glued to its move's last token even at 800 px. nano-2m, the larger shipped model, is
  * picked in the model picker (its parameters and size shown there), loads from the app's own files
@@ -35,7 +35,7 @@ describe('nano', () => {
     await context.close();
   });
 
-  test('lesson 6 selects nano, the engine loads the shipped folder, and it plays Wordle games', { timeout: 180_000 }, async () => {
+  test('lesson 6 selects nano-wordle, the engine loads the shipped folder, and it plays Wordle games', { timeout: 180_000 }, async () => {
     const { context, page, pageErrors } = await openPage(browser(), `${appUrl}#lesson=6`);
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
@@ -43,15 +43,15 @@ describe('nano', () => {
     expect(await page.getByTestId('lesson-title').textContent()).toBe('Train a Wordle agent in this tab');
     await waitForEditor(page, 'Reverse a short text');
     await page.getByTestId('lesson-start').click();
-    await expect.poll(() => page.getByTestId('lesson-note').textContent()).toMatch(/Opened "Lesson 6 · Wordle \(nano\)".*in-tab model \(nano\)/);
+    await expect.poll(() => page.getByTestId('lesson-note').textContent()).toMatch(/Opened "Lesson 6 · Wordle \(nano-wordle\)".*in-tab model \(nano-wordle\)/);
     await page.getByTestId('model-picker').waitFor();
-    expect(await page.getByTestId('model-nano').getAttribute('aria-checked')).toBe('true');
-    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano \(pretrained, 0\.\d+M\)/);
-    expect(requested.filter((url) => url.includes('/models/nano/')).map((url) => url.slice(url.lastIndexOf('/') + 1)).sort()).toEqual(['config.json', 'model.safetensors']);
+    expect(await page.getByTestId('model-nano-wordle').getAttribute('aria-checked')).toBe('true');
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano-wordle \(pretrained, 0\.\d+M\)/);
+    expect(requested.filter((url) => url.includes('/models/nano-wordle/')).map((url) => url.slice(url.lastIndexOf('/') + 1)).sort()).toEqual(['config.json', 'model.safetensors']);
     expect(requested.some((url) => !url.startsWith(appUrl.replace(/\/$/, '')) && !url.startsWith('blob:') && !url.startsWith('data:'))).toBe(false);
     await screenshot(page, 'nano-picker');
 
-    // A short evaluation: 4 held-out words, greedy.
+    // A short evaluation: 4 fresh games, greedy.
     await page.getByTestId('setting-numTasks').fill('4');
     await page.getByTestId('evaluate').click();
     await waitForSummary(page, 120_000);

@@ -1,4 +1,4 @@
-// `tabrl train wordle --quick`: lesson 6's preset headless — nano, the compact Wordle, the quick
+// `tabrl train wordle --quick`: lesson 6's preset headless — nano-wordle, the compact Wordle, the quick
 // settings — with flags overriding the preset; lesson 7's file, whose warm-up plays the planted
 // tasks' paths; and --lesson refuses an environment without a lesson.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,14 +14,14 @@ import { runTabrl } from '../../support/tabrl-cli.ts';
 
 const tabrl = (args: string[]) => runTabrl(args, { timeoutMs: 170_000 });
 
-test('tabrl train wordle --quick trains nano on the compact Wordle with the quick preset, flags overriding it', { timeout: 180_000 }, async () => {
+test('tabrl train wordle --quick trains nano-wordle on the compact Wordle with the quick preset, flags overriding it', { timeout: 180_000 }, async () => {
   const out = join(mkdtempSync(join(tmpdir(), 'tabrl-train-lesson-')), 'run');
   const { code, stderr } = await tabrl(['train', 'wordle', '--quick', '--eval-tasks', '2', '--sft-steps', '2', '--steps', '1', '--out', out]);
   expect(stderr).not.toContain('Error');
   expect(code).toBe(0);
   const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
-  expect(report.model).toBe('nano');
-  expect(report.env_args).toEqual({ compact: true, numTasks: 1000, answers: 'practice', evalSplit: 'fresh' });
+  expect(report.model).toBe('nano-wordle');
+  expect(report.env_args).toEqual({ compact: true, numTasks: 1000, answers: 'practice-and-demonstration', evalSplit: 'fresh' });
   // Given flags win; the rest is the quick preset.
   expect(report.options.evalTasks).toBe(2);
   expect(report.options.warmup).toEqual({ ...WORDLE_LESSON_QUICK_OPTIONS.warmup, steps: 2 });

@@ -1,21 +1,23 @@
-// Lesson 6's preset (nano on the compact Wordle) and how `tabrl train --lesson/--quick` reads presets.
+// Lesson 6's preset (nano-wordle on the compact Wordle) and how `tabrl train --lesson/--quick` reads presets.
 import { describe, expect, test } from 'vitest';
 import { loadBuiltinEnvironment } from '../../../src/envs/builtin/index.ts';
 import { COMPACT_ANSWER_POOL } from '../../../src/envs/builtin/wordle-compact.ts';
 import { DEFAULT_LESSON_OPTIONS, WORDLE_LESSON_ENVIRONMENT, WORDLE_LESSON_MODEL, WORDLE_LESSON_OPTIONS, WORDLE_LESSON_QUICK_OPTIONS, lessonPreset } from '../../../src/rl/lesson.ts';
 
 describe('lesson 6 preset', () => {
-  test('trains nano on the compact Wordle and measures on 100 fresh games from the whole answer pool, seeded apart from training', async () => {
-    expect(WORDLE_LESSON_MODEL).toBe('nano');
+  test('trains nano-wordle on the compact Wordle and measures on 100 fresh games from the whole answer pool, seeded apart from training', async () => {
+    expect(WORDLE_LESSON_MODEL).toBe('nano-wordle');
     expect(WORDLE_LESSON_ENVIRONMENT).toMatchObject({ name: 'wordle', args: { compact: true, evalSplit: 'fresh' } });
     const env = await loadBuiltinEnvironment(WORDLE_LESSON_ENVIRONMENT.name, { ...WORDLE_LESSON_ENVIRONMENT.args });
     expect(env.evaluationTasks.length).toBe(WORDLE_LESSON_OPTIONS.evalTasks);
     expect(WORDLE_LESSON_OPTIONS.evalTasks).toBe(100);
     expect(env.dataset[0]!.question).toBe('????? + -');
-    // RL plays practice answers; demonstrations (warm-up) use another, disjoint set.
+    // RL plays practice and demonstration answers; demonstrations (the warm-up, and the control that only imitates) only the latter.
     const practice = new Set(COMPACT_ANSWER_POOL.practice);
-    expect(env.dataset.every((t) => practice.has(t.answer as string))).toBe(true);
+    const training = new Set(COMPACT_ANSWER_POOL.training);
+    expect(new Set(env.dataset.map((t) => t.answer as string))).toEqual(training);
     expect(env.demonstrationTasks.some((t) => practice.has(t.answer as string))).toBe(false);
+    expect(env.demonstrationTasks.length).toBeGreaterThan(0);
     // Evaluation: games drawn from the whole pool (practice, demonstration and held-out answers alike), none a training game's seed.
     const pool = new Set(COMPACT_ANSWER_POOL.all);
     expect(env.evaluationTasks.every((t) => pool.has(t.answer as string))).toBe(true);
@@ -57,7 +59,7 @@ describe('lesson 6 preset', () => {
   });
 
   test('lessonPreset maps wordle to lesson 6 and reverse-text to the default lesson, nothing else', () => {
-    expect(lessonPreset('wordle', false)).toEqual({ envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: 'nano', options: WORDLE_LESSON_OPTIONS });
+    expect(lessonPreset('wordle', false)).toEqual({ envArgs: { ...WORDLE_LESSON_ENVIRONMENT.args }, model: 'nano-wordle', options: WORDLE_LESSON_OPTIONS });
     expect(lessonPreset('wordle', true)!.options).toBe(WORDLE_LESSON_QUICK_OPTIONS);
     const reverse = lessonPreset('reverse-text', false)!;
     expect(reverse.model).toBe('nano');
