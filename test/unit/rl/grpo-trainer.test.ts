@@ -6,6 +6,27 @@ import { createCpuBackend } from '../../../src/gpu/model/cpu-backend.ts';
 import { environmentRollouts, GrpoTrainer, TrainingError, type GrpoStepMetrics, type SamplingPolicy } from '../../../src/rl/grpo-trainer.ts';
 import { LETTER_MODEL as CONFIG, LetterPolicy, letterDReward, makeLetterEnv as makeEnv } from '../../support/letter-task.ts';
 
+type Completion = Awaited<ReturnType<SamplingPolicy['chat']['completions']['create']>>;
+
+/** `letters` with every completion 40 ms late, far longer than an update of the letter model takes; `observe` wraps each (delayed) call. */
+function slowLetters(letters: LetterPolicy, observe: (call: () => Promise<Completion>) => Promise<Completion> = (call) => call()): SamplingPolicy {
+  return {
+    get policyVersion() {
+      return letters.policyVersion;
+    },
+    syncWeights: () => letters.syncWeights(),
+    chat: {
+      completions: {
+        create: (request) =>
+          observe(async () => {
+            await new Promise((resolve) => setTimeout(resolve, 40));
+            return letters.chat.completions.create(request);
+          }),
+      },
+    },
+  };
+}
+
 describe('GrpoTrainer', () => {
   test('a tiny model learns to say "d" from reward alone, on-policy, with every metric reported', async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 3 });
@@ -79,27 +100,14 @@ describe('GrpoTrainer', () => {
         return backend.step(options);
       },
     });
-    // LetterPolicy reads the backend's weights at every token (as the WebGPU decoder does); each
-    // rollout here also waits 40 ms first, far longer than a training step of this model takes.
-    const letters = new LetterPolicy(backend);
+    // LetterPolicy reads the backend's weights at every token (as the WebGPU decoder does).
     const seen: Array<{ start: number; end: number }> = [];
-    const slow: SamplingPolicy = {
-      get policyVersion() {
-        return letters.policyVersion;
-      },
-      syncWeights: () => letters.syncWeights(),
-      chat: {
-        completions: {
-          create: async (request) => {
-            const start = updates;
-            await new Promise((resolve) => setTimeout(resolve, 40));
-            const completion = await letters.chat.completions.create(request);
-            seen.push({ start, end: updates });
-            return completion;
-          },
-        },
-      },
-    };
+    const slow = slowLetters(new LetterPolicy(backend), async (call) => {
+      const start = updates;
+      const completion = await call();
+      seen.push({ start, end: updates });
+      return completion;
+    });
     const metrics = await new GrpoTrainer(environmentRollouts(makeEnv(), slow), counted, slow, { steps: 3, tasksPerStep: 1, groupSize: 4, maxTokens: 3, schedule: { lr: 1e-2 }, maxAsync: 1 }).run();
     expect(metrics.map((m) => m.staleness)).toEqual([0, 1, 1]);
     expect(updates).toBe(3);
@@ -109,22 +117,7 @@ describe('GrpoTrainer', () => {
 
   test("max-async 1: a step's time is the wall time since the previous step ended, though its sampling overlapped the update before", async () => {
     const backend = await createCpuBackend(CONFIG, { seed: 4 });
-    const letters = new LetterPolicy(backend);
-    // Each rollout waits 40 ms, far longer than an update of this model: sampling is the step's time.
-    const slow: SamplingPolicy = {
-      get policyVersion() {
-        return letters.policyVersion;
-      },
-      syncWeights: () => letters.syncWeights(),
-      chat: {
-        completions: {
-          create: async (request) => {
-            await new Promise((resolve) => setTimeout(resolve, 40));
-            return letters.chat.completions.create(request);
-          },
-        },
-      },
-    };
+    const slow = slowLetters(new LetterPolicy(backend)); // sampling is the step's time
     const trainer = new GrpoTrainer(environmentRollouts(makeEnv(), slow), backend, slow, { steps: 3, tasksPerStep: 1, groupSize: 4, maxTokens: 3, schedule: { lr: 1e-2 }, maxAsync: 1 });
     const started = performance.now();
     const metrics = await trainer.run();
