@@ -163,7 +163,7 @@ describe('classroom', () => {
     await page.setViewportSize({ width: 1280, height: 720 });
     await waitForEditor(page);
     await page.getByTestId('lesson-start').click();
-    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano \(pretrained/);
+    await expect.poll(() => page.getByTestId('engine-status').textContent(), { timeout: 60_000 }).toMatch(/nano-wordle \(pretrained/);
     await page.getByTestId('mode-train').click();
     await fillFields(page, { 'train-grpoSteps': '1', 'train-tasksPerStep': '1', 'train-groupSize': '2' });
     await page.getByTestId('start-training').click();

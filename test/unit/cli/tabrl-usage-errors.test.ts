@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { closestName } from '../../../src/common/closest-name.ts';
+import { shippedModelIds } from '../../../src/models/shipped-models.ts';
 import { runTabrl, TABRL_BIN } from '../../support/tabrl-cli.ts';
 
 describe('closestName', () => {
@@ -43,7 +44,7 @@ describe('tabrl usage errors', () => {
   test('generate --model (train\'s spelling) says the model is the first argument; envs refuses what it does not take', async () => {
     const generate = await runTabrl(['generate', '--model', 'tiny', '--prompt', 'hi']);
     expect(generate.code).toBe(2);
-    expect(generate.stderr).toContain('unknown option --model; the model is the first argument: tabrl generate <model-dir | tiny | nano | nano-2m | nano-tools>');
+    expect(generate.stderr).toContain(`unknown option --model; the model is the first argument: tabrl generate <model-dir | tiny | ${shippedModelIds().join(' | ')}>`);
     const envs = await runTabrl(['envs', '--json']);
     expect(envs.code).toBe(2);
     expect(envs.stderr).toContain('tabrl envs: unknown option --json');

@@ -63,7 +63,7 @@ const BAD_VALUES: Record<string, [args: Record<string, unknown>, message: string
     [{ compact: true, numEvalTasks: 101, evalSplit: 'held-out' }, 'wordle (compact): numEvalTasks must be a whole number from 0 to 100 (the held-out split has one game per held-out word), got 101'],
     [{ compact: true, numEvalTasks: 10_001 }, 'wordle (compact): numEvalTasks must be a whole number from 0 to 10000, got 10001'],
     [{ compact: true, evalSplit: 'answers' }, 'wordle (compact): evalSplit must be fresh or held-out, got "answers"'],
-    [{ compact: true, answers: 'held-out' }, 'wordle (compact): answers must be training, practice or demonstration, got "held-out"'],
+    [{ compact: true, answers: 'held-out' }, 'wordle (compact): answers must be training, practice, demonstration or practice-and-demonstration, got "held-out"'],
     [{ compact: true, turnRewards: 1 }, 'wordle (compact): turnRewards must be true or false, got 1'],
     [{ compact: true, poolSize: null }, 'wordle (compact): poolSize must be a whole number from 120'],
     [{ compact: true, evalSeed: '3' }, 'wordle (compact): evalSeed must be a whole number, got "3"'],
