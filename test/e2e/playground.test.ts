@@ -227,11 +227,12 @@ describe('playground', () => {
     const { context, page } = await openPage(browser(), shareLink(appUrl, source, { name: 'forever', timeLimitMs: 3000 }));
     await page.getByTestId('review-run').click();
     await page.getByTestId('stop').waitFor();
-    // While the sandbox spins, the app answers: a tab switch renders at once.
-    const clicked = Date.now();
+    // While the sandbox spins, the app answers: a tab switch renders before the 3 s limit stops the
+    // loop (the failure is not shown yet). Measured against the limit, not the clock, so a loaded
+    // machine's slow click cannot fail it (a fixed 1 s bound once saw 1.75 s).
     await page.getByTestId('tab-rollouts').click();
-    await expect.poll(() => page.getByTestId('tab-rollouts').getAttribute('aria-selected'), { timeout: 1000 }).toBe('true');
-    expect(Date.now() - clicked).toBeLessThan(1000);
+    await expect.poll(() => page.getByTestId('tab-rollouts').getAttribute('aria-selected'), { timeout: 3000 }).toBe('true');
+    expect(await page.getByTestId('run-failure').count()).toBe(0);
     await page.getByTestId('tab-editor').click();
 
     const failure = page.getByTestId('run-failure');
